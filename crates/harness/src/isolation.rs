@@ -1,0 +1,189 @@
+//! The parent side: starts a child in its own process group, enforces the
+//! timeout, and rebuilds the outcome from the child's event file and exit.
+
+use std::io::Read;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use casebook_model::{Event, Outcome, Termination};
+
+use crate::child::{EVENTS_ENV, TARGET_ENV};
+
+/// How much of the child's stdout and stderr is kept.
+const TAIL_BYTES: usize = 8 * 1024;
+
+/// What came back from one child process.
+#[derive(Debug)]
+pub struct ChildRun {
+    /// The event lines the child wrote, in order.
+    pub lines: Vec<String>,
+    pub status: Option<ExitStatus>,
+    pub timed_out: bool,
+    /// The end of what it printed, stdout and stderr together.
+    pub output_tail: String,
+    pub seconds: f64,
+}
+
+/// What to start: the harness binary itself, or another program.
+#[derive(Debug, Clone)]
+pub struct ChildCommand {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    pub target: String,
+    pub timeout: Duration,
+}
+
+impl ChildCommand {
+    /// This very binary, re-executed to run `target`.
+    pub fn this_binary(target: String, timeout: Duration) -> std::io::Result<Self> {
+        Ok(ChildCommand {
+            program: std::env::current_exe()?,
+            args: Vec::new(),
+            target,
+            timeout,
+        })
+    }
+}
+
+/// Runs the child to its end or its timeout. Only failing to start it at
+/// all is an error; everything the child does is an observation.
+pub fn run(cmd: &ChildCommand) -> std::io::Result<ChildRun> {
+    let events = tempfile::Builder::new()
+        .prefix("casebook-events-")
+        .suffix(".jsonl")
+        .tempfile()?;
+    let started = Instant::now();
+    let mut child = Command::new(&cmd.program)
+        .args(&cmd.args)
+        .env(TARGET_ENV, &cmd.target)
+        .env(EVENTS_ENV, events.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        // Its own process group, so a timeout kills whatever it started too.
+        .process_group(0)
+        .spawn()?;
+    let readers = [
+        child.stdout.take().map(|s| thread::spawn(move || tail(s))),
+        child.stderr.take().map(|s| thread::spawn(move || tail(s))),
+    ];
+    let (status, timed_out) = wait_or_kill(&mut child, cmd.timeout)?;
+    // Whatever the child left behind in its group goes with it.
+    kill_group(child.id());
+    let seconds = started.elapsed().as_secs_f64();
+    let output_tail = readers
+        .into_iter()
+        .flatten()
+        .filter_map(|h| h.join().ok())
+        .filter(|s| !s.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let text = std::fs::read(events.path())?;
+    let lines = String::from_utf8_lossy(&text)
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    Ok(ChildRun {
+        lines,
+        status,
+        timed_out,
+        output_tail,
+        seconds,
+    })
+}
+
+fn wait_or_kill(
+    child: &mut Child,
+    timeout: Duration,
+) -> std::io::Result<(Option<ExitStatus>, bool)> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok((Some(status), false));
+        }
+        if Instant::now() >= deadline {
+            kill_group(child.id());
+            let status = child.wait()?;
+            return Ok((Some(status), true));
+        }
+        thread::sleep(Duration::from_millis(5));
+    }
+}
+
+fn kill_group(pid: u32) {
+    // SAFETY: plain syscall; the group id is the child's pid (process_group(0)).
+    unsafe { libc::killpg(pid as libc::pid_t, libc::SIGKILL) };
+}
+
+fn tail(mut stream: impl Read) -> String {
+    let mut all = Vec::new();
+    let _ = stream.read_to_end(&mut all);
+    let start = all.len().saturating_sub(TAIL_BYTES);
+    String::from_utf8_lossy(&all[start..]).trim_end().to_owned()
+}
+
+/// The outcome a child run amounts to.
+pub fn outcome(run: &ChildRun) -> Outcome {
+    let mut outcome = Outcome::empty();
+    let mut ended = false;
+    let mut garbled = false;
+    for line in run.lines.iter().filter(|l| !l.trim().is_empty()) {
+        match serde_json::from_str::<Event>(line) {
+            Ok(event) => {
+                ended |= matches!(event, Event::End { .. } | Event::Panic { .. });
+                outcome.apply(event);
+            }
+            Err(_) => garbled = true,
+        }
+    }
+    let signal = run.status.and_then(|s| s.signal());
+    outcome.termination = if run.timed_out {
+        Termination::TimedOut
+    } else if let Some(signal) = signal {
+        // A crash after the variant's end (in teardown, say) is still a crash.
+        Termination::Signaled {
+            signal: signal_name(signal),
+        }
+    } else if garbled {
+        Termination::Garbled
+    } else if ended {
+        outcome.termination
+    } else {
+        Termination::Exited {
+            code: run.status.and_then(|s| s.code()).unwrap_or(-1),
+        }
+    };
+    outcome.stderr_tail = run.output_tail.clone();
+    outcome.seconds = run.seconds;
+    outcome
+}
+
+pub fn signal_name(signal: i32) -> String {
+    match signal {
+        libc::SIGSEGV => "SIGSEGV".into(),
+        libc::SIGABRT => "SIGABRT".into(),
+        libc::SIGBUS => "SIGBUS".into(),
+        libc::SIGFPE => "SIGFPE".into(),
+        libc::SIGILL => "SIGILL".into(),
+        libc::SIGKILL => "SIGKILL".into(),
+        libc::SIGTERM => "SIGTERM".into(),
+        libc::SIGINT => "SIGINT".into(),
+        libc::SIGTRAP => "SIGTRAP".into(),
+        other => format!("signal {other}"),
+    }
+}
+
+/// The program that runs a variant's child: `program` as declared for an
+/// external runner, looked up next to the current binary first.
+pub fn external_program(program: &str) -> PathBuf {
+    let beside = std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(|dir| dir.join(program)));
+    match beside {
+        Some(path) if path.is_file() => path,
+        _ => Path::new(program).to_path_buf(),
+    }
+}

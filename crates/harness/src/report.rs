@@ -1,0 +1,211 @@
+//! The run report: JSON with every raw figure and the environment
+//! fingerprint, a Markdown page, and the table printed at the end of a run.
+
+use std::fmt::Write as _;
+
+use casebook_model::{Binding, Outcome, Role, Symptom};
+use comfy_table::{Table, presets};
+use serde::{Deserialize, Serialize};
+
+use crate::environment::Environment;
+use crate::judge::{ClaimResult, Verdict};
+use crate::snapshot::SnapshotStatus;
+use crate::trial::TrialRecord;
+
+/// Where the report of the newest full GPU run is committed.
+pub const EVIDENCE_JSON: &str = "docs/evidence/latest.json";
+pub const EVIDENCE_MD: &str = "docs/evidence/latest.md";
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Report {
+    pub schema: u32,
+    /// RFC 3339, UTC.
+    pub created: String,
+    pub casebook_version: String,
+    pub environment: Environment,
+    pub wall_seconds: f64,
+    pub summary: Summary,
+    pub results: Vec<ResultEntry>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Summary {
+    pub trials: usize,
+    pub passed: usize,
+    pub failed: usize,
+    pub snapshots_changed: usize,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ResultEntry {
+    pub scenario: String,
+    pub variant: String,
+    pub role: Role,
+    pub binding: Binding,
+    pub expected: String,
+    pub observed: String,
+    pub verdict: Verdict,
+    pub reason: Option<String>,
+    pub symptoms: Vec<Symptom>,
+    pub claims: Vec<ClaimResult>,
+    pub snapshot: SnapshotStatus,
+    pub seconds: f64,
+    /// Everything recorded, raw figures included.
+    pub outcome: Outcome,
+}
+
+impl ResultEntry {
+    pub fn new(record: &TrialRecord, snapshot: SnapshotStatus) -> Self {
+        let view = &record.view;
+        ResultEntry {
+            scenario: view.scenario.clone(),
+            variant: view.variant.clone(),
+            role: view.role,
+            binding: view.binding,
+            expected: view.expected.clone(),
+            observed: view.observed.clone(),
+            verdict: record.judgement.verdict,
+            reason: record.judgement.reason.clone(),
+            symptoms: record.judgement.observed.clone(),
+            claims: record.claims.clone(),
+            snapshot,
+            seconds: record.outcome.seconds,
+            outcome: record.outcome.clone(),
+        }
+    }
+}
+
+impl Report {
+    pub fn new(environment: Environment, results: Vec<ResultEntry>, wall_seconds: f64) -> Self {
+        let summary = Summary {
+            trials: results.len(),
+            passed: results
+                .iter()
+                .filter(|r| r.verdict == Verdict::Pass)
+                .count(),
+            failed: results
+                .iter()
+                .filter(|r| r.verdict == Verdict::Fail)
+                .count(),
+            snapshots_changed: results
+                .iter()
+                .filter(|r| r.snapshot != SnapshotStatus::Matched)
+                .count(),
+        };
+        Report {
+            schema: 1,
+            created: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+            casebook_version: env!("CARGO_PKG_VERSION").to_owned(),
+            environment,
+            wall_seconds,
+            summary,
+            results,
+        }
+    }
+
+    /// The table printed at the end of a run.
+    pub fn table(&self, preset: &str) -> String {
+        let mut table = Table::new();
+        table.load_preset(preset);
+        table.set_header([
+            "scenario", "variant", "expected", "observed", "verdict", "time",
+        ]);
+        for r in &self.results {
+            let verdict = match r.verdict {
+                Verdict::Pass => "pass",
+                Verdict::Fail => "FAIL",
+            };
+            table.add_row([
+                r.scenario.clone(),
+                r.variant.clone(),
+                r.expected.clone(),
+                r.observed.clone(),
+                verdict.to_owned(),
+                format!("{:.2} s", r.seconds),
+            ]);
+        }
+        table.to_string()
+    }
+
+    pub fn markdown(&self) -> String {
+        let env = &self.environment;
+        let mut md = String::new();
+        let _ = writeln!(md, "# cuda-casebook run of {}\n", self.created);
+        let _ = writeln!(
+            md,
+            "- GPU: {} (compute {}, {} device(s), {:.1} GiB)\n- Driver: {} (CUDA {})\n- Toolkit: {}\n- Wall time: {:.1} s\n- Trials: {} passed, {} failed; snapshots new or changed: {}\n",
+            env.gpu,
+            env.compute_capability,
+            env.device_count,
+            env.memory_total_bytes as f64 / (1u64 << 30) as f64,
+            env.driver,
+            env.cuda,
+            env.toolkit,
+            self.wall_seconds,
+            self.summary.passed,
+            self.summary.failed,
+            self.summary.snapshots_changed,
+        );
+        md.push_str(&self.table(presets::ASCII_MARKDOWN));
+        md.push('\n');
+        let claims: Vec<_> = self
+            .results
+            .iter()
+            .flat_map(|r| r.claims.iter().map(move |c| (r, c)))
+            .collect();
+        if !claims.is_empty() {
+            md.push_str("\n## Claims decided by this run\n\n");
+            for (r, c) in claims {
+                let _ = writeln!(
+                    md,
+                    "- `{}`: {:?}, from {}::{}",
+                    c.id, c.verdict, r.scenario, r.variant
+                );
+            }
+        }
+        let failures: Vec<_> = self
+            .results
+            .iter()
+            .filter(|r| r.verdict == Verdict::Fail)
+            .collect();
+        if !failures.is_empty() {
+            md.push_str("\n## Failures\n\n");
+            for r in failures {
+                let _ = writeln!(
+                    md,
+                    "- {}::{}: {}",
+                    r.scenario,
+                    r.variant,
+                    r.reason.as_deref().unwrap_or("")
+                );
+            }
+        }
+        md
+    }
+}
+
+/// What a person needs to see when a trial fails: why, the first failed
+/// call, the error, and the end of what the child printed.
+pub fn failure_details(record: &TrialRecord) -> String {
+    let mut text = record.judgement.reason.clone().unwrap_or_default();
+    let o = &record.outcome;
+    let _ = write!(text, "\n  termination: {}", o.termination);
+    if let Some(step) = o.first_error() {
+        let _ = write!(
+            text,
+            "\n  first failed call: {} -> {}",
+            step.call, step.result
+        );
+    }
+    if let Some(error) = &o.error {
+        let _ = write!(text, "\n  error: {error}");
+    }
+    if !o.stderr_tail.is_empty() {
+        let last: Vec<&str> = o.stderr_tail.lines().rev().take(15).collect();
+        let _ = write!(text, "\n  output (last lines):");
+        for line in last.into_iter().rev() {
+            let _ = write!(text, "\n    {line}");
+        }
+    }
+    text
+}

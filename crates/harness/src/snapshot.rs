@@ -1,0 +1,328 @@
+//! The hardware-independent form of an outcome, snapshotted with insta.
+//!
+//! It holds names, yes/no checks and facts the variant chose to be the same
+//! on every GPU. Raw figures (bytes, seconds, counts that scale with the
+//! device's memory) go only to the JSON report.
+
+use std::collections::BTreeMap;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::{Path, PathBuf};
+
+use casebook_model::{Binding, ClaimVerdict, Outcome, Role, Scenario, Variant};
+use serde::Serialize;
+
+use crate::judge::{Judgement, Verdict, observed_text};
+use crate::workspace;
+
+/// The longest run of calls folded into one `repeated` block.
+const MAX_PERIOD: usize = 32;
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SnapshotView {
+    pub scenario: String,
+    pub variant: String,
+    pub role: Role,
+    pub binding: Binding,
+    pub expected: String,
+    pub observed: String,
+    pub verdict: Verdict,
+    pub termination: String,
+    /// The calls made. Identical iterations of a loop fold into one entry
+    /// labelled `(repeated)`, so that a loop that runs 40 times here and 70
+    /// times on a larger GPU snapshots the same.
+    pub steps: Vec<StepLine>,
+    pub checks: BTreeMap<String, bool>,
+    pub facts: BTreeMap<String, serde_json::Value>,
+    pub claims: BTreeMap<String, ClaimVerdict>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum StepLine {
+    Once(String),
+    Repeated {
+        repeated: Vec<String>,
+    },
+    /// One iteration, or a run of identical ones: `{"model call (repeated)": [..]}`.
+    Iteration(BTreeMap<String, Vec<String>>),
+}
+
+impl SnapshotView {
+    pub fn new(
+        scenario: &Scenario,
+        variant: &Variant,
+        outcome: &Outcome,
+        judgement: &Judgement,
+        claims: &[crate::judge::ClaimResult],
+    ) -> Self {
+        let lines: Vec<String> = outcome
+            .steps
+            .iter()
+            .map(|s| {
+                let note = if s.tolerated { " (provoked)" } else { "" };
+                format!("{} -> {}{note}", s.call, s.result)
+            })
+            .collect();
+        SnapshotView {
+            scenario: scenario.slug.to_owned(),
+            variant: variant.name.to_owned(),
+            role: variant.role,
+            binding: variant.binding,
+            expected: variant.expect.to_string(),
+            observed: observed_text(judgement),
+            verdict: judgement.verdict,
+            termination: outcome.termination.to_string(),
+            steps: fold_iterations(&lines, &outcome.iterations),
+            checks: outcome
+                .checks
+                .iter()
+                .map(|c| (c.name.clone(), outcome.check(&c.name) == Some(true)))
+                .collect(),
+            facts: outcome.facts.clone(),
+            claims: claims.iter().map(|c| (c.id.clone(), c.verdict)).collect(),
+        }
+    }
+}
+
+/// Groups the steps by the loop iterations the variant marked, folding each
+/// run of identical iterations into one entry; the steps between loops fold
+/// as [`fold_loops`] does.
+pub fn fold_iterations(
+    lines: &[String],
+    iterations: &[casebook_model::Iteration],
+) -> Vec<StepLine> {
+    let mut out = Vec::new();
+    let (mut i, mut it) = (0, 0);
+    while i < lines.len() || it < iterations.len() {
+        match iterations.get(it) {
+            Some(first) if first.start <= i => {
+                let body = &lines[first.start.min(lines.len())..first.end.min(lines.len())];
+                let mut next = it + 1;
+                while let Some(other) = iterations.get(next) {
+                    let same = other.label == first.label
+                        && other.start == iterations[next - 1].end
+                        && lines.get(other.start..other.end) == Some(body);
+                    if !same {
+                        break;
+                    }
+                    next += 1;
+                }
+                let label = if next - it > 1 {
+                    format!("{} (repeated)", first.label)
+                } else {
+                    first.label.clone()
+                };
+                out.push(StepLine::Iteration(BTreeMap::from([(
+                    label,
+                    body.to_vec(),
+                )])));
+                i = i.max(iterations[next - 1].end);
+                it = next;
+            }
+            next => {
+                let stop = next.map_or(lines.len(), |n| n.start.min(lines.len()));
+                out.extend(fold_loops(&lines[i..stop]));
+                i = stop;
+            }
+        }
+    }
+    out
+}
+
+/// Folds every run of two or more back-to-back repeats of a block of calls
+/// into one `repeated` entry. The repeat count is left out: it depends on
+/// the GPU (how many leaks fit in its memory); the raw count is in the report.
+pub fn fold_loops(lines: &[String]) -> Vec<StepLine> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let mut best: Option<(usize, usize)> = None;
+        for period in 1..=MAX_PERIOD.min((lines.len() - i) / 2) {
+            let block = &lines[i..i + period];
+            let mut reps = 1;
+            while i + (reps + 1) * period <= lines.len()
+                && &lines[i + reps * period..i + (reps + 1) * period] == block
+            {
+                reps += 1;
+            }
+            if reps >= 2 && best.is_none_or(|(p, r)| reps * period > p * r) {
+                best = Some((period, reps));
+            }
+        }
+        match best {
+            Some((period, reps)) => {
+                out.push(StepLine::Repeated {
+                    repeated: lines[i..i + period].to_vec(),
+                });
+                i += period * reps;
+            }
+            None => {
+                out.push(StepLine::Once(lines[i].clone()));
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
+/// Where the snapshot of one variant lives.
+pub fn path(root: &Path, slug: &str, variant: &str) -> PathBuf {
+    workspace::snapshot_dir(root, slug).join(format!("{slug}@{variant}.snap"))
+}
+
+/// Asserts the snapshot with insta; panics on a mismatch, as insta does,
+/// after writing a `.snap.new` when INSTA_UPDATE allows it.
+pub fn assert(root: &Path, scenario: &Scenario, view: &SnapshotView) {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path(workspace::snapshot_dir(root, scenario.slug));
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_omit_expression(true);
+    settings.set_snapshot_suffix(view.variant.clone());
+    settings.set_description(scenario.title);
+    settings.bind(|| insta::assert_yaml_snapshot!(view.scenario.clone(), view));
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SnapshotStatus {
+    Matched,
+    /// There was none; insta wrote a `.snap.new` to review.
+    New,
+    /// It differs from the committed one; insta wrote a `.snap.new` to review.
+    Changed,
+}
+
+/// [`assert`], with the mismatch as a value instead of a panic.
+pub fn compare(root: &Path, scenario: &Scenario, view: &SnapshotView) -> SnapshotStatus {
+    let existed = path(root, scenario.slug, &view.variant).is_file();
+    let previous_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let matched = catch_unwind(AssertUnwindSafe(|| assert(root, scenario, view))).is_ok();
+    std::panic::set_hook(previous_hook);
+    match (matched, existed) {
+        (true, _) => SnapshotStatus::Matched,
+        (false, true) => SnapshotStatus::Changed,
+        (false, false) => SnapshotStatus::New,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(s: &[&str]) -> Vec<String> {
+        s.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn a_loop_folds_whatever_its_count() {
+        let mut calls = lines(&["init -> ok"]);
+        for _ in 0..40 {
+            calls.extend(lines(&["alloc -> ok", "launch -> ok"]));
+        }
+        calls.push("alloc -> OOM".into());
+        let short = {
+            let mut c = lines(&["init -> ok"]);
+            for _ in 0..3 {
+                c.extend(lines(&["alloc -> ok", "launch -> ok"]));
+            }
+            c.push("alloc -> OOM".into());
+            c
+        };
+        let folded = fold_loops(&calls);
+        assert_eq!(folded, fold_loops(&short));
+        assert_eq!(
+            folded,
+            vec![
+                StepLine::Once("init -> ok".into()),
+                StepLine::Repeated {
+                    repeated: lines(&["alloc -> ok", "launch -> ok"])
+                },
+                StepLine::Once("alloc -> OOM".into()),
+            ]
+        );
+    }
+
+    fn iteration(label: &str, start: usize, end: usize) -> casebook_model::Iteration {
+        casebook_model::Iteration {
+            label: label.into(),
+            start,
+            end,
+        }
+    }
+
+    #[test]
+    fn identical_iterations_fold_and_different_ones_stay() {
+        let calls = lines(&[
+            "init",
+            "alloc ok",
+            "launch",
+            "alloc ok",
+            "launch",
+            "alloc ok",
+            "launch",
+            "alloc OOM",
+            "end",
+        ]);
+        let its = [
+            iteration("call", 1, 3),
+            iteration("call", 3, 5),
+            iteration("call", 5, 7),
+            iteration("call", 7, 8),
+        ];
+        let block = |label: &str, body: &[&str]| {
+            StepLine::Iteration(BTreeMap::from([(label.to_owned(), lines(body))]))
+        };
+        assert_eq!(
+            fold_iterations(&calls, &its),
+            vec![
+                StepLine::Once("init".into()),
+                block("call (repeated)", &["alloc ok", "launch"]),
+                block("call", &["alloc OOM"]),
+                StepLine::Once("end".into()),
+            ]
+        );
+        // Fewer iterations of the same loop: the same snapshot.
+        let short = lines(&[
+            "init",
+            "alloc ok",
+            "launch",
+            "alloc ok",
+            "launch",
+            "alloc OOM",
+            "end",
+        ]);
+        let its_short = [
+            iteration("call", 1, 3),
+            iteration("call", 3, 5),
+            iteration("call", 5, 6),
+        ];
+        assert_eq!(
+            fold_iterations(&short, &its_short),
+            fold_iterations(&calls, &its)
+        );
+    }
+
+    #[test]
+    fn distinct_calls_stay_as_they_are() {
+        let calls = lines(&["a", "b", "c", "a"]);
+        assert_eq!(
+            fold_loops(&calls),
+            calls.into_iter().map(StepLine::Once).collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn repeats_of_one_call_fold() {
+        let calls = lines(&["x", "x", "x", "y"]);
+        assert_eq!(
+            fold_loops(&calls),
+            vec![
+                StepLine::Repeated {
+                    repeated: lines(&["x"])
+                },
+                StepLine::Once("y".into())
+            ]
+        );
+    }
+}

@@ -1,0 +1,239 @@
+//! The snapshot regression suite under libtest-mimic: one trial per
+//! scenario and variant, named `<slug>::<variant>`, each in a child process.
+//! Works under `cargo test` and `cargo nextest run`.
+
+use std::collections::BTreeSet;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::{Arc, OnceLock, RwLock};
+
+use casebook_model::Scenario;
+use libtest_mimic::{Arguments, Completion, Failed, Trial};
+
+use crate::environment::{self, Environment, NoGpu};
+use crate::judge::Verdict;
+use crate::{REQUIRE_GPU_ENV, child, report, snapshot, trial, workspace};
+
+/// Exit code when a filter matches no trial.
+pub const NO_MATCH_EXIT: u8 = 4;
+
+/// The whole `main` of a suite binary.
+pub fn main(catalog: Vec<Scenario>) -> ExitCode {
+    child::serve_if_child(&catalog);
+    let root = workspace::root();
+    workspace::pin_insta_root(&root);
+    let args = Arguments::from_args();
+    let catalog = Arc::new(catalog);
+    let mut trials = catalog_checks(&catalog, &root);
+    trials.extend(variant_trials(&catalog, &root));
+    if let Some(filter) = &args.filter {
+        if trials.iter().all(|t| args.is_filtered_out(t)) {
+            eprintln!("error: the filter {filter:?} matches no trial (try --list)");
+            return ExitCode::from(NO_MATCH_EXIT);
+        }
+    }
+    libtest_mimic::run(&args, trials).exit_code()
+}
+
+fn gpu() -> &'static Result<Environment, NoGpu> {
+    static GPU: OnceLock<Result<Environment, NoGpu>> = OnceLock::new();
+    GPU.get_or_init(environment::detect)
+}
+
+/// Exclusive scenarios take it for writing, the others for reading, so an
+/// exclusive one never shares the GPU.
+static GPU_SHARE: RwLock<()> = RwLock::new(());
+
+/// One trial per variant.
+pub fn variant_trials(catalog: &Arc<Vec<Scenario>>, root: &Path) -> Vec<Trial> {
+    let mut trials = Vec::new();
+    for (si, scenario) in catalog.iter().enumerate() {
+        for (vi, variant) in scenario.variants.iter().enumerate() {
+            let catalog = Arc::clone(catalog);
+            let root = root.to_path_buf();
+            trials.push(Trial::ignorable_test(
+                scenario.trial_name(variant),
+                move || run_variant(&catalog[si], vi, &root),
+            ));
+        }
+    }
+    trials
+}
+
+fn run_variant(scenario: &Scenario, vi: usize, root: &Path) -> Result<Completion, Failed> {
+    let variant = &scenario.variants[vi];
+    if scenario.needs_gpu() {
+        if let Err(reason) = gpu() {
+            if std::env::var_os(REQUIRE_GPU_ENV).is_some() {
+                return Err(format!("no GPU, and {REQUIRE_GPU_ENV} is set: {reason}").into());
+            }
+            return Ok(Completion::ignored_with(format!("needs a GPU: {reason}")));
+        }
+    }
+    let record = {
+        let _share = if scenario.is_exclusive() {
+            (
+                None,
+                Some(GPU_SHARE.write().unwrap_or_else(|p| p.into_inner())),
+            )
+        } else {
+            (
+                Some(GPU_SHARE.read().unwrap_or_else(|p| p.into_inner())),
+                None,
+            )
+        };
+        trial::run(scenario, variant).map_err(|e| format!("cannot start the child: {e}"))?
+    };
+    let snapshot = catch_unwind(AssertUnwindSafe(|| {
+        snapshot::assert(root, scenario, &record.view)
+    }));
+    if record.judgement.verdict == Verdict::Fail {
+        return Err(report::failure_details(&record).into());
+    }
+    if snapshot.is_err() {
+        return Err(format!(
+            "the outcome differs from {}: review the .snap.new beside it, then `cargo xtask bless`",
+            snapshot::path(root, scenario.slug, variant.name).display()
+        )
+        .into());
+    }
+    Ok(Completion::Completed)
+}
+
+/// Checks of the catalogue itself, which need no GPU.
+pub fn catalog_checks(catalog: &Arc<Vec<Scenario>>, root: &Path) -> Vec<Trial> {
+    let c = Arc::clone(catalog);
+    let names = Trial::test("catalog::declarations-are-consistent", move || {
+        check_declarations(&c).map_err(Failed::from)
+    });
+    let c = Arc::clone(catalog);
+    let r = root.to_path_buf();
+    let snaps = Trial::test("catalog::every-variant-has-a-passing-snapshot", move || {
+        check_snapshots(&c, &r).map_err(Failed::from)
+    });
+    let c = Arc::clone(catalog);
+    let r = root.to_path_buf();
+    let evidence = Trial::test("catalog::evidence-covers-every-variant", move || {
+        check_evidence(&c, &r.join(report::EVIDENCE_JSON)).map_err(Failed::from)
+    });
+    vec![names, snaps, evidence]
+}
+
+/// Slugs, variant names and claim ids are unique, and each claim is judged
+/// by a variant that exists.
+pub fn check_declarations(catalog: &[Scenario]) -> Result<(), String> {
+    let mut problems = Vec::new();
+    let mut slugs = BTreeSet::new();
+    let mut claim_ids = BTreeSet::new();
+    for s in catalog {
+        if !slugs.insert(s.slug) {
+            problems.push(format!("slug {} is declared twice", s.slug));
+        }
+        let mut names = BTreeSet::new();
+        for v in &s.variants {
+            if !names.insert(v.name) {
+                problems.push(format!("{}::{} is declared twice", s.slug, v.name));
+            }
+        }
+        if s.variant("broken").is_none() || s.variant("fixed").is_none() {
+            problems.push(format!("{} lacks a `broken` or a `fixed` variant", s.slug));
+        }
+        for claim in s.claims {
+            if !claim_ids.insert(claim.id) {
+                problems.push(format!("claim {} is declared twice", claim.id));
+            }
+            if s.variant(claim.judged_by).is_none() {
+                problems.push(format!(
+                    "claim {} is judged by {}, which {} lacks",
+                    claim.id, claim.judged_by, s.slug
+                ));
+            }
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("\n"))
+    }
+}
+
+/// Every variant has a committed snapshot, and it records a pass: no
+/// variant lands without evidence from a GPU run.
+pub fn check_snapshots(catalog: &[Scenario], root: &Path) -> Result<(), String> {
+    let mut problems = Vec::new();
+    for s in catalog {
+        for v in &s.variants {
+            let path = snapshot::path(root, s.slug, v.name);
+            match std::fs::read_to_string(&path) {
+                Err(_) => problems.push(format!("{} is missing", path.display())),
+                Ok(text) if !text.lines().any(|l| l == "verdict: pass") => problems.push(format!(
+                    "{} does not record `verdict: pass`",
+                    path.display()
+                )),
+                Ok(_) => {}
+            }
+        }
+        let dir = workspace::snapshot_dir(root, s.slug);
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let Some(variant) = name
+                .strip_prefix(&format!("{}@", s.slug))
+                .and_then(|n| n.strip_suffix(".snap"))
+            else {
+                continue;
+            };
+            if s.variant(variant).is_none() {
+                problems.push(format!(
+                    "{} belongs to no declared variant",
+                    dir.join(&name).display()
+                ));
+            }
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("\n"))
+    }
+}
+
+/// The committed report of the latest GPU run names every variant, and every
+/// one of them passed.
+pub fn check_evidence(catalog: &[Scenario], path: &PathBuf) -> Result<(), String> {
+    if catalog.iter().all(|s| s.variants.is_empty()) {
+        return Ok(());
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let report: report::Report =
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut problems = Vec::new();
+    for s in catalog {
+        for v in &s.variants {
+            match report
+                .results
+                .iter()
+                .find(|r| r.scenario == s.slug && r.variant == v.name)
+            {
+                None => problems.push(format!(
+                    "{}::{} is not in {}",
+                    s.slug,
+                    v.name,
+                    path.display()
+                )),
+                Some(r) if r.verdict != Verdict::Pass => problems.push(format!(
+                    "{}::{} did not pass in {}",
+                    s.slug,
+                    v.name,
+                    path.display()
+                )),
+                Some(_) => {}
+            }
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("\n"))
+    }
+}

@@ -1,0 +1,43 @@
+//! The set-up every Rust variant does, each call recorded as a step.
+
+use std::sync::Arc;
+
+use cudarc::driver::{CudaContext, CudaFunction, DriverError};
+use cudarc::nvrtc::Ptx;
+
+use crate::{Recorder, Unit};
+
+/// Retains device 0's primary context, the one the runtime API uses too.
+pub fn context(rec: &mut Recorder) -> Result<Arc<CudaContext>, DriverError> {
+    rec.step("cuDevicePrimaryCtxRetain", CudaContext::new(0))
+}
+
+/// Loads `kernel` from a fatbin that nvcc compiled from kernels/device/.
+pub fn kernel(
+    rec: &mut Recorder,
+    ctx: &Arc<CudaContext>,
+    fatbin: &[u8],
+    kernel: &str,
+) -> Result<CudaFunction, DriverError> {
+    // A Vec keeps the image aligned as cuModuleLoadData wants it.
+    let module = rec.step(
+        "cuModuleLoadData",
+        ctx.load_module(Ptx::from_binary(fatbin.to_vec())),
+    )?;
+    rec.step("cuModuleGetFunction", module.load_function(kernel))
+}
+
+/// Free device memory now, as cuMemGetInfo reports it.
+pub fn free_bytes(rec: &mut Recorder, ctx: &Arc<CudaContext>) -> Result<usize, DriverError> {
+    rec.step("cuMemGetInfo", ctx.mem_get_info())
+        .map(|(free, _total)| free)
+}
+
+/// Records a byte count as a raw figure.
+pub fn measure_bytes(rec: &mut Recorder, key: &str, bytes: usize) {
+    rec.measure(key, bytes as f64, Unit::Bytes);
+}
+
+/// Device memory is handed out in pages of this size; sizes that must come
+/// out exact are multiples of it.
+pub const PAGE: usize = 2 << 20;

@@ -1,0 +1,18 @@
+//! The scenario model of cuda-casebook.
+//!
+//! A [`Scenario`] declares a failure from the seed articles: its symptom, the
+//! claims it tests, its variants and what each variant must show. A variant
+//! runs in a child process and reports through a [`Recorder`]; the harness
+//! turns what it recorded into an [`Outcome`], and computes every verdict from
+//! that outcome.
+
+pub mod device;
+mod outcome;
+mod recorder;
+mod scenario;
+
+pub use outcome::{Check, Event, Iteration, Measure, Outcome, Step, Symptom, Termination, Unit};
+pub use recorder::{CRecorder, Recorder, ResultName};
+pub use scenario::{
+    Binding, Claim, ClaimVerdict, Expect, Requirement, Role, Runner, Scenario, Variant, VariantFn,
+};

@@ -1,0 +1,301 @@
+use std::ffi::{CStr, c_char, c_int, c_void};
+use std::io::Write;
+
+use cudarc::driver::DriverError;
+use serde::Serialize;
+
+use crate::{Check, Event, Step, Unit};
+
+/// Names the result of an API call the way CUDA does.
+pub trait ResultName {
+    /// The name of success in this API: `CUDA_SUCCESS`, `cudaSuccess`.
+    const SUCCESS: &'static str;
+    fn result_name(&self) -> String;
+}
+
+impl ResultName for DriverError {
+    const SUCCESS: &'static str = "CUDA_SUCCESS";
+    fn result_name(&self) -> String {
+        // The enum's own name (`CUDA_ERROR_OUT_OF_MEMORY`): asking the driver
+        // with cuGetErrorName would be one more call into a possibly
+        // poisoned context.
+        format!("{:?}", self.0)
+    }
+}
+
+/// What a variant writes as it runs: steps, checks, facts and figures.
+///
+/// Each record is one JSON line, written and flushed at once, so that a
+/// variant that crashes still leaves everything it did before the crash.
+pub struct Recorder {
+    sink: Box<dyn Write>,
+}
+
+impl Recorder {
+    pub fn new(sink: impl Write + 'static) -> Self {
+        Recorder {
+            sink: Box::new(sink),
+        }
+    }
+
+    /// Writes one event. A record that cannot be written is fatal: a trial
+    /// with missing records would be judged on a lie.
+    pub fn emit(&mut self, event: &Event) {
+        let mut line = serde_json::to_vec(event).expect("events always serialise");
+        line.push(b'\n');
+        self.sink
+            .write_all(&line)
+            .and_then(|()| self.sink.flush())
+            .expect("cannot write the event file");
+    }
+
+    /// Records a call and its result, and hands the result back.
+    pub fn step<T, E: ResultName>(&mut self, call: &str, result: Result<T, E>) -> Result<T, E> {
+        self.record_step(call, &result, false);
+        result
+    }
+
+    /// Records a call whose error is provoked on purpose, so is no symptom.
+    pub fn tolerate<T, E: ResultName>(&mut self, call: &str, result: Result<T, E>) -> Result<T, E> {
+        self.record_step(call, &result, true);
+        result
+    }
+
+    fn record_step<T, E: ResultName>(
+        &mut self,
+        call: &str,
+        result: &Result<T, E>,
+        tolerated: bool,
+    ) {
+        let result = match result {
+            Ok(_) => E::SUCCESS.to_owned(),
+            Err(e) => e.result_name(),
+        };
+        self.emit(&Event::Step(Step {
+            call: call.to_owned(),
+            result,
+            tolerated,
+        }));
+    }
+
+    /// Records a yes/no observation and returns it. A false check is a symptom.
+    pub fn check(&mut self, name: &str, ok: bool) -> bool {
+        self.emit(&Event::Check(Check {
+            name: name.to_owned(),
+            ok,
+        }));
+        ok
+    }
+
+    /// A hardware-independent observation. It goes into the snapshot, so it
+    /// must be the same on every GPU: a name, a yes/no, a count fixed by
+    /// design, a ratio bucket. Raw figures go to [`Recorder::measure`].
+    pub fn fact(&mut self, key: &str, value: impl Serialize) {
+        let value = serde_json::to_value(value).expect("facts always serialise");
+        self.emit(&Event::Fact {
+            key: key.to_owned(),
+            value,
+        });
+    }
+
+    /// A raw figure for the JSON report.
+    pub fn measure(&mut self, key: &str, value: f64, unit: Unit) {
+        self.emit(&Event::Measure {
+            key: key.to_owned(),
+            value,
+            unit,
+        });
+    }
+
+    /// Runs one iteration of a loop, marked so that the snapshot folds
+    /// identical iterations into one entry, whatever their count.
+    pub fn iteration<T>(&mut self, label: &str, body: impl FnOnce(&mut Self) -> T) -> T {
+        self.emit(&Event::Iteration {
+            label: Some(label.to_owned()),
+        });
+        let result = body(self);
+        self.emit(&Event::Iteration { label: None });
+        result
+    }
+
+    /// One point of a series to plot.
+    pub fn point(&mut self, series: &str, x: f64, y: f64) {
+        self.emit(&Event::Point {
+            series: series.to_owned(),
+            x,
+            y,
+        });
+    }
+
+    /// The same recorder for C++ variants, as a table of C callbacks.
+    /// It borrows `self` for as long as the C++ code runs.
+    pub fn c_abi(&mut self) -> CRecorder {
+        CRecorder {
+            ctx: self as *mut Recorder as *mut c_void,
+            step: c_step,
+            check: c_check,
+            fact: c_fact,
+            measure: c_measure,
+            point: c_point,
+            iteration: c_iteration,
+        }
+    }
+}
+
+/// The recorder as C++ sees it: `kernels/include/casebook.h` declares the
+/// same layout.
+#[repr(C)]
+pub struct CRecorder {
+    ctx: *mut c_void,
+    step: extern "C" fn(*mut c_void, *const c_char, *const c_char, c_int),
+    check: extern "C" fn(*mut c_void, *const c_char, c_int),
+    fact: extern "C" fn(*mut c_void, *const c_char, *const c_char),
+    measure: extern "C" fn(*mut c_void, *const c_char, f64, c_int),
+    point: extern "C" fn(*mut c_void, *const c_char, f64, f64),
+    iteration: extern "C" fn(*mut c_void, *const c_char),
+}
+
+/// # Safety
+/// `ctx` is the `Recorder` that made the table, still borrowed by the C++ call.
+unsafe fn recorder<'a>(ctx: *mut c_void) -> &'a mut Recorder {
+    unsafe { &mut *(ctx as *mut Recorder) }
+}
+
+/// # Safety
+/// `s` is a NUL-terminated string from the C++ side.
+unsafe fn text(s: *const c_char) -> String {
+    if s.is_null() {
+        return String::from("(null)");
+    }
+    unsafe { CStr::from_ptr(s) }.to_string_lossy().into_owned()
+}
+
+extern "C" fn c_step(
+    ctx: *mut c_void,
+    call: *const c_char,
+    result: *const c_char,
+    tolerated: c_int,
+) {
+    let (call, result) = unsafe { (text(call), text(result)) };
+    let rec = unsafe { recorder(ctx) };
+    rec.emit(&Event::Step(Step {
+        call,
+        result,
+        tolerated: tolerated != 0,
+    }));
+}
+
+extern "C" fn c_check(ctx: *mut c_void, name: *const c_char, ok: c_int) {
+    let name = unsafe { text(name) };
+    unsafe { recorder(ctx) }.check(&name, ok != 0);
+}
+
+extern "C" fn c_fact(ctx: *mut c_void, key: *const c_char, json: *const c_char) {
+    let (key, json) = unsafe { (text(key), text(json)) };
+    // C++ passes JSON literals (`true`, `3`, `"text"`); anything else is kept as text.
+    let value = serde_json::from_str(&json).unwrap_or(serde_json::Value::String(json));
+    unsafe { recorder(ctx) }.emit(&Event::Fact { key, value });
+}
+
+extern "C" fn c_measure(ctx: *mut c_void, key: *const c_char, value: f64, unit: c_int) {
+    let key = unsafe { text(key) };
+    let unit = match unit {
+        0 => Unit::Bytes,
+        1 => Unit::Count,
+        2 => Unit::Seconds,
+        _ => Unit::Ratio,
+    };
+    unsafe { recorder(ctx) }.measure(&key, value, unit);
+}
+
+extern "C" fn c_point(ctx: *mut c_void, series: *const c_char, x: f64, y: f64) {
+    let series = unsafe { text(series) };
+    unsafe { recorder(ctx) }.point(&series, x, y);
+}
+
+extern "C" fn c_iteration(ctx: *mut c_void, label: *const c_char) {
+    let label = (!label.is_null()).then(|| unsafe { text(label) });
+    unsafe { recorder(ctx) }.emit(&Event::Iteration { label });
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::RefCell;
+    use std::rc::Rc;
+
+    use super::*;
+    use crate::Outcome;
+
+    #[derive(Clone, Default)]
+    struct Shared(Rc<RefCell<Vec<u8>>>);
+
+    impl Write for Shared {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.borrow_mut().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn replay(bytes: &[u8]) -> Outcome {
+        let mut outcome = Outcome::empty();
+        for line in bytes.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+            outcome.apply(serde_json::from_slice(line).unwrap());
+        }
+        outcome
+    }
+
+    #[test]
+    fn steps_are_named_by_the_driver_enum() {
+        let shared = Shared::default();
+        let mut rec = Recorder::new(shared.clone());
+        let oom = DriverError(cudarc::driver::sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY);
+        let _ = rec.step::<(), _>("cuMemAlloc", Ok(()).map_err(|()| oom));
+        let _ = rec.step::<(), _>("cuMemAlloc", Err(oom));
+        let outcome = replay(&shared.0.borrow());
+        assert_eq!(outcome.steps[0].result, "CUDA_SUCCESS");
+        assert_eq!(outcome.steps[1].result, "CUDA_ERROR_OUT_OF_MEMORY");
+    }
+
+    #[test]
+    fn the_c_table_records_like_the_rust_side() {
+        let shared = Shared::default();
+        let mut rec = Recorder::new(shared.clone());
+        let table = rec.c_abi();
+        (table.step)(
+            table.ctx,
+            c"cudaMalloc".as_ptr(),
+            c"cudaErrorMemoryAllocation".as_ptr(),
+            0,
+        );
+        (table.check)(table.ctx, c"memory back".as_ptr(), 1);
+        (table.fact)(table.ctx, c"second_call_ok".as_ptr(), c"true".as_ptr());
+        (table.fact)(table.ctx, c"note".as_ptr(), c"plain words".as_ptr());
+        (table.measure)(table.ctx, c"free".as_ptr(), 42.0, 0);
+        (table.iteration)(table.ctx, c"call".as_ptr());
+        (table.step)(table.ctx, c"cudaFree".as_ptr(), c"cudaSuccess".as_ptr(), 0);
+        (table.iteration)(table.ctx, std::ptr::null());
+        let outcome = replay(&shared.0.borrow());
+        assert_eq!(
+            outcome.iterations,
+            vec![crate::Iteration {
+                label: "call".into(),
+                start: 1,
+                end: 2
+            }]
+        );
+        assert_eq!(outcome.steps[0].result, "cudaErrorMemoryAllocation");
+        assert_eq!(outcome.check("memory back"), Some(true));
+        assert_eq!(
+            outcome.fact("second_call_ok"),
+            Some(&serde_json::json!(true))
+        );
+        assert_eq!(
+            outcome.fact("note"),
+            Some(&serde_json::json!("plain words"))
+        );
+        assert_eq!(outcome.measure("free"), Some(42.0));
+    }
+}

@@ -1,0 +1,187 @@
+use std::time::Duration;
+
+use crate::{Outcome, Recorder, Symptom};
+
+/// A variant's entry point. It runs alone in a child process.
+pub type VariantFn = fn(&mut Recorder) -> anyhow::Result<()>;
+
+/// One failure from the seed articles, with its broken and fixed variants.
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    /// Names the bug: `missing-free`, `async-free-race`.
+    pub slug: &'static str,
+    /// The symptom in the words a user would search for.
+    pub title: &'static str,
+    /// The real cause, in one sentence.
+    pub cause: &'static str,
+    /// What every variant of this scenario needs to run.
+    pub requires: &'static [Requirement],
+    /// The seed claims this scenario tests.
+    pub claims: &'static [Claim],
+    pub variants: Vec<Variant>,
+}
+
+impl Scenario {
+    pub fn variant(&self, name: &str) -> Option<&Variant> {
+        self.variants.iter().find(|v| v.name == name)
+    }
+
+    pub fn needs_gpu(&self) -> bool {
+        self.requires.contains(&Requirement::Gpu)
+    }
+
+    /// Whether the scenario must have the GPU to itself: it exhausts or
+    /// measures the device's free memory, so a neighbour would disturb it.
+    pub fn is_exclusive(&self) -> bool {
+        self.requires.contains(&Requirement::ExclusiveGpu)
+    }
+
+    /// The claims judged from the outcome of `variant`.
+    pub fn claims_judged_by<'a>(&'a self, variant: &'a str) -> impl Iterator<Item = &'a Claim> {
+        self.claims.iter().filter(move |c| c.judged_by == variant)
+    }
+
+    /// `<slug>::<variant>`, the name of a trial.
+    pub fn trial_name(&self, variant: &Variant) -> String {
+        format!("{}::{}", self.slug, variant.name)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Requirement {
+    /// A CUDA driver and at least one device.
+    Gpu,
+    /// No other variant may run on the device at the same time.
+    ExclusiveGpu,
+}
+
+/// A sentence from a seed article that says what CUDA does.
+#[derive(Debug, Clone, Copy)]
+pub struct Claim {
+    /// Stable id, unique across the catalogue: `000-second-call-fails`.
+    pub id: &'static str,
+    /// The seed file, as named in `shared/seeds/`.
+    pub seed: &'static str,
+    /// The exact quote.
+    pub quote: &'static str,
+    /// The variant whose outcome decides the claim.
+    pub judged_by: &'static str,
+    /// Computes the verdict from that variant's outcome.
+    pub judge: fn(&Outcome) -> ClaimVerdict,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ClaimVerdict {
+    Confirmed,
+    Refuted,
+    Partly,
+    /// The deciding variant did not get far enough to tell.
+    Undecided,
+}
+
+/// The API a variant is written against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Binding {
+    /// Rust through cudarc (driver API).
+    Cudarc,
+    /// The article's C++ against the CUDA runtime API, built by nvcc.
+    CudaRuntimeCpp,
+    /// Rust through Rust-CUDA's cust.
+    Cust,
+    /// Host code only; used by the harness's own fault tests.
+    Host,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Role {
+    /// The pattern from the article that goes wrong.
+    Broken,
+    /// The same program with the fix and nothing else changed.
+    Fixed,
+    /// The article's code exactly as printed, kept where its claim is in question.
+    AsWritten,
+    /// A third way that shows something about the fix (a safe API, say).
+    Contrast,
+}
+
+/// What a variant must show for its trial to pass.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Expect {
+    /// Runs to completion with no CUDA error, no failed check, no crash.
+    Clean,
+    /// Must show this symptom. If it stops doing so, the trial fails loudly:
+    /// the bug no longer reproduces.
+    Fails(Symptom),
+}
+
+impl std::fmt::Display for Expect {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Expect::Clean => f.write_str("clean"),
+            Expect::Fails(symptom) => write!(f, "fails: {symptom}"),
+        }
+    }
+}
+
+/// How a variant is started in its child process.
+#[derive(Debug, Clone)]
+pub enum Runner {
+    /// A function linked into the harness binary, called in a re-executed
+    /// copy of that binary.
+    InProcess(VariantFn),
+    /// Another program (another binding's binary, say), started with these
+    /// arguments. It reports through the same event file.
+    External {
+        program: &'static str,
+        args: &'static [&'static str],
+    },
+}
+
+#[derive(Debug, Clone)]
+pub struct Variant {
+    /// `broken`, `fixed`, `broken-cpp`, `fixed-cpp`, `as-written`, …
+    pub name: &'static str,
+    pub role: Role,
+    pub binding: Binding,
+    pub expect: Expect,
+    pub runner: Runner,
+    /// The child is killed, with its process group, after this long.
+    pub timeout: Duration,
+}
+
+impl Variant {
+    pub fn new(
+        name: &'static str,
+        role: Role,
+        binding: Binding,
+        expect: Expect,
+        run: VariantFn,
+    ) -> Self {
+        Variant {
+            name,
+            role,
+            binding,
+            expect,
+            runner: Runner::InProcess(run),
+            timeout: Duration::from_secs(120),
+        }
+    }
+
+    /// The article's pattern; it must show `symptom`.
+    pub fn broken(name: &'static str, binding: Binding, symptom: Symptom, run: VariantFn) -> Self {
+        Variant::new(name, Role::Broken, binding, Expect::Fails(symptom), run)
+    }
+
+    /// The same program with the fix; it must be clean.
+    pub fn fixed(name: &'static str, binding: Binding, run: VariantFn) -> Self {
+        Variant::new(name, Role::Fixed, binding, Expect::Clean, run)
+    }
+
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+}

@@ -1,0 +1,85 @@
+// unsynced-stream, C++ variants: seed 000, example 3, made complete.
+//
+// The article's example is the fixed one: kernel launches on a stream, then
+// cudaStreamSynchronize, then "subsequent code relying on the results". The
+// broken variant is the same program with the synchronise moved after the
+// host's read; the kernel and copy are filled in where the article has
+// "// ... kernel launches on stream ...".
+
+#include "casebook.h"
+#include "spin.cuh"
+
+using namespace casebook;
+
+static const int kRuns = 10;
+static const int kN = 1 << 20;
+static const unsigned long long kSpinNs = 50000000ULL;
+static const float kSentinel = -1.0f;
+
+static __global__ void fillAfterWait(float *out, int n, float value, unsigned long long spin_ns) {
+  casebook_spin_ns(spin_ns);
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) out[i] = value;
+}
+
+static bool holds(volatile const float *host, float value) {
+  for (int i = 0; i < kN; ++i)
+    if (host[i] != value) return false;
+  return true;
+}
+
+static void enqueue(const casebook_recorder *r, cudaStream_t stream, float *d_out, float *h_out, float value) {
+  fillAfterWait<<<8, 256, 0, stream>>>(d_out, kN, value, kSpinNs);
+  rec(r, "fillAfterWait<<<..., stream>>>", cudaGetLastError());
+  rec(r, "cudaMemcpyAsync DtoH", cudaMemcpyAsync(h_out, d_out, kN * sizeof(float), cudaMemcpyDeviceToHost, stream));
+}
+
+// ANCHOR: broken
+static bool one_run_broken(const casebook_recorder *r, cudaStream_t stream, float *d_out, float *h_out, float value) {
+  enqueue(r, stream, d_out, h_out, value);
+  bool fresh = holds(h_out, value);  // ... subsequent code relying on the results ...
+  rec(r, "cudaStreamSynchronize", cudaStreamSynchronize(stream));
+  return fresh;
+}
+// ANCHOR_END: broken
+
+// ANCHOR: fixed
+static bool one_run_fixed(const casebook_recorder *r, cudaStream_t stream, float *d_out, float *h_out, float value) {
+  enqueue(r, stream, d_out, h_out, value);
+  rec(r, "cudaStreamSynchronize", cudaStreamSynchronize(stream));  // Ensure all operations on the stream have completed
+  bool fresh = holds(h_out, value);  // ... subsequent code relying on the results ...
+  return fresh;
+}
+// ANCHOR_END: fixed
+
+typedef bool (*OneRun)(const casebook_recorder *, cudaStream_t, float *, float *, float);
+
+static int drive(const casebook_recorder *r, OneRun one_run) {
+  cudaStream_t stream;
+  float *d_out, *h_out;
+  if (rec(r, "cudaStreamCreate", cudaStreamCreate(&stream)) != cudaSuccess) return 1;
+  if (rec(r, "cudaMalloc", cudaMalloc((void **)&d_out, kN * sizeof(float))) != cudaSuccess) return 1;
+  if (rec(r, "cudaMallocHost", cudaMallocHost((void **)&h_out, kN * sizeof(float))) != cudaSuccess) return 1;
+  int stale = 0;
+  for (int run = 0; run < kRuns; ++run) {
+    for (int i = 0; i < kN; ++i) h_out[i] = kSentinel;
+    Iteration it(r, "run");
+    if (!one_run(r, stream, d_out, h_out, (float)(run + 1))) ++stale;
+  }
+  rec(r, "cudaStreamDestroy", cudaStreamDestroy(stream));  // Release the stream
+  rec(r, "cudaFreeHost", cudaFreeHost(h_out));
+  rec(r, "cudaFree", cudaFree(d_out));
+  measure(r, "runs", kRuns, Count);
+  measure(r, "stale_reads", stale, Count);
+  measure(r, "reproduction_rate", (double)stale / kRuns, Ratio);
+  fact_text(r, "stale reads", stale == 0 ? "none" : stale == kRuns ? "every run" : "some runs (flaky: the scenario is not deterministic)");
+  check(r, "host reads the finished result", stale == 0);
+  return 0;
+}
+
+extern "C" int casebook_unsynced_stream_broken_cpp(const casebook_recorder *r) {
+  return drive(r, one_run_broken);
+}
+
+extern "C" int casebook_unsynced_stream_fixed_cpp(const casebook_recorder *r) {
+  return drive(r, one_run_fixed);
+}

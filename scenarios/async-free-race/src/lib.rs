@@ -1,0 +1,198 @@
+//! `async-free-race`: `cuMemFreeAsync` on stream A while a kernel on stream
+//! B still reads the buffer. The pool hands the block straight back to A's
+//! next `cuMemAllocAsync`, A writes its new data into it, and B copies that
+//! instead of what it was given.
+//!
+//! Deterministic by construction: B's kernel waits 50 ms on the GPU's timer
+//! before it reads, and A's free, allocation and write take microseconds.
+
+use std::sync::Arc;
+
+use casebook_kernels::{cpp, fatbin, run_cpp};
+use casebook_model::device;
+use casebook_model::{
+    Binding, Claim, ClaimVerdict, Expect, Outcome, Recorder, Requirement, Role, Scenario, Symptom,
+    Unit, Variant,
+};
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg, result, sys,
+};
+
+mod broken;
+mod fixed;
+mod safe_api;
+
+pub const RUNS: usize = 5;
+pub const N: usize = 1 << 20;
+pub const SPIN_NS: u64 = 50_000_000;
+/// What the reader is given.
+pub const GIVEN: f32 = 1.0;
+/// What the next owner of the block writes.
+pub const NEXT_OWNER: f32 = 7.0;
+
+const READER_OK: &str = "reader sees the values it was given";
+const REUSED: &str = "the next allocation on A reuses the freed block";
+const RATE: &str = "corrupted reads";
+
+pub fn scenario() -> Scenario {
+    Scenario {
+        slug: "async-free-race",
+        title: "Wrong values after cudaFreeAsync (a block is reused while another stream still reads it)",
+        cause: "cudaFreeAsync orders the free on its own stream only; the pool may hand the block to \
+                that stream's next allocation at once, while work on other streams still uses it.",
+        requires: &[Requirement::Gpu],
+        claims: CLAIMS,
+        variants: vec![
+            Variant::broken(
+                "broken",
+                Binding::Cudarc,
+                Symptom::check_failed(READER_OK),
+                broken::run,
+            ),
+            Variant::fixed("fixed", Binding::Cudarc, fixed::run),
+            Variant::new(
+                "safe-api",
+                Role::Contrast,
+                Binding::Cudarc,
+                Expect::Clean,
+                safe_api::run,
+            ),
+            Variant::broken(
+                "broken-cpp",
+                Binding::CudaRuntimeCpp,
+                Symptom::check_failed(READER_OK),
+                |rec| Ok(run_cpp(rec, cpp::casebook_async_free_race_broken_cpp)?),
+            ),
+            Variant::fixed("fixed-cpp", Binding::CudaRuntimeCpp, |rec| {
+                Ok(run_cpp(rec, cpp::casebook_async_free_race_fixed_cpp)?)
+            }),
+        ],
+    }
+}
+
+const CLAIMS: &[Claim] = &[Claim {
+    id: "004-free-async-not-instantly-available",
+    seed: "004_dd8d91b458147886.txt",
+    quote: "Even with `cudaFreeAsync`, the memory is not instantly available; it might take some time \
+            before the GPU memory manager reclaims the blocks.",
+    judged_by: "broken-cpp",
+    // The block freed on a stream is handed to that stream's very next
+    // allocation: instantly available, which is exactly the hazard.
+    judge: |o: &Outcome| match o.fact(REUSED).and_then(|v| v.as_bool()) {
+        Some(true) => ClaimVerdict::Refuted,
+        Some(false) => ClaimVerdict::Confirmed,
+        None => ClaimVerdict::Undecided,
+    },
+}];
+
+/// Two non-blocking streams, the reading kernel and its output buffer.
+pub(crate) struct Streams {
+    pub ctx: Arc<CudaContext>,
+    pub a: Arc<CudaStream>,
+    pub b: Arc<CudaStream>,
+    pub copy: CudaFunction,
+    pub out: sys::CUdeviceptr,
+}
+
+impl Streams {
+    /// On A: allocates the buffer and fills it with GIVEN, and waits.
+    pub fn given(&self, rec: &mut Recorder) -> anyhow::Result<sys::CUdeviceptr> {
+        let x = rec.step("cuMemAllocAsync (A)", unsafe {
+            result::malloc_async(self.a.cu_stream(), N * 4)
+        })?;
+        let given = vec![GIVEN; N];
+        rec.step("cuMemcpyHtoDAsync (A)", unsafe {
+            result::memcpy_htod_async(x, &given, self.a.cu_stream())
+        })?;
+        rec.step("cuStreamSynchronize (A)", self.a.synchronize())?;
+        Ok(x)
+    }
+
+    /// On B: a kernel that waits, then copies `x` to `out`.
+    pub fn read_on_b(&self, rec: &mut Recorder, x: sys::CUdeviceptr) -> anyhow::Result<()> {
+        let n = N as i32;
+        let mut launch = self.b.launch_builder(&self.copy);
+        launch.arg(&x).arg(&self.out).arg(&n).arg(&SPIN_NS);
+        let cfg = LaunchConfig {
+            grid_dim: (8, 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        rec.step("cuLaunchKernel spin_then_copy (B)", unsafe {
+            launch.launch(cfg)
+        })?;
+        Ok(())
+    }
+
+    /// On A: the next owner allocates, and writes NEXT_OWNER into its block.
+    pub fn next_owner(&self, rec: &mut Recorder) -> anyhow::Result<sys::CUdeviceptr> {
+        let y = rec.step("cuMemAllocAsync (A)", unsafe {
+            result::malloc_async(self.a.cu_stream(), N * 4)
+        })?;
+        let next = vec![NEXT_OWNER; N];
+        rec.step("cuMemcpyHtoDAsync (A)", unsafe {
+            result::memcpy_htod_async(y, &next, self.a.cu_stream())
+        })?;
+        Ok(y)
+    }
+
+    /// Waits for B, and tells whether it copied what it was given.
+    pub fn reader_saw_given(&self, rec: &mut Recorder) -> anyhow::Result<bool> {
+        rec.step("cuStreamSynchronize (B)", self.b.synchronize())?;
+        let mut seen = vec![0.0f32; N];
+        rec.step("cuMemcpyDtoH", unsafe {
+            result::memcpy_dtoh_sync(&mut seen, self.out)
+        })?;
+        Ok(seen.iter().all(|&v| v == GIVEN))
+    }
+}
+
+/// Sets up two streams, runs `one_run` RUNS times, and tallies.
+pub(crate) fn drive(
+    rec: &mut Recorder,
+    one_run: fn(&mut Recorder, &Streams) -> anyhow::Result<(bool, bool)>,
+) -> anyhow::Result<()> {
+    let ctx = device::context(rec)?;
+    let copy = device::kernel(rec, &ctx, fatbin::SPIN, "spin_then_copy")?;
+    let a = rec.step("cuStreamCreate A (non-blocking)", ctx.new_stream())?;
+    let b = rec.step("cuStreamCreate B (non-blocking)", ctx.new_stream())?;
+    let out = rec.step("cuMemAlloc", unsafe { result::malloc_sync(N * 4) })?;
+    let s = Streams {
+        ctx,
+        a,
+        b,
+        copy,
+        out,
+    };
+    let (mut corrupted, mut reused) = (0, 0);
+    for _ in 0..RUNS {
+        let (ok, same_block) = rec.iteration("run", |rec| one_run(rec, &s))?;
+        corrupted += usize::from(!ok);
+        reused += usize::from(same_block);
+    }
+    rec.step("cuCtxSynchronize", s.ctx.synchronize())?;
+    rec.step("cuMemFree", unsafe { result::free_sync(s.out) })?;
+    tally(rec, corrupted, reused);
+    Ok(())
+}
+
+pub(crate) fn tally(rec: &mut Recorder, corrupted: usize, reused: usize) {
+    rec.measure("runs", RUNS as f64, Unit::Count);
+    rec.measure("corrupted_reads", corrupted as f64, Unit::Count);
+    rec.measure(
+        "reproduction_rate",
+        corrupted as f64 / RUNS as f64,
+        Unit::Ratio,
+    );
+    rec.fact(RATE, words(corrupted));
+    rec.fact(REUSED, reused == RUNS);
+    rec.check(READER_OK, corrupted == 0);
+}
+
+fn words(n: usize) -> &'static str {
+    match n {
+        0 => "none",
+        n if n == RUNS => "every run",
+        _ => "some runs (flaky: the scenario is not deterministic)",
+    }
+}

@@ -1,0 +1,192 @@
+//! `unsynced-stream`: the host reads the result of asynchronous work (a
+//! kernel, then a copy into pinned memory, on a non-blocking stream) before
+//! synchronising the stream, and sees what was there before. No call
+//! reports an error: the data is simply stale.
+//!
+//! Deterministic by construction: the kernel waits 50 ms on the GPU's own
+//! timer before it writes, and the host reads within microseconds.
+
+use std::sync::Arc;
+
+use casebook_kernels::{cpp, fatbin, run_cpp};
+use casebook_model::device;
+use casebook_model::{
+    Binding, Claim, ClaimVerdict, Outcome, Recorder, Requirement, Role, Scenario, Symptom, Unit,
+    Variant,
+};
+use cudarc::driver::{CudaFunction, CudaStream, LaunchConfig, PushKernelArg, result, sys};
+
+mod broken;
+mod fixed;
+mod safe_api;
+
+/// How many times each variant runs the pipeline.
+pub const RUNS: usize = 10;
+/// Elements in the result.
+pub const N: usize = 1 << 20;
+/// How long the kernel waits before it writes.
+pub const SPIN_NS: u64 = 50_000_000;
+/// What the host buffer holds before each run.
+pub const SENTINEL: f32 = -1.0;
+
+const FRESH: &str = "host reads the finished result";
+const RATE: &str = "stale reads";
+
+pub fn scenario() -> Scenario {
+    Scenario {
+        slug: "unsynced-stream",
+        title: "Wrong or stale results, no CUDA error (host reads before the stream is synchronised)",
+        cause: "Kernels and cuMemcpyAsync return before the work is done; the host must wait for the \
+                stream (or an event) before it reads what they write.",
+        requires: &[Requirement::Gpu],
+        claims: CLAIMS,
+        variants: vec![
+            Variant::broken(
+                "broken",
+                Binding::Cudarc,
+                Symptom::check_failed(FRESH),
+                broken::run,
+            ),
+            Variant::fixed("fixed", Binding::Cudarc, fixed::run),
+            Variant::new(
+                "safe-api",
+                Role::Contrast,
+                Binding::Cudarc,
+                casebook_model::Expect::Clean,
+                safe_api::run,
+            ),
+            Variant::broken(
+                "broken-cpp",
+                Binding::CudaRuntimeCpp,
+                Symptom::check_failed(FRESH),
+                |rec| Ok(run_cpp(rec, cpp::casebook_unsynced_stream_broken_cpp)?),
+            ),
+            Variant::fixed("fixed-cpp", Binding::CudaRuntimeCpp, |rec| {
+                Ok(run_cpp(rec, cpp::casebook_unsynced_stream_fixed_cpp)?)
+            }),
+        ],
+    }
+}
+
+const CLAIMS: &[Claim] = &[
+    Claim {
+        id: "000-premature-host-access-errors",
+        seed: "000_1633914ffce0e075.txt",
+        quote: "If the CPU attempts to access GPU memory before the kernel has completed execution, it can \
+                result in errors.",
+        judged_by: "broken-cpp",
+        // What happens is wrong data with no error reported: an error in the
+        // program's results, not one CUDA reports.
+        judge: |o: &Outcome| match (o.check(FRESH), o.first_error()) {
+            (Some(false), Some(_)) => ClaimVerdict::Confirmed,
+            (Some(false), None) => ClaimVerdict::Partly,
+            (Some(true), _) => ClaimVerdict::Refuted,
+            (None, _) => ClaimVerdict::Undecided,
+        },
+    },
+    Claim {
+        id: "000-stream-sync-prevents-races",
+        seed: "000_1633914ffce0e075.txt",
+        quote: "By ensuring all operations within a stream have concluded before proceeding, we prevent \
+                potential race conditions and errors caused by premature CPU access to GPU memory.",
+        judged_by: "fixed-cpp",
+        judge: |o: &Outcome| match o.check(FRESH) {
+            Some(true) => ClaimVerdict::Confirmed,
+            Some(false) => ClaimVerdict::Refuted,
+            None => ClaimVerdict::Undecided,
+        },
+    },
+];
+
+/// The pipeline: a kernel writes `out`, a copy brings it to pinned `host`.
+pub(crate) struct Pipeline {
+    pub stream: Arc<CudaStream>,
+    pub fill: CudaFunction,
+    pub out: sys::CUdeviceptr,
+    pub host: *mut f32,
+}
+
+impl Pipeline {
+    /// Enqueues the kernel and the copy; both return at once.
+    pub fn enqueue(&self, rec: &mut Recorder, value: f32) -> anyhow::Result<()> {
+        let n = N as i32;
+        let mut launch = self.stream.launch_builder(&self.fill);
+        launch.arg(&self.out).arg(&n).arg(&value).arg(&SPIN_NS);
+        let cfg = LaunchConfig {
+            grid_dim: (8, 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        rec.step("cuLaunchKernel spin_then_fill", unsafe {
+            launch.launch(cfg)
+        })?;
+        // SAFETY: `host` is pinned and N long; `out` is N floats.
+        let host = unsafe { std::slice::from_raw_parts_mut(self.host, N) };
+        rec.step("cuMemcpyDtoHAsync", unsafe {
+            result::memcpy_dtoh_async(host, self.out, self.stream.cu_stream())
+        })?;
+        Ok(())
+    }
+
+    /// Fills the host buffer with the sentinel.
+    pub fn reset_host(&self) {
+        for i in 0..N {
+            // SAFETY: in bounds; nothing is writing to it now.
+            unsafe { self.host.add(i).write_volatile(SENTINEL) };
+        }
+    }
+
+    /// Whether every element of the host buffer is `value`, read as the
+    /// host sees it now.
+    pub fn host_holds(&self, value: f32) -> bool {
+        // SAFETY: in bounds; volatile, because the copy engine may write it.
+        (0..N).all(|i| unsafe { self.host.add(i).read_volatile() } == value)
+    }
+}
+
+/// Sets the pipeline up, runs it RUNS times with `one_run`, and tallies the
+/// stale reads.
+pub(crate) fn drive(
+    rec: &mut Recorder,
+    one_run: fn(&mut Recorder, &Pipeline, f32) -> anyhow::Result<bool>,
+) -> anyhow::Result<()> {
+    let ctx = device::context(rec)?;
+    let fill = device::kernel(rec, &ctx, fatbin::SPIN, "spin_then_fill")?;
+    let stream = rec.step("cuStreamCreate (non-blocking)", ctx.new_stream())?;
+    let out = rec.step("cuMemAlloc", unsafe { result::malloc_sync(N * 4) })?;
+    let host = rec.step("cuMemHostAlloc", unsafe { result::malloc_host(N * 4, 0) })? as *mut f32;
+    let p = Pipeline {
+        stream,
+        fill,
+        out,
+        host,
+    };
+    let mut stale = 0;
+    for run in 0..RUNS {
+        p.reset_host();
+        if !rec.iteration("run", |rec| one_run(rec, &p, (run + 1) as f32))? {
+            stale += 1;
+        }
+    }
+    rec.step("cuStreamSynchronize", p.stream.synchronize())?;
+    rec.step("cuMemFreeHost", unsafe {
+        result::free_host(p.host as *mut _)
+    })?;
+    rec.step("cuMemFree", unsafe { result::free_sync(p.out) })?;
+    rec.measure("runs", RUNS as f64, Unit::Count);
+    rec.measure("stale_reads", stale as f64, Unit::Count);
+    rec.measure("reproduction_rate", stale as f64 / RUNS as f64, Unit::Ratio);
+    rec.fact(RATE, stale_words(stale));
+    rec.check(FRESH, stale == 0);
+    Ok(())
+}
+
+/// The reproduction rate in words that are the same on every GPU when the
+/// reproduction is deterministic.
+pub(crate) fn stale_words(stale: usize) -> &'static str {
+    match stale {
+        0 => "none",
+        n if n == RUNS => "every run",
+        _ => "some runs (flaky: the scenario is not deterministic)",
+    }
+}

@@ -1,0 +1,49 @@
+//! cudarc's safe layer cannot express the bug: a `PinnedHostSlice` records
+//! an event with each copy into it, and `as_slice()` waits for that event
+//! before it hands the host the data.
+
+use casebook_kernels::fatbin;
+use casebook_model::{Recorder, Unit, device};
+use cudarc::driver::{LaunchConfig, PushKernelArg};
+
+use crate::{FRESH, N, RATE, RUNS, SENTINEL, SPIN_NS, stale_words};
+
+// ANCHOR: safe_api
+pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
+    let ctx = device::context(rec)?;
+    let fill = device::kernel(rec, &ctx, fatbin::SPIN, "spin_then_fill")?;
+    let stream = rec.step("cuStreamCreate (non-blocking)", ctx.new_stream())?;
+    let mut out = rec.step("cuMemAllocAsync", stream.alloc_zeros::<f32>(N))?;
+    let mut host = rec.step("cuMemHostAlloc", unsafe { ctx.alloc_pinned::<f32>(N) })?;
+    let mut stale = 0;
+    for run in 0..RUNS {
+        let fresh = rec.iteration("run", |rec| -> anyhow::Result<bool> {
+            let value = (run + 1) as f32;
+            host.as_mut_slice()?.fill(SENTINEL);
+            let n = N as i32;
+            let mut launch = stream.launch_builder(&fill);
+            launch.arg(&mut out).arg(&n).arg(&value).arg(&SPIN_NS);
+            let cfg = LaunchConfig {
+                grid_dim: (8, 1, 1),
+                block_dim: (256, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            rec.step("cuLaunchKernel spin_then_fill", unsafe {
+                launch.launch(cfg)
+            })?;
+            rec.step("cuMemcpyDtoHAsync", stream.memcpy_dtoh(&out, &mut host))?;
+            // No explicit synchronise: as_slice() waits for the copy's event.
+            let seen = rec.step(
+                "PinnedHostSlice::as_slice (cuEventSynchronize)",
+                host.as_slice(),
+            )?;
+            Ok(seen.iter().all(|&x| x == value))
+        })?;
+        stale += usize::from(!fresh);
+    }
+    rec.measure("stale_reads", stale as f64, Unit::Count);
+    rec.fact(RATE, stale_words(stale));
+    rec.check(FRESH, stale == 0);
+    Ok(())
+}
+// ANCHOR_END: safe_api

@@ -1,0 +1,83 @@
+//! `cargo xtask bundle`: release binaries for a GPU machine without Rust.
+
+use std::path::PathBuf;
+use std::process::{Command, ExitCode, Stdio};
+
+use anyhow::{Context, bail};
+
+use crate::toolkit;
+
+/// The bundle must travel with the working tree, which may be 64 MiB.
+const LIMIT: u64 = 48 << 20;
+
+#[derive(clap::Args)]
+pub struct Args {}
+
+pub fn run(_: Args) -> anyhow::Result<ExitCode> {
+    let tk = toolkit::ensure()?;
+    let root = crate::root();
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut build = Command::new(&cargo);
+    build
+        .args(["build", "--release", "--bin", "casebook"])
+        .current_dir(&root);
+    tk.apply(&mut build);
+    if !build.status()?.success() {
+        bail!("building casebook failed");
+    }
+    let mut tests = Command::new(&cargo);
+    tests
+        .args([
+            "test",
+            "--release",
+            "--no-run",
+            "--package",
+            "cuda-casebook",
+            "--test",
+            "snapshots",
+        ])
+        .args(["--message-format", "json-render-diagnostics"])
+        .current_dir(&root)
+        .stdout(Stdio::piped());
+    tk.apply(&mut tests);
+    let output = tests.output()?;
+    if !output.status.success() {
+        bail!("building the snapshot suite failed");
+    }
+    let suite = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == "snapshots")
+        .find_map(|m| m["executable"].as_str().map(PathBuf::from))
+        .context("cargo reported no snapshot suite executable")?;
+
+    let dir = root.join("target/bundle");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir)?;
+    let mut total = 0;
+    for (from, name) in [
+        (root.join("target/release/casebook"), "casebook"),
+        (suite, "snapshots"),
+    ] {
+        let to = dir.join(name);
+        std::fs::copy(&from, &to).with_context(|| format!("copying {}", from.display()))?;
+        let _ = Command::new("strip").arg(&to).status();
+        total += std::fs::metadata(&to)?.len();
+    }
+    if total > LIMIT {
+        bail!(
+            "the bundle is {} MiB, over its {} MiB budget",
+            total >> 20,
+            LIMIT >> 20
+        );
+    }
+    println!(
+        "{} ({:.1} MiB): casebook, snapshots",
+        dir.display(),
+        total as f64 / (1 << 20) as f64
+    );
+    println!("on the GPU machine, from the repository root:");
+    println!("  CASEBOOK_ROOT=$PWD target/bundle/casebook run-all --out OUT_DIR");
+    println!("  CASEBOOK_ROOT=$PWD CASEBOOK_REQUIRE_GPU=1 INSTA_UPDATE=no target/bundle/snapshots");
+    Ok(ExitCode::SUCCESS)
+}

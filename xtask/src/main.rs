@@ -1,0 +1,76 @@
+//! `cargo xtask`: the project's own automation. One module per command.
+
+mod bless;
+mod bundle;
+mod run_all;
+mod test;
+mod toolkit;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "cargo xtask",
+    about = "cuda-casebook's build, test and GPU-run automation"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the whole suite anywhere: format, lints, unit and fault tests, and
+    /// the snapshot suite (GPU trials are ignored, with the reason, when
+    /// there is no GPU). Installs the CUDA toolkit first if none is found.
+    Test(test::Args),
+    /// Build, then run every trial on this machine's GPU and write the
+    /// reports; a missing GPU is a failure. A full run also refreshes
+    /// docs/evidence/latest.{json,md}.
+    RunAll(run_all::Args),
+    /// Build the release binaries into target/bundle/, for a GPU machine
+    /// that has no Rust toolchain.
+    Bundle(bundle::Args),
+    /// Accept reviewed snapshots: unpack a run's snapshots.tar if given,
+    /// turn every .snap.new into .snap, and commit-ready the run's report.
+    Bless(bless::Args),
+    /// Find the CUDA toolkit, installing NVIDIA's PyPI wheels into
+    /// target/cuda-wheels if none is found, and print where it is.
+    Toolkit,
+}
+
+fn main() -> ExitCode {
+    let result = match Cli::parse().command {
+        Command::Test(args) => test::run(args),
+        Command::RunAll(args) => run_all::run(args),
+        Command::Bundle(args) => bundle::run(args),
+        Command::Bless(args) => bless::run(args),
+        Command::Toolkit => toolkit::ensure().map(|tk| {
+            println!("{}", tk.home.display());
+            ExitCode::SUCCESS
+        }),
+    };
+    result.unwrap_or_else(|e| {
+        eprintln!("error: {e:#}");
+        ExitCode::from(2)
+    })
+}
+
+/// The workspace root: xtask lives one folder below it.
+pub fn root() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+/// The exit of a finished command, as this process's exit.
+pub fn exit_of(status: std::process::ExitStatus) -> ExitCode {
+    match status.code() {
+        Some(0) => ExitCode::SUCCESS,
+        Some(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
+        None => ExitCode::from(1),
+    }
+}

@@ -1,0 +1,118 @@
+//! Finds a CUDA toolkit, or installs NVIDIA's pinned PyPI wheels.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, bail};
+
+/// The wheels pinned to CUDA 13.0: the GPU machines' driver (580) refuses
+/// PTX from a newer toolkit.
+pub const WHEELS: &[&str] = &[
+    "nvidia-cuda-nvcc==13.0.88",
+    "nvidia-cuda-crt==13.0.88",
+    "nvidia-cuda-runtime==13.0.96",
+    "nvidia-nvvm==13.0.88",
+    "nvidia-cuda-cccl==13.0.85",
+];
+
+pub struct Toolkit {
+    /// Holds bin/nvcc, include/ and lib/ (or lib64/).
+    pub home: PathBuf,
+}
+
+impl Toolkit {
+    /// Points a command at this toolkit.
+    pub fn apply(&self, cmd: &mut Command) {
+        let bin = self.home.join("bin");
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let paths = std::iter::once(bin.clone()).chain(std::env::split_paths(&path));
+        cmd.env("CUDA_HOME", &self.home)
+            .env("NVCC", bin.join("nvcc"))
+            .env(
+                "PATH",
+                std::env::join_paths(paths).expect("PATH entries join"),
+            );
+    }
+}
+
+fn wheel_home() -> PathBuf {
+    crate::root().join("target/cuda-wheels/nvidia/cu13")
+}
+
+/// CUDA_HOME or CUDA_PATH, /usr/local/cuda, nvcc on PATH, then wheels
+/// installed earlier; none of those: installs the wheels.
+pub fn ensure() -> anyhow::Result<Toolkit> {
+    if let Some(home) = find() {
+        return Ok(Toolkit { home });
+    }
+    install()?;
+    let home = wheel_home();
+    if !has_nvcc(&home) {
+        bail!(
+            "the CUDA wheels installed, but {} has no bin/nvcc",
+            home.display()
+        );
+    }
+    Ok(Toolkit { home })
+}
+
+fn has_nvcc(home: &Path) -> bool {
+    home.join("bin/nvcc").is_file()
+}
+
+fn find() -> Option<PathBuf> {
+    let from_env = ["CUDA_HOME", "CUDA_PATH"]
+        .iter()
+        .filter_map(std::env::var_os)
+        .map(PathBuf::from);
+    let from_path = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .filter(|dir| dir.join("nvcc").is_file())
+        .filter_map(|dir| dir.parent().map(Path::to_path_buf))
+        .collect::<Vec<_>>();
+    from_env
+        .chain(std::iter::once(PathBuf::from("/usr/local/cuda")))
+        .chain(from_path)
+        .chain(std::iter::once(wheel_home()))
+        .find(|home| has_nvcc(home))
+}
+
+fn install() -> anyhow::Result<()> {
+    let target = crate::root().join("target/cuda-wheels");
+    eprintln!(
+        "no CUDA toolkit found (CUDA_HOME, CUDA_PATH, /usr/local/cuda, PATH): installing NVIDIA's \
+         CUDA 13.0 wheels from PyPI into {} (about 300 MB, first time only)",
+        target.display()
+    );
+    let python = ["python3", "python"]
+        .into_iter()
+        .find(|p| {
+            Command::new(p)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+        .context(
+            "installing the CUDA toolkit needs python3 with pip; install one, or set CUDA_HOME",
+        )?;
+    let status = Command::new(python)
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--disable-pip-version-check",
+            "--progress-bar",
+            "on",
+            "--target",
+        ])
+        .arg(&target)
+        .args(WHEELS)
+        .status()
+        .with_context(|| format!("cannot run {python} -m pip"))?;
+    if !status.success() {
+        bail!(
+            "pip could not install the CUDA wheels ({status}); set CUDA_HOME to a CUDA 13.0 toolkit instead"
+        );
+    }
+    eprintln!("CUDA toolkit installed in {}", target.display());
+    Ok(())
+}
