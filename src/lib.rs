@@ -11,5 +11,13 @@ pub fn catalog() -> Vec<Scenario> {
         scenario_exception_leak::scenario(),
         scenario_unsynced_stream::scenario(),
         scenario_async_free_race::scenario(),
+        scenario_sticky_error::scenario(),
+        scenario_late_error::scenario(),
+        scenario_context_leak::scenario(),
+        scenario_device_heap_exhaustion::scenario(),
+        scenario_oversized_allocation::scenario(),
+        scenario_host_memory_leak::scenario(),
+        scenario_unhandled_oom_path::scenario(),
+        scenario_multi_process_contention::scenario(),
     ]
 }

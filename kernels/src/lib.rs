@@ -27,6 +27,15 @@ pub mod cpp {
         pub fn casebook_unsynced_stream_fixed_cpp(rec: *const CRecorder) -> i32;
         pub fn casebook_async_free_race_broken_cpp(rec: *const CRecorder) -> i32;
         pub fn casebook_async_free_race_fixed_cpp(rec: *const CRecorder) -> i32;
+        pub fn casebook_sticky_error_as_written_cpp(rec: *const CRecorder) -> i32;
+        pub fn casebook_oversized_allocation_as_written_cpp(rec: *const CRecorder) -> i32;
+        pub fn casebook_oversized_allocation_broken_cpp(rec: *const CRecorder) -> i32;
+        pub fn casebook_oversized_allocation_fixed_cpp(rec: *const CRecorder) -> i32;
+        pub fn casebook_device_heap_exhaustion_as_written_cpp(rec: *const CRecorder) -> i32;
+        pub fn casebook_device_heap_exhaustion_broken_cpp(rec: *const CRecorder) -> i32;
+        pub fn casebook_device_heap_exhaustion_fixed_cpp(rec: *const CRecorder) -> i32;
+        pub fn casebook_host_memory_leak_broken_cpp(rec: *const CRecorder) -> i32;
+        pub fn casebook_host_memory_leak_fixed_cpp(rec: *const CRecorder) -> i32;
     }
 }
 

@@ -34,6 +34,8 @@ pub struct ChildCommand {
     pub args: Vec<String>,
     pub target: String,
     pub timeout: Duration,
+    /// More environment for the child (a worker role, CUDA_LAUNCH_BLOCKING, …).
+    pub env: Vec<(String, String)>,
 }
 
 impl ChildCommand {
@@ -44,6 +46,7 @@ impl ChildCommand {
             args: Vec::new(),
             target,
             timeout,
+            env: Vec::new(),
         })
     }
 }
@@ -60,6 +63,7 @@ pub fn run(cmd: &ChildCommand) -> std::io::Result<ChildRun> {
         .args(&cmd.args)
         .env(TARGET_ENV, &cmd.target)
         .env(EVENTS_ENV, events.path())
+        .envs(cmd.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

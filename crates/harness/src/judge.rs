@@ -49,6 +49,10 @@ pub fn judge(variant: &Variant, outcome: &Outcome) -> Judgement {
              (a new driver or toolkit may have changed it; investigate before re-blessing)"
         )),
         Expect::Fails(symptom) => Some(format!("expected {symptom}, observed: {}", list())),
+        Expect::Records => match outcome.termination {
+            Termination::Completed | Termination::ReturnedError => None,
+            ref other => Some(format!("expected it to run to its end, but it {other}")),
+        },
     };
     Judgement {
         verdict: if reason.is_none() {
@@ -154,6 +158,17 @@ mod tests {
                 .unwrap()
                 .contains("observed: CUDA_ERROR_OUT_OF_MEMORY")
         );
+    }
+
+    #[test]
+    fn a_recording_variant_only_has_to_finish() {
+        let v = Variant::as_written("as-written", Binding::CudaRuntimeCpp, noop);
+        assert_eq!(judge(&v, &oom_outcome()).verdict, Verdict::Pass);
+        let mut crashed = oom_outcome();
+        crashed.termination = Termination::Signaled {
+            signal: "SIGSEGV".into(),
+        };
+        assert_eq!(judge(&v, &crashed).verdict, Verdict::Fail);
     }
 
     #[test]

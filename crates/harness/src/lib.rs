@@ -19,6 +19,7 @@ pub mod run_all;
 pub mod snapshot;
 pub mod suite;
 pub mod trial;
+pub mod worker;
 pub mod workspace;
 
 /// Set by `cargo xtask run-all`: a missing GPU is then a failure, not a skip.

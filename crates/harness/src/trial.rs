@@ -25,6 +25,7 @@ pub fn run(scenario: &Scenario, variant: &Variant) -> std::io::Result<TrialRecor
             args: args.iter().map(|a| (*a).to_owned()).collect(),
             target,
             timeout: variant.timeout,
+            env: Vec::new(),
         },
     };
     let child = isolation::run(&cmd)?;

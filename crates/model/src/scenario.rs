@@ -115,6 +115,10 @@ pub enum Expect {
     /// Must show this symptom. If it stops doing so, the trial fails loudly:
     /// the bug no longer reproduces.
     Fails(Symptom),
+    /// Its outcome is the measurement (the article's code run as printed,
+    /// say, deciding a claim): it must run to its end, without a crash, a
+    /// hang or garbage; the errors and checks it records are observations.
+    Records,
 }
 
 impl std::fmt::Display for Expect {
@@ -122,6 +126,7 @@ impl std::fmt::Display for Expect {
         match self {
             Expect::Clean => f.write_str("clean"),
             Expect::Fails(symptom) => write!(f, "fails: {symptom}"),
+            Expect::Records => f.write_str("records what happens"),
         }
     }
 }
@@ -178,6 +183,11 @@ impl Variant {
     /// The same program with the fix; it must be clean.
     pub fn fixed(name: &'static str, binding: Binding, run: VariantFn) -> Self {
         Variant::new(name, Role::Fixed, binding, Expect::Clean, run)
+    }
+
+    /// The article's code as printed; its outcome decides a claim.
+    pub fn as_written(name: &'static str, binding: Binding, run: VariantFn) -> Self {
+        Variant::new(name, Role::AsWritten, binding, Expect::Records, run)
     }
 
     pub fn timeout(mut self, timeout: Duration) -> Self {

@@ -1,0 +1,88 @@
+// oversized-allocation, C++: seed 003, example 3.
+//
+// as-written: the article's program, on the whole GPU. broken and fixed:
+// a model's weights leave 1 GiB free and the batch is 2 GiB; broken
+// allocates it whole, fixed asks cudaMemGetInfo and streams it in tiles.
+
+#include <vector>
+
+#include "casebook.h"
+
+using namespace casebook;
+
+// ANCHOR: as_written
+extern "C" int casebook_oversized_allocation_as_written_cpp(const casebook_recorder *r) {
+  int size = 1024 * 1024 * 1024;  // Very large size for demonstration
+  float *d_data;
+
+  // Attempting to allocate a huge chunk of memory on the GPU at once.
+  cudaError_t err = rec(r, "cudaMalloc", cudaMalloc((void **)&d_data, size * sizeof(float)));
+
+  // ... further operations that would never be reached due to insufficient memory.
+  // If your GPU doesn't have enough memory this line will generate error
+  fact(r, "the article's 4 GiB allocation succeeds", err == cudaSuccess);
+  if (err == cudaSuccess) rec(r, "cudaFree", cudaFree(d_data));
+  return 0;
+}
+// ANCHOR_END: as_written
+
+static const size_t kData = size_t(2) << 30, kLeftFree = size_t(1) << 30, kPage = size_t(2) << 20;
+
+static __global__ void scaleKernel(float *data, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) data[i] *= 2.0f;
+}
+
+static bool weights(const casebook_recorder *r) {
+  size_t free = free_bytes(r);
+  size_t ballast = (free - kLeftFree) / kPage * kPage;
+  void *w;
+  if (rec(r, "cudaMalloc (the model's weights)", cudaMalloc(&w, ballast)) != cudaSuccess) return false;
+  measure(r, "free_for_the_batch", (double)free_bytes(r), Bytes);
+  fact_text(r, "free memory left for the batch", "1 GiB");
+  fact_text(r, "batch size", "2 GiB");
+  return true;
+}
+
+// ANCHOR: broken
+extern "C" int casebook_oversized_allocation_broken_cpp(const casebook_recorder *r) {
+  if (!weights(r)) return 1;
+  float *d_batch;
+  cudaError_t err = rec(r, "cudaMalloc (the whole batch)", cudaMalloc((void **)&d_batch, kData));
+  void *small;
+  fact(r, "context usable after the failed allocation",
+       rec(r, "cudaMalloc (64 MiB, after)", cudaMalloc(&small, size_t(64) << 20)) == cudaSuccess);
+  return (int)err;
+}
+// ANCHOR_END: broken
+
+// ANCHOR: fixed
+extern "C" int casebook_oversized_allocation_fixed_cpp(const casebook_recorder *r) {
+  if (!weights(r)) return 1;
+  size_t n = kData / sizeof(float);
+  std::vector<float> input(n), output(n);
+  for (size_t i = 0; i < n; ++i) input[i] = (float)(i % 4096);
+  size_t free = free_bytes(r);
+  size_t tile = std::min(free / 2 / kPage * kPage, kData) / sizeof(float);
+  measure(r, "tile_bytes", (double)(tile * sizeof(float)), Bytes);
+  float *d_tile;
+  if (rec(r, "cudaMalloc (one tile)", cudaMalloc((void **)&d_tile, tile * sizeof(float))) != cudaSuccess) return 1;
+  long long tiles = 0;
+  for (size_t at = 0; at < n; at += tile) {
+    Iteration it(r, "tile");
+    size_t len = std::min(tile, n - at);
+    rec(r, "cudaMemcpy HtoD", cudaMemcpy(d_tile, &input[at], len * sizeof(float), cudaMemcpyHostToDevice));
+    scaleKernel<<<(len + 255) / 256, 256>>>(d_tile, (int)len);
+    rec(r, "scaleKernel<<<>>>", cudaGetLastError());
+    rec(r, "cudaMemcpy DtoH", cudaMemcpy(&output[at], d_tile, len * sizeof(float), cudaMemcpyDeviceToHost));
+    ++tiles;
+  }
+  rec(r, "cudaFree", cudaFree(d_tile));
+  measure(r, "tiles", (double)tiles, Count);
+  fact(r, "tiles", tiles);
+  bool right = true;
+  for (size_t i = 0; i < n; ++i) right = right && output[i] == 2.0f * input[i];
+  check(r, "output matches the CPU reference", right);
+  return 0;
+}
+// ANCHOR_END: fixed

@@ -1,0 +1,69 @@
+//! Two fixes. `primary`: every call uses the device's primary context (what
+//! the runtime API and cudarc's `CudaContext::new` do), retained once.
+//! `destroy`: each call still creates a context, and destroys it.
+
+use casebook_model::{Recorder, device as dev_helpers};
+use cudarc::driver::{result, sys};
+
+use crate::{FIXED_CALLS, TOLERANCE, device, free_bytes, record_cost, work};
+
+// ANCHOR: primary
+pub fn primary(rec: &mut Recorder) -> anyhow::Result<()> {
+    let ctx = dev_helpers::context(rec)?; // FIX: one context, the primary one
+    let total = ctx.total_mem()?;
+    let baseline = free_bytes(rec)?;
+    for _ in 0..FIXED_CALLS {
+        rec.iteration("call", |rec| {
+            work(rec)?;
+            free_bytes(rec)
+        })?;
+    }
+    let after = free_bytes(rec)?;
+    // The cost of one more context, measured once and destroyed at once.
+    let extra = rec.step("cuCtxCreate", unsafe {
+        result::ctx::create_v4(std::ptr::null_mut(), 0, ctx.cu_device())
+    })?;
+    let with_extra = free_bytes(rec)?;
+    rec.step(
+        "cuCtxDestroy",
+        unsafe { sys::cuCtxDestroy_v2(extra) }.result(),
+    )?;
+    record_cost(rec, after.saturating_sub(with_extra), total);
+    rec.check(
+        "free memory returns to its baseline",
+        after + TOLERANCE >= baseline,
+    );
+    Ok(())
+}
+// ANCHOR_END: primary
+
+// ANCHOR: destroy
+pub fn destroy(rec: &mut Recorder) -> anyhow::Result<()> {
+    let dev = device(rec)?;
+    let first = rec.step("cuCtxCreate", unsafe {
+        result::ctx::create_v4(std::ptr::null_mut(), 0, dev)
+    })?;
+    let baseline = free_bytes(rec)?;
+    for _ in 0..FIXED_CALLS {
+        rec.iteration("call", |rec| {
+            let ctx = rec.step("cuCtxCreate", unsafe {
+                result::ctx::create_v4(std::ptr::null_mut(), 0, dev)
+            })?;
+            work(rec)?;
+            rec.step(
+                "cuCtxDestroy",
+                unsafe { sys::cuCtxDestroy_v2(ctx) }.result(),
+            ) // FIX
+        })?;
+    }
+    rec.step("cuCtxSetCurrent", unsafe {
+        result::ctx::set_current(first)
+    })?;
+    let after = free_bytes(rec)?;
+    rec.check(
+        "free memory returns to its baseline",
+        after + TOLERANCE >= baseline,
+    );
+    Ok(())
+}
+// ANCHOR_END: destroy

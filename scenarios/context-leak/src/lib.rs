@@ -1,0 +1,118 @@
+//! `context-leak`: each call creates a context (`cuCtxCreate`) and never
+//! destroys it. A context holds device memory of its own (local memory for
+//! every resident thread, the printf buffer, the device heap), so after
+//! enough calls creating one, or allocating in it, fails.
+
+use casebook_model::device::measure_bytes;
+use casebook_model::{
+    Binding, Claim, ClaimVerdict, Outcome, Recorder, Requirement, Scenario, Symptom, Unit, Variant,
+};
+use cudarc::driver::{result, sys};
+
+mod broken;
+mod fixed;
+
+/// The broken loop stops here if nothing has failed by then.
+pub const MAX_CALLS: usize = 2000;
+/// The fixed variants make this many calls.
+pub const FIXED_CALLS: usize = 200;
+pub const TOLERANCE: usize = 64 << 20;
+
+const OOM: &str = "CUDA_ERROR_OUT_OF_MEMORY";
+pub(crate) const COST: &str = "device memory per context";
+
+pub fn scenario() -> Scenario {
+    Scenario {
+        slug: "context-leak",
+        title: "CUDA out of memory after many calls that each create a context",
+        cause: "A CUDA context reserves device memory of its own; contexts created per call and never \
+                destroyed add up until the device is full. Use the primary context, or destroy what \
+                you create.",
+        requires: &[Requirement::Gpu, Requirement::ExclusiveGpu],
+        claims: CLAIMS,
+        variants: vec![
+            Variant::broken(
+                "broken",
+                Binding::Cudarc,
+                Symptom::cuda_error(OOM),
+                broken::run,
+            )
+            .timeout(std::time::Duration::from_secs(300)),
+            Variant::fixed("fixed", Binding::Cudarc, fixed::primary),
+            Variant::fixed("fixed-destroy", Binding::Cudarc, fixed::destroy),
+        ],
+    }
+}
+
+const CLAIMS: &[Claim] = &[
+    Claim {
+        id: "002-lingering-context-holds-memory",
+        seed: "002_245404227877bbf6.txt",
+        quote: "A lingering CUDA context might hold onto memory from previous allocations, resulting in the \
+                error even if no active processes are using CUDA.",
+        judged_by: "broken",
+        // Lingering contexts do exhaust memory, but within the process that
+        // made them: what they hold is their own reservation, and "no active
+        // processes" is not what is measured here.
+        judge: |o: &Outcome| match o.shows(&Symptom::cuda_error(OOM)) {
+            true => ClaimVerdict::Partly,
+            false if o.termination == casebook_model::Termination::Completed => {
+                ClaimVerdict::Refuted
+            }
+            false => ClaimVerdict::Undecided,
+        },
+    },
+    Claim {
+        id: "003-context-setup-needs-memory",
+        seed: "003_a513a38b5daed103.txt",
+        quote: "This highlights a scenario where the initial CUDA context setup requires a significant \
+                amount of memory.",
+        judged_by: "broken",
+        judge: |o: &Outcome| match o.measure("bytes_per_context") {
+            Some(b) if b >= (64 << 20) as f64 => ClaimVerdict::Confirmed,
+            Some(b) if b > 0.0 => ClaimVerdict::Partly,
+            Some(_) => ClaimVerdict::Refuted,
+            None => ClaimVerdict::Undecided,
+        },
+    },
+];
+
+/// Free device memory as the current context sees it.
+pub(crate) fn free_bytes(rec: &mut Recorder) -> Result<usize, cudarc::driver::DriverError> {
+    rec.step("cuMemGetInfo", result::mem_get_info())
+        .map(|(free, _)| free)
+}
+
+/// One call's work in whatever context is current: allocate, free.
+pub(crate) fn work(rec: &mut Recorder) -> Result<(), cudarc::driver::DriverError> {
+    let buf = rec.step("cuMemAlloc", unsafe { result::malloc_sync(1 << 20) })?;
+    rec.step("cuMemFree", unsafe { result::free_sync(buf) })
+}
+
+pub(crate) fn device(rec: &mut Recorder) -> Result<sys::CUdevice, cudarc::driver::DriverError> {
+    rec.step("cuInit", result::init())?;
+    rec.step("cuDeviceGet", result::device::get(0))
+}
+
+/// Records what one context costs, as a share of the device's memory.
+pub(crate) fn record_cost(rec: &mut Recorder, per_context: usize, total: usize) {
+    measure_bytes(rec, "bytes_per_context", per_context);
+    rec.measure(
+        "context_share_of_device",
+        per_context as f64 / total as f64,
+        Unit::Ratio,
+    );
+    let share = per_context as f64 / total as f64;
+    rec.fact(
+        COST,
+        if per_context == 0 {
+            "none"
+        } else if share < 0.01 {
+            "under 1% of the device"
+        } else if share < 0.05 {
+            "1% to 5% of the device"
+        } else {
+            "over 5% of the device"
+        },
+    );
+}

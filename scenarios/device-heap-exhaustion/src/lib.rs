@@ -1,0 +1,160 @@
+//! `device-heap-exhaustion`: `new` (or `malloc`) inside a kernel draws on
+//! the device heap, 8 MiB unless raised, not on the GPU's free memory. Under
+//! realistic parallelism most threads get null, and code that does not check
+//! writes through it and faults.
+
+use std::sync::Arc;
+
+use casebook_kernels::{cpp, fatbin, run_cpp};
+use casebook_model::device::{self, measure_bytes};
+use casebook_model::{
+    Binding, Claim, ClaimVerdict, Outcome, Recorder, Requirement, Scenario, Symptom, Unit, Variant,
+};
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg, sys,
+};
+
+mod broken;
+mod fixed;
+
+/// Threads launched, each allocating FLOATS floats.
+pub const THREADS: usize = 1 << 20;
+pub const FLOATS: usize = 1024;
+
+const FAULT: &str = "CUDA_ERROR_ILLEGAL_ADDRESS";
+const FAULT_CPP: &str = "cudaErrorIllegalAddress";
+pub(crate) const NULLS: &str = "threads whose new returned null";
+pub(crate) const HEAP: &str = "default device heap";
+
+pub fn scenario() -> Scenario {
+    Scenario {
+        slug: "device-heap-exhaustion",
+        title: "Illegal address from new/malloc inside a kernel (the device heap is only 8 MiB)",
+        cause: "In-kernel new and malloc draw on the device heap, 8 MiB by default whatever the GPU's \
+                free memory; most threads get null, and writing through it faults. Raise \
+                cudaLimitMallocHeapSize before the first launch, from the real need, and check for null.",
+        requires: &[Requirement::Gpu],
+        claims: CLAIMS,
+        variants: vec![
+            Variant::broken(
+                "broken",
+                Binding::Cudarc,
+                Symptom::cuda_error(FAULT),
+                broken::run,
+            ),
+            Variant::fixed("fixed", Binding::Cudarc, fixed::run),
+            Variant::as_written("as-written-cpp", Binding::CudaRuntimeCpp, |rec| {
+                Ok(run_cpp(
+                    rec,
+                    cpp::casebook_device_heap_exhaustion_as_written_cpp,
+                )?)
+            }),
+            Variant::broken(
+                "broken-cpp",
+                Binding::CudaRuntimeCpp,
+                Symptom::cuda_error(FAULT_CPP),
+                |rec| {
+                    Ok(run_cpp(
+                        rec,
+                        cpp::casebook_device_heap_exhaustion_broken_cpp,
+                    )?)
+                },
+            ),
+            Variant::fixed("fixed-cpp", Binding::CudaRuntimeCpp, |rec| {
+                Ok(run_cpp(
+                    rec,
+                    cpp::casebook_device_heap_exhaustion_fixed_cpp,
+                )?)
+            }),
+        ],
+    }
+}
+
+const CLAIMS: &[Claim] = &[
+    Claim {
+        id: "003-in-kernel-new-fragments-into-oom",
+        seed: "003_a513a38b5daed103.txt",
+        quote: "The allocation of `temp` inside the kernel creates many small blocks, leading to rapid \
+                fragmentation. While `delete[] temp` is called, the released memory may not be \
+                consolidated, leading to out-of-memory errors, even with smaller input sizes.",
+        judged_by: "fixed",
+        // In-kernel allocation does fail, but raising the heap limit alone
+        // makes every allocation succeed: the cause is the limit, and the
+        // failure is a null pointer, not an out-of-memory error.
+        judge: |o: &Outcome| match o.check("no thread gets null") {
+            Some(true) => ClaimVerdict::Refuted,
+            Some(false) => ClaimVerdict::Partly,
+            None => ClaimVerdict::Undecided,
+        },
+    },
+    Claim {
+        id: "003-as-written-kernel-fails",
+        seed: "003_a513a38b5daed103.txt",
+        quote: "float* temp = new float[size * size]; // Potential source of error",
+        judged_by: "as-written-cpp",
+        judge: |o: &Outcome| match o
+            .fact("the article's kernel runs without error")
+            .and_then(|v| v.as_bool())
+        {
+            Some(true) => ClaimVerdict::Refuted,
+            Some(false) => ClaimVerdict::Confirmed,
+            None => ClaimVerdict::Undecided,
+        },
+    },
+];
+
+pub(crate) struct Kernels {
+    pub ctx: Arc<CudaContext>,
+    pub stream: Arc<CudaStream>,
+    pub probe: CudaFunction,
+    pub nulls: CudaSlice<u32>,
+}
+
+pub(crate) fn setup(rec: &mut Recorder) -> anyhow::Result<Kernels> {
+    let ctx = device::context(rec)?;
+    let probe = device::kernel(rec, &ctx, fatbin::HEAP, "heap_probe")?;
+    let stream = ctx.default_stream();
+    let nulls = rec.step("cuMemAllocAsync", stream.alloc_zeros::<u32>(1))?;
+    let heap = rec.step(
+        "cuCtxGetLimit MALLOC_HEAP_SIZE",
+        ctx.get_limit(sys::CUlimit::CU_LIMIT_MALLOC_HEAP_SIZE),
+    )?;
+    measure_bytes(rec, "heap_limit_before", heap);
+    rec.fact(HEAP, format!("{} MiB", heap >> 20));
+    Ok(Kernels {
+        ctx,
+        stream,
+        probe,
+        nulls,
+    })
+}
+
+pub(crate) fn config() -> LaunchConfig {
+    LaunchConfig::for_num_elems(THREADS as u32)
+}
+
+/// Counts the threads whose allocation returns null; writes through none.
+pub(crate) fn probe(rec: &mut Recorder, k: &mut Kernels) -> anyhow::Result<u32> {
+    rec.step("cuMemsetD8Async", k.stream.memset_zeros(&mut k.nulls))?;
+    let (n, floats) = (THREADS as i32, FLOATS as i32);
+    let mut launch = k.stream.launch_builder(&k.probe);
+    launch.arg(&n).arg(&floats).arg(&mut k.nulls);
+    rec.step("cuLaunchKernel heap_probe", unsafe {
+        launch.launch(config())
+    })?;
+    let nulls = rec.step("cuMemcpyDtoH", k.stream.clone_dtoh(&k.nulls))?[0];
+    rec.measure("null_allocations", nulls as f64, Unit::Count);
+    rec.fact(
+        NULLS,
+        match nulls {
+            0 => "none",
+            n if n as usize == THREADS => "all",
+            _ => "some",
+        },
+    );
+    Ok(nulls)
+}
+
+pub(crate) fn input() -> Vec<f32> {
+    (0..THREADS).map(|i| (i % 1000) as f32).collect()
+}

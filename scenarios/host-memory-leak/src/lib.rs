@@ -1,0 +1,126 @@
+//! `host-memory-leak`: each call leaks its host input buffer (`new` without
+//! `delete`; a `Vec` leaked) and its pinned staging buffer
+//! (`cudaMallocHost` without `cudaFreeHost`). The process's resident memory
+//! grows by about one call's buffers per call; the device's free memory does
+//! not move.
+
+use casebook_kernels::{cpp, run_cpp};
+use casebook_model::device::{self, measure_bytes};
+use casebook_model::{
+    Binding, Claim, ClaimVerdict, Outcome, Recorder, Requirement, Scenario, Symptom, Unit, Variant,
+};
+use cudarc::driver::CudaContext;
+
+mod broken;
+mod fixed;
+
+pub const CALLS: usize = 64;
+/// Each call's host input: the article's 1M floats.
+pub const FLOATS: usize = 1 << 20;
+pub const TOLERANCE: usize = 64 << 20;
+
+pub(crate) const BACK: &str = "host memory returns to its baseline";
+pub(crate) const DEVICE_MOVED: &str = "device free memory changes with the host leak";
+pub(crate) const PER_CALL: &str = "resident memory lost per call";
+
+pub fn scenario() -> Scenario {
+    Scenario {
+        slug: "host-memory-leak",
+        title: "Host memory grows with every call (new without delete, cudaMallocHost without cudaFreeHost)",
+        cause: "Host buffers and pinned staging buffers that are never freed grow the process's \
+                resident memory call after call; they do not touch the device's free memory.",
+        requires: &[Requirement::Gpu, Requirement::ExclusiveGpu],
+        claims: CLAIMS,
+        variants: vec![
+            Variant::broken(
+                "broken",
+                Binding::Cudarc,
+                Symptom::check_failed(BACK),
+                broken::run,
+            ),
+            Variant::fixed("fixed", Binding::Cudarc, fixed::run),
+            Variant::broken(
+                "broken-cpp",
+                Binding::CudaRuntimeCpp,
+                Symptom::check_failed(BACK),
+                |rec| Ok(run_cpp(rec, cpp::casebook_host_memory_leak_broken_cpp)?),
+            ),
+            Variant::fixed("fixed-cpp", Binding::CudaRuntimeCpp, |rec| {
+                Ok(run_cpp(rec, cpp::casebook_host_memory_leak_fixed_cpp)?)
+            }),
+        ],
+    }
+}
+
+const CLAIMS: &[Claim] = &[Claim {
+    id: "003-host-leak-influences-cuda-allocation",
+    seed: "003_a513a38b5daed103.txt",
+    quote: "However, the crucial `delete[] h_data;` is omitted, which can lead to increasing host memory \
+            consumption, impacting overall system memory pressure and ultimately influencing CUDA's memory \
+            allocation capabilities.",
+    judged_by: "broken-cpp",
+    // Host memory does grow; the device's free memory is what CUDA
+    // allocates from, and it does not move.
+    judge: |o: &Outcome| match (
+        o.check(BACK),
+        o.fact(DEVICE_MOVED).and_then(|v| v.as_bool()),
+    ) {
+        (Some(false), Some(false)) => ClaimVerdict::Partly,
+        (Some(false), Some(true)) => ClaimVerdict::Confirmed,
+        (Some(true), _) => ClaimVerdict::Refuted,
+        _ => ClaimVerdict::Undecided,
+    },
+}];
+
+/// The process's resident memory in bytes, from /proc/self/statm.
+pub fn resident_bytes() -> usize {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let pages: usize = statm
+        .split_whitespace()
+        .nth(1)
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(0);
+    // SAFETY: sysconf has no preconditions.
+    pages * unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize
+}
+
+/// Runs CALLS calls and measures host and device memory around them.
+pub(crate) fn drive(
+    rec: &mut Recorder,
+    call: fn(&mut Recorder, &std::sync::Arc<CudaContext>) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let ctx = device::context(rec)?;
+    call(rec, &ctx)?; // one warm-up call, so the baseline includes the runtime's own buffers
+    let host_before = resident_bytes();
+    let device_before = device::free_bytes(rec, &ctx)?;
+    for i in 0..CALLS {
+        rec.iteration("model call", |rec| call(rec, &ctx))?;
+        rec.point("resident_bytes", (i + 1) as f64, resident_bytes() as f64);
+    }
+    let host_after = resident_bytes();
+    let device_after = device::free_bytes(rec, &ctx)?;
+    measure_bytes(rec, "resident_before", host_before);
+    measure_bytes(rec, "resident_after", host_after);
+    measure_bytes(rec, "device_free_before", device_before);
+    measure_bytes(rec, "device_free_after", device_after);
+    let grown = host_after.saturating_sub(host_before);
+    let per_call = grown as f64 / CALLS as f64;
+    rec.measure("resident_growth_per_call", per_call, Unit::Bytes);
+    let one_call = (2 * FLOATS * 4) as f64; // the host buffer and the pinned one
+    rec.fact(
+        PER_CALL,
+        if grown < TOLERANCE {
+            "nothing"
+        } else if (per_call - one_call).abs() < one_call / 4.0 {
+            "about one call's host and pinned buffers"
+        } else {
+            "something other than one call's buffers"
+        },
+    );
+    rec.fact(
+        DEVICE_MOVED,
+        device_before.abs_diff(device_after) > TOLERANCE,
+    );
+    rec.check(BACK, grown < TOLERANCE);
+    Ok(())
+}

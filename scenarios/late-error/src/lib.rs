@@ -1,0 +1,138 @@
+//! `late-error`: a kernel faults, but its launch returned success. The
+//! program goes on, and the error surfaces in whichever later call first
+//! waits for the GPU: an innocent copy takes the blame. Checking right after
+//! the launch (a synchronise in debug builds) names the real culprit.
+//!
+//! Deterministic by construction: the kernel faults 50 ms after it starts,
+//! so the calls right after the launch run before the fault.
+
+use std::sync::Arc;
+
+use casebook_kernels::fatbin;
+use casebook_model::{
+    Binding, Claim, ClaimVerdict, Expect, Outcome, Recorder, Requirement, Role, Scenario, Symptom,
+    Variant, device,
+};
+use cudarc::driver::{CudaContext, CudaFunction, DriverError, LaunchConfig, PushKernelArg};
+
+mod broken;
+mod fixed;
+mod launch_blocking;
+
+pub const SPIN_NS: u64 = 50_000_000;
+pub(crate) const AT_LAUNCH: &str = "the fault is reported at the launch that caused it";
+pub(crate) const FIRST: &str = "first call to report the fault";
+pub(crate) const LAUNCH: &str = "cuLaunchKernel spin_then_fault (the culprit)";
+pub(crate) const CHECK: &str = "cuCtxSynchronize right after the launch";
+
+pub fn scenario() -> Scenario {
+    Scenario {
+        slug: "late-error",
+        title: "CUDA error from an unrelated call (illegal address reported by a later memcpy)",
+        cause: "Kernel launches are asynchronous: a fault is reported by the first later call that \
+                waits for the GPU, not by the launch. Check right after the launch to name the culprit.",
+        requires: &[Requirement::Gpu],
+        claims: CLAIMS,
+        variants: vec![
+            Variant::broken(
+                "broken",
+                Binding::Cudarc,
+                Symptom::check_failed(AT_LAUNCH),
+                broken::run,
+            ),
+            Variant::fixed("fixed", Binding::Cudarc, fixed::run),
+            Variant::new(
+                "launch-blocking",
+                Role::Contrast,
+                Binding::Cudarc,
+                Expect::Records,
+                launch_blocking::run,
+            ),
+        ],
+    }
+}
+
+const CLAIMS: &[Claim] = &[Claim {
+    id: "000-errors-on-subsequent-calls",
+    seed: "000_1633914ffce0e075.txt",
+    quote: "Improper handling of CUDA streams, memory allocations, and kernel launches leads to seemingly \
+            inexplicable errors on subsequent calls.",
+    judged_by: "broken",
+    judge: |o: &Outcome| match (o.check(AT_LAUNCH), o.fact(FIRST).and_then(|v| v.as_str())) {
+        (Some(false), Some(_)) => ClaimVerdict::Confirmed,
+        (Some(true), _) => ClaimVerdict::Refuted,
+        _ => ClaimVerdict::Undecided,
+    },
+}];
+
+pub(crate) struct Program {
+    pub ctx: Arc<CudaContext>,
+    pub fault: CudaFunction,
+}
+
+pub(crate) fn setup(rec: &mut Recorder) -> anyhow::Result<Program> {
+    let ctx = device::context(rec)?;
+    let fault = device::kernel(rec, &ctx, fatbin::FAULT, "spin_then_fault")?;
+    Ok(Program { ctx, fault })
+}
+
+/// Records which call first reports the (provoked) fault.
+#[derive(Default)]
+pub(crate) struct Blame {
+    first: Option<String>,
+}
+
+impl Blame {
+    /// Records a call; every error here is the provoked fault, so it is
+    /// noted as provoked and judged by [`Blame::finish`] instead.
+    pub fn note<T>(
+        &mut self,
+        rec: &mut Recorder,
+        call: &str,
+        result: Result<T, DriverError>,
+    ) -> Option<T> {
+        let result = rec.tolerate(call, result);
+        if result.is_err() && self.first.is_none() {
+            self.first = Some(call.to_owned());
+        }
+        result.ok()
+    }
+
+    pub fn caught(&self) -> bool {
+        self.first.is_some()
+    }
+
+    pub fn finish(self, rec: &mut Recorder) {
+        let first = self.first.unwrap_or_else(|| "none".to_owned());
+        rec.check(AT_LAUNCH, first == LAUNCH || first == CHECK);
+        rec.fact(FIRST, first);
+    }
+}
+
+/// The faulty launch. It returns at once, and (almost always) successfully.
+pub(crate) fn launch_faulty(rec: &mut Recorder, p: &Program, blame: &mut Blame) {
+    let stream = p.ctx.default_stream();
+    let mut launch = stream.launch_builder(&p.fault);
+    launch.arg(&SPIN_NS);
+    let cfg = LaunchConfig {
+        grid_dim: (1, 1, 1),
+        block_dim: (32, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    blame.note(rec, LAUNCH, unsafe { launch.launch(cfg) });
+}
+
+/// What the program does next, none of it related to the faulty kernel.
+pub(crate) fn unrelated_work(rec: &mut Recorder, p: &Program, blame: &mut Blame) {
+    use cudarc::driver::result;
+    let data = vec![1.0f32; 1 << 18];
+    let Some(buf) = blame.note(rec, "cuMemAlloc (unrelated)", unsafe {
+        result::malloc_sync(data.len() * 4)
+    }) else {
+        return;
+    };
+    blame.note(rec, "cuMemcpyHtoD (unrelated)", unsafe {
+        result::memcpy_htod_sync(buf, &data)
+    });
+    blame.note(rec, "cuCtxSynchronize (end of step)", p.ctx.synchronize());
+}

@@ -1,0 +1,18 @@
+//! Each process plans on 90% of the free memory it saw at start, as if the
+//! GPU were its own.
+
+use casebook_harness::worker;
+use casebook_model::Recorder;
+
+// ANCHOR: plan
+fn plan(free_seen: usize) -> usize {
+    free_seen / 10 * 9 // BUG: the other process saw the same free memory
+}
+// ANCHOR_END: plan
+
+pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
+    match worker::role() {
+        Some(role) => crate::work(rec, &role, plan),
+        None => crate::parent(rec),
+    }
+}

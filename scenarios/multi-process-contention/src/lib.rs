@@ -1,0 +1,152 @@
+//! `multi-process-contention`: two processes share a GPU, and each sizes its
+//! allocation from the free memory it saw when it started, as if it had the
+//! GPU to itself. Both read the same free memory; the second to allocate
+//! fails. A shared plan (each takes its share) lets both complete.
+//!
+//! Deterministic by construction: a barrier makes both processes read the
+//! free memory before either allocates, and try before either frees.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use casebook_harness::worker;
+use casebook_model::device::{self, PAGE, measure_bytes};
+use casebook_model::{
+    Binding, Claim, ClaimVerdict, Outcome, Recorder, Requirement, Scenario, Symptom, Termination,
+    Unit, Variant,
+};
+use cudarc::driver::result;
+
+mod broken;
+mod fixed;
+
+pub const WORKERS: usize = 2;
+const BARRIER_ENV: &str = "CASEBOOK_BARRIER";
+pub(crate) const BOTH: &str = "every process completes";
+pub(crate) const ALLOCATED: &str = "its allocation succeeded";
+
+pub fn scenario() -> Scenario {
+    Scenario {
+        slug: "multi-process-contention",
+        title: "CUDA out of memory in the second process (each sized itself from the free memory it saw)",
+        cause: "Free memory is shared: two processes that each plan on what cudaMemGetInfo said at start \
+                plan on the same bytes, and the second to allocate fails. Plan a share per process.",
+        requires: &[Requirement::Gpu, Requirement::ExclusiveGpu],
+        claims: CLAIMS,
+        variants: vec![
+            Variant::broken(
+                "broken",
+                Binding::Cudarc,
+                Symptom::check_failed(BOTH),
+                broken::run,
+            ),
+            Variant::fixed("fixed", Binding::Cudarc, fixed::run),
+        ],
+    }
+}
+
+const CLAIMS: &[Claim] = &[Claim {
+    id: "001-multi-process-needs-sync",
+    seed: "001_eb72388bf55c7443.txt",
+    quote: "For multi-process scenarios, proper synchronization mechanisms using CUDA events or streams \
+            might be required to ensure that memory is released before another process attempts to \
+            allocate it.",
+    judged_by: "fixed",
+    // What made both processes fit was a memory budget per process; CUDA
+    // events and streams do not cross processes and were not needed.
+    judge: |o: &Outcome| match o.check(BOTH) {
+        Some(true) => ClaimVerdict::Refuted,
+        Some(false) => ClaimVerdict::Undecided,
+        None => ClaimVerdict::Undecided,
+    },
+}];
+
+/// The parent: starts the workers (before it touches CUDA, which it never
+/// does), waits for both, and records them in a fixed order: those whose
+/// allocation succeeded first, so which one won the race does not show.
+pub(crate) fn parent(rec: &mut Recorder) -> anyhow::Result<()> {
+    let barrier = std::env::temp_dir().join(format!("casebook-barrier-{}", std::process::id()));
+    std::fs::create_dir_all(&barrier)?;
+    let env = barrier.to_string_lossy().into_owned();
+    let mut outcomes = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..WORKERS)
+            .map(|i| {
+                let env = env.clone();
+                s.spawn(move || {
+                    worker::run(
+                        &format!("worker {i}"),
+                        Duration::from_secs(120),
+                        &[(BARRIER_ENV, &env)],
+                    )
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("worker thread"))
+            .collect::<Result<Vec<_>, _>>()
+    })?;
+    let _ = std::fs::remove_dir_all(&barrier);
+    outcomes.sort_by_key(|o: &Outcome| o.fact(ALLOCATED).and_then(|v| v.as_bool()) != Some(true));
+    let mut completed = 0;
+    for (i, o) in outcomes.iter().enumerate() {
+        worker::replay(rec, &format!("process {}", i + 1), o);
+        completed +=
+            usize::from(o.termination == Termination::Completed && o.symptoms().is_empty());
+        for (key, m) in &o.measures {
+            rec.measure(&format!("process {} {key}", i + 1), m.value, m.unit);
+        }
+    }
+    rec.measure("processes_completed", completed as f64, Unit::Count);
+    rec.check(BOTH, completed == WORKERS);
+    Ok(())
+}
+
+/// A worker: reads the free memory, waits for the other, allocates what
+/// `plan` says, waits for the other to have tried, then frees.
+pub(crate) fn work(rec: &mut Recorder, role: &str, plan: fn(usize) -> usize) -> anyhow::Result<()> {
+    let barrier = PathBuf::from(std::env::var(BARRIER_ENV)?);
+    let ctx = device::context(rec)?;
+    let total = ctx.total_mem()?;
+    let seen = device::free_bytes(rec, &ctx)?;
+    measure_bytes(rec, "free_seen_at_start", seen);
+    measure_bytes(rec, "total", total);
+    measure_bytes(rec, "used_when_started", total - seen);
+    arrive(&barrier, role, "read")?;
+    let bytes = plan(seen) / PAGE * PAGE;
+    measure_bytes(rec, "planned_bytes", bytes);
+    let buf = rec.step("cuMemAlloc (planned from free memory)", unsafe {
+        result::malloc_sync(bytes)
+    });
+    rec.fact(ALLOCATED, buf.is_ok());
+    arrive(&barrier, role, "tried")?;
+    if let Ok(buf) = buf {
+        rec.step("cuMemFree", unsafe { result::free_sync(buf) })?;
+    }
+    buf?;
+    Ok(())
+}
+
+/// Marks this worker as having reached `stage`, and waits for all of them.
+fn arrive(barrier: &Path, role: &str, stage: &str) -> anyhow::Result<()> {
+    std::fs::write(barrier.join(format!("{role}.{stage}")), b"")?;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let arrived = std::fs::read_dir(barrier)?
+            .filter_map(|e| e.ok())
+            .filter(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .ends_with(&format!(".{stage}"))
+            })
+            .count();
+        if arrived >= WORKERS {
+            return Ok(());
+        }
+        anyhow::ensure!(
+            Instant::now() < deadline,
+            "the other process never reached `{stage}`"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}

@@ -1,0 +1,24 @@
+//! The whole batch goes to the device in one allocation. It is larger than
+//! the free memory, so it fails, cleanly: a small allocation right after
+//! succeeds.
+
+use casebook_model::Recorder;
+use cudarc::driver::result;
+
+use crate::{DATA_BYTES, USABLE, setup};
+
+// ANCHOR: run
+pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
+    let s = setup(rec)?;
+    let batch = rec.step("cuMemAlloc (the whole batch)", unsafe {
+        result::malloc_sync(DATA_BYTES)
+    }); // BUG
+    let small = rec.step("cuMemAlloc (64 MiB, after)", unsafe {
+        result::malloc_sync(64 << 20)
+    });
+    rec.fact(USABLE, small.is_ok());
+    drop(s);
+    batch?;
+    Ok(())
+}
+// ANCHOR_END: run

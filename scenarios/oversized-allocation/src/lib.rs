@@ -1,0 +1,107 @@
+//! `oversized-allocation`: one allocation larger than the free memory fails
+//! with CUDA_ERROR_OUT_OF_MEMORY, whatever the batch size; the context stays
+//! usable. The fix asks how much is free and processes the data in tiles
+//! that fit, with the same result as the CPU.
+//!
+//! To make "larger than free" the same on every GPU, a ballast (the model's
+//! weights) leaves 1 GiB free; the batch is 2 GiB.
+
+use std::sync::Arc;
+
+use casebook_kernels::{cpp, fatbin, run_cpp};
+use casebook_model::device::{self, PAGE, measure_bytes};
+use casebook_model::{
+    Binding, Claim, ClaimVerdict, Outcome, Recorder, Requirement, Scenario, Symptom, Variant,
+};
+use cudarc::driver::{CudaContext, CudaFunction, CudaStream, result};
+
+mod broken;
+mod fixed;
+
+pub const DATA_BYTES: usize = 2 << 30;
+pub const LEFT_FREE: usize = 1 << 30;
+const OOM: &str = "CUDA_ERROR_OUT_OF_MEMORY";
+const OOM_CPP: &str = "cudaErrorMemoryAllocation";
+pub(crate) const USABLE: &str = "context usable after the failed allocation";
+pub(crate) const MATCHES: &str = "output matches the CPU reference";
+
+pub fn scenario() -> Scenario {
+    Scenario {
+        slug: "oversized-allocation",
+        title: "CUDA out of memory with batch size 1 (one allocation larger than the free memory)",
+        cause: "A single allocation larger than the free memory fails, however small the batch count; \
+                the failure is clean and the context stays usable. Ask cudaMemGetInfo and work in tiles.",
+        requires: &[Requirement::Gpu, Requirement::ExclusiveGpu],
+        claims: CLAIMS,
+        variants: vec![
+            Variant::broken(
+                "broken",
+                Binding::Cudarc,
+                Symptom::cuda_error(OOM),
+                broken::run,
+            ),
+            Variant::fixed("fixed", Binding::Cudarc, fixed::run),
+            Variant::as_written("as-written-cpp", Binding::CudaRuntimeCpp, |rec| {
+                Ok(run_cpp(
+                    rec,
+                    cpp::casebook_oversized_allocation_as_written_cpp,
+                )?)
+            }),
+            Variant::broken(
+                "broken-cpp",
+                Binding::CudaRuntimeCpp,
+                Symptom::cuda_error(OOM_CPP),
+                |rec| Ok(run_cpp(rec, cpp::casebook_oversized_allocation_broken_cpp)?),
+            ),
+            Variant::fixed("fixed-cpp", Binding::CudaRuntimeCpp, |rec| {
+                Ok(run_cpp(rec, cpp::casebook_oversized_allocation_fixed_cpp)?)
+            }),
+        ],
+    }
+}
+
+const CLAIMS: &[Claim] = &[Claim {
+    id: "003-huge-allocation-never-reaches-next-line",
+    seed: "003_a513a38b5daed103.txt",
+    quote: "// ... further operations that would never be reached due to insufficient memory.",
+    judged_by: "as-written-cpp",
+    // The article's 4 GiB allocation, on this GPU.
+    judge: |o: &Outcome| match o
+        .fact("the article's 4 GiB allocation succeeds")
+        .and_then(|v| v.as_bool())
+    {
+        Some(true) => ClaimVerdict::Refuted,
+        Some(false) => ClaimVerdict::Confirmed,
+        None => ClaimVerdict::Undecided,
+    },
+}];
+
+pub(crate) struct Setup {
+    pub ctx: Arc<CudaContext>,
+    pub stream: Arc<CudaStream>,
+    pub scale: CudaFunction,
+    pub input: Vec<f32>,
+}
+
+/// The model's weights take all but LEFT_FREE of the device; the batch is
+/// DATA_BYTES of floats on the host.
+pub(crate) fn setup(rec: &mut Recorder) -> anyhow::Result<Setup> {
+    let ctx = device::context(rec)?;
+    let scale = device::kernel(rec, &ctx, fatbin::SCALE, "scale")?;
+    let free = device::free_bytes(rec, &ctx)?;
+    let ballast = (free - LEFT_FREE) / PAGE * PAGE;
+    let _weights = rec.step("cuMemAlloc (the model's weights)", unsafe {
+        result::malloc_sync(ballast)
+    })?;
+    let left = device::free_bytes(rec, &ctx)?;
+    measure_bytes(rec, "free_for_the_batch", left);
+    rec.fact("free memory left for the batch", "1 GiB");
+    rec.fact("batch size", "2 GiB");
+    let input = (0..DATA_BYTES / 4).map(|i| (i % 4096) as f32).collect();
+    Ok(Setup {
+        stream: ctx.default_stream(),
+        ctx,
+        scale,
+        input,
+    })
+}

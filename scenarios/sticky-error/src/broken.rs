@@ -1,0 +1,44 @@
+//! After the first call faults, the process carries on in the same context,
+//! and then tries the article's remedy: a device reset (cudaDeviceReset is
+//! cuDevicePrimaryCtxReset on the primary context).
+
+use casebook_kernels::fatbin;
+use casebook_model::{Recorder, device};
+use cudarc::driver::{result, sys};
+
+use crate::{AFTER_RESET, SECOND, faulting_call, name, unrelated_call};
+
+// ANCHOR: run
+pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
+    let ctx = device::context(rec)?;
+    let fault = device::kernel(rec, &ctx, fatbin::FAULT, "spin_then_fault")?;
+    faulting_call(rec, &ctx, &fault);
+    // BUG: the process goes on with the context the fault corrupted.
+    let second = unrelated_call(rec, "second call");
+    rec.fact(SECOND, name(&second));
+    let third = unrelated_call(rec, "third call");
+    rec.fact("third call returns", name(&third));
+
+    let dev = ctx.cu_device();
+    let reset = rec.step(
+        "cuDevicePrimaryCtxReset",
+        unsafe { sys::cuDevicePrimaryCtxReset_v2(dev) }.result(),
+    );
+    rec.fact("reset returns", name(&reset));
+    let after = (|| {
+        let fresh = rec.step("after reset: cuDevicePrimaryCtxRetain", unsafe {
+            result::primary_ctx::retain(dev)
+        })?;
+        rec.step("after reset: cuCtxSetCurrent", unsafe {
+            result::ctx::set_current(fresh)
+        })?;
+        unrelated_call(rec, "after reset")
+    })();
+    rec.fact(AFTER_RESET, after.is_ok());
+    // The context these hold was reset under them; let the process end
+    // without running their destructors against it.
+    std::mem::forget(fault);
+    std::mem::forget(ctx);
+    Ok(())
+}
+// ANCHOR_END: run

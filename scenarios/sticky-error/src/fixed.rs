@@ -1,0 +1,34 @@
+//! The risky call runs in a child process. Its fault corrupts the child's
+//! context and dies with it; the parent, which started the child before it
+//! touched CUDA itself, goes on with a clean context.
+
+use std::time::Duration;
+
+use casebook_harness::worker;
+use casebook_kernels::fatbin;
+use casebook_model::{Recorder, device};
+
+use crate::{SECOND, faulting_call, name, unrelated_call};
+
+const RISKY: &str = "risky call";
+
+// ANCHOR: run
+pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
+    if worker::role().as_deref() == Some(RISKY) {
+        let ctx = device::context(rec)?;
+        let fault = device::kernel(rec, &ctx, fatbin::FAULT, "spin_then_fault")?;
+        faulting_call(rec, &ctx, &fault);
+        return Ok(());
+    }
+    // FIX: the call that may fault gets a process of its own.
+    let risky = worker::run(RISKY, Duration::from_secs(60), &[])?;
+    worker::replay(rec, "child process: first call", &risky);
+
+    let _ctx = device::context(rec)?;
+    let second = unrelated_call(rec, "second call");
+    rec.fact(SECOND, name(&second));
+    let third = unrelated_call(rec, "third call");
+    rec.fact("third call returns", name(&third));
+    Ok(())
+}
+// ANCHOR_END: run

@@ -1,0 +1,114 @@
+//! `sticky-error`: a kernel faults (an illegal address) in a first "model
+//! call". Every later call in that process fails too, with the same error,
+//! whatever it does; resetting the device does not bring the process back.
+//! What recovers is running the risky call in a child process.
+
+use std::sync::Arc;
+
+use casebook_kernels::{cpp, run_cpp};
+use casebook_model::{
+    Binding, Claim, ClaimVerdict, Outcome, Recorder, Requirement, ResultName, Scenario, Symptom,
+    Variant,
+};
+use cudarc::driver::{CudaContext, CudaFunction, DriverError, LaunchConfig, PushKernelArg, result};
+
+mod broken;
+mod fixed;
+
+pub(crate) const FAULT: &str = "CUDA_ERROR_ILLEGAL_ADDRESS";
+pub(crate) const SECOND: &str = "second call returns";
+pub(crate) const AFTER_RESET: &str = "a call after the reset succeeds";
+
+pub fn scenario() -> Scenario {
+    Scenario {
+        slug: "sticky-error",
+        title: "CUDA error on the second call: an illegal memory access was encountered",
+        cause: "A kernel fault (illegal address, misaligned access, trap) corrupts the context: \
+                every later call in the process returns the same error, and cudaDeviceReset \
+                does not recover it. Only a new process does.",
+        requires: &[Requirement::Gpu],
+        claims: CLAIMS,
+        variants: vec![
+            Variant::broken(
+                "broken",
+                Binding::Cudarc,
+                Symptom::cuda_error(FAULT),
+                broken::run,
+            ),
+            Variant::fixed("fixed", Binding::Cudarc, fixed::run),
+            Variant::as_written("as-written-cpp", Binding::CudaRuntimeCpp, |rec| {
+                Ok(run_cpp(rec, cpp::casebook_sticky_error_as_written_cpp)?)
+            }),
+        ],
+    }
+}
+
+const CLAIMS: &[Claim] = &[
+    Claim {
+        id: "000-reset-gives-a-clean-context",
+        seed: "000_1633914ffce0e075.txt",
+        quote: "This example explicitly uses `cudaDeviceReset()` to ensure a clean context between calls.",
+        judged_by: "as-written-cpp",
+        judge: |o: &Outcome| match o.fact(AFTER_RESET).and_then(|v| v.as_bool()) {
+            Some(true) => ClaimVerdict::Confirmed,
+            Some(false) => ClaimVerdict::Refuted,
+            None => ClaimVerdict::Undecided,
+        },
+    },
+    Claim {
+        id: "000-second-call-error-from-missing-reset",
+        seed: "000_1633914ffce0e075.txt",
+        quote: "The recurring CUDA error on a second model call frequently stems from resource \
+                mismanagement, specifically the failure to properly reset the CUDA context or release \
+                allocated memory.",
+        judged_by: "broken",
+        // The second call does fail after a fault; whether a reset would
+        // have prevented it decides between "confirmed" and "partly".
+        judge: |o: &Outcome| {
+            let second_failed = o
+                .fact(SECOND)
+                .and_then(|v| v.as_str())
+                .is_some_and(|r| r != "CUDA_SUCCESS");
+            match (second_failed, o.fact(AFTER_RESET).and_then(|v| v.as_bool())) {
+                (true, Some(true)) => ClaimVerdict::Confirmed,
+                (true, Some(false)) => ClaimVerdict::Partly,
+                (false, _) => ClaimVerdict::Refuted,
+                (true, None) => ClaimVerdict::Undecided,
+            }
+        },
+    },
+];
+
+pub(crate) fn name<T>(result: &Result<T, DriverError>) -> String {
+    match result {
+        Ok(_) => DriverError::SUCCESS.to_owned(),
+        Err(e) => e.result_name(),
+    }
+}
+
+/// The first model call: its kernel writes through a null pointer. The
+/// fault is provoked, so its error is recorded as such.
+pub(crate) fn faulting_call(rec: &mut Recorder, ctx: &Arc<CudaContext>, fault: &CudaFunction) {
+    let stream = ctx.default_stream();
+    let no_wait = 0u64;
+    let mut launch = stream.launch_builder(fault);
+    launch.arg(&no_wait);
+    let _ = rec.tolerate("first call: cuLaunchKernel spin_then_fault", unsafe {
+        launch.launch(LaunchConfig {
+            grid_dim: (1, 1, 1),
+            block_dim: (32, 1, 1),
+            shared_mem_bytes: 0,
+        })
+    });
+    let _ = rec.tolerate("first call: cuCtxSynchronize", ctx.synchronize());
+}
+
+/// A call that has nothing to do with the fault: allocate and free 1 MiB.
+pub(crate) fn unrelated_call(rec: &mut Recorder, label: &str) -> Result<(), DriverError> {
+    let buf = rec.step(&format!("{label}: cuMemAlloc"), unsafe {
+        result::malloc_sync(1 << 20)
+    })?;
+    rec.step(&format!("{label}: cuMemFree"), unsafe {
+        result::free_sync(buf)
+    })
+}

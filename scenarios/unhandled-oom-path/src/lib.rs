@@ -1,0 +1,118 @@
+//! `unhandled-oom-path`: the program catches an out-of-memory error and
+//! retries with a smaller batch, but the failed attempt's partial
+//! allocations were never released, so the retries fail too. Releasing them
+//! on the error path (RAII) lets the smaller batch through.
+//!
+//! The first batch needs 1.5 times the free memory, in four layers of
+//! activations; each retry halves the batch.
+
+use casebook_model::device::{self, PAGE, measure_bytes};
+use casebook_model::{
+    Binding, Claim, ClaimVerdict, Outcome, Recorder, Requirement, Scenario, Symptom, Unit, Variant,
+};
+use cudarc::driver::{CudaStream, DriverError, sys};
+use std::sync::Arc;
+
+mod broken;
+mod fixed;
+
+pub const LAYERS: usize = 4;
+pub const FIRST_BATCH: usize = 64;
+pub const SMALLEST_BATCH: usize = 8;
+pub(crate) const RETRY_OK: &str = "a smaller batch succeeds after the out-of-memory error";
+
+pub fn scenario() -> Scenario {
+    Scenario {
+        slug: "unhandled-oom-path",
+        title: "Out of memory on every retry after catching the first out-of-memory error",
+        cause: "Catching the error does not free what the failed attempt had already allocated; \
+                unless the error path releases it (RAII), every retry runs with less memory.",
+        requires: &[Requirement::Gpu, Requirement::ExclusiveGpu],
+        claims: CLAIMS,
+        variants: vec![
+            Variant::broken(
+                "broken",
+                Binding::Cudarc,
+                Symptom::check_failed(RETRY_OK),
+                broken::run,
+            ),
+            Variant::fixed("fixed", Binding::Cudarc, fixed::run),
+        ],
+    }
+}
+
+const CLAIMS: &[Claim] = &[Claim {
+    id: "001-catching-does-not-release",
+    seed: "001_eb72388bf55c7443.txt",
+    quote: "While catching exceptions provides logging information, it doesn’t automatically release the \
+            resources causing the error.",
+    judged_by: "broken",
+    judge: |o: &Outcome| match o.check(RETRY_OK) {
+        Some(false) => ClaimVerdict::Confirmed,
+        Some(true) => ClaimVerdict::Refuted,
+        None => ClaimVerdict::Undecided,
+    },
+}];
+
+pub(crate) struct Model {
+    pub stream: Arc<CudaStream>,
+    /// Bytes of one layer's activations per sample.
+    pub unit: usize,
+}
+
+impl Model {
+    pub fn layer_bytes(&self, batch: usize) -> usize {
+        batch * self.unit
+    }
+}
+
+pub(crate) fn is_oom(e: &DriverError) -> bool {
+    e.0 == sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY
+}
+
+/// Tries the first batch, then halves it after each out-of-memory error,
+/// down to SMALLEST_BATCH.
+pub(crate) fn drive(
+    rec: &mut Recorder,
+    attempt: fn(&mut Recorder, &Model, usize) -> Result<(), DriverError>,
+) -> anyhow::Result<()> {
+    let ctx = device::context(rec)?;
+    let free = device::free_bytes(rec, &ctx)?;
+    let unit = free * 3 / 2 / (LAYERS * FIRST_BATCH) / PAGE * PAGE;
+    measure_bytes(rec, "free_before", free);
+    measure_bytes(rec, "bytes_per_sample_per_layer", unit);
+    rec.fact("first batch needs", "1.5 times the free memory");
+    let model = Model {
+        stream: ctx.default_stream(),
+        unit,
+    };
+    let mut batch = FIRST_BATCH;
+    let mut succeeded = None;
+    while batch >= SMALLEST_BATCH {
+        match rec.iteration("attempt", |rec| attempt(rec, &model, batch)) {
+            Ok(()) => {
+                succeeded = Some(batch);
+                break;
+            }
+            Err(e) if is_oom(&e) => batch /= 2, // caught: log it and retry smaller
+            Err(e) => return Err(e.into()),
+        }
+    }
+    rec.step("cuCtxSynchronize", ctx.synchronize())?;
+    let left = device::free_bytes(rec, &ctx)?;
+    measure_bytes(rec, "free_after", left);
+    rec.measure(
+        "batch_that_succeeded",
+        succeeded.unwrap_or(0) as f64,
+        Unit::Count,
+    );
+    rec.fact(
+        "batch that succeeded",
+        match succeeded {
+            Some(b) => format!("1/{} of the first", FIRST_BATCH / b),
+            None => "none".to_owned(),
+        },
+    );
+    rec.check(RETRY_OK, succeeded.is_some());
+    Ok(())
+}
