@@ -14,6 +14,7 @@ pub fn catalog() -> Vec<Scenario> {
         scenario_sticky_error::scenario(),
         scenario_late_error::scenario(),
         scenario_context_leak::scenario(),
+        scenario_library_handle_leak::scenario(),
         scenario_device_heap_exhaustion::scenario(),
         scenario_oversized_allocation::scenario(),
         scenario_host_memory_leak::scenario(),

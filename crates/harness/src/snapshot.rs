@@ -59,7 +59,11 @@ impl SnapshotView {
             .steps
             .iter()
             .map(|s| {
-                let note = if s.tolerated { " (provoked)" } else { "" };
+                let note = if s.tolerated && s.is_error() {
+                    " (provoked)"
+                } else {
+                    ""
+                };
                 format!("{} -> {}{note}", s.call, s.result)
             })
             .collect();

@@ -16,7 +16,7 @@ pub struct Step {
     pub tolerated: bool,
 }
 
-const SUCCESS_NAMES: &[&str] = &["CUDA_SUCCESS", "cudaSuccess"];
+const SUCCESS_NAMES: &[&str] = &["CUDA_SUCCESS", "cudaSuccess", "CUBLAS_STATUS_SUCCESS"];
 
 impl Step {
     pub fn is_error(&self) -> bool {

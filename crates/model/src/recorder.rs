@@ -23,6 +23,13 @@ impl ResultName for DriverError {
     }
 }
 
+impl ResultName for cudarc::cublas::result::CublasError {
+    const SUCCESS: &'static str = "CUBLAS_STATUS_SUCCESS";
+    fn result_name(&self) -> String {
+        format!("{:?}", self.0)
+    }
+}
+
 /// What a variant writes as it runs: steps, checks, facts and figures.
 ///
 /// Each record is one JSON line, written and flushed at once, so that a

@@ -5,7 +5,7 @@
 use casebook_model::{Recorder, Unit};
 use cudarc::driver::result;
 
-use crate::{MAX_CALLS, device, free_bytes, record_cost, work};
+use crate::{MAX_CALLS, STILL_FREE, device, free_bytes, record_cost, work};
 
 // ANCHOR: run
 pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
@@ -38,6 +38,18 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
     rec.measure("calls_completed", frees.len() as f64, Unit::Count);
     if let [first, second, ..] = frees[..] {
         record_cost(rec, first.saturating_sub(second), total);
+    }
+    if let (Some(_), Some(&last)) = (&failure, frees.last()) {
+        casebook_model::device::measure_bytes(rec, "free_when_it_failed", last);
+        // More than 5% of the device: the failure is not the device being full.
+        rec.fact(
+            STILL_FREE,
+            if last * 20 > total {
+                "more than 5% of the device"
+            } else {
+                "almost none"
+            },
+        );
     }
     match failure {
         Some(e) => Err(e.into()),

@@ -1,7 +1,9 @@
 //! `context-leak`: each call creates a context (`cuCtxCreate`) and never
 //! destroys it. A context holds device memory of its own (local memory for
-//! every resident thread, the printf buffer, the device heap), so after
-//! enough calls creating one, or allocating in it, fails.
+//! every resident thread, the printf buffer, the device heap) and other
+//! driver resources; after enough calls, creating one fails with
+//! CUDA_ERROR_OUT_OF_MEMORY, and the scenario records how much device memory
+//! was still free when it did.
 
 use casebook_model::device::measure_bytes;
 use casebook_model::{
@@ -16,18 +18,23 @@ mod fixed;
 pub const MAX_CALLS: usize = 2000;
 /// The fixed variants make this many calls.
 pub const FIXED_CALLS: usize = 200;
+/// Creating and destroying a context is slow (a tenth of a second or more):
+/// the fixed variant that does it makes fewer calls.
+pub const DESTROY_CALLS: usize = 20;
 pub const TOLERANCE: usize = 64 << 20;
 
 const OOM: &str = "CUDA_ERROR_OUT_OF_MEMORY";
 pub(crate) const COST: &str = "device memory per context";
+pub(crate) const STILL_FREE: &str = "device memory still free when it failed";
 
 pub fn scenario() -> Scenario {
     Scenario {
         slug: "context-leak",
         title: "CUDA out of memory after many calls that each create a context",
-        cause: "A CUDA context reserves device memory of its own; contexts created per call and never \
-                destroyed add up until the device is full. Use the primary context, or destroy what \
-                you create.",
+        cause: "A CUDA context reserves device memory and driver resources of its own; contexts \
+                created per call and never destroyed add up until cuCtxCreate fails with \
+                CUDA_ERROR_OUT_OF_MEMORY, which can happen while device memory is still free. Use the \
+                primary context, or destroy what you create.",
         requires: &[Requirement::Gpu, Requirement::ExclusiveGpu],
         claims: CLAIMS,
         variants: vec![
@@ -51,8 +58,8 @@ const CLAIMS: &[Claim] = &[
         quote: "A lingering CUDA context might hold onto memory from previous allocations, resulting in the \
                 error even if no active processes are using CUDA.",
         judged_by: "broken",
-        // Lingering contexts do exhaust memory, but within the process that
-        // made them: what they hold is their own reservation, and "no active
+        // Lingering contexts do hold memory and end in an out-of-memory
+        // error, but within the process that made them: "no active
         // processes" is not what is measured here.
         judge: |o: &Outcome| match o.shows(&Symptom::cuda_error(OOM)) {
             true => ClaimVerdict::Partly,

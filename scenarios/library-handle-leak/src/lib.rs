@@ -1,0 +1,135 @@
+//! `library-handle-leak`: each call creates a cuBLAS handle, runs a GEMM on
+//! it, and never destroys it. A handle holds device memory of its own (its
+//! workspace), so the leak grows with every call until a call fails. One
+//! handle, kept for the program's life, uses the same memory once.
+//!
+//! A ballast (the model's weights) leaves 2 GiB free, so the leak reaches
+//! the end in the same number of calls on every GPU.
+
+use casebook_model::device::{self, PAGE, measure_bytes};
+use casebook_model::{
+    Binding, Claim, ClaimVerdict, Outcome, Recorder, Requirement, Scenario, Symptom, Unit, Variant,
+};
+use cudarc::cublas::{result as blas, sys as blas_sys};
+use cudarc::driver::{CudaContext, result};
+use std::sync::Arc;
+
+mod broken;
+mod fixed;
+
+pub const LEFT_FREE: usize = 2 << 30;
+pub const MAX_CALLS: usize = 4000;
+pub const FIXED_CALLS: usize = 200;
+/// The GEMM of each call: N×N floats.
+pub const N: i32 = 256;
+pub const TOLERANCE: usize = 64 << 20;
+
+pub(crate) const EVERY_CALL: &str = "every call succeeds";
+pub(crate) const STABLE: &str = "free memory stays where the first call left it";
+
+pub fn scenario() -> Scenario {
+    Scenario {
+        slug: "library-handle-leak",
+        title: "CUDA out of memory inside cuBLAS after many calls (a handle created per call)",
+        cause: "A cuBLAS handle owns device memory (its workspace) until cublasDestroy; handles \
+                created per call and never destroyed leak it call after call. Create one handle and \
+                keep it.",
+        requires: &[Requirement::Gpu, Requirement::ExclusiveGpu],
+        claims: CLAIMS,
+        variants: vec![
+            Variant::broken(
+                "broken",
+                Binding::Cudarc,
+                Symptom::check_failed(EVERY_CALL),
+                broken::run,
+            )
+            .timeout(std::time::Duration::from_secs(240)),
+            Variant::fixed("fixed", Binding::Cudarc, fixed::run),
+        ],
+    }
+}
+
+const CLAIMS: &[Claim] = &[Claim {
+    id: "002-library-leaks-invisible-in-app",
+    seed: "002_245404227877bbf6.txt",
+    quote: "In real-world scenarios, memory leaks can easily occur within third-party libraries or even \
+            within complex CUDA applications if memory allocation and deallocation aren't carefully paired \
+            within every function.",
+    judged_by: "broken",
+    judge: |o: &Outcome| match (o.check(EVERY_CALL), o.measure("bytes_per_handle")) {
+        (Some(false), Some(b)) if b > 0.0 => ClaimVerdict::Confirmed,
+        (Some(false), _) => ClaimVerdict::Partly,
+        (Some(true), _) => ClaimVerdict::Refuted,
+        (None, _) => ClaimVerdict::Undecided,
+    },
+}];
+
+/// The GEMM's operands, and the ballast that leaves LEFT_FREE.
+pub(crate) struct Gemm {
+    pub ctx: Arc<CudaContext>,
+    pub a: u64,
+    pub b: u64,
+    pub c: u64,
+}
+
+pub(crate) fn setup(rec: &mut Recorder) -> anyhow::Result<Gemm> {
+    anyhow::ensure!(
+        unsafe { blas_sys::is_culib_present() },
+        "cuBLAS (libcublas.so) cannot be loaded: add the toolkit's lib64 to LD_LIBRARY_PATH"
+    );
+    let ctx = device::context(rec)?;
+    let bytes = (N * N) as usize * 4;
+    let (a, b, c) = unsafe {
+        let a = rec.step("cuMemAlloc", result::malloc_sync(bytes))?;
+        let b = rec.step("cuMemAlloc", result::malloc_sync(bytes))?;
+        let c = rec.step("cuMemAlloc", result::malloc_sync(bytes))?;
+        rec.step("cuMemsetD8", result::memset_d8_sync(a, 0, bytes))?;
+        rec.step("cuMemsetD8", result::memset_d8_sync(b, 0, bytes))?;
+        (a, b, c)
+    };
+    let free = device::free_bytes(rec, &ctx)?;
+    let ballast = (free - LEFT_FREE) / PAGE * PAGE;
+    let _weights = rec.step("cuMemAlloc (the model's weights)", unsafe {
+        result::malloc_sync(ballast)
+    })?;
+    rec.fact("free memory left for the calls", "2 GiB");
+    Ok(Gemm { ctx, a, b, c })
+}
+
+/// One GEMM on `handle`.
+pub(crate) fn gemm(
+    rec: &mut Recorder,
+    g: &Gemm,
+    handle: blas_sys::cublasHandle_t,
+) -> Result<(), blas::CublasError> {
+    let (alpha, beta) = (1.0f32, 0.0f32);
+    let op = blas_sys::cublasOperation_t::CUBLAS_OP_N;
+    rec.step("cublasSgemm", unsafe {
+        blas::sgemm(
+            handle,
+            op,
+            op,
+            N,
+            N,
+            N,
+            &alpha,
+            g.a as *const f32,
+            N,
+            g.b as *const f32,
+            N,
+            &beta,
+            g.c as *mut f32,
+            N,
+        )
+    })
+}
+
+pub(crate) fn record_series(rec: &mut Recorder, frees: &[usize]) {
+    rec.measure("calls_completed", frees.len() as f64, Unit::Count);
+    if let [first, second, ..] = frees[..] {
+        measure_bytes(rec, "bytes_per_handle", first.saturating_sub(second));
+    }
+    for (i, free) in frees.iter().enumerate() {
+        rec.point("free_bytes", (i + 1) as f64, *free as f64);
+    }
+}
