@@ -1,6 +1,8 @@
 //! cuda-casebook: the ways CUDA programs fail, reproduced on a real GPU next
-//! to their fixes. This crate holds the catalogue; `casebook` runs it and
-//! `tests/snapshots.rs` is its regression suite.
+//! to their fixes. This crate holds the catalogue and the `casebook` command
+//! line; `tests/snapshots.rs` is the regression suite.
+
+use std::path::{Path, PathBuf};
 
 use casebook_model::Scenario;
 
@@ -21,4 +23,72 @@ pub fn catalog() -> Vec<Scenario> {
         scenario_unhandled_oom_path::scenario(),
         scenario_multi_process_contention::scenario(),
     ]
+}
+
+pub mod cli {
+    use super::PathBuf;
+    use clap::{CommandFactory, Parser, Subcommand};
+
+    #[derive(Parser)]
+    #[command(
+        name = "casebook",
+        version,
+        about = "CUDA failures reproduced on a real GPU, next to their fixes"
+    )]
+    pub struct Cli {
+        #[command(subcommand)]
+        pub command: Command,
+    }
+
+    #[derive(Subcommand)]
+    pub enum Command {
+        /// Run every trial (or the filtered ones) on the GPU, each variant in its
+        /// own process; print a table, write the reports and pack new snapshots.
+        ///
+        /// Exit codes: 0 all held; 1 a trial failed; 3 no GPU or driver;
+        /// 4 a filter matched nothing; 5 snapshots are new or changed; 6 the
+        /// report could not be written.
+        RunAll {
+            /// Run only trials whose `<slug>::<variant>` contains this (repeatable).
+            #[arg(long = "filter", short = 'f', value_name = "TEXT")]
+            filters: Vec<String>,
+            /// Folder for report.json, report.md and snapshots.tar.
+            #[arg(long, value_name = "DIR", default_value = "target/casebook")]
+            out: PathBuf,
+        },
+        /// List the trials, one `<slug>::<variant>` a line, with what each expects.
+        List,
+        /// Print the environment fingerprint (GPU, driver, CUDA, toolkit) as JSON.
+        Env,
+        /// Generate the cookbook (docs/src, the scenarios' READMEs) from the
+        /// scenarios, their sources and docs/evidence/latest.json.
+        Docs {
+            /// Change nothing; fail (exit 7) if a committed page is stale.
+            #[arg(long)]
+            check: bool,
+        },
+    }
+
+    /// `casebook run-all --help`, as the cookbook shows it.
+    pub fn run_all_help() -> String {
+        let mut cmd = Cli::command();
+        cmd.find_subcommand_mut("run-all")
+            .map(|c| {
+                c.clone()
+                    .bin_name("casebook run-all")
+                    .render_long_help()
+                    .to_string()
+            })
+            .unwrap_or_default()
+    }
+}
+
+/// The cookbook as the code generates it now.
+pub fn book(root: &Path) -> anyhow::Result<casebook_cookbook::Book> {
+    let catalog = catalog();
+    casebook_cookbook::generate(&casebook_cookbook::Inputs {
+        catalog: &catalog,
+        root,
+        run_all_help: cli::run_all_help(),
+    })
 }

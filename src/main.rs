@@ -1,48 +1,19 @@
 //! `casebook`: runs the catalogue on the GPU of this machine.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use casebook_harness::{child, run_all, workspace};
-use clap::{Parser, Subcommand};
+use clap::Parser;
+use cuda_casebook::cli::{Cli, Command};
 
-#[derive(Parser)]
-#[command(
-    name = "casebook",
-    version,
-    about = "CUDA failures reproduced on a real GPU, next to their fixes"
-)]
-struct Cli {
-    #[command(subcommand)]
-    command: Command,
-}
-
-#[derive(Subcommand)]
-enum Command {
-    /// Run every trial (or the filtered ones) on the GPU, each variant in its
-    /// own process; print a table, write the reports and pack new snapshots.
-    ///
-    /// Exit codes: 0 all held; 1 a trial failed; 3 no GPU or driver;
-    /// 4 a filter matched nothing; 5 snapshots are new or changed; 6 the
-    /// report could not be written.
-    RunAll {
-        /// Run only trials whose `<slug>::<variant>` contains this (repeatable).
-        #[arg(long = "filter", short = 'f', value_name = "TEXT")]
-        filters: Vec<String>,
-        /// Folder for report.json, report.md and snapshots.tar.
-        #[arg(long, value_name = "DIR", default_value = "target/casebook")]
-        out: PathBuf,
-    },
-    /// List the trials, one `<slug>::<variant>` a line, with what each expects.
-    List,
-    /// Print the environment fingerprint (GPU, driver, CUDA, toolkit) as JSON.
-    Env,
-}
+/// Exit code of `casebook docs --check` when pages are stale.
+const DOCS_STALE: u8 = 7;
 
 fn main() -> ExitCode {
     let catalog = cuda_casebook::catalog();
     child::serve_if_child(&catalog);
-    workspace::pin_insta_root(&workspace::root());
+    let root = workspace::root();
+    workspace::pin_insta_root(&root);
     match Cli::parse().command {
         Command::RunAll { filters, out } => {
             workspace::quiet_insta();
@@ -66,5 +37,41 @@ fn main() -> ExitCode {
                 ExitCode::from(run_all::exit::NO_GPU)
             }
         },
+        Command::Docs { check } => docs(&root, check),
+    }
+}
+
+fn docs(root: &std::path::Path, check: bool) -> ExitCode {
+    let book = match cuda_casebook::book(root) {
+        Ok(book) => book,
+        Err(e) => {
+            eprintln!("error: cannot generate the cookbook: {e:#}");
+            return ExitCode::from(run_all::exit::IO);
+        }
+    };
+    if check {
+        let stale = book.stale(root);
+        if stale.is_empty() {
+            println!("the cookbook is up to date ({} files)", book.files.len());
+            return ExitCode::SUCCESS;
+        }
+        for path in &stale {
+            eprintln!("stale: {}", path.display());
+        }
+        eprintln!(
+            "error: {} generated file(s) are stale: run `cargo xtask docs`",
+            stale.len()
+        );
+        return ExitCode::from(DOCS_STALE);
+    }
+    match book.write(root) {
+        Ok(n) => {
+            println!("wrote {n} files of the cookbook");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: cannot write the cookbook: {e:#}");
+            ExitCode::from(run_all::exit::IO)
+        }
     }
 }

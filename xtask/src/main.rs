@@ -1,7 +1,9 @@
 //! `cargo xtask`: the project's own automation. One module per command.
 
 mod bless;
+mod book;
 mod bundle;
+mod docs;
 mod run_all;
 mod test;
 mod toolkit;
@@ -36,6 +38,12 @@ enum Command {
     /// Accept reviewed snapshots: unpack a run's snapshots.tar if given,
     /// turn every .snap.new into .snap, and commit-ready the run's report.
     Bless(bless::Args),
+    /// Regenerate the cookbook (docs/src and the scenarios' READMEs) from the
+    /// code and the latest GPU report; `--check` fails when it is stale.
+    Docs(docs::Args),
+    /// Build the cookbook with mdBook and check it in headless Chromium: pages
+    /// render, links resolve, images load, code blocks have text.
+    Book(book::Args),
     /// Find the CUDA toolkit, installing NVIDIA's PyPI wheels into
     /// target/cuda-wheels if none is found, and print where it is.
     Toolkit,
@@ -47,6 +55,8 @@ fn main() -> ExitCode {
         Command::RunAll(args) => run_all::run(args),
         Command::Bundle(args) => bundle::run(args),
         Command::Bless(args) => bless::run(args),
+        Command::Docs(args) => docs::run(args),
+        Command::Book(args) => book::run(args),
         Command::Toolkit => toolkit::ensure().map(|tk| {
             println!("{}", tk.home.display());
             ExitCode::SUCCESS

@@ -56,6 +56,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             return Ok(crate::exit_of(status));
         }
     }
+    if let Err(e) = crate::book::check_for_tests() {
+        eprintln!("error: the book check failed: {e:#}");
+        println!("{}", totals.line());
+        return Ok(ExitCode::from(1));
+    }
     // One closing line over every test binary, GPU trials ignored counted as skipped.
     println!("{}", totals.line());
     Ok(ExitCode::SUCCESS)

@@ -19,13 +19,14 @@ use crate::{REQUIRE_GPU_ENV, child, report, snapshot, trial, workspace};
 pub const NO_MATCH_EXIT: u8 = 4;
 
 /// The whole `main` of a suite binary.
-pub fn main(catalog: Vec<Scenario>) -> ExitCode {
+pub fn main(catalog: Vec<Scenario>, extra: Vec<Trial>) -> ExitCode {
     child::serve_if_child(&catalog);
     let root = workspace::root();
     workspace::pin_insta_root(&root);
     let args = Arguments::from_args();
     let catalog = Arc::new(catalog);
     let mut trials = catalog_checks(&catalog, &root);
+    trials.extend(extra);
     trials.extend(variant_trials(&catalog, &root));
     if let Some(filter) = &args.filter {
         if trials.iter().all(|t| args.is_filtered_out(t)) {

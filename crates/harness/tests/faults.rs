@@ -65,6 +65,7 @@ fn catalog() -> Vec<Scenario> {
         slug: "faults",
         title: "the harness survives its variants",
         cause: "test-only variants that misbehave on purpose",
+        symptoms: &[],
         requires: &[],
         claims: &[],
         variants: vec![

@@ -14,6 +14,9 @@ pub struct Scenario {
     pub title: &'static str,
     /// The real cause, in one sentence.
     pub cause: &'static str,
+    /// The headings of the cookbook's index by symptom this scenario is
+    /// listed under: "out of memory", "wrong results, no error", …
+    pub symptoms: &'static [&'static str],
     /// What every variant of this scenario needs to run.
     pub requires: &'static [Requirement],
     /// The seed claims this scenario tests.

@@ -40,6 +40,7 @@ pub fn scenario() -> Scenario {
         title: "Wrong values after cudaFreeAsync (a block is reused while another stream still reads it)",
         cause: "cudaFreeAsync orders the free on its own stream only; the pool may hand the block to \
                 that stream's next allocation at once, while work on other streams still uses it.",
+        symptoms: &["wrong results, no error"],
         requires: &[Requirement::Gpu],
         claims: CLAIMS,
         variants: vec![

@@ -35,6 +35,7 @@ pub fn scenario() -> Scenario {
                 created per call and never destroyed add up until cuCtxCreate fails with \
                 CUDA_ERROR_OUT_OF_MEMORY, which can happen while device memory is still free. Use the \
                 primary context, or destroy what you create.",
+        symptoms: &["out of memory", "out of memory though memory is free"],
         requires: &[Requirement::Gpu, Requirement::ExclusiveGpu],
         claims: CLAIMS,
         variants: vec![

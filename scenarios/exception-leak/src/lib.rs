@@ -52,6 +52,7 @@ pub fn scenario() -> Scenario {
         title: "GPU memory shrinks after every error (an exception or early return skips cudaFree)",
         cause: "An error path between cudaMalloc and cudaFree leaves the allocation behind; \
                 only an owner that frees on every path (RAII) closes it.",
+        symptoms: &["memory that keeps shrinking"],
         requires: &[Requirement::Gpu, Requirement::ExclusiveGpu],
         claims: CLAIMS,
         variants: vec![

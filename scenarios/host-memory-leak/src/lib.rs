@@ -29,6 +29,7 @@ pub fn scenario() -> Scenario {
         title: "Host memory grows with every call (new without delete, cudaMallocHost without cudaFreeHost)",
         cause: "Host buffers and pinned staging buffers that are never freed grow the process's \
                 resident memory call after call; they do not touch the device's free memory.",
+        symptoms: &["memory that keeps shrinking"],
         requires: &[Requirement::Gpu, Requirement::ExclusiveGpu],
         claims: CLAIMS,
         variants: vec![

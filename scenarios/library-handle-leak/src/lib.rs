@@ -34,6 +34,7 @@ pub fn scenario() -> Scenario {
         cause: "A cuBLAS handle owns device memory (its workspace) until cublasDestroy; handles \
                 created per call and never destroyed leak it call after call. Create one handle and \
                 keep it.",
+        symptoms: &["out of memory", "memory that keeps shrinking"],
         requires: &[Requirement::Gpu, Requirement::ExclusiveGpu],
         claims: CLAIMS,
         variants: vec![

@@ -35,6 +35,7 @@ pub fn scenario() -> Scenario {
         title: "CUDA out of memory after many calls (each call leaks its buffer)",
         cause: "Device memory stays allocated until it is freed or the process ends; a call that \
                 forgets cuMemFree leaks its whole buffer, and the leaks add up to the free memory.",
+        symptoms: &["out of memory", "memory that keeps shrinking"],
         requires: &[Requirement::Gpu, Requirement::ExclusiveGpu],
         claims: CLAIMS,
         variants: vec![

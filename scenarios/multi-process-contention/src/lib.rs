@@ -31,6 +31,7 @@ pub fn scenario() -> Scenario {
         title: "CUDA out of memory in the second process (each sized itself from the free memory it saw)",
         cause: "Free memory is shared: two processes that each plan on what cudaMemGetInfo said at start \
                 plan on the same bytes, and the second to allocate fails. Plan a share per process.",
+        symptoms: &["out of memory", "out of memory though memory is free"],
         requires: &[Requirement::Gpu, Requirement::ExclusiveGpu],
         claims: CLAIMS,
         variants: vec![

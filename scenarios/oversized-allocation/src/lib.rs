@@ -31,6 +31,7 @@ pub fn scenario() -> Scenario {
         title: "CUDA out of memory with batch size 1 (one allocation larger than the free memory)",
         cause: "A single allocation larger than the free memory fails, however small the batch count; \
                 the failure is clean and the context stays usable. Ask cudaMemGetInfo and work in tiles.",
+        symptoms: &["out of memory", "out of memory with batch size 1"],
         requires: &[Requirement::Gpu, Requirement::ExclusiveGpu],
         claims: CLAIMS,
         variants: vec![

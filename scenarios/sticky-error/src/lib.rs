@@ -26,6 +26,10 @@ pub fn scenario() -> Scenario {
         cause: "A kernel fault (illegal address, misaligned access, trap) corrupts the context: \
                 every later call in the process returns the same error, and cudaDeviceReset \
                 does not recover it. Only a new process does.",
+        symptoms: &[
+            "an error on the second call",
+            "an illegal memory access was encountered",
+        ],
         requires: &[Requirement::Gpu],
         claims: CLAIMS,
         variants: vec![

@@ -27,6 +27,7 @@ pub fn scenario() -> Scenario {
         title: "Out of memory on every retry after catching the first out-of-memory error",
         cause: "Catching the error does not free what the failed attempt had already allocated; \
                 unless the error path releases it (RAII), every retry runs with less memory.",
+        symptoms: &["out of memory", "out of memory with batch size 1"],
         requires: &[Requirement::Gpu, Requirement::ExclusiveGpu],
         claims: CLAIMS,
         variants: vec![

@@ -38,6 +38,7 @@ pub fn scenario() -> Scenario {
         title: "Wrong or stale results, no CUDA error (host reads before the stream is synchronised)",
         cause: "Kernels and cuMemcpyAsync return before the work is done; the host must wait for the \
                 stream (or an event) before it reads what they write.",
+        symptoms: &["wrong results, no error"],
         requires: &[Requirement::Gpu],
         claims: CLAIMS,
         variants: vec![

@@ -1,0 +1,135 @@
+//! The front matter: contents, introduction, index by symptom, claims, running.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use casebook_harness::judge::Verdict;
+use casebook_harness::report::Report;
+use casebook_model::Scenario;
+
+use crate::page::{results, symptom_line, symptom_names, verdict_words};
+
+pub fn summary(catalog: &[Scenario]) -> String {
+    let mut md = String::from(
+        "# Summary\n\n[Introduction](introduction.md)\n\n- [Index by symptom](symptoms.md)\n- [Claims of the articles](claims.md)\n- [How to run it](running.md)\n\n# Scenarios\n\n",
+    );
+    for s in catalog {
+        let _ = writeln!(md, "- [{}](scenarios/{}.md)", s.slug, s.slug);
+    }
+    md
+}
+
+pub fn introduction(catalog: &[Scenario], report: Option<&Report>) -> String {
+    let mut md = String::from(
+        "# cuda-casebook\n\nThe ways CUDA programs fail, reproduced on a real GPU next to their fixes. Each page \
+         takes one failure from an article, shows the broken code and the fixed code that ran, and the \
+         evidence: what each variant did on the GPU, and whether the article's claims held.\n\n",
+    );
+    match report {
+        Some(r) => {
+            let _ = writeln!(
+                md,
+                "The latest run: {} on an {}, driver {} (CUDA {}): {} of {} trials as declared.\n",
+                r.created,
+                r.environment.gpu,
+                r.environment.driver,
+                r.environment.cuda,
+                r.summary.passed,
+                r.summary.trials
+            );
+        }
+        None => md.push_str("No GPU run is recorded yet.\n\n"),
+    }
+    md.push_str("| scenario | symptom | variants | all as declared |\n|---|---|---|---|\n");
+    for s in catalog {
+        let runs: Vec<_> = results(report, s.slug).collect();
+        let state = if runs.is_empty() {
+            "not run"
+        } else if runs.len() == s.variants.len() && runs.iter().all(|r| r.verdict == Verdict::Pass)
+        {
+            "yes"
+        } else {
+            "NO"
+        };
+        let _ = writeln!(
+            md,
+            "| [{}](scenarios/{}.md) | {} | {} | {state} |",
+            s.slug,
+            s.slug,
+            s.title,
+            s.variants.len()
+        );
+    }
+    md
+}
+
+pub fn symptoms(catalog: &[Scenario], report: Option<&Report>) -> String {
+    let mut groups: BTreeMap<&str, Vec<&Scenario>> = BTreeMap::new();
+    for s in catalog {
+        for heading in s.symptoms {
+            groups.entry(heading).or_default().push(s);
+        }
+    }
+    let mut md = String::from(
+        "# Index by symptom\n\nFind what you are seeing; each entry is a page with the cause and the fix.\n\n",
+    );
+    for (heading, scenarios) in groups {
+        let _ = writeln!(md, "## {}{}\n", heading[..1].to_uppercase(), &heading[1..]);
+        for s in scenarios {
+            let _ = writeln!(
+                md,
+                "- [{}](scenarios/{}.md): {}",
+                s.title,
+                s.slug,
+                symptom_line(&symptom_names(s, report))
+            );
+        }
+        md.push('\n');
+    }
+    md
+}
+
+pub fn claims(catalog: &[Scenario], report: Option<&Report>) -> String {
+    let mut md = String::from(
+        "# Claims of the articles\n\nEvery sentence from the seed articles that a scenario tests, with the \
+         verdict its run computed.\n\n| id | seed | claim | tested by | verdict |\n|---|---|---|---|---|\n",
+    );
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for s in catalog {
+        for c in s.claims {
+            let verdict = results(report, s.slug)
+                .filter(|r| r.variant == c.judged_by)
+                .flat_map(|r| r.claims.iter())
+                .find(|r| r.id == c.id)
+                .map_or("not run yet", |r| verdict_words(r.verdict));
+            *counts.entry(verdict).or_default() += 1;
+            let _ = writeln!(
+                md,
+                "| `{}` | `{}` | \"{}\" | [{}](scenarios/{}.md) `{}` | **{verdict}** |",
+                c.id,
+                c.seed,
+                c.quote.replace('|', "\\|"),
+                s.slug,
+                s.slug,
+                c.judged_by
+            );
+        }
+    }
+    let totals: Vec<String> = counts.iter().map(|(k, n)| format!("{n} {k}")).collect();
+    let _ = writeln!(md, "\nIn all: {}.", totals.join(", "));
+    md
+}
+
+pub fn running(run_all_help: &str) -> String {
+    format!(
+        "# How to run it\n\n\
+         On a machine with an NVIDIA GPU and driver:\n\n```sh\ncargo xtask run-all\n```\n\n\
+         Anywhere (without a GPU the GPU trials are ignored, with the reason):\n\n```sh\ncargo xtask test\n```\n\n\
+         Both find a CUDA toolkit, or install NVIDIA's CUDA 13.0 compiler wheels from PyPI into \
+         `target/cuda-wheels`. On a GPU machine without Rust, build `cargo xtask bundle` here and run \
+         `target/bundle/casebook run-all` there. After reviewing the `.snap.new` files a run wrote, \
+         `cargo xtask bless` accepts them; `cargo xtask docs` regenerates this book.\n\n\
+         ## `casebook run-all --help`\n\n```text\n{}\n```\n",
+        run_all_help.trim_end()
+    )
+}

@@ -1,0 +1,142 @@
+//! The cookbook: docs/ as an mdBook, generated from the code that ran.
+//!
+//! Every page is computed from the scenario declarations, the crates' own
+//! doc comments, the variants' sources (pulled in by mdBook include anchors,
+//! so no code exists only in markdown), the snapshots and the committed
+//! report of the latest GPU run. `casebook docs` writes the pages;
+//! `casebook docs --check` (and a trial of the snapshot suite) fails when
+//! the committed ones are stale.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use casebook_harness::report::{EVIDENCE_JSON, Report};
+use casebook_model::Scenario;
+
+mod index;
+mod page;
+mod plot;
+mod source;
+
+/// The generated files, by path relative to the repository root.
+pub struct Book {
+    pub files: BTreeMap<PathBuf, String>,
+}
+
+/// Folders whose every file is generated: a file there that the generator
+/// no longer makes is stale too.
+const GENERATED_DIRS: &[&str] = &["docs/src/scenarios", "docs/src/plots"];
+
+/// What the pages are made from.
+pub struct Inputs<'a> {
+    pub catalog: &'a [Scenario],
+    pub root: &'a Path,
+    /// `casebook run-all --help`, for the page on running it.
+    pub run_all_help: String,
+}
+
+pub fn generate(inputs: &Inputs) -> anyhow::Result<Book> {
+    let report = load_report(inputs.root)?;
+    let mut files = BTreeMap::new();
+    for scenario in inputs.catalog {
+        let plots = plot::plots(scenario, report.as_ref());
+        for (name, svg) in &plots {
+            files.insert(PathBuf::from(format!("docs/src/plots/{name}")), svg.clone());
+        }
+        let names: Vec<&String> = plots.keys().collect();
+        files.insert(
+            PathBuf::from(format!("docs/src/scenarios/{}.md", scenario.slug)),
+            page::scenario_page(inputs.root, scenario, report.as_ref(), &names)?,
+        );
+        files.insert(
+            PathBuf::from(format!("scenarios/{}/README.md", scenario.slug)),
+            page::scenario_readme(inputs.root, scenario)?,
+        );
+    }
+    files.insert("docs/src/SUMMARY.md".into(), index::summary(inputs.catalog));
+    files.insert(
+        "docs/src/introduction.md".into(),
+        index::introduction(inputs.catalog, report.as_ref()),
+    );
+    files.insert(
+        "docs/src/symptoms.md".into(),
+        index::symptoms(inputs.catalog, report.as_ref()),
+    );
+    files.insert(
+        "docs/src/claims.md".into(),
+        index::claims(inputs.catalog, report.as_ref()),
+    );
+    files.insert(
+        "docs/src/running.md".into(),
+        index::running(&inputs.run_all_help),
+    );
+    Ok(Book { files })
+}
+
+fn load_report(root: &Path) -> anyhow::Result<Option<Report>> {
+    let path = root.join(EVIDENCE_JSON);
+    if !path.is_file() {
+        return Ok(None);
+    }
+    let text = std::fs::read_to_string(&path)?;
+    Ok(Some(
+        serde_json::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?,
+    ))
+}
+
+impl Book {
+    pub fn write(&self, root: &Path) -> anyhow::Result<usize> {
+        for dir in GENERATED_DIRS {
+            let _ = std::fs::remove_dir_all(root.join(dir));
+        }
+        for (path, text) in &self.files {
+            let full = root.join(path);
+            if let Some(parent) = full.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            std::fs::write(full, text)?;
+        }
+        Ok(self.files.len())
+    }
+
+    /// The files on disk that differ from what the generator makes now, or
+    /// that it no longer makes.
+    pub fn stale(&self, root: &Path) -> Vec<PathBuf> {
+        let mut stale: Vec<PathBuf> = self
+            .files
+            .iter()
+            .filter(|(path, text)| {
+                std::fs::read_to_string(root.join(path)).ok().as_deref() != Some(text.as_str())
+            })
+            .map(|(path, _)| path.clone())
+            .collect();
+        for dir in GENERATED_DIRS {
+            for entry in std::fs::read_dir(root.join(dir))
+                .into_iter()
+                .flatten()
+                .flatten()
+            {
+                let rel = PathBuf::from(dir).join(entry.file_name());
+                if !self.files.contains_key(&rel) {
+                    stale.push(rel);
+                }
+            }
+        }
+        stale
+    }
+}
+
+/// The description CUDA gives an error name, as a user sees it printed.
+pub fn error_text(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "CUDA_ERROR_OUT_OF_MEMORY" | "cudaErrorMemoryAllocation" => "out of memory",
+        "CUDA_ERROR_ILLEGAL_ADDRESS" | "cudaErrorIllegalAddress" => {
+            "an illegal memory access was encountered"
+        }
+        "cudaErrorDevicesUnavailable" | "CUDA_ERROR_DEVICE_UNAVAILABLE" => {
+            "CUDA-capable device(s) is/are busy or unavailable"
+        }
+        "CUBLAS_STATUS_ALLOC_FAILED" => "resource allocation failed",
+        _ => return None,
+    })
+}

@@ -1,0 +1,248 @@
+//! One page per scenario: symptom, claims, cause, code, evidence, detection.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use casebook_harness::report::{Report, ResultEntry};
+use casebook_model::{Binding, ClaimVerdict, Expect, Scenario, Symptom, Unit};
+
+use crate::error_text;
+use crate::source::{self, leading_comment};
+
+pub fn binding_words(binding: Binding) -> &'static str {
+    match binding {
+        Binding::Cudarc => "Rust, cudarc",
+        Binding::CudaRuntimeCpp => "C++, CUDA runtime",
+        Binding::Cust => "Rust, cust",
+        Binding::Host => "host only",
+    }
+}
+
+pub fn verdict_words(v: ClaimVerdict) -> &'static str {
+    match v {
+        ClaimVerdict::Confirmed => "confirmed",
+        ClaimVerdict::Refuted => "refuted",
+        ClaimVerdict::Partly => "partly",
+        ClaimVerdict::Undecided => "undecided",
+    }
+}
+
+pub fn results<'a>(
+    report: Option<&'a Report>,
+    slug: &'a str,
+) -> impl Iterator<Item = &'a ResultEntry> {
+    report
+        .into_iter()
+        .flat_map(|r| r.results.iter())
+        .filter(move |r| r.scenario == slug)
+}
+
+/// The error names a user of this scenario's broken code sees.
+pub fn symptom_names(scenario: &Scenario, report: Option<&Report>) -> Vec<String> {
+    let mut names = BTreeSet::new();
+    for v in &scenario.variants {
+        if let Expect::Fails(Symptom::CudaError(name)) = &v.expect {
+            names.insert(name.clone());
+        }
+    }
+    for r in results(report, scenario.slug) {
+        if r.role == casebook_model::Role::Broken {
+            for s in &r.symptoms {
+                if let Symptom::CudaError(name) = s {
+                    names.insert(name.clone());
+                }
+            }
+        }
+    }
+    names.into_iter().collect()
+}
+
+pub fn symptom_line(names: &[String]) -> String {
+    if names.is_empty() {
+        return "no error is reported: the results, or the memory, are wrong".to_owned();
+    }
+    names
+        .iter()
+        .map(|n| match error_text(n) {
+            Some(text) => format!("`{n}` (\"{text}\")"),
+            None => format!("`{n}`"),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn lib_doc(root: &Path, slug: &str) -> anyhow::Result<String> {
+    let text = std::fs::read_to_string(root.join(format!("scenarios/{slug}/src/lib.rs")))?;
+    Ok(leading_comment(&text, "//!"))
+}
+
+pub fn scenario_page(
+    root: &Path,
+    scenario: &Scenario,
+    report: Option<&Report>,
+    plots: &[&String],
+) -> anyhow::Result<String> {
+    let slug = scenario.slug;
+    let mut md = String::new();
+    let _ = writeln!(md, "# {}\n", scenario.title);
+    let _ = writeln!(
+        md,
+        "**Symptom:** {}.\n",
+        symptom_line(&symptom_names(scenario, report))
+    );
+    let _ = writeln!(md, "{}\n", lib_doc(root, slug)?);
+    let _ = writeln!(md, "**The real cause.** {}\n", scenario.cause);
+
+    md.push_str("## What the articles claimed\n\n");
+    if scenario.claims.is_empty() {
+        md.push_str("This scenario tests no sentence of the articles directly.\n\n");
+    } else {
+        md.push_str("| Claim | Seed | Verdict, measured | Decided by |\n|---|---|---|---|\n");
+        for claim in scenario.claims {
+            let verdict = results(report, slug)
+                .filter(|r| r.variant == claim.judged_by)
+                .flat_map(|r| r.claims.iter())
+                .find(|c| c.id == claim.id)
+                .map_or("not run yet", |c| verdict_words(c.verdict));
+            let _ = writeln!(
+                md,
+                "| \"{}\" | `{}` | **{verdict}** | `{}` |",
+                claim.quote.replace('|', "\\|"),
+                claim.seed,
+                claim.judged_by
+            );
+        }
+        md.push('\n');
+    }
+
+    md.push_str("## The code\n\n");
+    md.push_str("Each variant below ran as shown, in a process of its own. `broken` and `fixed` differ by the fix.\n\n");
+    let mut described = BTreeSet::new();
+    for variant in &scenario.variants {
+        let src = source::locate(root, scenario, variant)?;
+        let _ = writeln!(
+            md,
+            "### `{}` ({}): expected {}\n",
+            variant.name,
+            binding_words(variant.binding),
+            variant.expect
+        );
+        // A file shared by several variants is described once.
+        if !src.doc.is_empty() && described.insert(src.file.clone()) {
+            let _ = writeln!(md, "{}\n", src.doc);
+        }
+        let anchor = src
+            .anchor
+            .as_deref()
+            .map(|a| format!(":{a}"))
+            .unwrap_or_default();
+        let _ = writeln!(
+            md,
+            "```{}\n{{{{#include ../../../{}{anchor}}}}}\n```\n",
+            src.language, src.file
+        );
+        let _ = writeln!(md, "<small>Source: `{}`</small>\n", src.file);
+    }
+    let _ = writeln!(
+        md,
+        "<details><summary>What the variants share: <code>scenarios/{slug}/src/lib.rs</code></summary>\n\n```rust\n{{{{#include ../../../scenarios/{slug}/src/lib.rs}}}}\n```\n\n</details>\n"
+    );
+
+    md.push_str("## Evidence\n\n");
+    match report {
+        None => md.push_str(
+            "No GPU run is recorded yet: run `cargo xtask run-all` on a GPU machine.\n\n",
+        ),
+        Some(r) => {
+            let e = &r.environment;
+            let _ = writeln!(
+                md,
+                "From the run of {} on an {} (compute {}), driver {}, CUDA {}, kernels built by toolkit {}.\n",
+                r.created, e.gpu, e.compute_capability, e.driver, e.cuda, e.toolkit
+            );
+            md.push_str(
+                "| variant | expected | observed | verdict | time |\n|---|---|---|---|---|\n",
+            );
+            for res in results(report, slug) {
+                let _ = writeln!(
+                    md,
+                    "| `{}` | {} | {} | {:?} | {:.2} s |",
+                    res.variant, res.expected, res.observed, res.verdict, res.seconds
+                );
+            }
+            md.push_str(
+                "\nRaw figures (they differ between GPUs, so they are not in the snapshots):\n\n",
+            );
+            for res in results(report, slug) {
+                let figures: Vec<String> = res
+                    .outcome
+                    .measures
+                    .iter()
+                    .map(|(k, m)| format!("{k} = {}", figure(m.value, m.unit)))
+                    .collect();
+                if !figures.is_empty() {
+                    let _ = writeln!(md, "- `{}`: {}", res.variant, figures.join("; "));
+                }
+            }
+            md.push('\n');
+        }
+    }
+    for name in plots {
+        let _ = writeln!(md, "![{name}](../plots/{name})\n");
+    }
+    let _ = writeln!(
+        md,
+        "The hardware-independent outcome of each variant is snapshotted in `scenarios/{slug}/snapshots/`.\n"
+    );
+
+    md.push_str("## Detection\n\n");
+    md.push_str(
+        "Which of compute-sanitizer's tools flag this bug is not measured yet: `cargo xtask sanitize` \
+         on a GPU machine will record it here.\n\n",
+    );
+    md.push_str("## Run it\n\n");
+    let _ = writeln!(md, "```sh\ncargo xtask run-all --filter {slug}\n```");
+    Ok(md)
+}
+
+/// A raw figure in words: bytes in GiB or MiB, ratios as percentages.
+pub fn figure(value: f64, unit: Unit) -> String {
+    match unit {
+        Unit::Bytes if value.abs() >= (1u64 << 30) as f64 => {
+            format!("{:.2} GiB", value / (1u64 << 30) as f64)
+        }
+        Unit::Bytes if value.abs() >= (1u64 << 20) as f64 => {
+            format!("{:.1} MiB", value / (1u64 << 20) as f64)
+        }
+        Unit::Bytes => format!("{value} B"),
+        Unit::Count => format!("{value}"),
+        Unit::Seconds => format!("{value:.3} s"),
+        Unit::Ratio => format!("{:.1}%", value * 100.0),
+    }
+}
+
+/// The scenario folder's README: where to read it, and what is in it.
+pub fn scenario_readme(root: &Path, scenario: &Scenario) -> anyhow::Result<String> {
+    let slug = scenario.slug;
+    let mut md = String::new();
+    let _ = writeln!(md, "# {slug}: {}\n", scenario.title);
+    let _ = writeln!(md, "{}\n", lib_doc(root, slug)?);
+    let _ = writeln!(md, "**The real cause.** {}\n", scenario.cause);
+    md.push_str("| variant | code | expected |\n|---|---|---|\n");
+    for v in &scenario.variants {
+        let src = source::locate(root, scenario, v)?;
+        let at = src
+            .anchor
+            .map(|a| format!(" (anchor `{a}`)"))
+            .unwrap_or_default();
+        let _ = writeln!(md, "| `{}` | `{}`{at} | {} |", v.name, src.file, v.expect);
+    }
+    let _ = writeln!(
+        md,
+        "\nThe cookbook page, with the claims, the evidence and the plots: `docs/src/scenarios/{slug}.md`. \
+         Snapshots: `snapshots/`. Run it: `cargo xtask run-all --filter {slug}`.\n\n\
+         <!-- Generated by `cargo xtask docs` from the scenario's declaration and sources. -->"
+    );
+    Ok(md)
+}

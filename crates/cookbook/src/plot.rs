@@ -1,0 +1,99 @@
+//! SVG plots of the series the variants recorded, one per series a scenario
+//! has, a line per variant.
+
+use std::collections::BTreeMap;
+
+use casebook_harness::report::Report;
+use casebook_model::Scenario;
+use plotters::prelude::*;
+
+const COLOURS: [RGBColor; 6] = [
+    RGBColor(214, 39, 40),
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+];
+
+/// One line of a plot: the variant and its points.
+type Line<'a> = (&'a str, &'a [[f64; 2]]);
+
+/// File name to SVG text.
+pub fn plots(scenario: &Scenario, report: Option<&Report>) -> BTreeMap<String, String> {
+    let mut by_series: BTreeMap<&str, Vec<Line>> = BTreeMap::new();
+    for r in report
+        .into_iter()
+        .flat_map(|r| r.results.iter())
+        .filter(|r| r.scenario == scenario.slug)
+    {
+        for (series, points) in &r.outcome.series {
+            if points.len() >= 2 {
+                by_series
+                    .entry(series.as_str())
+                    .or_default()
+                    .push((r.variant.as_str(), points.as_slice()));
+            }
+        }
+    }
+    by_series
+        .into_iter()
+        .filter_map(|(series, lines)| {
+            let svg = draw(scenario.slug, series, &lines).ok()?;
+            Some((format!("{}-{series}.svg", scenario.slug), svg))
+        })
+        .collect()
+}
+
+fn draw(
+    slug: &str,
+    series: &str,
+    lines: &[(&str, &[[f64; 2]])],
+) -> Result<String, Box<dyn std::error::Error>> {
+    let gib = series.ends_with("bytes");
+    let scale = if gib { (1u64 << 30) as f64 } else { 1.0 };
+    let xs = lines.iter().flat_map(|(_, p)| p.iter().map(|q| q[0]));
+    let ys = lines
+        .iter()
+        .flat_map(|(_, p)| p.iter().map(|q| q[1] / scale));
+    let x_max = xs.fold(1.0f64, f64::max);
+    let y_max = ys.fold(0.0f64, f64::max) * 1.1 + f64::EPSILON;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (720, 400)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(
+                format!("{slug}: {}", series.replace('_', " ")),
+                ("sans-serif", 18),
+            )
+            .margin(12)
+            .x_label_area_size(36)
+            .y_label_area_size(64)
+            .build_cartesian_2d(0.0..x_max * 1.02, 0.0..y_max)?;
+        chart
+            .configure_mesh()
+            .x_desc("call")
+            .y_desc(if gib { "GiB" } else { "" })
+            .draw()?;
+        for (i, (variant, points)) in lines.iter().enumerate() {
+            let colour = COLOURS[i % COLOURS.len()];
+            chart
+                .draw_series(LineSeries::new(
+                    points.iter().map(|p| (p[0], p[1] / scale)),
+                    colour.stroke_width(2),
+                ))?
+                .label(*variant)
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 18, y)], colour.stroke_width(2))
+                });
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.9))
+            .border_style(BLACK)
+            .draw()?;
+        root.present()?;
+    }
+    Ok(svg)
+}

@@ -1,0 +1,227 @@
+//! `cargo xtask book`: build the cookbook with mdBook and read it in a real
+//! headless browser: every page renders, every internal link resolves, every
+//! image loads, no code block is empty. Keeps a screenshot of one page.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+use anyhow::{Context, bail};
+
+/// mdBook, pinned; installed into target/tools from crates.io when missing.
+const MDBOOK_VERSION: &str = "0.4.52";
+/// The page whose screenshot is kept.
+const SCREENSHOT_PAGE: &str = "scenarios/missing-free.html";
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Only build the book; do not open it in a browser.
+    #[arg(long)]
+    no_browser: bool,
+}
+
+/// The book step of `cargo xtask test`: the browser check runs where a
+/// browser is installed; without one it is skipped with the reason, except
+/// under CI, where it is required.
+pub fn check_for_tests() -> anyhow::Result<()> {
+    eprintln!("== book: mdbook build and browser check");
+    let no_browser = find_browser().is_none();
+    if no_browser {
+        if std::env::var_os("CI").is_some() {
+            bail!("CI is set and no chromium is installed (apt-get install chromium)");
+        }
+        eprintln!("book: the browser check is skipped: no chromium (apt-get install chromium)");
+    }
+    run(Args { no_browser }).map(|_| ())
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let root = crate::root();
+    let mdbook = ensure_mdbook(&root)?;
+    let built = Command::new(&mdbook)
+        .arg("build")
+        .arg(root.join("docs"))
+        .output()?;
+    if !built.status.success() {
+        eprintln!("{}", String::from_utf8_lossy(&built.stderr));
+        bail!("mdbook build failed");
+    }
+    let book = root.join("docs/book");
+    let pages = chapter_pages(&root)?;
+    let mut problems = check_links(&book)?;
+    if !args.no_browser {
+        let browser = find_browser().context(
+            "no chromium found: install Debian's `chromium` (apt-get install chromium), or pass --no-browser",
+        )?;
+        let profile = tempfile_dir()?;
+        for page in &pages {
+            problems.extend(check_page(&browser, &profile, &book, page)?);
+        }
+        let shots = root.join("target/book-check");
+        std::fs::create_dir_all(&shots)?;
+        let shot = shots.join("missing-free.png");
+        let status = browser_cmd(&browser, &profile)
+            .arg(format!("--screenshot={}", shot.display()))
+            .arg("--window-size=1280,1600")
+            .arg(file_url(&book.join(SCREENSHOT_PAGE)))
+            .status()?;
+        if !status.success() || !shot.is_file() {
+            problems.push(format!("no screenshot of {SCREENSHOT_PAGE}"));
+        } else {
+            println!("screenshot: {}", shot.display());
+        }
+        let _ = std::fs::remove_dir_all(&profile);
+    }
+    if problems.is_empty() {
+        println!(
+            "book: {} pages render, links resolve, images load, code blocks have text",
+            pages.len()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    for p in &problems {
+        eprintln!("book: {p}");
+    }
+    bail!("{} problem(s) in the built book", problems.len())
+}
+
+fn ensure_mdbook(root: &Path) -> anyhow::Result<PathBuf> {
+    let local = root.join("target/tools/bin/mdbook");
+    if local.is_file() {
+        return Ok(local);
+    }
+    eprintln!(
+        "installing mdbook {MDBOOK_VERSION} from crates.io into target/tools (first time only)"
+    );
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let status = Command::new(cargo)
+        .args(["install", "--locked", "--root"])
+        .arg(root.join("target/tools"))
+        .args(["mdbook", "--version", MDBOOK_VERSION])
+        .status()?;
+    if !status.success() || !local.is_file() {
+        bail!("could not install mdbook {MDBOOK_VERSION}");
+    }
+    Ok(local)
+}
+
+/// The HTML page of every chapter in SUMMARY.md.
+fn chapter_pages(root: &Path) -> anyhow::Result<Vec<String>> {
+    let summary = std::fs::read_to_string(root.join("docs/src/SUMMARY.md"))?;
+    Ok(summary
+        .split("](")
+        .skip(1)
+        .filter_map(|rest| rest.split(')').next())
+        .map(|md| md.trim_end_matches(".md").to_owned() + ".html")
+        .collect())
+}
+
+/// Every relative href and src in the built pages points at a file.
+fn check_links(book: &Path) -> anyhow::Result<Vec<String>> {
+    let mut problems = Vec::new();
+    let mut stack = vec![book.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir)? {
+            let path = entry?.path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            if path.extension().is_none_or(|e| e != "html") {
+                continue;
+            }
+            let html = std::fs::read_to_string(&path)?;
+            for attr in ["href=\"", "src=\""] {
+                for target in html.split(attr).skip(1).filter_map(|r| r.split('"').next()) {
+                    let target = target.split(['#', '?']).next().unwrap_or("");
+                    let external = target.contains("://")
+                        || target.starts_with("mailto:")
+                        || target.starts_with("data:");
+                    if target.is_empty() || external {
+                        continue;
+                    }
+                    if !path.parent().unwrap_or(book).join(target).exists() {
+                        problems.push(format!(
+                            "{}: broken link {target}",
+                            path.strip_prefix(book)?.display()
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    Ok(problems)
+}
+
+fn check_page(
+    browser: &Path,
+    profile: &Path,
+    book: &Path,
+    page: &str,
+) -> anyhow::Result<Vec<String>> {
+    let out = browser_cmd(browser, profile)
+        .arg("--virtual-time-budget=5000")
+        .arg("--dump-dom")
+        .arg(file_url(&book.join(page)))
+        .output()?;
+    let dom = String::from_utf8_lossy(&out.stdout);
+    let attr = |name: &str| {
+        dom.split(&format!("{name}=\""))
+            .nth(1)
+            .and_then(|r| r.split('"').next())
+            .map(str::to_owned)
+    };
+    let mut problems = Vec::new();
+    if attr("data-checked").as_deref() != Some("yes") || !dom.contains("<main>") {
+        problems.push(format!(
+            "{page}: did not render (no checked <main> in the browser's DOM)"
+        ));
+        return Ok(problems);
+    }
+    if attr("data-broken-images").as_deref() != Some("0") {
+        problems.push(format!(
+            "{page}: {} image(s) did not load",
+            attr("data-broken-images").unwrap_or_default()
+        ));
+    }
+    if attr("data-empty-code-blocks").as_deref() != Some("0") {
+        problems.push(format!(
+            "{page}: {} empty code block(s)",
+            attr("data-empty-code-blocks").unwrap_or_default()
+        ));
+    }
+    Ok(problems)
+}
+
+fn browser_cmd(browser: &Path, profile: &Path) -> Command {
+    let mut cmd = Command::new(browser);
+    cmd.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+    ])
+    .arg(format!("--user-data-dir={}", profile.display()))
+    .stderr(std::process::Stdio::null());
+    cmd
+}
+
+fn find_browser() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    ["chromium", "chromium-browser", "google-chrome"]
+        .iter()
+        .flat_map(|name| std::env::split_paths(&path).map(move |dir| dir.join(name)))
+        .find(|p| p.is_file())
+}
+
+fn tempfile_dir() -> anyhow::Result<PathBuf> {
+    let dir = std::env::temp_dir().join(format!("casebook-browser-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    Ok(dir)
+}
+
+fn file_url(path: &Path) -> String {
+    format!("file://{}", path.display())
+}
