@@ -60,6 +60,33 @@ pub mod cli {
         List,
         /// Print the environment fingerprint (GPU, driver, CUDA, toolkit) as JSON.
         Env,
+        /// Run every variant under compute-sanitizer (memcheck with leak
+        /// checking, memcheck with stream-ordered race tracking, racecheck,
+        /// synccheck, initcheck) and record the detection matrix.
+        ///
+        /// Exit codes: 0 all held; 1 a fixed variant was flagged; 3 no GPU;
+        /// 4 a filter matched nothing; 5 matrix snapshots new or changed;
+        /// 8 no compute-sanitizer.
+        Sanitize {
+            /// Run only trials whose `<slug>::<variant>` contains this (repeatable).
+            #[arg(long = "filter", short = 'f', value_name = "TEXT")]
+            filters: Vec<String>,
+            /// Folder for sanitize.json and snapshots.tar.
+            #[arg(long, value_name = "DIR", default_value = "target/casebook")]
+            out: PathBuf,
+            /// Sanitizer runs at once for scenarios that may share the GPU.
+            #[arg(long, default_value_t = 6)]
+            jobs: usize,
+            /// Run nothing: assemble the report and the matrix snapshots from
+            /// the sanitize-cells.jsonl files of earlier passes (later files
+            /// win), with the environment of a run-all report.json from the
+            /// same machine.
+            #[arg(long, value_name = "JSONL", num_args = 1.., requires = "environment")]
+            from_cells: Vec<PathBuf>,
+            /// The run-all report.json whose environment the cells share.
+            #[arg(long, value_name = "JSON")]
+            environment: Option<PathBuf>,
+        },
         /// Generate the cookbook (docs/src, the scenarios' READMEs) from the
         /// scenarios, their sources and docs/evidence/latest.json.
         Docs {

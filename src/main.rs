@@ -38,6 +38,22 @@ fn main() -> ExitCode {
             }
         },
         Command::Docs { check } => docs(&root, check),
+        Command::Sanitize {
+            filters,
+            out,
+            jobs,
+            from_cells,
+            environment,
+        } => {
+            workspace::quiet_insta();
+            let options = casebook_harness::sanitize::Options { filters, out, jobs };
+            match environment {
+                Some(env) => {
+                    casebook_harness::sanitize::assemble(&catalog, &options, &from_cells, &env)
+                }
+                None => casebook_harness::sanitize::run(&catalog, &options),
+            }
+        }
     }
 }
 

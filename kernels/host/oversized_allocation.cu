@@ -33,11 +33,12 @@ static __global__ void scaleKernel(float *data, int n) {
   if (i < n) data[i] *= 2.0f;
 }
 
+static void *g_weights = nullptr;
+
 static bool weights(const casebook_recorder *r) {
   size_t free = free_bytes(r);
   size_t ballast = (free - kLeftFree) / kPage * kPage;
-  void *w;
-  if (rec(r, "cudaMalloc (the model's weights)", cudaMalloc(&w, ballast)) != cudaSuccess) return false;
+  if (rec(r, "cudaMalloc (the model's weights)", cudaMalloc(&g_weights, ballast)) != cudaSuccess) return false;
   measure(r, "free_for_the_batch", (double)free_bytes(r), Bytes);
   fact_text(r, "free memory left for the batch", "1 GiB");
   fact_text(r, "batch size", "2 GiB");
@@ -50,8 +51,10 @@ extern "C" int casebook_oversized_allocation_broken_cpp(const casebook_recorder 
   float *d_batch;
   cudaError_t err = rec(r, "cudaMalloc (the whole batch)", cudaMalloc((void **)&d_batch, kData));
   void *small;
-  fact(r, "context usable after the failed allocation",
-       rec(r, "cudaMalloc (64 MiB, after)", cudaMalloc(&small, size_t(64) << 20)) == cudaSuccess);
+  bool usable = rec(r, "cudaMalloc (64 MiB, after)", cudaMalloc(&small, size_t(64) << 20)) == cudaSuccess;
+  fact(r, "context usable after the failed allocation", usable);
+  if (usable) rec(r, "cudaFree", cudaFree(small));
+  rec(r, "cudaFree (the model's weights)", cudaFree(g_weights));
   return (int)err;
 }
 // ANCHOR_END: broken
@@ -78,6 +81,7 @@ extern "C" int casebook_oversized_allocation_fixed_cpp(const casebook_recorder *
     ++tiles;
   }
   rec(r, "cudaFree", cudaFree(d_tile));
+  rec(r, "cudaFree (the model's weights)", cudaFree(g_weights));
   measure(r, "tiles", (double)tiles, Count);
   fact(r, "tiles", tiles);
   bool right = true;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdio>
+#include <cstdlib>
 #include <cuda_runtime.h>
 
 extern "C" {
@@ -75,6 +76,14 @@ class Iteration {
  private:
   const casebook_recorder *r_;
 };
+
+// Whether the variant runs under compute-sanitizer, where heavy variants run
+// a reduced form; records that it does.
+inline bool under_sanitizer(const casebook_recorder *r) {
+  bool under = std::getenv("CASEBOOK_SANITIZER") != nullptr;
+  if (under) fact(r, "reduced for the sanitizer", true);
+  return under;
+}
 
 // Free device memory now, as cudaMemGetInfo reports it.
 inline size_t free_bytes(const casebook_recorder *r) {

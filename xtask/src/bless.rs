@@ -63,6 +63,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         if md.is_file() {
             std::fs::copy(&md, evidence.join("latest.md"))?;
         }
+        let sanitize = report.with_file_name("sanitize.json");
+        if sanitize.is_file() {
+            std::fs::copy(&sanitize, evidence.join("sanitize.json"))?;
+            println!("evidence: docs/evidence/sanitize.json");
+        }
         println!(
             "evidence: docs/evidence/latest.json from {}",
             report.display()

@@ -5,6 +5,7 @@ mod book;
 mod bundle;
 mod docs;
 mod run_all;
+mod sanitize;
 mod test;
 mod toolkit;
 
@@ -32,6 +33,9 @@ enum Command {
     /// reports; a missing GPU is a failure. A full run also refreshes
     /// docs/evidence/latest.{json,md}.
     RunAll(run_all::Args),
+    /// Build, then run every variant under compute-sanitizer's five
+    /// configurations; a full run refreshes docs/evidence/sanitize.json.
+    Sanitize(sanitize::Args),
     /// Build the release binaries into target/bundle/, for a GPU machine
     /// that has no Rust toolchain.
     Bundle(bundle::Args),
@@ -53,6 +57,7 @@ fn main() -> ExitCode {
     let result = match Cli::parse().command {
         Command::Test(args) => test::run(args),
         Command::RunAll(args) => run_all::run(args),
+        Command::Sanitize(args) => sanitize::run(args),
         Command::Bundle(args) => bundle::run(args),
         Command::Bless(args) => bless::run(args),
         Command::Docs(args) => docs::run(args),

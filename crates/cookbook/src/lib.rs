@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use casebook_harness::report::{EVIDENCE_JSON, Report};
+use casebook_harness::sanitize::SanitizeReport;
 use casebook_model::Scenario;
 
 mod index;
@@ -37,6 +38,7 @@ pub struct Inputs<'a> {
 
 pub fn generate(inputs: &Inputs) -> anyhow::Result<Book> {
     let report = load_report(inputs.root)?;
+    let sanitize = load_sanitize(inputs.root)?;
     let mut files = BTreeMap::new();
     for scenario in inputs.catalog {
         let plots = plot::plots(scenario, report.as_ref());
@@ -46,7 +48,13 @@ pub fn generate(inputs: &Inputs) -> anyhow::Result<Book> {
         let names: Vec<&String> = plots.keys().collect();
         files.insert(
             PathBuf::from(format!("docs/src/scenarios/{}.md", scenario.slug)),
-            page::scenario_page(inputs.root, scenario, report.as_ref(), &names)?,
+            page::scenario_page(
+                inputs.root,
+                scenario,
+                report.as_ref(),
+                sanitize.as_ref(),
+                &names,
+            )?,
         );
         files.insert(
             PathBuf::from(format!("scenarios/{}/README.md", scenario.slug)),
@@ -83,6 +91,20 @@ fn load_report(root: &Path) -> anyhow::Result<Option<Report>> {
         serde_json::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?,
     ))
 }
+
+fn load_sanitize(root: &Path) -> anyhow::Result<Option<SanitizeReport>> {
+    let path = root.join(SANITIZE_JSON);
+    if !path.is_file() {
+        return Ok(None);
+    }
+    let text = std::fs::read_to_string(&path)?;
+    Ok(Some(
+        serde_json::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?,
+    ))
+}
+
+/// Where the report of the newest full sanitizer pass is committed.
+pub const SANITIZE_JSON: &str = "docs/evidence/sanitize.json";
 
 impl Book {
     pub fn write(&self, root: &Path) -> anyhow::Result<usize> {

@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use casebook_harness::report::{Report, ResultEntry};
+use casebook_harness::sanitize::SanitizeReport;
 use casebook_model::{Binding, ClaimVerdict, Expect, Scenario, Symptom, Unit};
 
 use crate::error_text;
@@ -81,6 +82,7 @@ pub fn scenario_page(
     root: &Path,
     scenario: &Scenario,
     report: Option<&Report>,
+    sanitize: Option<&SanitizeReport>,
     plots: &[&String],
 ) -> anyhow::Result<String> {
     let slug = scenario.slug;
@@ -197,13 +199,64 @@ pub fn scenario_page(
     );
 
     md.push_str("## Detection\n\n");
-    md.push_str(
-        "Which of compute-sanitizer's tools flag this bug is not measured yet: `cargo xtask sanitize` \
-         on a GPU machine will record it here.\n\n",
-    );
+    detection(&mut md, scenario, sanitize);
     md.push_str("## Run it\n\n");
     let _ = writeln!(md, "```sh\ncargo xtask run-all --filter {slug}\n```");
     Ok(md)
+}
+
+fn detection(md: &mut String, scenario: &Scenario, sanitize: Option<&SanitizeReport>) {
+    let cells: Vec<_> = sanitize
+        .into_iter()
+        .flat_map(|r| r.cells.iter())
+        .filter(|c| c.scenario == scenario.slug)
+        .collect();
+    let Some(report) = sanitize.filter(|_| !cells.is_empty()) else {
+        md.push_str(
+            "Which of compute-sanitizer's tools flag this bug is not measured yet: `cargo xtask sanitize` \
+             on a GPU machine records it here.\n\n",
+        );
+        return;
+    };
+    let tools: Vec<&str> = casebook_harness::sanitize::TOOLS
+        .iter()
+        .map(|(t, _)| *t)
+        .collect();
+    let _ = writeln!(md, "{}, run of {}:\n", report.sanitizer, report.created);
+    let _ = writeln!(
+        md,
+        "| variant | {} |\n|---|{}",
+        tools.join(" | "),
+        "---|".repeat(tools.len())
+    );
+    for v in &scenario.variants {
+        let marks: Vec<String> = tools
+            .iter()
+            .map(
+                |t| match cells.iter().find(|c| c.variant == v.name && c.tool == *t) {
+                    None => "not run".to_owned(),
+                    Some(c) if c.timed_out => "timed out".to_owned(),
+                    Some(c) if !c.flagged && c.judgement.starts_with("blind") => {
+                        "**missed**".to_owned()
+                    }
+                    Some(c) if !c.flagged => "clean".to_owned(),
+                    Some(c) => format!("flagged: {}", c.kinds.join("; ")),
+                },
+            )
+            .collect();
+        let reduced = if cells.iter().any(|c| c.variant == v.name && c.reduced) {
+            " (reduced form)"
+        } else {
+            ""
+        };
+        let _ = writeln!(md, "| `{}`{reduced} | {} |", v.name, marks.join(" | "));
+    }
+    let _ = writeln!(
+        md,
+        "\n**missed** marks a broken variant that a tool does not catch: a blind spot of that tool for this bug. \
+         Run it: `cargo xtask sanitize --filter {}`.\n",
+        scenario.slug
+    );
 }
 
 /// A raw figure in words: bytes in GiB or MiB, ratios as percentages.

@@ -16,6 +16,7 @@ pub mod isolation;
 pub mod judge;
 pub mod report;
 pub mod run_all;
+pub mod sanitize;
 pub mod snapshot;
 pub mod suite;
 pub mod trial;

@@ -177,13 +177,29 @@ pub fn path(root: &Path, slug: &str, variant: &str) -> PathBuf {
 /// Asserts the snapshot with insta; panics on a mismatch, as insta does,
 /// after writing a `.snap.new` when INSTA_UPDATE allows it.
 pub fn assert(root: &Path, scenario: &Scenario, view: &SnapshotView) {
+    assert_named(root, scenario, &view.variant, view);
+}
+
+/// The same for any value, as `<slug>@<suffix>.snap` beside the scenario's
+/// other snapshots.
+fn assert_named(root: &Path, scenario: &Scenario, suffix: &str, value: &impl Serialize) {
     let mut settings = insta::Settings::clone_current();
     settings.set_snapshot_path(workspace::snapshot_dir(root, scenario.slug));
     settings.set_prepend_module_to_snapshot(false);
     settings.set_omit_expression(true);
-    settings.set_snapshot_suffix(view.variant.clone());
+    settings.set_snapshot_suffix(suffix);
     settings.set_description(scenario.title);
-    settings.bind(|| insta::assert_yaml_snapshot!(view.scenario.clone(), view));
+    settings.bind(|| insta::assert_yaml_snapshot!(scenario.slug, value));
+}
+
+/// The suffix of a scenario's detection-matrix snapshot.
+pub const MATRIX: &str = "sanitize";
+
+/// Compares a scenario's detection matrix with its snapshot, as [`compare`] does.
+pub fn compare_matrix(root: &Path, scenario: &Scenario, matrix: &impl Serialize) -> SnapshotStatus {
+    compare_with(path(root, scenario.slug, MATRIX).is_file(), || {
+        assert_named(root, scenario, MATRIX, matrix)
+    })
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
@@ -198,10 +214,15 @@ pub enum SnapshotStatus {
 
 /// [`assert`], with the mismatch as a value instead of a panic.
 pub fn compare(root: &Path, scenario: &Scenario, view: &SnapshotView) -> SnapshotStatus {
-    let existed = path(root, scenario.slug, &view.variant).is_file();
+    compare_with(path(root, scenario.slug, &view.variant).is_file(), || {
+        assert(root, scenario, view)
+    })
+}
+
+fn compare_with(existed: bool, assertion: impl FnOnce()) -> SnapshotStatus {
     let previous_hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
-    let matched = catch_unwind(AssertUnwindSafe(|| assert(root, scenario, view))).is_ok();
+    let matched = catch_unwind(AssertUnwindSafe(assertion)).is_ok();
     std::panic::set_hook(previous_hook);
     match (matched, existed) {
         (true, _) => SnapshotStatus::Matched,

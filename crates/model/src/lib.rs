@@ -16,3 +16,12 @@ pub use recorder::{CRecorder, Recorder, ResultName};
 pub use scenario::{
     Binding, Claim, ClaimVerdict, Expect, Requirement, Role, Runner, Scenario, Variant, VariantFn,
 };
+
+/// Set in a variant's process when it runs under compute-sanitizer.
+pub const SANITIZER_ENV: &str = "CASEBOOK_SANITIZER";
+
+/// Whether this variant runs under compute-sanitizer. Variants that fill the
+/// GPU or run long pick a reduced form then, and record that they did.
+pub fn under_sanitizer() -> bool {
+    std::env::var_os(SANITIZER_ENV).is_some()
+}

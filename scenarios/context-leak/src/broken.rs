@@ -5,7 +5,7 @@
 use casebook_model::{Recorder, Unit};
 use cudarc::driver::result;
 
-use crate::{MAX_CALLS, STILL_FREE, device, free_bytes, record_cost, work};
+use crate::{MAX_CALLS, STILL_FREE, calls, device, free_bytes, record_cost, work};
 
 // ANCHOR: run
 pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
@@ -15,7 +15,7 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
     })?;
     let mut frees = Vec::new();
     let mut failure = None;
-    for call in 0..MAX_CALLS {
+    for call in 0..calls(rec, MAX_CALLS) {
         let step = rec.iteration("call", |rec| {
             let _ctx = rec.step("cuCtxCreate", unsafe {
                 result::ctx::create_v4(std::ptr::null_mut(), 0, dev)

@@ -5,7 +5,7 @@
 use casebook_model::{Recorder, device as dev_helpers};
 use cudarc::driver::{result, sys};
 
-use crate::{DESTROY_CALLS, FIXED_CALLS, TOLERANCE, device, free_bytes, record_cost, work};
+use crate::{DESTROY_CALLS, FIXED_CALLS, TOLERANCE, calls, device, free_bytes, record_cost, work};
 
 // ANCHOR: primary
 pub fn primary(rec: &mut Recorder) -> anyhow::Result<()> {
@@ -44,7 +44,7 @@ pub fn destroy(rec: &mut Recorder) -> anyhow::Result<()> {
         result::ctx::create_v4(std::ptr::null_mut(), 0, dev)
     })?;
     let baseline = free_bytes(rec)?;
-    for _ in 0..DESTROY_CALLS {
+    for _ in 0..calls(rec, DESTROY_CALLS) {
         rec.iteration("call", |rec| {
             let ctx = rec.step("cuCtxCreate", unsafe {
                 result::ctx::create_v4(std::ptr::null_mut(), 0, dev)

@@ -16,6 +16,20 @@ mod fixed;
 
 /// The broken loop stops here if nothing has failed by then.
 pub const MAX_CALLS: usize = 2000;
+/// Under compute-sanitizer both loops are cut to this: a hundred contexts
+/// would take minutes there, and the matrix needs the pattern, not the end.
+pub const SANITIZER_CALLS: usize = 4;
+
+/// How many calls a loop makes: `normal`, or the reduced count under the
+/// sanitizer (and then it says so).
+pub(crate) fn calls(rec: &mut Recorder, normal: usize) -> usize {
+    if casebook_model::under_sanitizer() {
+        rec.fact(casebook_harness::sanitize::REDUCED, true);
+        SANITIZER_CALLS
+    } else {
+        normal
+    }
+}
 /// The fixed variants make this many calls.
 pub const FIXED_CALLS: usize = 200;
 /// Creating and destroying a context is slow (a tenth of a second or more):

@@ -8,7 +8,7 @@ use casebook_model::device::{self, measure_bytes};
 use casebook_model::{Recorder, Unit};
 use cudarc::driver::{PushKernelArg, sys};
 
-use crate::{FLOATS, THREADS, config, input, probe, setup};
+use crate::{FLOATS, config, input, probe, setup};
 
 /// Room for the device allocator's own bookkeeping.
 const OVERHEAD: usize = 4;
@@ -30,11 +30,11 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
             .set_limit(sys::CUlimit::CU_LIMIT_MALLOC_HEAP_SIZE, need),
     )?;
     let nulls = probe(rec, &mut k)?;
-    let host_input = input();
+    let host_input = input(k.threads);
     let input = rec.step("cuMemcpyHtoDAsync", k.stream.clone_htod(&host_input))?;
-    let mut output = rec.step("cuMemAllocAsync", k.stream.alloc_zeros::<f32>(THREADS))?;
+    let mut output = rec.step("cuMemAllocAsync", k.stream.alloc_zeros::<f32>(k.threads))?;
     rec.step("cuMemsetD8Async", k.stream.memset_zeros(&mut k.nulls))?;
-    let (n, floats) = (THREADS as i32, FLOATS as i32);
+    let (n, floats) = (k.threads as i32, FLOATS as i32);
     let mut launch = k.stream.launch_builder(&use_heap);
     launch
         .arg(&input)
@@ -43,7 +43,7 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
         .arg(&floats)
         .arg(&mut k.nulls); // FIX: checks null
     rec.step("cuLaunchKernel heap_use_checked", unsafe {
-        launch.launch(config())
+        launch.launch(config(k.threads))
     })?;
     let out = rec.step("cuMemcpyDtoH", k.stream.clone_dtoh(&output))?;
     let late_nulls = rec.step("cuMemcpyDtoH", k.stream.clone_dtoh(&k.nulls))?[0];

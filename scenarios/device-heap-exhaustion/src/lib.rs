@@ -19,6 +19,18 @@ mod fixed;
 
 /// Threads launched, each allocating FLOATS floats.
 pub const THREADS: usize = 1 << 20;
+/// The same under compute-sanitizer, where every store is checked.
+pub const SANITIZER_THREADS: usize = 1 << 16;
+
+/// How many threads to launch here, recording the reduced form if it is one.
+pub(crate) fn threads(rec: &mut Recorder) -> usize {
+    if casebook_model::under_sanitizer() {
+        rec.fact(casebook_harness::sanitize::REDUCED, true);
+        SANITIZER_THREADS
+    } else {
+        THREADS
+    }
+}
 pub const FLOATS: usize = 1024;
 
 const FAULT: &str = "CUDA_ERROR_ILLEGAL_ADDRESS";
@@ -108,6 +120,8 @@ const CLAIMS: &[Claim] = &[
 ];
 
 pub(crate) struct Kernels {
+    /// Threads per launch: THREADS, or fewer under the sanitizer.
+    pub threads: usize,
     pub ctx: Arc<CudaContext>,
     pub stream: Arc<CudaStream>,
     pub probe: CudaFunction,
@@ -125,7 +139,9 @@ pub(crate) fn setup(rec: &mut Recorder) -> anyhow::Result<Kernels> {
     )?;
     measure_bytes(rec, "heap_limit_before", heap);
     rec.fact(HEAP, format!("{} MiB", heap >> 20));
+    let threads = threads(rec);
     Ok(Kernels {
+        threads,
         ctx,
         stream,
         probe,
@@ -133,18 +149,18 @@ pub(crate) fn setup(rec: &mut Recorder) -> anyhow::Result<Kernels> {
     })
 }
 
-pub(crate) fn config() -> LaunchConfig {
-    LaunchConfig::for_num_elems(THREADS as u32)
+pub(crate) fn config(threads: usize) -> LaunchConfig {
+    LaunchConfig::for_num_elems(threads as u32)
 }
 
 /// Counts the threads whose allocation returns null; writes through none.
 pub(crate) fn probe(rec: &mut Recorder, k: &mut Kernels) -> anyhow::Result<u32> {
     rec.step("cuMemsetD8Async", k.stream.memset_zeros(&mut k.nulls))?;
-    let (n, floats) = (THREADS as i32, FLOATS as i32);
+    let (n, floats) = (k.threads as i32, FLOATS as i32);
     let mut launch = k.stream.launch_builder(&k.probe);
     launch.arg(&n).arg(&floats).arg(&mut k.nulls);
     rec.step("cuLaunchKernel heap_probe", unsafe {
-        launch.launch(config())
+        launch.launch(config(k.threads))
     })?;
     let nulls = rec.step("cuMemcpyDtoH", k.stream.clone_dtoh(&k.nulls))?[0];
     rec.measure("null_allocations", nulls as f64, Unit::Count);
@@ -152,13 +168,13 @@ pub(crate) fn probe(rec: &mut Recorder, k: &mut Kernels) -> anyhow::Result<u32> 
         NULLS,
         match nulls {
             0 => "none",
-            n if n as usize == THREADS => "all",
+            n if n as usize == k.threads => "all",
             _ => "some",
         },
     );
     Ok(nulls)
 }
 
-pub(crate) fn input() -> Vec<f32> {
-    (0..THREADS).map(|i| (i % 1000) as f32).collect()
+pub(crate) fn input(threads: usize) -> Vec<f32> {
+    (0..threads).map(|i| (i % 1000) as f32).collect()
 }

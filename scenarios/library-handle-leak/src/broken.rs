@@ -29,6 +29,7 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
         }
     }
     record_series(rec, &frees);
+    g.release(rec)?;
     rec.check(EVERY_CALL, failed.is_none());
     Ok(())
 }

@@ -21,6 +21,7 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
     }
     rec.step("cublasDestroy", unsafe { blas::destroy_handle(handle) })?;
     record_series(rec, &frees);
+    g.release(rec)?;
     let spread = frees.iter().max().unwrap_or(&0) - frees.iter().min().unwrap_or(&0);
     rec.check(STABLE, spread < TOLERANCE);
     rec.check(EVERY_CALL, frees.len() == FIXED_CALLS);

@@ -71,6 +71,18 @@ pub(crate) struct Gemm {
     pub a: u64,
     pub b: u64,
     pub c: u64,
+    pub weights: u64,
+}
+
+impl Gemm {
+    /// Frees the operands and the weights: the program ends with nothing of
+    /// its own allocated, so whatever is left is the handles'.
+    pub fn release(&self, rec: &mut Recorder) -> anyhow::Result<()> {
+        for ptr in [self.a, self.b, self.c, self.weights] {
+            rec.step("cuMemFree", unsafe { result::free_sync(ptr) })?;
+        }
+        Ok(())
+    }
 }
 
 pub(crate) fn setup(rec: &mut Recorder) -> anyhow::Result<Gemm> {
@@ -90,11 +102,17 @@ pub(crate) fn setup(rec: &mut Recorder) -> anyhow::Result<Gemm> {
     };
     let free = device::free_bytes(rec, &ctx)?;
     let ballast = (free - LEFT_FREE) / PAGE * PAGE;
-    let _weights = rec.step("cuMemAlloc (the model's weights)", unsafe {
+    let weights = rec.step("cuMemAlloc (the model's weights)", unsafe {
         result::malloc_sync(ballast)
     })?;
     rec.fact("free memory left for the calls", "2 GiB");
-    Ok(Gemm { ctx, a, b, c })
+    Ok(Gemm {
+        ctx,
+        a,
+        b,
+        c,
+        weights,
+    })
 }
 
 /// One GEMM on `handle`.

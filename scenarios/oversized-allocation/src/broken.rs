@@ -17,7 +17,10 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
         result::malloc_sync(64 << 20)
     });
     rec.fact(USABLE, small.is_ok());
-    drop(s);
+    if let Ok(small) = small {
+        rec.step("cuMemFree", unsafe { result::free_sync(small) })?;
+    }
+    s.release(rec)?;
     batch?;
     Ok(())
 }

@@ -40,6 +40,9 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
     rec.fact("tiles", tiles);
     let right = s.input.iter().zip(&output).all(|(x, y)| *y == 2.0 * x);
     rec.check(MATCHES, right);
+    drop(buf);
+    rec.step("cuStreamSynchronize", s.stream.synchronize())?;
+    s.release(rec)?;
     Ok(())
 }
 // ANCHOR_END: run

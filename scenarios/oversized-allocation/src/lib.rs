@@ -78,6 +78,7 @@ const CLAIMS: &[Claim] = &[Claim {
 }];
 
 pub(crate) struct Setup {
+    pub weights: cudarc::driver::sys::CUdeviceptr,
     pub ctx: Arc<CudaContext>,
     pub stream: Arc<CudaStream>,
     pub scale: CudaFunction,
@@ -91,7 +92,7 @@ pub(crate) fn setup(rec: &mut Recorder) -> anyhow::Result<Setup> {
     let scale = device::kernel(rec, &ctx, fatbin::SCALE, "scale")?;
     let free = device::free_bytes(rec, &ctx)?;
     let ballast = (free - LEFT_FREE) / PAGE * PAGE;
-    let _weights = rec.step("cuMemAlloc (the model's weights)", unsafe {
+    let weights = rec.step("cuMemAlloc (the model's weights)", unsafe {
         result::malloc_sync(ballast)
     })?;
     let left = device::free_bytes(rec, &ctx)?;
@@ -100,9 +101,20 @@ pub(crate) fn setup(rec: &mut Recorder) -> anyhow::Result<Setup> {
     rec.fact("batch size", "2 GiB");
     let input = (0..DATA_BYTES / 4).map(|i| (i % 4096) as f32).collect();
     Ok(Setup {
+        weights,
         stream: ctx.default_stream(),
         ctx,
         scale,
         input,
     })
+}
+
+impl Setup {
+    /// Frees the model's weights: the program ends with nothing allocated.
+    pub fn release(self, rec: &mut Recorder) -> anyhow::Result<()> {
+        rec.step("cuMemFree (the model's weights)", unsafe {
+            result::free_sync(self.weights)
+        })?;
+        Ok(())
+    }
 }

@@ -1,0 +1,570 @@
+//! `casebook sanitize`: every variant under NVIDIA's compute-sanitizer, in
+//! five configurations, recorded as a detection matrix.
+//!
+//! A tool flags a variant when compute-sanitizer exits with the error exit
+//! code given to it (its default is 0, so without one nothing is ever
+//! flagged). The kinds of error and the leaked bytes are read from its log.
+//! A fixed variant must be clean under every tool, except for the errors it
+//! provokes on purpose (its own outcome shows them); a broken variant that a
+//! tool misses is a blind spot, and the matrix records it as such.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use casebook_model::{Expect, Role, SANITIZER_ENV, Scenario, Variant};
+use serde::{Deserialize, Serialize};
+
+use crate::environment::{self, Environment};
+use crate::isolation::{self, ChildCommand};
+
+/// How long one variant may run under one tool.
+const TIME_LIMIT: Duration = Duration::from_secs(90);
+
+/// compute-sanitizer's exit code when it found errors.
+const ERROR_EXIT: i32 = 86;
+/// Exit code of `casebook sanitize` with no compute-sanitizer on the machine.
+pub const NO_SANITIZER: u8 = 8;
+
+/// The five configurations.
+pub const TOOLS: &[(&str, &[&str])] = &[
+    (
+        "memcheck-leaks",
+        &["--tool", "memcheck", "--leak-check", "full"],
+    ),
+    (
+        "memcheck-stream-races",
+        &["--tool", "memcheck", "--track-stream-ordered-races", "all"],
+    ),
+    ("racecheck", &["--tool", "racecheck"]),
+    ("synccheck", &["--tool", "synccheck"]),
+    ("initcheck", &["--tool", "initcheck"]),
+];
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Cell {
+    pub scenario: String,
+    pub variant: String,
+    pub tool: String,
+    pub flagged: bool,
+    /// The tool did not finish within its time limit and was killed.
+    pub timed_out: bool,
+    /// The kinds of error reported, with numbers and addresses taken out.
+    pub kinds: Vec<String>,
+    pub leaked_bytes: Option<u64>,
+    /// The variant ran in its reduced form.
+    pub reduced: bool,
+    /// The variant's own outcome shows errors it provokes on purpose.
+    pub provokes: bool,
+    /// What this cell is, judged: "clean", "flagged", "blind spot", "FAIL: …".
+    pub judgement: String,
+    pub passed: bool,
+    pub seconds: f64,
+    pub exit_code: Option<i32>,
+    pub log_tail: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SanitizeReport {
+    pub created: String,
+    pub environment: Environment,
+    pub sanitizer: String,
+    pub wall_seconds: f64,
+    pub cells: Vec<Cell>,
+}
+
+pub struct Options {
+    pub filters: Vec<String>,
+    pub out: PathBuf,
+    pub jobs: usize,
+}
+
+fn find_sanitizer() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|d| d.join("compute-sanitizer"))
+        .chain(["/usr/local/cuda/bin/compute-sanitizer".into()])
+        .find(|p| p.is_file())
+}
+
+pub fn run(catalog: &[Scenario], options: &Options) -> ExitCode {
+    let Some(sanitizer) = find_sanitizer() else {
+        eprintln!("error: compute-sanitizer not found on PATH or in /usr/local/cuda/bin");
+        return ExitCode::from(NO_SANITIZER);
+    };
+    let environment = match environment::detect() {
+        Ok(env) => env,
+        Err(reason) => {
+            eprintln!("error: sanitize needs a GPU: {reason}");
+            return ExitCode::from(crate::run_all::exit::NO_GPU);
+        }
+    };
+    let version = std::process::Command::new(&sanitizer)
+        .arg("--version")
+        .output()
+        .map(|o| {
+            let line = String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .last()
+                .unwrap_or("")
+                .trim()
+                .to_owned();
+            format!("compute-sanitizer {line}")
+        })
+        .unwrap_or_default();
+    let exe = match std::env::current_exe() {
+        Ok(exe) => exe,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(crate::run_all::exit::IO);
+        }
+    };
+    // (scenario, variant, tool) in the order they will be reported.
+    let mut work: Vec<(&Scenario, &Variant, usize)> = Vec::new();
+    for s in catalog {
+        for v in &s.variants {
+            let name = s.trial_name(v);
+            if options.filters.is_empty()
+                || options.filters.iter().any(|f| name.contains(f.as_str()))
+            {
+                work.extend((0..TOOLS.len()).map(|t| (s, v, t)));
+            }
+        }
+    }
+    if work.is_empty() {
+        eprintln!("error: no trial matches {:?}", options.filters);
+        return ExitCode::from(crate::run_all::exit::NO_MATCH);
+    }
+    eprintln!("{version} on {}: {} runs", environment.gpu, work.len());
+    let started = Instant::now();
+    // Exclusive scenarios run one at a time, after the others have run in parallel.
+    let (shared, exclusive): (Vec<_>, Vec<_>) =
+        work.iter().partition(|(s, _, _)| !s.is_exclusive());
+    let done = Mutex::new(Vec::new());
+    let total = work.len();
+    // Each cell is also appended here as it finishes, so an interrupted pass
+    // keeps what it measured.
+    let _ = std::fs::create_dir_all(&options.out);
+    let progress = Mutex::new(std::fs::File::create(options.out.join("sanitize-cells.jsonl")).ok());
+    let run_one = |(s, v, t): &(&Scenario, &Variant, usize)| {
+        let cell = sanitize_one(&sanitizer, &exe, s, v, *t);
+        if let Some(file) = progress.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
+            use std::io::Write as _;
+            let _ = writeln!(file, "{}", serde_json::to_string(&cell).unwrap_or_default());
+        }
+        let mut done = done.lock().unwrap_or_else(|p| p.into_inner());
+        done.push(cell.clone());
+        eprintln!(
+            "[{:>3}/{total}] {:<40} {:<22} {:<10} {:>6.1} s  {}",
+            done.len(),
+            s.trial_name(v),
+            cell.tool,
+            if cell.flagged { "flagged" } else { "clean" },
+            cell.seconds,
+            if cell.passed {
+                cell.judgement.clone()
+            } else {
+                format!("FAIL {}", cell.judgement)
+            }
+        );
+    };
+    let queue = Mutex::new(shared.into_iter());
+    std::thread::scope(|scope| {
+        for _ in 0..options.jobs.max(1) {
+            scope.spawn(|| {
+                loop {
+                    let next = queue.lock().unwrap_or_else(|p| p.into_inner()).next();
+                    match next {
+                        Some(item) => run_one(item),
+                        None => break,
+                    }
+                }
+            });
+        }
+    });
+    for item in exclusive {
+        run_one(item);
+    }
+    let mut cells = done.into_inner().unwrap_or_else(|p| p.into_inner());
+    let order = |c: &Cell| {
+        work.iter()
+            .position(|(s, v, t)| {
+                s.slug == c.scenario && v.name == c.variant && TOOLS[*t].0 == c.tool
+            })
+            .unwrap_or(usize::MAX)
+    };
+    cells.sort_by_key(order);
+    let report = SanitizeReport {
+        created: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+        environment,
+        sanitizer: version,
+        wall_seconds: started.elapsed().as_secs_f64(),
+        cells,
+    };
+    finish(catalog, &options.out, &report)
+}
+
+/// Builds the report from cells that earlier passes wrote, one JSON line
+/// each, with the environment of a run-all report from the same machine;
+/// then judges and snapshots it as a pass would. Later files win.
+pub fn assemble(
+    catalog: &[Scenario],
+    options: &Options,
+    files: &[PathBuf],
+    env_report: &Path,
+) -> ExitCode {
+    let read = || -> anyhow::Result<SanitizeReport> {
+        let report: crate::report::Report =
+            serde_json::from_str(&std::fs::read_to_string(env_report)?)?;
+        let mut cells: BTreeMap<(String, String, String), Cell> = BTreeMap::new();
+        for file in files {
+            for line in std::fs::read_to_string(file)?
+                .lines()
+                .filter(|l| !l.trim().is_empty())
+            {
+                let cell: Cell = serde_json::from_str(line)?;
+                cells.insert(
+                    (
+                        cell.scenario.clone(),
+                        cell.variant.clone(),
+                        cell.tool.clone(),
+                    ),
+                    cell,
+                );
+            }
+        }
+        let order = |c: &Cell| {
+            let s = catalog
+                .iter()
+                .position(|s| s.slug == c.scenario)
+                .unwrap_or(usize::MAX);
+            let v = catalog
+                .get(s)
+                .and_then(|s| s.variants.iter().position(|v| v.name == c.variant));
+            let t = TOOLS.iter().position(|(t, _)| *t == c.tool);
+            (s, v, t)
+        };
+        let mut cells: Vec<Cell> = cells.into_values().collect();
+        cells.sort_by_key(order);
+        Ok(SanitizeReport {
+            created: report.created,
+            environment: report.environment,
+            sanitizer: format!(
+                "compute-sanitizer, {} recorded passes assembled",
+                files.len()
+            ),
+            wall_seconds: cells.iter().map(|c| c.seconds).sum(),
+            cells,
+        })
+    };
+    match read() {
+        Ok(report) => finish(catalog, &options.out, &report),
+        Err(e) => {
+            eprintln!("error: cannot assemble the sanitizer report: {e:#}");
+            ExitCode::from(crate::run_all::exit::IO)
+        }
+    }
+}
+
+fn finish(catalog: &[Scenario], out: &Path, report: &SanitizeReport) -> ExitCode {
+    let root = crate::workspace::root();
+    let mut changed = 0;
+    for s in catalog {
+        let view = matrix_view(s, &report.cells);
+        if view.is_empty() {
+            continue;
+        }
+        if crate::snapshot::compare_matrix(&root, s, &view)
+            != crate::snapshot::SnapshotStatus::Matched
+        {
+            changed += 1;
+        }
+    }
+    let failed = report.cells.iter().filter(|c| !c.passed).count();
+    println!("{}", matrix_table(&report.cells));
+    println!(
+        "{} runs in {:.1} s; {} fixed-variant cells not clean; {changed} matrix snapshot(s) new or changed",
+        report.cells.len(),
+        report.wall_seconds,
+        failed
+    );
+    let missing = catalog
+        .iter()
+        .flat_map(|s| s.variants.iter().map(move |v| (s, v)))
+        .filter(|(s, v)| {
+            TOOLS.iter().any(|(t, _)| {
+                !report
+                    .cells
+                    .iter()
+                    .any(|c| c.scenario == s.slug && c.variant == v.name && c.tool == *t)
+            })
+        });
+    for (s, v) in missing {
+        eprintln!("not in this pass: {}", s.trial_name(v));
+    }
+    if let Err(e) = write(&root, out, report) {
+        eprintln!("error: cannot write the sanitizer report: {e}");
+        return ExitCode::from(crate::run_all::exit::IO);
+    }
+    if failed > 0 {
+        ExitCode::from(crate::run_all::exit::TRIAL_FAILED)
+    } else if changed > 0 {
+        ExitCode::from(crate::run_all::exit::SNAPSHOTS_DIFFER)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn sanitize_one(sanitizer: &Path, exe: &Path, s: &Scenario, v: &Variant, tool: usize) -> Cell {
+    let (tool_name, tool_args) = TOOLS[tool];
+    let log = tempfile::Builder::new()
+        .prefix("casebook-sanitizer-")
+        .suffix(".log")
+        .tempfile();
+    let log_path = log
+        .as_ref()
+        .map(|l| l.path().to_path_buf())
+        .unwrap_or_default();
+    let mut args: Vec<String> = tool_args.iter().map(|a| (*a).to_owned()).collect();
+    args.extend([
+        "--error-exitcode".into(),
+        ERROR_EXIT.to_string(),
+        "--print-limit".into(),
+        "20".into(),
+        "--log-file".into(),
+        log_path.display().to_string(),
+        exe.display().to_string(),
+    ]);
+    let cmd = ChildCommand {
+        program: sanitizer.to_path_buf(),
+        args,
+        target: s.trial_name(v),
+        timeout: TIME_LIMIT,
+        env: vec![(SANITIZER_ENV.to_owned(), "1".to_owned())],
+    };
+    let started = Instant::now();
+    let run = isolation::run(&cmd);
+    let seconds = started.elapsed().as_secs_f64();
+    let text = std::fs::read_to_string(&log_path).unwrap_or_default();
+    let (exit_code, outcome, timed_out) = match &run {
+        Ok(run) => (
+            run.status.and_then(|s| s.code()),
+            Some(isolation::outcome(run)),
+            run.timed_out,
+        ),
+        Err(_) => (None, None, false),
+    };
+    let flagged = exit_code == Some(ERROR_EXIT);
+    let kinds = error_kinds(&text);
+    let leaked_bytes = leaked(&text);
+    let reduced = outcome.as_ref().is_some_and(|o| o.fact(REDUCED).is_some());
+    let provokes = outcome
+        .as_ref()
+        .is_some_and(|o| o.steps.iter().any(|st| st.tolerated && st.is_error()));
+    let expects_clean =
+        matches!(v.role, Role::Fixed) || (v.role == Role::Contrast && v.expect == Expect::Clean);
+    let (judgement, passed) = match (flagged, expects_clean, v.role) {
+        (_, _, _) if run.is_err() => ("FAIL: compute-sanitizer did not start".to_owned(), false),
+        (_, true, _) if timed_out => (
+            format!(
+                "FAIL: timed out after {} s under the tool",
+                TIME_LIMIT.as_secs()
+            ),
+            false,
+        ),
+        (_, false, _) if timed_out => (
+            format!("timed out after {} s under the tool", TIME_LIMIT.as_secs()),
+            true,
+        ),
+        (false, true, _) => ("clean".to_owned(), true),
+        (true, true, _) if provokes => (
+            "flags what the variant provokes on purpose".to_owned(),
+            true,
+        ),
+        (true, true, _) => ("FAIL: a fixed variant is flagged".to_owned(), false),
+        (true, false, _) => ("caught".to_owned(), true),
+        (false, false, Role::Broken) => ("blind spot: not caught".to_owned(), true),
+        (false, false, _) => ("clean".to_owned(), true),
+    };
+    let mut tail_start = text.len().saturating_sub(4000);
+    while !text.is_char_boundary(tail_start) {
+        tail_start += 1;
+    }
+    Cell {
+        scenario: s.slug.to_owned(),
+        variant: v.name.to_owned(),
+        tool: tool_name.to_owned(),
+        flagged,
+        timed_out,
+        kinds,
+        leaked_bytes,
+        reduced,
+        provokes,
+        judgement,
+        passed,
+        seconds,
+        exit_code,
+        log_tail: text[tail_start..].to_owned(),
+    }
+}
+
+/// The fact a variant records when it runs its reduced form.
+pub const REDUCED: &str = "reduced for the sanitizer";
+
+/// The distinct kinds of error in a compute-sanitizer log: the first line
+/// of each report, with sizes, counts and addresses taken out.
+pub fn error_kinds(log: &str) -> Vec<String> {
+    let mut kinds = BTreeSet::new();
+    for line in log.lines() {
+        let Some(rest) = line.strip_prefix("========= ") else {
+            continue;
+        };
+        if rest.starts_with(' ')
+            || rest.starts_with("ERROR SUMMARY")
+            || rest.starts_with("LEAK SUMMARY")
+            || rest.starts_with("COMPUTE-SANITIZER")
+            || rest.starts_with("RACECHECK SUMMARY")
+            || rest.starts_with("Target application")
+            || rest.trim().is_empty()
+        {
+            continue;
+        }
+        let kind = if let Some(api) = rest.strip_prefix("Program hit ") {
+            format!("API error {}", api.split_whitespace().next().unwrap_or(""))
+        } else if rest.starts_with("Leaked ") {
+            "leaked allocation".to_owned()
+        } else {
+            rest.split(" at ")
+                .next()
+                .unwrap_or(rest)
+                .split_whitespace()
+                .filter(|w| {
+                    !w.starts_with("0x") && !w.chars().next().is_some_and(|c| c.is_ascii_digit())
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+                .trim_end_matches([':', '.'])
+                .to_owned()
+        };
+        if !kind.is_empty() {
+            kinds.insert(kind);
+        }
+    }
+    kinds.into_iter().collect()
+}
+
+/// The leaked bytes of a `LEAK SUMMARY: N bytes leaked in M allocations` line.
+pub fn leaked(log: &str) -> Option<u64> {
+    log.lines()
+        .find_map(|l| l.split("LEAK SUMMARY: ").nth(1))
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|n| n.replace(',', "").parse().ok())
+}
+
+/// The hardware-independent matrix of one scenario: variant → tool → what.
+pub fn matrix_view(s: &Scenario, cells: &[Cell]) -> BTreeMap<String, BTreeMap<String, String>> {
+    let mut view: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+    for c in cells.iter().filter(|c| c.scenario == s.slug) {
+        let what = if c.timed_out {
+            "timed out".to_owned()
+        } else if c.flagged {
+            format!(
+                "flagged: {}",
+                if c.kinds.is_empty() {
+                    "(no kind parsed)".to_owned()
+                } else {
+                    c.kinds.join("; ")
+                }
+            )
+        } else {
+            "clean".to_owned()
+        };
+        let reduced = if c.reduced { " (reduced form)" } else { "" };
+        view.entry(c.variant.clone()).or_default().insert(
+            c.tool.clone(),
+            format!("{what}{reduced} => {}", c.judgement),
+        );
+    }
+    view
+}
+
+fn matrix_table(cells: &[Cell]) -> String {
+    let mut table = comfy_table::Table::new();
+    table.load_preset(comfy_table::presets::UTF8_FULL_CONDENSED);
+    let mut header = vec!["scenario::variant".to_owned()];
+    header.extend(TOOLS.iter().map(|(t, _)| (*t).to_owned()));
+    table.set_header(header);
+    let mut rows: Vec<(String, Vec<String>)> = Vec::new();
+    for c in cells {
+        let key = format!("{}::{}", c.scenario, c.variant);
+        if rows.last().is_none_or(|(k, _)| *k != key) {
+            rows.push((key.clone(), vec![String::new(); TOOLS.len()]));
+        }
+        let t = TOOLS.iter().position(|(t, _)| *t == c.tool).unwrap_or(0);
+        let mark = match (c.flagged, c.passed) {
+            (_, false) => "FAIL",
+            _ if c.timed_out => "timed out",
+            (true, _) => "flagged",
+            (false, _) if c.judgement.starts_with("blind") => "missed",
+            _ => "clean",
+        };
+        rows.last_mut().expect("pushed").1[t] = mark.to_owned();
+    }
+    for (key, marks) in rows {
+        let mut row = vec![key];
+        row.extend(marks);
+        table.add_row(row);
+    }
+    table.to_string()
+}
+
+fn write(root: &Path, out: &Path, report: &SanitizeReport) -> std::io::Result<()> {
+    std::fs::create_dir_all(out)?;
+    std::fs::write(
+        out.join("sanitize.json"),
+        serde_json::to_string_pretty(report)? + "\n",
+    )?;
+    let pending = crate::run_all::pending_snapshots(root)?;
+    let tar_path = out.join("snapshots.tar");
+    if !pending.is_empty() {
+        let mut tar = tar::Builder::new(std::fs::File::create(&tar_path)?);
+        for path in &pending {
+            tar.append_path_with_name(root.join(path), path)?;
+        }
+        tar.finish()?;
+    }
+    eprintln!("report: {}", out.join("sanitize.json").display());
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LOG: &str = "========= COMPUTE-SANITIZER
+========= Invalid __global__ write of size 4 bytes
+=========     at spin_then_fault(unsigned long long)+0x70
+=========     by thread (0,0,0) in block (0,0,0)
+=========     Address 0x0 is out of bounds
+========= Program hit CUDA_ERROR_ILLEGAL_ADDRESS (error 700) due to \"an illegal memory access was encountered\" on CUDA API call to cuCtxSynchronize.
+========= Leaked 1,073,741,824 bytes at 0x7f0000000000
+========= LEAK SUMMARY: 4,294,967,296 bytes leaked in 4 allocations
+========= ERROR SUMMARY: 6 errors
+";
+
+    #[test]
+    fn kinds_and_leaks_are_read_from_the_log() {
+        assert_eq!(
+            error_kinds(LOG),
+            vec![
+                "API error CUDA_ERROR_ILLEGAL_ADDRESS",
+                "Invalid __global__ write of size bytes",
+                "leaked allocation"
+            ]
+        );
+        assert_eq!(leaked(LOG), Some(4_294_967_296));
+        assert_eq!(leaked("nothing"), None);
+    }
+}
