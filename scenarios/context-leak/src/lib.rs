@@ -47,8 +47,9 @@ pub fn scenario() -> Scenario {
         title: "CUDA out of memory after many calls that each create a context",
         cause: "A CUDA context reserves device memory and driver resources of its own; contexts \
                 created per call and never destroyed add up until cuCtxCreate fails with \
-                CUDA_ERROR_OUT_OF_MEMORY, which can happen while device memory is still free. Use the \
-                primary context, or destroy what you create.",
+                CUDA_ERROR_OUT_OF_MEMORY. Measured on an H100 and an H200, it fails at the same number \
+                of contexts with much of the memory still free: what runs out is a limit on contexts, \
+                reported as out of memory. Use the primary context, or destroy what you create.",
         symptoms: &["out of memory", "out of memory though memory is free"],
         requires: &[Requirement::Gpu, Requirement::ExclusiveGpu],
         claims: CLAIMS,
