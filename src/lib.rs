@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 
 use casebook_model::Scenario;
 
+pub mod ledger;
+
 /// Every scenario, in the order a reader meets them.
 pub fn catalog() -> Vec<Scenario> {
     vec![
@@ -115,6 +117,7 @@ pub fn book(root: &Path) -> anyhow::Result<casebook_cookbook::Book> {
     let catalog = catalog();
     casebook_cookbook::generate(&casebook_cookbook::Inputs {
         catalog: &catalog,
+        undecided: ledger::UNDECIDED,
         root,
         run_all_help: cli::run_all_help(),
     })

@@ -17,7 +17,14 @@ fn main() -> ExitCode {
     match Cli::parse().command {
         Command::RunAll { filters, out } => {
             workspace::quiet_insta();
-            run_all::run_all(&catalog, &run_all::Options { filters, out })
+            run_all::run_all(
+                &catalog,
+                &run_all::Options {
+                    filters,
+                    out,
+                    undecided: cuda_casebook::ledger::counts(),
+                },
+            )
         }
         Command::List => {
             for scenario in &catalog {

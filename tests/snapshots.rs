@@ -1,15 +1,20 @@
 //! The snapshot regression suite: every variant of every scenario, each in
 //! its own child process, judged and compared with its committed snapshot.
 //! Without a GPU the GPU trials are ignored, with the reason. Also checks
-//! that the generated cookbook is fresh.
+//! that the generated cookbook is fresh and that the claims ledger is
+//! complete, every quote found word for word in its seed article.
 
-use libtest_mimic::Trial;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use libtest_mimic::{Completion, Failed, Trial};
 
 fn main() -> std::process::ExitCode {
     let root = casebook_harness::workspace::root();
+    let docs_root = root.clone();
     let docs = Trial::test("catalog::docs-are-fresh", move || {
-        let book = cuda_casebook::book(&root).map_err(|e| format!("{e:#}"))?;
-        let stale = book.stale(&root);
+        let book = cuda_casebook::book(&docs_root).map_err(|e| format!("{e:#}"))?;
+        let stale = book.stale(&docs_root);
         if stale.is_empty() {
             return Ok(());
         }
@@ -20,5 +25,75 @@ fn main() -> std::process::ExitCode {
         )
         .into())
     });
-    casebook_harness::suite::main(cuda_casebook::catalog(), vec![docs])
+    let ledger = Trial::ignorable_test(
+        "catalog::claims-ledger-is-complete-and-verbatim",
+        move || check_ledger(&root),
+    );
+    casebook_harness::suite::main(cuda_casebook::catalog(), vec![docs, ledger])
+}
+
+/// Every claim id is unique; docs/claims.json lists exactly the declared and
+/// the undecided claims; every quote stands, word for word, in its seed.
+fn check_ledger(root: &Path) -> Result<Completion, Failed> {
+    let catalog = cuda_casebook::catalog();
+    let declared = catalog
+        .iter()
+        .flat_map(|s| s.claims.iter().map(|c| (c.id, c.seed, c.quote)));
+    let undecided = cuda_casebook::ledger::UNDECIDED
+        .iter()
+        .map(|u| (u.id, u.seed, u.quote));
+    let all: Vec<_> = declared.chain(undecided).collect();
+    let mut problems = Vec::new();
+    let mut ids = BTreeSet::new();
+    for (id, _, _) in &all {
+        if !ids.insert(*id) {
+            problems.push(format!("claim {id} is in the ledger twice"));
+        }
+    }
+    let text = std::fs::read_to_string(root.join("docs/claims.json"))
+        .map_err(|e| format!("docs/claims.json: {e}"))?;
+    let file: Vec<serde_json::Value> =
+        serde_json::from_str(&text).map_err(|e| format!("docs/claims.json: {e}"))?;
+    let in_file: BTreeSet<&str> = file.iter().filter_map(|e| e["id"].as_str()).collect();
+    for id in in_file.difference(&ids) {
+        problems.push(format!(
+            "docs/claims.json has {id}, which no scenario declares and the ledger does not list"
+        ));
+    }
+    for id in ids.difference(&in_file) {
+        problems.push(format!(
+            "{id} is declared but missing from docs/claims.json (run `cargo xtask docs`)"
+        ));
+    }
+    let Some(seeds) = seeds_dir(root) else {
+        if !problems.is_empty() {
+            return Err(problems.join("\n").into());
+        }
+        return Ok(Completion::ignored_with(
+            "the seed articles are not here (../shared/seeds or CASEBOOK_SEEDS): quotes not checked",
+        ));
+    };
+    let normal = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    for (id, seed, quote) in &all {
+        match std::fs::read_to_string(seeds.join(seed)) {
+            Err(e) => problems.push(format!("{id}: cannot read seed {seed}: {e}")),
+            Ok(article) if !normal(&article).contains(&normal(quote)) => {
+                problems.push(format!("{id}: the quote is not word for word in {seed}"))
+            }
+            Ok(_) => {}
+        }
+    }
+    if problems.is_empty() {
+        Ok(Completion::Completed)
+    } else {
+        Err(problems.join("\n").into())
+    }
+}
+
+fn seeds_dir(root: &Path) -> Option<PathBuf> {
+    std::env::var_os("CASEBOOK_SEEDS")
+        .map(PathBuf::from)
+        .into_iter()
+        .chain([root.join("../shared/seeds"), root.join("shared/seeds")])
+        .find(|d| d.is_dir())
 }

@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use casebook_harness::judge::Verdict;
 use casebook_harness::report::Report;
 use casebook_model::Scenario;
+use casebook_model::ledger::{Undecided, Why};
 
 use crate::page::{results, symptom_line, symptom_names, verdict_words};
 
@@ -89,7 +90,48 @@ pub fn symptoms(catalog: &[Scenario], report: Option<&Report>) -> String {
     md
 }
 
-pub fn claims(catalog: &[Scenario], report: Option<&Report>) -> String {
+/// The verdict the run computed for a declared claim, in words.
+fn verdict_of(report: Option<&Report>, s: &Scenario, c: &casebook_model::Claim) -> &'static str {
+    results(report, s.slug)
+        .filter(|r| r.variant == c.judged_by)
+        .flat_map(|r| r.claims.iter())
+        .find(|r| r.id == c.id)
+        .map_or("not run yet", |r| verdict_words(r.verdict))
+}
+
+/// The claims ledger as data: every claim of the seeds, decided or not.
+pub fn ledger_json(
+    catalog: &[Scenario],
+    undecided: &[Undecided],
+    report: Option<&Report>,
+) -> String {
+    let mut entries = Vec::new();
+    for s in catalog {
+        for c in s.claims {
+            entries.push(serde_json::json!({
+                "id": c.id, "seed": c.seed, "quote": c.quote, "status": "tested",
+                "scenario": s.slug, "variant": c.judged_by, "verdict": verdict_of(report, s, c),
+            }));
+        }
+    }
+    for u in undecided {
+        let (status, reason) = why_words(u.why);
+        entries.push(serde_json::json!({
+            "id": u.id, "seed": u.seed, "quote": u.quote, "status": status, "reason": reason,
+        }));
+    }
+    entries.sort_by(|a, b| a["id"].as_str().cmp(&b["id"].as_str()));
+    serde_json::to_string_pretty(&entries).unwrap_or_default() + "\n"
+}
+
+fn why_words(why: Why) -> (&'static str, &'static str) {
+    match why {
+        Why::Untestable(r) => ("untestable", r),
+        Why::NotYetTested(r) => ("not yet tested", r),
+    }
+}
+
+pub fn claims(catalog: &[Scenario], undecided: &[Undecided], report: Option<&Report>) -> String {
     let mut md = String::from(
         "# Claims of the articles\n\nEvery sentence from the seed articles that a scenario tests, with the \
          verdict its run computed.\n\n| id | seed | claim | tested by | verdict |\n|---|---|---|---|---|\n",
@@ -97,11 +139,7 @@ pub fn claims(catalog: &[Scenario], report: Option<&Report>) -> String {
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
     for s in catalog {
         for c in s.claims {
-            let verdict = results(report, s.slug)
-                .filter(|r| r.variant == c.judged_by)
-                .flat_map(|r| r.claims.iter())
-                .find(|r| r.id == c.id)
-                .map_or("not run yet", |r| verdict_words(r.verdict));
+            let verdict = verdict_of(report, s, c);
             *counts.entry(verdict).or_default() += 1;
             let _ = writeln!(
                 md,
@@ -115,8 +153,28 @@ pub fn claims(catalog: &[Scenario], report: Option<&Report>) -> String {
             );
         }
     }
+    md.push_str(
+        "\n## Claims no scenario decides\n\n| id | seed | claim | why |\n|---|---|---|---|\n",
+    );
+    for u in undecided {
+        let (status, reason) = why_words(u.why);
+        *counts.entry(status).or_default() += 1;
+        let _ = writeln!(
+            md,
+            "| `{}` | `{}` | \"{}\" | **{status}**: {} |",
+            u.id,
+            u.seed,
+            u.quote.replace('|', "\\|"),
+            reason.replace('|', "\\|")
+        );
+    }
     let totals: Vec<String> = counts.iter().map(|(k, n)| format!("{n} {k}")).collect();
-    let _ = writeln!(md, "\nIn all: {}.", totals.join(", "));
+    let _ = writeln!(
+        md,
+        "\nIn all, {} claims: {}. The same ledger as data: `docs/claims.json`.",
+        counts.values().sum::<usize>(),
+        totals.join(", ")
+    );
     md
 }
 

@@ -31,6 +31,8 @@ const GENERATED_DIRS: &[&str] = &["docs/src/scenarios", "docs/src/plots"];
 /// What the pages are made from.
 pub struct Inputs<'a> {
     pub catalog: &'a [Scenario],
+    /// The claims no scenario decides, with the reason.
+    pub undecided: &'a [casebook_model::ledger::Undecided],
     pub root: &'a Path,
     /// `casebook run-all --help`, for the page on running it.
     pub run_all_help: String,
@@ -72,7 +74,11 @@ pub fn generate(inputs: &Inputs) -> anyhow::Result<Book> {
     );
     files.insert(
         "docs/src/claims.md".into(),
-        index::claims(inputs.catalog, report.as_ref()),
+        index::claims(inputs.catalog, inputs.undecided, report.as_ref()),
+    );
+    files.insert(
+        "docs/claims.json".into(),
+        index::ledger_json(inputs.catalog, inputs.undecided, report.as_ref()),
     );
     files.insert(
         "docs/src/running.md".into(),

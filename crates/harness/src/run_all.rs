@@ -34,6 +34,8 @@ pub struct Options {
     pub filters: Vec<String>,
     /// Where `report.json`, `report.md` and `snapshots.tar` go.
     pub out: PathBuf,
+    /// The claims of the ledger that no scenario decides: (untestable, not yet tested).
+    pub undecided: (usize, usize),
 }
 
 pub fn run_all(catalog: &[Scenario], options: &Options) -> ExitCode {
@@ -117,6 +119,7 @@ pub fn run_all(catalog: &[Scenario], options: &Options) -> ExitCode {
         report.summary.snapshots_changed,
         report.wall_seconds
     );
+    println!("{}", claims_line(&report, options.undecided));
     if let Err(e) = write_outputs(&root, &options.out, &report) {
         eprintln!(
             "error: cannot write the report to {}: {e}",
@@ -174,4 +177,25 @@ pub fn pending_snapshots(root: &Path) -> std::io::Result<Vec<PathBuf>> {
     }
     found.sort();
     Ok(found)
+}
+
+/// `claims: N in the ledger: a confirmed, b refuted, c partly, …`.
+pub fn claims_line(report: &Report, (untestable, not_yet): (usize, usize)) -> String {
+    use casebook_model::ClaimVerdict::*;
+    let verdicts: Vec<_> = report
+        .results
+        .iter()
+        .flat_map(|r| r.claims.iter().map(|c| c.verdict))
+        .collect();
+    let count = |v| verdicts.iter().filter(|x| **x == v).count();
+    format!(
+        "claims: {} in the ledger: {} confirmed, {} refuted, {} partly, {} undecided by this run, {} untestable, {} not yet tested",
+        verdicts.len() + untestable + not_yet,
+        count(Confirmed),
+        count(Refuted),
+        count(Partly),
+        count(Undecided),
+        untestable,
+        not_yet
+    )
 }

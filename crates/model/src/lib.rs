@@ -7,6 +7,7 @@
 //! that outcome.
 
 pub mod device;
+pub mod ledger;
 mod outcome;
 mod recorder;
 mod scenario;

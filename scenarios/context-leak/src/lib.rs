@@ -98,6 +98,22 @@ const CLAIMS: &[Claim] = &[
             None => ClaimVerdict::Undecided,
         },
     },
+    Claim {
+        id: "001-undestroyed-contexts-fail-new-ones",
+        seed: "001_eb72388bf55c7443.txt",
+        quote: "However, if these resources are not properly released or if the context is not destroyed \
+                appropriately after the first run, subsequent attempts to initialize a new context or utilize the \
+                same resources might fail.",
+        judged_by: "broken",
+        judge: |o: &Outcome| match o.first_error() {
+            Some(step) if step.call == "cuCtxCreate" => ClaimVerdict::Confirmed,
+            Some(_) => ClaimVerdict::Partly,
+            None if o.termination == casebook_model::Termination::Completed => {
+                ClaimVerdict::Refuted
+            }
+            None => ClaimVerdict::Undecided,
+        },
+    },
 ];
 
 /// Free device memory as the current context sees it.

@@ -92,6 +92,14 @@ const CLAIMS: &[Claim] = &[
             other => other,
         },
     },
+    Claim {
+        id: "000-runtime-does-not-clean-up",
+        seed: "000_1633914ffce0e075.txt",
+        quote: "The CUDA runtime typically doesn't automatically clean up these resources after each call, \
+                necessitating explicit management within the application.",
+        judged_by: "broken-cpp",
+        judge: |o| leak_verdict(o, OOM_CPP),
+    },
 ];
 
 /// Confirmed when the leak ends in `oom` after about free/leak calls.

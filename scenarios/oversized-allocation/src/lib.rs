@@ -61,21 +61,36 @@ pub fn scenario() -> Scenario {
     }
 }
 
-const CLAIMS: &[Claim] = &[Claim {
-    id: "003-huge-allocation-never-reaches-next-line",
-    seed: "003_a513a38b5daed103.txt",
-    quote: "// ... further operations that would never be reached due to insufficient memory.",
-    judged_by: "as-written-cpp",
-    // The article's 4 GiB allocation, on this GPU.
-    judge: |o: &Outcome| match o
-        .fact("the article's 4 GiB allocation succeeds")
-        .and_then(|v| v.as_bool())
-    {
-        Some(true) => ClaimVerdict::Refuted,
-        Some(false) => ClaimVerdict::Confirmed,
-        None => ClaimVerdict::Undecided,
+const CLAIMS: &[Claim] = &[
+    Claim {
+        id: "003-huge-allocation-never-reaches-next-line",
+        seed: "003_a513a38b5daed103.txt",
+        quote: "// ... further operations that would never be reached due to insufficient memory.",
+        judged_by: "as-written-cpp",
+        // The article's 4 GiB allocation, on this GPU.
+        judge: |o: &Outcome| match o
+            .fact("the article's 4 GiB allocation succeeds")
+            .and_then(|v| v.as_bool())
+        {
+            Some(true) => ClaimVerdict::Refuted,
+            Some(false) => ClaimVerdict::Confirmed,
+            None => ClaimVerdict::Undecided,
+        },
     },
-}];
+    Claim {
+        id: "003-one-allocation-exhausts",
+        seed: "003_a513a38b5daed103.txt",
+        quote: "While the batch size is 1, the sheer size of the intended allocation can exhaust the available GPU memory.",
+        judged_by: "broken",
+        judge: |o: &Outcome| match o.shows(&Symptom::cuda_error(OOM)) {
+            true => ClaimVerdict::Confirmed,
+            false if o.termination == casebook_model::Termination::Completed => {
+                ClaimVerdict::Refuted
+            }
+            false => ClaimVerdict::Undecided,
+        },
+    },
+];
 
 pub(crate) struct Setup {
     pub weights: cudarc::driver::sys::CUdeviceptr,

@@ -81,6 +81,21 @@ const CLAIMS: &[Claim] = &[
             }
         },
     },
+    Claim {
+        id: "000-leftover-state-fails-later-calls",
+        seed: "000_1633914ffce0e075.txt",
+        quote: "If a previous call leaves behind allocated memory, improperly closed streams, or an otherwise \
+                inconsistent context, subsequent calls will fail.",
+        judged_by: "broken",
+        // A corrupted context does fail every later call; memory left
+        // behind does not (missing-free's later calls succeed until memory
+        // runs out), so the sentence holds in part.
+        judge: |o: &Outcome| match o.fact(SECOND).and_then(|v| v.as_str()) {
+            Some(r) if r != "CUDA_SUCCESS" => ClaimVerdict::Partly,
+            Some(_) => ClaimVerdict::Refuted,
+            None => ClaimVerdict::Undecided,
+        },
+    },
 ];
 
 pub(crate) fn name<T>(result: &Result<T, DriverError>) -> String {

@@ -97,6 +97,22 @@ const CLAIMS: &[Claim] = &[
             None => ClaimVerdict::Undecided,
         },
     },
+    Claim {
+        id: "000-unsynced-streams-random-errors",
+        seed: "000_1633914ffce0e075.txt",
+        quote: "Failure to synchronize streams can easily lead to seemingly random errors, especially during \
+                repeated model invocations.",
+        judged_by: "broken-cpp",
+        // Measured: wrong data in every run, reported by no call. Neither
+        // random nor an error CUDA reports.
+        judge: |o: &Outcome| match (o.fact(RATE).and_then(|v| v.as_str()), o.first_error()) {
+            (_, Some(_)) => ClaimVerdict::Confirmed,
+            (Some("every run"), None) => ClaimVerdict::Refuted,
+            (Some("none"), None) => ClaimVerdict::Refuted,
+            (Some(_), None) => ClaimVerdict::Partly,
+            (None, None) => ClaimVerdict::Undecided,
+        },
+    },
 ];
 
 /// The pipeline: a kernel writes `out`, a copy brings it to pinned `host`.
