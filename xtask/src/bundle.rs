@@ -14,17 +14,10 @@ const LIMIT: u64 = 48 << 20;
 pub struct Args {}
 
 pub fn run(_: Args) -> anyhow::Result<ExitCode> {
+    let casebook = toolkit::build_casebook()?;
     let tk = toolkit::ensure()?;
     let root = crate::root();
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let mut build = Command::new(&cargo);
-    build
-        .args(["build", "--release", "--bin", "casebook"])
-        .current_dir(&root);
-    tk.apply(&mut build);
-    if !build.status()?.success() {
-        bail!("building casebook failed");
-    }
     let mut tests = Command::new(&cargo);
     tests
         .args([
@@ -55,10 +48,7 @@ pub fn run(_: Args) -> anyhow::Result<ExitCode> {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir)?;
     let mut total = 0;
-    for (from, name) in [
-        (root.join("target/release/casebook"), "casebook"),
-        (suite, "snapshots"),
-    ] {
+    for (from, name) in [(casebook, "casebook"), (suite, "snapshots")] {
         let to = dir.join(name);
         std::fs::copy(&from, &to).with_context(|| format!("copying {}", from.display()))?;
         let _ = Command::new("strip").arg(&to).status();

@@ -14,19 +14,10 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let tk = toolkit::ensure()?;
     let root = crate::root();
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let mut build = Command::new(&cargo);
-    build
-        .args(["build", "--release", "--bin", "casebook"])
-        .current_dir(&root);
-    tk.apply(&mut build);
-    if !build.status()?.success() {
-        anyhow::bail!("the build failed");
-    }
+    let casebook = toolkit::build_casebook()?;
     let out = root.join("target/casebook");
-    let mut cmd = Command::new(root.join("target/release/casebook"));
+    let mut cmd = Command::new(&casebook);
     cmd.arg("run-all").arg("--out").arg(&out).current_dir(&root);
     for f in &args.filters {
         cmd.arg("--filter").arg(f);

@@ -116,3 +116,20 @@ fn install() -> anyhow::Result<()> {
     eprintln!("CUDA toolkit installed in {}", target.display());
     Ok(())
 }
+
+/// Builds the release `casebook` binary with the toolkit in the environment,
+/// and returns its path.
+pub fn build_casebook() -> anyhow::Result<PathBuf> {
+    let tk = ensure()?;
+    let root = crate::root();
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut build = Command::new(cargo);
+    build
+        .args(["build", "--release", "--bin", "casebook"])
+        .current_dir(&root);
+    tk.apply(&mut build);
+    if !build.status()?.success() {
+        bail!("building casebook failed");
+    }
+    Ok(root.join("target/release/casebook"))
+}
