@@ -54,7 +54,7 @@ pub mod cli {
             /// Run only trials whose `<slug>::<variant>` contains this (repeatable).
             #[arg(long = "filter", short = 'f', value_name = "TEXT")]
             filters: Vec<String>,
-            /// Folder for report.json, report.md and snapshots.tar.
+            /// Folder for report.json, report.md, junit.xml and snapshots.tar.
             #[arg(long, value_name = "DIR", default_value = "target/casebook")]
             out: PathBuf,
         },

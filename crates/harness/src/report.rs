@@ -209,3 +209,88 @@ pub fn failure_details(record: &TrialRecord) -> String {
     }
     text
 }
+
+impl Report {
+    /// The run as JUnit XML, for CI systems: one test case per trial, named
+    /// `<slug>::<variant>`; a failed expectation is a failure with its reason.
+    pub fn junit(&self) -> String {
+        use quick_junit::{NonSuccessKind, TestCase, TestCaseStatus, TestSuite};
+        let mut suite = TestSuite::new("cuda-casebook");
+        for r in &self.results {
+            let status = match r.verdict {
+                Verdict::Pass => TestCaseStatus::success(),
+                Verdict::Fail => {
+                    let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
+                    status.set_message(r.reason.clone().unwrap_or_default());
+                    status.set_description(format!(
+                        "expected {}, observed {}",
+                        r.expected, r.observed
+                    ));
+                    status
+                }
+            };
+            let mut case = TestCase::new(format!("{}::{}", r.scenario, r.variant), status);
+            case.set_classname(r.scenario.clone());
+            case.set_time(std::time::Duration::from_secs_f64(r.seconds));
+            suite.add_test_case(case);
+        }
+        suite.set_time(std::time::Duration::from_secs_f64(self.wall_seconds));
+        let mut report =
+            quick_junit::Report::new(format!("cuda-casebook on {}", self.environment.gpu));
+        report.add_test_suite(suite);
+        report.to_string().unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use casebook_model::{Binding, Outcome, Role};
+
+    use super::*;
+    use crate::environment::Environment;
+
+    fn entry(variant: &str, verdict: Verdict) -> ResultEntry {
+        ResultEntry {
+            scenario: "missing-free".into(),
+            variant: variant.into(),
+            role: Role::Broken,
+            binding: Binding::Cudarc,
+            expected: "fails: CUDA_ERROR_OUT_OF_MEMORY".into(),
+            observed: "clean".into(),
+            verdict,
+            reason: (verdict == Verdict::Fail).then(|| "the bug no longer reproduces".into()),
+            symptoms: vec![],
+            claims: vec![],
+            snapshot: SnapshotStatus::Matched,
+            seconds: 0.5,
+            outcome: Outcome::empty(),
+        }
+    }
+
+    #[test]
+    fn junit_has_a_case_per_trial_and_failures_with_their_reason() {
+        let env = Environment {
+            gpu: "GPU".into(),
+            driver: "1".into(),
+            cuda: "13.0".into(),
+            toolkit: "13.0.88".into(),
+            compute_capability: "9.0".into(),
+            memory_total_bytes: 1,
+            device_count: 1,
+        };
+        let report = Report::new(
+            env,
+            vec![
+                entry("fixed", Verdict::Pass),
+                entry("broken", Verdict::Fail),
+            ],
+            1.0,
+        );
+        let xml = report.junit();
+        assert!(xml.contains(r#"name="missing-free::fixed""#), "{xml}");
+        assert!(xml.contains(r#"name="missing-free::broken""#), "{xml}");
+        assert_eq!(xml.matches("<failure").count(), 1, "{xml}");
+        assert!(xml.contains("the bug no longer reproduces"), "{xml}");
+        assert_eq!(report.summary.failed, 1);
+    }
+}

@@ -32,7 +32,7 @@ pub mod exit {
 pub struct Options {
     /// Run only trials whose `<slug>::<variant>` contains one of these.
     pub filters: Vec<String>,
-    /// Where `report.json`, `report.md` and `snapshots.tar` go.
+    /// Where `report.json`, `report.md`, `junit.xml` and `snapshots.tar` go.
     pub out: PathBuf,
     /// The claims of the ledger that no scenario decides: (untestable, not yet tested).
     pub undecided: (usize, usize),
@@ -143,6 +143,7 @@ fn write_outputs(root: &Path, out: &Path, report: &Report) -> std::io::Result<()
         serde_json::to_string_pretty(report)? + "\n",
     )?;
     std::fs::write(out.join("report.md"), report.markdown())?;
+    std::fs::write(out.join("junit.xml"), report.junit())?;
     let pending = pending_snapshots(root)?;
     let tar_path = out.join("snapshots.tar");
     if pending.is_empty() {

@@ -47,16 +47,27 @@ fn gpu() -> &'static Result<Environment, NoGpu> {
 static GPU_SHARE: RwLock<()> = RwLock::new(());
 
 /// One trial per variant.
+///
+/// Without a GPU, a GPU trial decides at run time that it is ignored and
+/// says why; cargo test prints the reason. nextest, though, counts a
+/// run-time ignore as a pass, so under nextest such a trial is marked
+/// ignored when the trials are listed, and shows as skipped.
 pub fn variant_trials(catalog: &Arc<Vec<Scenario>>, root: &Path) -> Vec<Trial> {
+    let under_nextest =
+        std::env::var_os("NEXTEST_RUN_ID").is_some() || std::env::var_os("NEXTEST").is_some();
+    let skip_now = under_nextest && std::env::var_os(REQUIRE_GPU_ENV).is_none();
     let mut trials = Vec::new();
     for (si, scenario) in catalog.iter().enumerate() {
         for (vi, variant) in scenario.variants.iter().enumerate() {
             let catalog = Arc::clone(catalog);
             let root = root.to_path_buf();
-            trials.push(Trial::ignorable_test(
-                scenario.trial_name(variant),
-                move || run_variant(&catalog[si], vi, &root),
-            ));
+            let ignored = skip_now && scenario.needs_gpu() && gpu().is_err();
+            trials.push(
+                Trial::ignorable_test(scenario.trial_name(variant), move || {
+                    run_variant(&catalog[si], vi, &root)
+                })
+                .with_ignored_flag(ignored),
+            );
         }
     }
     trials
