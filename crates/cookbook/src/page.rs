@@ -39,7 +39,9 @@ pub fn results<'a>(
         .filter(move |r| r.scenario == slug)
 }
 
-/// The error names a user of this scenario's broken code sees.
+/// The error names a user of this scenario's broken code sees: those its
+/// broken variants declare, and every error their calls returned in the
+/// last run, provoked ones included (a user's program gets those too).
 pub fn symptom_names(scenario: &Scenario, report: Option<&Report>) -> Vec<String> {
     let mut names = BTreeSet::new();
     for v in &scenario.variants {
@@ -49,10 +51,8 @@ pub fn symptom_names(scenario: &Scenario, report: Option<&Report>) -> Vec<String
     }
     for r in results(report, scenario.slug) {
         if r.role == casebook_model::Role::Broken {
-            for s in &r.symptoms {
-                if let Symptom::CudaError(name) = s {
-                    names.insert(name.clone());
-                }
+            for step in r.outcome.steps.iter().filter(|s| s.is_error()) {
+                names.insert(step.result.clone());
             }
         }
     }
