@@ -76,11 +76,6 @@ pub fn claims(scenario: &Scenario, variant: &Variant, outcome: &Outcome) -> Vec<
         .collect()
 }
 
-/// One line for the table: what was expected.
-pub fn expected_text(expect: &Expect) -> String {
-    expect.to_string()
-}
-
 /// One line for the table: what was seen.
 pub fn observed_text(judgement: &Judgement) -> String {
     if judgement.observed.is_empty() {

@@ -14,7 +14,6 @@ use crate::trial::TrialRecord;
 
 /// Where the report of the newest full GPU run is committed.
 pub const EVIDENCE_JSON: &str = "docs/evidence/latest.json";
-pub const EVIDENCE_MD: &str = "docs/evidence/latest.md";
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Report {
