@@ -85,7 +85,12 @@ fn main() {
         .include(here.join("device"))
         .flag("-std=c++17")
         .flag("-diag-suppress=177")
-        .warnings(false);
+        .warnings(false)
+        // cc turns a profile's debug info into nvcc's -G, which compiles device
+        // code unoptimised: kernels twice as slow, timings meaningless. Line
+        // info is enough for the sanitizer's reports.
+        .debug(false)
+        .flag("-lineinfo");
     for code in GENCODE {
         build.flag(code);
     }
