@@ -44,13 +44,6 @@ pub const UNDECIDED: &[Undecided] = &[
         ),
     },
     Undecided {
-        id: "001-empty-cache-mitigates",
-        seed: S001,
-        quote: "Explicitly calling `torch.cuda.empty_cache()` after the first training loop can mitigate the issue by \
-                releasing unused GPU memory.",
-        why: NotYetTested("caching-allocator-hold, the same mechanism without PyTorch"),
-    },
-    Undecided {
         id: "001-tensorflow-session-cleanup",
         seed: S001,
         quote: "Proper resource cleanup through TensorFlow's session management or using context managers is essential.",
@@ -71,21 +64,6 @@ pub const UNDECIDED: &[Undecided] = &[
         quote: "Proper error checking after every CUDA call (including `cudaMalloc`, `cudaFree`, and kernel launches) and \
                 rigorous memory management are essential to avoid this.",
         why: Untestable("advice, not a statement of what CUDA does"),
-    },
-    Undecided {
-        id: "002-driver-leak-root-cause",
-        seed: S002,
-        quote: "The error message misleadingly points to a lack of free memory, but the root cause is often a memory leak or \
-                unreleased resources within the CUDA driver itself, rather than a problem with active user processes.",
-        why: NotYetTested(
-            "orphaned-process: does memory come back when a process exits or is killed?",
-        ),
-    },
-    Undecided {
-        id: "002-context-survives-termination",
-        seed: S002,
-        quote: "Its lifespan is critical; an improperly managed context can retain memory even after application termination.",
-        why: NotYetTested("orphaned-process"),
     },
     Undecided {
         id: "002-free-null-and-reset-do-not-release",
@@ -115,20 +93,6 @@ pub const UNDECIDED: &[Undecided] = &[
         why: NotYetTested("a scenario that measures what cudaDeviceReset reclaims"),
     },
     Undecided {
-        id: "003-fragmentation-gaps",
-        seed: S003,
-        quote: "Repeated allocation and deallocation of memory blocks – including those potentially associated with previous \
-                runs or related tasks – can lead to the creation of many small, unutilized gaps between larger occupied regions.",
-        why: NotYetTested("fragmentation"),
-    },
-    Undecided {
-        id: "003-fragmentation-reduces-contiguous",
-        seed: S003,
-        quote: "This fragmentation effectively reduces the contiguous memory available for a single allocation, even if the \
-                total free space appears sufficient.",
-        why: NotYetTested("fragmentation"),
-    },
-    Undecided {
         id: "003-old-drivers",
         seed: S003,
         quote: "Older or improperly configured drivers might not effectively manage memory resources, particularly when \
@@ -143,47 +107,6 @@ pub const UNDECIDED: &[Undecided] = &[
         why: NotYetTested(
             "a scenario that measures free device memory around launches of growing grids",
         ),
-    },
-    Undecided {
-        id: "004-allocator-caches-blocks",
-        seed: S004,
-        quote: "Instead of grabbing contiguous chunks of available memory whenever requested, CUDA's allocator often caches \
-                memory blocks internally.",
-        why: NotYetTested(
-            "fragmentation and pool-retention: cudaMalloc against the stream-ordered pool",
-        ),
-    },
-    Undecided {
-        id: "004-fragmentation-root-cause",
-        seed: S004,
-        quote: "The root cause often lies not in a total lack of GPU resources, but in memory fragmentation and the specific \
-                allocation strategies used by CUDA.",
-        why: NotYetTested("fragmentation"),
-    },
-    Undecided {
-        id: "004-example-1-no-contiguous-block",
-        seed: S004,
-        quote: "Although there is memory available, no contiguous block of the correct size is available.",
-        why: NotYetTested("fragmentation, as-written: the article's exact sequence"),
-    },
-    Undecided {
-        id: "004-shared-memory-fragments",
-        seed: S004,
-        quote: "The `extern __shared__ float shared[];` declaration requests memory from shared memory which is allocated for \
-                each thread block and might lead to fragmentation if kernels use different sizes and are not controlled by the user.",
-        why: NotYetTested("oversized-shared-memory, the article's example 2 as written"),
-    },
-    Undecided {
-        id: "004-concurrent-streams-fragment",
-        seed: S004,
-        quote: "Concurrent allocations from different streams and then freeing those concurrently can cause significant fragmentation.",
-        why: NotYetTested("pool-retention"),
-    },
-    Undecided {
-        id: "004-preallocate-or-pool",
-        seed: S004,
-        quote: "Mitigation strategies include pre-allocating and reusing buffers, or using a memory pool allocator.",
-        why: NotYetTested("malloc-in-loop"),
     },
     Undecided {
         id: "004-in-kernel-allocation-fragments",

@@ -24,6 +24,12 @@ pub fn catalog() -> Vec<Scenario> {
         scenario_host_memory_leak::scenario(),
         scenario_unhandled_oom_path::scenario(),
         scenario_multi_process_contention::scenario(),
+        scenario_fragmentation::scenario(),
+        scenario_pool_retention::scenario(),
+        scenario_caching_allocator_hold::scenario(),
+        scenario_orphaned_process::scenario(),
+        scenario_oversized_shared_memory::scenario(),
+        scenario_malloc_in_loop::scenario(),
     ]
 }
 
@@ -42,21 +48,65 @@ pub mod cli {
         pub command: Command,
     }
 
+    /// Which trials to run, and where the reports go.
+    #[derive(clap::Args)]
+    pub struct Selection {
+        /// Run only trials whose `<slug>::<variant>` contains this (repeatable).
+        #[arg(long = "filter", short = 'f', value_name = "TEXT")]
+        pub filters: Vec<String>,
+        /// Folder for report.json, report.md, junit.xml, snapshots.tar (and
+        /// reproduce.json, for reproduce).
+        #[arg(long, value_name = "DIR", default_value = "target/casebook")]
+        pub out: PathBuf,
+    }
+
     #[derive(Subcommand)]
     pub enum Command {
         /// Run every trial (or the filtered ones) on the GPU, each variant in its
         /// own process; print a table, write the reports and pack new snapshots.
         ///
+        /// Trials that share the GPU run side by side; those of scenarios that
+        /// need the whole GPU run alone. After each, device memory must be back
+        /// to its baseline, or the holder is named. One GPU run at a time: a
+        /// second waits for the lock and says who holds it.
+        ///
         /// Exit codes: 0 all held; 1 a trial failed; 3 no GPU or driver;
         /// 4 a filter matched nothing; 5 snapshots are new or changed; 6 the
-        /// report could not be written.
+        /// report could not be written or a child not started; 9 device memory
+        /// was left held after a trial; 10 interrupted (Ctrl-C, SIGTERM: the
+        /// partial report is written, unfinished trials marked not run);
+        /// 11 the driver is older than the build needs.
         RunAll {
-            /// Run only trials whose `<slug>::<variant>` contains this (repeatable).
-            #[arg(long = "filter", short = 'f', value_name = "TEXT")]
-            filters: Vec<String>,
-            /// Folder for report.json, report.md, junit.xml and snapshots.tar.
-            #[arg(long, value_name = "DIR", default_value = "target/casebook")]
-            out: PathBuf,
+            #[command(flatten)]
+            selection: Selection,
+            /// Trials side by side at most [default: one per CPU, at most 8].
+            #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+            jobs: Option<u16>,
+        },
+        /// Time the schedule: run the trials one at a time, then with the
+        /// default schedule, and report wall time against the critical path
+        /// (exclusive trials plus the longest shared one) as
+        /// `critical_path_ratio` in report.json.
+        ///
+        /// Exit codes as for run-all.
+        Bench {
+            #[command(flatten)]
+            selection: Selection,
+        },
+        /// Run the trials N times and report every trial whose
+        /// hardware-independent outcome differed between runs, and how often
+        /// each broken variant reproduced its failure.
+        ///
+        /// Exit codes as for run-all, and 12 when an outcome differed.
+        Reproduce {
+            /// How many runs.
+            #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..))]
+            runs: u16,
+            #[command(flatten)]
+            selection: Selection,
+            /// Trials side by side at most [default: one per CPU, at most 8].
+            #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+            jobs: Option<u16>,
         },
         /// List the trials, one `<slug>::<variant>` a line, with what each expects.
         List,

@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use casebook_harness::{child, run_all, workspace};
 use clap::Parser;
-use cuda_casebook::cli::{Cli, Command};
+use cuda_casebook::cli::{Cli, Command, Selection};
 
 /// Exit code of `casebook docs --check` when pages are stale.
 const DOCS_STALE: u8 = 7;
@@ -15,7 +15,10 @@ fn main() -> ExitCode {
     let root = workspace::root();
     workspace::pin_insta_root(&root);
     match Cli::parse().command {
-        Command::RunAll { filters, out } => {
+        Command::RunAll {
+            selection: Selection { filters, out },
+            jobs,
+        } => {
             workspace::quiet_insta();
             run_all::run_all(
                 &catalog,
@@ -23,6 +26,36 @@ fn main() -> ExitCode {
                     filters,
                     out,
                     undecided: cuda_casebook::ledger::counts(),
+                    jobs: jobs.map(usize::from),
+                },
+            )
+        }
+        Command::Bench {
+            selection: Selection { filters, out },
+        } => {
+            workspace::quiet_insta();
+            casebook_harness::bench::run(
+                &catalog,
+                &casebook_harness::bench::Options {
+                    filters,
+                    out,
+                    undecided: cuda_casebook::ledger::counts(),
+                },
+            )
+        }
+        Command::Reproduce {
+            runs,
+            selection: Selection { filters, out },
+            jobs,
+        } => {
+            workspace::quiet_insta();
+            casebook_harness::reproduce::run(
+                &catalog,
+                &casebook_harness::reproduce::Options {
+                    filters,
+                    out,
+                    runs: usize::from(runs),
+                    jobs: jobs.map(usize::from),
                 },
             )
         }
@@ -40,8 +73,13 @@ fn main() -> ExitCode {
                 ExitCode::SUCCESS
             }
             Err(reason) => {
-                eprintln!("error: no GPU: {reason}");
-                ExitCode::from(run_all::exit::NO_GPU)
+                eprintln!("error: {reason}");
+                ExitCode::from(match reason {
+                    casebook_harness::environment::Unusable::TooOld(_) => {
+                        run_all::exit::DRIVER_TOO_OLD
+                    }
+                    casebook_harness::environment::Unusable::NoGpu(_) => run_all::exit::NO_GPU,
+                })
             }
         },
         Command::Docs { check } => docs(&root, check),

@@ -36,6 +36,14 @@ pub mod cpp {
         pub fn casebook_device_heap_exhaustion_fixed_cpp(rec: *const CRecorder) -> i32;
         pub fn casebook_host_memory_leak_broken_cpp(rec: *const CRecorder) -> i32;
         pub fn casebook_host_memory_leak_fixed_cpp(rec: *const CRecorder) -> i32;
+        pub fn casebook_fragmentation_as_written_cpp(rec: *const CRecorder) -> i32;
+        pub fn casebook_fragmentation_hard_form_cpp(rec: *const CRecorder) -> i32;
+        pub fn casebook_pool_retention_as_written_cpp(rec: *const CRecorder) -> i32;
+        pub fn casebook_oversized_shared_memory_broken_cpp(rec: *const CRecorder) -> i32;
+        pub fn casebook_oversized_shared_memory_fixed_cpp(rec: *const CRecorder) -> i32;
+        pub fn casebook_malloc_in_loop_broken_cpp(rec: *const CRecorder) -> i32;
+        pub fn casebook_malloc_in_loop_fixed_cpp(rec: *const CRecorder) -> i32;
+        pub fn casebook_malloc_in_loop_pool_cpp(rec: *const CRecorder) -> i32;
     }
 }
 

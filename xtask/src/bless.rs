@@ -33,7 +33,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     path.display()
                 );
             }
-            entry.unpack(root.join(&path))?;
+            let dest = root.join(&path);
+            if let Some(dir) = dest.parent() {
+                std::fs::create_dir_all(dir)?;
+            }
+            entry.unpack(dest)?;
         }
     }
     let mut accepted = 0;
@@ -41,16 +45,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let dir = scenario?.path().join("snapshots");
         for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
             let path = entry.path();
-            if let Some(name) = path.to_str().and_then(|p| p.strip_suffix(".new")) {
-                if name.ends_with(".snap") {
-                    std::fs::rename(&path, name)?;
-                    println!(
-                        "accepted {}",
-                        name.strip_prefix(root.to_str().unwrap_or(""))
-                            .unwrap_or(name)
-                    );
-                    accepted += 1;
-                }
+            if let Some(name) = path.to_str().and_then(|p| p.strip_suffix(".new"))
+                && name.ends_with(".snap")
+            {
+                std::fs::rename(&path, name)?;
+                println!(
+                    "accepted {}",
+                    name.strip_prefix(root.to_str().unwrap_or(""))
+                        .unwrap_or(name)
+                );
+                accepted += 1;
             }
         }
     }

@@ -33,6 +33,13 @@ enum Command {
     /// reports; a missing GPU is a failure. A full run also refreshes
     /// docs/evidence/latest.{json,md}.
     RunAll(run_all::Args),
+    /// Build, then time the schedule on this machine's GPU: the trials one at
+    /// a time and with the default schedule, against the critical path. A
+    /// full run refreshes docs/evidence/latest.{json,md} with the timings.
+    BenchHarness(run_all::BenchArgs),
+    /// Build, then run the trials N times on this machine's GPU and report
+    /// every trial whose outcome differed between runs.
+    Reproduce(run_all::ReproduceArgs),
     /// Build, then run every variant under compute-sanitizer's five
     /// configurations; a full run refreshes docs/evidence/sanitize.json.
     Sanitize(sanitize::Args),
@@ -57,6 +64,8 @@ fn main() -> ExitCode {
     let result = match Cli::parse().command {
         Command::Test(args) => test::run(args),
         Command::RunAll(args) => run_all::run(args),
+        Command::BenchHarness(args) => run_all::bench(args),
+        Command::Reproduce(args) => run_all::reproduce(args),
         Command::Sanitize(args) => sanitize::run(args),
         Command::Bundle(args) => bundle::run(args),
         Command::Bless(args) => bless::run(args),

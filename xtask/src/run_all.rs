@@ -1,4 +1,5 @@
-//! `cargo xtask run-all`: build, then every trial on this machine's GPU.
+//! `cargo xtask run-all`, `bench-harness` and `reproduce`: build, then run
+//! the `casebook` command of the same name on this machine's GPU.
 
 use std::process::{Command, ExitCode};
 
@@ -11,21 +12,68 @@ pub struct Args {
     /// Run only trials whose `<slug>::<variant>` contains this (repeatable).
     #[arg(long = "filter", short = 'f', value_name = "TEXT")]
     filters: Vec<String>,
+    /// Trials side by side at most [default: one per CPU, at most 8].
+    #[arg(long, short = 'j', value_name = "N")]
+    jobs: Option<u16>,
+}
+
+#[derive(clap::Args)]
+pub struct BenchArgs {
+    /// Run only trials whose `<slug>::<variant>` contains this (repeatable).
+    #[arg(long = "filter", short = 'f', value_name = "TEXT")]
+    filters: Vec<String>,
+}
+
+#[derive(clap::Args)]
+pub struct ReproduceArgs {
+    /// How many runs.
+    #[arg(long, default_value_t = 10)]
+    runs: u16,
+    /// Run only trials whose `<slug>::<variant>` contains this (repeatable).
+    #[arg(long = "filter", short = 'f', value_name = "TEXT")]
+    filters: Vec<String>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let mut extra = Vec::new();
+    if let Some(jobs) = args.jobs {
+        extra.extend(["--jobs".to_owned(), jobs.to_string()]);
+    }
+    casebook("run-all", &args.filters, &extra)
+}
+
+pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
+    casebook("bench", &args.filters, &[])
+}
+
+pub fn reproduce(args: ReproduceArgs) -> anyhow::Result<ExitCode> {
+    casebook(
+        "reproduce",
+        &args.filters,
+        &["--runs".to_owned(), args.runs.to_string()],
+    )
+}
+
+/// Builds, runs `casebook <command>` with the filters and `extra`, and, for
+/// a full run-all or bench, refreshes the committed evidence.
+fn casebook(command: &str, filters: &[String], extra: &[String]) -> anyhow::Result<ExitCode> {
     let root = crate::root();
     let casebook = toolkit::build_casebook()?;
     let out = root.join("target/casebook");
     let mut cmd = Command::new(&casebook);
-    cmd.arg("run-all").arg("--out").arg(&out).current_dir(&root);
-    for f in &args.filters {
+    cmd.arg(command)
+        .arg("--out")
+        .arg(&out)
+        .args(extra)
+        .current_dir(&root);
+    for f in filters {
         cmd.arg("--filter").arg(f);
     }
-    // Under run-all a missing GPU is a failure, never a skip.
+    // Here a missing GPU is a failure, never a skip.
     cmd.env(casebook_require_gpu(), "1");
     let status = cmd.status()?;
-    if args.filters.is_empty() && out.join("report.json").is_file() {
+    let full = filters.is_empty() && command != "reproduce";
+    if full && out.join("report.json").is_file() {
         for (from, to) in [("report.json", "latest.json"), ("report.md", "latest.md")] {
             let dest = root.join("docs/evidence").join(to);
             std::fs::copy(out.join(from), &dest)

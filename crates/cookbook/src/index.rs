@@ -178,8 +178,12 @@ pub fn claims(catalog: &[Scenario], undecided: &[Undecided], report: Option<&Rep
     md
 }
 
-pub fn running(run_all_help: &str) -> String {
-    format!(
+pub fn running(
+    run_all_help: &str,
+    report: Option<&Report>,
+    reproductions: &[casebook_harness::reproduce::Reproduction],
+) -> String {
+    let mut md = String::from(
         "# How to run it\n\n\
          On a machine with an NVIDIA GPU and driver:\n\n```sh\ncargo xtask run-all\n```\n\n\
          Anywhere (without a GPU the GPU trials are ignored, with the reason):\n\n```sh\ncargo xtask test\n```\n\n\
@@ -187,7 +191,65 @@ pub fn running(run_all_help: &str) -> String {
          `target/cuda-wheels`. On a GPU machine without Rust, build `cargo xtask bundle` here and run \
          `target/bundle/casebook run-all` there. After reviewing the `.snap.new` files a run wrote, \
          `cargo xtask bless` accepts them; `cargo xtask docs` regenerates this book.\n\n\
-         ## `casebook run-all --help`\n\n```text\n{}\n```\n",
+         `cargo xtask bench-harness` (`casebook bench`) times the schedule; `cargo xtask reproduce \
+         --runs N` (`casebook reproduce`) runs the trials N times and reports any whose outcome \
+         differed.\n",
+    );
+    if let Some(b) = report.and_then(|r| r.bench.as_ref().map(|b| (r, b))) {
+        let (r, b) = b;
+        let _ = write!(
+            md,
+            "\n## How fast\n\nOn {} ({} trials), from docs/evidence/latest.json:\n\n\
+             | | seconds |\n|---|---|\n\
+             | one trial at a time | {:.1} |\n\
+             | default schedule, {} side by side | {:.1} |\n\
+             | critical path: the exclusive trials plus the longest shared one | {:.1} |\n\
+             | wall time / critical path (`critical_path_ratio`) | {:.2} |\n",
+            r.environment.gpu,
+            b.trials.len(),
+            b.serial_wall_seconds,
+            b.jobs,
+            b.wall_seconds,
+            b.critical_path_seconds,
+            b.critical_path_ratio
+        );
+        let mut slow: Vec<_> = b
+            .trials
+            .iter()
+            .filter_map(|t| Some((t.seconds?, t)))
+            .collect();
+        slow.sort_by(|x, y| y.0.total_cmp(&x.0));
+        md.push_str("\nThe longest trials set the floor:\n\n");
+        for (seconds, t) in slow.iter().take(3) {
+            let _ = writeln!(
+                md,
+                "- `{}`: {seconds:.1} s{}",
+                t.trial,
+                if t.exclusive { " (runs alone)" } else { "" }
+            );
+        }
+    }
+    if !reproductions.is_empty() {
+        md.push_str("\n## How repeatable\n\n| GPU | runs | trials | trials whose outcome differed |\n|---|---|---|---|\n");
+        for r in reproductions {
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | {} |",
+                r.environment.gpu,
+                r.runs,
+                r.trials.len(),
+                if r.differing.is_empty() {
+                    "none".to_owned()
+                } else {
+                    r.differing.join(", ")
+                }
+            );
+        }
+    }
+    let _ = write!(
+        md,
+        "\n## `casebook run-all --help`\n\n```text\n{}\n```\n",
         run_all_help.trim_end()
-    )
+    );
+    md
 }

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use casebook_harness::report::{EVIDENCE_JSON, Report};
+use casebook_harness::reproduce::Reproduction;
 use casebook_harness::sanitize::SanitizeReport;
 use casebook_model::Scenario;
 
@@ -39,8 +40,8 @@ pub struct Inputs<'a> {
 }
 
 pub fn generate(inputs: &Inputs) -> anyhow::Result<Book> {
-    let report = load_report(inputs.root)?;
-    let sanitize = load_sanitize(inputs.root)?;
+    let report: Option<Report> = load(inputs.root, EVIDENCE_JSON)?;
+    let sanitize: Option<SanitizeReport> = load(inputs.root, SANITIZE_JSON)?;
     let mut files = BTreeMap::new();
     for scenario in inputs.catalog {
         let plots = plot::plots(scenario, report.as_ref());
@@ -80,26 +81,25 @@ pub fn generate(inputs: &Inputs) -> anyhow::Result<Book> {
         "docs/claims.json".into(),
         index::ledger_json(inputs.catalog, inputs.undecided, report.as_ref()),
     );
+    let reproductions = REPRODUCE_JSON
+        .iter()
+        .filter_map(|f| load::<Reproduction>(inputs.root, f).transpose())
+        .collect::<anyhow::Result<Vec<_>>>()?;
     files.insert(
         "docs/src/running.md".into(),
-        index::running(&inputs.run_all_help),
+        index::running(&inputs.run_all_help, report.as_ref(), &reproductions),
     );
     Ok(Book { files })
 }
 
-fn load_report(root: &Path) -> anyhow::Result<Option<Report>> {
-    let path = root.join(EVIDENCE_JSON);
-    if !path.is_file() {
-        return Ok(None);
-    }
-    let text = std::fs::read_to_string(&path)?;
-    Ok(Some(
-        serde_json::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?,
-    ))
-}
+/// The committed `casebook reproduce` results, one per GPU.
+pub const REPRODUCE_JSON: &[&str] = &[
+    "docs/evidence/reproduce-h100.json",
+    "docs/evidence/reproduce-h200.json",
+];
 
-fn load_sanitize(root: &Path) -> anyhow::Result<Option<SanitizeReport>> {
-    let path = root.join(SANITIZE_JSON);
+fn load<T: serde::de::DeserializeOwned>(root: &Path, file: &str) -> anyhow::Result<Option<T>> {
+    let path = root.join(file);
     if !path.is_file() {
         return Ok(None);
     }

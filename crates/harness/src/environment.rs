@@ -28,18 +28,37 @@ pub struct Environment {
 }
 
 /// Why there is no GPU to run on, in one line.
-pub type NoGpu = String;
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unusable {
+    /// No driver, no device, or the probe failed.
+    NoGpu(String),
+    /// The driver supports an older CUDA than the build needs.
+    TooOld(String),
+}
+
+impl std::fmt::Display for Unusable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unusable::NoGpu(why) | Unusable::TooOld(why) => f.write_str(why),
+        }
+    }
+}
+
+/// The oldest CUDA version the driver must support: the API level the
+/// build binds (cudarc's `cuda-13000`).
+pub const NEEDS_CUDA: i32 = 13000;
 
 /// Runs the probe in a child process and reads the fingerprint it records.
-pub fn detect() -> Result<Environment, NoGpu> {
-    let cmd = ChildCommand::this_binary(PROBE.to_owned(), Duration::from_secs(60))
-        .map_err(|e| format!("cannot start the GPU probe: {e}"))?;
-    let run = isolation::run(&cmd).map_err(|e| format!("cannot start the GPU probe: {e}"))?;
+pub fn detect() -> Result<Environment, Unusable> {
+    let failed = |e: std::io::Error| Unusable::NoGpu(format!("cannot start the GPU probe: {e}"));
+    let cmd =
+        ChildCommand::this_binary(PROBE.to_owned(), Duration::from_secs(60)).map_err(failed)?;
+    let run = isolation::run(&cmd).map_err(failed)?;
     let outcome = isolation::outcome(&run);
     from_probe(&outcome)
 }
 
-fn from_probe(outcome: &Outcome) -> Result<Environment, NoGpu> {
+fn from_probe(outcome: &Outcome) -> Result<Environment, Unusable> {
     let text = |key: &str| {
         outcome
             .fact(key)
@@ -47,14 +66,17 @@ fn from_probe(outcome: &Outcome) -> Result<Environment, NoGpu> {
             .map(str::to_owned)
     };
     if let Some(reason) = text("no_gpu") {
-        return Err(reason);
+        return Err(Unusable::NoGpu(reason));
+    }
+    if let Some(reason) = text("driver_too_old") {
+        return Err(Unusable::TooOld(reason));
     }
     let (Some(gpu), Some(cuda), Some(cc)) = (text("gpu"), text("cuda"), text("compute_capability"))
     else {
-        return Err(format!(
+        return Err(Unusable::NoGpu(format!(
             "the GPU probe {}: {}",
             outcome.termination, outcome.stderr_tail
-        ));
+        )));
     };
     Ok(Environment {
         gpu,
@@ -85,20 +107,24 @@ pub fn probe_here(rec: &mut Recorder) {
                 casebook_model::Unit::Count,
             );
         }
-        Err(reason) => rec.fact("no_gpu", reason),
+        Err(Unusable::NoGpu(reason)) => rec.fact("no_gpu", reason),
+        Err(Unusable::TooOld(reason)) => rec.fact("driver_too_old", reason),
     }
 }
 
-fn probe_cuda() -> Result<Environment, NoGpu> {
+fn probe_cuda() -> Result<Environment, Unusable> {
     // SAFETY: only tries to dlopen the driver library.
     if !unsafe { sys::is_culib_present() } {
-        return Err("no CUDA driver: libcuda.so.1 cannot be loaded".into());
+        return Err(Unusable::NoGpu(
+            "no CUDA driver: libcuda.so.1 cannot be loaded".into(),
+        ));
     }
-    let named = |what: &str, e: result::DriverError| format!("{what} failed: {:?}", e.0);
+    let named =
+        |what: &str, e: result::DriverError| Unusable::NoGpu(format!("{what} failed: {:?}", e.0));
     result::init().map_err(|e| named("cuInit", e))?;
     let count = result::device::get_count().map_err(|e| named("cuDeviceGetCount", e))?;
     if count < 1 {
-        return Err("the CUDA driver sees no device".into());
+        return Err(Unusable::NoGpu("the CUDA driver sees no device".into()));
     }
     let dev = result::device::get(0).map_err(|e| named("cuDeviceGet", e))?;
     let gpu = result::device::get_name(dev).map_err(|e| named("cuDeviceGetName", e))?;
@@ -115,10 +141,18 @@ fn probe_cuda() -> Result<Environment, NoGpu> {
     unsafe { sys::cuDriverGetVersion(&mut version) }
         .result()
         .map_err(|e| named("cuDriverGetVersion", e))?;
+    let dotted = |v: i32| format!("{}.{}", v / 1000, (v % 1000) / 10);
+    if version < NEEDS_CUDA {
+        return Err(Unusable::TooOld(format!(
+            "the driver supports CUDA {}, this build needs CUDA {} or newer",
+            dotted(version),
+            dotted(NEEDS_CUDA)
+        )));
+    }
     Ok(Environment {
         gpu,
         driver: String::new(),
-        cuda: format!("{}.{}", version / 1000, (version % 1000) / 10),
+        cuda: dotted(version),
         toolkit: String::new(),
         compute_capability: format!("{major}.{minor}"),
         memory_total_bytes,
@@ -140,10 +174,10 @@ fn version_in(line: &str) -> Option<String> {
 
 /// The kernel driver's version, from the kernel module or nvidia-smi.
 fn driver_version() -> Option<String> {
-    if let Ok(text) = std::fs::read_to_string("/proc/driver/nvidia/version") {
-        if let Some(v) = text.lines().next().and_then(version_in) {
-            return Some(v);
-        }
+    if let Ok(text) = std::fs::read_to_string("/proc/driver/nvidia/version")
+        && let Some(v) = text.lines().next().and_then(version_in)
+    {
+        return Some(v);
     }
     let out = std::process::Command::new("nvidia-smi")
         .args(["--query-gpu=driver_version", "--format=csv,noheader"])

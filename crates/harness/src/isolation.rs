@@ -5,12 +5,27 @@ use std::io::Read;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use casebook_model::{Event, Outcome, Termination};
 
 use crate::child::{EVENTS_ENV, TARGET_ENV};
+
+/// Set when the run is interrupted: every child still running is killed
+/// with its process group, and no new one starts.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Interrupts the run (from a Ctrl-C or SIGTERM handler).
+pub fn interrupt() {
+    INTERRUPTED.store(true, Ordering::SeqCst);
+}
+
+/// Whether the run has been interrupted.
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst)
+}
 
 /// How much of the child's stdout and stderr is kept.
 const TAIL_BYTES: usize = 8 * 1024;
@@ -22,6 +37,8 @@ pub struct ChildRun {
     pub lines: Vec<String>,
     pub status: Option<ExitStatus>,
     pub timed_out: bool,
+    /// Killed because the run was interrupted.
+    pub interrupted: bool,
     /// The end of what it printed, stdout and stderr together.
     pub output_tail: String,
     pub seconds: f64,
@@ -74,7 +91,7 @@ pub fn run(cmd: &ChildCommand) -> std::io::Result<ChildRun> {
         child.stdout.take().map(|s| thread::spawn(move || tail(s))),
         child.stderr.take().map(|s| thread::spawn(move || tail(s))),
     ];
-    let (status, timed_out) = wait_or_kill(&mut child, cmd.timeout)?;
+    let (status, timed_out, interrupted) = wait_or_kill(&mut child, cmd.timeout)?;
     // Whatever the child left behind in its group goes with it.
     kill_group(child.id());
     let seconds = started.elapsed().as_secs_f64();
@@ -94,24 +111,29 @@ pub fn run(cmd: &ChildCommand) -> std::io::Result<ChildRun> {
         lines,
         status,
         timed_out,
+        interrupted,
         output_tail,
         seconds,
     })
 }
 
+/// Waits for the child; kills its group at the timeout or when the run is
+/// interrupted. Returns its status, whether it timed out, and whether it
+/// was interrupted.
 fn wait_or_kill(
     child: &mut Child,
     timeout: Duration,
-) -> std::io::Result<(Option<ExitStatus>, bool)> {
+) -> std::io::Result<(Option<ExitStatus>, bool, bool)> {
     let deadline = Instant::now() + timeout;
     loop {
         if let Some(status) = child.try_wait()? {
-            return Ok((Some(status), false));
+            return Ok((Some(status), false, false));
         }
-        if Instant::now() >= deadline {
+        let interrupted = interrupted();
+        if interrupted || Instant::now() >= deadline {
             kill_group(child.id());
             let status = child.wait()?;
-            return Ok((Some(status), true));
+            return Ok((Some(status), !interrupted, interrupted));
         }
         thread::sleep(Duration::from_millis(5));
     }
@@ -144,7 +166,9 @@ pub fn outcome(run: &ChildRun) -> Outcome {
         }
     }
     let signal = run.status.and_then(|s| s.signal());
-    outcome.termination = if run.timed_out {
+    outcome.termination = if run.interrupted {
+        Termination::Interrupted
+    } else if run.timed_out {
         Termination::TimedOut
     } else if let Some(signal) = signal {
         // A crash after the variant's end (in teardown, say) is still a crash.

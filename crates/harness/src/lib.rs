@@ -10,13 +10,18 @@
 //! The same trials run under libtest-mimic ([`suite`], the snapshot
 //! regression suite) and under `casebook run-all` ([`run_all`]).
 
+pub mod bench;
 pub mod child;
 pub mod environment;
 pub mod isolation;
 pub mod judge;
+pub mod leftover;
+pub mod lock;
 pub mod report;
+pub mod reproduce;
 pub mod run_all;
 pub mod sanitize;
+pub mod schedule;
 pub mod snapshot;
 pub mod suite;
 pub mod trial;

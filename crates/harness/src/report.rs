@@ -25,6 +25,26 @@ pub struct Report {
     pub wall_seconds: f64,
     pub summary: Summary,
     pub results: Vec<ResultEntry>,
+    /// How the run went: jobs, interruption, trials not run, memory left held.
+    #[serde(default)]
+    pub run: RunFacts,
+    /// Set by `casebook bench`: the schedule against its critical path.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bench: Option<crate::bench::Bench>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct RunFacts {
+    /// Trials run side by side at most (memory-exclusive ones always alone).
+    pub jobs: usize,
+    /// The signal that interrupted the run, if one did.
+    pub interrupted: Option<String>,
+    /// `<slug>::<variant>` of the trials that did not run to their end.
+    pub not_run: Vec<String>,
+    /// Device memory still in use after a trial, with its holders.
+    pub leftovers: Vec<crate::leftover::Leftover>,
+    /// Why the leftover-memory check did not run, if it did not.
+    pub leftover_check_off: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -99,6 +119,8 @@ impl Report {
             wall_seconds,
             summary,
             results,
+            run: RunFacts::default(),
+            bench: None,
         }
     }
 
@@ -160,6 +182,19 @@ impl Report {
                     "- `{}`: {:?}, from {}::{}",
                     c.id, c.verdict, r.scenario, r.variant
                 );
+            }
+        }
+        if let Some(signal) = &self.run.interrupted {
+            let _ = writeln!(
+                md,
+                "\n## Interrupted by {signal}\n\nNot run: {}",
+                self.run.not_run.join(", ")
+            );
+        }
+        if !self.run.leftovers.is_empty() {
+            md.push_str("\n## Memory left held\n\n");
+            for l in &self.run.leftovers {
+                let _ = writeln!(md, "- {l}");
             }
         }
         let failures: Vec<_> = self
@@ -231,6 +266,16 @@ impl Report {
             let mut case = TestCase::new(format!("{}::{}", r.scenario, r.variant), status);
             case.set_classname(r.scenario.clone());
             case.set_time(std::time::Duration::from_secs_f64(r.seconds));
+            suite.add_test_case(case);
+        }
+        for name in &self.run.not_run {
+            let mut status = TestCaseStatus::skipped();
+            status.set_message(format!(
+                "not run: the run was interrupted by {}",
+                self.run.interrupted.as_deref().unwrap_or("a signal")
+            ));
+            let mut case = TestCase::new(name.clone(), status);
+            case.set_classname(name.split("::").next().unwrap_or_default().to_owned());
             suite.add_test_case(case);
         }
         suite.set_time(std::time::Duration::from_secs_f64(self.wall_seconds));

@@ -1,18 +1,17 @@
 //! `casebook run-all`: every trial on the GPU, a table, the reports, and
 //! any new snapshots packed for review.
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Instant;
 
 use casebook_model::Scenario;
 use comfy_table::presets;
 
 use crate::judge::Verdict;
 use crate::report::{Report, ResultEntry};
+use crate::schedule::{self, Trial};
 use crate::snapshot::{self, SnapshotStatus};
-use crate::{environment, trial, workspace};
+use crate::{environment, isolation, leftover, lock, workspace};
 
 /// Exit codes of `casebook run-all`, each distinct.
 pub mod exit {
@@ -24,8 +23,14 @@ pub mod exit {
     pub const NO_MATCH: u8 = 4;
     /// Every expectation held, but snapshots are new or changed.
     pub const SNAPSHOTS_DIFFER: u8 = 5;
-    /// The report could not be written.
+    /// The report could not be written, or a child could not be started.
     pub const IO: u8 = 6;
+    /// Device memory was still held after a trial.
+    pub const MEMORY_LEFT_HELD: u8 = 9;
+    /// Ctrl-C or SIGTERM: the partial report was written.
+    pub const INTERRUPTED: u8 = 10;
+    /// The driver is older than the one the build needs.
+    pub const DRIVER_TOO_OLD: u8 = 11;
 }
 
 #[derive(Debug, Clone)]
@@ -36,57 +41,102 @@ pub struct Options {
     pub out: PathBuf,
     /// The claims of the ledger that no scenario decides: (untestable, not yet tested).
     pub undecided: (usize, usize),
+    /// Trials side by side at most; `None` for [`schedule::default_jobs`].
+    pub jobs: Option<usize>,
 }
 
-pub fn run_all(catalog: &[Scenario], options: &Options) -> ExitCode {
-    let root = workspace::root();
-    let selected: Vec<(&Scenario, usize)> = catalog
-        .iter()
-        .flat_map(|s| (0..s.variants.len()).map(move |i| (s, i)))
-        .filter(|(s, i)| {
-            let name = s.trial_name(&s.variants[*i]);
-            options.filters.is_empty() || options.filters.iter().any(|f| name.contains(f.as_str()))
-        })
-        .collect();
-    if selected.is_empty() {
-        eprintln!(
-            "error: no trial matches {:?} (see `casebook list`)",
-            options.filters
-        );
-        return ExitCode::from(exit::NO_MATCH);
+/// Makes Ctrl-C and SIGTERM stop the run: running children are killed with
+/// their groups, and the caller writes the partial report. A second signal
+/// exits at once.
+pub fn stop_on_signals() {
+    static INSTALLED: std::sync::Once = std::sync::Once::new();
+    INSTALLED.call_once(|| {
+        let installed = ctrlc::set_handler(|| {
+            if isolation::interrupted() {
+                std::process::exit(i32::from(exit::INTERRUPTED));
+            }
+            eprintln!("\ninterrupted: stopping the running trials, writing the partial report");
+            isolation::interrupt();
+        });
+        if let Err(e) = installed {
+            eprintln!("warning: Ctrl-C will not write a partial report: {e}");
+        }
+    });
+}
+
+/// What a GPU command needs before it starts: the trials, the GPU lock,
+/// the environment. Errors are the exit code, with the line already printed.
+pub struct Prepared<'a> {
+    pub trials: Vec<Trial<'a>>,
+    pub environment: environment::Environment,
+    pub lock: lock::GpuLock,
+}
+
+pub fn prepare<'a>(
+    catalog: &'a [Scenario],
+    filters: &[String],
+    what: &str,
+) -> Result<Prepared<'a>, ExitCode> {
+    let trials = schedule::select(catalog, filters);
+    if trials.is_empty() {
+        eprintln!("error: no trial matches {filters:?} (see `casebook list`)");
+        return Err(ExitCode::from(exit::NO_MATCH));
     }
     let environment = match environment::detect() {
         Ok(env) => env,
-        Err(reason) => {
-            eprintln!("error: run-all needs a GPU: {reason}");
-            return ExitCode::from(exit::NO_GPU);
+        Err(environment::Unusable::TooOld(reason)) => {
+            eprintln!("error: {what} needs a newer driver: {reason}");
+            return Err(ExitCode::from(exit::DRIVER_TOO_OLD));
+        }
+        Err(environment::Unusable::NoGpu(reason)) => {
+            eprintln!("error: {what} needs a GPU: {reason}");
+            return Err(ExitCode::from(exit::NO_GPU));
         }
     };
+    let lock = lock::acquire(what).map_err(|e| {
+        eprintln!(
+            "error: cannot take the GPU lock {}: {e}",
+            lock::path().display()
+        );
+        ExitCode::from(exit::IO)
+    })?;
+    Ok(Prepared {
+        trials,
+        environment,
+        lock,
+    })
+}
+
+/// Runs `trials` with the progress display, and builds the report (not yet
+/// written).
+pub fn execute(
+    root: &Path,
+    trials: &[Trial],
+    environment: environment::Environment,
+    jobs: usize,
+) -> (Report, Vec<String>) {
+    stop_on_signals();
+    let monitor = leftover::Monitor::start();
+    if let Ok(m) = &monitor
+        && m.foreign_processes() > 0
+    {
+        eprintln!(
+            "warning: {} other process(es) use the GPU; measurements may be disturbed",
+            m.foreign_processes()
+        );
+    }
     eprintln!(
-        "{} on driver {} (CUDA {}), kernels from toolkit {}: {} trials",
+        "{} on driver {} (CUDA {}), kernels from toolkit {}: {} trials, {jobs} side by side",
         environment.gpu,
         environment.driver,
         environment.cuda,
         environment.toolkit,
-        selected.len()
+        trials.len()
     );
-
-    let started = Instant::now();
-    let mut results = Vec::new();
-    let total = selected.len();
-    for (n, (scenario, vi)) in selected.into_iter().enumerate() {
-        let variant = &scenario.variants[vi];
-        let name = scenario.trial_name(variant);
-        eprint!("[{:>2}/{total}] {name:<40} ", n + 1);
-        let _ = std::io::stderr().flush();
-        let record = match trial::run(scenario, variant) {
-            Ok(record) => record,
-            Err(e) => {
-                eprintln!("error: cannot start a child process: {e}");
-                return ExitCode::from(exit::IO);
-            }
-        };
-        let status = snapshot::compare(&root, scenario, &record.view);
+    let mut statuses = std::collections::HashMap::new();
+    let executed = schedule::execute(trials, jobs, monitor.as_ref().ok(), |t, record, p| {
+        let status = snapshot::compare(root, t.scenario, &record.view);
+        statuses.insert(t.name(), status);
         let verdict = match record.judgement.verdict {
             Verdict::Pass => "pass",
             Verdict::Fail => "FAIL",
@@ -97,29 +147,60 @@ pub fn run_all(catalog: &[Scenario], options: &Options) -> ExitCode {
             SnapshotStatus::Changed => "  [snapshot changed]",
         };
         eprintln!(
-            "{verdict} {:>7.2} s  {}{snap}",
+            "{} {:<44} {verdict} {:>6.2} s  {}{snap}",
+            p.line(),
+            t.name(),
             record.outcome.seconds,
             crate::judge::observed_text(&record.judgement)
         );
         if record.judgement.verdict == Verdict::Fail {
             eprintln!(
                 "        {}",
-                crate::report::failure_details(&record).replace('\n', "\n        ")
+                crate::report::failure_details(record).replace('\n', "\n        ")
             );
         }
-        results.push(ResultEntry::new(&record, status));
+    });
+    let results = trials
+        .iter()
+        .zip(&executed.records)
+        .filter_map(|(t, r)| {
+            let r = r.as_ref()?;
+            Some(ResultEntry::new(r, statuses[&t.name()]))
+        })
+        .collect();
+    let mut report = Report::new(environment, results, executed.wall_seconds);
+    report.run.jobs = jobs;
+    report.run.interrupted = isolation::interrupted().then(|| "SIGINT or SIGTERM".to_owned());
+    report.run.not_run = executed.not_run(trials).collect();
+    report.run.leftovers = executed.leftovers.clone();
+    report.run.leftover_check_off = monitor.err();
+    for l in &report.run.leftovers {
+        eprintln!("error: {l}");
     }
+    (report, executed.start_errors)
+}
 
-    let report = Report::new(environment, results, started.elapsed().as_secs_f64());
+pub fn run_all(catalog: &[Scenario], options: &Options) -> ExitCode {
+    let root = workspace::root();
+    let prepared = match prepare(catalog, &options.filters, "run-all") {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    let jobs = options.jobs.unwrap_or_else(schedule::default_jobs);
+    let (report, start_errors) = execute(&root, &prepared.trials, prepared.environment, jobs);
     println!("{}", report.table(presets::UTF8_FULL_CONDENSED));
     println!(
-        "{} passed, {} failed; {} snapshot(s) new or changed; {:.1} s",
+        "{} passed, {} failed, {} not run; {} snapshot(s) new or changed; {:.1} s",
         report.summary.passed,
         report.summary.failed,
+        report.run.not_run.len(),
         report.summary.snapshots_changed,
         report.wall_seconds
     );
     println!("{}", claims_line(&report, options.undecided));
+    if let Some(off) = &report.run.leftover_check_off {
+        eprintln!("warning: the leftover-memory check did not run: {off}");
+    }
     if let Err(e) = write_outputs(&root, &options.out, &report) {
         eprintln!(
             "error: cannot write the report to {}: {e}",
@@ -127,16 +208,30 @@ pub fn run_all(catalog: &[Scenario], options: &Options) -> ExitCode {
         );
         return ExitCode::from(exit::IO);
     }
-    if report.summary.failed > 0 {
-        ExitCode::from(exit::TRIAL_FAILED)
-    } else if report.summary.snapshots_changed > 0 {
-        ExitCode::from(exit::SNAPSHOTS_DIFFER)
-    } else {
-        ExitCode::SUCCESS
-    }
+    exit_code(&report, &start_errors)
 }
 
-fn write_outputs(root: &Path, out: &Path, report: &Report) -> std::io::Result<()> {
+/// The exit code a finished (or interrupted) run amounts to.
+pub fn exit_code(report: &Report, start_errors: &[String]) -> ExitCode {
+    for e in start_errors {
+        eprintln!("error: {e}");
+    }
+    ExitCode::from(if report.run.interrupted.is_some() {
+        exit::INTERRUPTED
+    } else if !start_errors.is_empty() {
+        exit::IO
+    } else if report.summary.failed > 0 {
+        exit::TRIAL_FAILED
+    } else if !report.run.leftovers.is_empty() {
+        exit::MEMORY_LEFT_HELD
+    } else if report.summary.snapshots_changed > 0 {
+        exit::SNAPSHOTS_DIFFER
+    } else {
+        0
+    })
+}
+
+pub fn write_outputs(root: &Path, out: &Path, report: &Report) -> std::io::Result<()> {
     std::fs::create_dir_all(out)?;
     std::fs::write(
         out.join("report.json"),

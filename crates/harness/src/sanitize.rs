@@ -98,7 +98,20 @@ pub fn run(catalog: &[Scenario], options: &Options) -> ExitCode {
         Ok(env) => env,
         Err(reason) => {
             eprintln!("error: sanitize needs a GPU: {reason}");
-            return ExitCode::from(crate::run_all::exit::NO_GPU);
+            return ExitCode::from(match reason {
+                environment::Unusable::TooOld(_) => crate::run_all::exit::DRIVER_TOO_OLD,
+                environment::Unusable::NoGpu(_) => crate::run_all::exit::NO_GPU,
+            });
+        }
+    };
+    let _lock = match crate::lock::acquire("sanitize") {
+        Ok(lock) => lock,
+        Err(e) => {
+            eprintln!(
+                "error: cannot take the GPU lock {}: {e}",
+                crate::lock::path().display()
+            );
+            return ExitCode::from(crate::run_all::exit::IO);
         }
     };
     let version = std::process::Command::new(&sanitizer)

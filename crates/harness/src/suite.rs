@@ -11,7 +11,7 @@ use std::sync::{Arc, OnceLock, RwLock};
 use casebook_model::Scenario;
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 
-use crate::environment::{self, Environment, NoGpu};
+use crate::environment::{self, Environment, Unusable};
 use crate::judge::Verdict;
 use crate::{REQUIRE_GPU_ENV, child, report, snapshot, trial, workspace};
 
@@ -28,17 +28,17 @@ pub fn main(catalog: Vec<Scenario>, extra: Vec<Trial>) -> ExitCode {
     let mut trials = catalog_checks(&catalog, &root);
     trials.extend(extra);
     trials.extend(variant_trials(&catalog, &root));
-    if let Some(filter) = &args.filter {
-        if trials.iter().all(|t| args.is_filtered_out(t)) {
-            eprintln!("error: the filter {filter:?} matches no trial (try --list)");
-            return ExitCode::from(NO_MATCH_EXIT);
-        }
+    if let Some(filter) = &args.filter
+        && trials.iter().all(|t| args.is_filtered_out(t))
+    {
+        eprintln!("error: the filter {filter:?} matches no trial (try --list)");
+        return ExitCode::from(NO_MATCH_EXIT);
     }
     libtest_mimic::run(&args, trials).exit_code()
 }
 
-fn gpu() -> &'static Result<Environment, NoGpu> {
-    static GPU: OnceLock<Result<Environment, NoGpu>> = OnceLock::new();
+fn gpu() -> &'static Result<Environment, Unusable> {
+    static GPU: OnceLock<Result<Environment, Unusable>> = OnceLock::new();
     GPU.get_or_init(environment::detect)
 }
 
@@ -75,13 +75,13 @@ pub fn variant_trials(catalog: &Arc<Vec<Scenario>>, root: &Path) -> Vec<Trial> {
 
 fn run_variant(scenario: &Scenario, vi: usize, root: &Path) -> Result<Completion, Failed> {
     let variant = &scenario.variants[vi];
-    if scenario.needs_gpu() {
-        if let Err(reason) = gpu() {
-            if std::env::var_os(REQUIRE_GPU_ENV).is_some() {
-                return Err(format!("no GPU, and {REQUIRE_GPU_ENV} is set: {reason}").into());
-            }
-            return Ok(Completion::ignored_with(format!("needs a GPU: {reason}")));
+    if scenario.needs_gpu()
+        && let Err(reason) = gpu()
+    {
+        if std::env::var_os(REQUIRE_GPU_ENV).is_some() {
+            return Err(format!("no GPU, and {REQUIRE_GPU_ENV} is set: {reason}").into());
         }
+        return Ok(Completion::ignored_with(format!("needs a GPU: {reason}")));
     }
     let record = {
         let _share = if scenario.is_exclusive() {
@@ -132,8 +132,9 @@ pub fn catalog_checks(catalog: &Arc<Vec<Scenario>>, root: &Path) -> Vec<Trial> {
     vec![names, snaps, evidence]
 }
 
-/// Slugs, variant names and claim ids are unique, and each claim is judged
-/// by a variant that exists.
+/// Slugs, variant names and claim ids are unique, every scenario pairs a
+/// broken variant with a fixed one, and each claim is judged by a variant
+/// that exists.
 pub fn check_declarations(catalog: &[Scenario]) -> Result<(), String> {
     let mut problems = Vec::new();
     let mut slugs = BTreeSet::new();
@@ -148,8 +149,9 @@ pub fn check_declarations(catalog: &[Scenario]) -> Result<(), String> {
                 problems.push(format!("{}::{} is declared twice", s.slug, v.name));
             }
         }
-        if s.variant("broken").is_none() || s.variant("fixed").is_none() {
-            problems.push(format!("{} lacks a `broken` or a `fixed` variant", s.slug));
+        let has = |role| s.variants.iter().any(|v| v.role == role);
+        if !has(casebook_model::Role::Broken) || !has(casebook_model::Role::Fixed) {
+            problems.push(format!("{} lacks a broken or a fixed variant", s.slug));
         }
         for claim in s.claims {
             if !claim_ids.insert(claim.id) {

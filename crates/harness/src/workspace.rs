@@ -10,10 +10,10 @@ pub fn root() -> PathBuf {
             return PathBuf::from(dir);
         }
     }
-    if let Ok(cwd) = std::env::current_dir() {
-        if let Some(found) = cwd.ancestors().find(|d| is_root(d)) {
-            return found.to_path_buf();
-        }
+    if let Ok(cwd) = std::env::current_dir()
+        && let Some(found) = cwd.ancestors().find(|d| is_root(d))
+    {
+        return found.to_path_buf();
     }
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }

@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use casebook_harness::child::{self, EVENTS_ENV};
 use casebook_harness::judge::{Verdict, judge};
-use casebook_harness::{isolation, trial};
+use casebook_harness::schedule::{self, Trial as Planned};
+use casebook_harness::{isolation, lock, run_all, trial};
 use casebook_model::{
     Binding, Expect, Recorder, Role, Scenario, Symptom, Termination, Unit, Variant,
 };
@@ -54,6 +55,22 @@ fn leaves_a_grandchild(rec: &mut Recorder) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Waits to be killed by hand (by the test, with SIGKILL), as a user might
+/// kill a variant during a run; says where it is first.
+fn killed_by_hand(rec: &mut Recorder) -> anyhow::Result<()> {
+    rec.check("started", true);
+    std::fs::write(
+        pid_file(std::os::unix::process::parent_id()),
+        std::process::id().to_string(),
+    )?;
+    std::thread::sleep(Duration::from_secs(60));
+    Ok(())
+}
+
+fn pid_file(test_pid: u32) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("casebook-faults-{test_pid}.pid"))
+}
+
 fn clean(rec: &mut Recorder) -> anyhow::Result<()> {
     rec.check("ran", true);
     Ok(())
@@ -85,6 +102,12 @@ fn catalog() -> Vec<Scenario> {
             v("garbage", Expect::Fails(Symptom::Garbled), garbage),
             Variant::fixed("grandchild", Binding::Host, leaves_a_grandchild),
             Variant::fixed("clean", Binding::Host, clean),
+            v(
+                "killed-by-hand",
+                Expect::Fails(Symptom::Crashed("SIGKILL".into())),
+                killed_by_hand,
+            ),
+            v("slow", Expect::Fails(Symptom::TimedOut), hang),
         ],
     }]
 }
@@ -109,8 +132,42 @@ fn expect_termination(name: &'static str, want: Termination) -> Trial {
     })
 }
 
+/// Set when this binary runs as the interrupted run of
+/// `faults::an-interrupt-marks-unfinished-trials-not-run`.
+const INTERRUPTED_RUN_ENV: &str = "CASEBOOK_FAULTS_INTERRUPTED_RUN";
+
+/// A run of `clean`, `slow` and `clean` one at a time, with Ctrl-C handling
+/// on; prints `ran <name>` or `not run <name>` per trial, and the pid of
+/// the slow child. The test sends it SIGINT while `slow` runs.
+fn interrupted_run() -> ExitCode {
+    run_all::stop_on_signals();
+    let catalog = catalog();
+    let s = &catalog[0];
+    let trials: Vec<Planned> = ["clean", "slow", "grandchild"]
+        .iter()
+        .map(|n| Planned {
+            scenario: s,
+            variant: s.variant(n).unwrap(),
+        })
+        .collect();
+    let executed = schedule::execute(&trials, 1, None, |t, _, _| {
+        println!("ran {}", t.name());
+    });
+    for name in executed.not_run(&trials) {
+        println!("not run {name}");
+    }
+    ExitCode::from(if isolation::interrupted() {
+        run_all::exit::INTERRUPTED
+    } else {
+        0
+    })
+}
+
 fn main() -> ExitCode {
     child::serve_if_child(&catalog());
+    if std::env::var_os(INTERRUPTED_RUN_ENV).is_some() {
+        return interrupted_run();
+    }
     let args = Arguments::from_args();
     let mut trials = vec![
         expect_termination(
@@ -189,5 +246,133 @@ fn main() -> ExitCode {
             other => Err(format!("exit {other:?}").into()),
         }
     }));
+    trials.push(Trial::test(
+        "faults::side-by-side-every-fault-is-recorded-and-the-rest-run",
+        || {
+            let catalog = catalog();
+            let s = &catalog[0];
+            let trials: Vec<Planned> = s
+                .variants
+                .iter()
+                .filter(|v| !matches!(v.name, "slow" | "killed-by-hand"))
+                .map(|v| Planned {
+                    scenario: s,
+                    variant: v,
+                })
+                .collect();
+            let executed = schedule::execute(&trials, 4, None, |_, _, _| {});
+            for (t, r) in trials.iter().zip(&executed.records) {
+                let r = r.as_ref().ok_or(format!("{} did not run", t.name()))?;
+                if r.judgement.verdict != Verdict::Pass {
+                    return Err(format!("{}: {:?}", t.name(), r.judgement).into());
+                }
+            }
+            Ok(())
+        },
+    ));
+    trials.push(Trial::test(
+        "faults::a-variant-killed-by-hand-is-recorded-as-killed",
+        || {
+            let catalog = catalog();
+            let s = &catalog[0];
+            let file = pid_file(std::process::id());
+            let _ = std::fs::remove_file(&file);
+            let killer = std::thread::spawn(move || {
+                for _ in 0..500 {
+                    if let Some(pid) = std::fs::read_to_string(&file)
+                        .ok()
+                        .and_then(|t| t.trim().parse::<i32>().ok())
+                    {
+                        // SAFETY: plain syscall on the child this test started.
+                        unsafe { libc::kill(pid, libc::SIGKILL) };
+                        let _ = std::fs::remove_file(&file);
+                        return true;
+                    }
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                false
+            });
+            let trials = [
+                Planned {
+                    scenario: s,
+                    variant: s.variant("killed-by-hand").unwrap(),
+                },
+                Planned {
+                    scenario: s,
+                    variant: s.variant("clean").unwrap(),
+                },
+            ];
+            let executed = schedule::execute(&trials, 1, None, |_, _, _| {});
+            if !killer.join().unwrap_or(false) {
+                return Err("the variant never said where it was".into());
+            }
+            let killed = executed.records[0]
+                .as_ref()
+                .ok_or("no record of the killed variant")?;
+            if killed.outcome.check("started") != Some(true) {
+                return Err("what it recorded before the kill is lost".into());
+            }
+            if killed.judgement.verdict != Verdict::Pass {
+                return Err(
+                    format!("not recorded as killed: {:?}", killed.outcome.termination).into(),
+                );
+            }
+            match &executed.records[1] {
+                Some(r) if r.judgement.verdict == Verdict::Pass => Ok(()),
+                other => Err(format!("the next variant was affected: {other:?}").into()),
+            }
+        },
+    ));
+    trials.push(Trial::test(
+        "faults::an-interrupt-marks-unfinished-trials-not-run",
+        || {
+            let child = std::process::Command::new(std::env::current_exe().unwrap())
+                .env(INTERRUPTED_RUN_ENV, "1")
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .map_err(|e| e.to_string())?;
+            // `slow` starts once `clean` is done; give both a moment.
+            std::thread::sleep(Duration::from_millis(1500));
+            // SAFETY: plain syscall on the child this test started.
+            unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+            let out = child.wait_with_output().map_err(|e| e.to_string())?;
+            let text = String::from_utf8_lossy(&out.stdout);
+            let want = [
+                "ran faults::clean",
+                "not run faults::slow",
+                "not run faults::grandchild",
+            ];
+            if text.lines().collect::<Vec<_>>() != want {
+                return Err(format!("printed {text:?}, want {want:?}").into());
+            }
+            match out.status.code() {
+                Some(code) if code == i32::from(run_all::exit::INTERRUPTED) => Ok(()),
+                other => Err(format!("exit {other:?}").into()),
+            }
+        },
+    ));
+    trials.push(Trial::test(
+        "faults::a-second-run-waits-for-the-gpu-lock",
+        || {
+            let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+            let path = dir.path().join("gpu.lock");
+            let first = lock::acquire_at(&path, "first").map_err(|e| e.to_string())?;
+            let (tx, rx) = std::sync::mpsc::channel();
+            let second_path = path.clone();
+            let second = std::thread::spawn(move || {
+                let held = lock::acquire_at(&second_path, "second");
+                let _ = tx.send(());
+                held.map(|_| ())
+            });
+            if rx.recv_timeout(Duration::from_millis(500)).is_ok() {
+                return Err("the second run did not wait".into());
+            }
+            drop(first);
+            rx.recv_timeout(Duration::from_secs(5))
+                .map_err(|_| "the second run never got the lock")?;
+            second.join().unwrap().map_err(|e| e.to_string())?;
+            Ok(())
+        },
+    ));
     libtest_mimic::run(&args, trials).exit_code()
 }

@@ -67,6 +67,9 @@ pub enum Termination {
     TimedOut,
     /// The process wrote something that is not an event.
     Garbled,
+    /// The run was interrupted (Ctrl-C, SIGTERM) and the process killed
+    /// with its group before it ended: the trial did not run.
+    Interrupted,
 }
 
 impl fmt::Display for Termination {
@@ -78,6 +81,7 @@ impl fmt::Display for Termination {
             Termination::Exited { code } => write!(f, "exited with code {code} without reporting"),
             Termination::Signaled { signal } => write!(f, "killed by {signal}"),
             Termination::TimedOut => f.write_str("timed out"),
+            Termination::Interrupted => f.write_str("interrupted, not run to its end"),
             Termination::Garbled => f.write_str("wrote garbage instead of events"),
         }
     }
@@ -270,7 +274,7 @@ impl Outcome {
             Termination::Panicked => symptoms.push(Symptom::Panicked),
             Termination::Exited { code } => symptoms.push(Symptom::Exited(*code)),
             Termination::Signaled { signal } => symptoms.push(Symptom::Crashed(signal.clone())),
-            Termination::TimedOut => symptoms.push(Symptom::TimedOut),
+            Termination::TimedOut | Termination::Interrupted => symptoms.push(Symptom::TimedOut),
             Termination::Garbled => symptoms.push(Symptom::Garbled),
         }
         symptoms.sort();

@@ -1,0 +1,167 @@
+//! `caching-allocator-hold`: a caching allocator, in the manner of
+//! PyTorch's, keeps the blocks a program frees and hands them out again
+//! without asking the driver. Memory nothing uses stays reserved: another
+//! process (an evaluation job, a second training run) cannot have it. The
+//! fix releases the cache between phases, the analogue of
+//! `torch.cuda.empty_cache()`; the fixed variant also shows where that does
+//! not help: blocks still referenced are not in the cache, and stay.
+//!
+//! PyTorch's own allocator empties its cache and retries when the driver
+//! refuses it in the same process; no allocator can do that for another
+//! process, which is the failure shown here.
+
+use std::collections::HashMap;
+
+use casebook_harness::worker;
+use casebook_model::device::{self, PAGE, measure_bytes};
+use casebook_model::{
+    Binding, Claim, ClaimVerdict, Outcome, Recorder, Requirement, Scenario, Symptom, Variant,
+};
+use cudarc::driver::result;
+use cudarc::driver::sys::CUdeviceptr;
+
+mod broken;
+mod fixed;
+
+/// The first phase reserves this share of the free memory; the other
+/// process then asks for the same share, so the two cannot both fit.
+const SHARE: f64 = 0.6;
+/// The first phase's blocks (activations, say).
+const BLOCKS: usize = 8;
+pub(crate) const OTHER: &str = "another process gets the memory the first phase freed";
+pub(crate) const RELEASES_CACHED: &str =
+    "releasing the cache returns the freed blocks to the device";
+pub(crate) const RELEASES_LIVE: &str = "releasing the cache returns blocks still referenced";
+
+pub fn scenario() -> Scenario {
+    Scenario {
+        slug: "caching-allocator-hold",
+        title: "CUDA out of memory in the next job though the first freed everything (a caching allocator holds it)",
+        cause: "A caching allocator keeps freed blocks reserved for reuse: allocated drops to zero, reserved \
+                does not, and no other process can have that memory. Release the cache between phases \
+                (torch.cuda.empty_cache()); it cannot release blocks still referenced.",
+        symptoms: &["out of memory", "out of memory though memory is free"],
+        requires: &[Requirement::Gpu, Requirement::ExclusiveGpu],
+        claims: CLAIMS,
+        variants: vec![
+            Variant::broken(
+                "broken",
+                Binding::Cudarc,
+                Symptom::check_failed(OTHER),
+                broken::run,
+            ),
+            Variant::fixed("fixed", Binding::Cudarc, fixed::run),
+        ],
+    }
+}
+
+const CLAIMS: &[Claim] = &[Claim {
+    id: "001-empty-cache-mitigates",
+    seed: "001_eb72388bf55c7443.txt",
+    quote: "Explicitly calling `torch.cuda.empty_cache()` after the first training loop can mitigate the issue by \
+            releasing unused GPU memory.",
+    judged_by: "fixed",
+    // It mitigates by releasing cached blocks; the seed's own example keeps
+    // its model and data referenced, which no release of the cache frees.
+    judge: |o: &Outcome| {
+        let flag = |k| o.fact(k).and_then(|v| v.as_bool());
+        match (flag(RELEASES_CACHED), flag(RELEASES_LIVE)) {
+            (Some(true), Some(false)) => ClaimVerdict::Partly,
+            (Some(true), Some(true)) => ClaimVerdict::Confirmed,
+            (Some(false), _) => ClaimVerdict::Refuted,
+            _ => ClaimVerdict::Undecided,
+        }
+    },
+}];
+
+// ANCHOR: allocator
+/// Freed blocks go to a cache by size, not back to the driver.
+#[derive(Default)]
+pub(crate) struct Caching {
+    cache: HashMap<usize, Vec<CUdeviceptr>>,
+    /// Bytes taken from the driver.
+    pub reserved: usize,
+    /// Bytes handed out and not yet freed.
+    pub allocated: usize,
+}
+
+impl Caching {
+    pub fn alloc(&mut self, rec: &mut Recorder, bytes: usize) -> anyhow::Result<CUdeviceptr> {
+        self.allocated += bytes;
+        if let Some(ptr) = self.cache.get_mut(&bytes).and_then(Vec::pop) {
+            return Ok(ptr); // reused, the driver never asked
+        }
+        let ptr = rec.step("cuMemAlloc", unsafe { result::malloc_sync(bytes) })?;
+        self.reserved += bytes;
+        Ok(ptr)
+    }
+
+    pub fn free(&mut self, ptr: CUdeviceptr, bytes: usize) {
+        self.allocated -= bytes;
+        self.cache.entry(bytes).or_default().push(ptr); // kept, not freed
+    }
+
+    /// `torch.cuda.empty_cache()`: every cached block back to the driver.
+    /// Returns the bytes released.
+    pub fn empty_cache(&mut self, rec: &mut Recorder) -> anyhow::Result<usize> {
+        let mut released = 0;
+        for (bytes, ptrs) in self.cache.drain() {
+            for ptr in ptrs {
+                rec.step("cuMemFree", unsafe { result::free_sync(ptr) })?;
+                released += bytes;
+            }
+        }
+        self.reserved -= released;
+        Ok(released)
+    }
+}
+// ANCHOR_END: allocator
+
+impl Caching {
+    /// Records reserved against allocated as points of two series.
+    pub fn plot(&self, rec: &mut Recorder, x: usize) {
+        rec.point("reserved_bytes", x as f64, self.reserved as f64);
+        rec.point("allocated_bytes", x as f64, self.allocated as f64);
+    }
+}
+
+/// The run both variants share: the first phase allocates its blocks, and
+/// `phase_over` is what the program does when it ends (broken: frees them
+/// to the cache; fixed: that and more). Then another process asks.
+pub(crate) fn run(
+    rec: &mut Recorder,
+    phase_over: fn(&mut Recorder, &mut Caching, Vec<CUdeviceptr>, usize) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    if let Some(done) = worker::neighbour(rec) {
+        return done;
+    }
+    let ctx = device::context(rec)?;
+    let free = device::free_bytes(rec, &ctx)?;
+    let share = (free as f64 * SHARE) as usize / PAGE * PAGE;
+    let block = share / BLOCKS / PAGE * PAGE;
+    measure_bytes(rec, "free_at_start", free);
+    measure_bytes(rec, "block_bytes", block);
+    let mut alloc = Caching::default();
+    let mut blocks = Vec::new();
+    for i in 0..BLOCKS {
+        blocks.push(rec.iteration("a block of the first phase", |rec| alloc.alloc(rec, block))?);
+        alloc.plot(rec, i + 1);
+    }
+    phase_over(rec, &mut alloc, blocks, block)?;
+    alloc.plot(rec, BLOCKS + 1);
+    measure_bytes(rec, "reserved_when_the_phase_is_over", alloc.reserved);
+    measure_bytes(rec, "allocated_when_the_phase_is_over", alloc.allocated);
+    rec.fact("allocated when the phase is over", alloc.allocated);
+    rec.fact(
+        "reserved when the phase is over",
+        if alloc.reserved == 0 {
+            "nothing"
+        } else {
+            "the whole phase"
+        },
+    );
+    let served = worker::neighbour_allocates(rec, block * BLOCKS)?;
+    rec.check(OTHER, served);
+    alloc.empty_cache(rec)?;
+    Ok(())
+}

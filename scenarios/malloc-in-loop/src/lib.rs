@@ -1,0 +1,65 @@
+//! `malloc-in-loop`: seed 004's mitigation, "pre-allocating and reusing
+//! buffers, or using a memory pool allocator", measured. The hot loop needs
+//! four temporaries a step. Allocating them with `cudaMalloc` and freeing
+//! them with `cudaFree` inside the loop makes every step wait for the device
+//! (`cudaFree` synchronises), so the host can never queue work ahead.
+//! Reusing buffers allocated once, or taking them from the stream-ordered
+//! pool, lets it. All three compute the same result, checked against the
+//! CPU; the fixed forms time the broken loop in the same process and must be
+//! at least 10× faster. The speed-up itself is in the JSON report.
+
+use casebook_kernels::{cpp, run_cpp};
+use casebook_model::{
+    Binding, Claim, ClaimVerdict, Expect, Outcome, Requirement, Role, Scenario, Symptom, Variant,
+};
+
+const WAITS: &str = "the hot loop never waits for the device";
+const FLOOR: &str = "at least 10x faster than allocating in the loop";
+
+pub fn scenario() -> Scenario {
+    Scenario {
+        slug: "malloc-in-loop",
+        title: "GPU code slow, the device mostly idle (cudaMalloc and cudaFree in the hot loop)",
+        cause: "cudaFree waits for the device to finish all its work, so allocating and freeing inside \
+                the loop serialises host and device. Allocate once and reuse, or use the stream-ordered \
+                pool (cudaMallocAsync/cudaFreeAsync).",
+        symptoms: &["slow, GPU idle"],
+        requires: &[Requirement::Gpu, Requirement::ExclusiveGpu],
+        claims: CLAIMS,
+        variants: vec![
+            Variant::broken(
+                "broken-cpp",
+                Binding::CudaRuntimeCpp,
+                Symptom::check_failed(WAITS),
+                |rec| Ok(run_cpp(rec, cpp::casebook_malloc_in_loop_broken_cpp)?),
+            ),
+            Variant::fixed("fixed-cpp", Binding::CudaRuntimeCpp, |rec| {
+                Ok(run_cpp(rec, cpp::casebook_malloc_in_loop_fixed_cpp)?)
+            }),
+            Variant::new(
+                "pool-cpp",
+                Role::Fixed,
+                Binding::CudaRuntimeCpp,
+                Expect::Clean,
+                |rec| Ok(run_cpp(rec, cpp::casebook_malloc_in_loop_pool_cpp)?),
+            ),
+        ],
+    }
+}
+
+/// Confirmed when the fix is at least 10× faster with the same result.
+fn faster(o: &Outcome) -> ClaimVerdict {
+    match (o.check(FLOOR), o.check("output equals the CPU's")) {
+        (Some(true), Some(true)) => ClaimVerdict::Confirmed,
+        (Some(false), Some(true)) => ClaimVerdict::Partly,
+        _ => ClaimVerdict::Undecided,
+    }
+}
+
+const CLAIMS: &[Claim] = &[Claim {
+    id: "004-preallocate-or-pool",
+    seed: "004_dd8d91b458147886.txt",
+    quote: "Mitigation strategies include pre-allocating and reusing buffers, or using a memory pool allocator.",
+    judged_by: "fixed-cpp",
+    judge: faster,
+}];

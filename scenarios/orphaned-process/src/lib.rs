@@ -1,0 +1,245 @@
+//! `orphaned-process`: "out of memory though no process is running". First
+//! the article's claim: a process that exits without freeing, and one killed
+//! with SIGKILL: does the driver take their memory back? Then what does hold
+//! memory with nothing in sight: a data-loader worker that has started a
+//! process of its own is killed, and that grandchild lives on, holding
+//! device memory its grandparent cannot see. Killing the worker's whole
+//! process group takes the grandchild with it. The scenario also records
+//! how a user finds the holder: `nvidia-smi --query-compute-apps`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use casebook_harness::worker;
+use casebook_model::device::{self, measure_bytes};
+use casebook_model::{
+    Binding, Claim, ClaimVerdict, Expect, Outcome, Recorder, Requirement, Role, Scenario, Symptom,
+    Variant,
+};
+use cudarc::driver::CudaContext;
+use std::sync::Arc;
+
+mod broken;
+mod exit_and_kill;
+mod fixed;
+
+/// What a holder allocates.
+pub const HELD: usize = 4 << 30;
+/// Within this of the baseline counts as "back".
+const TOLERANCE: usize = 64 << 20;
+/// How long the parent waits for memory to come back.
+const SETTLE: Duration = Duration::from_secs(3);
+const DIR_ENV: &str = "CASEBOOK_ORPHAN_DIR";
+const MODE_ENV: &str = "CASEBOOK_HOLDER_MODE";
+pub(crate) const RETURNS: &str = "memory returns when the worker is killed";
+
+pub fn scenario() -> Scenario {
+    Scenario {
+        slug: "orphaned-process",
+        title: "CUDA out of memory though no process is running (a grandchild holds it)",
+        cause: "The driver frees a process's memory when it exits or is killed. Memory held \"by nothing\" \
+                is held by a process still alive: often a worker's child that outlived its parent. Kill \
+                the worker's process group, and look for holders with nvidia-smi --query-compute-apps.",
+        symptoms: &["out of memory", "out of memory though memory is free"],
+        requires: &[Requirement::Gpu, Requirement::ExclusiveGpu],
+        claims: CLAIMS,
+        variants: vec![
+            Variant::new(
+                "exit-and-kill",
+                Role::Contrast,
+                Binding::Cudarc,
+                Expect::Records,
+                exit_and_kill::run,
+            ),
+            Variant::broken(
+                "broken",
+                Binding::Cudarc,
+                Symptom::check_failed(RETURNS),
+                broken::run,
+            ),
+            Variant::fixed("fixed", Binding::Cudarc, fixed::run),
+        ],
+    }
+}
+
+fn flag(o: &Outcome, key: &str) -> Option<bool> {
+    o.fact(key).and_then(|v| v.as_bool())
+}
+
+/// Refuted when the memory came back both after an exit and after a kill.
+fn back_after_exit_and_kill(o: &Outcome) -> ClaimVerdict {
+    match (
+        flag(o, exit_and_kill::AFTER_EXIT),
+        flag(o, exit_and_kill::AFTER_KILL),
+    ) {
+        (Some(true), Some(true)) => ClaimVerdict::Refuted,
+        (Some(false), _) | (_, Some(false)) => ClaimVerdict::Confirmed,
+        _ => ClaimVerdict::Undecided,
+    }
+}
+
+const CLAIMS: &[Claim] = &[
+    Claim {
+        id: "002-context-survives-termination",
+        seed: "002_245404227877bbf6.txt",
+        quote: "Its lifespan is critical; an improperly managed context can retain memory even after application termination.",
+        judged_by: "exit-and-kill",
+        judge: back_after_exit_and_kill,
+    },
+    Claim {
+        id: "002-driver-leak-root-cause",
+        seed: "002_245404227877bbf6.txt",
+        quote: "The error message misleadingly points to a lack of free memory, but the root cause is often a memory leak or \
+                unreleased resources within the CUDA driver itself, rather than a problem with active user processes.",
+        judged_by: "broken",
+        // The memory "nobody" held was held by a live process, named by
+        // nvidia-smi where it can see the process, and freed by killing it.
+        judge: |o: &Outcome| match (o.check(RETURNS), flag(o, broken::BACK_AFTER_HOLDER)) {
+            (Some(false), Some(true)) => ClaimVerdict::Refuted,
+            (Some(false), Some(false)) => ClaimVerdict::Confirmed,
+            _ => ClaimVerdict::Undecided,
+        },
+    },
+];
+
+/// The parent's view: its own context, and the free memory it starts from.
+pub(crate) struct Watch {
+    ctx: Arc<CudaContext>,
+    pub baseline: usize,
+    dir: PathBuf,
+}
+
+impl Watch {
+    pub fn new(rec: &mut Recorder) -> anyhow::Result<Self> {
+        let ctx = device::context(rec)?;
+        let baseline = device::free_bytes(rec, &ctx)?;
+        measure_bytes(rec, "free_at_start", baseline);
+        let dir = std::env::temp_dir().join(format!("casebook-orphan-{}", std::process::id()));
+        std::fs::create_dir_all(&dir)?;
+        Ok(Watch { ctx, baseline, dir })
+    }
+
+    /// A worker command with this watch's folder.
+    pub fn command(&self, role: &str) -> anyhow::Result<Command> {
+        let mut cmd = worker::command(role)?;
+        cmd.env(DIR_ENV, &self.dir);
+        Ok(cmd)
+    }
+
+    /// Waits until a holder has its memory.
+    pub fn wait_held(&self) -> anyhow::Result<u32> {
+        let file = self.dir.join("holder.pid");
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if let Ok(text) = std::fs::read_to_string(&file)
+                && let Ok(pid) = text.trim().parse()
+            {
+                std::fs::remove_file(&file)?;
+                return Ok(pid);
+            }
+            anyhow::ensure!(Instant::now() < deadline, "no holder got its memory");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// Whether free memory comes back to the baseline within [`SETTLE`];
+    /// records the free memory it saw last under `key`.
+    pub fn back(&self, rec: &mut Recorder, key: &str) -> anyhow::Result<bool> {
+        let deadline = Instant::now() + SETTLE;
+        while self.ctx.mem_get_info()?.0 + TOLERANCE < self.baseline && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let free = device::free_bytes(rec, &self.ctx)?;
+        measure_bytes(rec, key, free);
+        Ok(free + TOLERANCE >= self.baseline)
+    }
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// The worker roles: `holder` allocates [`HELD`] bytes, says so, and then
+/// exits without freeing or sleeps (its `MODE`); `loader` starts a holder
+/// and sleeps, as a data-loader worker with a helper process would.
+pub(crate) fn serve(rec: &mut Recorder, role: &str) -> anyhow::Result<()> {
+    let dir = PathBuf::from(std::env::var(DIR_ENV)?);
+    match role {
+        "holder" => {
+            let _ctx = device::context(rec)?;
+            let _held = rec.step("cuMemAlloc", unsafe {
+                cudarc::driver::result::malloc_sync(HELD)
+            })?;
+            announce(&dir)?;
+            if std::env::var(MODE_ENV).as_deref() == Ok("exit") {
+                std::process::exit(0); // no cuMemFree, no context teardown
+            }
+            std::thread::sleep(Duration::from_secs(90));
+            Ok(())
+        }
+        "loader" => {
+            let mut holder = worker::command("holder")?;
+            holder.env(DIR_ENV, &dir).spawn()?;
+            std::thread::sleep(Duration::from_secs(90));
+            Ok(())
+        }
+        other => anyhow::bail!("no worker role {other}"),
+    }
+}
+
+/// Writes this process's pid where the parent waits for it.
+fn announce(dir: &Path) -> anyhow::Result<()> {
+    let tmp = dir.join("holder.pid.tmp");
+    std::fs::write(&tmp, std::process::id().to_string())?;
+    std::fs::rename(tmp, dir.join("holder.pid"))?;
+    Ok(())
+}
+
+/// Whether `nvidia-smi --query-compute-apps` lists `pid` as using memory;
+/// `None` where nvidia-smi cannot be run.
+pub(crate) fn nvidia_smi_lists(rec: &mut Recorder, pid: u32) -> Option<bool> {
+    let out = Command::new("nvidia-smi")
+        .args([
+            "--query-compute-apps=pid,used_memory",
+            "--format=csv,noheader,nounits",
+        ])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let listed = text
+        .lines()
+        .filter_map(|l| l.split(',').next())
+        .any(|p| p.trim() == pid.to_string());
+    rec.fact("nvidia-smi --query-compute-apps lists the holder", listed);
+    Some(listed)
+}
+
+/// Whether `pid` is still alive (a zombie is not: its memory is gone).
+pub(crate) fn alive(pid: u32) -> bool {
+    // SAFETY: signal 0 only checks that the process exists.
+    unsafe { libc::kill(pid as libc::pid_t, 0) == 0 && !zombie(pid) }
+}
+
+/// Kills `pid` and waits until it is gone.
+pub(crate) fn kill_and_wait_gone(pid: u32) {
+    // SAFETY: plain syscall on a pid this scenario started.
+    unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while alive(pid) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+fn zombie(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| {
+            s.rsplit(')')
+                .next()
+                .is_some_and(|r| r.trim_start().starts_with('Z'))
+        })
+        .unwrap_or(false)
+}

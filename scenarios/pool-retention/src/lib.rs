@@ -1,0 +1,209 @@
+//! `pool-retention`: "even with cudaFreeAsync, the memory is not instantly
+//! available". What the stream-ordered pool does with freed memory is
+//! measured at both settings of its release threshold: how much
+//! `cuMemGetInfo` reports free after the free and a synchronise, whether a
+//! `cuMemAlloc` in the same process is served, and whether another process
+//! can allocate it. At the default threshold the synchronise hands the
+//! memory back. Raised (as tuning guides advise, to avoid re-mapping), the
+//! pool keeps it: the process itself still allocates, but another process is
+//! starved. Trimming the pool (`cuMemPoolTrimTo`) after the phase gives it
+//! back.
+
+use std::sync::Arc;
+
+use casebook_harness::worker;
+use casebook_kernels::{cpp, run_cpp};
+use casebook_model::device::{self, PAGE, measure_bytes};
+use casebook_model::{
+    Binding, Claim, ClaimVerdict, Outcome, Recorder, Requirement, Scenario, Symptom, Variant,
+};
+use cudarc::driver::sys::{self, CUmemoryPool};
+use cudarc::driver::{CudaContext, result};
+
+mod broken;
+mod fixed;
+
+/// The request the phase makes, and the neighbour after it: 60% of what is
+/// free, so that the two cannot both fit.
+const SHARE: f64 = 0.6;
+/// Within this of the baseline counts as "all of it back".
+const TOLERANCE: usize = 64 << 20;
+pub(crate) const NEIGHBOUR: &str = "another process can allocate the freed memory";
+const RETURNED_DEFAULT: &str = "at the default threshold, a synchronise returns the freed memory";
+const KEPT_RAISED: &str = "with the threshold raised, the pool keeps the freed memory";
+
+pub fn scenario() -> Scenario {
+    Scenario {
+        slug: "pool-retention",
+        title: "CUDA out of memory in another process after cudaFreeAsync (the pool keeps the memory)",
+        cause: "The stream-ordered pool returns freed memory to the device at a synchronise, unless its \
+                release threshold is raised; then it keeps it for this process, and other processes are \
+                starved. Trim the pool (cudaMemPoolTrimTo) when a phase ends, or keep the threshold low.",
+        symptoms: &["out of memory", "out of memory though memory is free"],
+        requires: &[Requirement::Gpu, Requirement::ExclusiveGpu],
+        claims: CLAIMS,
+        variants: vec![
+            Variant::as_written("as-written-cpp", Binding::CudaRuntimeCpp, |rec| {
+                Ok(run_cpp(rec, cpp::casebook_pool_retention_as_written_cpp)?)
+            }),
+            Variant::broken(
+                "broken",
+                Binding::Cudarc,
+                Symptom::check_failed(NEIGHBOUR),
+                broken::run,
+            ),
+            Variant::fixed("fixed", Binding::Cudarc, fixed::run),
+        ],
+    }
+}
+
+fn flag(o: &Outcome, key: &str) -> Option<bool> {
+    o.fact(key).and_then(|v| v.as_bool())
+}
+
+/// Partly: the memory is back at a synchronise by default, and kept only
+/// with the threshold raised.
+fn kept_only_when_raised(o: &Outcome) -> ClaimVerdict {
+    match (flag(o, RETURNED_DEFAULT), flag(o, KEPT_RAISED)) {
+        (Some(true), Some(true)) => ClaimVerdict::Partly,
+        (Some(false), Some(true)) => ClaimVerdict::Confirmed,
+        (Some(true), Some(false)) => ClaimVerdict::Refuted,
+        _ => ClaimVerdict::Undecided,
+    }
+}
+
+const CLAIMS: &[Claim] = &[
+    Claim {
+        id: "004-allocator-caches-blocks",
+        seed: "004_dd8d91b458147886.txt",
+        quote: "Instead of grabbing contiguous chunks of available memory whenever requested, CUDA's allocator often caches \
+                memory blocks internally.",
+        judged_by: "broken",
+        judge: kept_only_when_raised,
+    },
+    Claim {
+        id: "004-freed-not-immediately-available",
+        seed: "004_dd8d91b458147886.txt",
+        quote: "The example shows that even if a specific stream has completed and the free operation is initiated, the \
+                allocator might not immediately make that memory available.",
+        judged_by: "broken",
+        judge: kept_only_when_raised,
+    },
+    Claim {
+        id: "004-concurrent-streams-fragment",
+        seed: "004_dd8d91b458147886.txt",
+        quote: "Concurrent allocations from different streams and then freeing those concurrently can cause significant fragmentation.",
+        judged_by: "as-written-cpp",
+        judge: |o: &Outcome| match (
+            flag(o, "the large allocation succeeds"),
+            flag(o, "after a synchronise, the freed 16 MiB are back"),
+        ) {
+            (Some(true), Some(true)) => ClaimVerdict::Refuted,
+            (Some(false), _) => ClaimVerdict::Confirmed,
+            _ => ClaimVerdict::Undecided,
+        },
+    },
+];
+
+/// The default pool of device 0.
+fn default_pool(rec: &mut Recorder, ctx: &CudaContext) -> anyhow::Result<CUmemoryPool> {
+    let mut pool = std::ptr::null_mut();
+    rec.step("cuDeviceGetDefaultMemPool", unsafe {
+        sys::cuDeviceGetDefaultMemPool(&mut pool, ctx.cu_device()).result()
+    })?;
+    Ok(pool)
+}
+
+pub(crate) fn set_threshold(
+    rec: &mut Recorder,
+    pool: CUmemoryPool,
+    bytes: u64,
+) -> anyhow::Result<()> {
+    let mut value = bytes;
+    rec.step("cuMemPoolSetAttribute (RELEASE_THRESHOLD)", unsafe {
+        sys::cuMemPoolSetAttribute(
+            pool,
+            sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+            &mut value as *mut u64 as *mut std::ffi::c_void,
+        )
+        .result()
+    })?;
+    Ok(())
+}
+
+pub(crate) fn trim(rec: &mut Recorder, pool: CUmemoryPool) -> anyhow::Result<()> {
+    rec.step("cuMemPoolTrimTo (0)", unsafe {
+        sys::cuMemPoolTrimTo(pool, 0).result()
+    })?;
+    Ok(())
+}
+
+/// One phase of work: `bytes` from the pool on `stream`, used, freed with
+/// cuMemFreeAsync, and a synchronise. Returns the free memory after it.
+fn phase(
+    rec: &mut Recorder,
+    ctx: &Arc<CudaContext>,
+    stream: sys::CUstream,
+    bytes: usize,
+) -> anyhow::Result<usize> {
+    let ptr = rec.step("cuMemAllocAsync", unsafe {
+        result::malloc_async(stream, bytes)
+    })?;
+    rec.step("cuMemsetD8Async", unsafe {
+        result::memset_d8_async(ptr, 1, bytes, stream)
+    })?;
+    rec.step("cuMemFreeAsync", unsafe { result::free_async(ptr, stream) })?;
+    rec.step("cuStreamSynchronize", unsafe {
+        result::stream::synchronize(stream)
+    })?;
+    Ok(device::free_bytes(rec, ctx)?)
+}
+
+/// The variant: with `after_phase` run once the raised-threshold phase is
+/// over (nothing for broken, the trim for fixed).
+pub(crate) fn run(
+    rec: &mut Recorder,
+    after_phase: fn(&mut Recorder, CUmemoryPool) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    if let Some(done) = worker::neighbour(rec) {
+        return done;
+    }
+    let ctx = device::context(rec)?;
+    let stream = ctx.default_stream();
+    let pool = default_pool(rec, &ctx)?;
+    let baseline = device::free_bytes(rec, &ctx)?;
+    let bytes = (baseline as f64 * SHARE) as usize / PAGE * PAGE;
+    measure_bytes(rec, "free_at_start", baseline);
+    measure_bytes(rec, "phase_bytes", bytes);
+
+    let after_default = phase(rec, &ctx, stream.cu_stream(), bytes)?;
+    measure_bytes(rec, "free_after_phase_default_threshold", after_default);
+    rec.fact(RETURNED_DEFAULT, after_default + TOLERANCE >= baseline);
+
+    // ANCHOR: raised
+    set_threshold(rec, pool, u64::MAX)?; // keep freed memory for the next phase
+    let after_raised = phase(rec, &ctx, stream.cu_stream(), bytes)?;
+    after_phase(rec, pool)?;
+    // ANCHOR_END: raised
+    let now = device::free_bytes(rec, &ctx)?;
+    measure_bytes(rec, "free_after_phase_raised_threshold", after_raised);
+    measure_bytes(rec, "free_when_the_neighbour_asks", now);
+    rec.fact(KEPT_RAISED, after_raised + bytes / 2 < baseline);
+
+    // Another process asks for the same share now.
+    let served = worker::neighbour_allocates(rec, bytes)?;
+    rec.check(NEIGHBOUR, served);
+
+    // This process, outside the pool.
+    let own = rec.tolerate("cuMemAlloc (the same share, this process)", unsafe {
+        result::malloc_sync(bytes)
+    });
+    rec.fact("cuMemAlloc in this process is served", own.is_ok());
+    if let Ok(ptr) = own {
+        rec.step("cuMemFree", unsafe { result::free_sync(ptr) })?;
+    }
+    // Leave the pool as the process found it.
+    trim(rec, pool)?;
+    set_threshold(rec, pool, 0)?;
+    Ok(())
+}
