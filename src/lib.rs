@@ -126,8 +126,9 @@ pub mod cli {
             /// Folder for sanitize.json and snapshots.tar.
             #[arg(long, value_name = "DIR", default_value = "target/casebook")]
             out: PathBuf,
-            /// Sanitizer runs at once for scenarios that may share the GPU.
-            #[arg(long, default_value_t = 6)]
+            /// Sanitizer runs at once for scenarios that do not fill the GPU
+            /// (those that do run one at a time, after the others).
+            #[arg(long, default_value_t = 8)]
             jobs: usize,
             /// Run nothing: assemble the report and the matrix snapshots from
             /// the sanitize-cells.jsonl files of earlier passes (later files

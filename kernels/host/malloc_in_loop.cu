@@ -18,7 +18,10 @@ using namespace casebook;
 
 static const int kN = 1 << 20;  // floats per temporary: 4 MiB
 static const int kTemps = 4;
-static const int kSteps = 200;
+// Steps per timed loop; the reduced form for the sanitizer, where timings
+// mean nothing, runs a few for the result alone.
+static int kSteps = 200;
+static const int kSanitizerSteps = 8;
 static const double kFloor = 10.0;
 static const int kRounds = 3;
 static const long long kSpinNs = 50 * 1000 * 1000;
@@ -146,6 +149,7 @@ static int run(const casebook_recorder *r, Step one, bool compare) {
   // Under the sanitizer every launch is checked and timings mean nothing:
   // the loop runs for its result only.
   const bool timings = !under_sanitizer(r);
+  if (!timings) kSteps = kSanitizerSteps;
   compare &= timings;
   if (timings) {
     loop(one, b, 1);  // warm up: module load, first allocations

@@ -26,7 +26,10 @@ extern "C" int casebook_oversized_allocation_as_written_cpp(const casebook_recor
 }
 // ANCHOR_END: as_written
 
-static const size_t kData = size_t(2) << 30, kLeftFree = size_t(1) << 30, kPage = size_t(2) << 20;
+static const size_t kPage = size_t(2) << 20;
+// The batch, and what the weights leave free for it; an eighth of each in
+// the reduced form for the sanitizer, where every kernel is instrumented.
+static size_t kData = size_t(2) << 30, kLeftFree = size_t(1) << 30;
 
 static __global__ void scaleKernel(float *data, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -35,13 +38,24 @@ static __global__ void scaleKernel(float *data, int n) {
 
 static void *g_weights = nullptr;
 
+static const char *size_text(size_t bytes, char *buf, size_t n) {
+  if (bytes >= (size_t(1) << 30)) std::snprintf(buf, n, "%zu GiB", bytes >> 30);
+  else std::snprintf(buf, n, "%zu MiB", bytes >> 20);
+  return buf;
+}
+
 static bool weights(const casebook_recorder *r) {
+  if (under_sanitizer(r)) {
+    kData /= 8;
+    kLeftFree /= 8;
+  }
   size_t free = free_bytes(r);
   size_t ballast = (free - kLeftFree) / kPage * kPage;
   if (rec(r, "cudaMalloc (the model's weights)", cudaMalloc(&g_weights, ballast)) != cudaSuccess) return false;
   measure(r, "free_for_the_batch", (double)free_bytes(r), Bytes);
-  fact_text(r, "free memory left for the batch", "1 GiB");
-  fact_text(r, "batch size", "2 GiB");
+  char text[32];
+  fact_text(r, "free memory left for the batch", size_text(kLeftFree, text, sizeof text));
+  fact_text(r, "batch size", size_text(kData, text, sizeof text));
   return true;
 }
 

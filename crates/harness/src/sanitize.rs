@@ -152,9 +152,9 @@ pub fn run(catalog: &[Scenario], options: &Options) -> ExitCode {
     }
     eprintln!("{version} on {}: {} runs", environment.gpu, work.len());
     let started = Instant::now();
-    // Exclusive scenarios run one at a time, after the others have run in parallel.
-    let (shared, exclusive): (Vec<_>, Vec<_>) =
-        work.iter().partition(|(s, _, _)| !s.is_exclusive());
+    // Scenarios that fill the GPU run one at a time, after the others have
+    // run in parallel.
+    let (shared, exclusive): (Vec<_>, Vec<_>) = work.iter().partition(|(s, _, _)| !s.fills_gpu());
     let done = Mutex::new(Vec::new());
     let total = work.len();
     // Each cell is also appended here as it finishes, so an interrupted pass
@@ -424,7 +424,7 @@ fn sanitize_one(sanitizer: &Path, exe: &Path, s: &Scenario, v: &Variant, tool: u
 }
 
 /// The fact a variant records when it runs its reduced form.
-pub const REDUCED: &str = "reduced for the sanitizer";
+pub const REDUCED: &str = casebook_model::REDUCED;
 
 /// The distinct kinds of error in a compute-sanitizer log: the first line
 /// of each report, with sizes, counts and addresses taken out.
@@ -477,18 +477,35 @@ pub fn leaked(log: &str) -> Option<u64> {
 }
 
 /// The hardware-independent matrix of one scenario: variant → tool → what.
+/// The API errors that only echo a kernel fault the tool already reported.
+const LAUNCH_FAILURE_ECHOES: &[&str] = &[
+    "API error CUDA_ERROR_LAUNCH_FAILED",
+    "API error cudaErrorLaunchFailure",
+];
+
 pub fn matrix_view(s: &Scenario, cells: &[Cell]) -> BTreeMap<String, BTreeMap<String, String>> {
     let mut view: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
     for c in cells.iter().filter(|c| c.scenario == s.slug) {
         let what = if c.timed_out {
             "timed out".to_owned()
         } else if c.flagged {
+            // A kernel fault is also reported as the launch failure of
+            // whichever API call comes next, and whether the tool reports that
+            // echo varies from run to run: the snapshot keeps the fault, the
+            // JSON report keeps both.
+            let fault = c.kinds.iter().any(|k| !k.starts_with("API error"));
+            let kinds: Vec<&str> = c
+                .kinds
+                .iter()
+                .map(String::as_str)
+                .filter(|k| !(fault && LAUNCH_FAILURE_ECHOES.contains(k)))
+                .collect();
             format!(
                 "flagged: {}",
-                if c.kinds.is_empty() {
+                if kinds.is_empty() {
                     "(no kind parsed)".to_owned()
                 } else {
-                    c.kinds.join("; ")
+                    kinds.join("; ")
                 }
             )
         } else {

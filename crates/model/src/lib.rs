@@ -26,3 +26,16 @@ pub const SANITIZER_ENV: &str = "CASEBOOK_SANITIZER";
 pub fn under_sanitizer() -> bool {
     std::env::var_os(SANITIZER_ENV).is_some()
 }
+
+/// The fact a variant records when it runs its reduced form.
+pub const REDUCED: &str = "reduced for the sanitizer";
+
+/// Whether to run the reduced form made for compute-sanitizer; records
+/// that it does.
+pub fn reduced_for_sanitizer(rec: &mut Recorder) -> bool {
+    let reduced = under_sanitizer();
+    if reduced {
+        rec.fact(REDUCED, true);
+    }
+    reduced
+}

@@ -39,6 +39,11 @@ impl Scenario {
         self.requires.contains(&Requirement::ExclusiveGpu)
     }
 
+    /// Whether it must run alone under compute-sanitizer too.
+    pub fn fills_gpu(&self) -> bool {
+        self.requires.contains(&Requirement::FillsGpu)
+    }
+
     /// The claims judged from the outcome of `variant`.
     pub fn claims_judged_by<'a>(&'a self, variant: &'a str) -> impl Iterator<Item = &'a Claim> {
         self.claims.iter().filter(move |c| c.judged_by == variant)
@@ -56,6 +61,11 @@ pub enum Requirement {
     Gpu,
     /// No other variant may run on the device at the same time.
     ExclusiveGpu,
+    /// It fills most of the device's memory: even its reduced form under
+    /// compute-sanitizer must run alone. (Other exclusive scenarios only
+    /// measure free memory; under the sanitizer, where only the tools'
+    /// findings count, they share the GPU.)
+    FillsGpu,
 }
 
 /// A sentence from a seed article that says what CUDA does.

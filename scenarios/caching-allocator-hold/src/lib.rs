@@ -41,7 +41,11 @@ pub fn scenario() -> Scenario {
                 does not, and no other process can have that memory. Release the cache between phases \
                 (torch.cuda.empty_cache()); it cannot release blocks still referenced.",
         symptoms: &["out of memory", "out of memory though memory is free"],
-        requires: &[Requirement::Gpu, Requirement::ExclusiveGpu],
+        requires: &[
+            Requirement::Gpu,
+            Requirement::ExclusiveGpu,
+            Requirement::FillsGpu,
+        ],
         claims: CLAIMS,
         variants: vec![
             Variant::broken(

@@ -38,7 +38,11 @@ pub fn scenario() -> Scenario {
                 serve one large block; fragmentation bites in sub-allocators that carve one reserved \
                 region, as caching allocators do. Back the pool with virtual memory, or bin by size.",
         symptoms: &["out of memory", "out of memory though memory is free"],
-        requires: &[Requirement::Gpu, Requirement::ExclusiveGpu],
+        requires: &[
+            Requirement::Gpu,
+            Requirement::ExclusiveGpu,
+            Requirement::FillsGpu,
+        ],
         claims: CLAIMS,
         variants: vec![
             Variant::as_written("as-written-cpp", Binding::CudaRuntimeCpp, |rec| {

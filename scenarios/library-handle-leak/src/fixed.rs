@@ -4,14 +4,15 @@
 use casebook_model::{Recorder, device};
 use cudarc::cublas::result as blas;
 
-use crate::{EVERY_CALL, FIXED_CALLS, STABLE, TOLERANCE, gemm, record_series, setup};
+use crate::{EVERY_CALL, STABLE, TOLERANCE, gemm, record_series, setup};
 
 // ANCHOR: run
 pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
     let g = setup(rec)?;
     let handle = rec.step("cublasCreate", blas::create_handle())?; // FIX: one handle, kept
+    let calls = crate::fixed_calls(rec);
     let mut frees = Vec::new();
-    for _ in 0..FIXED_CALLS {
+    for _ in 0..calls {
         let free = rec.iteration("call", |rec| -> anyhow::Result<usize> {
             gemm(rec, &g, handle)?;
             rec.step("cuCtxSynchronize", g.ctx.synchronize())?;
@@ -24,7 +25,7 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
     g.release(rec)?;
     let spread = frees.iter().max().unwrap_or(&0) - frees.iter().min().unwrap_or(&0);
     rec.check(STABLE, spread < TOLERANCE);
-    rec.check(EVERY_CALL, frees.len() == FIXED_CALLS);
+    rec.check(EVERY_CALL, frees.len() == calls);
     Ok(())
 }
 // ANCHOR_END: run

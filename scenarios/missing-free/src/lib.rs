@@ -36,7 +36,11 @@ pub fn scenario() -> Scenario {
         cause: "Device memory stays allocated until it is freed or the process ends; a call that \
                 forgets cuMemFree leaks its whole buffer, and the leaks add up to the free memory.",
         symptoms: &["out of memory", "memory that keeps shrinking"],
-        requires: &[Requirement::Gpu, Requirement::ExclusiveGpu],
+        requires: &[
+            Requirement::Gpu,
+            Requirement::ExclusiveGpu,
+            Requirement::FillsGpu,
+        ],
         claims: CLAIMS,
         variants: vec![
             Variant::broken(

@@ -32,7 +32,11 @@ pub fn scenario() -> Scenario {
         cause: "Free memory is shared: two processes that each plan on what cudaMemGetInfo said at start \
                 plan on the same bytes, and the second to allocate fails. Plan a share per process.",
         symptoms: &["out of memory", "out of memory though memory is free"],
-        requires: &[Requirement::Gpu, Requirement::ExclusiveGpu],
+        requires: &[
+            Requirement::Gpu,
+            Requirement::ExclusiveGpu,
+            Requirement::FillsGpu,
+        ],
         claims: CLAIMS,
         variants: vec![
             Variant::broken(

@@ -5,13 +5,13 @@
 use casebook_model::Recorder;
 use cudarc::driver::result;
 
-use crate::{DATA_BYTES, USABLE, setup};
+use crate::{USABLE, setup};
 
 // ANCHOR: run
 pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
     let s = setup(rec)?;
     let batch = rec.step("cuMemAlloc (the whole batch)", unsafe {
-        result::malloc_sync(DATA_BYTES)
+        result::malloc_sync(s.data_bytes)
     }); // BUG
     let small = rec.step("cuMemAlloc (64 MiB, after)", unsafe {
         result::malloc_sync(64 << 20)

@@ -20,6 +20,18 @@ mod fixed;
 
 pub const DATA_BYTES: usize = 2 << 30;
 pub const LEFT_FREE: usize = 1 << 30;
+/// The reduced form for the sanitizer, where every kernel is instrumented,
+/// divides both by this.
+const SANITIZER_DIVISOR: usize = 8;
+
+/// `1 GiB`, `128 MiB`.
+fn size_text(bytes: usize) -> String {
+    if bytes >= 1 << 30 {
+        format!("{} GiB", bytes >> 30)
+    } else {
+        format!("{} MiB", bytes >> 20)
+    }
+}
 const OOM: &str = "CUDA_ERROR_OUT_OF_MEMORY";
 const OOM_CPP: &str = "cudaErrorMemoryAllocation";
 pub(crate) const USABLE: &str = "context usable after the failed allocation";
@@ -32,7 +44,11 @@ pub fn scenario() -> Scenario {
         cause: "A single allocation larger than the free memory fails, however small the batch count; \
                 the failure is clean and the context stays usable. Ask cudaMemGetInfo and work in tiles.",
         symptoms: &["out of memory", "out of memory with batch size 1"],
-        requires: &[Requirement::Gpu, Requirement::ExclusiveGpu],
+        requires: &[
+            Requirement::Gpu,
+            Requirement::ExclusiveGpu,
+            Requirement::FillsGpu,
+        ],
         claims: CLAIMS,
         variants: vec![
             Variant::broken(
@@ -98,24 +114,33 @@ pub(crate) struct Setup {
     pub stream: Arc<CudaStream>,
     pub scale: CudaFunction,
     pub input: Vec<f32>,
+    /// The batch's size in bytes.
+    pub data_bytes: usize,
 }
 
 /// The model's weights take all but LEFT_FREE of the device; the batch is
-/// DATA_BYTES of floats on the host.
+/// DATA_BYTES of floats on the host (an eighth of each under the sanitizer).
 pub(crate) fn setup(rec: &mut Recorder) -> anyhow::Result<Setup> {
     let ctx = device::context(rec)?;
     let scale = device::kernel(rec, &ctx, fatbin::SCALE, "scale")?;
+    let divisor = if casebook_model::reduced_for_sanitizer(rec) {
+        SANITIZER_DIVISOR
+    } else {
+        1
+    };
+    let (data_bytes, left_free) = (DATA_BYTES / divisor, LEFT_FREE / divisor);
     let free = device::free_bytes(rec, &ctx)?;
-    let ballast = (free - LEFT_FREE) / PAGE * PAGE;
+    let ballast = (free - left_free) / PAGE * PAGE;
     let weights = rec.step("cuMemAlloc (the model's weights)", unsafe {
         result::malloc_sync(ballast)
     })?;
     let left = device::free_bytes(rec, &ctx)?;
     measure_bytes(rec, "free_for_the_batch", left);
-    rec.fact("free memory left for the batch", "1 GiB");
-    rec.fact("batch size", "2 GiB");
-    let input = (0..DATA_BYTES / 4).map(|i| (i % 4096) as f32).collect();
+    rec.fact("free memory left for the batch", size_text(left_free));
+    rec.fact("batch size", size_text(data_bytes));
+    let input = (0..data_bytes / 4).map(|i| (i % 4096) as f32).collect();
     Ok(Setup {
+        data_bytes,
         weights,
         stream: ctx.default_stream(),
         ctx,

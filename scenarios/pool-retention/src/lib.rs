@@ -40,7 +40,11 @@ pub fn scenario() -> Scenario {
                 release threshold is raised; then it keeps it for this process, and other processes are \
                 starved. Trim the pool (cudaMemPoolTrimTo) when a phase ends, or keep the threshold low.",
         symptoms: &["out of memory", "out of memory though memory is free"],
-        requires: &[Requirement::Gpu, Requirement::ExclusiveGpu],
+        requires: &[
+            Requirement::Gpu,
+            Requirement::ExclusiveGpu,
+            Requirement::FillsGpu,
+        ],
         claims: CLAIMS,
         variants: vec![
             Variant::as_written("as-written-cpp", Binding::CudaRuntimeCpp, |rec| {

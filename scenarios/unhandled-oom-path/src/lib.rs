@@ -28,7 +28,11 @@ pub fn scenario() -> Scenario {
         cause: "Catching the error does not free what the failed attempt had already allocated; \
                 unless the error path releases it (RAII), every retry runs with less memory.",
         symptoms: &["out of memory", "out of memory with batch size 1"],
-        requires: &[Requirement::Gpu, Requirement::ExclusiveGpu],
+        requires: &[
+            Requirement::Gpu,
+            Requirement::ExclusiveGpu,
+            Requirement::FillsGpu,
+        ],
         claims: CLAIMS,
         variants: vec![
             Variant::broken(
