@@ -213,13 +213,25 @@ pub fn running(
             b.critical_path_seconds,
             b.critical_path_ratio
         );
+        let met = |ok: bool| if ok { "met" } else { "not met" };
+        let _ = writeln!(
+            md,
+            "\nGoals: wall time within {:.1}× the critical path, {}; the whole catalogue in under \
+             {:.0} s, {}.",
+            b.goal_ratio,
+            met(b.critical_path_ratio <= b.goal_ratio),
+            b.goal_wall_seconds,
+            met(b.wall_seconds < b.goal_wall_seconds)
+        );
         let mut slow: Vec<_> = b
             .trials
             .iter()
             .filter_map(|t| Some((t.seconds?, t)))
             .collect();
         slow.sort_by(|x, y| y.0.total_cmp(&x.0));
-        md.push_str("\nThe longest trials set the floor:\n\n");
+        md.push_str(
+            "\nThe critical path is the floor of any schedule, and the longest trials set it:\n\n",
+        );
         for (seconds, t) in slow.iter().take(3) {
             let _ = writeln!(
                 md,
