@@ -192,7 +192,25 @@ fn driver_version() -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::version_in;
+    use super::{Unusable, from_probe, version_in};
+    use casebook_model::{Event, Outcome};
+
+    fn probe_saying(key: &str, why: &str) -> Outcome {
+        let mut o = Outcome::empty();
+        o.apply(Event::Fact {
+            key: key.into(),
+            value: why.into(),
+        });
+        o
+    }
+
+    #[test]
+    fn an_old_driver_and_a_missing_one_are_told_apart() {
+        let old = probe_saying("driver_too_old", "the driver supports CUDA 12.4");
+        let none = probe_saying("no_gpu", "no CUDA driver");
+        assert!(matches!(from_probe(&old), Err(Unusable::TooOld(w)) if w.contains("12.4")));
+        assert!(matches!(from_probe(&none), Err(Unusable::NoGpu(_))));
+    }
 
     #[test]
     fn driver_version_from_either_module_banner() {

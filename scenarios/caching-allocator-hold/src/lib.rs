@@ -158,10 +158,10 @@ pub(crate) fn run(
     rec.fact("allocated when the phase is over", alloc.allocated);
     rec.fact(
         "reserved when the phase is over",
-        if alloc.reserved == 0 {
-            "nothing"
-        } else {
-            "the whole phase"
+        match alloc.reserved {
+            0 => "nothing",
+            r if r == block * BLOCKS => "the whole phase",
+            _ => "part of the phase",
         },
     );
     let served = worker::neighbour_allocates(rec, block * BLOCKS)?;
