@@ -212,8 +212,9 @@ pub fn check_snapshots(catalog: &[Scenario], root: &Path) -> Result<(), String> 
     }
 }
 
-/// The committed report of the latest GPU run names every variant, and every
-/// one of them passed.
+/// The committed report of the latest GPU run names every variant, every one
+/// of them passed, and judging its recorded outcomes again with the code as it
+/// is now gives the same verdicts and claim verdicts.
 pub fn check_evidence(catalog: &[Scenario], path: &PathBuf) -> Result<(), String> {
     if catalog.iter().all(|s| s.variants.is_empty()) {
         return Ok(());
@@ -241,7 +242,26 @@ pub fn check_evidence(catalog: &[Scenario], path: &PathBuf) -> Result<(), String
                     v.name,
                     path.display()
                 )),
-                Some(_) => {}
+                Some(r) => {
+                    // The verdicts the code computes now, from the outcome the
+                    // GPU recorded, must be those the run computed.
+                    let now = crate::judge::judge(v, &r.outcome);
+                    let claims = crate::judge::claims(s, v, &r.outcome);
+                    let same_claims = claims.len() == r.claims.len()
+                        && claims
+                            .iter()
+                            .zip(&r.claims)
+                            .all(|(a, b)| a.id == b.id && a.verdict == b.verdict);
+                    if now.verdict != r.verdict || !same_claims {
+                        problems.push(format!(
+                            "{}::{}: judged again from its recorded outcome, the verdicts differ \
+                             from those in {}",
+                            s.slug,
+                            v.name,
+                            path.display()
+                        ));
+                    }
+                }
             }
         }
     }

@@ -98,7 +98,7 @@ pub fn neighbour_allocates(
     let need = bytes.to_string();
     let other = run(NEIGHBOUR, Duration::from_secs(60), &[(NEED_ENV, &need)])?;
     replay(rec, "another process", &other);
-    Ok(other.fact(SERVED).and_then(|v| v.as_bool()) == Some(true))
+    Ok(other.flag(SERVED) == Some(true))
 }
 
 /// The neighbour's side: `None` unless this process is a neighbour, else

@@ -298,6 +298,11 @@ impl Outcome {
         self.facts.get(key)
     }
 
+    /// A yes/no fact; `None` if it was not recorded or is not a yes/no.
+    pub fn flag(&self, key: &str) -> Option<bool> {
+        self.fact(key).and_then(|v| v.as_bool())
+    }
+
     pub fn measure(&self, key: &str) -> Option<f64> {
         self.measures.get(key).map(|m| m.value)
     }

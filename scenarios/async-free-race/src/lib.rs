@@ -79,7 +79,7 @@ const CLAIMS: &[Claim] = &[Claim {
     judged_by: "broken-cpp",
     // The block freed on a stream is handed to that stream's very next
     // allocation: instantly available, which is exactly the hazard.
-    judge: |o: &Outcome| match o.fact(REUSED).and_then(|v| v.as_bool()) {
+    judge: |o: &Outcome| match o.flag(REUSED) {
         Some(true) => ClaimVerdict::Refuted,
         Some(false) => ClaimVerdict::Confirmed,
         None => ClaimVerdict::Undecided,

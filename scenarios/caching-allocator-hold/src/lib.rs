@@ -67,14 +67,11 @@ const CLAIMS: &[Claim] = &[Claim {
     judged_by: "fixed",
     // It mitigates by releasing cached blocks; the seed's own example keeps
     // its model and data referenced, which no release of the cache frees.
-    judge: |o: &Outcome| {
-        let flag = |k| o.fact(k).and_then(|v| v.as_bool());
-        match (flag(RELEASES_CACHED), flag(RELEASES_LIVE)) {
-            (Some(true), Some(false)) => ClaimVerdict::Partly,
-            (Some(true), Some(true)) => ClaimVerdict::Confirmed,
-            (Some(false), _) => ClaimVerdict::Refuted,
-            _ => ClaimVerdict::Undecided,
-        }
+    judge: |o: &Outcome| match (o.flag(RELEASES_CACHED), o.flag(RELEASES_LIVE)) {
+        (Some(true), Some(false)) => ClaimVerdict::Partly,
+        (Some(true), Some(true)) => ClaimVerdict::Confirmed,
+        (Some(false), _) => ClaimVerdict::Refuted,
+        _ => ClaimVerdict::Undecided,
     },
 }];
 

@@ -108,10 +108,7 @@ const CLAIMS: &[Claim] = &[
         seed: "003_a513a38b5daed103.txt",
         quote: "float* temp = new float[size * size]; // Potential source of error",
         judged_by: "as-written-cpp",
-        judge: |o: &Outcome| match o
-            .fact("the article's kernel runs without error")
-            .and_then(|v| v.as_bool())
-        {
+        judge: |o: &Outcome| match o.flag("the article's kernel runs without error") {
             Some(true) => ClaimVerdict::Refuted,
             Some(false) => ClaimVerdict::Confirmed,
             None => ClaimVerdict::Undecided,

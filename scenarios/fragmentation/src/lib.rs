@@ -62,17 +62,13 @@ pub fn scenario() -> Scenario {
     }
 }
 
-fn flag(o: &Outcome, key: &str) -> Option<bool> {
-    o.fact(key).and_then(|v| v.as_bool())
-}
-
 const CLAIMS: &[Claim] = &[
     Claim {
         id: "004-example-1-no-contiguous-block",
         seed: "004_dd8d91b458147886.txt",
         quote: "Although there is memory available, no contiguous block of the correct size is available.",
         judged_by: "as-written-cpp",
-        judge: |o: &Outcome| match flag(o, "the large allocation succeeds") {
+        judge: |o: &Outcome| match o.flag("the large allocation succeeds") {
             Some(true) => ClaimVerdict::Refuted,
             Some(false) => ClaimVerdict::Confirmed,
             None => ClaimVerdict::Undecided,
@@ -84,10 +80,8 @@ const CLAIMS: &[Claim] = &[
         quote: "This fragmentation effectively reduces the contiguous memory available for a single allocation, even if the \
                 total free space appears sufficient.",
         judged_by: "hard-form-cpp",
-        judge: |o: &Outcome| match flag(
-            o,
-            "one block of 90% of the scattered free memory is served",
-        ) {
+        judge: |o: &Outcome| match o.flag("one block of 90% of the scattered free memory is served")
+        {
             Some(true) => ClaimVerdict::Refuted,
             Some(false) => ClaimVerdict::Confirmed,
             None => ClaimVerdict::Undecided,
@@ -101,8 +95,7 @@ const CLAIMS: &[Claim] = &[
         judged_by: "broken",
         // Gaps form inside a region carved by offsets; the hard form shows
         // cudaMalloc's own are no obstacle, hence "partly".
-        judge: |o: &Outcome| match flag(o, "free bytes exceed the largest request the pool serves")
-        {
+        judge: |o: &Outcome| match o.flag("free bytes exceed the largest request the pool serves") {
             Some(true) => ClaimVerdict::Partly,
             Some(false) => ClaimVerdict::Refuted,
             None => ClaimVerdict::Undecided,
@@ -118,7 +111,7 @@ const CLAIMS: &[Claim] = &[
         // it serves the same request outside the region.
         judge: |o: &Outcome| match (
             o.check(SERVED),
-            flag(o, "cuMemAlloc serves the same request"),
+            o.flag("cuMemAlloc serves the same request"),
         ) {
             (Some(false), Some(true)) => ClaimVerdict::Partly,
             (Some(false), Some(false)) => ClaimVerdict::Confirmed,

@@ -62,10 +62,7 @@ const CLAIMS: &[Claim] = &[Claim {
     judged_by: "broken-cpp",
     // Host memory does grow; the device's free memory is what CUDA
     // allocates from, and it does not move.
-    judge: |o: &Outcome| match (
-        o.check(BACK),
-        o.fact(DEVICE_MOVED).and_then(|v| v.as_bool()),
-    ) {
+    judge: |o: &Outcome| match (o.check(BACK), o.flag(DEVICE_MOVED)) {
         (Some(false), Some(false)) => ClaimVerdict::Partly,
         (Some(false), Some(true)) => ClaimVerdict::Confirmed,
         (Some(true), _) => ClaimVerdict::Refuted,

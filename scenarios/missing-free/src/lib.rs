@@ -77,7 +77,7 @@ const CLAIMS: &[Claim] = &[
         seed: "000_1633914ffce0e075.txt",
         quote: "Attempting to reuse the same memory for a second kernel call will likely fail.",
         judged_by: "broken-cpp",
-        judge: |o| match o.fact(SECOND_CALL_OK).and_then(|v| v.as_bool()) {
+        judge: |o| match o.flag(SECOND_CALL_OK) {
             Some(true) => ClaimVerdict::Refuted,
             Some(false) => ClaimVerdict::Confirmed,
             None => ClaimVerdict::Undecided,
@@ -109,7 +109,7 @@ const CLAIMS: &[Claim] = &[
 /// Confirmed when the leak ends in `oom` after about free/leak calls.
 fn leak_verdict(o: &Outcome, oom: &str) -> ClaimVerdict {
     let failed = o.shows(&Symptom::cuda_error(oom));
-    match (failed, o.fact(FAILED_AFTER_FILL).and_then(|v| v.as_bool())) {
+    match (failed, o.flag(FAILED_AFTER_FILL)) {
         (true, Some(true)) => ClaimVerdict::Confirmed,
         (true, _) => ClaimVerdict::Partly,
         (false, _) if o.termination == casebook_model::Termination::Completed => {

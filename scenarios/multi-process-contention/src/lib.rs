@@ -106,7 +106,7 @@ pub(crate) fn parent(rec: &mut Recorder) -> anyhow::Result<()> {
             .collect::<Result<Vec<_>, _>>()
     })?;
     let _ = std::fs::remove_dir_all(&barrier);
-    outcomes.sort_by_key(|o: &Outcome| o.fact(ALLOCATED).and_then(|v| v.as_bool()) != Some(true));
+    outcomes.sort_by_key(|o: &Outcome| o.flag(ALLOCATED) != Some(true));
     let mut completed = 0;
     for (i, o) in outcomes.iter().enumerate() {
         worker::replay(rec, &format!("process {}", i + 1), o);

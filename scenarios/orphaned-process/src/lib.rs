@@ -63,15 +63,11 @@ pub fn scenario() -> Scenario {
     }
 }
 
-fn flag(o: &Outcome, key: &str) -> Option<bool> {
-    o.fact(key).and_then(|v| v.as_bool())
-}
-
 /// Refuted when the memory came back both after an exit and after a kill.
 fn back_after_exit_and_kill(o: &Outcome) -> ClaimVerdict {
     match (
-        flag(o, exit_and_kill::AFTER_EXIT),
-        flag(o, exit_and_kill::AFTER_KILL),
+        o.flag(exit_and_kill::AFTER_EXIT),
+        o.flag(exit_and_kill::AFTER_KILL),
     ) {
         (Some(true), Some(true)) => ClaimVerdict::Refuted,
         (Some(false), _) | (_, Some(false)) => ClaimVerdict::Confirmed,
@@ -95,7 +91,7 @@ const CLAIMS: &[Claim] = &[
         judged_by: "broken",
         // The memory "nobody" held was held by a live process, named by
         // nvidia-smi where it can see the process, and freed by killing it.
-        judge: |o: &Outcome| match (o.check(RETURNS), flag(o, broken::BACK_AFTER_HOLDER)) {
+        judge: |o: &Outcome| match (o.check(RETURNS), o.flag(broken::BACK_AFTER_HOLDER)) {
             (Some(false), Some(true)) => ClaimVerdict::Refuted,
             (Some(false), Some(false)) => ClaimVerdict::Confirmed,
             _ => ClaimVerdict::Undecided,

@@ -84,10 +84,7 @@ const CLAIMS: &[Claim] = &[
         quote: "// ... further operations that would never be reached due to insufficient memory.",
         judged_by: "as-written-cpp",
         // The article's 4 GiB allocation, on this GPU.
-        judge: |o: &Outcome| match o
-            .fact("the article's 4 GiB allocation succeeds")
-            .and_then(|v| v.as_bool())
-        {
+        judge: |o: &Outcome| match o.flag("the article's 4 GiB allocation succeeds") {
             Some(true) => ClaimVerdict::Refuted,
             Some(false) => ClaimVerdict::Confirmed,
             None => ClaimVerdict::Undecided,

@@ -54,10 +54,7 @@ const CLAIMS: &[Claim] = &[Claim {
     judged_by: "broken-cpp",
     // Shared memory is on-chip and per block: the article's own test, its
     // large allocation after the kernel, says whether device memory fragments.
-    judge: |o: &Outcome| match o
-        .fact("the large allocation after the kernel succeeds")
-        .and_then(|v| v.as_bool())
-    {
+    judge: |o: &Outcome| match o.flag("the large allocation after the kernel succeeds") {
         Some(true) => ClaimVerdict::Refuted,
         _ if o.shows(&Symptom::cuda_error("cudaErrorMemoryAllocation")) => ClaimVerdict::Confirmed,
         _ => ClaimVerdict::Undecided,

@@ -61,14 +61,10 @@ pub fn scenario() -> Scenario {
     }
 }
 
-fn flag(o: &Outcome, key: &str) -> Option<bool> {
-    o.fact(key).and_then(|v| v.as_bool())
-}
-
 /// Partly: the memory is back at a synchronise by default, and kept only
 /// with the threshold raised.
 fn kept_only_when_raised(o: &Outcome) -> ClaimVerdict {
-    match (flag(o, RETURNED_DEFAULT), flag(o, KEPT_RAISED)) {
+    match (o.flag(RETURNED_DEFAULT), o.flag(KEPT_RAISED)) {
         (Some(true), Some(true)) => ClaimVerdict::Partly,
         (Some(false), Some(true)) => ClaimVerdict::Confirmed,
         (Some(true), Some(false)) => ClaimVerdict::Refuted,
@@ -99,8 +95,8 @@ const CLAIMS: &[Claim] = &[
         quote: "Concurrent allocations from different streams and then freeing those concurrently can cause significant fragmentation.",
         judged_by: "as-written-cpp",
         judge: |o: &Outcome| match (
-            flag(o, "the large allocation succeeds"),
-            flag(o, "after a synchronise, the freed 16 MiB are back"),
+            o.flag("the large allocation succeeds"),
+            o.flag("after a synchronise, the freed 16 MiB are back"),
         ) {
             (Some(true), Some(true)) => ClaimVerdict::Refuted,
             (Some(false), _) => ClaimVerdict::Confirmed,

@@ -53,7 +53,7 @@ const CLAIMS: &[Claim] = &[
         seed: "000_1633914ffce0e075.txt",
         quote: "This example explicitly uses `cudaDeviceReset()` to ensure a clean context between calls.",
         judged_by: "as-written-cpp",
-        judge: |o: &Outcome| match o.fact(AFTER_RESET).and_then(|v| v.as_bool()) {
+        judge: |o: &Outcome| match o.flag(AFTER_RESET) {
             Some(true) => ClaimVerdict::Confirmed,
             Some(false) => ClaimVerdict::Refuted,
             None => ClaimVerdict::Undecided,
@@ -73,7 +73,7 @@ const CLAIMS: &[Claim] = &[
                 .fact(SECOND)
                 .and_then(|v| v.as_str())
                 .is_some_and(|r| r != "CUDA_SUCCESS");
-            match (second_failed, o.fact(AFTER_RESET).and_then(|v| v.as_bool())) {
+            match (second_failed, o.flag(AFTER_RESET)) {
                 (true, Some(true)) => ClaimVerdict::Confirmed,
                 (true, Some(false)) => ClaimVerdict::Partly,
                 (false, _) => ClaimVerdict::Refuted,
