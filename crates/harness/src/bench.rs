@@ -60,6 +60,14 @@ pub fn run(catalog: &[Scenario], options: &Options) -> ExitCode {
     eprintln!("bench 1/2: one trial at a time");
     let (serial, errors) = run_all::execute(&root, trials, prepared.environment.clone(), 1);
     if isolation::interrupted() || !errors.is_empty() {
+        // The partial report of the first run is written, not lost.
+        if let Err(e) = run_all::write_outputs(&root, &options.out, &serial) {
+            eprintln!(
+                "error: cannot write the report to {}: {e}",
+                options.out.display()
+            );
+            return ExitCode::from(exit::IO);
+        }
         return run_all::exit_code(&serial, &errors);
     }
     let jobs = schedule::default_jobs();

@@ -135,13 +135,17 @@ pub fn run(catalog: &[Scenario], options: &Options) -> ExitCode {
     let Some((report, errors)) = last else {
         return ExitCode::from(exit::IO);
     };
-    if report.run.interrupted.is_some() || !errors.is_empty() {
-        return run_all::exit_code(&report, &errors);
+    // The last run's report is written whatever happened, partial or not.
+    if let Err(e) = run_all::write_outputs(&root, &options.out, &report) {
+        eprintln!(
+            "error: cannot write the report to {}: {e}",
+            options.out.display()
+        );
+        return ExitCode::from(exit::IO);
     }
-    if !result.differing.is_empty() {
+    if report.run.interrupted.is_none() && errors.is_empty() && !result.differing.is_empty() {
         return ExitCode::from(FLAKY);
     }
-    let _ = run_all::write_outputs(&root, &options.out, &report);
     run_all::exit_code(&report, &errors)
 }
 
