@@ -30,6 +30,8 @@ pub fn catalog() -> Vec<Scenario> {
         scenario_orphaned_process::scenario(),
         scenario_oversized_shared_memory::scenario(),
         scenario_malloc_in_loop::scenario(),
+        scenario_device_reset::scenario(),
+        scenario_open_streams::scenario(),
     ]
 }
 

@@ -83,3 +83,40 @@ extern "C" int casebook_unsynced_stream_broken_cpp(const casebook_recorder *r) {
 extern "C" int casebook_unsynced_stream_fixed_cpp(const casebook_recorder *r) {
   return drive(r, one_run_fixed);
 }
+
+// device-sync: seed 000's "cudaDeviceSynchronize(), which ensures the GPU
+// completes all pending operations before the CPU proceeds". Two streams,
+// each with its kernel and copy; one cudaDeviceSynchronize; then the host
+// reads both results.
+extern "C" int casebook_unsynced_stream_device_sync_cpp(const casebook_recorder *r) {
+  cudaStream_t streams[2];
+  float *d_out[2], *h_out[2];
+  for (int s = 0; s < 2; ++s) {
+    if (rec(r, "cudaStreamCreateWithFlags", cudaStreamCreateWithFlags(&streams[s], cudaStreamNonBlocking)) != cudaSuccess) return 1;
+    if (rec(r, "cudaMalloc", cudaMalloc((void **)&d_out[s], kN * sizeof(float))) != cudaSuccess) return 1;
+    if (rec(r, "cudaMallocHost", cudaMallocHost((void **)&h_out[s], kN * sizeof(float))) != cudaSuccess) return 1;
+  }
+  int stale = 0;
+  for (int run = 0; run < kRuns; ++run) {
+    Iteration it(r, "run");
+    for (int s = 0; s < 2; ++s) {
+      for (int i = 0; i < kN; ++i) h_out[s][i] = kSentinel;
+      enqueue(r, streams[s], d_out[s], h_out[s], (float)(run + 1 + s));
+    }
+    // ANCHOR: device_sync
+    rec(r, "cudaDeviceSynchronize", cudaDeviceSynchronize());  // waits for both streams
+    // ANCHOR_END: device_sync
+    for (int s = 0; s < 2; ++s)
+      if (!holds(h_out[s], (float)(run + 1 + s))) ++stale;
+  }
+  for (int s = 0; s < 2; ++s) {
+    rec(r, "cudaStreamDestroy", cudaStreamDestroy(streams[s]));
+    rec(r, "cudaFreeHost", cudaFreeHost(h_out[s]));
+    rec(r, "cudaFree", cudaFree(d_out[s]));
+  }
+  measure(r, "reads", 2 * kRuns, Count);
+  measure(r, "stale_reads", stale, Count);
+  fact_text(r, "stale reads", stale == 0 ? "none" : stale == 2 * kRuns ? "every run" : "some runs (flaky: the scenario is not deterministic)");
+  check(r, "host reads the finished result", stale == 0);
+  return 0;
+}

@@ -44,6 +44,14 @@ pub mod cpp {
         pub fn casebook_malloc_in_loop_broken_cpp(rec: *const CRecorder) -> i32;
         pub fn casebook_malloc_in_loop_fixed_cpp(rec: *const CRecorder) -> i32;
         pub fn casebook_malloc_in_loop_pool_cpp(rec: *const CRecorder) -> i32;
+        pub fn casebook_device_reset_broken_cpp(rec: *const CRecorder) -> i32;
+        pub fn casebook_device_reset_fixed_cpp(rec: *const CRecorder) -> i32;
+        pub fn casebook_open_streams_broken_cpp(rec: *const CRecorder) -> i32;
+        pub fn casebook_open_streams_fixed_cpp(rec: *const CRecorder) -> i32;
+        pub fn casebook_unsynced_stream_device_sync_cpp(rec: *const CRecorder) -> i32;
+        pub fn casebook_device_heap_exhaustion_heap_fragmentation_cpp(rec: *const CRecorder)
+        -> i32;
+        pub fn casebook_device_heap_exhaustion_grid_size_cpp(rec: *const CRecorder) -> i32;
     }
 }
 

@@ -48,7 +48,12 @@ pub fn run(_: Args) -> anyhow::Result<ExitCode> {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir)?;
     let mut total = 0;
-    for (from, name) in [(casebook, "casebook"), (suite, "snapshots")] {
+    let cust = casebook.with_file_name("casebook-cust");
+    for (from, name) in [
+        (casebook, "casebook"),
+        (cust, "casebook-cust"),
+        (suite, "snapshots"),
+    ] {
         let to = dir.join(name);
         std::fs::copy(&from, &to).with_context(|| format!("copying {}", from.display()))?;
         let _ = Command::new("strip").arg(&to).status();
@@ -62,7 +67,7 @@ pub fn run(_: Args) -> anyhow::Result<ExitCode> {
         );
     }
     println!(
-        "{} ({:.1} MiB): casebook, snapshots",
+        "{} ({:.1} MiB): casebook, casebook-cust, snapshots",
         dir.display(),
         total as f64 / (1 << 20) as f64
     );

@@ -117,15 +117,23 @@ fn install() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Builds the release `casebook` binary with the toolkit in the environment,
-/// and returns its path.
+/// Builds the release `casebook` binary, and `casebook-cust` beside it (the
+/// harness starts the cust variants from there), with the toolkit in the
+/// environment; returns the path of `casebook`.
 pub fn build_casebook() -> anyhow::Result<PathBuf> {
     let tk = ensure()?;
     let root = crate::root();
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut build = Command::new(cargo);
     build
-        .args(["build", "--release", "--bin", "casebook"])
+        .args([
+            "build",
+            "--release",
+            "--bin",
+            "casebook",
+            "--bin",
+            "casebook-cust",
+        ])
         .current_dir(&root);
     tk.apply(&mut build);
     if !build.status()?.success() {

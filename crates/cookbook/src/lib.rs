@@ -15,6 +15,7 @@ use casebook_harness::reproduce::Reproduction;
 use casebook_harness::sanitize::SanitizeReport;
 use casebook_model::Scenario;
 
+mod bindings;
 mod index;
 mod page;
 mod plot;
@@ -65,6 +66,13 @@ pub fn generate(inputs: &Inputs) -> anyhow::Result<Book> {
         );
     }
     files.insert("docs/src/SUMMARY.md".into(), index::summary(inputs.catalog));
+    let (bindings, missing) = bindings::page(inputs.catalog, report.as_ref());
+    anyhow::ensure!(
+        missing.is_empty(),
+        "the binding page names variants the catalogue does not declare with that binding: {}",
+        missing.join(", ")
+    );
+    files.insert("docs/src/bindings.md".into(), bindings);
     files.insert(
         "docs/src/introduction.md".into(),
         index::introduction(inputs.catalog, report.as_ref()),

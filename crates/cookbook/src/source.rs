@@ -16,19 +16,62 @@ pub struct Source {
 
 /// Rust variant `v` lives in `src/<v>.rs`, or `src/<head>.rs` at anchor
 /// `<tail>` for `<head>-<tail>`; a C++ variant in `kernels/host/<slug>.cu`
-/// at the anchor named after it without `-cpp`, or the whole file.
+/// (or `<slug>_*.cu`) at the anchor named after it without `-cpp`, or the
+/// whole `<slug>.cu`; a cust variant in `crates/cust/src/<slug>.rs` at the
+/// anchor named after it without `-cust`.
 pub fn locate(root: &Path, scenario: &Scenario, variant: &Variant) -> anyhow::Result<Source> {
     let under = |s: &str| s.replace('-', "_");
     if variant.binding == Binding::CudaRuntimeCpp {
-        let file = format!("kernels/host/{}.cu", under(scenario.slug));
-        let text = read(root, &file)?;
+        // `<slug>.cu`, or another `<slug>_*.cu` that has the anchor.
         let anchor = under(variant.name.trim_end_matches("-cpp"));
-        let anchor = has_anchor(&text, &anchor).then_some(anchor);
+        let main = format!("kernels/host/{}.cu", under(scenario.slug));
+        let mut files = vec![main.clone()];
+        let prefix = format!("{}_", under(scenario.slug));
+        let mut others: Vec<String> = std::fs::read_dir(root.join("kernels/host"))
+            .with_context(|| "reading kernels/host")?
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|n| n.starts_with(&prefix) && n.ends_with(".cu"))
+            .map(|n| format!("kernels/host/{n}"))
+            .collect();
+        others.sort();
+        files.extend(others);
+        for file in &files {
+            let text = read(root, file)?;
+            if has_anchor(&text, &anchor) {
+                return Ok(Source {
+                    doc: leading_comment(&text, "//"),
+                    file: file.clone(),
+                    anchor: Some(anchor),
+                    language: "cpp",
+                });
+            }
+        }
+        let text = read(root, &main)?;
         return Ok(Source {
             doc: leading_comment(&text, "//"),
-            file,
-            anchor,
+            file: main,
+            anchor: None,
             language: "cpp",
+        });
+    }
+    if variant.binding == Binding::Cust {
+        // The cust binary: `crates/cust/src/<slug>.rs`, at the anchor named
+        // after the variant without `-cust`.
+        let file = format!("crates/cust/src/{}.rs", under(scenario.slug));
+        let text = read(root, &file)?;
+        let anchor = under(variant.name.trim_end_matches("-cust"));
+        if !has_anchor(&text, &anchor) {
+            bail!(
+                "no anchor `{anchor}` in {file} for {}::{}",
+                scenario.slug,
+                variant.name
+            );
+        }
+        return Ok(Source {
+            doc: leading_comment(&text, "//!"),
+            file,
+            anchor: Some(anchor),
+            language: "rust",
         });
     }
     let dir = format!("scenarios/{}/src", scenario.slug);

@@ -84,7 +84,7 @@ pub fn run(catalog: &[Scenario], options: &Options) -> ExitCode {
         .map(|t| {
             let name = t.name();
             BenchTrial {
-                exclusive: t.scenario.is_exclusive(),
+                exclusive: t.is_exclusive(),
                 serial_seconds: seconds(&serial, &name),
                 seconds: seconds(&report, &name),
                 trial: name,

@@ -4,7 +4,7 @@ use std::fs::OpenOptions;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::process::exit;
 
-use casebook_model::{Event, Recorder, Runner, Scenario};
+use casebook_model::{Event, Recorder, Runner, Scenario, VariantFn};
 
 use crate::environment;
 
@@ -23,6 +23,23 @@ pub const UNKNOWN_TARGET_EXIT: i32 = 64;
 /// If this process is a child, runs its target and exits; otherwise returns.
 /// Call it first thing in `main` of every harness binary.
 pub fn serve_if_child(catalog: &[Scenario]) {
+    serve_variants_if_child(&|target| {
+        let (slug, name) = target.split_once("::")?;
+        let variant = catalog.iter().find(|s| s.slug == slug)?.variant(name)?;
+        match variant.runner {
+            Runner::InProcess(run) => Some(run),
+            Runner::External { .. } => {
+                eprintln!("{target} runs as another program, not in this one");
+                exit(UNKNOWN_TARGET_EXIT)
+            }
+        }
+    });
+}
+
+/// The same for a binary of another binding (cust's, say), whose variants
+/// are not in the catalogue as functions: `lookup` maps `<slug>::<variant>`
+/// to the function that runs it.
+pub fn serve_variants_if_child(lookup: &dyn Fn(&str) -> Option<VariantFn>) {
     let Ok(target) = std::env::var(TARGET_ENV) else {
         return;
     };
@@ -43,18 +60,8 @@ pub fn serve_if_child(catalog: &[Scenario]) {
         environment::probe_here(&mut rec);
         exit(0);
     }
-    let variant = target.split_once("::").and_then(|(slug, name)| {
-        catalog
-            .iter()
-            .find(|s| s.slug == slug)
-            .and_then(|s| s.variant(name))
-    });
-    let Some(variant) = variant else {
+    let Some(run) = lookup(&target) else {
         eprintln!("no variant named {target}");
-        exit(UNKNOWN_TARGET_EXIT);
-    };
-    let Runner::InProcess(run) = variant.runner else {
-        eprintln!("{target} runs as another program, not in this one");
         exit(UNKNOWN_TARGET_EXIT);
     };
     match catch_unwind(AssertUnwindSafe(|| run(&mut rec))) {

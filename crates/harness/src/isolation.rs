@@ -205,13 +205,13 @@ pub fn signal_name(signal: i32) -> String {
 }
 
 /// The program that runs a variant's child: `program` as declared for an
-/// external runner, looked up next to the current binary first.
+/// external runner, looked up next to the current binary first, then one
+/// directory up (a test binary lives in `target/<profile>/deps`, the program
+/// in `target/<profile>`), then on PATH.
 pub fn external_program(program: &str) -> PathBuf {
-    let beside = std::env::current_exe()
-        .ok()
-        .and_then(|exe| exe.parent().map(|dir| dir.join(program)));
-    match beside {
-        Some(path) if path.is_file() => path,
-        _ => Path::new(program).to_path_buf(),
-    }
+    let exe = std::env::current_exe().ok();
+    let dirs = exe.iter().flat_map(|exe| exe.ancestors().skip(1).take(2));
+    dirs.map(|dir| dir.join(program))
+        .find(|path| path.is_file())
+        .unwrap_or_else(|| Path::new(program).to_path_buf())
 }

@@ -14,7 +14,7 @@ use std::process::ExitCode;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use casebook_model::{Expect, Role, SANITIZER_ENV, Scenario, Variant};
+use casebook_model::{Expect, Role, Runner, SANITIZER_ENV, Scenario, Variant};
 use serde::{Deserialize, Serialize};
 
 use crate::environment::{self, Environment};
@@ -152,9 +152,12 @@ pub fn run(catalog: &[Scenario], options: &Options) -> ExitCode {
     }
     eprintln!("{version} on {}: {} runs", environment.gpu, work.len());
     let started = Instant::now();
-    // Scenarios that fill the GPU run one at a time, after the others have
+    // Scenarios that fill the GPU, and variants that must run alone, run one
+    // at a time, after the others have
     // run in parallel.
-    let (shared, exclusive): (Vec<_>, Vec<_>) = work.iter().partition(|(s, _, _)| !s.fills_gpu());
+    let (shared, exclusive): (Vec<_>, Vec<_>) = work
+        .iter()
+        .partition(|(s, v, _)| !s.fills_gpu() && !v.alone);
     let done = Mutex::new(Vec::new());
     let total = work.len();
     // Each cell is also appended here as it finishes, so an interrupted pass
@@ -348,8 +351,18 @@ fn sanitize_one(sanitizer: &Path, exe: &Path, s: &Scenario, v: &Variant, tool: u
         "20".into(),
         "--log-file".into(),
         log_path.display().to_string(),
-        exe.display().to_string(),
     ]);
+    // The variant's own program: this binary, or another binding's.
+    match &v.runner {
+        Runner::InProcess(_) => args.push(exe.display().to_string()),
+        Runner::External {
+            program,
+            args: extra,
+        } => {
+            args.push(isolation::external_program(program).display().to_string());
+            args.extend(extra.iter().map(|a| (*a).to_owned()));
+        }
+    }
     let cmd = ChildCommand {
         program: sanitizer.to_path_buf(),
         args,

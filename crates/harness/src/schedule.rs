@@ -26,6 +26,11 @@ impl Trial<'_> {
     pub fn name(&self) -> String {
         self.scenario.trial_name(self.variant)
     }
+
+    /// Whether it must have the GPU to itself.
+    pub fn is_exclusive(&self) -> bool {
+        self.scenario.runs_alone(self.variant)
+    }
 }
 
 /// Every variant of `catalog` whose name contains one of `filters` (all of
@@ -114,7 +119,7 @@ pub fn execute(
     let mut leftovers = Vec::new();
     let mut start_errors = Vec::new();
     let (exclusive, shared): (Vec<usize>, Vec<usize>) =
-        (0..trials.len()).partition(|&i| trials[i].scenario.is_exclusive());
+        (0..trials.len()).partition(|&i| trials[i].is_exclusive());
 
     let mut finish = |i: usize, result: std::io::Result<TrialRecord>| {
         let mut p = progress.lock().unwrap();

@@ -84,7 +84,7 @@ fn run_variant(scenario: &Scenario, vi: usize, root: &Path) -> Result<Completion
         return Ok(Completion::ignored_with(format!("needs a GPU: {reason}")));
     }
     let record = {
-        let _share = if scenario.is_exclusive() {
+        let _share = if scenario.runs_alone(variant) {
             (
                 None,
                 Some(GPU_SHARE.write().unwrap_or_else(|p| p.into_inner())),

@@ -39,6 +39,12 @@ impl Scenario {
         self.requires.contains(&Requirement::ExclusiveGpu)
     }
 
+    /// Whether `variant` must have the GPU to itself: the whole scenario
+    /// does, or this variant measures device-wide free memory.
+    pub fn runs_alone(&self, variant: &Variant) -> bool {
+        self.is_exclusive() || variant.alone
+    }
+
     /// Whether it must run alone under compute-sanitizer too.
     pub fn fills_gpu(&self) -> bool {
         self.requires.contains(&Requirement::FillsGpu)
@@ -168,6 +174,9 @@ pub struct Variant {
     pub runner: Runner,
     /// The child is killed, with its process group, after this long.
     pub timeout: Duration,
+    /// It reads device-wide free memory, so it runs alone even where its
+    /// scenario's other variants share the GPU.
+    pub alone: bool,
 }
 
 impl Variant {
@@ -185,6 +194,7 @@ impl Variant {
             expect,
             runner: Runner::InProcess(run),
             timeout: Duration::from_secs(120),
+            alone: false,
         }
     }
 
@@ -201,6 +211,33 @@ impl Variant {
     /// The article's code as printed; its outcome decides a claim.
     pub fn as_written(name: &'static str, binding: Binding, run: VariantFn) -> Self {
         Variant::new(name, Role::AsWritten, binding, Expect::Records, run)
+    }
+
+    /// A variant that runs in another program (`casebook-cust`, found
+    /// beside the harness binary), which serves it under the same
+    /// `<slug>::<variant>` name.
+    pub fn external(
+        name: &'static str,
+        role: Role,
+        binding: Binding,
+        expect: Expect,
+        program: &'static str,
+    ) -> Self {
+        Variant {
+            name,
+            role,
+            binding,
+            expect,
+            runner: Runner::External { program, args: &[] },
+            timeout: Duration::from_secs(120),
+            alone: false,
+        }
+    }
+
+    /// Runs alone on the GPU (see [`Variant::alone`]).
+    pub fn alone(mut self) -> Self {
+        self.alone = true;
+        self
     }
 
     pub fn timeout(mut self, timeout: Duration) -> Self {

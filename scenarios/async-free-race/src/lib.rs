@@ -30,9 +30,11 @@ pub const GIVEN: f32 = 1.0;
 /// What the next owner of the block writes.
 pub const NEXT_OWNER: f32 = 7.0;
 
-const READER_OK: &str = "reader sees the values it was given";
-const REUSED: &str = "the next allocation on A reuses the freed block";
-const RATE: &str = "corrupted reads";
+/// The binary that serves the cust variants.
+const CUST: &str = "casebook-cust";
+pub const READER_OK: &str = "reader sees the values it was given";
+pub const REUSED: &str = "the next allocation on A reuses the freed block";
+pub const RATE: &str = "corrupted reads";
 
 pub fn scenario() -> Scenario {
     Scenario {
@@ -67,6 +69,27 @@ pub fn scenario() -> Scenario {
             Variant::fixed("fixed-cpp", Binding::CudaRuntimeCpp, |rec| {
                 Ok(run_cpp(rec, cpp::casebook_async_free_race_fixed_cpp)?)
             }),
+            Variant::external(
+                "broken-cust",
+                Role::Broken,
+                Binding::Cust,
+                Expect::Fails(Symptom::check_failed(READER_OK)),
+                CUST,
+            ),
+            Variant::external(
+                "fixed-cust",
+                Role::Fixed,
+                Binding::Cust,
+                Expect::Clean,
+                CUST,
+            ),
+            Variant::external(
+                "drop-cust",
+                Role::Contrast,
+                Binding::Cust,
+                Expect::Records,
+                CUST,
+            ),
         ],
     }
 }
@@ -177,7 +200,7 @@ pub(crate) fn drive(
     Ok(())
 }
 
-pub(crate) fn tally(rec: &mut Recorder, corrupted: usize, reused: usize) {
+pub fn tally(rec: &mut Recorder, corrupted: usize, reused: usize) {
     rec.measure("runs", RUNS as f64, Unit::Count);
     rec.measure("corrupted_reads", corrupted as f64, Unit::Count);
     rec.measure(

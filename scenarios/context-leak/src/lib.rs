@@ -7,7 +7,8 @@
 
 use casebook_model::device::measure_bytes;
 use casebook_model::{
-    Binding, Claim, ClaimVerdict, Outcome, Recorder, Requirement, Scenario, Symptom, Unit, Variant,
+    Binding, Claim, ClaimVerdict, Expect, Outcome, Recorder, Requirement, Role, Scenario, Symptom,
+    Unit, Variant,
 };
 use cudarc::driver::{result, sys};
 
@@ -22,7 +23,7 @@ pub const SANITIZER_CALLS: usize = 4;
 
 /// How many calls a loop makes: `normal`, or the reduced count under the
 /// sanitizer (and then it says so).
-pub(crate) fn calls(rec: &mut Recorder, normal: usize) -> usize {
+pub fn calls(rec: &mut Recorder, normal: usize) -> usize {
     if casebook_model::under_sanitizer() {
         rec.fact(casebook_harness::sanitize::REDUCED, true);
         SANITIZER_CALLS
@@ -37,9 +38,11 @@ pub const FIXED_CALLS: usize = 200;
 pub const DESTROY_CALLS: usize = 20;
 pub const TOLERANCE: usize = 64 << 20;
 
-const OOM: &str = "CUDA_ERROR_OUT_OF_MEMORY";
-pub(crate) const COST: &str = "device memory per context";
-pub(crate) const STILL_FREE: &str = "device memory still free when it failed";
+/// The binary that serves the cust variants.
+const CUST: &str = "casebook-cust";
+pub const OOM: &str = "CUDA_ERROR_OUT_OF_MEMORY";
+pub const COST: &str = "device memory per context";
+pub const STILL_FREE: &str = "device memory still free when it failed";
 
 pub fn scenario() -> Scenario {
     Scenario {
@@ -63,6 +66,21 @@ pub fn scenario() -> Scenario {
             .timeout(std::time::Duration::from_secs(300)),
             Variant::fixed("fixed", Binding::Cudarc, fixed::primary),
             Variant::fixed("fixed-destroy", Binding::Cudarc, fixed::destroy),
+            Variant::external(
+                "broken-cust",
+                Role::Broken,
+                Binding::Cust,
+                Expect::Fails(Symptom::cuda_error(OOM)),
+                CUST,
+            )
+            .timeout(std::time::Duration::from_secs(300)),
+            Variant::external(
+                "fixed-cust",
+                Role::Fixed,
+                Binding::Cust,
+                Expect::Clean,
+                CUST,
+            ),
         ],
     }
 }
@@ -134,7 +152,7 @@ pub(crate) fn device(rec: &mut Recorder) -> Result<sys::CUdevice, cudarc::driver
 }
 
 /// Records what one context costs, as a share of the device's memory.
-pub(crate) fn record_cost(rec: &mut Recorder, per_context: usize, total: usize) {
+pub fn record_cost(rec: &mut Recorder, per_context: usize, total: usize) {
     measure_bytes(rec, "bytes_per_context", per_context);
     rec.measure(
         "context_share_of_device",

@@ -8,7 +8,8 @@ use std::sync::Arc;
 use casebook_kernels::{cpp, fatbin, run_cpp};
 use casebook_model::device::{self, measure_bytes};
 use casebook_model::{
-    Binding, Claim, ClaimVerdict, Outcome, Recorder, Requirement, Scenario, Symptom, Unit, Variant,
+    Binding, Claim, ClaimVerdict, Expect, Outcome, Recorder, Requirement, Role, Scenario, Symptom,
+    Unit, Variant,
 };
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg, sys,
@@ -82,6 +83,32 @@ pub fn scenario() -> Scenario {
                     cpp::casebook_device_heap_exhaustion_fixed_cpp,
                 )?)
             }),
+            Variant::new(
+                "heap-fragmentation-cpp",
+                Role::Contrast,
+                Binding::CudaRuntimeCpp,
+                Expect::Records,
+                |rec| {
+                    Ok(run_cpp(
+                        rec,
+                        cpp::casebook_device_heap_exhaustion_heap_fragmentation_cpp,
+                    )?)
+                },
+            )
+            .alone(),
+            Variant::new(
+                "grid-size-cpp",
+                Role::Contrast,
+                Binding::CudaRuntimeCpp,
+                Expect::Records,
+                |rec| {
+                    Ok(run_cpp(
+                        rec,
+                        cpp::casebook_device_heap_exhaustion_grid_size_cpp,
+                    )?)
+                },
+            )
+            .alone(),
         ],
     }
 }
@@ -112,6 +139,58 @@ const CLAIMS: &[Claim] = &[
             Some(true) => ClaimVerdict::Refuted,
             Some(false) => ClaimVerdict::Confirmed,
             None => ClaimVerdict::Undecided,
+        },
+    },
+    Claim {
+        id: "004-in-kernel-allocation-fragments",
+        seed: "004_dd8d91b458147886.txt",
+        quote: "Furthermore, memory allocation within multithreaded CUDA kernels itself can exacerbate this \
+                situation, introducing more allocations that contribute to fragmented memory.",
+        judged_by: "heap-fragmentation-cpp",
+        // "This situation" is the GPU memory that cudaMalloc serves. In-kernel
+        // allocations live in the device heap, a region set aside once: they
+        // can fragment that heap, not cudaMalloc's memory.
+        judge: |o: &Outcome| {
+            let heap_fragmented = match (
+                o.flag("the freed blocks add up to more than the large request"),
+                o.flag("the large in-kernel allocation is served among the holes"),
+                o.flag("the large in-kernel allocation is served once the rest is freed"),
+            ) {
+                (Some(true), Some(false), Some(true)) => Some(true),
+                (Some(true), Some(true), _) => Some(false),
+                _ => None,
+            };
+            let cudamalloc_touched = match (
+                o.flag("in-kernel allocations change cudaMemGetInfo's free memory"),
+                o.flag("cudaMalloc serves nearly all free memory with the device heap in holes"),
+            ) {
+                (Some(changed), Some(served)) => Some(changed || !served),
+                _ => None,
+            };
+            match (heap_fragmented, cudamalloc_touched) {
+                (_, Some(true)) => ClaimVerdict::Confirmed,
+                (Some(true), Some(false)) => ClaimVerdict::Partly,
+                (Some(false), Some(false)) => ClaimVerdict::Refuted,
+                _ => ClaimVerdict::Undecided,
+            }
+        },
+    },
+    Claim {
+        id: "003-large-launch-memory-pressure",
+        seed: "003_a513a38b5daed103.txt",
+        quote: "The kernel launch uses a large number of threads and blocks, further adding memory pressure for \
+                registers and shared memory.",
+        judged_by: "grid-size-cpp",
+        // Registers and shared memory are on-chip, per resident block; local
+        // memory is reserved per thread that can be resident at once. None of
+        // it grows with the grid.
+        judge: |o: &Outcome| match (
+            o.flag("every launch ran"),
+            o.flag("free memory falls as the grid grows"),
+        ) {
+            (Some(true), Some(true)) => ClaimVerdict::Confirmed,
+            (Some(true), Some(false)) => ClaimVerdict::Refuted,
+            _ => ClaimVerdict::Undecided,
         },
     },
 ];

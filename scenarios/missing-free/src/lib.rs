@@ -7,7 +7,8 @@ use std::sync::Arc;
 use casebook_kernels::{cpp, fatbin, run_cpp};
 use casebook_model::device::{self, PAGE};
 use casebook_model::{
-    Binding, Claim, ClaimVerdict, Outcome, Recorder, Requirement, Scenario, Symptom, Unit, Variant,
+    Binding, Claim, ClaimVerdict, Expect, Outcome, Recorder, Requirement, Role, Scenario, Symptom,
+    Unit, Variant,
 };
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream};
 
@@ -24,9 +25,11 @@ pub const SAMPLE: usize = 1 << 20;
 /// How far free memory may end from its baseline and still count as back.
 pub const TOLERANCE: usize = 64 << 20;
 
-const OOM: &str = "CUDA_ERROR_OUT_OF_MEMORY";
+/// The binary that serves the cust variants.
+const CUST: &str = "casebook-cust";
+pub const OOM: &str = "CUDA_ERROR_OUT_OF_MEMORY";
 const OOM_CPP: &str = "cudaErrorMemoryAllocation";
-const FAILED_AFTER_FILL: &str = "failed after about free/leak calls";
+pub const FAILED_AFTER_FILL: &str = "failed after about free/leak calls";
 const SECOND_CALL_OK: &str = "second call at the article's size succeeds";
 
 pub fn scenario() -> Scenario {
@@ -59,6 +62,27 @@ pub fn scenario() -> Scenario {
             Variant::fixed("fixed-cpp", Binding::CudaRuntimeCpp, |rec| {
                 Ok(run_cpp(rec, cpp::casebook_missing_free_fixed_cpp)?)
             }),
+            Variant::external(
+                "broken-cust",
+                Role::Broken,
+                Binding::Cust,
+                Expect::Fails(Symptom::cuda_error(OOM)),
+                CUST,
+            ),
+            Variant::external(
+                "fixed-cust",
+                Role::Fixed,
+                Binding::Cust,
+                Expect::Clean,
+                CUST,
+            ),
+            Variant::external(
+                "drop-after-fault-cust",
+                Role::Contrast,
+                Binding::Cust,
+                Expect::Records,
+                CUST,
+            ),
         ],
     }
 }

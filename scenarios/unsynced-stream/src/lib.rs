@@ -18,6 +18,7 @@ use cudarc::driver::{CudaFunction, CudaStream, LaunchConfig, PushKernelArg, resu
 
 mod broken;
 mod fixed;
+mod pipeline;
 mod safe_api;
 
 /// How many times each variant runs the pipeline.
@@ -28,9 +29,13 @@ pub const N: usize = 1 << 20;
 pub const SPIN_NS: u64 = 50_000_000;
 /// What the host buffer holds before each run.
 pub const SENTINEL: f32 = -1.0;
+/// How long each kernel of the two-stream pipeline runs.
+pub const PIPELINE_SPIN_NS: u64 = 100_000_000;
 
-const FRESH: &str = "host reads the finished result";
-const RATE: &str = "stale reads";
+pub const FRESH: &str = "host reads the finished result";
+pub const RATE: &str = "stale reads";
+pub const OVERLAP: &str = "the two streams' kernels run at the same time";
+const CUST: &str = "casebook-cust";
 
 pub fn scenario() -> Scenario {
     Scenario {
@@ -65,6 +70,48 @@ pub fn scenario() -> Scenario {
             Variant::fixed("fixed-cpp", Binding::CudaRuntimeCpp, |rec| {
                 Ok(run_cpp(rec, cpp::casebook_unsynced_stream_fixed_cpp)?)
             }),
+            Variant::external(
+                "broken-cust",
+                Role::Broken,
+                Binding::Cust,
+                casebook_model::Expect::Fails(Symptom::check_failed(FRESH)),
+                CUST,
+            ),
+            Variant::external(
+                "fixed-cust",
+                Role::Fixed,
+                Binding::Cust,
+                casebook_model::Expect::Clean,
+                CUST,
+            ),
+            Variant::external(
+                "pipeline-cust",
+                Role::Broken,
+                Binding::Cust,
+                casebook_model::Expect::Fails(Symptom::check_failed(OVERLAP)),
+                CUST,
+            ),
+            Variant::external(
+                "pipeline-async-cust",
+                Role::Fixed,
+                Binding::Cust,
+                casebook_model::Expect::Clean,
+                CUST,
+            ),
+            Variant::new(
+                "pipeline",
+                Role::Contrast,
+                Binding::Cudarc,
+                casebook_model::Expect::Clean,
+                pipeline::run,
+            ),
+            Variant::new(
+                "device-sync-cpp",
+                Role::Contrast,
+                Binding::CudaRuntimeCpp,
+                casebook_model::Expect::Clean,
+                |rec| Ok(run_cpp(rec, cpp::casebook_unsynced_stream_device_sync_cpp)?),
+            ),
         ],
     }
 }
@@ -111,6 +158,20 @@ const CLAIMS: &[Claim] = &[
             (Some("none"), None) => ClaimVerdict::Refuted,
             (Some(_), None) => ClaimVerdict::Partly,
             (None, None) => ClaimVerdict::Undecided,
+        },
+    },
+    Claim {
+        id: "000-device-sync-waits-for-all",
+        seed: "000_1633914ffce0e075.txt",
+        quote: "This emphasizes the necessity for correctly using synchronization primitives like \
+                `cudaDeviceSynchronize()`, which ensures the GPU completes all pending operations before the CPU proceeds.",
+        judged_by: "device-sync-cpp",
+        // Two streams' kernels and copies, one cudaDeviceSynchronize, then
+        // the host reads both results.
+        judge: |o: &Outcome| match o.check(FRESH) {
+            Some(true) => ClaimVerdict::Confirmed,
+            Some(false) => ClaimVerdict::Refuted,
+            None => ClaimVerdict::Undecided,
         },
     },
 ];
@@ -198,9 +259,19 @@ pub(crate) fn drive(
     Ok(())
 }
 
+/// Records how much of two equal kernels on two streams ran at once: 1
+/// when the pair took as long as one, 0 when it took as long as both.
+pub fn record_overlap(rec: &mut Recorder, single_s: f64, both_s: f64) {
+    rec.measure("one_kernel_s", single_s, Unit::Seconds);
+    rec.measure("pipeline_s", both_s, Unit::Seconds);
+    let overlap = ((2.0 * single_s - both_s) / single_s).clamp(0.0, 1.0);
+    rec.measure("overlap", overlap, Unit::Ratio);
+    rec.check(OVERLAP, both_s < 1.5 * single_s);
+}
+
 /// The reproduction rate in words that are the same on every GPU when the
 /// reproduction is deterministic.
-pub(crate) fn stale_words(stale: usize) -> &'static str {
+pub fn stale_words(stale: usize) -> &'static str {
     match stale {
         0 => "none",
         n if n == RUNS => "every run",

@@ -1,0 +1,92 @@
+//! Links the cust binary against a stub `libcuda.so` generated here from the
+//! toolkit's `cuda.h`, the same idea as the toolkit's `lib64/stubs/libcuda.so`:
+//! it defines every driver entry point the header declares (in both its
+//! current and its versioned legacy names) and nothing else, with the soname
+//! `libcuda.so.1`. The binary it produces loads the real driver at start, so
+//! it builds on a machine with no driver and runs on one with a driver.
+
+use std::collections::BTreeSet;
+use std::env;
+use std::fs;
+use std::path::PathBuf;
+use std::process::Command;
+
+fn main() {
+    let out = PathBuf::from(env::var("OUT_DIR").unwrap());
+    for var in ["CUDA_HOME", "CUDA_PATH"] {
+        println!("cargo::rerun-if-env-changed={var}");
+    }
+    let Some(include) = cuda_include() else {
+        println!(
+            "cargo::error=no cuda.h found in CUDA_HOME, CUDA_PATH or /usr/local/cuda: run \
+             `cargo xtask test`, which installs a toolkit"
+        );
+        return;
+    };
+    let header = include.join("cuda.h");
+    println!("cargo::rerun-if-changed={}", header.display());
+
+    // The header names each entry point through macros (cuMemAlloc is
+    // cuMemAlloc_v2); its internal mode declares the legacy names as well.
+    let mut symbols = BTreeSet::new();
+    for legacy in [false, true] {
+        let mut build = cc::Build::new();
+        build.include(&include).file(&header).cargo_warnings(false);
+        if legacy {
+            build.define("__CUDA_API_VERSION_INTERNAL", None);
+        }
+        let expanded = String::from_utf8_lossy(&build.expand()).into_owned();
+        symbols.extend(entry_points(&expanded));
+    }
+    assert!(
+        symbols.contains("cuInit") && symbols.contains("cuMemAlloc_v2"),
+        "cuda.h at {} declares no driver API",
+        header.display()
+    );
+
+    let mut source =
+        String::from("// Generated from cuda.h by build.rs: a link stub, never run.\n");
+    for name in &symbols {
+        source.push_str(&format!("void {name}(void) {{}}\n"));
+    }
+    let c = out.join("libcuda_stub.c");
+    fs::write(&c, source).unwrap();
+    let stub_dir = out.join("stub");
+    fs::create_dir_all(&stub_dir).unwrap();
+    let compiler = cc::Build::new().get_compiler();
+    let status = Command::new(compiler.path())
+        .args(["-shared", "-fPIC", "-Wl,-soname,libcuda.so.1", "-o"])
+        .arg(stub_dir.join("libcuda.so"))
+        .arg(&c)
+        .status()
+        .expect("the C compiler runs");
+    assert!(status.success(), "building the libcuda stub failed");
+    println!("cargo::rustc-link-search=native={}", stub_dir.display());
+}
+
+/// Identifiers `cu…` declared as functions in preprocessed `cuda.h`.
+fn entry_points(expanded: &str) -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    for (i, _) in expanded.match_indices("CUresult ") {
+        let rest = &expanded[i + "CUresult ".len()..];
+        let name: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        let after = rest[name.len()..].trim_start();
+        if name.starts_with("cu") && after.starts_with('(') {
+            names.insert(name);
+        }
+    }
+    names
+}
+
+fn cuda_include() -> Option<PathBuf> {
+    ["CUDA_HOME", "CUDA_PATH"]
+        .iter()
+        .filter_map(env::var_os)
+        .map(PathBuf::from)
+        .chain(std::iter::once(PathBuf::from("/usr/local/cuda")))
+        .map(|home| home.join("include"))
+        .find(|dir| dir.join("cuda.h").is_file())
+}

@@ -1,0 +1,77 @@
+//! What every cust variant needs: cust's results named the way the driver
+//! names them, the primary context, a module, free memory.
+
+use std::fmt;
+
+use casebook_model::{Recorder, ResultName};
+use cust::CudaFlags;
+use cust::context::Context;
+use cust::device::Device;
+use cust::error::{CudaError, CudaResult};
+use cust::module::Module;
+
+/// A cust error, named as the driver names it (`CUDA_ERROR_OUT_OF_MEMORY`).
+#[derive(Debug)]
+pub struct Cu(String);
+
+impl From<CudaError> for Cu {
+    fn from(e: CudaError) -> Self {
+        // cust's variants are the driver's names in CamelCase.
+        let mut name = String::from("CUDA_ERROR");
+        for c in format!("{e:?}").chars() {
+            if c.is_ascii_uppercase() {
+                name.push('_');
+            }
+            name.push(c.to_ascii_uppercase());
+        }
+        Cu(name)
+    }
+}
+
+impl ResultName for Cu {
+    const SUCCESS: &'static str = "CUDA_SUCCESS";
+    fn result_name(&self) -> String {
+        self.0.clone()
+    }
+}
+
+impl fmt::Display for Cu {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Cu {}
+
+/// cust's result, with its error named for the recorder.
+pub fn cu<T>(result: CudaResult<T>) -> Result<T, Cu> {
+    result.map_err(Cu::from)
+}
+
+/// A raw driver call's result, for what cust does not wrap.
+fn raw(result: cust::sys::CUresult) -> Result<(), Cu> {
+    match result {
+        cust::sys::CUresult::CUDA_SUCCESS => Ok(()),
+        error => Err(Cu(format!("{error:?}"))),
+    }
+}
+
+/// cuInit and the device's primary context, as `cust::quick_init` makes it.
+pub fn primary_context(rec: &mut Recorder) -> anyhow::Result<Context> {
+    rec.step("cuInit", cu(cust::init(CudaFlags::empty())))?;
+    let device = rec.step("cuDeviceGet", cu(Device::get_device(0)))?;
+    Ok(rec.step("cuDevicePrimaryCtxRetain", cu(Context::new(device)))?)
+}
+
+pub fn module(rec: &mut Recorder, fatbin: &[u8]) -> anyhow::Result<Module> {
+    Ok(rec.step("cuModuleLoadData", cu(Module::from_fatbin(fatbin, &[])))?)
+}
+
+/// Free device memory, as cuMemGetInfo reports it (cust has no wrapper).
+pub fn free_bytes(rec: &mut Recorder) -> anyhow::Result<usize> {
+    let (mut free, mut total) = (0usize, 0usize);
+    // SAFETY: two out-pointers to live locals.
+    let result = unsafe { cust::sys::cuMemGetInfo_v2(&mut free, &mut total) };
+    rec.step("cuMemGetInfo", raw(result))?;
+    Ok(free)
+}

@@ -1,0 +1,58 @@
+//! `open-streams`: seed 000's "leaving open CUDA streams can interfere with
+//! subsequent operations", measured. A call returns with its stream still
+//! open, and the next call's `cudaMemcpy` is timed after it. Idle open
+//! streams cost nothing; a blocking stream (`cudaStreamCreate`) whose work is
+//! still running makes the next call wait for that work, because the legacy
+//! default stream, where `cudaMemcpy` runs, waits for every blocking stream. A
+//! non-blocking stream's running work does not. The fix finishes its work and
+//! destroys its stream before the call returns.
+
+use casebook_kernels::{cpp, run_cpp};
+use casebook_model::{
+    Binding, Claim, ClaimVerdict, Outcome, Requirement, Scenario, Symptom, Variant,
+};
+
+const NO_WAIT: &str = "the next call does not wait for the previous call's work";
+
+pub fn scenario() -> Scenario {
+    Scenario {
+        slug: "open-streams",
+        title: "The next call is slow for no reason (a stream left open with its work still running)",
+        cause: "cudaMemcpy and every other call on the legacy default stream wait for all work in \
+                blocking streams (those made by cudaStreamCreate). A call that returns with work still \
+                queued on such a stream makes the next call wait for it; idle open streams cost nothing. \
+                Synchronise and destroy a call's stream before it returns, or create it non-blocking.",
+        symptoms: &["slow calls, no error"],
+        requires: &[Requirement::Gpu],
+        claims: CLAIMS,
+        variants: vec![
+            Variant::broken(
+                "broken-cpp",
+                Binding::CudaRuntimeCpp,
+                Symptom::check_failed(NO_WAIT),
+                |rec| Ok(run_cpp(rec, cpp::casebook_open_streams_broken_cpp)?),
+            ),
+            Variant::fixed("fixed-cpp", Binding::CudaRuntimeCpp, |rec| {
+                Ok(run_cpp(rec, cpp::casebook_open_streams_fixed_cpp)?)
+            }),
+        ],
+    }
+}
+
+const CLAIMS: &[Claim] = &[Claim {
+    id: "000-open-streams-interfere",
+    seed: "000_1633914ffce0e075.txt",
+    quote: "Similarly, leaving open CUDA streams can interfere with subsequent operations.",
+    judged_by: "broken-cpp",
+    // Interference by open streams as such (idle ones) or only through work
+    // they still hold.
+    judge: |o: &Outcome| match (
+        o.flag("idle open streams delay the next call"),
+        o.flag("a blocking stream with unfinished work delays the next call"),
+    ) {
+        (Some(true), Some(true)) => ClaimVerdict::Confirmed,
+        (Some(false), Some(true)) => ClaimVerdict::Partly,
+        (Some(_), Some(false)) => ClaimVerdict::Refuted,
+        _ => ClaimVerdict::Undecided,
+    },
+}];
