@@ -80,10 +80,25 @@ impl Streams {
     }
 }
 
-fn drive(
-    rec: &mut Recorder,
-    one_run: fn(&mut Recorder, &Streams) -> anyhow::Result<(bool, bool)>,
-) -> anyhow::Result<()> {
+/// How a variant frees the block B is still reading.
+type Free = fn(&mut Recorder, &Streams, DeviceBuffer<f32>) -> anyhow::Result<()>;
+
+/// One run: the block given on A, read on B, freed by `free`, the next
+/// owner's block taken on A. Returns whether B read what it was given, and
+/// whether the next owner got the same block.
+fn one_run(rec: &mut Recorder, s: &Streams, free: Free) -> anyhow::Result<(bool, bool)> {
+    let x = s.given(rec)?;
+    s.read_on_b(rec, &x)?;
+    let x_ptr = x.as_device_ptr().as_raw();
+    free(rec, s, x)?;
+    let y = s.next_owner(rec)?;
+    let ok = s.reader_saw_given(rec)?;
+    let same = y.as_device_ptr().as_raw() == x_ptr;
+    rec.step("cuMemFreeAsync (A)", cu(y.drop_async(&s.a)))?;
+    Ok((ok, same))
+}
+
+fn drive(rec: &mut Recorder, free: Free) -> anyhow::Result<()> {
     let _ctx = primary_context(rec)?;
     let module = module(rec, fatbin::SPIN)?;
     let a = rec.step(
@@ -105,7 +120,7 @@ fn drive(
     };
     let (mut corrupted, mut reused) = (0, 0);
     for _ in 0..RUNS {
-        let (ok, same_block) = rec.iteration("run", |rec| one_run(rec, &s))?;
+        let (ok, same_block) = rec.iteration("run", |rec| one_run(rec, &s, free))?;
         corrupted += usize::from(!ok);
         reused += usize::from(same_block);
     }
@@ -114,35 +129,19 @@ fn drive(
     Ok(())
 }
 
-/// The next owner's block is freed on A once the run is over.
-fn finish(rec: &mut Recorder, s: &Streams, y: DeviceBuffer<f32>) -> anyhow::Result<()> {
-    rec.step("cuMemFreeAsync (A)", cu(y.drop_async(&s.a)))?;
-    Ok(())
-}
-
 // ANCHOR: broken
 pub fn broken(rec: &mut Recorder) -> anyhow::Result<()> {
-    drive(rec, |rec, s| {
-        let x = s.given(rec)?;
-        s.read_on_b(rec, &x)?;
-        let x_ptr = x.as_device_ptr().as_raw();
+    drive(rec, |rec, s, x| {
         // BUG: nothing orders this free after B's kernel.
         rec.step("cuMemFreeAsync (A)", cu(x.drop_async(&s.a)))?;
-        let y = s.next_owner(rec)?;
-        let ok = s.reader_saw_given(rec)?;
-        let same = y.as_device_ptr().as_raw() == x_ptr;
-        finish(rec, s, y)?;
-        Ok((ok, same))
+        Ok(())
     })
 }
 // ANCHOR_END: broken
 
 // ANCHOR: fixed
 pub fn fixed(rec: &mut Recorder) -> anyhow::Result<()> {
-    drive(rec, |rec, s| {
-        let x = s.given(rec)?;
-        s.read_on_b(rec, &x)?;
-        let x_ptr = x.as_device_ptr().as_raw();
+    drive(rec, |rec, s, x| {
         // FIX: A waits for B's kernel before it frees.
         let read_done = rec.step("cuEventCreate", cu(Event::new(EventFlags::DISABLE_TIMING)))?;
         rec.step("cuEventRecord (B)", cu(read_done.record(&s.b)))?;
@@ -151,27 +150,16 @@ pub fn fixed(rec: &mut Recorder) -> anyhow::Result<()> {
             cu(s.a.wait_event(read_done, StreamWaitEventFlags::DEFAULT)),
         )?;
         rec.step("cuMemFreeAsync (A)", cu(x.drop_async(&s.a)))?;
-        let y = s.next_owner(rec)?;
-        let ok = s.reader_saw_given(rec)?;
-        let same = y.as_device_ptr().as_raw() == x_ptr;
-        finish(rec, s, y)?;
-        Ok((ok, same))
+        Ok(())
     })
 }
 // ANCHOR_END: fixed
 
 // ANCHOR: drop
 pub fn plain_drop(rec: &mut Recorder) -> anyhow::Result<()> {
-    drive(rec, |rec, s| {
-        let x = s.given(rec)?;
-        s.read_on_b(rec, &x)?;
-        let x_ptr = x.as_device_ptr().as_raw();
+    drive(rec, |_, _, x| {
         drop(x); // cust's Drop: cuMemFree, not ordered on any stream
-        let y = s.next_owner(rec)?;
-        let ok = s.reader_saw_given(rec)?;
-        let same = y.as_device_ptr().as_raw() == x_ptr;
-        finish(rec, s, y)?;
-        Ok((ok, same))
+        Ok(())
     })
 }
 // ANCHOR_END: drop

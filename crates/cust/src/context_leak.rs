@@ -3,13 +3,12 @@
 //! dropped at the end of the call does not leak. What cust still allows is a
 //! context that outlives its call, kept with the state made in it.
 
-use casebook_model::device::measure_bytes;
-use casebook_model::{Recorder, Unit};
+use casebook_model::Recorder;
 use cust::CudaFlags;
 use cust::context::legacy::{Context as OwnContext, ContextFlags};
 use cust::device::Device;
 use cust::memory::DeviceBuffer;
-use scenario_context_leak::{DESTROY_CALLS, MAX_CALLS, STILL_FREE, TOLERANCE, calls, record_cost};
+use scenario_context_leak::{DESTROY_CALLS, MAX_CALLS, TOLERANCE, calls, leak_until_failure};
 
 use crate::common::{cu, free_bytes};
 
@@ -40,49 +39,17 @@ pub fn broken(rec: &mut Recorder) -> anyhow::Result<()> {
     let device = device(rec)?;
     let total = rec.step("cuDeviceTotalMem", cu(device.total_memory()))?;
     let mut sessions = Vec::new();
-    let mut frees = Vec::new();
-    let mut failure = None;
-    for call in 0..calls(rec, MAX_CALLS) {
-        let step = rec.iteration("call", |rec| {
-            let ctx = new_context(rec, device)?;
-            work(rec)?;
-            // BUG: the context is kept with the call's session, which nothing
-            // ever ends: its Drop never runs.
-            sessions.push(ctx);
-            free_bytes(rec)
-        });
-        match step {
-            Ok(free) => {
-                rec.point("free_bytes", (call + 1) as f64, free as f64);
-                frees.push(free);
-            }
-            Err(e) => {
-                failure = Some(e);
-                break;
-            }
-        }
-    }
-    // ANCHOR_END: broken
-    rec.measure("calls_completed", frees.len() as f64, Unit::Count);
-    if let [first, second, ..] = frees[..] {
-        record_cost(rec, first.saturating_sub(second), total);
-    }
-    if let (Some(_), Some(&last)) = (&failure, frees.last()) {
-        measure_bytes(rec, "free_when_it_failed", last);
-        rec.fact(
-            STILL_FREE,
-            if last * 20 > total {
-                "more than 5% of the device"
-            } else {
-                "almost none"
-            },
-        );
-    }
-    match failure {
-        Some(e) => Err(e),
-        None => Ok(()),
-    }
+    let n = calls(rec, MAX_CALLS);
+    leak_until_failure(rec, n, total, |rec| {
+        let ctx = new_context(rec, device)?;
+        work(rec)?;
+        // BUG: the context is kept with the call's session, which nothing
+        // ever ends: its Drop never runs.
+        sessions.push(ctx);
+        free_bytes(rec)
+    })
 }
+// ANCHOR_END: broken
 
 // ANCHOR: fixed
 pub fn fixed(rec: &mut Recorder) -> anyhow::Result<()> {

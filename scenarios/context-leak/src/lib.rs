@@ -41,8 +41,8 @@ pub const TOLERANCE: usize = 64 << 20;
 /// The binary that serves the cust variants.
 const CUST: &str = "casebook-cust";
 pub const OOM: &str = "CUDA_ERROR_OUT_OF_MEMORY";
-pub const COST: &str = "device memory per context";
-pub const STILL_FREE: &str = "device memory still free when it failed";
+pub(crate) const COST: &str = "device memory per context";
+pub(crate) const STILL_FREE: &str = "device memory still free when it failed";
 
 pub fn scenario() -> Scenario {
     Scenario {
@@ -151,8 +151,50 @@ pub(crate) fn device(rec: &mut Recorder) -> Result<sys::CUdevice, cudarc::driver
     rec.step("cuDeviceGet", result::device::get(0))
 }
 
+/// Makes up to `calls` calls, each returning the free memory after it, until
+/// one fails. Records each call's free memory, what one context costs and,
+/// after a failure, how much was still free; returns that failure.
+pub fn leak_until_failure<E>(
+    rec: &mut Recorder,
+    calls: usize,
+    total: usize,
+    mut call: impl FnMut(&mut Recorder) -> Result<usize, E>,
+) -> Result<(), E> {
+    let mut frees = Vec::new();
+    let mut failure = None;
+    for n in 0..calls {
+        match rec.iteration("call", &mut call) {
+            Ok(free) => {
+                rec.point("free_bytes", (n + 1) as f64, free as f64);
+                frees.push(free);
+            }
+            Err(e) => {
+                failure = Some(e);
+                break;
+            }
+        }
+    }
+    rec.measure("calls_completed", frees.len() as f64, Unit::Count);
+    if let [first, second, ..] = frees[..] {
+        record_cost(rec, first.saturating_sub(second), total);
+    }
+    if let (Some(_), Some(&last)) = (&failure, frees.last()) {
+        measure_bytes(rec, "free_when_it_failed", last);
+        // More than 5% of the device: the failure is not the device being full.
+        rec.fact(
+            STILL_FREE,
+            if last * 20 > total {
+                "more than 5% of the device"
+            } else {
+                "almost none"
+            },
+        );
+    }
+    failure.map_or(Ok(()), Err)
+}
+
 /// Records what one context costs, as a share of the device's memory.
-pub fn record_cost(rec: &mut Recorder, per_context: usize, total: usize) {
+pub(crate) fn record_cost(rec: &mut Recorder, per_context: usize, total: usize) {
     measure_bytes(rec, "bytes_per_context", per_context);
     rec.measure(
         "context_share_of_device",
