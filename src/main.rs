@@ -11,6 +11,7 @@ const DOCS_STALE: u8 = 7;
 
 fn main() -> ExitCode {
     let catalog = cuda_casebook::catalog();
+    casebook_harness::environment::set_toolkit(casebook_kernels::TOOLKIT);
     child::serve_if_child(&catalog);
     let root = workspace::root();
     workspace::pin_insta_root(&root);

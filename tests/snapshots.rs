@@ -25,63 +25,12 @@ fn main() -> std::process::ExitCode {
         )
         .into())
     });
-    let cust_root = root.clone();
     let ledger = Trial::ignorable_test(
         "catalog::claims-ledger-is-complete-and-verbatim",
         move || check_ledger(&root),
     );
-    let cust = Trial::test("catalog::cust-variants-are-served", move || {
-        check_cust_served(&cust_root)
-    });
-    casebook_harness::suite::main(cuda_casebook::catalog(), vec![docs, ledger, cust])
-}
-
-/// The variants the catalogue declares as run by `casebook-cust` are the
-/// ones its table serves. Read from its source: the binary links libcuda and
-/// cannot start where there is no driver.
-fn check_cust_served(root: &Path) -> Result<(), Failed> {
-    use casebook_model::Runner;
-    let declared: BTreeSet<String> = cuda_casebook::catalog()
-        .iter()
-        .flat_map(|s| {
-            s.variants.iter().filter_map(move |v| match v.runner {
-                Runner::External {
-                    program: "casebook-cust",
-                    ..
-                } => Some(s.trial_name(v)),
-                _ => None,
-            })
-        })
-        .collect();
-    let source = std::fs::read_to_string(root.join("crates/cust/src/main.rs"))
-        .map_err(|e| format!("crates/cust/src/main.rs: {e}"))?;
-    let table = source
-        .split_once("const VARIANTS")
-        .and_then(|(_, rest)| rest.split_once("];"))
-        .map(|(table, _)| table)
-        .ok_or("crates/cust/src/main.rs has no VARIANTS table")?;
-    let served: BTreeSet<String> = table
-        .split('"')
-        .skip(1)
-        .step_by(2)
-        .map(str::to_owned)
-        .collect();
-    let mut problems = Vec::new();
-    for name in declared.difference(&served) {
-        problems.push(format!(
-            "{name} is declared as a cust variant but casebook-cust does not serve it"
-        ));
-    }
-    for name in served.difference(&declared) {
-        problems.push(format!(
-            "casebook-cust serves {name}, which the catalogue does not declare"
-        ));
-    }
-    if problems.is_empty() {
-        Ok(())
-    } else {
-        Err(problems.join("\n").into())
-    }
+    casebook_harness::environment::set_toolkit(casebook_kernels::TOOLKIT);
+    casebook_harness::suite::main(cuda_casebook::catalog(), vec![docs, ledger])
 }
 
 /// Every claim id is unique; docs/claims.json lists exactly the declared and

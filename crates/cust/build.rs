@@ -62,6 +62,16 @@ fn main() {
         .expect("the C compiler runs");
     assert!(status.success(), "building the libcuda stub failed");
     println!("cargo::rustc-link-search=native={}", stub_dir.display());
+    // The unit test (which checks the served table against the catalogue and
+    // makes no CUDA call) must start where there is no driver: only its
+    // binary finds the stub at run time, through its own run path.
+    let test_dir = out.join("stub-for-tests");
+    fs::create_dir_all(&test_dir).unwrap();
+    fs::copy(stub_dir.join("libcuda.so"), test_dir.join("libcuda.so.1")).unwrap();
+    println!(
+        "cargo::rustc-link-arg-tests=-Wl,-rpath,{}",
+        test_dir.display()
+    );
 }
 
 /// Identifiers `cu…` declared as functions in preprocessed `cuda.h`.

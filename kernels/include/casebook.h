@@ -1,5 +1,7 @@
 // The recorder as the C++ variants see it. Same layout as
 // `casebook_model::CRecorder`: the harness fills it, the variant calls it.
+// Names are typed: a variant records only the names its scenario declares in
+// src/names.rs, which the build writes into the generated "names.h".
 #pragma once
 
 #include <cstdio>
@@ -13,14 +15,33 @@ typedef struct casebook_recorder {
   void (*check)(void *ctx, const char *name, int ok);
   void (*fact)(void *ctx, const char *key, const char *json_value);
   void (*measure)(void *ctx, const char *key, double value, int unit);
-  void (*point)(void *ctx, const char *series, double x, double y);
+  void (*point)(void *ctx, const char *series, const char *x_label, int y_unit, double x,
+                double y);
   void (*iteration)(void *ctx, const char *label);  // label NULL: the iteration ends
 } casebook_recorder;
 }
 
 namespace casebook {
 
+// The codes of `casebook_model::Unit`.
 enum Unit { Bytes = 0, Count = 1, Seconds = 2, Ratio = 3 };
+
+// A name of the scenario's vocabulary; the generated names.h holds them.
+struct CheckName {
+  const char *text;
+};
+struct FactName {
+  const char *text;
+};
+struct MeasureName {
+  const char *text;
+  Unit unit;
+};
+struct SeriesName {
+  const char *text;
+  const char *x_label;
+  Unit y_unit;
+};
 
 // Records a runtime call by name and passes its result through, so a
 // variant reads like the article's code: `rec(r, "cudaMalloc", cudaMalloc(..))`.
@@ -35,33 +56,33 @@ inline cudaError_t tolerate(const casebook_recorder *r, const char *call, cudaEr
   return err;
 }
 
-inline bool check(const casebook_recorder *r, const char *name, bool ok) {
-  r->check(r->ctx, name, ok ? 1 : 0);
+inline bool check(const casebook_recorder *r, CheckName name, bool ok) {
+  r->check(r->ctx, name.text, ok ? 1 : 0);
   return ok;
 }
 
-inline void fact(const casebook_recorder *r, const char *key, bool value) {
-  r->fact(r->ctx, key, value ? "true" : "false");
+inline void fact(const casebook_recorder *r, FactName name, bool value) {
+  r->fact(r->ctx, name.text, value ? "true" : "false");
 }
 
-inline void fact(const casebook_recorder *r, const char *key, long long value) {
+inline void fact(const casebook_recorder *r, FactName name, long long value) {
   char json[32];
   std::snprintf(json, sizeof json, "%lld", value);
-  r->fact(r->ctx, key, json);
+  r->fact(r->ctx, name.text, json);
 }
 
-inline void fact_text(const casebook_recorder *r, const char *key, const char *value) {
+inline void fact_text(const casebook_recorder *r, FactName name, const char *value) {
   char json[256];
   std::snprintf(json, sizeof json, "\"%s\"", value);
-  r->fact(r->ctx, key, json);
+  r->fact(r->ctx, name.text, json);
 }
 
-inline void measure(const casebook_recorder *r, const char *key, double value, Unit unit) {
-  r->measure(r->ctx, key, value, unit);
+inline void measure(const casebook_recorder *r, MeasureName name, double value) {
+  r->measure(r->ctx, name.text, value, name.unit);
 }
 
-inline void point(const casebook_recorder *r, const char *series, double x, double y) {
-  r->point(r->ctx, series, x, y);
+inline void point(const casebook_recorder *r, SeriesName series, double x, double y) {
+  r->point(r->ctx, series.text, series.x_label, series.y_unit, x, y);
 }
 
 // Marks one iteration of a loop for as long as it lives, so the snapshot can
@@ -78,10 +99,11 @@ class Iteration {
 };
 
 // Whether the variant runs under compute-sanitizer, where heavy variants run
-// a reduced form; records that it does.
-inline bool under_sanitizer(const casebook_recorder *r) {
+// a reduced form; records `reduced` when it does. names.h defines the
+// one-argument form with the declared name.
+inline bool under_sanitizer(const casebook_recorder *r, FactName reduced) {
   bool under = std::getenv("CASEBOOK_SANITIZER") != nullptr;
-  if (under) fact(r, "reduced for the sanitizer", true);
+  if (under) fact(r, reduced, true);
   return under;
 }
 

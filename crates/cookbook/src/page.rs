@@ -119,7 +119,7 @@ pub fn scenario_page(
     }
 
     md.push_str("## The code\n\n");
-    md.push_str("Each variant below ran as shown, in a process of its own. `broken` and `fixed` differ by the fix.\n\n");
+    md.push_str("Each variant below ran as shown, in a process of its own.\n\n");
     let mut described = BTreeSet::new();
     for variant in &scenario.variants {
         let src = source::locate(root, scenario, variant)?;
@@ -133,6 +133,9 @@ pub fn scenario_page(
         // A file shared by several variants is described once.
         if !src.doc.is_empty() && described.insert(src.file.clone()) {
             let _ = writeln!(md, "{}\n", src.doc);
+        }
+        if let Some(what) = variant.also_differs {
+            let _ = writeln!(md, "**Besides the fix, this variant differs:** {what}\n");
         }
         let anchor = src
             .anchor

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use casebook_harness::report::Report;
-use casebook_model::Scenario;
+use casebook_model::{Axes, Scenario, Unit};
 use plotters::prelude::*;
 
 const COLOURS: [RGBColor; 6] = [
@@ -22,12 +22,16 @@ type Line<'a> = (&'a str, &'a [[f64; 2]]);
 /// File name to SVG text.
 pub fn plots(scenario: &Scenario, report: Option<&Report>) -> BTreeMap<String, String> {
     let mut by_series: BTreeMap<&str, Vec<Line>> = BTreeMap::new();
+    let mut axes: BTreeMap<&str, &Axes> = BTreeMap::new();
     for r in report
         .into_iter()
         .flat_map(|r| r.results.iter())
         .filter(|r| r.scenario == scenario.slug)
     {
         for (series, points) in &r.outcome.series {
+            if let Some(a) = r.outcome.axes.get(series) {
+                axes.insert(series.as_str(), a);
+            }
             if points.len() >= 2 {
                 by_series
                     .entry(series.as_str())
@@ -39,19 +43,31 @@ pub fn plots(scenario: &Scenario, report: Option<&Report>) -> BTreeMap<String, S
     by_series
         .into_iter()
         .filter_map(|(series, lines)| {
-            let svg = draw(scenario.slug, series, &lines).ok()?;
+            let svg = draw(scenario.slug, series, axes.get(series).copied(), &lines).ok()?;
             Some((format!("{}-{series}.svg", scenario.slug), svg))
         })
         .collect()
 }
 
+/// How the y axis is labelled and scaled for a unit.
+fn y_axis(unit: Option<Unit>) -> (&'static str, f64) {
+    match unit {
+        Some(Unit::Bytes) => ("GiB", (1u64 << 30) as f64),
+        Some(Unit::Seconds) => ("ms", 1e-3),
+        Some(Unit::Count) => ("count", 1.0),
+        Some(Unit::Ratio) => ("ratio", 1.0),
+        None => ("", 1.0),
+    }
+}
+
 fn draw(
     slug: &str,
     series: &str,
+    axes: Option<&Axes>,
     lines: &[(&str, &[[f64; 2]])],
 ) -> Result<String, Box<dyn std::error::Error>> {
-    let gib = series.ends_with("bytes");
-    let scale = if gib { (1u64 << 30) as f64 } else { 1.0 };
+    let (y_desc, scale) = y_axis(axes.map(|a| a.y_unit));
+    let x_desc = axes.map_or("", |a| a.x_label.as_str());
     let xs = lines.iter().flat_map(|(_, p)| p.iter().map(|q| q[0]));
     let ys = lines
         .iter()
@@ -73,8 +89,8 @@ fn draw(
             .build_cartesian_2d(0.0..x_max * 1.02, 0.0..y_max)?;
         chart
             .configure_mesh()
-            .x_desc("call")
-            .y_desc(if gib { "GiB" } else { "" })
+            .x_desc(x_desc)
+            .y_desc(y_desc)
             .draw()?;
         for (i, (variant, points)) in lines.iter().enumerate() {
             let colour = COLOURS[i % COLOURS.len()];

@@ -14,95 +14,38 @@ pub struct Source {
     pub language: &'static str,
 }
 
-/// Rust variant `v` lives in `src/<v>.rs`, or `src/<head>.rs` at anchor
-/// `<tail>` for `<head>-<tail>`; a C++ variant in `kernels/host/<slug>.cu`
-/// (or `<slug>_*.cu`) at the anchor named after it without `-cpp`, or the
-/// whole `<slug>.cu`; a cust variant in `crates/cust/src/<slug>.rs` at the
-/// anchor named after it without `-cust`.
+/// The code a variant declares ([`Variant::code`]): its file in the
+/// scenario's folder and the anchor in it. A declaration that names a file
+/// or an anchor that is not there is an error.
 pub fn locate(root: &Path, scenario: &Scenario, variant: &Variant) -> anyhow::Result<Source> {
-    let under = |s: &str| s.replace('-', "_");
-    if variant.binding == Binding::CudaRuntimeCpp {
-        // `<slug>.cu`, or another `<slug>_*.cu` that has the anchor.
-        let anchor = under(variant.name.trim_end_matches("-cpp"));
-        let main = format!("kernels/host/{}.cu", under(scenario.slug));
-        let mut files = vec![main.clone()];
-        let prefix = format!("{}_", under(scenario.slug));
-        let mut others: Vec<String> = std::fs::read_dir(root.join("kernels/host"))
-            .with_context(|| "reading kernels/host")?
-            .filter_map(|e| e.ok()?.file_name().into_string().ok())
-            .filter(|n| n.starts_with(&prefix) && n.ends_with(".cu"))
-            .map(|n| format!("kernels/host/{n}"))
-            .collect();
-        others.sort();
-        files.extend(others);
-        for file in &files {
-            let text = read(root, file)?;
-            if has_anchor(&text, &anchor) {
-                return Ok(Source {
-                    doc: leading_comment(&text, "//"),
-                    file: file.clone(),
-                    anchor: Some(anchor),
-                    language: "cpp",
-                });
-            }
-        }
-        let text = read(root, &main)?;
-        return Ok(Source {
-            doc: leading_comment(&text, "//"),
-            file: main,
-            anchor: None,
-            language: "cpp",
-        });
+    let Some(code) = variant.code else {
+        bail!(
+            "{}::{} declares no code (`.code(..)` or `.code_at(..)` in its scenario)",
+            scenario.slug,
+            variant.name
+        );
+    };
+    let file = format!("scenarios/{}/{}", scenario.slug, code.file);
+    let text = read(root, &file)?;
+    if let Some(anchor) = code.anchor
+        && !has_anchor(&text, anchor)
+    {
+        bail!(
+            "{}::{} declares anchor `{anchor}` in {file}, which has no `// ANCHOR: {anchor}`",
+            scenario.slug,
+            variant.name
+        );
     }
-    if variant.binding == Binding::Cust {
-        // The cust binary: `crates/cust/src/<slug>.rs`, at the anchor named
-        // after the variant without `-cust`.
-        let file = format!("crates/cust/src/{}.rs", under(scenario.slug));
-        let text = read(root, &file)?;
-        let anchor = under(variant.name.trim_end_matches("-cust"));
-        if !has_anchor(&text, &anchor) {
-            bail!(
-                "no anchor `{anchor}` in {file} for {}::{}",
-                scenario.slug,
-                variant.name
-            );
-        }
-        return Ok(Source {
-            doc: leading_comment(&text, "//!"),
-            file,
-            anchor: Some(anchor),
-            language: "rust",
-        });
-    }
-    let dir = format!("scenarios/{}/src", scenario.slug);
-    let whole = format!("{dir}/{}.rs", under(variant.name));
-    if root.join(&whole).is_file() {
-        let text = read(root, &whole)?;
-        return Ok(Source {
-            doc: leading_comment(&text, "//!"),
-            file: whole,
-            anchor: None,
-            language: "rust",
-        });
-    }
-    if let Some((head, tail)) = variant.name.split_once('-') {
-        let file = format!("{dir}/{}.rs", under(head));
-        let text = read(root, &file)?;
-        let anchor = under(tail);
-        if has_anchor(&text, &anchor) {
-            return Ok(Source {
-                doc: leading_comment(&text, "//!"),
-                file,
-                anchor: Some(anchor),
-                language: "rust",
-            });
-        }
-    }
-    bail!(
-        "no source for {}::{}: expected {whole}, or a file and anchor named after it",
-        scenario.slug,
-        variant.name
-    )
+    let (language, marker) = match variant.binding {
+        Binding::CudaRuntimeCpp => ("cpp", "//"),
+        _ => ("rust", "//!"),
+    };
+    Ok(Source {
+        doc: leading_comment(&text, marker),
+        file,
+        anchor: code.anchor.map(str::to_owned),
+        language,
+    })
 }
 
 fn read(root: &Path, file: &str) -> anyhow::Result<String> {

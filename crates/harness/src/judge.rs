@@ -145,7 +145,12 @@ mod tests {
 
     #[test]
     fn broken_with_another_failure_fails() {
-        let v = Variant::broken("broken", Binding::Cudarc, Symptom::check_failed("x"), noop);
+        let v = Variant::broken(
+            "broken",
+            Binding::Cudarc,
+            Symptom::CheckFailed("x".into()),
+            noop,
+        );
         let j = judge(&v, &oom_outcome());
         assert_eq!(j.verdict, Verdict::Fail);
         assert!(

@@ -11,9 +11,6 @@
 //! regression suite) and under `casebook run-all` ([`run_all`]).
 
 pub mod bench;
-pub mod child;
-pub mod environment;
-pub mod isolation;
 pub mod judge;
 pub mod leftover;
 pub mod lock;
@@ -25,8 +22,10 @@ pub mod schedule;
 pub mod snapshot;
 pub mod suite;
 pub mod trial;
-pub mod worker;
 pub mod workspace;
+
+/// The child side, which the runner starts and reads back.
+pub use casebook_runtime::{child, environment, isolation};
 
 /// Set by `cargo xtask run-all`: a missing GPU is then a failure, not a skip.
 pub const REQUIRE_GPU_ENV: &str = "CASEBOOK_REQUIRE_GPU";

@@ -239,24 +239,31 @@ pub fn write_outputs(root: &Path, out: &Path, report: &Report) -> std::io::Resul
     )?;
     std::fs::write(out.join("report.md"), report.markdown())?;
     std::fs::write(out.join("junit.xml"), report.junit())?;
+    pack_snapshots(root, out)?;
+    eprintln!("report: {}", out.join("report.json").display());
+    Ok(())
+}
+
+/// Packs every pending snapshot into `out/snapshots.tar` for review (and
+/// removes a stale one when none is pending); returns how many it packed.
+pub fn pack_snapshots(root: &Path, out: &Path) -> std::io::Result<usize> {
     let pending = pending_snapshots(root)?;
     let tar_path = out.join("snapshots.tar");
     if pending.is_empty() {
         let _ = std::fs::remove_file(&tar_path);
-    } else {
-        let mut tar = tar::Builder::new(std::fs::File::create(&tar_path)?);
-        for path in &pending {
-            tar.append_path_with_name(root.join(path), path)?;
-        }
-        tar.finish()?;
-        eprintln!(
-            "{} snapshot(s) to review packed in {}",
-            pending.len(),
-            tar_path.display()
-        );
+        return Ok(0);
     }
-    eprintln!("report: {}", out.join("report.json").display());
-    Ok(())
+    let mut tar = tar::Builder::new(std::fs::File::create(&tar_path)?);
+    for path in &pending {
+        tar.append_path_with_name(root.join(path), path)?;
+    }
+    tar.finish()?;
+    eprintln!(
+        "{} snapshot(s) to review packed in {}",
+        pending.len(),
+        tar_path.display()
+    );
+    Ok(pending.len())
 }
 
 /// Every `.snap.new` under `scenarios/`, relative to the root.

@@ -11,13 +11,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use casebook_model::{Expect, Role, Runner, SANITIZER_ENV, Scenario, Variant};
+use casebook_model::{Expect, Role, SANITIZER_ENV, Scenario, Variant};
 use serde::{Deserialize, Serialize};
 
-use crate::environment::{self, Environment};
+use crate::environment::Environment;
 use crate::isolation::{self, ChildCommand};
 
 /// How long one variant may run under one tool.
@@ -94,25 +93,9 @@ pub fn run(catalog: &[Scenario], options: &Options) -> ExitCode {
         eprintln!("error: compute-sanitizer not found on PATH or in /usr/local/cuda/bin");
         return ExitCode::from(NO_SANITIZER);
     };
-    let environment = match environment::detect() {
-        Ok(env) => env,
-        Err(reason) => {
-            eprintln!("error: sanitize needs a GPU: {reason}");
-            return ExitCode::from(match reason {
-                environment::Unusable::TooOld(_) => crate::run_all::exit::DRIVER_TOO_OLD,
-                environment::Unusable::NoGpu(_) => crate::run_all::exit::NO_GPU,
-            });
-        }
-    };
-    let _lock = match crate::lock::acquire("sanitize") {
-        Ok(lock) => lock,
-        Err(e) => {
-            eprintln!(
-                "error: cannot take the GPU lock {}: {e}",
-                crate::lock::path().display()
-            );
-            return ExitCode::from(crate::run_all::exit::IO);
-        }
+    let prepared = match crate::run_all::prepare(catalog, &options.filters, "sanitize") {
+        Ok(p) => p,
+        Err(code) => return code,
     };
     let version = std::process::Command::new(&sanitizer)
         .arg("--version")
@@ -127,29 +110,13 @@ pub fn run(catalog: &[Scenario], options: &Options) -> ExitCode {
             format!("compute-sanitizer {line}")
         })
         .unwrap_or_default();
-    let exe = match std::env::current_exe() {
-        Ok(exe) => exe,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(crate::run_all::exit::IO);
-        }
-    };
     // (scenario, variant, tool) in the order they will be reported.
-    let mut work: Vec<(&Scenario, &Variant, usize)> = Vec::new();
-    for s in catalog {
-        for v in &s.variants {
-            let name = s.trial_name(v);
-            if options.filters.is_empty()
-                || options.filters.iter().any(|f| name.contains(f.as_str()))
-            {
-                work.extend((0..TOOLS.len()).map(|t| (s, v, t)));
-            }
-        }
-    }
-    if work.is_empty() {
-        eprintln!("error: no trial matches {:?}", options.filters);
-        return ExitCode::from(crate::run_all::exit::NO_MATCH);
-    }
+    let work: Vec<(&Scenario, &Variant, usize)> = prepared
+        .trials
+        .iter()
+        .flat_map(|t| (0..TOOLS.len()).map(move |tool| (t.scenario, t.variant, tool)))
+        .collect();
+    let environment = prepared.environment;
     eprintln!("{version} on {}: {} runs", environment.gpu, work.len());
     let started = Instant::now();
     // Scenarios that fill the GPU, and variants that must run alone, run one
@@ -157,20 +124,19 @@ pub fn run(catalog: &[Scenario], options: &Options) -> ExitCode {
     // run in parallel.
     let (shared, exclusive): (Vec<_>, Vec<_>) = work
         .iter()
+        .copied()
         .partition(|(s, v, _)| !s.fills_gpu() && !v.alone);
-    let done = Mutex::new(Vec::new());
+    let mut done = Vec::new();
     let total = work.len();
     // Each cell is also appended here as it finishes, so an interrupted pass
     // keeps what it measured.
     let _ = std::fs::create_dir_all(&options.out);
-    let progress = Mutex::new(std::fs::File::create(options.out.join("sanitize-cells.jsonl")).ok());
-    let run_one = |(s, v, t): &(&Scenario, &Variant, usize)| {
-        let cell = sanitize_one(&sanitizer, &exe, s, v, *t);
-        if let Some(file) = progress.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
+    let mut progress = std::fs::File::create(options.out.join("sanitize-cells.jsonl")).ok();
+    let mut record = |(s, v, _): (&Scenario, &Variant, usize), cell: Cell| {
+        if let Some(file) = progress.as_mut() {
             use std::io::Write as _;
             let _ = writeln!(file, "{}", serde_json::to_string(&cell).unwrap_or_default());
         }
-        let mut done = done.lock().unwrap_or_else(|p| p.into_inner());
         done.push(cell.clone());
         eprintln!(
             "[{:>3}/{total}] {:<40} {:<22} {:<10} {:>6.1} s  {}",
@@ -186,24 +152,15 @@ pub fn run(catalog: &[Scenario], options: &Options) -> ExitCode {
             }
         );
     };
-    let queue = Mutex::new(shared.into_iter());
-    std::thread::scope(|scope| {
-        for _ in 0..options.jobs.max(1) {
-            scope.spawn(|| {
-                loop {
-                    let next = queue.lock().unwrap_or_else(|p| p.into_inner()).next();
-                    match next {
-                        Some(item) => run_one(item),
-                        None => break,
-                    }
-                }
-            });
-        }
-    });
+    let one = |(s, v, t): (&Scenario, &Variant, usize)| sanitize_one(&sanitizer, s, v, t);
+    crate::schedule::side_by_side(&shared, options.jobs, one, &mut record);
     for item in exclusive {
-        run_one(item);
+        if crate::isolation::interrupted() {
+            break;
+        }
+        record(item, one(item));
     }
-    let mut cells = done.into_inner().unwrap_or_else(|p| p.into_inner());
+    let mut cells = done;
     let order = |c: &Cell| {
         work.iter()
             .position(|(s, v, t)| {
@@ -333,7 +290,7 @@ fn finish(catalog: &[Scenario], out: &Path, report: &SanitizeReport) -> ExitCode
     }
 }
 
-fn sanitize_one(sanitizer: &Path, exe: &Path, s: &Scenario, v: &Variant, tool: usize) -> Cell {
+fn sanitize_one(sanitizer: &Path, s: &Scenario, v: &Variant, tool: usize) -> Cell {
     let (tool_name, tool_args) = TOOLS[tool];
     let log = tempfile::Builder::new()
         .prefix("casebook-sanitizer-")
@@ -352,16 +309,11 @@ fn sanitize_one(sanitizer: &Path, exe: &Path, s: &Scenario, v: &Variant, tool: u
         "--log-file".into(),
         log_path.display().to_string(),
     ]);
-    // The variant's own program: this binary, or another binding's.
-    match &v.runner {
-        Runner::InProcess(_) => args.push(exe.display().to_string()),
-        Runner::External {
-            program,
-            args: extra,
-        } => {
-            args.push(isolation::external_program(program).display().to_string());
-            args.extend(extra.iter().map(|a| (*a).to_owned()));
-        }
+    // The variant's own program, as run-all starts it.
+    let inner = crate::trial::command(s, v);
+    if let Ok(inner) = &inner {
+        args.push(inner.program.display().to_string());
+        args.extend(inner.args.iter().cloned());
     }
     let cmd = ChildCommand {
         program: sanitizer.to_path_buf(),
@@ -386,6 +338,7 @@ fn sanitize_one(sanitizer: &Path, exe: &Path, s: &Scenario, v: &Variant, tool: u
     let kinds = error_kinds(&text);
     let leaked_bytes = leaked(&text);
     let reduced = outcome.as_ref().is_some_and(|o| o.fact(REDUCED).is_some());
+    let run = inner.and(run);
     let provokes = outcome
         .as_ref()
         .is_some_and(|o| o.steps.iter().any(|st| st.tolerated && st.is_error()));
@@ -437,7 +390,7 @@ fn sanitize_one(sanitizer: &Path, exe: &Path, s: &Scenario, v: &Variant, tool: u
 }
 
 /// The fact a variant records when it runs its reduced form.
-pub const REDUCED: &str = casebook_model::REDUCED;
+pub use casebook_model::REDUCED;
 
 /// The distinct kinds of error in a compute-sanitizer log: the first line
 /// of each report, with sizes, counts and addresses taken out.
@@ -569,15 +522,7 @@ fn write(root: &Path, out: &Path, report: &SanitizeReport) -> std::io::Result<()
         out.join("sanitize.json"),
         serde_json::to_string_pretty(report)? + "\n",
     )?;
-    let pending = crate::run_all::pending_snapshots(root)?;
-    let tar_path = out.join("snapshots.tar");
-    if !pending.is_empty() {
-        let mut tar = tar::Builder::new(std::fs::File::create(&tar_path)?);
-        for path in &pending {
-            tar.append_path_with_name(root.join(path), path)?;
-        }
-        tar.finish()?;
-    }
+    crate::run_all::pack_snapshots(root, out)?;
     eprintln!("report: {}", out.join("sanitize.json").display());
     Ok(())
 }

@@ -100,6 +100,39 @@ impl Executed {
     }
 }
 
+/// Runs `work` on each of `items`, up to `jobs` at a time, and hands each
+/// result to `done` on the calling thread as it arrives. Once the run is
+/// interrupted no new item starts. run-all's shared trials and the
+/// sanitizer's shared cells both run through it.
+pub fn side_by_side<T: Copy + Send + Sync, R: Send>(
+    items: &[T],
+    jobs: usize,
+    work: impl Fn(T) -> R + Sync,
+    mut done: impl FnMut(T, R),
+) {
+    let next = AtomicUsize::new(0);
+    let (tx, rx) = mpsc::channel();
+    std::thread::scope(|s| {
+        for _ in 0..jobs.max(1).min(items.len()) {
+            let tx = tx.clone();
+            let (next, work) = (&next, &work);
+            s.spawn(move || {
+                loop {
+                    let k = next.fetch_add(1, Ordering::SeqCst);
+                    if k >= items.len() || isolation::interrupted() {
+                        break;
+                    }
+                    let _ = tx.send((items[k], work(items[k])));
+                }
+            });
+        }
+        drop(tx);
+        for (item, result) in rx {
+            done(item, result);
+        }
+    });
+}
+
 /// Runs `trials`; `on_done` sees each finished trial as it ends (on the
 /// calling thread), with the progress so far.
 pub fn execute(
@@ -140,30 +173,16 @@ pub fn execute(
     };
 
     // The shared trials, side by side.
-    let next = AtomicUsize::new(0);
-    let (tx, rx) = mpsc::channel();
-    std::thread::scope(|s| {
-        for _ in 0..jobs.max(1).min(shared.len()) {
-            let tx = tx.clone();
-            let (next, shared, begin) = (&next, &shared, &begin);
-            s.spawn(move || {
-                loop {
-                    let k = next.fetch_add(1, Ordering::SeqCst);
-                    if k >= shared.len() || isolation::interrupted() {
-                        break;
-                    }
-                    let i = shared[k];
-                    begin(i);
-                    let t = trials[i];
-                    let _ = tx.send((i, trial::run(t.scenario, t.variant)));
-                }
-            });
-        }
-        drop(tx);
-        for (i, result) in rx {
-            finish(i, result);
-        }
-    });
+    side_by_side(
+        &shared,
+        jobs,
+        |i| {
+            begin(i);
+            let t = trials[i];
+            trial::run(t.scenario, t.variant)
+        },
+        &mut finish,
+    );
     if let Some(m) = monitor.filter(|_| !shared.is_empty() && !isolation::interrupted()) {
         leftovers.extend(m.check("the trials that share the GPU"));
     }

@@ -80,7 +80,7 @@ impl SnapshotView {
             checks: outcome
                 .checks
                 .iter()
-                .map(|c| (c.name.clone(), outcome.check(&c.name) == Some(true)))
+                .map(|c| (c.name.clone(), outcome.check_named(&c.name) == Some(true)))
                 .collect(),
             facts: outcome.facts.clone(),
             claims: claims.iter().map(|c| (c.id.clone(), c.verdict)).collect(),

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::{Arc, OnceLock, RwLock};
 
+use casebook_model::Outcome;
 use casebook_model::Scenario;
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 
@@ -212,6 +213,29 @@ pub fn check_snapshots(catalog: &[Scenario], root: &Path) -> Result<(), String> 
     }
 }
 
+/// The names each claim judged by `v` reads that `v`'s outcome does not
+/// record: a judge waiting on a name no variant writes can only ever say
+/// `Undecided`.
+pub fn unrecorded_reads(
+    s: &Scenario,
+    v: &casebook_model::Variant,
+    outcome: &Outcome,
+) -> Vec<String> {
+    s.claims_judged_by(v.name)
+        .flat_map(|claim| {
+            let (_, read) = casebook_model::audit::names_read(|| (claim.judge)(outcome));
+            read.into_iter()
+                .filter(|name| !outcome.records(name))
+                .map(move |name| {
+                    format!(
+                        "claim {} reads \"{name}\", which {}::{} did not record",
+                        claim.id, s.slug, v.name
+                    )
+                })
+        })
+        .collect()
+}
+
 /// The committed report of the latest GPU run names every variant, every one
 /// of them passed, and judging its recorded outcomes again with the code as it
 /// is now gives the same verdicts and claim verdicts.
@@ -261,6 +285,7 @@ pub fn check_evidence(catalog: &[Scenario], path: &PathBuf) -> Result<(), String
                             path.display()
                         ));
                     }
+                    problems.extend(unrecorded_reads(s, v, &r.outcome));
                 }
             }
         }
@@ -269,5 +294,66 @@ pub fn check_evidence(catalog: &[Scenario], path: &PathBuf) -> Result<(), String
         Ok(())
     } else {
         Err(problems.join("\n"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use casebook_model::{
+        Binding, CheckName, Claim, ClaimVerdict, Event, Outcome, Recorder, Requirement, Scenario,
+        Variant,
+    };
+
+    const WRITTEN: CheckName = CheckName("written");
+    const NEVER_WRITTEN: CheckName = CheckName("never written");
+
+    fn noop(_: &mut Recorder) -> anyhow::Result<()> {
+        Ok(())
+    }
+
+    fn scenario(claims: &'static [Claim]) -> Scenario {
+        Scenario {
+            slug: "s",
+            title: "",
+            cause: "",
+            symptoms: &[],
+            requires: &[Requirement::Gpu],
+            claims,
+            variants: vec![Variant::fixed("fixed", Binding::Host, noop)],
+        }
+    }
+
+    #[test]
+    fn a_judge_reading_a_name_the_variant_never_wrote_is_reported() {
+        const CLAIMS: &[Claim] = &[
+            Claim {
+                id: "reads-what-is-there",
+                seed: "",
+                quote: "",
+                judged_by: "fixed",
+                judge: |o| ClaimVerdict::confirmed_if(o.check(WRITTEN)),
+            },
+            Claim {
+                id: "waits-on-nothing",
+                seed: "",
+                quote: "",
+                judged_by: "fixed",
+                judge: |o| match o.check(WRITTEN) {
+                    Some(true) => ClaimVerdict::confirmed_if(o.check(NEVER_WRITTEN)),
+                    _ => ClaimVerdict::Undecided,
+                },
+            },
+        ];
+        let s = scenario(CLAIMS);
+        let mut outcome = Outcome::empty();
+        outcome.apply(Event::Check(casebook_model::Check {
+            name: WRITTEN.0.into(),
+            ok: true,
+        }));
+        let problems = super::unrecorded_reads(&s, &s.variants[0], &outcome);
+        assert_eq!(
+            problems,
+            vec!["claim waits-on-nothing reads \"never written\", which s::fixed did not record"]
+        );
     }
 }

@@ -14,21 +14,26 @@ pub struct TrialRecord {
     pub view: SnapshotView,
 }
 
-/// Runs the variant in a child process and judges what it did. Only a
-/// child that cannot be started at all is an error.
-pub fn run(scenario: &Scenario, variant: &Variant) -> std::io::Result<TrialRecord> {
+/// The command that runs `variant` in its own process: this binary
+/// re-executed (Rust and C++ variants), or the program that serves it.
+pub fn command(scenario: &Scenario, variant: &Variant) -> std::io::Result<ChildCommand> {
     let target = scenario.trial_name(variant);
-    let cmd = match &variant.runner {
-        Runner::InProcess(_) => ChildCommand::this_binary(target, variant.timeout)?,
-        Runner::External { program, args } => ChildCommand {
+    match &variant.runner {
+        Runner::InProcess(_) | Runner::Cpp(_) => ChildCommand::this_binary(target, variant.timeout),
+        Runner::External { program } => Ok(ChildCommand {
             program: isolation::external_program(program),
-            args: args.iter().map(|a| (*a).to_owned()).collect(),
+            args: Vec::new(),
             target,
             timeout: variant.timeout,
             env: Vec::new(),
-        },
-    };
-    let child = isolation::run(&cmd)?;
+        }),
+    }
+}
+
+/// Runs the variant in a child process and judges what it did. Only a
+/// child that cannot be started at all is an error.
+pub fn run(scenario: &Scenario, variant: &Variant) -> std::io::Result<TrialRecord> {
+    let child = isolation::run(&command(scenario, variant)?)?;
     let outcome = isolation::outcome(&child);
     let judgement = judge::judge(variant, &outcome);
     let claims = judge::claims(scenario, variant, &outcome);

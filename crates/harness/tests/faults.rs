@@ -10,9 +10,17 @@ use casebook_harness::judge::{Verdict, judge};
 use casebook_harness::schedule::{self, Trial as Planned};
 use casebook_harness::{isolation, lock, run_all, trial};
 use casebook_model::{
-    Binding, Expect, Recorder, Role, Scenario, Symptom, Termination, Unit, Variant,
+    Binding, Expect, Recorder, Role, Scenario, Symptom, Termination, Variant, vocabulary,
 };
 use libtest_mimic::{Arguments, Failed, Trial};
+
+vocabulary! {
+    check GOT_TO_ABORT = "got as far as the abort";
+    check STARTED = "started";
+    check WROTE_ONE_LINE = "wrote one good line";
+    check RAN = "ran";
+    measure GRANDCHILD_PID = "grandchild_pid" in Count;
+}
 
 fn segfault(_: &mut Recorder) -> anyhow::Result<()> {
     // SAFETY: none; this is the crash under test: a real invalid access.
@@ -21,12 +29,12 @@ fn segfault(_: &mut Recorder) -> anyhow::Result<()> {
 }
 
 fn abort(rec: &mut Recorder) -> anyhow::Result<()> {
-    rec.check("got as far as the abort", true);
+    rec.check(GOT_TO_ABORT, true);
     std::process::abort()
 }
 
 fn hang(rec: &mut Recorder) -> anyhow::Result<()> {
-    rec.check("started", true);
+    rec.check(STARTED, true);
     loop {
         std::thread::sleep(Duration::from_secs(60));
     }
@@ -41,7 +49,7 @@ fn exits_silently(_: &mut Recorder) -> anyhow::Result<()> {
 }
 
 fn garbage(rec: &mut Recorder) -> anyhow::Result<()> {
-    rec.check("wrote one good line", true);
+    rec.check(WROTE_ONE_LINE, true);
     let path = std::env::var(EVENTS_ENV)?;
     let mut file = std::fs::OpenOptions::new().append(true).open(path)?;
     std::io::Write::write_all(&mut file, b"this is not an event\n")?;
@@ -50,7 +58,7 @@ fn garbage(rec: &mut Recorder) -> anyhow::Result<()> {
 
 fn leaves_a_grandchild(rec: &mut Recorder) -> anyhow::Result<()> {
     let grandchild = std::process::Command::new("sleep").arg("600").spawn()?;
-    rec.measure("grandchild_pid", grandchild.id() as f64, Unit::Count);
+    rec.measure(GRANDCHILD_PID, grandchild.id() as f64);
     std::mem::forget(grandchild);
     Ok(())
 }
@@ -58,7 +66,7 @@ fn leaves_a_grandchild(rec: &mut Recorder) -> anyhow::Result<()> {
 /// Waits to be killed by hand (by the test, with SIGKILL), as a user might
 /// kill a variant during a run; says where it is first.
 fn killed_by_hand(rec: &mut Recorder) -> anyhow::Result<()> {
-    rec.check("started", true);
+    rec.check(STARTED, true);
     std::fs::write(
         pid_file(std::os::unix::process::parent_id()),
         std::process::id().to_string(),
@@ -72,7 +80,7 @@ fn pid_file(test_pid: u32) -> std::path::PathBuf {
 }
 
 fn clean(rec: &mut Recorder) -> anyhow::Result<()> {
-    rec.check("ran", true);
+    rec.check(RAN, true);
     Ok(())
 }
 
@@ -192,7 +200,7 @@ fn main() -> ExitCode {
         let catalog = catalog();
         let record = trial::run(&catalog[0], catalog[0].variant("abort").unwrap())
             .map_err(|e| e.to_string())?;
-        match record.outcome.check("got as far as the abort") {
+        match record.outcome.check(GOT_TO_ABORT) {
             Some(true) => Ok(()),
             other => Err(format!("the check recorded before the abort is {other:?}").into()),
         }
@@ -219,7 +227,7 @@ fn main() -> ExitCode {
                 .map_err(|e| e.to_string())?;
             let pid = record
                 .outcome
-                .measure("grandchild_pid")
+                .measure(GRANDCHILD_PID)
                 .ok_or("no pid recorded")? as libc::pid_t;
             std::thread::sleep(Duration::from_millis(200));
             // A zombie would still answer kill(pid, 0); /proc tells a live one.
@@ -309,7 +317,7 @@ fn main() -> ExitCode {
             let killed = executed.records[0]
                 .as_ref()
                 .ok_or("no record of the killed variant")?;
-            if killed.outcome.check("started") != Some(true) {
+            if killed.outcome.check(STARTED) != Some(true) {
                 return Err("what it recorded before the kill is lost".into());
             }
             if killed.judgement.verdict != Verdict::Pass {

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use cudarc::driver::{CudaContext, CudaFunction, DriverError};
 use cudarc::nvrtc::Ptx;
 
-use crate::{Recorder, Unit};
+use crate::{MeasureName, Recorder, Unit};
 
 /// Retains device 0's primary context, the one the runtime API uses too.
 pub fn context(rec: &mut Recorder) -> Result<Arc<CudaContext>, DriverError> {
@@ -34,8 +34,14 @@ pub fn free_bytes(rec: &mut Recorder, ctx: &Arc<CudaContext>) -> Result<usize, D
 }
 
 /// Records a byte count as a raw figure.
-pub fn measure_bytes(rec: &mut Recorder, key: &str, bytes: usize) {
-    rec.measure(key, bytes as f64, Unit::Bytes);
+pub fn measure_bytes(rec: &mut Recorder, name: MeasureName, bytes: usize) {
+    debug_assert_eq!(
+        name.unit,
+        Unit::Bytes,
+        "{} is not declared in bytes",
+        name.key
+    );
+    rec.measure(name, bytes as f64);
 }
 
 /// Device memory is handed out in pages of this size; sizes that must come

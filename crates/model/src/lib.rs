@@ -8,14 +8,19 @@
 
 pub mod device;
 pub mod ledger;
+pub mod names;
 mod outcome;
 mod recorder;
 mod scenario;
 
-pub use outcome::{Check, Event, Iteration, Measure, Outcome, Step, Symptom, Termination, Unit};
+pub use names::{CheckName, FactName, MeasureName, Name, SeriesName};
+pub use outcome::{
+    Axes, Check, Event, Iteration, Measure, Outcome, Step, Symptom, Termination, Unit, audit,
+};
 pub use recorder::{CRecorder, Recorder, ResultName};
 pub use scenario::{
-    Binding, Claim, ClaimVerdict, Expect, Requirement, Role, Runner, Scenario, Variant, VariantFn,
+    Binding, CUST_PROGRAM, Claim, ClaimVerdict, Code, CppFn, Expect, Requirement, Role, Runner,
+    Scenario, Statement, Variant, VariantFn,
 };
 
 /// Set in a variant's process when it runs under compute-sanitizer.
@@ -28,7 +33,7 @@ pub fn under_sanitizer() -> bool {
 }
 
 /// The fact a variant records when it runs its reduced form.
-pub const REDUCED: &str = "reduced for the sanitizer";
+pub use names::global::REDUCED;
 
 /// Whether to run the reduced form made for compute-sanitizer; records
 /// that it does.
@@ -38,4 +43,16 @@ pub fn reduced_for_sanitizer(rec: &mut Recorder) -> bool {
         rec.fact(REDUCED, true);
     }
     reduced
+}
+
+/// Runs a C++ variant with `rec` as its recorder. A non-zero return (the
+/// `cudaError_t` that stopped it) becomes an error; the failed call itself
+/// is already recorded as a step.
+pub fn run_cpp(rec: &mut Recorder, variant: CppFn) -> anyhow::Result<()> {
+    let table = rec.c_abi();
+    // SAFETY: the table borrows `rec` for the duration of the call.
+    match unsafe { variant(&table) } {
+        0 => Ok(()),
+        code => anyhow::bail!("the C++ variant stopped with cudaError_t {code}"),
+    }
 }

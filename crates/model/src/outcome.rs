@@ -3,6 +3,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::{CheckName, FactName, MeasureName, SeriesName};
+
 /// One API call a variant made, and the name of what it returned.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Step {
@@ -32,13 +34,59 @@ pub struct Check {
     pub ok: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Unit {
     Bytes,
     Count,
     Seconds,
     Ratio,
+}
+
+impl Unit {
+    /// The number the C recorder ABI passes for this unit (`casebook.h`).
+    pub const fn code(self) -> i32 {
+        match self {
+            Unit::Bytes => 0,
+            Unit::Count => 1,
+            Unit::Seconds => 2,
+            Unit::Ratio => 3,
+        }
+    }
+
+    pub fn from_code(code: i32) -> Option<Unit> {
+        [Unit::Bytes, Unit::Count, Unit::Seconds, Unit::Ratio]
+            .into_iter()
+            .find(|u| u.code() == code)
+    }
+
+    /// The name used in C++ (`casebook::Bytes`) and in this enum.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Unit::Bytes => "Bytes",
+            Unit::Count => "Count",
+            Unit::Seconds => "Seconds",
+            Unit::Ratio => "Ratio",
+        }
+    }
+}
+
+/// What a series' axes mean: recorded with its points, read by the plots.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Axes {
+    pub x_label: String,
+    pub x_unit: Unit,
+    pub y_unit: Unit,
+}
+
+impl From<SeriesName> for Axes {
+    fn from(s: SeriesName) -> Self {
+        Axes {
+            x_label: s.x_label.to_owned(),
+            x_unit: s.x_unit,
+            y_unit: s.y_unit,
+        }
+    }
 }
 
 /// A raw figure. It goes to the JSON report, never into a snapshot, since
@@ -112,8 +160,8 @@ impl Symptom {
         Symptom::CudaError(name.to_owned())
     }
 
-    pub fn check_failed(name: &str) -> Self {
-        Symptom::CheckFailed(name.to_owned())
+    pub fn check_failed(name: CheckName) -> Self {
+        Symptom::CheckFailed(name.0.to_owned())
     }
 }
 
@@ -153,6 +201,10 @@ pub enum Event {
         series: String,
         x: f64,
         y: f64,
+        /// What the axes mean. Absent in reports made before series carried
+        /// their units.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        axes: Option<Axes>,
     },
     /// The variant returned. `error` holds its error, if it returned one.
     End {
@@ -191,6 +243,9 @@ pub struct Outcome {
     pub measures: BTreeMap<String, Measure>,
     /// Points for plots, by series name.
     pub series: BTreeMap<String, Vec<[f64; 2]>>,
+    /// What each series' axes mean, by series name.
+    #[serde(default)]
+    pub axes: BTreeMap<String, Axes>,
     /// The error the variant returned, or its panic message.
     pub error: Option<String>,
     /// The end of what the child wrote to stderr.
@@ -208,6 +263,7 @@ impl Outcome {
             facts: BTreeMap::new(),
             measures: BTreeMap::new(),
             series: BTreeMap::new(),
+            axes: BTreeMap::new(),
             error: None,
             stderr_tail: String::new(),
             seconds: 0.0,
@@ -225,7 +281,12 @@ impl Outcome {
             Event::Measure { key, value, unit } => {
                 self.measures.insert(key, Measure { value, unit });
             }
-            Event::Point { series, x, y } => self.series.entry(series).or_default().push([x, y]),
+            Event::Point { series, x, y, axes } => {
+                if let Some(axes) = axes {
+                    self.axes.insert(series.clone(), axes);
+                }
+                self.series.entry(series).or_default().push([x, y]);
+            }
             Event::End { error } => {
                 self.termination = match error {
                     Some(_) => Termination::ReturnedError,
@@ -288,28 +349,116 @@ impl Outcome {
 
     /// Whether every check of this name held; `None` if the variant never
     /// got as far as making it.
-    pub fn check(&self, name: &str) -> Option<bool> {
+    pub fn check(&self, name: CheckName) -> Option<bool> {
+        audit::read(name.0);
+        self.check_named(name.0)
+    }
+
+    /// [`Outcome::check`] by the name as recorded (for the harness, which
+    /// reads every check whatever its scenario).
+    pub fn check_named(&self, name: &str) -> Option<bool> {
         let mut made = self.checks.iter().filter(|c| c.name == name).peekable();
         made.peek()?;
         Some(made.all(|c| c.ok))
     }
 
-    pub fn fact(&self, key: &str) -> Option<&serde_json::Value> {
+    pub fn fact(&self, name: FactName) -> Option<&serde_json::Value> {
+        audit::read(name.0);
+        self.fact_named(name.0)
+    }
+
+    /// [`Outcome::fact`] by the key as recorded (facts a worker's replay
+    /// prefixes with its label, the probe's facts).
+    pub fn fact_named(&self, key: &str) -> Option<&serde_json::Value> {
         self.facts.get(key)
     }
 
     /// A yes/no fact; `None` if it was not recorded or is not a yes/no.
-    pub fn flag(&self, key: &str) -> Option<bool> {
-        self.fact(key).and_then(|v| v.as_bool())
+    pub fn flag(&self, name: FactName) -> Option<bool> {
+        self.fact(name).and_then(|v| v.as_bool())
     }
 
-    pub fn measure(&self, key: &str) -> Option<f64> {
+    /// A text fact; `None` if it was not recorded or is not text.
+    pub fn text(&self, name: FactName) -> Option<&str> {
+        self.fact(name).and_then(|v| v.as_str())
+    }
+
+    pub fn measure(&self, name: MeasureName) -> Option<f64> {
+        audit::read(name.key);
+        self.measure_named(name.key)
+    }
+
+    pub fn measure_named(&self, key: &str) -> Option<f64> {
         self.measures.get(key).map(|m| m.value)
+    }
+
+    /// The points of a series, if any were recorded.
+    pub fn points(&self, name: SeriesName) -> Option<&[[f64; 2]]> {
+        audit::read(name.key);
+        self.series.get(name.key).map(Vec::as_slice)
+    }
+
+    /// Whether a check, fact, measure or series of this name was recorded.
+    pub fn records(&self, name: &str) -> bool {
+        self.checks.iter().any(|c| c.name == name)
+            || self.facts.contains_key(name)
+            || self.measures.contains_key(name)
+            || self.series.contains_key(name)
+    }
+
+    /// `key = value unit`, or that it was not recorded: evidence shown beside
+    /// a statement.
+    pub fn measure_text(&self, name: MeasureName, unit: &str) -> String {
+        match self.measure(name) {
+            Some(v) if v.fract() == 0.0 => format!("{} = {v}{unit}", name.key),
+            Some(v) => format!("{} = {v:.2}{unit}", name.key),
+            None => format!("{}: not recorded", name.key),
+        }
+    }
+
+    /// `call → result` of the first failed call, or that none failed.
+    pub fn first_error_text(&self) -> String {
+        self.first_error()
+            .map(|s| format!("{} → {}", s.call, s.result))
+            .unwrap_or_else(|| "no call failed".to_owned())
+    }
+
+    /// Whether the first failed call returned `result`.
+    pub fn first_error_is(&self, result: &str) -> Option<bool> {
+        Some(self.first_error()?.result == result)
     }
 
     /// The first call that returned an error, if any.
     pub fn first_error(&self) -> Option<&Step> {
         self.steps.iter().find(|s| s.is_error() && !s.tolerated)
+    }
+}
+
+/// Which names a judge reads: a CPU test runs every judge on the outcome
+/// of its deciding variant and checks that each name it read was recorded
+/// there, so a judge cannot wait on a name no variant writes.
+pub mod audit {
+    use std::cell::RefCell;
+    use std::collections::BTreeSet;
+
+    thread_local! {
+        static READ: RefCell<Option<BTreeSet<&'static str>>> = const { RefCell::new(None) };
+    }
+
+    pub(crate) fn read(name: &'static str) {
+        READ.with(|r| {
+            if let Some(set) = r.borrow_mut().as_mut() {
+                set.insert(name);
+            }
+        });
+    }
+
+    /// Runs `f` and returns what it returned with the names it read.
+    pub fn names_read<T>(f: impl FnOnce() -> T) -> (T, BTreeSet<&'static str>) {
+        READ.with(|r| *r.borrow_mut() = Some(BTreeSet::new()));
+        let value = f();
+        let read = READ.with(|r| r.borrow_mut().take()).unwrap_or_default();
+        (value, read)
     }
 }
 
@@ -345,7 +494,7 @@ mod tests {
             outcome.symptoms(),
             vec![
                 Symptom::cuda_error("CUDA_ERROR_OUT_OF_MEMORY"),
-                Symptom::check_failed("memory back"),
+                Symptom::check_failed(CheckName("memory back")),
                 Symptom::Crashed("SIGSEGV".into()),
             ]
         );

@@ -4,7 +4,7 @@ use std::io::Write;
 use cudarc::driver::DriverError;
 use serde::Serialize;
 
-use crate::{Check, Event, Step, Unit};
+use crate::{Axes, Check, CheckName, Event, FactName, MeasureName, SeriesName, Step, Unit};
 
 /// Names the result of an API call the way CUDA does.
 pub trait ResultName {
@@ -86,9 +86,9 @@ impl Recorder {
     }
 
     /// Records a yes/no observation and returns it. A false check is a symptom.
-    pub fn check(&mut self, name: &str, ok: bool) -> bool {
+    pub fn check(&mut self, name: CheckName, ok: bool) -> bool {
         self.emit(&Event::Check(Check {
-            name: name.to_owned(),
+            name: name.0.to_owned(),
             ok,
         }));
         ok
@@ -97,7 +97,13 @@ impl Recorder {
     /// A hardware-independent observation. It goes into the snapshot, so it
     /// must be the same on every GPU: a name, a yes/no, a count fixed by
     /// design, a ratio bucket. Raw figures go to [`Recorder::measure`].
-    pub fn fact(&mut self, key: &str, value: impl Serialize) {
+    pub fn fact(&mut self, name: FactName, value: impl Serialize) {
+        self.fact_named(name.0, value);
+    }
+
+    /// A fact under a key made at run time (a worker's facts replayed under
+    /// its label, the GPU probe's). Judges read declared names only.
+    pub fn fact_named(&mut self, key: &str, value: impl Serialize) {
         let value = serde_json::to_value(value).expect("facts always serialise");
         self.emit(&Event::Fact {
             key: key.to_owned(),
@@ -105,8 +111,13 @@ impl Recorder {
         });
     }
 
-    /// A raw figure for the JSON report.
-    pub fn measure(&mut self, key: &str, value: f64, unit: Unit) {
+    /// A raw figure for the JSON report, in the unit its name declares.
+    pub fn measure(&mut self, name: MeasureName, value: f64) {
+        self.measure_named(name.key, value, name.unit);
+    }
+
+    /// A raw figure under a key made at run time.
+    pub fn measure_named(&mut self, key: &str, value: f64, unit: Unit) {
         self.emit(&Event::Measure {
             key: key.to_owned(),
             value,
@@ -125,12 +136,13 @@ impl Recorder {
         result
     }
 
-    /// One point of a series to plot.
-    pub fn point(&mut self, series: &str, x: f64, y: f64) {
+    /// One point of a series to plot; the series' axes come with it.
+    pub fn point(&mut self, series: SeriesName, x: f64, y: f64) {
         self.emit(&Event::Point {
-            series: series.to_owned(),
+            series: series.key.to_owned(),
             x,
             y,
+            axes: Some(series.into()),
         });
     }
 
@@ -158,7 +170,7 @@ pub struct CRecorder {
     check: extern "C" fn(*mut c_void, *const c_char, c_int),
     fact: extern "C" fn(*mut c_void, *const c_char, *const c_char),
     measure: extern "C" fn(*mut c_void, *const c_char, f64, c_int),
-    point: extern "C" fn(*mut c_void, *const c_char, f64, f64),
+    point: extern "C" fn(*mut c_void, *const c_char, *const c_char, c_int, f64, f64),
     iteration: extern "C" fn(*mut c_void, *const c_char),
 }
 
@@ -194,7 +206,7 @@ extern "C" fn c_step(
 
 extern "C" fn c_check(ctx: *mut c_void, name: *const c_char, ok: c_int) {
     let name = unsafe { text(name) };
-    unsafe { recorder(ctx) }.check(&name, ok != 0);
+    unsafe { recorder(ctx) }.emit(&Event::Check(Check { name, ok: ok != 0 }));
 }
 
 extern "C" fn c_fact(ctx: *mut c_void, key: *const c_char, json: *const c_char) {
@@ -204,20 +216,36 @@ extern "C" fn c_fact(ctx: *mut c_void, key: *const c_char, json: *const c_char) 
     unsafe { recorder(ctx) }.emit(&Event::Fact { key, value });
 }
 
-extern "C" fn c_measure(ctx: *mut c_void, key: *const c_char, value: f64, unit: c_int) {
-    let key = unsafe { text(key) };
-    let unit = match unit {
-        0 => Unit::Bytes,
-        1 => Unit::Count,
-        2 => Unit::Seconds,
-        _ => Unit::Ratio,
-    };
-    unsafe { recorder(ctx) }.measure(&key, value, unit);
+/// A unit the C++ side passed: the generated header only passes the codes
+/// of [`Unit`], so anything else is a broken build, recorded as a ratio.
+fn unit_of(code: c_int) -> Unit {
+    Unit::from_code(code).unwrap_or(Unit::Ratio)
 }
 
-extern "C" fn c_point(ctx: *mut c_void, series: *const c_char, x: f64, y: f64) {
-    let series = unsafe { text(series) };
-    unsafe { recorder(ctx) }.point(&series, x, y);
+extern "C" fn c_measure(ctx: *mut c_void, key: *const c_char, value: f64, unit: c_int) {
+    let key = unsafe { text(key) };
+    unsafe { recorder(ctx) }.measure_named(&key, value, unit_of(unit));
+}
+
+extern "C" fn c_point(
+    ctx: *mut c_void,
+    series: *const c_char,
+    x_label: *const c_char,
+    y_unit: c_int,
+    x: f64,
+    y: f64,
+) {
+    let (series, x_label) = unsafe { (text(series), text(x_label)) };
+    unsafe { recorder(ctx) }.emit(&Event::Point {
+        series,
+        x,
+        y,
+        axes: Some(Axes {
+            x_label,
+            x_unit: Unit::Count,
+            y_unit: unit_of(y_unit),
+        }),
+    });
 }
 
 extern "C" fn c_iteration(ctx: *mut c_void, label: *const c_char) {
@@ -294,15 +322,16 @@ mod tests {
             }]
         );
         assert_eq!(outcome.steps[0].result, "cudaErrorMemoryAllocation");
-        assert_eq!(outcome.check("memory back"), Some(true));
+        assert_eq!(outcome.check_named("memory back"), Some(true));
         assert_eq!(
-            outcome.fact("second_call_ok"),
+            outcome.fact_named("second_call_ok"),
             Some(&serde_json::json!(true))
         );
         assert_eq!(
-            outcome.fact("note"),
+            outcome.fact_named("note"),
             Some(&serde_json::json!("plain words"))
         );
-        assert_eq!(outcome.measure("free"), Some(42.0));
+        assert_eq!(outcome.measure_named("free"), Some(42.0));
+        assert_eq!(outcome.measures["free"].unit, Unit::Bytes);
     }
 }

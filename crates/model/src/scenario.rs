@@ -1,9 +1,16 @@
 use std::time::Duration;
 
-use crate::{Outcome, Recorder, Symptom};
+use crate::{CRecorder, Outcome, Recorder, Symptom};
 
 /// A variant's entry point. It runs alone in a child process.
 pub type VariantFn = fn(&mut Recorder) -> anyhow::Result<()>;
+
+/// A C++ variant's entry point, as its `extern "C"` declaration names it:
+/// it returns 0 when it ran to its end, or the `cudaError_t` that stopped it.
+pub type CppFn = unsafe extern "C" fn(*const CRecorder) -> i32;
+
+/// The program that serves the cust variants (see `crates/cust`).
+pub const CUST_PROGRAM: &str = "casebook-cust";
 
 /// One failure from the seed articles, with its broken and fixed variants.
 #[derive(Debug, Clone)]
@@ -99,6 +106,28 @@ pub enum ClaimVerdict {
     Undecided,
 }
 
+impl ClaimVerdict {
+    /// `yes` when the observation is true, `no` when it is false, and
+    /// [`ClaimVerdict::Undecided`] when it was not made.
+    pub fn when(observed: Option<bool>, yes: ClaimVerdict, no: ClaimVerdict) -> ClaimVerdict {
+        match observed {
+            Some(true) => yes,
+            Some(false) => no,
+            None => ClaimVerdict::Undecided,
+        }
+    }
+
+    /// Confirmed when the observation is true, Refuted when it is false.
+    pub fn confirmed_if(observed: Option<bool>) -> ClaimVerdict {
+        ClaimVerdict::when(observed, ClaimVerdict::Confirmed, ClaimVerdict::Refuted)
+    }
+
+    /// Refuted when the observation is true, Confirmed when it is false.
+    pub fn refuted_if(observed: Option<bool>) -> ClaimVerdict {
+        ClaimVerdict::when(observed, ClaimVerdict::Refuted, ClaimVerdict::Confirmed)
+    }
+}
+
 /// The API a variant is written against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -156,12 +185,22 @@ pub enum Runner {
     /// A function linked into the harness binary, called in a re-executed
     /// copy of that binary.
     InProcess(VariantFn),
-    /// Another program (another binding's binary, say), started with these
-    /// arguments. It reports through the same event file.
-    External {
-        program: &'static str,
-        args: &'static [&'static str],
-    },
+    /// A C++ function linked into the harness binary, called the same way
+    /// with the recorder's C table.
+    Cpp(CppFn),
+    /// Another program (another binding's binary, say), which serves the
+    /// variant under its `<slug>::<variant>` name and reports through the
+    /// same event file.
+    External { program: &'static str },
+}
+
+/// Where a variant's code is, relative to its scenario's folder: the file,
+/// and the `// ANCHOR:` in it when the file holds more than this variant.
+/// The cookbook includes exactly this.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Code {
+    pub file: &'static str,
+    pub anchor: Option<&'static str>,
 }
 
 #[derive(Debug, Clone)]
@@ -177,9 +216,48 @@ pub struct Variant {
     /// It reads device-wide free memory, so it runs alone even where its
     /// scenario's other variants share the GPU.
     pub alone: bool,
+    /// Its code (see [`Variant::code`]).
+    pub code: Option<Code>,
+    /// What else differs from the variant it pairs with, besides the fix,
+    /// where something must (see [`Variant::also_differs`]).
+    pub also_differs: Option<&'static str>,
+    /// What this variant shows about its binding (see [`Variant::states`]).
+    pub statements: Vec<Statement>,
+}
+
+/// A sentence about a binding that a variant's outcome shows or not: the
+/// cookbook's comparison of bindings is made of these.
+#[derive(Debug, Clone, Copy)]
+pub struct Statement {
+    pub says: &'static str,
+    /// From the outcome: does the sentence hold? `None` if not recorded.
+    pub holds: fn(&Outcome) -> Option<bool>,
+    /// The measured figure or fact shown beside it.
+    pub evidence: fn(&Outcome) -> String,
 }
 
 impl Variant {
+    fn with_runner(
+        name: &'static str,
+        role: Role,
+        binding: Binding,
+        expect: Expect,
+        runner: Runner,
+    ) -> Self {
+        Variant {
+            name,
+            role,
+            binding,
+            expect,
+            runner,
+            timeout: Duration::from_secs(120),
+            alone: false,
+            code: None,
+            also_differs: None,
+            statements: Vec::new(),
+        }
+    }
+
     pub fn new(
         name: &'static str,
         role: Role,
@@ -187,15 +265,7 @@ impl Variant {
         expect: Expect,
         run: VariantFn,
     ) -> Self {
-        Variant {
-            name,
-            role,
-            binding,
-            expect,
-            runner: Runner::InProcess(run),
-            timeout: Duration::from_secs(120),
-            alone: false,
-        }
+        Variant::with_runner(name, role, binding, expect, Runner::InProcess(run))
     }
 
     /// The article's pattern; it must show `symptom`.
@@ -213,25 +283,68 @@ impl Variant {
         Variant::new(name, Role::AsWritten, binding, Expect::Records, run)
     }
 
-    /// A variant that runs in another program (`casebook-cust`, found
-    /// beside the harness binary), which serves it under the same
-    /// `<slug>::<variant>` name.
-    pub fn external(
-        name: &'static str,
-        role: Role,
-        binding: Binding,
-        expect: Expect,
-        program: &'static str,
-    ) -> Self {
-        Variant {
+    /// A C++ variant against the CUDA runtime API, compiled from the
+    /// scenario's `cpp/` by its build script.
+    pub fn cpp(name: &'static str, role: Role, expect: Expect, run: CppFn) -> Self {
+        Variant::with_runner(
             name,
             role,
-            binding,
+            Binding::CudaRuntimeCpp,
             expect,
-            runner: Runner::External { program, args: &[] },
-            timeout: Duration::from_secs(120),
-            alone: false,
-        }
+            Runner::Cpp(run),
+        )
+    }
+
+    /// A cust variant: `casebook-cust` (found beside the harness binary)
+    /// serves it under the same `<slug>::<variant>` name.
+    pub fn cust(name: &'static str, role: Role, expect: Expect) -> Self {
+        Variant::with_runner(
+            name,
+            role,
+            Binding::Cust,
+            expect,
+            Runner::External {
+                program: CUST_PROGRAM,
+            },
+        )
+    }
+
+    /// Its code is the whole of `file` (relative to the scenario's folder).
+    pub fn code(mut self, file: &'static str) -> Self {
+        self.code = Some(Code { file, anchor: None });
+        self
+    }
+
+    /// Its code is `file` between `// ANCHOR: anchor` and `// ANCHOR_END: anchor`.
+    pub fn code_at(mut self, file: &'static str, anchor: &'static str) -> Self {
+        self.code = Some(Code {
+            file,
+            anchor: Some(anchor),
+        });
+        self
+    }
+
+    /// Says what else differs from the variant it pairs with, besides the
+    /// fix; its page says so.
+    pub fn also_differs(mut self, what: &'static str) -> Self {
+        self.also_differs = Some(what);
+        self
+    }
+
+    /// Says what this variant shows about its binding, for the page that
+    /// compares bindings: `holds` decides from the outcome whether it does.
+    pub fn states(
+        mut self,
+        says: &'static str,
+        holds: fn(&Outcome) -> Option<bool>,
+        evidence: fn(&Outcome) -> String,
+    ) -> Self {
+        self.statements.push(Statement {
+            says,
+            holds,
+            evidence,
+        });
+        self
     }
 
     /// Runs alone on the GPU (see [`Variant::alone`]).

@@ -8,11 +8,11 @@
 
 use std::sync::Arc;
 
-use casebook_kernels::{cpp, fatbin, run_cpp};
+use casebook_kernels::fatbin;
 use casebook_model::device;
 use casebook_model::{
-    Binding, Claim, ClaimVerdict, Expect, Outcome, Recorder, Requirement, Role, Scenario, Symptom,
-    Unit, Variant,
+    Binding, CRecorder, Claim, ClaimVerdict, Expect, Outcome, Recorder, Requirement, Role,
+    Scenario, Symptom, Variant,
 };
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg, result, sys,
@@ -22,6 +22,20 @@ mod broken;
 mod fixed;
 mod safe_api;
 
+pub mod names {
+    use casebook_model::vocabulary;
+    include!("names.rs");
+}
+pub use names::*;
+
+mod cpp {
+    use super::CRecorder;
+    unsafe extern "C" {
+        pub fn casebook_async_free_race_broken_cpp(rec: *const CRecorder) -> i32;
+        pub fn casebook_async_free_race_fixed_cpp(rec: *const CRecorder) -> i32;
+    }
+}
+
 pub const RUNS: usize = 5;
 pub const N: usize = 1 << 20;
 pub const SPIN_NS: u64 = 50_000_000;
@@ -29,12 +43,6 @@ pub const SPIN_NS: u64 = 50_000_000;
 pub const GIVEN: f32 = 1.0;
 /// What the next owner of the block writes.
 pub const NEXT_OWNER: f32 = 7.0;
-
-/// The binary that serves the cust variants.
-const CUST: &str = "casebook-cust";
-pub const READER_OK: &str = "reader sees the values it was given";
-pub const REUSED: &str = "the next allocation on A reuses the freed block";
-pub const RATE: &str = "corrupted reads";
 
 pub fn scenario() -> Scenario {
     Scenario {
@@ -51,44 +59,59 @@ pub fn scenario() -> Scenario {
                 Binding::Cudarc,
                 Symptom::check_failed(READER_OK),
                 broken::run,
+            )
+            .code("src/broken.rs")
+            .states(
+                "cuMemFreeAsync on one stream while another still reads hands the block to the next allocation.",
+                |o| o.check(READER_OK).map(|ok| !ok),
+                |o| o.measure_text(CORRUPTED_READS, " of 5"),
             ),
-            Variant::fixed("fixed", Binding::Cudarc, fixed::run),
+            Variant::fixed("fixed", Binding::Cudarc, fixed::run).code("src/fixed.rs"),
             Variant::new(
                 "safe-api",
                 Role::Contrast,
                 Binding::Cudarc,
                 Expect::Clean,
                 safe_api::run,
-            ),
-            Variant::broken(
+            )
+            .code("src/safe_api.rs"),
+            Variant::cpp(
                 "broken-cpp",
-                Binding::CudaRuntimeCpp,
-                Symptom::check_failed(READER_OK),
-                |rec| Ok(run_cpp(rec, cpp::casebook_async_free_race_broken_cpp)?),
-            ),
-            Variant::fixed("fixed-cpp", Binding::CudaRuntimeCpp, |rec| {
-                Ok(run_cpp(rec, cpp::casebook_async_free_race_fixed_cpp)?)
-            }),
-            Variant::external(
+                Role::Broken,
+                Expect::Fails(Symptom::check_failed(READER_OK)),
+                cpp::casebook_async_free_race_broken_cpp,
+            )
+            .code_at("cpp/async_free_race.cu", "broken"),
+            Variant::cpp(
+                "fixed-cpp",
+                Role::Fixed,
+                Expect::Clean,
+                cpp::casebook_async_free_race_fixed_cpp,
+            )
+            .code_at("cpp/async_free_race.cu", "fixed"),
+            Variant::cust(
                 "broken-cust",
                 Role::Broken,
-                Binding::Cust,
                 Expect::Fails(Symptom::check_failed(READER_OK)),
-                CUST,
+            )
+            .code_at("cust.rs", "broken")
+            .states(
+                "DeviceBuffer::drop_async on the wrong stream races the same way.",
+                |o| o.check(READER_OK).map(|ok| !ok),
+                |o| o.measure_text(CORRUPTED_READS, " of 5"),
             ),
-            Variant::external(
-                "fixed-cust",
-                Role::Fixed,
-                Binding::Cust,
-                Expect::Clean,
-                CUST,
+            Variant::cust("fixed-cust", Role::Fixed, Expect::Clean).code_at("cust.rs", "fixed")
+            .states(
+                "An event recorded on the reader and waited on before drop_async fixes it.",
+                |o| o.check(READER_OK),
+                |o| o.measure_text(CORRUPTED_READS, " of 5"),
             ),
-            Variant::external(
-                "drop-cust",
-                Role::Contrast,
-                Binding::Cust,
-                Expect::Records,
-                CUST,
+            Variant::cust("drop-cust", Role::Contrast, Expect::Records)
+                .code_at("cust.rs", "drop")
+            .states(
+                "A plain Drop (cuMemFree) of a stream-ordered buffer does not wait for the reading stream either.",
+                |o| o.check(READER_OK).map(|ok| !ok),
+                |o| o.measure_text(CORRUPTED_READS, " of 5"),
             ),
         ],
     }
@@ -102,11 +125,7 @@ const CLAIMS: &[Claim] = &[Claim {
     judged_by: "broken-cpp",
     // The block freed on a stream is handed to that stream's very next
     // allocation: instantly available, which is exactly the hazard.
-    judge: |o: &Outcome| match o.flag(REUSED) {
-        Some(true) => ClaimVerdict::Refuted,
-        Some(false) => ClaimVerdict::Confirmed,
-        None => ClaimVerdict::Undecided,
-    },
+    judge: |o: &Outcome| ClaimVerdict::refuted_if(o.flag(REUSED)),
 }];
 
 /// Two non-blocking streams, the reading kernel and its output buffer.
@@ -201,13 +220,9 @@ pub(crate) fn drive(
 }
 
 pub fn tally(rec: &mut Recorder, corrupted: usize, reused: usize) {
-    rec.measure("runs", RUNS as f64, Unit::Count);
-    rec.measure("corrupted_reads", corrupted as f64, Unit::Count);
-    rec.measure(
-        "reproduction_rate",
-        corrupted as f64 / RUNS as f64,
-        Unit::Ratio,
-    );
+    rec.measure(RUNS_MADE, RUNS as f64);
+    rec.measure(CORRUPTED_READS, corrupted as f64);
+    rec.measure(REPRODUCTION_RATE, corrupted as f64 / RUNS as f64);
     rec.fact(RATE, words(corrupted));
     rec.fact(REUSED, reused == RUNS);
     rec.check(READER_OK, corrupted == 0);

@@ -12,26 +12,28 @@
 
 use std::collections::HashMap;
 
-use casebook_harness::worker;
 use casebook_model::device::{self, PAGE, measure_bytes};
 use casebook_model::{
     Binding, Claim, ClaimVerdict, Outcome, Recorder, Requirement, Scenario, Symptom, Variant,
 };
+use casebook_runtime::worker;
 use cudarc::driver::result;
 use cudarc::driver::sys::CUdeviceptr;
 
 mod broken;
 mod fixed;
 
+pub mod names {
+    use casebook_model::vocabulary;
+    include!("names.rs");
+}
+pub use names::*;
+
 /// The first phase reserves this share of the free memory; the other
 /// process then asks for the same share, so the two cannot both fit.
 const SHARE: f64 = 0.6;
 /// The first phase's blocks (activations, say).
 const BLOCKS: usize = 8;
-pub(crate) const OTHER: &str = "another process gets the memory the first phase freed";
-pub(crate) const RELEASES_CACHED: &str =
-    "releasing the cache returns the freed blocks to the device";
-pub(crate) const RELEASES_LIVE: &str = "releasing the cache returns blocks still referenced";
 
 pub fn scenario() -> Scenario {
     Scenario {
@@ -53,8 +55,9 @@ pub fn scenario() -> Scenario {
                 Binding::Cudarc,
                 Symptom::check_failed(OTHER),
                 broken::run,
-            ),
-            Variant::fixed("fixed", Binding::Cudarc, fixed::run),
+            )
+            .code("src/broken.rs"),
+            Variant::fixed("fixed", Binding::Cudarc, fixed::run).code("src/fixed.rs"),
         ],
     }
 }
@@ -121,8 +124,8 @@ impl Caching {
 impl Caching {
     /// Records reserved against allocated as points of two series.
     pub fn plot(&self, rec: &mut Recorder, x: usize) {
-        rec.point("reserved_bytes", x as f64, self.reserved as f64);
-        rec.point("allocated_bytes", x as f64, self.allocated as f64);
+        rec.point(RESERVED_BYTES, x as f64, self.reserved as f64);
+        rec.point(ALLOCATED_BYTES, x as f64, self.allocated as f64);
     }
 }
 
@@ -140,8 +143,8 @@ pub(crate) fn run(
     let free = device::free_bytes(rec, &ctx)?;
     let share = (free as f64 * SHARE) as usize / PAGE * PAGE;
     let block = share / BLOCKS / PAGE * PAGE;
-    measure_bytes(rec, "free_at_start", free);
-    measure_bytes(rec, "block_bytes", block);
+    measure_bytes(rec, FREE_AT_START, free);
+    measure_bytes(rec, BLOCK_BYTES, block);
     let mut alloc = Caching::default();
     let mut blocks = Vec::new();
     for i in 0..BLOCKS {
@@ -150,11 +153,11 @@ pub(crate) fn run(
     }
     phase_over(rec, &mut alloc, blocks, block)?;
     alloc.plot(rec, BLOCKS + 1);
-    measure_bytes(rec, "reserved_when_the_phase_is_over", alloc.reserved);
-    measure_bytes(rec, "allocated_when_the_phase_is_over", alloc.allocated);
-    rec.fact("allocated when the phase is over", alloc.allocated);
+    measure_bytes(rec, RESERVED_WHEN_THE_PHASE_IS_OVER_BYTES, alloc.reserved);
+    measure_bytes(rec, ALLOCATED_WHEN_THE_PHASE_IS_OVER_BYTES, alloc.allocated);
+    rec.fact(ALLOCATED_WHEN_THE_PHASE_IS_OVER, alloc.allocated);
     rec.fact(
-        "reserved when the phase is over",
+        RESERVED_WHEN_THE_PHASE_IS_OVER,
         match alloc.reserved {
             0 => "nothing",
             r if r == block * BLOCKS => "the whole phase",

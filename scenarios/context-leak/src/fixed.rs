@@ -5,6 +5,7 @@
 use casebook_model::{Recorder, device as dev_helpers};
 use cudarc::driver::{result, sys};
 
+use crate::names::*;
 use crate::{DESTROY_CALLS, FIXED_CALLS, TOLERANCE, calls, device, free_bytes, record_cost, work};
 
 // ANCHOR: primary
@@ -30,7 +31,7 @@ pub fn primary(rec: &mut Recorder) -> anyhow::Result<()> {
     )?;
     record_cost(rec, after.saturating_sub(with_extra), total);
     rec.check(
-        "free memory returns to its baseline",
+        FREE_MEMORY_RETURNS_TO_ITS_BASELINE,
         after + TOLERANCE >= baseline,
     );
     Ok(())
@@ -61,7 +62,7 @@ pub fn destroy(rec: &mut Recorder) -> anyhow::Result<()> {
     })?;
     let after = free_bytes(rec)?;
     rec.check(
-        "free memory returns to its baseline",
+        FREE_MEMORY_RETURNS_TO_ITS_BASELINE,
         after + TOLERANCE >= baseline,
     );
     Ok(())

@@ -8,12 +8,18 @@
 use casebook_model::device::measure_bytes;
 use casebook_model::{
     Binding, Claim, ClaimVerdict, Expect, Outcome, Recorder, Requirement, Role, Scenario, Symptom,
-    Unit, Variant,
+    Variant,
 };
 use cudarc::driver::{result, sys};
 
 mod broken;
 mod fixed;
+
+pub mod names {
+    use casebook_model::vocabulary;
+    include!("names.rs");
+}
+pub use names::*;
 
 /// The broken loop stops here if nothing has failed by then.
 pub const MAX_CALLS: usize = 2000;
@@ -25,7 +31,7 @@ pub const SANITIZER_CALLS: usize = 4;
 /// sanitizer (and then it says so).
 pub fn calls(rec: &mut Recorder, normal: usize) -> usize {
     if casebook_model::under_sanitizer() {
-        rec.fact(casebook_harness::sanitize::REDUCED, true);
+        rec.fact(casebook_model::REDUCED, true);
         SANITIZER_CALLS
     } else {
         normal
@@ -38,11 +44,7 @@ pub const FIXED_CALLS: usize = 200;
 pub const DESTROY_CALLS: usize = 20;
 pub const TOLERANCE: usize = 64 << 20;
 
-/// The binary that serves the cust variants.
-const CUST: &str = "casebook-cust";
 pub const OOM: &str = "CUDA_ERROR_OUT_OF_MEMORY";
-pub(crate) const COST: &str = "device memory per context";
-pub(crate) const STILL_FREE: &str = "device memory still free when it failed";
 
 pub fn scenario() -> Scenario {
     Scenario {
@@ -63,23 +65,37 @@ pub fn scenario() -> Scenario {
                 Symptom::cuda_error(OOM),
                 broken::run,
             )
-            .timeout(std::time::Duration::from_secs(300)),
-            Variant::fixed("fixed", Binding::Cudarc, fixed::primary),
-            Variant::fixed("fixed-destroy", Binding::Cudarc, fixed::destroy),
-            Variant::external(
-                "broken-cust",
-                Role::Broken,
-                Binding::Cust,
-                Expect::Fails(Symptom::cuda_error(OOM)),
-                CUST,
+            .code("src/broken.rs")
+            .states(
+                "cuCtxCreate per call without cuCtxDestroy fails with CUDA_ERROR_OUT_OF_MEMORY.",
+                |o| o.first_error_is("CUDA_ERROR_OUT_OF_MEMORY"),
+                |o| o.measure_text(CALLS_COMPLETED, " contexts"),
             )
             .timeout(std::time::Duration::from_secs(300)),
-            Variant::external(
-                "fixed-cust",
-                Role::Fixed,
-                Binding::Cust,
-                Expect::Clean,
-                CUST,
+            Variant::fixed("fixed", Binding::Cudarc, fixed::primary).code("src/fixed.rs"),
+            Variant::fixed("fixed-destroy", Binding::Cudarc, fixed::destroy)
+                .code_at("src/fixed.rs", "destroy"),
+            Variant::cust(
+                "broken-cust",
+                Role::Broken,
+                Expect::Fails(Symptom::cuda_error(OOM)),
+            )
+            .code_at("cust.rs", "broken")
+            .states(
+                "A Context kept alive per call leaks as cuCtxCreate does, and fails at the same count.",
+                |o| o.first_error_is("CUDA_ERROR_OUT_OF_MEMORY"),
+                |o| o.measure_text(CALLS_COMPLETED, " contexts"),
+            )
+            .timeout(std::time::Duration::from_secs(300)),
+            Variant::cust("fixed-cust", Role::Fixed, Expect::Clean).code_at("cust.rs", "fixed")
+            .states(
+                "A legacy Context dropped at the end of its call is destroyed: nothing leaks.",
+                |o| o.check(FREE_MEMORY_RETURNS_TO_ITS_BASELINE),
+                |o| match o.check(FREE_MEMORY_RETURNS_TO_ITS_BASELINE) {
+                    Some(true) => "free memory back to its baseline: yes".to_owned(),
+                    Some(false) => "free memory back to its baseline: no".to_owned(),
+                    None => "free memory back to its baseline: not recorded".to_owned(),
+                },
             ),
         ],
     }
@@ -109,7 +125,7 @@ const CLAIMS: &[Claim] = &[
         quote: "This highlights a scenario where the initial CUDA context setup requires a significant \
                 amount of memory.",
         judged_by: "broken",
-        judge: |o: &Outcome| match o.measure("bytes_per_context") {
+        judge: |o: &Outcome| match o.measure(BYTES_PER_CONTEXT) {
             Some(b) if b >= (64 << 20) as f64 => ClaimVerdict::Confirmed,
             Some(b) if b > 0.0 => ClaimVerdict::Partly,
             Some(_) => ClaimVerdict::Refuted,
@@ -165,7 +181,7 @@ pub fn leak_until_failure<E>(
     for n in 0..calls {
         match rec.iteration("call", &mut call) {
             Ok(free) => {
-                rec.point("free_bytes", (n + 1) as f64, free as f64);
+                rec.point(FREE_BYTES, (n + 1) as f64, free as f64);
                 frees.push(free);
             }
             Err(e) => {
@@ -174,12 +190,12 @@ pub fn leak_until_failure<E>(
             }
         }
     }
-    rec.measure("calls_completed", frees.len() as f64, Unit::Count);
+    rec.measure(CALLS_COMPLETED, frees.len() as f64);
     if let [first, second, ..] = frees[..] {
         record_cost(rec, first.saturating_sub(second), total);
     }
     if let (Some(_), Some(&last)) = (&failure, frees.last()) {
-        measure_bytes(rec, "free_when_it_failed", last);
+        measure_bytes(rec, FREE_WHEN_IT_FAILED, last);
         // More than 5% of the device: the failure is not the device being full.
         rec.fact(
             STILL_FREE,
@@ -195,12 +211,8 @@ pub fn leak_until_failure<E>(
 
 /// Records what one context costs, as a share of the device's memory.
 pub(crate) fn record_cost(rec: &mut Recorder, per_context: usize, total: usize) {
-    measure_bytes(rec, "bytes_per_context", per_context);
-    rec.measure(
-        "context_share_of_device",
-        per_context as f64 / total as f64,
-        Unit::Ratio,
-    );
+    measure_bytes(rec, BYTES_PER_CONTEXT, per_context);
+    rec.measure(CONTEXT_SHARE_OF_DEVICE, per_context as f64 / total as f64);
     let share = per_context as f64 / total as f64;
     rec.fact(
         COST,

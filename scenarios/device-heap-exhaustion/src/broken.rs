@@ -1,7 +1,7 @@
 //! The heap stays at its default. The probe counts how many threads get
 //! null; then the article's kernel, which does not check, writes through it.
 
-use casebook_kernels::fatbin;
+use crate::fatbin;
 use casebook_model::{Recorder, device};
 use cudarc::driver::PushKernelArg;
 

@@ -3,11 +3,12 @@
 //! with room for the allocator's own overhead. The kernel also checks for
 //! null. No thread gets null, and the output matches the CPU.
 
-use casebook_kernels::fatbin;
+use crate::fatbin;
+use casebook_model::Recorder;
 use casebook_model::device::{self, measure_bytes};
-use casebook_model::{Recorder, Unit};
 use cudarc::driver::{PushKernelArg, sys};
 
+use crate::names::*;
 use crate::{FLOATS, config, input, probe, setup};
 
 /// Room for the device allocator's own bookkeeping.
@@ -23,7 +24,7 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
         .ctx
         .attribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)? as usize;
     let need = sms * per_sm * FLOATS * 4 * OVERHEAD; // FIX: size the heap from the need
-    measure_bytes(rec, "heap_limit_set", need);
+    measure_bytes(rec, HEAP_LIMIT_SET, need);
     rec.step(
         "cuCtxSetLimit MALLOC_HEAP_SIZE",
         k.ctx
@@ -47,10 +48,10 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
     })?;
     let out = rec.step("cuMemcpyDtoH", k.stream.clone_dtoh(&output))?;
     let late_nulls = rec.step("cuMemcpyDtoH", k.stream.clone_dtoh(&k.nulls))?[0];
-    rec.measure("null_allocations_in_use", late_nulls as f64, Unit::Count);
-    rec.check("no thread gets null", nulls == 0 && late_nulls == 0);
+    rec.measure(NULL_ALLOCATIONS_IN_USE, late_nulls as f64);
+    rec.check(NO_THREAD_GETS_NULL, nulls == 0 && late_nulls == 0);
     let expected: Vec<f32> = host_input.iter().map(|x| x * 2.0).collect();
-    rec.check("output matches the CPU", out == expected);
+    rec.check(OUTPUT_MATCHES_THE_CPU, out == expected);
     Ok(())
 }
 // ANCHOR_END: run

@@ -5,11 +5,10 @@
 
 use std::sync::Arc;
 
-use casebook_kernels::{cpp, fatbin, run_cpp};
 use casebook_model::device::{self, measure_bytes};
 use casebook_model::{
     Binding, Claim, ClaimVerdict, Expect, Outcome, Recorder, Requirement, Role, Scenario, Symptom,
-    Unit, Variant,
+    Variant,
 };
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg, sys,
@@ -17,6 +16,29 @@ use cudarc::driver::{
 
 mod broken;
 mod fixed;
+
+pub mod names {
+    use casebook_model::vocabulary;
+    include!("names.rs");
+}
+pub use names::*;
+
+mod cpp {
+    use casebook_model::CRecorder;
+    unsafe extern "C" {
+        pub fn casebook_device_heap_exhaustion_as_written_cpp(rec: *const CRecorder) -> i32;
+        pub fn casebook_device_heap_exhaustion_broken_cpp(rec: *const CRecorder) -> i32;
+        pub fn casebook_device_heap_exhaustion_fixed_cpp(rec: *const CRecorder) -> i32;
+        pub fn casebook_device_heap_exhaustion_heap_fragmentation_cpp(rec: *const CRecorder)
+        -> i32;
+        pub fn casebook_device_heap_exhaustion_grid_size_cpp(rec: *const CRecorder) -> i32;
+    }
+}
+
+/// The kernels of `device/`, compiled by nvcc.
+pub mod fatbin {
+    include!(concat!(env!("OUT_DIR"), "/fatbins.rs"));
+}
 
 /// Threads launched, each allocating FLOATS floats.
 pub const THREADS: usize = 1 << 20;
@@ -26,7 +48,7 @@ pub const SANITIZER_THREADS: usize = 1 << 16;
 /// How many threads to launch here, recording the reduced form if it is one.
 pub(crate) fn threads(rec: &mut Recorder) -> usize {
     if casebook_model::under_sanitizer() {
-        rec.fact(casebook_harness::sanitize::REDUCED, true);
+        rec.fact(casebook_model::REDUCED, true);
         SANITIZER_THREADS
     } else {
         THREADS
@@ -36,8 +58,6 @@ pub const FLOATS: usize = 1024;
 
 const FAULT: &str = "CUDA_ERROR_ILLEGAL_ADDRESS";
 const FAULT_CPP: &str = "cudaErrorIllegalAddress";
-pub(crate) const NULLS: &str = "threads whose new returned null";
-pub(crate) const HEAP: &str = "default device heap";
 
 pub fn scenario() -> Scenario {
     Scenario {
@@ -58,56 +78,45 @@ pub fn scenario() -> Scenario {
                 Binding::Cudarc,
                 Symptom::cuda_error(FAULT),
                 broken::run,
-            ),
-            Variant::fixed("fixed", Binding::Cudarc, fixed::run),
-            Variant::as_written("as-written-cpp", Binding::CudaRuntimeCpp, |rec| {
-                Ok(run_cpp(
-                    rec,
-                    cpp::casebook_device_heap_exhaustion_as_written_cpp,
-                )?)
-            }),
-            Variant::broken(
+            )
+            .code("src/broken.rs"),
+            Variant::fixed("fixed", Binding::Cudarc, fixed::run).code("src/fixed.rs"),
+            Variant::cpp(
+                "as-written-cpp",
+                Role::AsWritten,
+                Expect::Records,
+                cpp::casebook_device_heap_exhaustion_as_written_cpp,
+            )
+            .code_at("cpp/device_heap_exhaustion.cu", "as_written"),
+            Variant::cpp(
                 "broken-cpp",
-                Binding::CudaRuntimeCpp,
-                Symptom::cuda_error(FAULT_CPP),
-                |rec| {
-                    Ok(run_cpp(
-                        rec,
-                        cpp::casebook_device_heap_exhaustion_broken_cpp,
-                    )?)
-                },
-            ),
-            Variant::fixed("fixed-cpp", Binding::CudaRuntimeCpp, |rec| {
-                Ok(run_cpp(
-                    rec,
-                    cpp::casebook_device_heap_exhaustion_fixed_cpp,
-                )?)
-            }),
-            Variant::new(
+                Role::Broken,
+                Expect::Fails(Symptom::cuda_error(FAULT_CPP)),
+                cpp::casebook_device_heap_exhaustion_broken_cpp,
+            )
+            .code("cpp/device_heap_exhaustion.cu"),
+            Variant::cpp(
+                "fixed-cpp",
+                Role::Fixed,
+                Expect::Clean,
+                cpp::casebook_device_heap_exhaustion_fixed_cpp,
+            )
+            .code_at("cpp/device_heap_exhaustion.cu", "fixed"),
+            Variant::cpp(
                 "heap-fragmentation-cpp",
                 Role::Contrast,
-                Binding::CudaRuntimeCpp,
                 Expect::Records,
-                |rec| {
-                    Ok(run_cpp(
-                        rec,
-                        cpp::casebook_device_heap_exhaustion_heap_fragmentation_cpp,
-                    )?)
-                },
+                cpp::casebook_device_heap_exhaustion_heap_fragmentation_cpp,
             )
+            .code_at("cpp/device_heap_exhaustion_probes.cu", "heap_fragmentation")
             .alone(),
-            Variant::new(
+            Variant::cpp(
                 "grid-size-cpp",
                 Role::Contrast,
-                Binding::CudaRuntimeCpp,
                 Expect::Records,
-                |rec| {
-                    Ok(run_cpp(
-                        rec,
-                        cpp::casebook_device_heap_exhaustion_grid_size_cpp,
-                    )?)
-                },
+                cpp::casebook_device_heap_exhaustion_grid_size_cpp,
             )
+            .code_at("cpp/device_heap_exhaustion_probes.cu", "grid_size")
             .alone(),
         ],
     }
@@ -124,7 +133,7 @@ const CLAIMS: &[Claim] = &[
         // In-kernel allocation does fail, but raising the heap limit alone
         // makes every allocation succeed: the cause is the limit, and the
         // failure is a null pointer, not an out-of-memory error.
-        judge: |o: &Outcome| match o.check("no thread gets null") {
+        judge: |o: &Outcome| match o.check(NO_THREAD_GETS_NULL) {
             Some(true) => ClaimVerdict::Refuted,
             Some(false) => ClaimVerdict::Partly,
             None => ClaimVerdict::Undecided,
@@ -135,7 +144,7 @@ const CLAIMS: &[Claim] = &[
         seed: "003_a513a38b5daed103.txt",
         quote: "float* temp = new float[size * size]; // Potential source of error",
         judged_by: "as-written-cpp",
-        judge: |o: &Outcome| match o.flag("the article's kernel runs without error") {
+        judge: |o: &Outcome| match o.flag(THE_ARTICLE_S_KERNEL_RUNS_WITHOUT_ERROR) {
             Some(true) => ClaimVerdict::Refuted,
             Some(false) => ClaimVerdict::Confirmed,
             None => ClaimVerdict::Undecided,
@@ -152,17 +161,17 @@ const CLAIMS: &[Claim] = &[
         // can fragment that heap, not cudaMalloc's memory.
         judge: |o: &Outcome| {
             let heap_fragmented = match (
-                o.flag("the freed blocks add up to more than the large request"),
-                o.flag("the large in-kernel allocation is served among the holes"),
-                o.flag("the large in-kernel allocation is served once the rest is freed"),
+                o.flag(THE_FREED_BLOCKS_ADD_UP_TO_MORE_THAN_THE_LARGE_REQUEST),
+                o.flag(THE_LARGE_IN_KERNEL_ALLOCATION_IS_SERVED_AMONG_THE_HOLES),
+                o.flag(THE_LARGE_IN_KERNEL_ALLOCATION_IS_SERVED_ONCE_THE_REST_IS_FREED),
             ) {
                 (Some(true), Some(false), Some(true)) => Some(true),
                 (Some(true), Some(true), _) => Some(false),
                 _ => None,
             };
             let cudamalloc_touched = match (
-                o.flag("in-kernel allocations change cudaMemGetInfo's free memory"),
-                o.flag("cudaMalloc serves nearly all free memory with the device heap in holes"),
+                o.flag(IN_KERNEL_ALLOCATIONS_CHANGE_CUDAMEMGETINFO_S_FREE_MEMORY),
+                o.flag(CUDAMALLOC_SERVES_NEARLY_ALL_FREE_MEMORY_WITH_THE_DEVICE_HEAP_IN_HOLES),
             ) {
                 (Some(changed), Some(served)) => Some(changed || !served),
                 _ => None,
@@ -185,8 +194,8 @@ const CLAIMS: &[Claim] = &[
         // memory is reserved per thread that can be resident at once. None of
         // it grows with the grid.
         judge: |o: &Outcome| match (
-            o.flag("every launch ran"),
-            o.flag("free memory falls as the grid grows"),
+            o.flag(EVERY_LAUNCH_RAN),
+            o.flag(FREE_MEMORY_FALLS_AS_THE_GRID_GROWS),
         ) {
             (Some(true), Some(true)) => ClaimVerdict::Confirmed,
             (Some(true), Some(false)) => ClaimVerdict::Refuted,
@@ -213,7 +222,7 @@ pub(crate) fn setup(rec: &mut Recorder) -> anyhow::Result<Kernels> {
         "cuCtxGetLimit MALLOC_HEAP_SIZE",
         ctx.get_limit(sys::CUlimit::CU_LIMIT_MALLOC_HEAP_SIZE),
     )?;
-    measure_bytes(rec, "heap_limit_before", heap);
+    measure_bytes(rec, HEAP_LIMIT_BEFORE, heap);
     rec.fact(HEAP, format!("{} MiB", heap >> 20));
     let threads = threads(rec);
     Ok(Kernels {
@@ -239,7 +248,7 @@ pub(crate) fn probe(rec: &mut Recorder, k: &mut Kernels) -> anyhow::Result<u32> 
         launch.launch(config(k.threads))
     })?;
     let nulls = rec.step("cuMemcpyDtoH", k.stream.clone_dtoh(&k.nulls))?[0];
-    rec.measure("null_allocations", nulls as f64, Unit::Count);
+    rec.measure(NULL_ALLOCATIONS, nulls as f64);
     rec.fact(
         NULLS,
         match nulls {

@@ -7,15 +7,23 @@
 //! context. The fix frees what it allocated and has the library destroy its
 //! context.
 
-use casebook_kernels::{cpp, run_cpp};
 use casebook_model::{
-    Binding, Claim, ClaimVerdict, Outcome, Requirement, Scenario, Symptom, Variant,
+    Claim, ClaimVerdict, Expect, Outcome, Requirement, Role, Scenario, Symptom, Variant,
 };
 
-const BACK: &str = "device memory back where it started after the cleanup";
-const FREE_NULL: &str = "cudaFree(nullptr) released memory";
-const RESET: &str = "cudaDeviceReset released the runtime's allocation";
-const SURVIVED: &str = "the library context's allocation survived the reset";
+pub mod names {
+    use casebook_model::vocabulary;
+    include!("names.rs");
+}
+pub use names::*;
+
+mod cpp {
+    use casebook_model::CRecorder;
+    unsafe extern "C" {
+        pub fn casebook_device_reset_broken_cpp(rec: *const CRecorder) -> i32;
+        pub fn casebook_device_reset_fixed_cpp(rec: *const CRecorder) -> i32;
+    }
+}
 
 pub fn scenario() -> Scenario {
     Scenario {
@@ -30,15 +38,20 @@ pub fn scenario() -> Scenario {
         requires: &[Requirement::Gpu, Requirement::ExclusiveGpu],
         claims: CLAIMS,
         variants: vec![
-            Variant::broken(
+            Variant::cpp(
                 "broken-cpp",
-                Binding::CudaRuntimeCpp,
-                Symptom::check_failed(BACK),
-                |rec| Ok(run_cpp(rec, cpp::casebook_device_reset_broken_cpp)?),
-            ),
-            Variant::fixed("fixed-cpp", Binding::CudaRuntimeCpp, |rec| {
-                Ok(run_cpp(rec, cpp::casebook_device_reset_fixed_cpp)?)
-            }),
+                Role::Broken,
+                Expect::Fails(Symptom::check_failed(BACK)),
+                cpp::casebook_device_reset_broken_cpp,
+            )
+            .code_at("cpp/device_reset.cu", "broken"),
+            Variant::cpp(
+                "fixed-cpp",
+                Role::Fixed,
+                Expect::Clean,
+                cpp::casebook_device_reset_fixed_cpp,
+            )
+            .code_at("cpp/device_reset.cu", "fixed"),
         ],
     }
 }
@@ -46,9 +59,9 @@ pub fn scenario() -> Scenario {
 /// Whether the reset cleared the primary context: the old pointer is
 /// refused and a raised limit is back at its default.
 fn primary_cleared(o: &Outcome) -> Option<bool> {
-    let old = o.fact("the pointer from before the reset")?.as_str()?;
-    let limit = o.flag("the device-heap limit is back to its default")?;
-    let raised = o.flag("the device-heap limit had been raised")?;
+    let old = o.fact(THE_POINTER_FROM_BEFORE_THE_RESET)?.as_str()?;
+    let limit = o.flag(THE_DEVICE_HEAP_LIMIT_IS_BACK_TO_ITS_DEFAULT)?;
+    let raised = o.flag(THE_DEVICE_HEAP_LIMIT_HAD_BEEN_RAISED)?;
     Some(old != "cudaSuccess" && limit && raised && o.flag(RESET)?)
 }
 

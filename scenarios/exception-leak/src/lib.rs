@@ -5,15 +5,30 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
-use casebook_kernels::{cpp, fatbin, run_cpp};
+use casebook_kernels::fatbin;
 use casebook_model::device;
 use casebook_model::{
-    Binding, Claim, ClaimVerdict, Outcome, Recorder, Requirement, Scenario, Symptom, Unit, Variant,
+    Binding, Claim, ClaimVerdict, Expect, Outcome, Recorder, Requirement, Role, Scenario, Symptom,
+    Variant,
 };
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream};
 
 mod broken;
 mod fixed;
+
+pub mod names {
+    use casebook_model::vocabulary;
+    include!("names.rs");
+}
+pub use names::*;
+
+mod cpp {
+    use casebook_model::CRecorder;
+    unsafe extern "C" {
+        pub fn casebook_exception_leak_broken_cpp(rec: *const CRecorder) -> i32;
+        pub fn casebook_exception_leak_fixed_cpp(rec: *const CRecorder) -> i32;
+    }
+}
 
 /// Each call's buffer: the article's 1 GB.
 pub const BYTES: usize = 1 << 30;
@@ -43,9 +58,6 @@ pub const BATCHES: [Batch; 8] = [
     Batch::Overflows,
 ];
 
-const NO_LEAK: &str = "failed calls leak no device memory";
-const LEAK_PER_FAILURE: &str = "device memory lost per failed call";
-
 pub fn scenario() -> Scenario {
     Scenario {
         slug: "exception-leak",
@@ -61,17 +73,23 @@ pub fn scenario() -> Scenario {
                 Binding::Cudarc,
                 Symptom::check_failed(NO_LEAK),
                 broken::run,
-            ),
-            Variant::fixed("fixed", Binding::Cudarc, fixed::run),
-            Variant::broken(
+            )
+            .code("src/broken.rs"),
+            Variant::fixed("fixed", Binding::Cudarc, fixed::run).code("src/fixed.rs"),
+            Variant::cpp(
                 "broken-cpp",
-                Binding::CudaRuntimeCpp,
-                Symptom::check_failed(NO_LEAK),
-                |rec| Ok(run_cpp(rec, cpp::casebook_exception_leak_broken_cpp)?),
-            ),
-            Variant::fixed("fixed-cpp", Binding::CudaRuntimeCpp, |rec| {
-                Ok(run_cpp(rec, cpp::casebook_exception_leak_fixed_cpp)?)
-            }),
+                Role::Broken,
+                Expect::Fails(Symptom::check_failed(NO_LEAK)),
+                cpp::casebook_exception_leak_broken_cpp,
+            )
+            .code_at("cpp/exception_leak.cu", "broken"),
+            Variant::cpp(
+                "fixed-cpp",
+                Role::Fixed,
+                Expect::Clean,
+                cpp::casebook_exception_leak_fixed_cpp,
+            )
+            .code_at("cpp/exception_leak.cu", "fixed"),
         ],
     }
 }
@@ -140,9 +158,9 @@ pub(crate) fn drive(
             let after = device::free_bytes(rec, &model.ctx)?;
             anyhow::Ok((matches!(result, Ok(Ok(_))), before, after))
         })?;
-        rec.point("free_bytes", (i + 1) as f64, after as f64);
+        rec.point(FREE_BYTES, (i + 1) as f64, after as f64);
         rec.check(
-            "good batches succeed, bad ones fail",
+            GOOD_BATCHES_SUCCEED_BAD_ONES_FAIL,
             succeeded == (*kind == Batch::Good),
         );
         if !succeeded {
@@ -150,9 +168,9 @@ pub(crate) fn drive(
             lost += before as i64 - after as i64;
         }
     }
-    rec.measure("failed_calls", failed as f64, Unit::Count);
-    rec.measure("bytes_lost", lost as f64, Unit::Bytes);
-    rec.fact("failed calls", failed);
+    rec.measure(FAILED_CALLS_COUNT, failed as f64);
+    rec.measure(BYTES_LOST, lost as f64);
+    rec.fact(FAILED_CALLS, failed);
     let per_failure = lost / failed.max(1) as i64;
     let tolerance = TOLERANCE as i64;
     rec.fact(

@@ -10,6 +10,7 @@ use casebook_model::device;
 use cudarc::driver::result;
 use cudarc::driver::sys::CUdeviceptr;
 
+use crate::names::*;
 use crate::{LARGE, Pool, REGION, workload};
 
 // ANCHOR: pool
@@ -78,7 +79,7 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
     let direct = rec.step("cuMemAlloc (256 MiB, outside the region)", unsafe {
         result::malloc_sync(LARGE)
     });
-    rec.fact("cuMemAlloc serves the same request", direct.is_ok());
+    rec.fact(CUMEMALLOC_SERVES_THE_SAME_REQUEST, direct.is_ok());
     if let Ok(ptr) = direct {
         rec.step("cuMemFree (256 MiB)", unsafe { result::free_sync(ptr) })?;
     }

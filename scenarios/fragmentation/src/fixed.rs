@@ -11,6 +11,7 @@ use casebook_model::device::{self, measure_bytes};
 use cudarc::driver::DriverError;
 use cudarc::driver::sys::{self, CUdeviceptr, CUmemGenericAllocationHandle};
 
+use crate::names::*;
 use crate::{Pool, REGION, workload};
 
 /// Runs each call of a loop and returns the first error, so that a loop of
@@ -100,7 +101,7 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
         )
         .result()
     })?;
-    measure_bytes(rec, "page", page);
+    measure_bytes(rec, PAGE_BYTES, page);
     let mut spare = vec![0; REGION / page];
     rec.step(
         "cuMemCreate (each page of the region)",

@@ -8,15 +8,29 @@
 //! (`cuMemAddressReserve`, `cuMemCreate`, `cuMemMap`: the idea behind
 //! PyTorch's expandable segments) serves the same workload.
 
-use casebook_kernels::{cpp, run_cpp};
 use casebook_model::device::measure_bytes;
 use casebook_model::{
-    Binding, Claim, ClaimVerdict, Outcome, Recorder, Requirement, Scenario, Symptom, Unit, Variant,
+    Binding, Claim, ClaimVerdict, Expect, Outcome, Recorder, Requirement, Role, Scenario, Symptom,
+    Variant,
 };
 use cudarc::driver::sys::CUdeviceptr;
 
 mod broken;
 mod fixed;
+
+pub mod names {
+    use casebook_model::vocabulary;
+    include!("names.rs");
+}
+pub use names::*;
+
+mod cpp {
+    use casebook_model::CRecorder;
+    unsafe extern "C" {
+        pub fn casebook_fragmentation_as_written_cpp(rec: *const CRecorder) -> i32;
+        pub fn casebook_fragmentation_hard_form_cpp(rec: *const CRecorder) -> i32;
+    }
+}
 
 const MIB: usize = 1 << 20;
 /// The region both pools manage: 1 GiB.
@@ -27,8 +41,6 @@ pub const KEPT: usize = 2 * MIB;
 pub const TEMPORARY: usize = 6 * MIB;
 /// Then it asks for this much: a quarter of the region, a third of what is free.
 pub const LARGE: usize = 256 * MIB;
-
-pub(crate) const SERVED: &str = "the 256 MiB request is served";
 
 pub fn scenario() -> Scenario {
     Scenario {
@@ -45,19 +57,35 @@ pub fn scenario() -> Scenario {
         ],
         claims: CLAIMS,
         variants: vec![
-            Variant::as_written("as-written-cpp", Binding::CudaRuntimeCpp, |rec| {
-                Ok(run_cpp(rec, cpp::casebook_fragmentation_as_written_cpp)?)
-            }),
-            Variant::as_written("hard-form-cpp", Binding::CudaRuntimeCpp, |rec| {
-                Ok(run_cpp(rec, cpp::casebook_fragmentation_hard_form_cpp)?)
-            }),
+            Variant::cpp(
+                "as-written-cpp",
+                Role::AsWritten,
+                Expect::Records,
+                cpp::casebook_fragmentation_as_written_cpp,
+            )
+            .code_at("cpp/fragmentation.cu", "as_written"),
+            Variant::cpp(
+                "hard-form-cpp",
+                Role::AsWritten,
+                Expect::Records,
+                cpp::casebook_fragmentation_hard_form_cpp,
+            )
+            .code_at("cpp/fragmentation.cu", "hard_form"),
             Variant::broken(
                 "broken",
                 Binding::Cudarc,
                 Symptom::check_failed(SERVED),
                 broken::run,
-            ),
-            Variant::fixed("fixed", Binding::Cudarc, fixed::run),
+            )
+            .code("src/broken.rs"),
+            Variant::fixed("fixed", Binding::Cudarc, fixed::run)
+                .code("src/fixed.rs")
+                .also_differs(
+                    "the fix is another allocator, not a line: physical pages (cuMemCreate) \
+                     mapped into a fresh virtual range per block (cuMemAddressReserve, \
+                     cuMemMap), where `broken` carves one cuMemAlloc region by offset. The \
+                     workload (blocks kept, temporaries freed, the large request) is the same.",
+                ),
         ],
     }
 }
@@ -68,7 +96,7 @@ const CLAIMS: &[Claim] = &[
         seed: "004_dd8d91b458147886.txt",
         quote: "Although there is memory available, no contiguous block of the correct size is available.",
         judged_by: "as-written-cpp",
-        judge: |o: &Outcome| match o.flag("the large allocation succeeds") {
+        judge: |o: &Outcome| match o.flag(THE_LARGE_ALLOCATION_SUCCEEDS) {
             Some(true) => ClaimVerdict::Refuted,
             Some(false) => ClaimVerdict::Confirmed,
             None => ClaimVerdict::Undecided,
@@ -80,8 +108,7 @@ const CLAIMS: &[Claim] = &[
         quote: "This fragmentation effectively reduces the contiguous memory available for a single allocation, even if the \
                 total free space appears sufficient.",
         judged_by: "hard-form-cpp",
-        judge: |o: &Outcome| match o.flag("one block of 90% of the scattered free memory is served")
-        {
+        judge: |o: &Outcome| match o.flag(ONE_BLOCK_OF_90_OF_THE_SCATTERED_FREE_MEMORY_IS_SERVED) {
             Some(true) => ClaimVerdict::Refuted,
             Some(false) => ClaimVerdict::Confirmed,
             None => ClaimVerdict::Undecided,
@@ -95,7 +122,7 @@ const CLAIMS: &[Claim] = &[
         judged_by: "broken",
         // Gaps form inside a region carved by offsets; the hard form shows
         // cudaMalloc's own are no obstacle, hence "partly".
-        judge: |o: &Outcome| match o.flag("free bytes exceed the largest request the pool serves") {
+        judge: |o: &Outcome| match o.flag(FREE_BYTES_EXCEED_THE_LARGEST_REQUEST_THE_POOL_SERVES) {
             Some(true) => ClaimVerdict::Partly,
             Some(false) => ClaimVerdict::Refuted,
             None => ClaimVerdict::Undecided,
@@ -109,10 +136,7 @@ const CLAIMS: &[Claim] = &[
         judged_by: "broken",
         // Fragmentation: yes, in a sub-allocator. CUDA's own allocator: no,
         // it serves the same request outside the region.
-        judge: |o: &Outcome| match (
-            o.check(SERVED),
-            o.flag("cuMemAlloc serves the same request"),
-        ) {
+        judge: |o: &Outcome| match (o.check(SERVED), o.flag(CUMEMALLOC_SERVES_THE_SAME_REQUEST)) {
             (Some(false), Some(true)) => ClaimVerdict::Partly,
             (Some(false), Some(false)) => ClaimVerdict::Confirmed,
             (Some(true), _) => ClaimVerdict::Refuted,
@@ -146,35 +170,31 @@ pub(crate) fn workload(rec: &mut Recorder, pool: &mut dyn Pool) -> anyhow::Resul
         let Some(t) = t else { break };
         temporaries.push(t);
     }
-    rec.fact("kept blocks", kept.len());
-    rec.fact("temporaries", temporaries.len());
+    rec.fact(KEPT_BLOCKS, kept.len());
+    rec.fact(TEMPORARIES, temporaries.len());
     for (i, t) in temporaries.into_iter().enumerate() {
         rec.iteration("free a temporary", |rec| pool.free(rec, t));
-        rec.point("free_bytes", (i + 1) as f64, pool.free_bytes() as f64);
+        rec.point(FREE_BYTES_CURVE, (i + 1) as f64, pool.free_bytes() as f64);
         rec.point(
-            "largest_request_bytes",
+            LARGEST_REQUEST_BYTES,
             (i + 1) as f64,
             pool.largest_request() as f64,
         );
     }
     let (free, largest) = (pool.free_bytes(), pool.largest_request());
-    measure_bytes(rec, "free_bytes", free);
-    measure_bytes(rec, "largest_request", largest);
-    rec.measure(
-        "largest_over_free",
-        largest as f64 / free as f64,
-        Unit::Ratio,
-    );
+    measure_bytes(rec, FREE_BYTES_FIGURE, free);
+    measure_bytes(rec, LARGEST_REQUEST, largest);
+    rec.measure(LARGEST_OVER_FREE, largest as f64 / free as f64);
     rec.fact(
-        "free bytes in the region",
+        FREE_BYTES_IN_THE_REGION,
         format!("{} MiB of {}", free / MIB, REGION / MIB),
     );
     rec.fact(
-        "largest request the pool serves",
+        LARGEST_REQUEST_THE_POOL_SERVES,
         format!("{} MiB", largest / MIB),
     );
     rec.fact(
-        "free bytes exceed the largest request the pool serves",
+        FREE_BYTES_EXCEED_THE_LARGEST_REQUEST_THE_POOL_SERVES,
         free > largest,
     );
     let large = pool.alloc(rec, LARGE);
@@ -190,7 +210,7 @@ pub(crate) fn workload(rec: &mut Recorder, pool: &mut dyn Pool) -> anyhow::Resul
             cudarc::driver::result::memcpy_dtoh_sync(&mut tail, ptr + (LARGE - 16) as u64)
         })?;
         rec.check(
-            "the large block holds what was written",
+            THE_LARGE_BLOCK_HOLDS_WHAT_WAS_WRITTEN,
             usable && tail.iter().all(|&b| b == 0xab),
         );
         pool.free(rec, ptr);

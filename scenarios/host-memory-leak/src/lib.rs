@@ -4,24 +4,34 @@
 //! grows by about one call's buffers per call; the device's free memory does
 //! not move.
 
-use casebook_kernels::{cpp, run_cpp};
 use casebook_model::device::{self, measure_bytes};
 use casebook_model::{
-    Binding, Claim, ClaimVerdict, Outcome, Recorder, Requirement, Scenario, Symptom, Unit, Variant,
+    Binding, Claim, ClaimVerdict, Expect, Outcome, Recorder, Requirement, Role, Scenario, Symptom,
+    Variant,
 };
 use cudarc::driver::CudaContext;
 
 mod broken;
 mod fixed;
 
+pub mod names {
+    use casebook_model::vocabulary;
+    include!("names.rs");
+}
+pub use names::*;
+
+mod cpp {
+    use casebook_model::CRecorder;
+    unsafe extern "C" {
+        pub fn casebook_host_memory_leak_broken_cpp(rec: *const CRecorder) -> i32;
+        pub fn casebook_host_memory_leak_fixed_cpp(rec: *const CRecorder) -> i32;
+    }
+}
+
 pub const CALLS: usize = 64;
 /// Each call's host input: the article's 1M floats.
 pub const FLOATS: usize = 1 << 20;
 pub const TOLERANCE: usize = 64 << 20;
-
-pub(crate) const BACK: &str = "host memory returns to its baseline";
-pub(crate) const DEVICE_MOVED: &str = "device free memory changes with the host leak";
-pub(crate) const PER_CALL: &str = "resident memory lost per call";
 
 pub fn scenario() -> Scenario {
     Scenario {
@@ -38,17 +48,23 @@ pub fn scenario() -> Scenario {
                 Binding::Cudarc,
                 Symptom::check_failed(BACK),
                 broken::run,
-            ),
-            Variant::fixed("fixed", Binding::Cudarc, fixed::run),
-            Variant::broken(
+            )
+            .code("src/broken.rs"),
+            Variant::fixed("fixed", Binding::Cudarc, fixed::run).code("src/fixed.rs"),
+            Variant::cpp(
                 "broken-cpp",
-                Binding::CudaRuntimeCpp,
-                Symptom::check_failed(BACK),
-                |rec| Ok(run_cpp(rec, cpp::casebook_host_memory_leak_broken_cpp)?),
-            ),
-            Variant::fixed("fixed-cpp", Binding::CudaRuntimeCpp, |rec| {
-                Ok(run_cpp(rec, cpp::casebook_host_memory_leak_fixed_cpp)?)
-            }),
+                Role::Broken,
+                Expect::Fails(Symptom::check_failed(BACK)),
+                cpp::casebook_host_memory_leak_broken_cpp,
+            )
+            .code("cpp/host_memory_leak.cu"),
+            Variant::cpp(
+                "fixed-cpp",
+                Role::Fixed,
+                Expect::Clean,
+                cpp::casebook_host_memory_leak_fixed_cpp,
+            )
+            .code("cpp/host_memory_leak.cu"),
         ],
     }
 }
@@ -93,17 +109,17 @@ pub(crate) fn drive(
     let device_before = device::free_bytes(rec, &ctx)?;
     for i in 0..CALLS {
         rec.iteration("model call", |rec| call(rec, &ctx))?;
-        rec.point("resident_bytes", (i + 1) as f64, resident_bytes() as f64);
+        rec.point(RESIDENT_BYTES, (i + 1) as f64, resident_bytes() as f64);
     }
     let host_after = resident_bytes();
     let device_after = device::free_bytes(rec, &ctx)?;
-    measure_bytes(rec, "resident_before", host_before);
-    measure_bytes(rec, "resident_after", host_after);
-    measure_bytes(rec, "device_free_before", device_before);
-    measure_bytes(rec, "device_free_after", device_after);
+    measure_bytes(rec, RESIDENT_BEFORE, host_before);
+    measure_bytes(rec, RESIDENT_AFTER, host_after);
+    measure_bytes(rec, DEVICE_FREE_BEFORE, device_before);
+    measure_bytes(rec, DEVICE_FREE_AFTER, device_after);
     let grown = host_after.saturating_sub(host_before);
     let per_call = grown as f64 / CALLS as f64;
-    rec.measure("resident_growth_per_call", per_call, Unit::Bytes);
+    rec.measure(RESIDENT_GROWTH_PER_CALL, per_call);
     let one_call = (2 * FLOATS * 4) as f64; // the host buffer and the pinned one
     rec.fact(
         PER_CALL,

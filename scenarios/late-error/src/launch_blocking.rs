@@ -4,8 +4,8 @@
 
 use std::time::Duration;
 
-use casebook_harness::worker;
 use casebook_model::Recorder;
+use casebook_runtime::worker;
 
 use crate::{AT_LAUNCH, FIRST};
 

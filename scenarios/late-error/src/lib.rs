@@ -19,9 +19,13 @@ mod broken;
 mod fixed;
 mod launch_blocking;
 
+pub mod names {
+    use casebook_model::vocabulary;
+    include!("names.rs");
+}
+pub use names::*;
+
 pub const SPIN_NS: u64 = 50_000_000;
-pub(crate) const AT_LAUNCH: &str = "the fault is reported at the launch that caused it";
-pub(crate) const FIRST: &str = "first call to report the fault";
 pub(crate) const LAUNCH: &str = "cuLaunchKernel spin_then_fault (the culprit)";
 pub(crate) const CHECK: &str = "cuCtxSynchronize right after the launch";
 
@@ -43,15 +47,17 @@ pub fn scenario() -> Scenario {
                 Binding::Cudarc,
                 Symptom::check_failed(AT_LAUNCH),
                 broken::run,
-            ),
-            Variant::fixed("fixed", Binding::Cudarc, fixed::run),
+            )
+            .code("src/broken.rs"),
+            Variant::fixed("fixed", Binding::Cudarc, fixed::run).code("src/fixed.rs"),
             Variant::new(
                 "launch-blocking",
                 Role::Contrast,
                 Binding::Cudarc,
                 Expect::Records,
                 launch_blocking::run,
-            ),
+            )
+            .code("src/launch_blocking.rs"),
         ],
     }
 }

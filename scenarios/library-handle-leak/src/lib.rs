@@ -8,7 +8,7 @@
 
 use casebook_model::device::{self, PAGE, measure_bytes};
 use casebook_model::{
-    Binding, Claim, ClaimVerdict, Outcome, Recorder, Requirement, Scenario, Symptom, Unit, Variant,
+    Binding, Claim, ClaimVerdict, Outcome, Recorder, Requirement, Scenario, Symptom, Variant,
 };
 use cudarc::cublas::{result as blas, sys as blas_sys};
 use cudarc::driver::{CudaContext, result};
@@ -16,6 +16,12 @@ use std::sync::Arc;
 
 mod broken;
 mod fixed;
+
+pub mod names {
+    use casebook_model::vocabulary;
+    include!("names.rs");
+}
+pub use names::*;
 
 pub const LEFT_FREE: usize = 2 << 30;
 pub const MAX_CALLS: usize = 4000;
@@ -36,9 +42,6 @@ pub(crate) fn fixed_calls(rec: &mut Recorder) -> usize {
 /// The GEMM of each call: N×N floats.
 pub const N: i32 = 256;
 pub const TOLERANCE: usize = 64 << 20;
-
-pub(crate) const EVERY_CALL: &str = "every call succeeds";
-pub(crate) const STABLE: &str = "free memory stays where the first call left it";
 
 pub fn scenario() -> Scenario {
     Scenario {
@@ -61,8 +64,9 @@ pub fn scenario() -> Scenario {
                 Symptom::check_failed(EVERY_CALL),
                 broken::run,
             )
+            .code("src/broken.rs")
             .timeout(std::time::Duration::from_secs(240)),
-            Variant::fixed("fixed", Binding::Cudarc, fixed::run),
+            Variant::fixed("fixed", Binding::Cudarc, fixed::run).code("src/fixed.rs"),
         ],
     }
 }
@@ -74,7 +78,7 @@ const CLAIMS: &[Claim] = &[Claim {
             within complex CUDA applications if memory allocation and deallocation aren't carefully paired \
             within every function.",
     judged_by: "broken",
-    judge: |o: &Outcome| match (o.check(EVERY_CALL), o.measure("bytes_per_handle")) {
+    judge: |o: &Outcome| match (o.check(EVERY_CALL), o.measure(BYTES_PER_HANDLE)) {
         (Some(false), Some(b)) if b > 0.0 => ClaimVerdict::Confirmed,
         (Some(false), _) => ClaimVerdict::Partly,
         (Some(true), _) => ClaimVerdict::Refuted,
@@ -122,7 +126,7 @@ pub(crate) fn setup(rec: &mut Recorder) -> anyhow::Result<Gemm> {
     let weights = rec.step("cuMemAlloc (the model's weights)", unsafe {
         result::malloc_sync(ballast)
     })?;
-    rec.fact("free memory left for the calls", "2 GiB");
+    rec.fact(FREE_MEMORY_LEFT_FOR_THE_CALLS, "2 GiB");
     Ok(Gemm {
         ctx,
         a,
@@ -161,11 +165,11 @@ pub(crate) fn gemm(
 }
 
 pub(crate) fn record_series(rec: &mut Recorder, frees: &[usize]) {
-    rec.measure("calls_completed", frees.len() as f64, Unit::Count);
+    rec.measure(CALLS_COMPLETED, frees.len() as f64);
     if let [first, second, ..] = frees[..] {
-        measure_bytes(rec, "bytes_per_handle", first.saturating_sub(second));
+        measure_bytes(rec, BYTES_PER_HANDLE, first.saturating_sub(second));
     }
     for (i, free) in frees.iter().enumerate() {
-        rec.point("free_bytes", (i + 1) as f64, *free as f64);
+        rec.point(FREE_BYTES, (i + 1) as f64, *free as f64);
     }
 }

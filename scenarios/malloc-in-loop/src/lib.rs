@@ -8,13 +8,24 @@
 //! CPU; the fixed forms time the broken loop in the same process and must be
 //! at least 10× faster. The speed-up itself is in the JSON report.
 
-use casebook_kernels::{cpp, run_cpp};
 use casebook_model::{
-    Binding, Claim, ClaimVerdict, Expect, Outcome, Requirement, Role, Scenario, Symptom, Variant,
+    Claim, ClaimVerdict, Expect, Outcome, Requirement, Role, Scenario, Symptom, Variant,
 };
 
-const WAITS: &str = "the hot loop never waits for the device";
-const FLOOR: &str = "at least 10x faster than allocating in the loop";
+pub mod names {
+    use casebook_model::vocabulary;
+    include!("names.rs");
+}
+pub use names::*;
+
+mod cpp {
+    use casebook_model::CRecorder;
+    unsafe extern "C" {
+        pub fn casebook_malloc_in_loop_broken_cpp(rec: *const CRecorder) -> i32;
+        pub fn casebook_malloc_in_loop_fixed_cpp(rec: *const CRecorder) -> i32;
+        pub fn casebook_malloc_in_loop_pool_cpp(rec: *const CRecorder) -> i32;
+    }
+}
 
 pub fn scenario() -> Scenario {
     Scenario {
@@ -27,29 +38,34 @@ pub fn scenario() -> Scenario {
         requires: &[Requirement::Gpu, Requirement::ExclusiveGpu],
         claims: CLAIMS,
         variants: vec![
-            Variant::broken(
+            Variant::cpp(
                 "broken-cpp",
-                Binding::CudaRuntimeCpp,
-                Symptom::check_failed(WAITS),
-                |rec| Ok(run_cpp(rec, cpp::casebook_malloc_in_loop_broken_cpp)?),
-            ),
-            Variant::fixed("fixed-cpp", Binding::CudaRuntimeCpp, |rec| {
-                Ok(run_cpp(rec, cpp::casebook_malloc_in_loop_fixed_cpp)?)
-            }),
-            Variant::new(
+                Role::Broken,
+                Expect::Fails(Symptom::check_failed(WAITS)),
+                cpp::casebook_malloc_in_loop_broken_cpp,
+            )
+            .code_at("cpp/malloc_in_loop.cu", "broken"),
+            Variant::cpp(
+                "fixed-cpp",
+                Role::Fixed,
+                Expect::Clean,
+                cpp::casebook_malloc_in_loop_fixed_cpp,
+            )
+            .code_at("cpp/malloc_in_loop.cu", "fixed"),
+            Variant::cpp(
                 "pool-cpp",
                 Role::Fixed,
-                Binding::CudaRuntimeCpp,
                 Expect::Clean,
-                |rec| Ok(run_cpp(rec, cpp::casebook_malloc_in_loop_pool_cpp)?),
-            ),
+                cpp::casebook_malloc_in_loop_pool_cpp,
+            )
+            .code_at("cpp/malloc_in_loop.cu", "pool"),
         ],
     }
 }
 
 /// Confirmed when the fix is at least 10× faster with the same result.
 fn faster(o: &Outcome) -> ClaimVerdict {
-    match (o.check(FLOOR), o.check("output equals the CPU's")) {
+    match (o.check(FLOOR), o.check(OUTPUT_EQUALS_THE_CPU_S)) {
         (Some(true), Some(true)) => ClaimVerdict::Confirmed,
         (Some(false), Some(true)) => ClaimVerdict::Partly,
         _ => ClaimVerdict::Undecided,

@@ -6,6 +6,7 @@ use casebook_model::Recorder;
 use cudarc::driver::{LaunchConfig, PushKernelArg, result};
 
 use crate::Model;
+use crate::names::*;
 
 pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
     crate::drive(rec, model_call)
@@ -27,7 +28,7 @@ fn model_call(rec: &mut Recorder, m: &Model) -> anyhow::Result<()> {
     rec.step("cuMemcpyDtoH", unsafe {
         result::memcpy_dtoh_sync(&mut output, buf)
     })?;
-    rec.check("model output is right", output == m.expected);
+    rec.check(MODEL_OUTPUT_IS_RIGHT, output == m.expected);
     // BUG: `buf` is never freed. It stays allocated until the process ends.
     Ok(())
 }

@@ -6,6 +6,7 @@ use casebook_model::Recorder;
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 
 use crate::Model;
+use crate::names::*;
 
 pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
     crate::drive(rec, model_call)
@@ -32,7 +33,7 @@ fn model_call(rec: &mut Recorder, m: &Model) -> anyhow::Result<()> {
         m.stream
             .memcpy_dtoh(&buf.slice(..m.input.len()), &mut output),
     )?;
-    rec.check("model output is right", output == m.expected);
+    rec.check(MODEL_OUTPUT_IS_RIGHT, output == m.expected);
     // FIX: `buf` is dropped here, which frees it (cuMemFreeAsync on its stream).
     Ok(())
 }

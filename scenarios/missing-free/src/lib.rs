@@ -4,16 +4,30 @@
 
 use std::sync::Arc;
 
-use casebook_kernels::{cpp, fatbin, run_cpp};
+use casebook_kernels::fatbin;
 use casebook_model::device::{self, PAGE};
 use casebook_model::{
     Binding, Claim, ClaimVerdict, Expect, Outcome, Recorder, Requirement, Role, Scenario, Symptom,
-    Unit, Variant,
+    Variant,
 };
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream};
 
 mod broken;
 mod fixed;
+
+pub mod names {
+    use casebook_model::vocabulary;
+    include!("names.rs");
+}
+pub use names::*;
+
+mod cpp {
+    use casebook_model::CRecorder;
+    unsafe extern "C" {
+        pub fn casebook_missing_free_broken_cpp(rec: *const CRecorder) -> i32;
+        pub fn casebook_missing_free_fixed_cpp(rec: *const CRecorder) -> i32;
+    }
+}
 
 /// Each call's buffer is this fraction of the free memory, so the leak fills
 /// any GPU in about this many calls.
@@ -25,12 +39,8 @@ pub const SAMPLE: usize = 1 << 20;
 /// How far free memory may end from its baseline and still count as back.
 pub const TOLERANCE: usize = 64 << 20;
 
-/// The binary that serves the cust variants.
-const CUST: &str = "casebook-cust";
 pub const OOM: &str = "CUDA_ERROR_OUT_OF_MEMORY";
 const OOM_CPP: &str = "cudaErrorMemoryAllocation";
-pub const FAILED_AFTER_FILL: &str = "failed after about free/leak calls";
-const SECOND_CALL_OK: &str = "second call at the article's size succeeds";
 
 pub fn scenario() -> Scenario {
     Scenario {
@@ -51,37 +61,65 @@ pub fn scenario() -> Scenario {
                 Binding::Cudarc,
                 Symptom::cuda_error(OOM),
                 broken::run,
+            )
+            .code("src/broken.rs")
+            .states(
+                "A raw cuMemAlloc that is never freed leaks until cuMemAlloc fails.",
+                |o| o.first_error_is("CUDA_ERROR_OUT_OF_MEMORY"),
+                Outcome::first_error_text,
             ),
-            Variant::fixed("fixed", Binding::Cudarc, fixed::run),
-            Variant::broken(
+            Variant::fixed("fixed", Binding::Cudarc, fixed::run)
+                .code("src/fixed.rs")
+                .also_differs(
+                    "its buffer is a cudarc `CudaSlice`, so it comes from the stream-ordered \
+                     pool (cuMemAllocAsync) and its copies run asynchronously on the model's \
+                     stream, where `broken` calls cuMemAlloc and copies synchronously. The safe \
+                     layer is what frees it on every path; the C++ pair differs by the \
+                     `cudaFree` alone.",
+                ),
+            Variant::cpp(
                 "broken-cpp",
-                Binding::CudaRuntimeCpp,
-                Symptom::cuda_error(OOM_CPP),
-                |rec| Ok(run_cpp(rec, cpp::casebook_missing_free_broken_cpp)?),
-            ),
-            Variant::fixed("fixed-cpp", Binding::CudaRuntimeCpp, |rec| {
-                Ok(run_cpp(rec, cpp::casebook_missing_free_fixed_cpp)?)
-            }),
-            Variant::external(
+                Role::Broken,
+                Expect::Fails(Symptom::cuda_error(OOM_CPP)),
+                cpp::casebook_missing_free_broken_cpp,
+            )
+            .code_at("cpp/missing_free.cu", "broken"),
+            Variant::cpp(
+                "fixed-cpp",
+                Role::Fixed,
+                Expect::Clean,
+                cpp::casebook_missing_free_fixed_cpp,
+            )
+            .code_at("cpp/missing_free.cu", "fixed"),
+            Variant::cust(
                 "broken-cust",
                 Role::Broken,
-                Binding::Cust,
                 Expect::Fails(Symptom::cuda_error(OOM)),
-                CUST,
+            )
+            .code_at("cust.rs", "broken")
+            .states(
+                "A DeviceBuffer kept beyond its call (a cache that nothing evicts) leaks exactly as much.",
+                |o| o.first_error_is("CUDA_ERROR_OUT_OF_MEMORY"),
+                Outcome::first_error_text,
             ),
-            Variant::external(
-                "fixed-cust",
-                Role::Fixed,
-                Binding::Cust,
-                Expect::Clean,
-                CUST,
+            Variant::cust("fixed-cust", Role::Fixed, Expect::Clean).code_at("cust.rs", "fixed")
+            .states(
+                "A DeviceBuffer that goes out of scope is freed by its Drop: the missing free cannot be written.",
+                |o| o.check(FREE_MEMORY_RETURNS_TO_ITS_BASELINE),
+                |o| o.measure_text(CALLS_COMPLETED, " calls"),
             ),
-            Variant::external(
-                "drop-after-fault-cust",
-                Role::Contrast,
-                Binding::Cust,
-                Expect::Records,
-                CUST,
+            Variant::cust("drop-after-fault-cust", Role::Contrast, Expect::Records)
+                .code_at("cust.rs", "drop_after_fault")
+            .states(
+                "After a kernel fault, cuMemFree fails; DeviceBuffer's Drop throws that error away, DeviceBuffer::drop returns it.",
+                |o| o.flag(CUMEMFREE_FAILS_AFTER_THE_FAULT),
+                |o| {
+                    o.steps
+                        .iter()
+                        .find(|s| s.call.starts_with("DeviceBuffer::drop"))
+                        .map(|s| format!("{} → {}", s.call, s.result))
+                        .unwrap_or_else(|| "DeviceBuffer::drop not recorded".to_owned())
+                },
             ),
         ],
     }
@@ -164,12 +202,9 @@ pub(crate) fn drive(
     let scale = device::kernel(rec, &ctx, fatbin::SCALE, "scale")?;
     let baseline = device::free_bytes(rec, &ctx)?;
     let bytes = baseline / CALLS_TO_FILL / PAGE * PAGE;
-    device::measure_bytes(rec, "free_before", baseline);
-    device::measure_bytes(rec, "bytes_per_call", bytes);
-    rec.fact(
-        "buffer per call",
-        format!("1/{CALLS_TO_FILL} of free memory"),
-    );
+    device::measure_bytes(rec, FREE_BEFORE, baseline);
+    device::measure_bytes(rec, BYTES_PER_CALL, bytes);
+    rec.fact(BUFFER_PER_CALL, format!("1/{CALLS_TO_FILL} of free memory"));
     let input: Vec<f32> = (0..SAMPLE).map(|i| i as f32).collect();
     let expected = input.iter().map(|x| 2.0 * x).collect();
     let model = Model {
@@ -187,7 +222,7 @@ pub(crate) fn drive(
         let call = rec.iteration("model call", |rec| {
             model_call(rec, &model)?;
             let free = device::free_bytes(rec, &model.ctx)?;
-            rec.point("free_bytes", (completed + 1) as f64, free as f64);
+            rec.point(FREE_BYTES, (completed + 1) as f64, free as f64);
             anyhow::Ok(())
         });
         if let Err(e) = call {
@@ -196,16 +231,16 @@ pub(crate) fn drive(
         }
         completed += 1;
     }
-    rec.measure("calls_completed", completed as f64, Unit::Count);
+    rec.measure(CALLS_COMPLETED, completed as f64);
     if let Some(e) = failure {
         rec.fact(FAILED_AFTER_FILL, completed.abs_diff(baseline / bytes) <= 2);
         return Err(e);
     }
     rec.step("cuCtxSynchronize", model.ctx.synchronize())?;
     let after = device::free_bytes(rec, &model.ctx)?;
-    device::measure_bytes(rec, "free_after", after);
+    device::measure_bytes(rec, FREE_AFTER, after);
     rec.check(
-        "free memory returns to its baseline",
+        FREE_MEMORY_RETURNS_TO_ITS_BASELINE,
         after + TOLERANCE >= baseline,
     );
     Ok(())

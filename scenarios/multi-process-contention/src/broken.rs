@@ -1,8 +1,8 @@
 //! Each process plans on 90% of the free memory it saw at start, as if the
 //! GPU were its own.
 
-use casebook_harness::worker;
 use casebook_model::Recorder;
+use casebook_runtime::worker;
 
 // ANCHOR: plan
 fn plan(free_seen: usize) -> usize {

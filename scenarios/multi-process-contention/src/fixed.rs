@@ -1,8 +1,8 @@
 //! The processes share a plan: each takes its share of 90% of the free
 //! memory, so together they fit.
 
-use casebook_harness::worker;
 use casebook_model::Recorder;
+use casebook_runtime::worker;
 
 use crate::WORKERS;
 

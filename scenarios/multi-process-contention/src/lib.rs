@@ -9,21 +9,25 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use casebook_harness::worker;
 use casebook_model::device::{self, PAGE, measure_bytes};
 use casebook_model::{
     Binding, Claim, ClaimVerdict, Outcome, Recorder, Requirement, Scenario, Symptom, Termination,
-    Unit, Variant,
+    Variant,
 };
+use casebook_runtime::worker;
 use cudarc::driver::result;
 
 mod broken;
 mod fixed;
 
+pub mod names {
+    use casebook_model::vocabulary;
+    include!("names.rs");
+}
+pub use names::*;
+
 pub const WORKERS: usize = 2;
 const BARRIER_ENV: &str = "CASEBOOK_BARRIER";
-pub(crate) const BOTH: &str = "every process completes";
-pub(crate) const ALLOCATED: &str = "its allocation succeeded";
 
 pub fn scenario() -> Scenario {
     Scenario {
@@ -44,8 +48,9 @@ pub fn scenario() -> Scenario {
                 Binding::Cudarc,
                 Symptom::check_failed(BOTH),
                 broken::run,
-            ),
-            Variant::fixed("fixed", Binding::Cudarc, fixed::run),
+            )
+            .code("src/broken.rs"),
+            Variant::fixed("fixed", Binding::Cudarc, fixed::run).code("src/fixed.rs"),
         ],
     }
 }
@@ -113,10 +118,10 @@ pub(crate) fn parent(rec: &mut Recorder) -> anyhow::Result<()> {
         completed +=
             usize::from(o.termination == Termination::Completed && o.symptoms().is_empty());
         for (key, m) in &o.measures {
-            rec.measure(&format!("process {} {key}", i + 1), m.value, m.unit);
+            rec.measure_named(&format!("process {} {key}", i + 1), m.value, m.unit);
         }
     }
-    rec.measure("processes_completed", completed as f64, Unit::Count);
+    rec.measure(PROCESSES_COMPLETED, completed as f64);
     rec.check(BOTH, completed == WORKERS);
     Ok(())
 }
@@ -128,12 +133,12 @@ pub(crate) fn work(rec: &mut Recorder, role: &str, plan: fn(usize) -> usize) -> 
     let ctx = device::context(rec)?;
     let total = ctx.total_mem()?;
     let seen = device::free_bytes(rec, &ctx)?;
-    measure_bytes(rec, "free_seen_at_start", seen);
-    measure_bytes(rec, "total", total);
-    measure_bytes(rec, "used_when_started", total - seen);
+    measure_bytes(rec, FREE_SEEN_AT_START, seen);
+    measure_bytes(rec, TOTAL, total);
+    measure_bytes(rec, USED_WHEN_STARTED, total - seen);
     arrive(&barrier, role, "read")?;
     let bytes = plan(seen) / PAGE * PAGE;
-    measure_bytes(rec, "planned_bytes", bytes);
+    measure_bytes(rec, PLANNED_BYTES, bytes);
     let buf = rec.step("cuMemAlloc (planned from free memory)", unsafe {
         result::malloc_sync(bytes)
     });

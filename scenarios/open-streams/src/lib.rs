@@ -7,12 +7,23 @@
 //! non-blocking stream's running work does not. The fix finishes its work and
 //! destroys its stream before the call returns.
 
-use casebook_kernels::{cpp, run_cpp};
 use casebook_model::{
-    Binding, Claim, ClaimVerdict, Outcome, Requirement, Scenario, Symptom, Variant,
+    Claim, ClaimVerdict, Expect, Outcome, Requirement, Role, Scenario, Symptom, Variant,
 };
 
-const NO_WAIT: &str = "the next call does not wait for the previous call's work";
+pub mod names {
+    use casebook_model::vocabulary;
+    include!("names.rs");
+}
+pub use names::*;
+
+mod cpp {
+    use casebook_model::CRecorder;
+    unsafe extern "C" {
+        pub fn casebook_open_streams_broken_cpp(rec: *const CRecorder) -> i32;
+        pub fn casebook_open_streams_fixed_cpp(rec: *const CRecorder) -> i32;
+    }
+}
 
 pub fn scenario() -> Scenario {
     Scenario {
@@ -26,15 +37,20 @@ pub fn scenario() -> Scenario {
         requires: &[Requirement::Gpu],
         claims: CLAIMS,
         variants: vec![
-            Variant::broken(
+            Variant::cpp(
                 "broken-cpp",
-                Binding::CudaRuntimeCpp,
-                Symptom::check_failed(NO_WAIT),
-                |rec| Ok(run_cpp(rec, cpp::casebook_open_streams_broken_cpp)?),
-            ),
-            Variant::fixed("fixed-cpp", Binding::CudaRuntimeCpp, |rec| {
-                Ok(run_cpp(rec, cpp::casebook_open_streams_fixed_cpp)?)
-            }),
+                Role::Broken,
+                Expect::Fails(Symptom::check_failed(NO_WAIT)),
+                cpp::casebook_open_streams_broken_cpp,
+            )
+            .code_at("cpp/open_streams.cu", "broken"),
+            Variant::cpp(
+                "fixed-cpp",
+                Role::Fixed,
+                Expect::Clean,
+                cpp::casebook_open_streams_fixed_cpp,
+            )
+            .code_at("cpp/open_streams.cu", "fixed"),
         ],
     }
 }
@@ -47,8 +63,8 @@ const CLAIMS: &[Claim] = &[Claim {
     // Interference by open streams as such (idle ones) or only through work
     // they still hold.
     judge: |o: &Outcome| match (
-        o.flag("idle open streams delay the next call"),
-        o.flag("a blocking stream with unfinished work delays the next call"),
+        o.flag(IDLE_OPEN_STREAMS_DELAY_THE_NEXT_CALL),
+        o.flag(A_BLOCKING_STREAM_WITH_UNFINISHED_WORK_DELAYS_THE_NEXT_CALL),
     ) {
         (Some(true), Some(true)) => ClaimVerdict::Confirmed,
         (Some(false), Some(true)) => ClaimVerdict::Partly,

@@ -2,13 +2,11 @@
 //! without freeing anything; another is killed with SIGKILL while it holds
 //! 4 GiB. After each, the parent watches the free memory.
 
-use casebook_harness::worker;
 use casebook_model::Recorder;
+use casebook_runtime::worker;
 
+use crate::names::*;
 use crate::{MODE_ENV, Watch, serve};
-
-pub(crate) const AFTER_EXIT: &str = "memory returns after the process exits without freeing";
-pub(crate) const AFTER_KILL: &str = "memory returns after the process is killed with SIGKILL";
 
 pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
     if let Some(role) = worker::role() {
@@ -20,14 +18,14 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
     let mut leaver = leaver.env(MODE_ENV, "exit").spawn()?;
     watch.wait_held()?;
     leaver.wait()?;
-    let back = watch.back(rec, "free_after_exit")?;
+    let back = watch.back(rec, FREE_AFTER_EXIT)?;
     rec.fact(AFTER_EXIT, back);
 
     let mut holder = watch.command("holder")?.spawn()?;
     watch.wait_held()?;
     holder.kill()?; // SIGKILL
     holder.wait()?;
-    let back = watch.back(rec, "free_after_kill")?;
+    let back = watch.back(rec, FREE_AFTER_KILL)?;
     rec.fact(AFTER_KILL, back);
     Ok(())
 }

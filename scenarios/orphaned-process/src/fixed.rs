@@ -3,9 +3,10 @@
 
 use std::os::unix::process::CommandExt;
 
-use casebook_harness::worker;
 use casebook_model::Recorder;
+use casebook_runtime::worker;
 
+use crate::names::*;
 use crate::{RETURNS, Watch, alive, kill_and_wait_gone, nvidia_smi_lists, serve};
 
 pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
@@ -20,9 +21,9 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
     unsafe { libc::killpg(loader.id() as libc::pid_t, libc::SIGKILL) }; // FIX: the whole group
     loader.wait()?;
     // ANCHOR_END: kill
-    let back = watch.back(rec, "free_after_the_worker_is_killed")?;
+    let back = watch.back(rec, FREE_AFTER_WORKER_KILLED)?;
     rec.check(RETURNS, back);
-    rec.fact("the holder outlives the worker", alive(holder));
+    rec.fact(THE_HOLDER_OUTLIVES_THE_WORKER, alive(holder));
     nvidia_smi_lists(rec, holder);
     kill_and_wait_gone(holder); // nothing left to kill, if the fix works
     Ok(())

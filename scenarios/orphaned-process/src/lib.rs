@@ -11,18 +11,24 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use casebook_harness::worker;
 use casebook_model::device::{self, measure_bytes};
 use casebook_model::{
-    Binding, Claim, ClaimVerdict, Expect, Outcome, Recorder, Requirement, Role, Scenario, Symptom,
-    Variant,
+    Binding, Claim, ClaimVerdict, Expect, MeasureName, Outcome, Recorder, Requirement, Role,
+    Scenario, Symptom, Variant,
 };
+use casebook_runtime::worker;
 use cudarc::driver::CudaContext;
 use std::sync::Arc;
 
 mod broken;
 mod exit_and_kill;
 mod fixed;
+
+pub mod names {
+    use casebook_model::vocabulary;
+    include!("names.rs");
+}
+pub use names::*;
 
 /// What a holder allocates.
 pub const HELD: usize = 4 << 30;
@@ -32,7 +38,6 @@ const TOLERANCE: usize = 64 << 20;
 const SETTLE: Duration = Duration::from_secs(3);
 const DIR_ENV: &str = "CASEBOOK_ORPHAN_DIR";
 const MODE_ENV: &str = "CASEBOOK_HOLDER_MODE";
-pub(crate) const RETURNS: &str = "memory returns when the worker is killed";
 
 pub fn scenario() -> Scenario {
     Scenario {
@@ -51,24 +56,23 @@ pub fn scenario() -> Scenario {
                 Binding::Cudarc,
                 Expect::Records,
                 exit_and_kill::run,
-            ),
+            )
+            .code("src/exit_and_kill.rs"),
             Variant::broken(
                 "broken",
                 Binding::Cudarc,
                 Symptom::check_failed(RETURNS),
                 broken::run,
-            ),
-            Variant::fixed("fixed", Binding::Cudarc, fixed::run),
+            )
+            .code("src/broken.rs"),
+            Variant::fixed("fixed", Binding::Cudarc, fixed::run).code("src/fixed.rs"),
         ],
     }
 }
 
 /// Refuted when the memory came back both after an exit and after a kill.
 fn back_after_exit_and_kill(o: &Outcome) -> ClaimVerdict {
-    match (
-        o.flag(exit_and_kill::AFTER_EXIT),
-        o.flag(exit_and_kill::AFTER_KILL),
-    ) {
+    match (o.flag(AFTER_EXIT), o.flag(AFTER_KILL)) {
         (Some(true), Some(true)) => ClaimVerdict::Refuted,
         (Some(false), _) | (_, Some(false)) => ClaimVerdict::Confirmed,
         _ => ClaimVerdict::Undecided,
@@ -91,7 +95,7 @@ const CLAIMS: &[Claim] = &[
         judged_by: "broken",
         // The memory "nobody" held was held by a live process, named by
         // nvidia-smi where it can see the process, and freed by killing it.
-        judge: |o: &Outcome| match (o.check(RETURNS), o.flag(broken::BACK_AFTER_HOLDER)) {
+        judge: |o: &Outcome| match (o.check(RETURNS), o.flag(BACK_AFTER_HOLDER)) {
             (Some(false), Some(true)) => ClaimVerdict::Refuted,
             (Some(false), Some(false)) => ClaimVerdict::Confirmed,
             _ => ClaimVerdict::Undecided,
@@ -110,7 +114,7 @@ impl Watch {
     pub fn new(rec: &mut Recorder) -> anyhow::Result<Self> {
         let ctx = device::context(rec)?;
         let baseline = device::free_bytes(rec, &ctx)?;
-        measure_bytes(rec, "free_at_start", baseline);
+        measure_bytes(rec, FREE_AT_START, baseline);
         let dir = std::env::temp_dir().join(format!("casebook-orphan-{}", std::process::id()));
         std::fs::create_dir_all(&dir)?;
         Ok(Watch { ctx, baseline, dir })
@@ -141,7 +145,7 @@ impl Watch {
 
     /// Whether free memory comes back to the baseline within [`SETTLE`];
     /// records the free memory it saw last under `key`.
-    pub fn back(&self, rec: &mut Recorder, key: &str) -> anyhow::Result<bool> {
+    pub fn back(&self, rec: &mut Recorder, key: MeasureName) -> anyhow::Result<bool> {
         let deadline = Instant::now() + SETTLE;
         while self.ctx.mem_get_info()?.0 + TOLERANCE < self.baseline && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(20));
@@ -210,7 +214,7 @@ pub(crate) fn nvidia_smi_lists(rec: &mut Recorder, pid: u32) -> Option<bool> {
         .lines()
         .filter_map(|l| l.split(',').next())
         .any(|p| p.trim() == pid.to_string());
-    rec.fact("nvidia-smi --query-compute-apps lists the holder", listed);
+    rec.fact(NVIDIA_SMI_QUERY_COMPUTE_APPS_LISTS_THE_HOLDER, listed);
     Some(listed)
 }
 

@@ -1,10 +1,11 @@
 //! Ask how much is free, allocate one tile that fits (half of it), and
 //! stream the batch through it. The output equals the CPU's.
 
+use casebook_model::Recorder;
 use casebook_model::device::{self, PAGE, measure_bytes};
-use casebook_model::{Recorder, Unit};
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 
+use crate::names::*;
 use crate::{MATCHES, setup};
 
 // ANCHOR: run
@@ -12,7 +13,7 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
     let s = setup(rec)?;
     let free = device::free_bytes(rec, &s.ctx)?; // FIX: ask first
     let tile = (free / 2 / PAGE * PAGE).min(s.input.len() * 4) / 4;
-    measure_bytes(rec, "tile_bytes", tile * 4);
+    measure_bytes(rec, TILE_BYTES, tile * 4);
     let mut buf = rec.step("cuMemAllocAsync (one tile)", unsafe {
         s.stream.alloc::<f32>(tile)
     })?;
@@ -36,8 +37,8 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
         })?;
         tiles += 1;
     }
-    rec.measure("tiles", tiles as f64, Unit::Count);
-    rec.fact("tiles", tiles);
+    rec.measure(TILES_COUNT, tiles as f64);
+    rec.fact(TILES, tiles);
     let right = s.input.iter().zip(&output).all(|(x, y)| *y == 2.0 * x);
     rec.check(MATCHES, right);
     drop(buf);

@@ -8,15 +8,31 @@
 
 use std::sync::Arc;
 
-use casebook_kernels::{cpp, fatbin, run_cpp};
+use casebook_kernels::fatbin;
 use casebook_model::device::{self, PAGE, measure_bytes};
 use casebook_model::{
-    Binding, Claim, ClaimVerdict, Outcome, Recorder, Requirement, Scenario, Symptom, Variant,
+    Binding, Claim, ClaimVerdict, Expect, Outcome, Recorder, Requirement, Role, Scenario, Symptom,
+    Variant,
 };
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream, result};
 
 mod broken;
 mod fixed;
+
+pub mod names {
+    use casebook_model::vocabulary;
+    include!("names.rs");
+}
+pub use names::*;
+
+mod cpp {
+    use casebook_model::CRecorder;
+    unsafe extern "C" {
+        pub fn casebook_oversized_allocation_as_written_cpp(rec: *const CRecorder) -> i32;
+        pub fn casebook_oversized_allocation_broken_cpp(rec: *const CRecorder) -> i32;
+        pub fn casebook_oversized_allocation_fixed_cpp(rec: *const CRecorder) -> i32;
+    }
+}
 
 pub const DATA_BYTES: usize = 2 << 30;
 pub const LEFT_FREE: usize = 1 << 30;
@@ -34,8 +50,6 @@ fn size_text(bytes: usize) -> String {
 }
 const OOM: &str = "CUDA_ERROR_OUT_OF_MEMORY";
 const OOM_CPP: &str = "cudaErrorMemoryAllocation";
-pub(crate) const USABLE: &str = "context usable after the failed allocation";
-pub(crate) const MATCHES: &str = "output matches the CPU reference";
 
 pub fn scenario() -> Scenario {
     Scenario {
@@ -56,23 +70,30 @@ pub fn scenario() -> Scenario {
                 Binding::Cudarc,
                 Symptom::cuda_error(OOM),
                 broken::run,
-            ),
-            Variant::fixed("fixed", Binding::Cudarc, fixed::run),
-            Variant::as_written("as-written-cpp", Binding::CudaRuntimeCpp, |rec| {
-                Ok(run_cpp(
-                    rec,
-                    cpp::casebook_oversized_allocation_as_written_cpp,
-                )?)
-            }),
-            Variant::broken(
+            )
+            .code("src/broken.rs"),
+            Variant::fixed("fixed", Binding::Cudarc, fixed::run).code("src/fixed.rs"),
+            Variant::cpp(
+                "as-written-cpp",
+                Role::AsWritten,
+                Expect::Records,
+                cpp::casebook_oversized_allocation_as_written_cpp,
+            )
+            .code_at("cpp/oversized_allocation.cu", "as_written"),
+            Variant::cpp(
                 "broken-cpp",
-                Binding::CudaRuntimeCpp,
-                Symptom::cuda_error(OOM_CPP),
-                |rec| Ok(run_cpp(rec, cpp::casebook_oversized_allocation_broken_cpp)?),
-            ),
-            Variant::fixed("fixed-cpp", Binding::CudaRuntimeCpp, |rec| {
-                Ok(run_cpp(rec, cpp::casebook_oversized_allocation_fixed_cpp)?)
-            }),
+                Role::Broken,
+                Expect::Fails(Symptom::cuda_error(OOM_CPP)),
+                cpp::casebook_oversized_allocation_broken_cpp,
+            )
+            .code_at("cpp/oversized_allocation.cu", "broken"),
+            Variant::cpp(
+                "fixed-cpp",
+                Role::Fixed,
+                Expect::Clean,
+                cpp::casebook_oversized_allocation_fixed_cpp,
+            )
+            .code_at("cpp/oversized_allocation.cu", "fixed"),
         ],
     }
 }
@@ -84,7 +105,7 @@ const CLAIMS: &[Claim] = &[
         quote: "// ... further operations that would never be reached due to insufficient memory.",
         judged_by: "as-written-cpp",
         // The article's 4 GiB allocation, on this GPU.
-        judge: |o: &Outcome| match o.flag("the article's 4 GiB allocation succeeds") {
+        judge: |o: &Outcome| match o.flag(THE_ARTICLE_S_4_GIB_ALLOCATION_SUCCEEDS) {
             Some(true) => ClaimVerdict::Refuted,
             Some(false) => ClaimVerdict::Confirmed,
             None => ClaimVerdict::Undecided,
@@ -132,9 +153,9 @@ pub(crate) fn setup(rec: &mut Recorder) -> anyhow::Result<Setup> {
         result::malloc_sync(ballast)
     })?;
     let left = device::free_bytes(rec, &ctx)?;
-    measure_bytes(rec, "free_for_the_batch", left);
-    rec.fact("free memory left for the batch", size_text(left_free));
-    rec.fact("batch size", size_text(data_bytes));
+    measure_bytes(rec, FREE_FOR_THE_BATCH, left);
+    rec.fact(FREE_MEMORY_LEFT_FOR_THE_BATCH, size_text(left_free));
+    rec.fact(BATCH_SIZE, size_text(data_bytes));
     let input = (0..data_bytes / 4).map(|i| (i % 4096) as f32).collect();
     Ok(Setup {
         data_bytes,

@@ -7,10 +7,23 @@
 //! kernel in to the GPU's maximum dynamic shared memory, tiles the loop to
 //! fit, and checks the launch.
 
-use casebook_kernels::{cpp, run_cpp};
 use casebook_model::{
-    Binding, Claim, ClaimVerdict, Outcome, Requirement, Scenario, Symptom, Variant,
+    Claim, ClaimVerdict, Expect, Outcome, Requirement, Role, Scenario, Symptom, Variant,
 };
+
+pub mod names {
+    use casebook_model::vocabulary;
+    include!("names.rs");
+}
+pub use names::*;
+
+mod cpp {
+    use casebook_model::CRecorder;
+    unsafe extern "C" {
+        pub fn casebook_oversized_shared_memory_broken_cpp(rec: *const CRecorder) -> i32;
+        pub fn casebook_oversized_shared_memory_fixed_cpp(rec: *const CRecorder) -> i32;
+    }
+}
 
 const INVALID: &str = "cudaErrorInvalidValue";
 
@@ -25,23 +38,20 @@ pub fn scenario() -> Scenario {
         requires: &[Requirement::Gpu],
         claims: CLAIMS,
         variants: vec![
-            Variant::broken(
+            Variant::cpp(
                 "broken-cpp",
-                Binding::CudaRuntimeCpp,
-                Symptom::cuda_error(INVALID),
-                |rec| {
-                    Ok(run_cpp(
-                        rec,
-                        cpp::casebook_oversized_shared_memory_broken_cpp,
-                    )?)
-                },
-            ),
-            Variant::fixed("fixed-cpp", Binding::CudaRuntimeCpp, |rec| {
-                Ok(run_cpp(
-                    rec,
-                    cpp::casebook_oversized_shared_memory_fixed_cpp,
-                )?)
-            }),
+                Role::Broken,
+                Expect::Fails(Symptom::cuda_error(INVALID)),
+                cpp::casebook_oversized_shared_memory_broken_cpp,
+            )
+            .code_at("cpp/oversized_shared_memory.cu", "broken"),
+            Variant::cpp(
+                "fixed-cpp",
+                Role::Fixed,
+                Expect::Clean,
+                cpp::casebook_oversized_shared_memory_fixed_cpp,
+            )
+            .code_at("cpp/oversized_shared_memory.cu", "fixed"),
         ],
     }
 }
@@ -54,7 +64,7 @@ const CLAIMS: &[Claim] = &[Claim {
     judged_by: "broken-cpp",
     // Shared memory is on-chip and per block: the article's own test, its
     // large allocation after the kernel, says whether device memory fragments.
-    judge: |o: &Outcome| match o.flag("the large allocation after the kernel succeeds") {
+    judge: |o: &Outcome| match o.flag(THE_LARGE_ALLOCATION_AFTER_THE_KERNEL_SUCCEEDS) {
         Some(true) => ClaimVerdict::Refuted,
         _ if o.shows(&Symptom::cuda_error("cudaErrorMemoryAllocation")) => ClaimVerdict::Confirmed,
         _ => ClaimVerdict::Undecided,

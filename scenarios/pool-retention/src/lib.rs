@@ -11,26 +11,36 @@
 
 use std::sync::Arc;
 
-use casebook_harness::worker;
-use casebook_kernels::{cpp, run_cpp};
 use casebook_model::device::{self, PAGE, measure_bytes};
 use casebook_model::{
-    Binding, Claim, ClaimVerdict, Outcome, Recorder, Requirement, Scenario, Symptom, Variant,
+    Binding, Claim, ClaimVerdict, Expect, Outcome, Recorder, Requirement, Role, Scenario, Symptom,
+    Variant,
 };
+use casebook_runtime::worker;
 use cudarc::driver::sys::{self, CUmemoryPool};
 use cudarc::driver::{CudaContext, result};
 
 mod broken;
 mod fixed;
 
+pub mod names {
+    use casebook_model::vocabulary;
+    include!("names.rs");
+}
+pub use names::*;
+
+mod cpp {
+    use casebook_model::CRecorder;
+    unsafe extern "C" {
+        pub fn casebook_pool_retention_as_written_cpp(rec: *const CRecorder) -> i32;
+    }
+}
+
 /// The request the phase makes, and the neighbour after it: 60% of what is
 /// free, so that the two cannot both fit.
 const SHARE: f64 = 0.6;
 /// Within this of the baseline counts as "all of it back".
 const TOLERANCE: usize = 64 << 20;
-pub(crate) const NEIGHBOUR: &str = "another process can allocate the freed memory";
-const RETURNED_DEFAULT: &str = "at the default threshold, a synchronise returns the freed memory";
-const KEPT_RAISED: &str = "with the threshold raised, the pool keeps the freed memory";
 
 pub fn scenario() -> Scenario {
     Scenario {
@@ -47,16 +57,21 @@ pub fn scenario() -> Scenario {
         ],
         claims: CLAIMS,
         variants: vec![
-            Variant::as_written("as-written-cpp", Binding::CudaRuntimeCpp, |rec| {
-                Ok(run_cpp(rec, cpp::casebook_pool_retention_as_written_cpp)?)
-            }),
+            Variant::cpp(
+                "as-written-cpp",
+                Role::AsWritten,
+                Expect::Records,
+                cpp::casebook_pool_retention_as_written_cpp,
+            )
+            .code_at("cpp/pool_retention.cu", "as_written"),
             Variant::broken(
                 "broken",
                 Binding::Cudarc,
                 Symptom::check_failed(NEIGHBOUR),
                 broken::run,
-            ),
-            Variant::fixed("fixed", Binding::Cudarc, fixed::run),
+            )
+            .code("src/broken.rs"),
+            Variant::fixed("fixed", Binding::Cudarc, fixed::run).code("src/fixed.rs"),
         ],
     }
 }
@@ -95,8 +110,8 @@ const CLAIMS: &[Claim] = &[
         quote: "Concurrent allocations from different streams and then freeing those concurrently can cause significant fragmentation.",
         judged_by: "as-written-cpp",
         judge: |o: &Outcome| match (
-            o.flag("the large allocation succeeds"),
-            o.flag("after a synchronise, the freed 16 MiB are back"),
+            o.flag(THE_LARGE_ALLOCATION_SUCCEEDS),
+            o.flag(AFTER_A_SYNCHRONISE_THE_FREED_16_MIB_ARE_BACK),
         ) {
             (Some(true), Some(true)) => ClaimVerdict::Refuted,
             (Some(false), _) => ClaimVerdict::Confirmed,
@@ -173,11 +188,11 @@ pub(crate) fn run(
     let pool = default_pool(rec, &ctx)?;
     let baseline = device::free_bytes(rec, &ctx)?;
     let bytes = (baseline as f64 * SHARE) as usize / PAGE * PAGE;
-    measure_bytes(rec, "free_at_start", baseline);
-    measure_bytes(rec, "phase_bytes", bytes);
+    measure_bytes(rec, FREE_AT_START, baseline);
+    measure_bytes(rec, PHASE_BYTES, bytes);
 
     let after_default = phase(rec, &ctx, stream.cu_stream(), bytes)?;
-    measure_bytes(rec, "free_after_phase_default_threshold", after_default);
+    measure_bytes(rec, FREE_AFTER_PHASE_DEFAULT_THRESHOLD, after_default);
     rec.fact(RETURNED_DEFAULT, after_default + TOLERANCE >= baseline);
 
     // ANCHOR: raised
@@ -186,8 +201,8 @@ pub(crate) fn run(
     after_phase(rec, pool)?;
     // ANCHOR_END: raised
     let now = device::free_bytes(rec, &ctx)?;
-    measure_bytes(rec, "free_after_phase_raised_threshold", after_raised);
-    measure_bytes(rec, "free_when_the_neighbour_asks", now);
+    measure_bytes(rec, FREE_AFTER_PHASE_RAISED_THRESHOLD, after_raised);
+    measure_bytes(rec, FREE_WHEN_THE_NEIGHBOUR_ASKS, now);
     rec.fact(KEPT_RAISED, after_raised + bytes / 2 < baseline);
 
     // Another process asks for the same share now.
@@ -198,7 +213,7 @@ pub(crate) fn run(
     let own = rec.tolerate("cuMemAlloc (the same share, this process)", unsafe {
         result::malloc_sync(bytes)
     });
-    rec.fact("cuMemAlloc in this process is served", own.is_ok());
+    rec.fact(CUMEMALLOC_IN_THIS_PROCESS_IS_SERVED, own.is_ok());
     if let Ok(ptr) = own {
         rec.step("cuMemFree", unsafe { result::free_sync(ptr) })?;
     }

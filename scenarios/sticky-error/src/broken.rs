@@ -6,6 +6,7 @@ use casebook_kernels::fatbin;
 use casebook_model::{Recorder, device};
 use cudarc::driver::{result, sys};
 
+use crate::names::*;
 use crate::{AFTER_RESET, SECOND, faulting_call, name, unrelated_call};
 
 // ANCHOR: run
@@ -17,14 +18,14 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
     let second = unrelated_call(rec, "second call");
     rec.fact(SECOND, name(&second));
     let third = unrelated_call(rec, "third call");
-    rec.fact("third call returns", name(&third));
+    rec.fact(THIRD_CALL_RETURNS, name(&third));
 
     let dev = ctx.cu_device();
     let reset = rec.step(
         "cuDevicePrimaryCtxReset",
         unsafe { sys::cuDevicePrimaryCtxReset_v2(dev) }.result(),
     );
-    rec.fact("reset returns", name(&reset));
+    rec.fact(RESET_RETURNS, name(&reset));
     let after = (|| {
         let fresh = rec.step("after reset: cuDevicePrimaryCtxRetain", unsafe {
             result::primary_ctx::retain(dev)

@@ -4,10 +4,11 @@
 
 use std::time::Duration;
 
-use casebook_harness::worker;
 use casebook_kernels::fatbin;
 use casebook_model::{Recorder, device};
+use casebook_runtime::worker;
 
+use crate::names::*;
 use crate::{SECOND, faulting_call, name, unrelated_call};
 
 const RISKY: &str = "risky call";
@@ -28,7 +29,7 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
     let second = unrelated_call(rec, "second call");
     rec.fact(SECOND, name(&second));
     let third = unrelated_call(rec, "third call");
-    rec.fact("third call returns", name(&third));
+    rec.fact(THIRD_CALL_RETURNS, name(&third));
     Ok(())
 }
 // ANCHOR_END: run

@@ -5,19 +5,29 @@
 
 use std::sync::Arc;
 
-use casebook_kernels::{cpp, run_cpp};
 use casebook_model::{
-    Binding, Claim, ClaimVerdict, Outcome, Recorder, Requirement, ResultName, Scenario, Symptom,
-    Variant,
+    Binding, Claim, ClaimVerdict, Expect, Outcome, Recorder, Requirement, ResultName, Role,
+    Scenario, Symptom, Variant,
 };
 use cudarc::driver::{CudaContext, CudaFunction, DriverError, LaunchConfig, PushKernelArg, result};
 
 mod broken;
 mod fixed;
 
+pub mod names {
+    use casebook_model::vocabulary;
+    include!("names.rs");
+}
+pub use names::*;
+
+mod cpp {
+    use casebook_model::CRecorder;
+    unsafe extern "C" {
+        pub fn casebook_sticky_error_as_written_cpp(rec: *const CRecorder) -> i32;
+    }
+}
+
 pub(crate) const FAULT: &str = "CUDA_ERROR_ILLEGAL_ADDRESS";
-pub(crate) const SECOND: &str = "second call returns";
-pub(crate) const AFTER_RESET: &str = "a call after the reset succeeds";
 
 pub fn scenario() -> Scenario {
     Scenario {
@@ -38,11 +48,22 @@ pub fn scenario() -> Scenario {
                 Binding::Cudarc,
                 Symptom::cuda_error(FAULT),
                 broken::run,
-            ),
-            Variant::fixed("fixed", Binding::Cudarc, fixed::run),
-            Variant::as_written("as-written-cpp", Binding::CudaRuntimeCpp, |rec| {
-                Ok(run_cpp(rec, cpp::casebook_sticky_error_as_written_cpp)?)
-            }),
+            )
+            .code("src/broken.rs"),
+            Variant::fixed("fixed", Binding::Cudarc, fixed::run)
+                .code("src/fixed.rs")
+                .also_differs(
+                    "the risky call runs in a child process started before the parent touches \
+                     CUDA, and `broken`'s attempt at recovery (the device reset) is gone: the \
+                     fix is the process boundary, so the program is shaped around it.",
+                ),
+            Variant::cpp(
+                "as-written-cpp",
+                Role::AsWritten,
+                Expect::Records,
+                cpp::casebook_sticky_error_as_written_cpp,
+            )
+            .code_at("cpp/sticky_error.cu", "as_written"),
         ],
     }
 }

@@ -8,7 +8,7 @@
 
 use casebook_model::device::{self, PAGE, measure_bytes};
 use casebook_model::{
-    Binding, Claim, ClaimVerdict, Outcome, Recorder, Requirement, Scenario, Symptom, Unit, Variant,
+    Binding, Claim, ClaimVerdict, Outcome, Recorder, Requirement, Scenario, Symptom, Variant,
 };
 use cudarc::driver::{CudaStream, DriverError, sys};
 use std::sync::Arc;
@@ -16,10 +16,15 @@ use std::sync::Arc;
 mod broken;
 mod fixed;
 
+pub mod names {
+    use casebook_model::vocabulary;
+    include!("names.rs");
+}
+pub use names::*;
+
 pub const LAYERS: usize = 4;
 pub const FIRST_BATCH: usize = 64;
 pub const SMALLEST_BATCH: usize = 8;
-pub(crate) const RETRY_OK: &str = "a smaller batch succeeds after the out-of-memory error";
 
 pub fn scenario() -> Scenario {
     Scenario {
@@ -40,8 +45,15 @@ pub fn scenario() -> Scenario {
                 Binding::Cudarc,
                 Symptom::check_failed(RETRY_OK),
                 broken::run,
-            ),
-            Variant::fixed("fixed", Binding::Cudarc, fixed::run),
+            )
+            .code("src/broken.rs"),
+            Variant::fixed("fixed", Binding::Cudarc, fixed::run)
+                .code("src/fixed.rs")
+                .also_differs(
+                    "each layer is a cudarc `CudaSlice`, allocated from the stream-ordered pool \
+                     (cuMemAllocAsync) where `broken` calls cuMemAlloc: dropping the slices on \
+                     the error path is the fix, and the safe layer is what provides it.",
+                ),
         ],
     }
 }
@@ -84,9 +96,9 @@ pub(crate) fn drive(
     let ctx = device::context(rec)?;
     let free = device::free_bytes(rec, &ctx)?;
     let unit = free * 3 / 2 / (LAYERS * FIRST_BATCH) / PAGE * PAGE;
-    measure_bytes(rec, "free_before", free);
-    measure_bytes(rec, "bytes_per_sample_per_layer", unit);
-    rec.fact("first batch needs", "1.5 times the free memory");
+    measure_bytes(rec, FREE_BEFORE, free);
+    measure_bytes(rec, BYTES_PER_SAMPLE_PER_LAYER, unit);
+    rec.fact(FIRST_BATCH_NEEDS, "1.5 times the free memory");
     let model = Model {
         stream: ctx.default_stream(),
         unit,
@@ -105,14 +117,10 @@ pub(crate) fn drive(
     }
     rec.step("cuCtxSynchronize", ctx.synchronize())?;
     let left = device::free_bytes(rec, &ctx)?;
-    measure_bytes(rec, "free_after", left);
-    rec.measure(
-        "batch_that_succeeded",
-        succeeded.unwrap_or(0) as f64,
-        Unit::Count,
-    );
+    measure_bytes(rec, FREE_AFTER, left);
+    rec.measure(BATCH_THAT_SUCCEEDED_COUNT, succeeded.unwrap_or(0) as f64);
     rec.fact(
-        "batch that succeeded",
+        BATCH_THAT_SUCCEEDED,
         match succeeded {
             Some(b) => format!("1/{} of the first", FIRST_BATCH / b),
             None => "none".to_owned(),

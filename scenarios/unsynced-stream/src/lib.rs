@@ -8,10 +8,10 @@
 
 use std::sync::Arc;
 
-use casebook_kernels::{cpp, fatbin, run_cpp};
+use casebook_kernels::fatbin;
 use casebook_model::device;
 use casebook_model::{
-    Binding, Claim, ClaimVerdict, Outcome, Recorder, Requirement, Role, Scenario, Symptom, Unit,
+    Binding, Claim, ClaimVerdict, Expect, Outcome, Recorder, Requirement, Role, Scenario, Symptom,
     Variant,
 };
 use cudarc::driver::{CudaFunction, CudaStream, LaunchConfig, PushKernelArg, result, sys};
@@ -20,6 +20,21 @@ mod broken;
 mod fixed;
 mod pipeline;
 mod safe_api;
+
+pub mod names {
+    use casebook_model::vocabulary;
+    include!("names.rs");
+}
+pub use names::*;
+
+mod cpp {
+    use casebook_model::CRecorder;
+    unsafe extern "C" {
+        pub fn casebook_unsynced_stream_broken_cpp(rec: *const CRecorder) -> i32;
+        pub fn casebook_unsynced_stream_fixed_cpp(rec: *const CRecorder) -> i32;
+        pub fn casebook_unsynced_stream_device_sync_cpp(rec: *const CRecorder) -> i32;
+    }
+}
 
 /// How many times each variant runs the pipeline.
 pub const RUNS: usize = 10;
@@ -31,11 +46,6 @@ pub const SPIN_NS: u64 = 50_000_000;
 pub const SENTINEL: f32 = -1.0;
 /// How long each kernel of the two-stream pipeline runs.
 pub const PIPELINE_SPIN_NS: u64 = 100_000_000;
-
-pub const FRESH: &str = "host reads the finished result";
-pub const RATE: &str = "stale reads";
-pub const OVERLAP: &str = "the two streams' kernels run at the same time";
-const CUST: &str = "casebook-cust";
 
 pub fn scenario() -> Scenario {
     Scenario {
@@ -52,51 +62,79 @@ pub fn scenario() -> Scenario {
                 Binding::Cudarc,
                 Symptom::check_failed(FRESH),
                 broken::run,
+            )
+            .code("src/broken.rs")
+            .states(
+                "Reading pinned memory after an asynchronous copy, before synchronising, reads stale data.",
+                |o| o.check(FRESH).map(|fresh| !fresh),
+                |o| o.measure_text(STALE_READS, " of 10"),
             ),
-            Variant::fixed("fixed", Binding::Cudarc, fixed::run),
+            Variant::fixed("fixed", Binding::Cudarc, fixed::run).code("src/fixed.rs"),
             Variant::new(
                 "safe-api",
                 Role::Contrast,
                 Binding::Cudarc,
                 casebook_model::Expect::Clean,
                 safe_api::run,
-            ),
-            Variant::broken(
+            )
+            .code("src/safe_api.rs"),
+            Variant::cpp(
                 "broken-cpp",
-                Binding::CudaRuntimeCpp,
-                Symptom::check_failed(FRESH),
-                |rec| Ok(run_cpp(rec, cpp::casebook_unsynced_stream_broken_cpp)?),
-            ),
-            Variant::fixed("fixed-cpp", Binding::CudaRuntimeCpp, |rec| {
-                Ok(run_cpp(rec, cpp::casebook_unsynced_stream_fixed_cpp)?)
-            }),
-            Variant::external(
+                Role::Broken,
+                Expect::Fails(Symptom::check_failed(FRESH)),
+                cpp::casebook_unsynced_stream_broken_cpp,
+            )
+            .code_at("cpp/unsynced_stream.cu", "broken"),
+            Variant::cpp(
+                "fixed-cpp",
+                Role::Fixed,
+                Expect::Clean,
+                cpp::casebook_unsynced_stream_fixed_cpp,
+            )
+            .code_at("cpp/unsynced_stream.cu", "fixed"),
+            Variant::cust(
                 "broken-cust",
                 Role::Broken,
-                Binding::Cust,
                 casebook_model::Expect::Fails(Symptom::check_failed(FRESH)),
-                CUST,
+            )
+            .code_at("cust.rs", "broken")
+            .states(
+                "cust's asynchronous copy is unsafe; with it the same stale read happens.",
+                |o| o.check(FRESH).map(|fresh| !fresh),
+                |o| o.measure_text(STALE_READS, " of 10"),
+            )
+            .states(
+                "Stream::new drops the NON_BLOCKING flag: the stream it returns is blocking.",
+                |o| o.flag(THE_STREAM_CUST_MADE_IS_NON_BLOCKING_AS_ASKED).map(|nb| !nb),
+                |o| match o.flag(THE_STREAM_CUST_MADE_IS_NON_BLOCKING_AS_ASKED) {
+                    Some(true) => "non-blocking as asked: yes".to_owned(),
+                    Some(false) => "non-blocking as asked: no".to_owned(),
+                    None => "non-blocking as asked: not recorded".to_owned(),
+                },
             ),
-            Variant::external(
-                "fixed-cust",
-                Role::Fixed,
-                Binding::Cust,
-                casebook_model::Expect::Clean,
-                CUST,
-            ),
-            Variant::external(
+            Variant::cust("fixed-cust", Role::Fixed, casebook_model::Expect::Clean)
+                .code_at("cust.rs", "fixed"),
+            Variant::cust(
                 "pipeline-cust",
                 Role::Broken,
-                Binding::Cust,
                 casebook_model::Expect::Fails(Symptom::check_failed(OVERLAP)),
-                CUST,
+            )
+            .code_at("cust.rs", "pipeline")
+            .states(
+                "Two cust streams with a synchronous copy_from between their kernels run one after the other.",
+                |o| o.check(OVERLAP).map(|overlap| !overlap),
+                |o| o.measure_text(OVERLAP_RATIO, ""),
             ),
-            Variant::external(
+            Variant::cust(
                 "pipeline-async-cust",
                 Role::Fixed,
-                Binding::Cust,
                 casebook_model::Expect::Clean,
-                CUST,
+            )
+            .code_at("cust.rs", "pipeline_async")
+            .states(
+                "With async_copy_from on the stream itself, cust's pipeline overlaps again.",
+                |o| o.check(OVERLAP),
+                |o| o.measure_text(OVERLAP_RATIO, ""),
             ),
             Variant::new(
                 "pipeline",
@@ -104,14 +142,20 @@ pub fn scenario() -> Scenario {
                 Binding::Cudarc,
                 casebook_model::Expect::Clean,
                 pipeline::run,
+            )
+            .code("src/pipeline.rs")
+            .states(
+                "The same pipeline on cudarc's non-blocking streams overlaps.",
+                |o| o.check(OVERLAP),
+                |o| o.measure_text(OVERLAP_RATIO, ""),
             ),
-            Variant::new(
+            Variant::cpp(
                 "device-sync-cpp",
                 Role::Contrast,
-                Binding::CudaRuntimeCpp,
                 casebook_model::Expect::Clean,
-                |rec| Ok(run_cpp(rec, cpp::casebook_unsynced_stream_device_sync_cpp)?),
-            ),
+                cpp::casebook_unsynced_stream_device_sync_cpp,
+            )
+            .code_at("cpp/unsynced_stream.cu", "device_sync"),
         ],
     }
 }
@@ -251,9 +295,9 @@ pub(crate) fn drive(
         result::free_host(p.host as *mut _)
     })?;
     rec.step("cuMemFree", unsafe { result::free_sync(p.out) })?;
-    rec.measure("runs", RUNS as f64, Unit::Count);
-    rec.measure("stale_reads", stale as f64, Unit::Count);
-    rec.measure("reproduction_rate", stale as f64 / RUNS as f64, Unit::Ratio);
+    rec.measure(RUNS_MADE, RUNS as f64);
+    rec.measure(STALE_READS, stale as f64);
+    rec.measure(REPRODUCTION_RATE, stale as f64 / RUNS as f64);
     rec.fact(RATE, stale_words(stale));
     rec.check(FRESH, stale == 0);
     Ok(())
@@ -262,10 +306,10 @@ pub(crate) fn drive(
 /// Records how much of two equal kernels on two streams ran at once: 1
 /// when the pair took as long as one, 0 when it took as long as both.
 pub fn record_overlap(rec: &mut Recorder, single_s: f64, both_s: f64) {
-    rec.measure("one_kernel_s", single_s, Unit::Seconds);
-    rec.measure("pipeline_s", both_s, Unit::Seconds);
+    rec.measure(ONE_KERNEL_S, single_s);
+    rec.measure(PIPELINE_S, both_s);
     let overlap = ((2.0 * single_s - both_s) / single_s).clamp(0.0, 1.0);
-    rec.measure("overlap", overlap, Unit::Ratio);
+    rec.measure(OVERLAP_RATIO, overlap);
     rec.check(OVERLAP, both_s < 1.5 * single_s);
 }
 

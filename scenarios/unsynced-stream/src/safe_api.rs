@@ -3,9 +3,10 @@
 //! before it hands the host the data.
 
 use casebook_kernels::fatbin;
-use casebook_model::{Recorder, Unit, device};
+use casebook_model::{Recorder, device};
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 
+use crate::names::*;
 use crate::{FRESH, N, RATE, RUNS, SENTINEL, SPIN_NS, stale_words};
 
 // ANCHOR: safe_api
@@ -41,7 +42,7 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
         })?;
         stale += usize::from(!fresh);
     }
-    rec.measure("stale_reads", stale as f64, Unit::Count);
+    rec.measure(STALE_READS, stale as f64);
     rec.fact(RATE, stale_words(stale));
     rec.check(FRESH, stale == 0);
     Ok(())

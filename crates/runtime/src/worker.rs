@@ -1,0 +1,121 @@
+//! Workers: a variant that needs more than one process (to keep a fault
+//! away from its own context, or to contend with another process for the
+//! GPU) re-executes its own trial as a worker with a role. The worker runs
+//! the same variant function, which asks [`role`] and acts on it.
+//!
+//! A worker is a new program image (fork and exec at once), so it may be
+//! started after the parent has initialised CUDA: it never runs in a forked
+//! copy of the parent's CUDA state. Each worker records to its own event
+//! file, so its errors are its own outcome, not the variant's.
+
+use std::time::Duration;
+
+use casebook_model::Outcome;
+
+use crate::child::TARGET_ENV;
+use crate::isolation::{self, ChildCommand};
+
+/// Set in a worker to the role it was given.
+pub const ROLE_ENV: &str = "CASEBOOK_WORKER";
+
+/// The role this process was started with, if it is a worker.
+pub fn role() -> Option<String> {
+    std::env::var(ROLE_ENV).ok()
+}
+
+/// Runs the current trial again as a worker with `role`, and returns its
+/// outcome: what it recorded and how it ended.
+pub fn run(role: &str, timeout: Duration, env: &[(&str, &str)]) -> std::io::Result<Outcome> {
+    let target = std::env::var(TARGET_ENV).map_err(|_| {
+        std::io::Error::other(format!(
+            "a worker can only be started from a trial ({TARGET_ENV} is not set)"
+        ))
+    })?;
+    let mut cmd = ChildCommand::this_binary(target, timeout)?;
+    cmd.env.push((ROLE_ENV.to_owned(), role.to_owned()));
+    cmd.env
+        .extend(env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())));
+    let child = isolation::run(&cmd)?;
+    Ok(isolation::outcome(&child))
+}
+
+/// A command that starts the current trial again as a worker with `role`,
+/// which records nothing. Unlike [`run`], the caller owns the process: it
+/// spawns it, waits for it or kills it, and chooses its process group (by
+/// default it stays in the caller's).
+pub fn command(role: &str) -> std::io::Result<std::process::Command> {
+    let target = std::env::var(TARGET_ENV).map_err(|_| {
+        std::io::Error::other(format!(
+            "a worker can only be started from a trial ({TARGET_ENV} is not set)"
+        ))
+    })?;
+    let mut cmd = std::process::Command::new(std::env::current_exe()?);
+    cmd.env(TARGET_ENV, target)
+        .env(crate::child::EVENTS_ENV, "/dev/null")
+        .env(ROLE_ENV, role)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null());
+    Ok(cmd)
+}
+
+/// Copies what a worker recorded into the variant's own record, as one
+/// iteration labelled `label`: its calls (as provoked, so they are no
+/// symptoms of the variant), its checks and facts prefixed with the label,
+/// and how it ended.
+pub fn replay(rec: &mut casebook_model::Recorder, label: &str, worker: &Outcome) {
+    use casebook_model::{Event, Step};
+    rec.iteration(label, |rec| {
+        for step in &worker.steps {
+            rec.emit(&Event::Step(Step {
+                tolerated: true,
+                ..step.clone()
+            }));
+        }
+    });
+    for check in &worker.checks {
+        rec.fact_named(&format!("{label}: {}", check.name), check.ok);
+    }
+    for (key, value) in &worker.facts {
+        rec.fact_named(&format!("{label}: {key}"), value);
+    }
+    rec.fact_named(&format!("{label}: ended"), worker.termination.to_string());
+}
+
+/// The role of a worker that only asks for memory: see [`neighbour_allocates`].
+pub const NEIGHBOUR: &str = "neighbour";
+const NEED_ENV: &str = "CASEBOOK_NEIGHBOUR_BYTES";
+/// The fact a neighbour records.
+const SERVED: casebook_model::FactName = casebook_model::FactName("its allocation succeeded");
+
+/// Starts another process that asks for `bytes` of device memory with
+/// `cuMemAlloc` and frees them; records what it did as "another process"
+/// and returns whether it was served. The variant must call [`neighbour`]
+/// first thing when it runs as a worker with the [`NEIGHBOUR`] role.
+pub fn neighbour_allocates(
+    rec: &mut casebook_model::Recorder,
+    bytes: usize,
+) -> anyhow::Result<bool> {
+    let need = bytes.to_string();
+    let other = run(NEIGHBOUR, Duration::from_secs(60), &[(NEED_ENV, &need)])?;
+    replay(rec, "another process", &other);
+    Ok(other.flag(SERVED) == Some(true))
+}
+
+/// The neighbour's side: `None` unless this process is a neighbour, else
+/// its run.
+pub fn neighbour(rec: &mut casebook_model::Recorder) -> Option<anyhow::Result<()>> {
+    (role().as_deref() == Some(NEIGHBOUR)).then(|| {
+        let bytes: usize = std::env::var(NEED_ENV)?.parse()?;
+        let _ctx = casebook_model::device::context(rec)?;
+        let buf = rec.tolerate("cuMemAlloc (what it needs)", unsafe {
+            cudarc::driver::result::malloc_sync(bytes)
+        });
+        rec.fact(SERVED, buf.is_ok());
+        if let Ok(ptr) = buf {
+            rec.step("cuMemFree", unsafe {
+                cudarc::driver::result::free_sync(ptr)
+            })?;
+        }
+        Ok(())
+    })
+}

@@ -1,0 +1,164 @@
+// device-reset, C++: seed 002's example 2 ("cudaFree(nullptr); cudaDeviceReset();")
+// and seed 000's example 2 (cudaDeviceReset between model calls), measured.
+//
+// The process holds memory the way a real one does: buffers of its own through
+// the runtime (which live in the device's primary context), and a library that
+// created a context of its own through the driver API and allocated in it.
+// broken: "cleans up" as the articles do, with cudaFree(nullptr) and
+// cudaDeviceReset(). fixed: frees what it allocated and has the library
+// destroy its context. Free memory is read with cudaMemGetInfo throughout.
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
+#include "casebook.h"
+#include "names.h"
+
+using namespace casebook;
+
+namespace {
+
+const size_t kBuffer = 4ull << 30;      // the process's own buffer
+const size_t kLibrary = 4ull << 30;     // what the library allocates in its context
+const size_t kHeap = 256ull << 20;      // a device-heap limit the process raised
+const size_t kTolerance = 128ull << 20; // context bookkeeping, rounding
+
+// The driver API, reached through the runtime so that nothing links libcuda.
+struct Driver {
+  PFN_cuCtxCreate_v3020 ctxCreate = nullptr;
+  PFN_cuCtxDestroy_v4000 ctxDestroy = nullptr;
+  PFN_cuCtxPushCurrent_v4000 ctxPush = nullptr;
+  PFN_cuCtxPopCurrent_v4000 ctxPop = nullptr;
+  PFN_cuMemAlloc_v3020 memAlloc = nullptr;
+  PFN_cuMemFree_v3020 memFree = nullptr;
+};
+
+cudaError_t entry(const casebook_recorder *r, const char *symbol, void **fn, unsigned version) {
+  cudaDriverEntryPointQueryResult found;
+  char call[96];
+  std::snprintf(call, sizeof call, "cudaGetDriverEntryPointByVersion %s", symbol);
+  cudaError_t err = rec(r, call, cudaGetDriverEntryPointByVersion(symbol, fn, version, cudaEnableDefault, &found));
+  if (err == cudaSuccess && found != cudaDriverEntryPointSuccess) err = cudaErrorSymbolNotFound;
+  return err;
+}
+
+bool load(const casebook_recorder *r, Driver &d) {
+  return entry(r, "cuCtxCreate", (void **)&d.ctxCreate, 3020) == cudaSuccess &&
+         entry(r, "cuCtxDestroy", (void **)&d.ctxDestroy, 4000) == cudaSuccess &&
+         entry(r, "cuCtxPushCurrent", (void **)&d.ctxPush, 4000) == cudaSuccess &&
+         entry(r, "cuCtxPopCurrent", (void **)&d.ctxPop, 4000) == cudaSuccess &&
+         entry(r, "cuMemAlloc", (void **)&d.memAlloc, 3020) == cudaSuccess &&
+         entry(r, "cuMemFree", (void **)&d.memFree, 3020) == cudaSuccess;
+}
+
+// A driver call, recorded under its name with the driver's error name.
+CUresult drv(const casebook_recorder *r, const char *call, CUresult res) {
+  const char *name = "CUDA_ERROR_UNKNOWN";
+  switch (res) {
+    case CUDA_SUCCESS: name = "CUDA_SUCCESS"; break;
+    case CUDA_ERROR_OUT_OF_MEMORY: name = "CUDA_ERROR_OUT_OF_MEMORY"; break;
+    case CUDA_ERROR_INVALID_VALUE: name = "CUDA_ERROR_INVALID_VALUE"; break;
+    case CUDA_ERROR_INVALID_CONTEXT: name = "CUDA_ERROR_INVALID_CONTEXT"; break;
+    default: break;
+  }
+  r->step(r->ctx, call, name, 0);
+  return res;
+}
+
+// A library that keeps a context of its own, as some do.
+struct Library {
+  CUcontext ctx = nullptr;
+  CUdeviceptr buffer = 0;
+};
+
+bool library_init(const casebook_recorder *r, const Driver &d, Library &lib) {
+  if (drv(r, "cuCtxCreate", d.ctxCreate(&lib.ctx, 0, 0)) != CUDA_SUCCESS) return false;
+  if (drv(r, "cuMemAlloc", d.memAlloc(&lib.buffer, kLibrary)) != CUDA_SUCCESS) return false;
+  CUcontext popped;
+  return drv(r, "cuCtxPopCurrent", d.ctxPop(&popped)) == CUDA_SUCCESS;
+}
+
+void library_teardown(const casebook_recorder *r, const Driver &d, Library &lib) {
+  CUcontext popped;
+  drv(r, "cuCtxPushCurrent", d.ctxPush(lib.ctx));
+  drv(r, "cuMemFree", d.memFree(lib.buffer));
+  drv(r, "cuCtxPopCurrent", d.ctxPop(&popped));
+  drv(r, "cuCtxDestroy", d.ctxDestroy(lib.ctx));
+}
+
+// What the process holds beyond where it started.
+size_t held(size_t baseline, size_t free) { return free >= baseline ? 0 : baseline - free; }
+
+struct Setup {
+  size_t baseline = 0, default_heap = 0;
+  float *buffer = nullptr;
+  Library lib;
+};
+
+bool setup(const casebook_recorder *r, const Driver &d, Setup &s) {
+  rec(r, "cudaFree(0)", cudaFree(0));  // the primary context, as any first call creates it
+  s.baseline = free_bytes(r);
+  rec(r, "cudaDeviceGetLimit cudaLimitMallocHeapSize", cudaDeviceGetLimit(&s.default_heap, cudaLimitMallocHeapSize));
+  if (rec(r, "cudaMalloc", cudaMalloc((void **)&s.buffer, kBuffer)) != cudaSuccess) return false;
+  rec(r, "cudaDeviceSetLimit cudaLimitMallocHeapSize", cudaDeviceSetLimit(cudaLimitMallocHeapSize, kHeap));
+  if (!library_init(r, d, s.lib)) return false;
+  size_t now = free_bytes(r);
+  measure(r, names::BASELINE_FREE, (double)s.baseline);
+  measure(r, names::HELD_AFTER_SETUP, (double)held(s.baseline, now));
+  return true;
+}
+
+void judge_cleanup(const casebook_recorder *r, const Setup &s) {
+  size_t after = held(s.baseline, free_bytes(r));
+  measure(r, names::HELD_AFTER_CLEANUP, (double)after);
+  check(r, names::BACK, after < kTolerance);
+}
+
+}  // namespace
+
+// ANCHOR: broken
+extern "C" int casebook_device_reset_broken_cpp(const casebook_recorder *r) {
+  Driver d;
+  Setup s;
+  if (!load(r, d) || !setup(r, d, s)) return 1;
+  size_t before = held(s.baseline, free_bytes(r));
+
+  rec(r, "cudaFree(nullptr)", cudaFree(nullptr));  // This doesn't actually free anything.
+  size_t after_free_null = held(s.baseline, free_bytes(r));
+
+  rec(r, "cudaDeviceReset", cudaDeviceReset());  // Attempting to reset the context is not always enough.
+  size_t after_reset = held(s.baseline, free_bytes(r));
+  // ANCHOR_END: broken
+
+  measure(r, names::HELD_BEFORE_FREE_NULL, (double)before);
+  measure(r, names::HELD_AFTER_FREE_NULL, (double)after_free_null);
+  measure(r, names::HELD_AFTER_RESET, (double)after_reset);
+  fact(r, names::FREE_NULL, before > after_free_null + kBuffer / 2);
+  fact(r, names::RESET, after_free_null > after_reset + kBuffer * 9 / 10);
+  fact(r, names::SURVIVED, after_reset + kTolerance > kLibrary);
+
+  // What else the reset did to the primary context.
+  cudaError_t old = tolerate(r, "cudaMemset (the pointer from before the reset)", cudaMemset(s.buffer, 0, 4));
+  fact_text(r, names::THE_POINTER_FROM_BEFORE_THE_RESET, cudaGetErrorName(old));
+  size_t heap = 0;
+  rec(r, "cudaDeviceGetLimit cudaLimitMallocHeapSize", cudaDeviceGetLimit(&heap, cudaLimitMallocHeapSize));
+  fact(r, names::THE_DEVICE_HEAP_LIMIT_IS_BACK_TO_ITS_DEFAULT, heap == s.default_heap);
+  fact(r, names::THE_DEVICE_HEAP_LIMIT_HAD_BEEN_RAISED, s.default_heap != kHeap);
+
+  judge_cleanup(r, s);
+  return 0;  // the library's context stays behind until the process exits
+}
+
+// ANCHOR: fixed
+extern "C" int casebook_device_reset_fixed_cpp(const casebook_recorder *r) {
+  Driver d;
+  Setup s;
+  if (!load(r, d) || !setup(r, d, s)) return 1;
+
+  rec(r, "cudaFree", cudaFree(s.buffer));  // free what the process allocated
+  library_teardown(r, d, s.lib);           // and have the library release its context
+  // ANCHOR_END: fixed
+
+  judge_cleanup(r, s);
+  return 0;
+}

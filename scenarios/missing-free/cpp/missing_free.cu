@@ -1,0 +1,127 @@
+// missing-free, C++ variants: seed 000, example 1, made complete.
+//
+// The article's main() becomes a "model call" that the program makes again
+// and again. The broken call is the article's code, with its missing
+// cudaFree; the fixed call adds the cudaFree and nothing else.
+//
+// One change of scale: the article's buffer is 4 MiB, which would take some
+// 20,000 calls to fill an 80 GB GPU. The calls here allocate 1/40 of the
+// free memory each; the host round trip keeps the article's 1M floats.
+
+#include <cstdlib>
+
+#include "casebook.h"
+#include "names.h"
+
+using namespace casebook;
+
+// The article's kernel.
+static __global__ void myKernel(float *data, int size) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < size) {
+    data[i] *= 2.0f;
+  }
+}
+
+static const int kCallsToFill = 40;        // as in the Rust variants
+static const int kCalls = 48;              // more than the leak survives
+static const size_t kArticleSize = 1024 * 1024;  // the article's `size`
+static const size_t kPage = size_t(2) << 20;
+static const size_t kTolerance = size_t(64) << 20;
+
+typedef cudaError_t (*ModelCall)(const casebook_recorder *, size_t size);
+
+// ANCHOR: broken
+static cudaError_t model_call_broken(const casebook_recorder *r, size_t size) {
+  size_t sample = size < kArticleSize ? size : kArticleSize;
+  float *h_data = (float *)malloc(sample * sizeof(float));
+  float *d_data;
+  cudaError_t err = rec(r, "cudaMalloc", cudaMalloc((void **)&d_data, size * sizeof(float)));
+  if (err != cudaSuccess) {
+    free(h_data);
+    return err;
+  }
+  for (size_t i = 0; i < sample; ++i) h_data[i] = (float)i;
+  rec(r, "cudaMemcpy HtoD", cudaMemcpy(d_data, h_data, sample * sizeof(float), cudaMemcpyHostToDevice));
+  myKernel<<<(sample + 255) / 256, 256>>>(d_data, (int)sample);
+  rec(r, "myKernel<<<>>>", cudaGetLastError());
+  err = rec(r, "cudaMemcpy DtoH", cudaMemcpy(h_data, d_data, sample * sizeof(float), cudaMemcpyDeviceToHost));
+  bool right = true;
+  for (size_t i = 0; i < sample; ++i) right = right && h_data[i] == 2.0f * (float)i;
+  check(r, names::MODEL_OUTPUT_IS_RIGHT, right);
+  // **Error: Missing cudaFree(d_data)**
+  free(h_data);
+  return err;
+}
+// ANCHOR_END: broken
+
+// ANCHOR: fixed
+static cudaError_t model_call_fixed(const casebook_recorder *r, size_t size) {
+  size_t sample = size < kArticleSize ? size : kArticleSize;
+  float *h_data = (float *)malloc(sample * sizeof(float));
+  float *d_data;
+  cudaError_t err = rec(r, "cudaMalloc", cudaMalloc((void **)&d_data, size * sizeof(float)));
+  if (err != cudaSuccess) {
+    free(h_data);
+    return err;
+  }
+  for (size_t i = 0; i < sample; ++i) h_data[i] = (float)i;
+  rec(r, "cudaMemcpy HtoD", cudaMemcpy(d_data, h_data, sample * sizeof(float), cudaMemcpyHostToDevice));
+  myKernel<<<(sample + 255) / 256, 256>>>(d_data, (int)sample);
+  rec(r, "myKernel<<<>>>", cudaGetLastError());
+  err = rec(r, "cudaMemcpy DtoH", cudaMemcpy(h_data, d_data, sample * sizeof(float), cudaMemcpyDeviceToHost));
+  bool right = true;
+  for (size_t i = 0; i < sample; ++i) right = right && h_data[i] == 2.0f * (float)i;
+  check(r, names::MODEL_OUTPUT_IS_RIGHT, right);
+  rec(r, "cudaFree", cudaFree(d_data));  // FIX
+  free(h_data);
+  return err;
+}
+// ANCHOR_END: fixed
+
+static int drive(const casebook_recorder *r, ModelCall call) {
+  // First the article's own claim: at its size, does the second call fail?
+  cudaError_t first, second;
+  {
+    Iteration it(r, "call at the article's size");
+    first = call(r, kArticleSize);
+  }
+  {
+    Iteration it(r, "call at the article's size");
+    second = call(r, kArticleSize);
+  }
+  fact(r, names::SECOND_CALL_OK, first == cudaSuccess && second == cudaSuccess);
+
+  size_t baseline = free_bytes(r);
+  size_t bytes = baseline / kCallsToFill / kPage * kPage;
+  measure(r, names::FREE_BEFORE, (double)baseline);
+  measure(r, names::BYTES_PER_CALL, (double)bytes);
+  int completed = 0;
+  cudaError_t err = cudaSuccess;
+  for (int c = 0; c < kCalls; ++c) {
+    Iteration it(r, "model call");
+    err = call(r, bytes / sizeof(float));
+    if (err != cudaSuccess) break;
+    ++completed;
+    point(r, names::FREE_BYTES, completed, (double)free_bytes(r));
+  }
+  measure(r, names::CALLS_COMPLETED, completed);
+  if (err != cudaSuccess) {
+    long long expected = (long long)(baseline / bytes);
+    fact(r, names::FAILED_AFTER_FILL, llabs(completed - expected) <= 2);
+    return (int)err;
+  }
+  rec(r, "cudaDeviceSynchronize", cudaDeviceSynchronize());
+  size_t after = free_bytes(r);
+  measure(r, names::FREE_AFTER, (double)after);
+  check(r, names::FREE_MEMORY_RETURNS_TO_ITS_BASELINE, after + kTolerance >= baseline);
+  return 0;
+}
+
+extern "C" int casebook_missing_free_broken_cpp(const casebook_recorder *r) {
+  return drive(r, model_call_broken);
+}
+
+extern "C" int casebook_missing_free_fixed_cpp(const casebook_recorder *r) {
+  return drive(r, model_call_fixed);
+}

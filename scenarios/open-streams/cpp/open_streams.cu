@@ -1,0 +1,130 @@
+// open-streams, C++: seed 000's "leaving open CUDA streams can interfere with
+// subsequent operations", measured.
+//
+// A "model call" that returns with a stream still open, and the next call
+// timed after it. Three ways to leave a stream open: idle ones (created and
+// never destroyed), a blocking stream (cudaStreamCreate) with its work still
+// running, and a non-blocking one with its work still running. The next call
+// copies to the device with cudaMemcpy, on the legacy default stream, as most
+// code does. fixed: the call finishes its work and destroys its stream.
+
+#include "casebook.h"
+#include "names.h"
+#include "spin.cuh"
+
+#include <chrono>
+
+using namespace casebook;
+
+namespace {
+
+const unsigned long long kWorkNs = 200000000ULL;  // the first call's work: 200 ms
+const double kDelayed = 0.1;                      // a next call over 100 ms waited for it
+const int kIdleStreams = 1000;
+const int kN = 1 << 16;
+
+__global__ void work(unsigned long long ns) { casebook_spin_ns(ns); }
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// The next model call: copy its input to the device. Returns its duration.
+double next_call(const casebook_recorder *r, float *d_in, const float *h_in) {
+  auto start = std::chrono::steady_clock::now();
+  rec(r, "cudaMemcpy HtoD", cudaMemcpy(d_in, h_in, kN * sizeof(float), cudaMemcpyHostToDevice));
+  return seconds_since(start);
+}
+
+// ANCHOR: broken
+// The first call returns as soon as its work is queued; its stream stays open.
+void call_leaving_stream_open(const casebook_recorder *r, unsigned flags) {
+  cudaStream_t stream;
+  rec(r, "cudaStreamCreateWithFlags", cudaStreamCreateWithFlags(&stream, flags));
+  work<<<1, 1, 0, stream>>>(kWorkNs);
+  rec(r, "work<<<1, 1, 0, stream>>>", cudaGetLastError());
+  // no cudaStreamSynchronize, no cudaStreamDestroy
+}
+// ANCHOR_END: broken
+
+// ANCHOR: fixed
+void call_closing_its_stream(const casebook_recorder *r) {
+  cudaStream_t stream;
+  rec(r, "cudaStreamCreate", cudaStreamCreate(&stream));
+  work<<<1, 1, 0, stream>>>(kWorkNs);
+  rec(r, "work<<<1, 1, 0, stream>>>", cudaGetLastError());
+  rec(r, "cudaStreamSynchronize", cudaStreamSynchronize(stream));
+  rec(r, "cudaStreamDestroy", cudaStreamDestroy(stream));
+}
+// ANCHOR_END: fixed
+
+struct Buffers {
+  float *d_in = nullptr;
+  float *h_in = nullptr;
+};
+
+bool alloc(const casebook_recorder *r, Buffers &b) {
+  b.h_in = new float[kN]();
+  return rec(r, "cudaMalloc", cudaMalloc((void **)&b.d_in, kN * sizeof(float))) == cudaSuccess;
+}
+
+void release(const casebook_recorder *r, Buffers &b) {
+  rec(r, "cudaDeviceSynchronize", cudaDeviceSynchronize());
+  rec(r, "cudaFree", cudaFree(b.d_in));
+  delete[] b.h_in;
+}
+
+double baseline(const casebook_recorder *r, const Buffers &b) {
+  next_call(r, b.d_in, b.h_in);  // warm
+  double t = next_call(r, b.d_in, b.h_in);
+  measure(r, names::NEXT_CALL_ALONE_S, t);
+  return t;
+}
+
+}  // namespace
+
+extern "C" int casebook_open_streams_broken_cpp(const casebook_recorder *r) {
+  Buffers b;
+  if (!alloc(r, b)) return 1;
+  baseline(r, b);
+
+  {
+    Iteration it(r, "idle streams left open");
+    for (int i = 0; i < kIdleStreams; ++i) {
+      cudaStream_t idle;
+      rec(r, "cudaStreamCreate", cudaStreamCreate(&idle));
+    }
+    double t = next_call(r, b.d_in, b.h_in);
+    measure(r, names::NEXT_CALL_AFTER_IDLE_STREAMS_S, t);
+    fact(r, names::IDLE_OPEN_STREAMS_DELAY_THE_NEXT_CALL, t > kDelayed);
+  }
+
+  rec(r, "cudaDeviceSynchronize", cudaDeviceSynchronize());
+  call_leaving_stream_open(r, cudaStreamNonBlocking);
+  double t_nonblocking = next_call(r, b.d_in, b.h_in);
+  measure(r, names::NEXT_CALL_AFTER_OPEN_NON_BLOCKING_STREAM_S, t_nonblocking);
+  fact(r, names::A_NON_BLOCKING_STREAM_WITH_UNFINISHED_WORK_DELAYS_THE_NEXT_CALL, t_nonblocking > kDelayed);
+
+  rec(r, "cudaDeviceSynchronize", cudaDeviceSynchronize());
+  call_leaving_stream_open(r, cudaStreamDefault);
+  double t_blocking = next_call(r, b.d_in, b.h_in);
+  measure(r, names::NEXT_CALL_AFTER_OPEN_BLOCKING_STREAM_S, t_blocking);
+  fact(r, names::A_BLOCKING_STREAM_WITH_UNFINISHED_WORK_DELAYS_THE_NEXT_CALL, t_blocking > kDelayed);
+
+  check(r, names::NO_WAIT,
+        t_blocking <= kDelayed && t_nonblocking <= kDelayed);
+  release(r, b);
+  return 0;
+}
+
+extern "C" int casebook_open_streams_fixed_cpp(const casebook_recorder *r) {
+  Buffers b;
+  if (!alloc(r, b)) return 1;
+  baseline(r, b);
+  call_closing_its_stream(r);
+  double t = next_call(r, b.d_in, b.h_in);
+  measure(r, names::NEXT_CALL_AFTER_CLOSED_STREAM_S, t);
+  check(r, names::NO_WAIT, t <= kDelayed);
+  release(r, b);
+  return 0;
+}
