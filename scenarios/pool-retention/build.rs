@@ -1,8 +1,1 @@
-mod names {
-    use casebook_build::vocabulary;
-    include!("src/names.rs");
-}
-
-fn main() {
-    casebook_build::scenario(names::VOCABULARY);
-}
+casebook_build::build_scenario!();

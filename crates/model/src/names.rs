@@ -103,6 +103,34 @@ macro_rules! vocabulary {
     (@entry series $name:ident) => { $crate::Name::Series($name) };
 }
 
+/// In a scenario's `lib.rs`: the module `names`, from `src/names.rs`, with
+/// its names re-exported at the crate's root.
+#[macro_export]
+macro_rules! names_module {
+    () => {
+        /// The names this scenario's variants record (`src/names.rs`).
+        pub mod names {
+            use $crate::vocabulary;
+            include!(concat!(env!("CARGO_MANIFEST_DIR"), "/src/names.rs"));
+        }
+        pub use names::*;
+    };
+}
+
+/// In a scenario's `lib.rs`: the module `cpp`, declaring the `extern "C"`
+/// entry points of its C++ variants (compiled from `cpp/` by its build script).
+#[macro_export]
+macro_rules! cpp_variants {
+    ($($f:ident),* $(,)?) => {
+        /// The C++ variants of `cpp/`, compiled by the build script.
+        mod cpp {
+            unsafe extern "C" {
+                $( pub fn $f(rec: *const $crate::CRecorder) -> i32; )*
+            }
+        }
+    };
+}
+
 /// Names every scenario may record: declared here once, and written into
 /// every scenario's C++ header too (see `kernels/build`).
 pub mod global {

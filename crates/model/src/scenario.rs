@@ -68,6 +68,20 @@ impl Scenario {
     }
 }
 
+/// The requirement sets scenarios declare.
+impl Requirement {
+    /// A GPU, shared with other trials.
+    pub const GPU: &'static [Requirement] = &[Requirement::Gpu];
+    /// The whole GPU: the scenario measures or exhausts free memory.
+    pub const GPU_ALONE: &'static [Requirement] = &[Requirement::Gpu, Requirement::ExclusiveGpu];
+    /// The whole GPU, filled: alone under the sanitizer too.
+    pub const GPU_FILLED: &'static [Requirement] = &[
+        Requirement::Gpu,
+        Requirement::ExclusiveGpu,
+        Requirement::FillsGpu,
+    ];
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Requirement {
     /// A CUDA driver and at least one device.
@@ -293,6 +307,26 @@ impl Variant {
             expect,
             Runner::Cpp(run),
         )
+    }
+
+    /// The article's pattern in C++; it must show `symptom`.
+    pub fn broken_cpp(name: &'static str, symptom: Symptom, run: CppFn) -> Self {
+        Variant::cpp(name, Role::Broken, Expect::Fails(symptom), run)
+    }
+
+    /// The C++ with the fix; it must be clean.
+    pub fn fixed_cpp(name: &'static str, run: CppFn) -> Self {
+        Variant::cpp(name, Role::Fixed, Expect::Clean, run)
+    }
+
+    /// The article's pattern through cust; it must show `symptom`.
+    pub fn broken_cust(name: &'static str, symptom: Symptom) -> Self {
+        Variant::cust(name, Role::Broken, Expect::Fails(symptom))
+    }
+
+    /// The fix through cust; it must be clean.
+    pub fn fixed_cust(name: &'static str) -> Self {
+        Variant::cust(name, Role::Fixed, Expect::Clean)
     }
 
     /// A cust variant: `casebook-cust` (found beside the harness binary)

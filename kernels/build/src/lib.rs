@@ -6,12 +6,7 @@
 //! - [`fatbins`]: device kernels become fatbins that Rust loads with cudarc
 //!   (used by `casebook-kernels` for the kernels several scenarios share).
 //!
-//! A scenario's build script is three lines:
-//!
-//! ```ignore
-//! mod names { use casebook_build::vocabulary; include!("src/names.rs"); }
-//! fn main() { casebook_build::scenario(names::VOCABULARY); }
-//! ```
+//! A scenario's build script is one line: `casebook_build::build_scenario!();`.
 
 use std::env;
 use std::fmt::Write as _;
@@ -57,6 +52,22 @@ macro_rules! vocabulary {
     };
     (@opt) => { None };
     (@opt $e:expr) => { Some($e) };
+}
+
+/// A scenario's whole `build.rs`: its vocabulary from `src/names.rs`, its
+/// `device/` and `cpp/` compiled by [`scenario`].
+#[macro_export]
+macro_rules! build_scenario {
+    () => {
+        mod names {
+            use $crate::vocabulary;
+            include!(concat!(env!("CARGO_MANIFEST_DIR"), "/src/names.rs"));
+        }
+
+        fn main() {
+            $crate::scenario(names::VOCABULARY);
+        }
+    };
 }
 
 /// Names every scenario may record (`crates/model/src/global_names.rs`).

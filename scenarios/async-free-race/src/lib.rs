@@ -11,8 +11,8 @@ use std::sync::Arc;
 use casebook_kernels::fatbin;
 use casebook_model::device;
 use casebook_model::{
-    Binding, CRecorder, Claim, ClaimVerdict, Expect, Outcome, Recorder, Requirement, Role,
-    Scenario, Symptom, Variant,
+    Binding, Claim, ClaimVerdict, Expect, Outcome, Recorder, Requirement, Role, Scenario, Symptom,
+    Variant,
 };
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg, result, sys,
@@ -22,19 +22,12 @@ mod broken;
 mod fixed;
 mod safe_api;
 
-pub mod names {
-    use casebook_model::vocabulary;
-    include!("names.rs");
-}
-pub use names::*;
+casebook_model::names_module!();
 
-mod cpp {
-    use super::CRecorder;
-    unsafe extern "C" {
-        pub fn casebook_async_free_race_broken_cpp(rec: *const CRecorder) -> i32;
-        pub fn casebook_async_free_race_fixed_cpp(rec: *const CRecorder) -> i32;
-    }
-}
+casebook_model::cpp_variants!(
+    casebook_async_free_race_broken_cpp,
+    casebook_async_free_race_fixed_cpp,
+);
 
 pub const RUNS: usize = 5;
 pub const N: usize = 1 << 20;
@@ -51,7 +44,7 @@ pub fn scenario() -> Scenario {
         cause: "cudaFreeAsync orders the free on its own stream only; the pool may hand the block to \
                 that stream's next allocation at once, while work on other streams still uses it.",
         symptoms: &["wrong results, no error"],
-        requires: &[Requirement::Gpu],
+        requires: Requirement::GPU,
         claims: CLAIMS,
         variants: vec![
             Variant::broken(
@@ -75,32 +68,18 @@ pub fn scenario() -> Scenario {
                 safe_api::run,
             )
             .code("src/safe_api.rs"),
-            Variant::cpp(
-                "broken-cpp",
-                Role::Broken,
-                Expect::Fails(Symptom::check_failed(READER_OK)),
-                cpp::casebook_async_free_race_broken_cpp,
-            )
+            Variant::broken_cpp("broken-cpp", Symptom::check_failed(READER_OK), cpp::casebook_async_free_race_broken_cpp)
             .code_at("cpp/async_free_race.cu", "broken"),
-            Variant::cpp(
-                "fixed-cpp",
-                Role::Fixed,
-                Expect::Clean,
-                cpp::casebook_async_free_race_fixed_cpp,
-            )
+            Variant::fixed_cpp("fixed-cpp", cpp::casebook_async_free_race_fixed_cpp)
             .code_at("cpp/async_free_race.cu", "fixed"),
-            Variant::cust(
-                "broken-cust",
-                Role::Broken,
-                Expect::Fails(Symptom::check_failed(READER_OK)),
-            )
+            Variant::broken_cust("broken-cust", Symptom::check_failed(READER_OK))
             .code_at("cust.rs", "broken")
             .states(
                 "DeviceBuffer::drop_async on the wrong stream races the same way.",
                 |o| o.check(READER_OK).map(|ok| !ok),
                 |o| o.measure_text(CORRUPTED_READS, " of 5"),
             ),
-            Variant::cust("fixed-cust", Role::Fixed, Expect::Clean).code_at("cust.rs", "fixed")
+            Variant::fixed_cust("fixed-cust").code_at("cust.rs", "fixed")
             .states(
                 "An event recorded on the reader and waited on before drop_async fixes it.",
                 |o| o.check(READER_OK),

@@ -23,11 +23,7 @@ use cudarc::driver::sys::CUdeviceptr;
 mod broken;
 mod fixed;
 
-pub mod names {
-    use casebook_model::vocabulary;
-    include!("names.rs");
-}
-pub use names::*;
+casebook_model::names_module!();
 
 /// The first phase reserves this share of the free memory; the other
 /// process then asks for the same share, so the two cannot both fit.
@@ -43,11 +39,7 @@ pub fn scenario() -> Scenario {
                 does not, and no other process can have that memory. Release the cache between phases \
                 (torch.cuda.empty_cache()); it cannot release blocks still referenced.",
         symptoms: &["out of memory", "out of memory though memory is free"],
-        requires: &[
-            Requirement::Gpu,
-            Requirement::ExclusiveGpu,
-            Requirement::FillsGpu,
-        ],
+        requires: Requirement::GPU_FILLED,
         claims: CLAIMS,
         variants: vec![
             Variant::broken(

@@ -7,19 +7,14 @@
 
 use casebook_model::device::measure_bytes;
 use casebook_model::{
-    Binding, Claim, ClaimVerdict, Expect, Outcome, Recorder, Requirement, Role, Scenario, Symptom,
-    Variant,
+    Binding, Claim, ClaimVerdict, Outcome, Recorder, Requirement, Scenario, Symptom, Variant,
 };
 use cudarc::driver::{result, sys};
 
 mod broken;
 mod fixed;
 
-pub mod names {
-    use casebook_model::vocabulary;
-    include!("names.rs");
-}
-pub use names::*;
+casebook_model::names_module!();
 
 /// The broken loop stops here if nothing has failed by then.
 pub const MAX_CALLS: usize = 2000;
@@ -56,7 +51,7 @@ pub fn scenario() -> Scenario {
                 of contexts with much of the memory still free: what runs out is a limit on contexts, \
                 reported as out of memory. Use the primary context, or destroy what you create.",
         symptoms: &["out of memory", "out of memory though memory is free"],
-        requires: &[Requirement::Gpu, Requirement::ExclusiveGpu],
+        requires: Requirement::GPU_ALONE,
         claims: CLAIMS,
         variants: vec![
             Variant::broken(
@@ -75,11 +70,7 @@ pub fn scenario() -> Scenario {
             Variant::fixed("fixed", Binding::Cudarc, fixed::primary).code("src/fixed.rs"),
             Variant::fixed("fixed-destroy", Binding::Cudarc, fixed::destroy)
                 .code_at("src/fixed.rs", "destroy"),
-            Variant::cust(
-                "broken-cust",
-                Role::Broken,
-                Expect::Fails(Symptom::cuda_error(OOM)),
-            )
+            Variant::broken_cust("broken-cust", Symptom::cuda_error(OOM))
             .code_at("cust.rs", "broken")
             .states(
                 "A Context kept alive per call leaks as cuCtxCreate does, and fails at the same count.",
@@ -87,7 +78,7 @@ pub fn scenario() -> Scenario {
                 |o| o.measure_text(CALLS_COMPLETED, " contexts"),
             )
             .timeout(std::time::Duration::from_secs(300)),
-            Variant::cust("fixed-cust", Role::Fixed, Expect::Clean).code_at("cust.rs", "fixed")
+            Variant::fixed_cust("fixed-cust").code_at("cust.rs", "fixed")
             .states(
                 "A legacy Context dropped at the end of its call is destroyed: nothing leaks.",
                 |o| o.check(FREE_MEMORY_RETURNS_TO_ITS_BASELINE),

@@ -17,11 +17,7 @@ use cudarc::driver::{
 mod broken;
 mod fixed;
 
-pub mod names {
-    use casebook_model::vocabulary;
-    include!("names.rs");
-}
-pub use names::*;
+casebook_model::names_module!();
 
 mod cpp {
     use casebook_model::CRecorder;
@@ -70,7 +66,7 @@ pub fn scenario() -> Scenario {
             "an illegal memory access was encountered",
             "out of memory though memory is free",
         ],
-        requires: &[Requirement::Gpu],
+        requires: Requirement::GPU,
         claims: CLAIMS,
         variants: vec![
             Variant::broken(
@@ -88,20 +84,14 @@ pub fn scenario() -> Scenario {
                 cpp::casebook_device_heap_exhaustion_as_written_cpp,
             )
             .code_at("cpp/device_heap_exhaustion.cu", "as_written"),
-            Variant::cpp(
+            Variant::broken_cpp(
                 "broken-cpp",
-                Role::Broken,
-                Expect::Fails(Symptom::cuda_error(FAULT_CPP)),
+                Symptom::cuda_error(FAULT_CPP),
                 cpp::casebook_device_heap_exhaustion_broken_cpp,
             )
             .code("cpp/device_heap_exhaustion.cu"),
-            Variant::cpp(
-                "fixed-cpp",
-                Role::Fixed,
-                Expect::Clean,
-                cpp::casebook_device_heap_exhaustion_fixed_cpp,
-            )
-            .code_at("cpp/device_heap_exhaustion.cu", "fixed"),
+            Variant::fixed_cpp("fixed-cpp", cpp::casebook_device_heap_exhaustion_fixed_cpp)
+                .code_at("cpp/device_heap_exhaustion.cu", "fixed"),
             Variant::cpp(
                 "heap-fragmentation-cpp",
                 Role::Contrast,

@@ -7,23 +7,14 @@
 //! context. The fix frees what it allocated and has the library destroy its
 //! context.
 
-use casebook_model::{
-    Claim, ClaimVerdict, Expect, Outcome, Requirement, Role, Scenario, Symptom, Variant,
-};
+use casebook_model::{Claim, ClaimVerdict, Outcome, Requirement, Scenario, Symptom, Variant};
 
-pub mod names {
-    use casebook_model::vocabulary;
-    include!("names.rs");
-}
-pub use names::*;
+casebook_model::names_module!();
 
-mod cpp {
-    use casebook_model::CRecorder;
-    unsafe extern "C" {
-        pub fn casebook_device_reset_broken_cpp(rec: *const CRecorder) -> i32;
-        pub fn casebook_device_reset_fixed_cpp(rec: *const CRecorder) -> i32;
-    }
-}
+casebook_model::cpp_variants!(
+    casebook_device_reset_broken_cpp,
+    casebook_device_reset_fixed_cpp,
+);
 
 pub fn scenario() -> Scenario {
     Scenario {
@@ -35,23 +26,17 @@ pub fn scenario() -> Scenario {
                 libraries do, is not the primary one and keeps its memory. Free what you allocate and \
                 destroy the contexts you create.",
         symptoms: &["memory that keeps shrinking", "out of memory"],
-        requires: &[Requirement::Gpu, Requirement::ExclusiveGpu],
+        requires: Requirement::GPU_ALONE,
         claims: CLAIMS,
         variants: vec![
-            Variant::cpp(
+            Variant::broken_cpp(
                 "broken-cpp",
-                Role::Broken,
-                Expect::Fails(Symptom::check_failed(BACK)),
+                Symptom::check_failed(BACK),
                 cpp::casebook_device_reset_broken_cpp,
             )
             .code_at("cpp/device_reset.cu", "broken"),
-            Variant::cpp(
-                "fixed-cpp",
-                Role::Fixed,
-                Expect::Clean,
-                cpp::casebook_device_reset_fixed_cpp,
-            )
-            .code_at("cpp/device_reset.cu", "fixed"),
+            Variant::fixed_cpp("fixed-cpp", cpp::casebook_device_reset_fixed_cpp)
+                .code_at("cpp/device_reset.cu", "fixed"),
         ],
     }
 }

@@ -8,27 +8,19 @@ use std::sync::Arc;
 use casebook_kernels::fatbin;
 use casebook_model::device;
 use casebook_model::{
-    Binding, Claim, ClaimVerdict, Expect, Outcome, Recorder, Requirement, Role, Scenario, Symptom,
-    Variant,
+    Binding, Claim, ClaimVerdict, Outcome, Recorder, Requirement, Scenario, Symptom, Variant,
 };
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream};
 
 mod broken;
 mod fixed;
 
-pub mod names {
-    use casebook_model::vocabulary;
-    include!("names.rs");
-}
-pub use names::*;
+casebook_model::names_module!();
 
-mod cpp {
-    use casebook_model::CRecorder;
-    unsafe extern "C" {
-        pub fn casebook_exception_leak_broken_cpp(rec: *const CRecorder) -> i32;
-        pub fn casebook_exception_leak_fixed_cpp(rec: *const CRecorder) -> i32;
-    }
-}
+casebook_model::cpp_variants!(
+    casebook_exception_leak_broken_cpp,
+    casebook_exception_leak_fixed_cpp,
+);
 
 /// Each call's buffer: the article's 1 GB.
 pub const BYTES: usize = 1 << 30;
@@ -65,7 +57,7 @@ pub fn scenario() -> Scenario {
         cause: "An error path between cudaMalloc and cudaFree leaves the allocation behind; \
                 only an owner that frees on every path (RAII) closes it.",
         symptoms: &["memory that keeps shrinking"],
-        requires: &[Requirement::Gpu, Requirement::ExclusiveGpu],
+        requires: Requirement::GPU_ALONE,
         claims: CLAIMS,
         variants: vec![
             Variant::broken(
@@ -76,20 +68,14 @@ pub fn scenario() -> Scenario {
             )
             .code("src/broken.rs"),
             Variant::fixed("fixed", Binding::Cudarc, fixed::run).code("src/fixed.rs"),
-            Variant::cpp(
+            Variant::broken_cpp(
                 "broken-cpp",
-                Role::Broken,
-                Expect::Fails(Symptom::check_failed(NO_LEAK)),
+                Symptom::check_failed(NO_LEAK),
                 cpp::casebook_exception_leak_broken_cpp,
             )
             .code_at("cpp/exception_leak.cu", "broken"),
-            Variant::cpp(
-                "fixed-cpp",
-                Role::Fixed,
-                Expect::Clean,
-                cpp::casebook_exception_leak_fixed_cpp,
-            )
-            .code_at("cpp/exception_leak.cu", "fixed"),
+            Variant::fixed_cpp("fixed-cpp", cpp::casebook_exception_leak_fixed_cpp)
+                .code_at("cpp/exception_leak.cu", "fixed"),
         ],
     }
 }

@@ -18,19 +18,12 @@ use cudarc::driver::sys::CUdeviceptr;
 mod broken;
 mod fixed;
 
-pub mod names {
-    use casebook_model::vocabulary;
-    include!("names.rs");
-}
-pub use names::*;
+casebook_model::names_module!();
 
-mod cpp {
-    use casebook_model::CRecorder;
-    unsafe extern "C" {
-        pub fn casebook_fragmentation_as_written_cpp(rec: *const CRecorder) -> i32;
-        pub fn casebook_fragmentation_hard_form_cpp(rec: *const CRecorder) -> i32;
-    }
-}
+casebook_model::cpp_variants!(
+    casebook_fragmentation_as_written_cpp,
+    casebook_fragmentation_hard_form_cpp,
+);
 
 const MIB: usize = 1 << 20;
 /// The region both pools manage: 1 GiB.
@@ -50,11 +43,7 @@ pub fn scenario() -> Scenario {
                 serve one large block; fragmentation bites in sub-allocators that carve one reserved \
                 region, as caching allocators do. Back the pool with virtual memory, or bin by size.",
         symptoms: &["out of memory", "out of memory though memory is free"],
-        requires: &[
-            Requirement::Gpu,
-            Requirement::ExclusiveGpu,
-            Requirement::FillsGpu,
-        ],
+        requires: Requirement::GPU_FILLED,
         claims: CLAIMS,
         variants: vec![
             Variant::cpp(

@@ -6,27 +6,19 @@
 
 use casebook_model::device::{self, measure_bytes};
 use casebook_model::{
-    Binding, Claim, ClaimVerdict, Expect, Outcome, Recorder, Requirement, Role, Scenario, Symptom,
-    Variant,
+    Binding, Claim, ClaimVerdict, Outcome, Recorder, Requirement, Scenario, Symptom, Variant,
 };
 use cudarc::driver::CudaContext;
 
 mod broken;
 mod fixed;
 
-pub mod names {
-    use casebook_model::vocabulary;
-    include!("names.rs");
-}
-pub use names::*;
+casebook_model::names_module!();
 
-mod cpp {
-    use casebook_model::CRecorder;
-    unsafe extern "C" {
-        pub fn casebook_host_memory_leak_broken_cpp(rec: *const CRecorder) -> i32;
-        pub fn casebook_host_memory_leak_fixed_cpp(rec: *const CRecorder) -> i32;
-    }
-}
+casebook_model::cpp_variants!(
+    casebook_host_memory_leak_broken_cpp,
+    casebook_host_memory_leak_fixed_cpp,
+);
 
 pub const CALLS: usize = 64;
 /// Each call's host input: the article's 1M floats.
@@ -40,7 +32,7 @@ pub fn scenario() -> Scenario {
         cause: "Host buffers and pinned staging buffers that are never freed grow the process's \
                 resident memory call after call; they do not touch the device's free memory.",
         symptoms: &["memory that keeps shrinking"],
-        requires: &[Requirement::Gpu, Requirement::ExclusiveGpu],
+        requires: Requirement::GPU_ALONE,
         claims: CLAIMS,
         variants: vec![
             Variant::broken(
@@ -51,20 +43,14 @@ pub fn scenario() -> Scenario {
             )
             .code("src/broken.rs"),
             Variant::fixed("fixed", Binding::Cudarc, fixed::run).code("src/fixed.rs"),
-            Variant::cpp(
+            Variant::broken_cpp(
                 "broken-cpp",
-                Role::Broken,
-                Expect::Fails(Symptom::check_failed(BACK)),
+                Symptom::check_failed(BACK),
                 cpp::casebook_host_memory_leak_broken_cpp,
             )
             .code("cpp/host_memory_leak.cu"),
-            Variant::cpp(
-                "fixed-cpp",
-                Role::Fixed,
-                Expect::Clean,
-                cpp::casebook_host_memory_leak_fixed_cpp,
-            )
-            .code("cpp/host_memory_leak.cu"),
+            Variant::fixed_cpp("fixed-cpp", cpp::casebook_host_memory_leak_fixed_cpp)
+                .code("cpp/host_memory_leak.cu"),
         ],
     }
 }

@@ -19,11 +19,7 @@ mod broken;
 mod fixed;
 mod launch_blocking;
 
-pub mod names {
-    use casebook_model::vocabulary;
-    include!("names.rs");
-}
-pub use names::*;
+casebook_model::names_module!();
 
 pub const SPIN_NS: u64 = 50_000_000;
 pub(crate) const LAUNCH: &str = "cuLaunchKernel spin_then_fault (the culprit)";
@@ -39,7 +35,7 @@ pub fn scenario() -> Scenario {
             "an error on the second call",
             "an illegal memory access was encountered",
         ],
-        requires: &[Requirement::Gpu],
+        requires: Requirement::GPU,
         claims: CLAIMS,
         variants: vec![
             Variant::broken(

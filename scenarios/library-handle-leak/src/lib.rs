@@ -17,11 +17,7 @@ use std::sync::Arc;
 mod broken;
 mod fixed;
 
-pub mod names {
-    use casebook_model::vocabulary;
-    include!("names.rs");
-}
-pub use names::*;
+casebook_model::names_module!();
 
 pub const LEFT_FREE: usize = 2 << 30;
 pub const MAX_CALLS: usize = 4000;
@@ -51,11 +47,7 @@ pub fn scenario() -> Scenario {
                 created per call and never destroyed leak it call after call. Create one handle and \
                 keep it.",
         symptoms: &["out of memory", "memory that keeps shrinking"],
-        requires: &[
-            Requirement::Gpu,
-            Requirement::ExclusiveGpu,
-            Requirement::FillsGpu,
-        ],
+        requires: Requirement::GPU_FILLED,
         claims: CLAIMS,
         variants: vec![
             Variant::broken(

@@ -8,24 +8,15 @@
 //! CPU; the fixed forms time the broken loop in the same process and must be
 //! at least 10× faster. The speed-up itself is in the JSON report.
 
-use casebook_model::{
-    Claim, ClaimVerdict, Expect, Outcome, Requirement, Role, Scenario, Symptom, Variant,
-};
+use casebook_model::{Claim, ClaimVerdict, Outcome, Requirement, Scenario, Symptom, Variant};
 
-pub mod names {
-    use casebook_model::vocabulary;
-    include!("names.rs");
-}
-pub use names::*;
+casebook_model::names_module!();
 
-mod cpp {
-    use casebook_model::CRecorder;
-    unsafe extern "C" {
-        pub fn casebook_malloc_in_loop_broken_cpp(rec: *const CRecorder) -> i32;
-        pub fn casebook_malloc_in_loop_fixed_cpp(rec: *const CRecorder) -> i32;
-        pub fn casebook_malloc_in_loop_pool_cpp(rec: *const CRecorder) -> i32;
-    }
-}
+casebook_model::cpp_variants!(
+    casebook_malloc_in_loop_broken_cpp,
+    casebook_malloc_in_loop_fixed_cpp,
+    casebook_malloc_in_loop_pool_cpp,
+);
 
 pub fn scenario() -> Scenario {
     Scenario {
@@ -35,30 +26,19 @@ pub fn scenario() -> Scenario {
                 the loop serialises host and device. Allocate once and reuse, or use the stream-ordered \
                 pool (cudaMallocAsync/cudaFreeAsync).",
         symptoms: &["slow, GPU idle"],
-        requires: &[Requirement::Gpu, Requirement::ExclusiveGpu],
+        requires: Requirement::GPU_ALONE,
         claims: CLAIMS,
         variants: vec![
-            Variant::cpp(
+            Variant::broken_cpp(
                 "broken-cpp",
-                Role::Broken,
-                Expect::Fails(Symptom::check_failed(WAITS)),
+                Symptom::check_failed(WAITS),
                 cpp::casebook_malloc_in_loop_broken_cpp,
             )
             .code_at("cpp/malloc_in_loop.cu", "broken"),
-            Variant::cpp(
-                "fixed-cpp",
-                Role::Fixed,
-                Expect::Clean,
-                cpp::casebook_malloc_in_loop_fixed_cpp,
-            )
-            .code_at("cpp/malloc_in_loop.cu", "fixed"),
-            Variant::cpp(
-                "pool-cpp",
-                Role::Fixed,
-                Expect::Clean,
-                cpp::casebook_malloc_in_loop_pool_cpp,
-            )
-            .code_at("cpp/malloc_in_loop.cu", "pool"),
+            Variant::fixed_cpp("fixed-cpp", cpp::casebook_malloc_in_loop_fixed_cpp)
+                .code_at("cpp/malloc_in_loop.cu", "fixed"),
+            Variant::fixed_cpp("pool-cpp", cpp::casebook_malloc_in_loop_pool_cpp)
+                .code_at("cpp/malloc_in_loop.cu", "pool"),
         ],
     }
 }

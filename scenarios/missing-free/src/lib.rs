@@ -15,19 +15,12 @@ use cudarc::driver::{CudaContext, CudaFunction, CudaStream};
 mod broken;
 mod fixed;
 
-pub mod names {
-    use casebook_model::vocabulary;
-    include!("names.rs");
-}
-pub use names::*;
+casebook_model::names_module!();
 
-mod cpp {
-    use casebook_model::CRecorder;
-    unsafe extern "C" {
-        pub fn casebook_missing_free_broken_cpp(rec: *const CRecorder) -> i32;
-        pub fn casebook_missing_free_fixed_cpp(rec: *const CRecorder) -> i32;
-    }
-}
+casebook_model::cpp_variants!(
+    casebook_missing_free_broken_cpp,
+    casebook_missing_free_fixed_cpp,
+);
 
 /// Each call's buffer is this fraction of the free memory, so the leak fills
 /// any GPU in about this many calls.
@@ -49,11 +42,7 @@ pub fn scenario() -> Scenario {
         cause: "Device memory stays allocated until it is freed or the process ends; a call that \
                 forgets cuMemFree leaks its whole buffer, and the leaks add up to the free memory.",
         symptoms: &["out of memory", "memory that keeps shrinking"],
-        requires: &[
-            Requirement::Gpu,
-            Requirement::ExclusiveGpu,
-            Requirement::FillsGpu,
-        ],
+        requires: Requirement::GPU_FILLED,
         claims: CLAIMS,
         variants: vec![
             Variant::broken(
@@ -77,32 +66,18 @@ pub fn scenario() -> Scenario {
                      layer is what frees it on every path; the C++ pair differs by the \
                      `cudaFree` alone.",
                 ),
-            Variant::cpp(
-                "broken-cpp",
-                Role::Broken,
-                Expect::Fails(Symptom::cuda_error(OOM_CPP)),
-                cpp::casebook_missing_free_broken_cpp,
-            )
+            Variant::broken_cpp("broken-cpp", Symptom::cuda_error(OOM_CPP), cpp::casebook_missing_free_broken_cpp)
             .code_at("cpp/missing_free.cu", "broken"),
-            Variant::cpp(
-                "fixed-cpp",
-                Role::Fixed,
-                Expect::Clean,
-                cpp::casebook_missing_free_fixed_cpp,
-            )
+            Variant::fixed_cpp("fixed-cpp", cpp::casebook_missing_free_fixed_cpp)
             .code_at("cpp/missing_free.cu", "fixed"),
-            Variant::cust(
-                "broken-cust",
-                Role::Broken,
-                Expect::Fails(Symptom::cuda_error(OOM)),
-            )
+            Variant::broken_cust("broken-cust", Symptom::cuda_error(OOM))
             .code_at("cust.rs", "broken")
             .states(
                 "A DeviceBuffer kept beyond its call (a cache that nothing evicts) leaks exactly as much.",
                 |o| o.first_error_is("CUDA_ERROR_OUT_OF_MEMORY"),
                 Outcome::first_error_text,
             ),
-            Variant::cust("fixed-cust", Role::Fixed, Expect::Clean).code_at("cust.rs", "fixed")
+            Variant::fixed_cust("fixed-cust").code_at("cust.rs", "fixed")
             .states(
                 "A DeviceBuffer that goes out of scope is freed by its Drop: the missing free cannot be written.",
                 |o| o.check(FREE_MEMORY_RETURNS_TO_ITS_BASELINE),

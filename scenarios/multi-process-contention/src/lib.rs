@@ -20,11 +20,7 @@ use cudarc::driver::result;
 mod broken;
 mod fixed;
 
-pub mod names {
-    use casebook_model::vocabulary;
-    include!("names.rs");
-}
-pub use names::*;
+casebook_model::names_module!();
 
 pub const WORKERS: usize = 2;
 const BARRIER_ENV: &str = "CASEBOOK_BARRIER";
@@ -36,11 +32,7 @@ pub fn scenario() -> Scenario {
         cause: "Free memory is shared: two processes that each plan on what cudaMemGetInfo said at start \
                 plan on the same bytes, and the second to allocate fails. Plan a share per process.",
         symptoms: &["out of memory", "out of memory though memory is free"],
-        requires: &[
-            Requirement::Gpu,
-            Requirement::ExclusiveGpu,
-            Requirement::FillsGpu,
-        ],
+        requires: Requirement::GPU_FILLED,
         claims: CLAIMS,
         variants: vec![
             Variant::broken(

@@ -7,23 +7,14 @@
 //! non-blocking stream's running work does not. The fix finishes its work and
 //! destroys its stream before the call returns.
 
-use casebook_model::{
-    Claim, ClaimVerdict, Expect, Outcome, Requirement, Role, Scenario, Symptom, Variant,
-};
+use casebook_model::{Claim, ClaimVerdict, Outcome, Requirement, Scenario, Symptom, Variant};
 
-pub mod names {
-    use casebook_model::vocabulary;
-    include!("names.rs");
-}
-pub use names::*;
+casebook_model::names_module!();
 
-mod cpp {
-    use casebook_model::CRecorder;
-    unsafe extern "C" {
-        pub fn casebook_open_streams_broken_cpp(rec: *const CRecorder) -> i32;
-        pub fn casebook_open_streams_fixed_cpp(rec: *const CRecorder) -> i32;
-    }
-}
+casebook_model::cpp_variants!(
+    casebook_open_streams_broken_cpp,
+    casebook_open_streams_fixed_cpp,
+);
 
 pub fn scenario() -> Scenario {
     Scenario {
@@ -34,23 +25,17 @@ pub fn scenario() -> Scenario {
                 queued on such a stream makes the next call wait for it; idle open streams cost nothing. \
                 Synchronise and destroy a call's stream before it returns, or create it non-blocking.",
         symptoms: &["slow calls, no error"],
-        requires: &[Requirement::Gpu],
+        requires: Requirement::GPU,
         claims: CLAIMS,
         variants: vec![
-            Variant::cpp(
+            Variant::broken_cpp(
                 "broken-cpp",
-                Role::Broken,
-                Expect::Fails(Symptom::check_failed(NO_WAIT)),
+                Symptom::check_failed(NO_WAIT),
                 cpp::casebook_open_streams_broken_cpp,
             )
             .code_at("cpp/open_streams.cu", "broken"),
-            Variant::cpp(
-                "fixed-cpp",
-                Role::Fixed,
-                Expect::Clean,
-                cpp::casebook_open_streams_fixed_cpp,
-            )
-            .code_at("cpp/open_streams.cu", "fixed"),
+            Variant::fixed_cpp("fixed-cpp", cpp::casebook_open_streams_fixed_cpp)
+                .code_at("cpp/open_streams.cu", "fixed"),
         ],
     }
 }

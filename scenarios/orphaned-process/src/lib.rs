@@ -24,11 +24,7 @@ mod broken;
 mod exit_and_kill;
 mod fixed;
 
-pub mod names {
-    use casebook_model::vocabulary;
-    include!("names.rs");
-}
-pub use names::*;
+casebook_model::names_module!();
 
 /// What a holder allocates.
 pub const HELD: usize = 4 << 30;
@@ -47,7 +43,7 @@ pub fn scenario() -> Scenario {
                 is held by a process still alive: often a worker's child that outlived its parent. Kill \
                 the worker's process group, and look for holders with nvidia-smi --query-compute-apps.",
         symptoms: &["out of memory", "out of memory though memory is free"],
-        requires: &[Requirement::Gpu, Requirement::ExclusiveGpu],
+        requires: Requirement::GPU_ALONE,
         claims: CLAIMS,
         variants: vec![
             Variant::new(

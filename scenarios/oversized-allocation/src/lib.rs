@@ -19,20 +19,13 @@ use cudarc::driver::{CudaContext, CudaFunction, CudaStream, result};
 mod broken;
 mod fixed;
 
-pub mod names {
-    use casebook_model::vocabulary;
-    include!("names.rs");
-}
-pub use names::*;
+casebook_model::names_module!();
 
-mod cpp {
-    use casebook_model::CRecorder;
-    unsafe extern "C" {
-        pub fn casebook_oversized_allocation_as_written_cpp(rec: *const CRecorder) -> i32;
-        pub fn casebook_oversized_allocation_broken_cpp(rec: *const CRecorder) -> i32;
-        pub fn casebook_oversized_allocation_fixed_cpp(rec: *const CRecorder) -> i32;
-    }
-}
+casebook_model::cpp_variants!(
+    casebook_oversized_allocation_as_written_cpp,
+    casebook_oversized_allocation_broken_cpp,
+    casebook_oversized_allocation_fixed_cpp,
+);
 
 pub const DATA_BYTES: usize = 2 << 30;
 pub const LEFT_FREE: usize = 1 << 30;
@@ -58,11 +51,7 @@ pub fn scenario() -> Scenario {
         cause: "A single allocation larger than the free memory fails, however small the batch count; \
                 the failure is clean and the context stays usable. Ask cudaMemGetInfo and work in tiles.",
         symptoms: &["out of memory", "out of memory with batch size 1"],
-        requires: &[
-            Requirement::Gpu,
-            Requirement::ExclusiveGpu,
-            Requirement::FillsGpu,
-        ],
+        requires: Requirement::GPU_FILLED,
         claims: CLAIMS,
         variants: vec![
             Variant::broken(
@@ -80,20 +69,14 @@ pub fn scenario() -> Scenario {
                 cpp::casebook_oversized_allocation_as_written_cpp,
             )
             .code_at("cpp/oversized_allocation.cu", "as_written"),
-            Variant::cpp(
+            Variant::broken_cpp(
                 "broken-cpp",
-                Role::Broken,
-                Expect::Fails(Symptom::cuda_error(OOM_CPP)),
+                Symptom::cuda_error(OOM_CPP),
                 cpp::casebook_oversized_allocation_broken_cpp,
             )
             .code_at("cpp/oversized_allocation.cu", "broken"),
-            Variant::cpp(
-                "fixed-cpp",
-                Role::Fixed,
-                Expect::Clean,
-                cpp::casebook_oversized_allocation_fixed_cpp,
-            )
-            .code_at("cpp/oversized_allocation.cu", "fixed"),
+            Variant::fixed_cpp("fixed-cpp", cpp::casebook_oversized_allocation_fixed_cpp)
+                .code_at("cpp/oversized_allocation.cu", "fixed"),
         ],
     }
 }

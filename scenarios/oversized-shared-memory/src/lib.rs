@@ -7,23 +7,14 @@
 //! kernel in to the GPU's maximum dynamic shared memory, tiles the loop to
 //! fit, and checks the launch.
 
-use casebook_model::{
-    Claim, ClaimVerdict, Expect, Outcome, Requirement, Role, Scenario, Symptom, Variant,
-};
+use casebook_model::{Claim, ClaimVerdict, Outcome, Requirement, Scenario, Symptom, Variant};
 
-pub mod names {
-    use casebook_model::vocabulary;
-    include!("names.rs");
-}
-pub use names::*;
+casebook_model::names_module!();
 
-mod cpp {
-    use casebook_model::CRecorder;
-    unsafe extern "C" {
-        pub fn casebook_oversized_shared_memory_broken_cpp(rec: *const CRecorder) -> i32;
-        pub fn casebook_oversized_shared_memory_fixed_cpp(rec: *const CRecorder) -> i32;
-    }
-}
+casebook_model::cpp_variants!(
+    casebook_oversized_shared_memory_broken_cpp,
+    casebook_oversized_shared_memory_fixed_cpp,
+);
 
 const INVALID: &str = "cudaErrorInvalidValue";
 
@@ -35,23 +26,17 @@ pub fn scenario() -> Scenario {
                 cudaErrorInvalidValue and runs nothing; unchecked, the program goes on with stale output. \
                 Check every launch, opt in with cudaFuncSetAttribute, and tile to fit.",
         symptoms: &["wrong results, no error"],
-        requires: &[Requirement::Gpu],
+        requires: Requirement::GPU,
         claims: CLAIMS,
         variants: vec![
-            Variant::cpp(
+            Variant::broken_cpp(
                 "broken-cpp",
-                Role::Broken,
-                Expect::Fails(Symptom::cuda_error(INVALID)),
+                Symptom::cuda_error(INVALID),
                 cpp::casebook_oversized_shared_memory_broken_cpp,
             )
             .code_at("cpp/oversized_shared_memory.cu", "broken"),
-            Variant::cpp(
-                "fixed-cpp",
-                Role::Fixed,
-                Expect::Clean,
-                cpp::casebook_oversized_shared_memory_fixed_cpp,
-            )
-            .code_at("cpp/oversized_shared_memory.cu", "fixed"),
+            Variant::fixed_cpp("fixed-cpp", cpp::casebook_oversized_shared_memory_fixed_cpp)
+                .code_at("cpp/oversized_shared_memory.cu", "fixed"),
         ],
     }
 }

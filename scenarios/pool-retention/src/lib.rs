@@ -23,18 +23,9 @@ use cudarc::driver::{CudaContext, result};
 mod broken;
 mod fixed;
 
-pub mod names {
-    use casebook_model::vocabulary;
-    include!("names.rs");
-}
-pub use names::*;
+casebook_model::names_module!();
 
-mod cpp {
-    use casebook_model::CRecorder;
-    unsafe extern "C" {
-        pub fn casebook_pool_retention_as_written_cpp(rec: *const CRecorder) -> i32;
-    }
-}
+casebook_model::cpp_variants!(casebook_pool_retention_as_written_cpp,);
 
 /// The request the phase makes, and the neighbour after it: 60% of what is
 /// free, so that the two cannot both fit.
@@ -50,11 +41,7 @@ pub fn scenario() -> Scenario {
                 release threshold is raised; then it keeps it for this process, and other processes are \
                 starved. Trim the pool (cudaMemPoolTrimTo) when a phase ends, or keep the threshold low.",
         symptoms: &["out of memory", "out of memory though memory is free"],
-        requires: &[
-            Requirement::Gpu,
-            Requirement::ExclusiveGpu,
-            Requirement::FillsGpu,
-        ],
+        requires: Requirement::GPU_FILLED,
         claims: CLAIMS,
         variants: vec![
             Variant::cpp(

@@ -14,18 +14,9 @@ use cudarc::driver::{CudaContext, CudaFunction, DriverError, LaunchConfig, PushK
 mod broken;
 mod fixed;
 
-pub mod names {
-    use casebook_model::vocabulary;
-    include!("names.rs");
-}
-pub use names::*;
+casebook_model::names_module!();
 
-mod cpp {
-    use casebook_model::CRecorder;
-    unsafe extern "C" {
-        pub fn casebook_sticky_error_as_written_cpp(rec: *const CRecorder) -> i32;
-    }
-}
+casebook_model::cpp_variants!(casebook_sticky_error_as_written_cpp,);
 
 pub(crate) const FAULT: &str = "CUDA_ERROR_ILLEGAL_ADDRESS";
 
@@ -40,7 +31,7 @@ pub fn scenario() -> Scenario {
             "an error on the second call",
             "an illegal memory access was encountered",
         ],
-        requires: &[Requirement::Gpu],
+        requires: Requirement::GPU,
         claims: CLAIMS,
         variants: vec![
             Variant::broken(

@@ -16,11 +16,7 @@ use std::sync::Arc;
 mod broken;
 mod fixed;
 
-pub mod names {
-    use casebook_model::vocabulary;
-    include!("names.rs");
-}
-pub use names::*;
+casebook_model::names_module!();
 
 pub const LAYERS: usize = 4;
 pub const FIRST_BATCH: usize = 64;
@@ -33,11 +29,7 @@ pub fn scenario() -> Scenario {
         cause: "Catching the error does not free what the failed attempt had already allocated; \
                 unless the error path releases it (RAII), every retry runs with less memory.",
         symptoms: &["out of memory", "out of memory with batch size 1"],
-        requires: &[
-            Requirement::Gpu,
-            Requirement::ExclusiveGpu,
-            Requirement::FillsGpu,
-        ],
+        requires: Requirement::GPU_FILLED,
         claims: CLAIMS,
         variants: vec![
             Variant::broken(

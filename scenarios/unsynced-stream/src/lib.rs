@@ -11,8 +11,7 @@ use std::sync::Arc;
 use casebook_kernels::fatbin;
 use casebook_model::device;
 use casebook_model::{
-    Binding, Claim, ClaimVerdict, Expect, Outcome, Recorder, Requirement, Role, Scenario, Symptom,
-    Variant,
+    Binding, Claim, ClaimVerdict, Outcome, Recorder, Requirement, Role, Scenario, Symptom, Variant,
 };
 use cudarc::driver::{CudaFunction, CudaStream, LaunchConfig, PushKernelArg, result, sys};
 
@@ -21,20 +20,13 @@ mod fixed;
 mod pipeline;
 mod safe_api;
 
-pub mod names {
-    use casebook_model::vocabulary;
-    include!("names.rs");
-}
-pub use names::*;
+casebook_model::names_module!();
 
-mod cpp {
-    use casebook_model::CRecorder;
-    unsafe extern "C" {
-        pub fn casebook_unsynced_stream_broken_cpp(rec: *const CRecorder) -> i32;
-        pub fn casebook_unsynced_stream_fixed_cpp(rec: *const CRecorder) -> i32;
-        pub fn casebook_unsynced_stream_device_sync_cpp(rec: *const CRecorder) -> i32;
-    }
-}
+casebook_model::cpp_variants!(
+    casebook_unsynced_stream_broken_cpp,
+    casebook_unsynced_stream_fixed_cpp,
+    casebook_unsynced_stream_device_sync_cpp,
+);
 
 /// How many times each variant runs the pipeline.
 pub const RUNS: usize = 10;
@@ -54,7 +46,7 @@ pub fn scenario() -> Scenario {
         cause: "Kernels and cuMemcpyAsync return before the work is done; the host must wait for the \
                 stream (or an event) before it reads what they write.",
         symptoms: &["wrong results, no error"],
-        requires: &[Requirement::Gpu],
+        requires: Requirement::GPU,
         claims: CLAIMS,
         variants: vec![
             Variant::broken(
@@ -78,19 +70,9 @@ pub fn scenario() -> Scenario {
                 safe_api::run,
             )
             .code("src/safe_api.rs"),
-            Variant::cpp(
-                "broken-cpp",
-                Role::Broken,
-                Expect::Fails(Symptom::check_failed(FRESH)),
-                cpp::casebook_unsynced_stream_broken_cpp,
-            )
+            Variant::broken_cpp("broken-cpp", Symptom::check_failed(FRESH), cpp::casebook_unsynced_stream_broken_cpp)
             .code_at("cpp/unsynced_stream.cu", "broken"),
-            Variant::cpp(
-                "fixed-cpp",
-                Role::Fixed,
-                Expect::Clean,
-                cpp::casebook_unsynced_stream_fixed_cpp,
-            )
+            Variant::fixed_cpp("fixed-cpp", cpp::casebook_unsynced_stream_fixed_cpp)
             .code_at("cpp/unsynced_stream.cu", "fixed"),
             Variant::cust(
                 "broken-cust",
