@@ -4,6 +4,8 @@ mod bless;
 mod book;
 mod bundle;
 mod docs;
+#[cfg(test)]
+mod layers;
 mod run_all;
 mod sanitize;
 mod test;
