@@ -323,7 +323,8 @@ fn sanitize_one(sanitizer: &Path, s: &Scenario, v: &Variant, tool: usize) -> Cel
         env: vec![(SANITIZER_ENV.to_owned(), "1".to_owned())],
     };
     let started = Instant::now();
-    let run = isolation::run(&cmd);
+    // Without the variant's own program there is nothing to put under the tool.
+    let run = inner.and_then(|_| isolation::run(&cmd));
     let seconds = started.elapsed().as_secs_f64();
     let text = std::fs::read_to_string(&log_path).unwrap_or_default();
     let (exit_code, outcome, timed_out) = match &run {
@@ -338,7 +339,6 @@ fn sanitize_one(sanitizer: &Path, s: &Scenario, v: &Variant, tool: usize) -> Cel
     let kinds = error_kinds(&text);
     let leaked_bytes = leaked(&text);
     let reduced = outcome.as_ref().is_some_and(|o| o.fact(REDUCED).is_some());
-    let run = inner.and(run);
     let provokes = outcome
         .as_ref()
         .is_some_and(|o| o.steps.iter().any(|st| st.tolerated && st.is_error()));

@@ -43,17 +43,6 @@ pub enum Name {
     Series(SeriesName),
 }
 
-impl Name {
-    pub fn text(&self) -> &'static str {
-        match self {
-            Name::Check(n) => n.0,
-            Name::Fact(n) => n.0,
-            Name::Measure(n) => n.key,
-            Name::Series(n) => n.key,
-        }
-    }
-}
-
 /// Declares a vocabulary: one typed constant per name, and `VOCABULARY`
 /// listing them all.
 ///

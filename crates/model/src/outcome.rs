@@ -378,11 +378,6 @@ impl Outcome {
         self.fact(name).and_then(|v| v.as_bool())
     }
 
-    /// A text fact; `None` if it was not recorded or is not text.
-    pub fn text(&self, name: FactName) -> Option<&str> {
-        self.fact(name).and_then(|v| v.as_str())
-    }
-
     pub fn measure(&self, name: MeasureName) -> Option<f64> {
         audit::read(name.key);
         self.measure_named(name.key)
@@ -414,6 +409,17 @@ impl Outcome {
             Some(v) => format!("{} = {v:.2}{unit}", name.key),
             None => format!("{}: not recorded", name.key),
         }
+    }
+
+    /// `what: yes`, `what: no` or `what: not recorded`: a yes/no shown as
+    /// evidence beside a statement.
+    pub fn yes_no(what: &str, value: Option<bool>) -> String {
+        let word = match value {
+            Some(true) => "yes",
+            Some(false) => "no",
+            None => "not recorded",
+        };
+        format!("{what}: {word}")
     }
 
     /// `call → result` of the first failed call, or that none failed.

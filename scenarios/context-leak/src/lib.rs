@@ -82,10 +82,11 @@ pub fn scenario() -> Scenario {
             .states(
                 "A legacy Context dropped at the end of its call is destroyed: nothing leaks.",
                 |o| o.check(FREE_MEMORY_RETURNS_TO_ITS_BASELINE),
-                |o| match o.check(FREE_MEMORY_RETURNS_TO_ITS_BASELINE) {
-                    Some(true) => "free memory back to its baseline: yes".to_owned(),
-                    Some(false) => "free memory back to its baseline: no".to_owned(),
-                    None => "free memory back to its baseline: not recorded".to_owned(),
+                |o| {
+                    Outcome::yes_no(
+                        "free memory back to its baseline",
+                        o.check(FREE_MEMORY_RETURNS_TO_ITS_BASELINE),
+                    )
                 },
             ),
         ],

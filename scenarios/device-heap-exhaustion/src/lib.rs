@@ -134,10 +134,8 @@ const CLAIMS: &[Claim] = &[
         seed: "003_a513a38b5daed103.txt",
         quote: "float* temp = new float[size * size]; // Potential source of error",
         judged_by: "as-written-cpp",
-        judge: |o: &Outcome| match o.flag(THE_ARTICLE_S_KERNEL_RUNS_WITHOUT_ERROR) {
-            Some(true) => ClaimVerdict::Refuted,
-            Some(false) => ClaimVerdict::Confirmed,
-            None => ClaimVerdict::Undecided,
+        judge: |o: &Outcome| {
+            ClaimVerdict::refuted_if(o.flag(THE_ARTICLE_S_KERNEL_RUNS_WITHOUT_ERROR))
         },
     },
     Claim {

@@ -85,11 +85,7 @@ const CLAIMS: &[Claim] = &[
         seed: "004_dd8d91b458147886.txt",
         quote: "Although there is memory available, no contiguous block of the correct size is available.",
         judged_by: "as-written-cpp",
-        judge: |o: &Outcome| match o.flag(THE_LARGE_ALLOCATION_SUCCEEDS) {
-            Some(true) => ClaimVerdict::Refuted,
-            Some(false) => ClaimVerdict::Confirmed,
-            None => ClaimVerdict::Undecided,
-        },
+        judge: |o: &Outcome| ClaimVerdict::refuted_if(o.flag(THE_LARGE_ALLOCATION_SUCCEEDS)),
     },
     Claim {
         id: "003-fragmentation-reduces-contiguous",
@@ -97,10 +93,8 @@ const CLAIMS: &[Claim] = &[
         quote: "This fragmentation effectively reduces the contiguous memory available for a single allocation, even if the \
                 total free space appears sufficient.",
         judged_by: "hard-form-cpp",
-        judge: |o: &Outcome| match o.flag(ONE_BLOCK_OF_90_OF_THE_SCATTERED_FREE_MEMORY_IS_SERVED) {
-            Some(true) => ClaimVerdict::Refuted,
-            Some(false) => ClaimVerdict::Confirmed,
-            None => ClaimVerdict::Undecided,
+        judge: |o: &Outcome| {
+            ClaimVerdict::refuted_if(o.flag(ONE_BLOCK_OF_90_OF_THE_SCATTERED_FREE_MEMORY_IS_SERVED))
         },
     },
     Claim {
@@ -111,10 +105,12 @@ const CLAIMS: &[Claim] = &[
         judged_by: "broken",
         // Gaps form inside a region carved by offsets; the hard form shows
         // cudaMalloc's own are no obstacle, hence "partly".
-        judge: |o: &Outcome| match o.flag(FREE_BYTES_EXCEED_THE_LARGEST_REQUEST_THE_POOL_SERVES) {
-            Some(true) => ClaimVerdict::Partly,
-            Some(false) => ClaimVerdict::Refuted,
-            None => ClaimVerdict::Undecided,
+        judge: |o: &Outcome| {
+            ClaimVerdict::when(
+                o.flag(FREE_BYTES_EXCEED_THE_LARGEST_REQUEST_THE_POOL_SERVES),
+                ClaimVerdict::Partly,
+                ClaimVerdict::Refuted,
+            )
         },
     },
     Claim {

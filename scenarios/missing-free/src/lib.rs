@@ -114,11 +114,7 @@ const CLAIMS: &[Claim] = &[
         seed: "000_1633914ffce0e075.txt",
         quote: "Attempting to reuse the same memory for a second kernel call will likely fail.",
         judged_by: "broken-cpp",
-        judge: |o| match o.flag(SECOND_CALL_OK) {
-            Some(true) => ClaimVerdict::Refuted,
-            Some(false) => ClaimVerdict::Confirmed,
-            None => ClaimVerdict::Undecided,
-        },
+        judge: |o| ClaimVerdict::refuted_if(o.flag(SECOND_CALL_OK)),
     },
     Claim {
         id: "001-previous-batch-not-released",

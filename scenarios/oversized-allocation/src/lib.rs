@@ -88,10 +88,8 @@ const CLAIMS: &[Claim] = &[
         quote: "// ... further operations that would never be reached due to insufficient memory.",
         judged_by: "as-written-cpp",
         // The article's 4 GiB allocation, on this GPU.
-        judge: |o: &Outcome| match o.flag(THE_ARTICLE_S_4_GIB_ALLOCATION_SUCCEEDS) {
-            Some(true) => ClaimVerdict::Refuted,
-            Some(false) => ClaimVerdict::Confirmed,
-            None => ClaimVerdict::Undecided,
+        judge: |o: &Outcome| {
+            ClaimVerdict::refuted_if(o.flag(THE_ARTICLE_S_4_GIB_ALLOCATION_SUCCEEDS))
         },
     },
     Claim {

@@ -65,11 +65,7 @@ const CLAIMS: &[Claim] = &[
         seed: "000_1633914ffce0e075.txt",
         quote: "This example explicitly uses `cudaDeviceReset()` to ensure a clean context between calls.",
         judged_by: "as-written-cpp",
-        judge: |o: &Outcome| match o.flag(AFTER_RESET) {
-            Some(true) => ClaimVerdict::Confirmed,
-            Some(false) => ClaimVerdict::Refuted,
-            None => ClaimVerdict::Undecided,
-        },
+        judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.flag(AFTER_RESET)),
     },
     Claim {
         id: "000-second-call-error-from-missing-reset",

@@ -88,10 +88,11 @@ pub fn scenario() -> Scenario {
             .states(
                 "Stream::new drops the NON_BLOCKING flag: the stream it returns is blocking.",
                 |o| o.flag(THE_STREAM_CUST_MADE_IS_NON_BLOCKING_AS_ASKED).map(|nb| !nb),
-                |o| match o.flag(THE_STREAM_CUST_MADE_IS_NON_BLOCKING_AS_ASKED) {
-                    Some(true) => "non-blocking as asked: yes".to_owned(),
-                    Some(false) => "non-blocking as asked: no".to_owned(),
-                    None => "non-blocking as asked: not recorded".to_owned(),
+                |o| {
+                    Outcome::yes_no(
+                        "non-blocking as asked",
+                        o.flag(THE_STREAM_CUST_MADE_IS_NON_BLOCKING_AS_ASKED),
+                    )
                 },
             ),
             Variant::cust("fixed-cust", Role::Fixed, casebook_model::Expect::Clean)
