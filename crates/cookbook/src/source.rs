@@ -20,7 +20,7 @@ pub struct Source {
 pub fn locate(root: &Path, scenario: &Scenario, variant: &Variant) -> anyhow::Result<Source> {
     let Some(code) = variant.code else {
         bail!(
-            "{}::{} declares no code (`.code(..)` or `.code_at(..)` in its scenario)",
+            "{}::{} declares no code (its `Program` names none)",
             scenario.slug,
             variant.name
         );

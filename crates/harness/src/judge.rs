@@ -92,7 +92,7 @@ pub fn observed_text(judgement: &Judgement) -> String {
 
 #[cfg(test)]
 mod tests {
-    use casebook_model::{Binding, Event, Step};
+    use casebook_model::{Event, Program, Step};
 
     use super::*;
 
@@ -123,9 +123,8 @@ mod tests {
     fn broken_passes_when_it_shows_its_failure() {
         let v = Variant::broken(
             "broken",
-            Binding::Cudarc,
             Symptom::cuda_error("CUDA_ERROR_OUT_OF_MEMORY"),
-            noop,
+            Program::host(noop),
         );
         assert_eq!(judge(&v, &oom_outcome()).verdict, Verdict::Pass);
     }
@@ -134,9 +133,8 @@ mod tests {
     fn broken_that_runs_clean_fails_loudly() {
         let v = Variant::broken(
             "broken",
-            Binding::Cudarc,
             Symptom::cuda_error("CUDA_ERROR_OUT_OF_MEMORY"),
-            noop,
+            Program::host(noop),
         );
         let j = judge(&v, &clean_outcome());
         assert_eq!(j.verdict, Verdict::Fail);
@@ -147,9 +145,8 @@ mod tests {
     fn broken_with_another_failure_fails() {
         let v = Variant::broken(
             "broken",
-            Binding::Cudarc,
             Symptom::CheckFailed("x".into()),
-            noop,
+            Program::host(noop),
         );
         let j = judge(&v, &oom_outcome());
         assert_eq!(j.verdict, Verdict::Fail);
@@ -162,7 +159,7 @@ mod tests {
 
     #[test]
     fn a_recording_variant_only_has_to_finish() {
-        let v = Variant::as_written("as-written", Binding::CudaRuntimeCpp, noop);
+        let v = Variant::as_written("as-written", Program::host(noop));
         assert_eq!(judge(&v, &oom_outcome()).verdict, Verdict::Pass);
         let mut crashed = oom_outcome();
         crashed.termination = Termination::Signaled {
@@ -173,7 +170,7 @@ mod tests {
 
     #[test]
     fn fixed_must_be_clean_and_complete() {
-        let v = Variant::fixed("fixed", Binding::Cudarc, noop);
+        let v = Variant::fixed("fixed", Program::host(noop));
         assert_eq!(judge(&v, &clean_outcome()).verdict, Verdict::Pass);
         assert_eq!(judge(&v, &oom_outcome()).verdict, Verdict::Fail);
         let mut exited = Outcome::empty();

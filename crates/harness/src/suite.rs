@@ -300,7 +300,7 @@ pub fn check_evidence(catalog: &[Scenario], path: &PathBuf) -> Result<(), String
 #[cfg(test)]
 mod tests {
     use casebook_model::{
-        Binding, CheckName, Claim, ClaimVerdict, Event, Outcome, Recorder, Requirement, Scenario,
+        CheckName, Claim, ClaimVerdict, Event, Outcome, Program, Recorder, Requirement, Scenario,
         Variant,
     };
 
@@ -319,7 +319,7 @@ mod tests {
             symptoms: &[],
             requires: &[Requirement::Gpu],
             claims,
-            variants: vec![Variant::fixed("fixed", Binding::Host, noop)],
+            variants: vec![Variant::fixed("fixed", Program::host(noop))],
         }
     }
 

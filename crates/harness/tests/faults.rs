@@ -10,7 +10,7 @@ use casebook_harness::judge::{Verdict, judge};
 use casebook_harness::schedule::{self, Trial as Planned};
 use casebook_harness::{isolation, lock, run_all, trial};
 use casebook_model::{
-    Binding, Expect, Recorder, Role, Scenario, Symptom, Termination, Variant, vocabulary,
+    Expect, Program, Recorder, Role, Scenario, Symptom, Termination, Variant, VariantFn, vocabulary,
 };
 use libtest_mimic::{Arguments, Failed, Trial};
 
@@ -85,7 +85,8 @@ fn clean(rec: &mut Recorder) -> anyhow::Result<()> {
 }
 
 fn catalog() -> Vec<Scenario> {
-    let v = |name, expect, run| Variant::new(name, Role::Broken, Binding::Host, expect, run);
+    let v =
+        |name, expect, run: VariantFn| Variant::new(name, Role::Broken, expect, Program::host(run));
     vec![Scenario {
         slug: "faults",
         title: "the harness survives its variants",
@@ -108,8 +109,8 @@ fn catalog() -> Vec<Scenario> {
             v("panic", Expect::Fails(Symptom::Panicked), panics),
             v("exit", Expect::Fails(Symptom::Exited(7)), exits_silently),
             v("garbage", Expect::Fails(Symptom::Garbled), garbage),
-            Variant::fixed("grandchild", Binding::Host, leaves_a_grandchild),
-            Variant::fixed("clean", Binding::Host, clean),
+            Variant::fixed("grandchild", Program::host(leaves_a_grandchild)),
+            Variant::fixed("clean", Program::host(clean)),
             v(
                 "killed-by-hand",
                 Expect::Fails(Symptom::Crashed("SIGKILL".into())),

@@ -1,11 +1,12 @@
 //! The vocabulary: every check, fact, measure and series name a variant
 //! records and a judge or the cookbook reads, declared once.
 //!
-//! A scenario declares its names in `src/names.rs` with [`vocabulary!`]. Its
-//! Rust code uses the typed constants this makes, so a misspelt name does not
-//! compile; its build script includes the same file through
-//! `casebook_build::vocabulary!` and writes the C++ header `names.h`, so the
-//! C++ variants record exactly the same names, with the same units.
+//! A scenario declares its names in `names.toml`, in its folder. Its build
+//! script (`casebook_build`) turns that file into Rust in the grammar of
+//! [`vocabulary!`], which [`names_module!`] includes, and into the C++ header
+//! `names.h`. The Rust code uses the typed constants this makes, so a misspelt
+//! name does not compile, and the C++ variants record exactly the same names,
+//! with the same units; the Python variants read the same file.
 
 use crate::Unit;
 
@@ -92,31 +93,88 @@ macro_rules! vocabulary {
     (@entry series $name:ident) => { $crate::Name::Series($name) };
 }
 
-/// In a scenario's `lib.rs`: the module `names`, from `src/names.rs`, with
-/// its names re-exported at the crate's root.
+/// In a scenario's `lib.rs`: the module `names`, generated from its
+/// `names.toml` by its build script, with its names re-exported at the
+/// crate's root.
 #[macro_export]
 macro_rules! names_module {
     () => {
-        /// The names this scenario's variants record (`src/names.rs`).
+        /// The names this scenario's variants record (`names.toml`).
         pub mod names {
             use $crate::vocabulary;
-            include!(concat!(env!("CARGO_MANIFEST_DIR"), "/src/names.rs"));
+            include!(concat!(env!("OUT_DIR"), "/names.rs"));
         }
         pub use names::*;
     };
 }
 
 /// In a scenario's `lib.rs`: the module `cpp`, declaring the `extern "C"`
-/// entry points of its C++ variants (compiled from `cpp/` by its build script).
+/// entry points of its C++ variants (compiled from `cpp/` by its build
+/// script), and one [`Program`](crate::Program) for each, named after its
+/// anchor in the file:
+///
+/// ```ignore
+/// casebook_model::cpp_variants! {
+///     "cpp/missing_free.cu" {
+///         broken: casebook_missing_free_broken_cpp,
+///         fixed: casebook_missing_free_fixed_cpp,
+///     }
+///     "cpp/probes.cu" (whole file) { probe: casebook_missing_free_probe_cpp }
+/// }
+/// // Variant::broken("broken-cpp", symptom, cpp::broken)
+/// ```
+///
+/// `cpp::broken` is the code between `// ANCHOR: broken` and
+/// `// ANCHOR_END: broken`; under `(whole file)`, the whole file.
 #[macro_export]
 macro_rules! cpp_variants {
-    ($($f:ident),* $(,)?) => {
+    ($($file:literal $(($whole:ident file))? { $($anchor:ident: $f:ident),* $(,)? })*) => {
         /// The C++ variants of `cpp/`, compiled by the build script.
+        #[allow(non_upper_case_globals)]
         mod cpp {
-            unsafe extern "C" {
-                $( pub fn $f(rec: *const $crate::CRecorder) -> i32; )*
-            }
+            $( $crate::cpp_variants!(@group $file [$($whole)?] $($anchor $f)*); )*
         }
+    };
+    (@group $file:literal $mode:tt $($anchor:ident $f:ident)*) => {
+        unsafe extern "C" {
+            $( pub fn $f(rec: *const $crate::CRecorder) -> i32; )*
+        }
+        $(
+            pub const $anchor: $crate::Program =
+                $crate::Program::cpp($f, $file, $crate::cpp_variants!(@anchor $mode $anchor));
+        )*
+    };
+    (@anchor [] $anchor:ident) => { Some(stringify!($anchor)) };
+    (@anchor [whole] $anchor:ident) => { None };
+}
+
+/// A Rust variant through cudarc, in the scenario's `src/<module>.rs`:
+/// `cudarc!(broken)` runs `broken::run` and shows the whole of
+/// `src/broken.rs`; `cudarc!(fixed::primary)` runs `fixed::primary`, and
+/// `cudarc!(fixed::destroy at "destroy")` shows only the lines between
+/// `// ANCHOR: destroy` and `// ANCHOR_END: destroy`.
+#[macro_export]
+macro_rules! cudarc {
+    ($module:ident) => {
+        $crate::cudarc!($module::run)
+    };
+    ($module:ident :: $f:ident) => {
+        $crate::Program::cudarc(
+            $module::$f,
+            $crate::Code {
+                file: concat!("src/", stringify!($module), ".rs"),
+                anchor: None,
+            },
+        )
+    };
+    ($module:ident :: $f:ident at $anchor:literal) => {
+        $crate::Program::cudarc(
+            $module::$f,
+            $crate::Code {
+                file: concat!("src/", stringify!($module), ".rs"),
+                anchor: Some($anchor),
+            },
+        )
     };
 }
 

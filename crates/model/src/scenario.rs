@@ -194,7 +194,7 @@ impl std::fmt::Display for Expect {
 }
 
 /// How a variant is started in its child process.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy)]
 pub enum Runner {
     /// A function linked into the harness binary, called in a re-executed
     /// copy of that binary.
@@ -215,6 +215,64 @@ pub enum Runner {
 pub struct Code {
     pub file: &'static str,
     pub anchor: Option<&'static str>,
+}
+
+/// What a variant runs: its entry point, the API it is written against and
+/// where its code is. A scenario makes these with [`cudarc!`](crate::cudarc)
+/// (a Rust module of its own), [`cpp_variants!`](crate::cpp_variants) (its
+/// C++) and [`Program::cust`] (its `cust.rs`).
+#[derive(Debug, Clone, Copy)]
+pub struct Program {
+    pub binding: Binding,
+    pub runner: Runner,
+    pub code: Option<Code>,
+}
+
+impl Program {
+    /// A Rust function through cudarc, and its code.
+    pub const fn cudarc(run: VariantFn, code: Code) -> Program {
+        Program {
+            binding: Binding::Cudarc,
+            runner: Runner::InProcess(run),
+            code: Some(code),
+        }
+    }
+
+    /// A C++ function against the CUDA runtime API, compiled from the
+    /// scenario's `cpp/` by its build script: `file`, between
+    /// `// ANCHOR: anchor` and `// ANCHOR_END: anchor` if an anchor is given.
+    pub const fn cpp(run: CppFn, file: &'static str, anchor: Option<&'static str>) -> Program {
+        Program {
+            binding: Binding::CudaRuntimeCpp,
+            runner: Runner::Cpp(run),
+            code: Some(Code { file, anchor }),
+        }
+    }
+
+    /// A function of the scenario's `cust.rs`, between its anchors: the
+    /// `casebook-cust` program (found beside the harness binary) serves it
+    /// under the variant's `<slug>::<variant>` name.
+    pub const fn cust(anchor: &'static str) -> Program {
+        Program {
+            binding: Binding::Cust,
+            runner: Runner::External {
+                program: CUST_PROGRAM,
+            },
+            code: Some(Code {
+                file: "cust.rs",
+                anchor: Some(anchor),
+            }),
+        }
+    }
+
+    /// Host code with no page of its own: the harness's own fault tests.
+    pub const fn host(run: VariantFn) -> Program {
+        Program {
+            binding: Binding::Host,
+            runner: Runner::InProcess(run),
+            code: None,
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -251,111 +309,39 @@ pub struct Statement {
 }
 
 impl Variant {
-    fn with_runner(
-        name: &'static str,
-        role: Role,
-        binding: Binding,
-        expect: Expect,
-        runner: Runner,
-    ) -> Self {
+    pub fn new(name: &'static str, role: Role, expect: Expect, program: Program) -> Self {
         Variant {
             name,
             role,
-            binding,
+            binding: program.binding,
             expect,
-            runner,
+            runner: program.runner,
             timeout: Duration::from_secs(120),
             alone: false,
-            code: None,
+            code: program.code,
             also_differs: None,
             statements: Vec::new(),
         }
     }
 
-    pub fn new(
-        name: &'static str,
-        role: Role,
-        binding: Binding,
-        expect: Expect,
-        run: VariantFn,
-    ) -> Self {
-        Variant::with_runner(name, role, binding, expect, Runner::InProcess(run))
-    }
-
     /// The article's pattern; it must show `symptom`.
-    pub fn broken(name: &'static str, binding: Binding, symptom: Symptom, run: VariantFn) -> Self {
-        Variant::new(name, Role::Broken, binding, Expect::Fails(symptom), run)
+    pub fn broken(name: &'static str, symptom: Symptom, program: Program) -> Self {
+        Variant::new(name, Role::Broken, Expect::Fails(symptom), program)
     }
 
     /// The same program with the fix; it must be clean.
-    pub fn fixed(name: &'static str, binding: Binding, run: VariantFn) -> Self {
-        Variant::new(name, Role::Fixed, binding, Expect::Clean, run)
+    pub fn fixed(name: &'static str, program: Program) -> Self {
+        Variant::new(name, Role::Fixed, Expect::Clean, program)
     }
 
     /// The article's code as printed; its outcome decides a claim.
-    pub fn as_written(name: &'static str, binding: Binding, run: VariantFn) -> Self {
-        Variant::new(name, Role::AsWritten, binding, Expect::Records, run)
+    pub fn as_written(name: &'static str, program: Program) -> Self {
+        Variant::new(name, Role::AsWritten, Expect::Records, program)
     }
 
-    /// A C++ variant against the CUDA runtime API, compiled from the
-    /// scenario's `cpp/` by its build script.
-    pub fn cpp(name: &'static str, role: Role, expect: Expect, run: CppFn) -> Self {
-        Variant::with_runner(
-            name,
-            role,
-            Binding::CudaRuntimeCpp,
-            expect,
-            Runner::Cpp(run),
-        )
-    }
-
-    /// The article's pattern in C++; it must show `symptom`.
-    pub fn broken_cpp(name: &'static str, symptom: Symptom, run: CppFn) -> Self {
-        Variant::cpp(name, Role::Broken, Expect::Fails(symptom), run)
-    }
-
-    /// The C++ with the fix; it must be clean.
-    pub fn fixed_cpp(name: &'static str, run: CppFn) -> Self {
-        Variant::cpp(name, Role::Fixed, Expect::Clean, run)
-    }
-
-    /// The article's pattern through cust; it must show `symptom`.
-    pub fn broken_cust(name: &'static str, symptom: Symptom) -> Self {
-        Variant::cust(name, Role::Broken, Expect::Fails(symptom))
-    }
-
-    /// The fix through cust; it must be clean.
-    pub fn fixed_cust(name: &'static str) -> Self {
-        Variant::cust(name, Role::Fixed, Expect::Clean)
-    }
-
-    /// A cust variant: `casebook-cust` (found beside the harness binary)
-    /// serves it under the same `<slug>::<variant>` name.
-    pub fn cust(name: &'static str, role: Role, expect: Expect) -> Self {
-        Variant::with_runner(
-            name,
-            role,
-            Binding::Cust,
-            expect,
-            Runner::External {
-                program: CUST_PROGRAM,
-            },
-        )
-    }
-
-    /// Its code is the whole of `file` (relative to the scenario's folder).
-    pub fn code(mut self, file: &'static str) -> Self {
-        self.code = Some(Code { file, anchor: None });
-        self
-    }
-
-    /// Its code is `file` between `// ANCHOR: anchor` and `// ANCHOR_END: anchor`.
-    pub fn code_at(mut self, file: &'static str, anchor: &'static str) -> Self {
-        self.code = Some(Code {
-            file,
-            anchor: Some(anchor),
-        });
-        self
+    /// A third way that shows something about the fix.
+    pub fn contrast(name: &'static str, expect: Expect, program: Program) -> Self {
+        Variant::new(name, Role::Contrast, expect, program)
     }
 
     /// Says what else differs from the variant it pairs with, besides the

@@ -1,8 +1,9 @@
 //! The one build helper every crate with CUDA code uses from its `build.rs`.
 //!
 //! - [`scenario`]: a scenario's `cpp/*.cu` become one static library, linked
-//!   against the static CUDA runtime, and its vocabulary (`src/names.rs`)
-//!   becomes the C++ header `names.h` those files include;
+//!   against the static CUDA runtime, and its vocabulary (`names.toml`)
+//!   becomes the C++ header `names.h` those files include and the Rust
+//!   `names.rs` its crate includes;
 //! - [`fatbins`]: device kernels become fatbins that Rust loads with cudarc
 //!   (used by `casebook-kernels` for the kernels several scenarios share).
 //!
@@ -22,50 +23,48 @@ pub const GENCODE: &[&str] = &[
 ];
 
 /// One name of a vocabulary, as the build script sees it.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Name {
     /// `check`, `fact`, `measure` or `series`.
     pub kind: &'static str,
     /// The constant's identifier: `READER_OK`.
-    pub ident: &'static str,
+    pub ident: String,
     /// The name as recorded.
-    pub text: &'static str,
+    pub text: String,
     /// A series' x label.
-    pub per: Option<&'static str>,
+    pub per: Option<String>,
     /// A measure's or series' unit: `Bytes`, `Count`, `Seconds`, `Ratio`.
     pub unit: Option<&'static str>,
+    /// What it means, for the generated Rust's documentation.
+    pub doc: Option<String>,
 }
 
-/// The same grammar as `casebook_model::vocabulary!`, read at build time.
+/// The same grammar as `casebook_model::vocabulary!`, read at build time
+/// (for the global names, `crates/model/src/global_names.rs`).
 #[macro_export]
 macro_rules! vocabulary {
     ($($(#[$doc:meta])* $kind:ident $name:ident = $text:literal $(per $x:literal)? $(in $unit:ident)?;)*) => {
-        pub const VOCABULARY: &[$crate::Name] = &[
-            $( $crate::Name {
+        pub fn vocabulary() -> Vec<$crate::Name> {
+            vec![$( $crate::Name {
                 kind: stringify!($kind),
-                ident: stringify!($name),
-                text: $text,
-                per: $crate::vocabulary!(@opt $($x)?),
+                ident: stringify!($name).to_owned(),
+                text: $text.to_owned(),
+                per: $crate::vocabulary!(@opt $($x.to_owned())?),
                 unit: $crate::vocabulary!(@opt $(stringify!($unit))?),
-            }, )*
-        ];
+                doc: None,
+            }, )*]
+        }
     };
     (@opt) => { None };
     (@opt $e:expr) => { Some($e) };
 }
 
-/// A scenario's whole `build.rs`: its vocabulary from `src/names.rs`, its
-/// `device/` and `cpp/` compiled by [`scenario`].
+/// A scenario's whole `build.rs`.
 #[macro_export]
 macro_rules! build_scenario {
     () => {
-        mod names {
-            use $crate::vocabulary;
-            include!(concat!(env!("CARGO_MANIFEST_DIR"), "/src/names.rs"));
-        }
-
         fn main() {
-            $crate::scenario(names::VOCABULARY);
+            $crate::scenario();
         }
     };
 }
@@ -73,6 +72,142 @@ macro_rules! build_scenario {
 /// Names every scenario may record (`crates/model/src/global_names.rs`).
 pub mod global {
     include!("../../../crates/model/src/global_names.rs");
+}
+
+/// The four tables of `names.toml`, in the order the generated code lists them.
+const KINDS: [(&str, &str); 4] = [
+    ("checks", "check"),
+    ("facts", "fact"),
+    ("measures", "measure"),
+    ("series", "series"),
+];
+
+/// Reads a scenario's `names.toml`: the one place its names are declared, for
+/// its Rust, its C++ and its Python.
+///
+/// ```toml
+/// [checks]
+/// READER_OK = "reader sees the values it was given"
+/// [facts]
+/// REUSED = { name = "the next allocation reuses the freed block", doc = "Every run." }
+/// [measures]
+/// RUNS = { key = "runs", unit = "count" }
+/// [series]
+/// FREE = { key = "free_bytes", per = "call", unit = "bytes" }
+/// ```
+pub fn parse_vocabulary(text: &str) -> Result<Vec<Name>, String> {
+    let table: toml::Table = text
+        .parse()
+        .map_err(|e: toml::de::Error| format!("names.toml: {}", e.message()))?;
+    if let Some(other) = table.keys().find(|k| !KINDS.iter().any(|(t, _)| t == k)) {
+        return Err(format!(
+            "names.toml: unknown table [{other}]; the tables are [checks], [facts], [measures], [series]"
+        ));
+    }
+    let mut names = Vec::new();
+    for (heading, kind) in KINDS {
+        let Some(entries) = table.get(heading) else {
+            continue;
+        };
+        let entries = entries
+            .as_table()
+            .ok_or_else(|| format!("names.toml: `{heading}` must be a table"))?;
+        for (ident, value) in entries {
+            names.push(
+                entry(kind, ident, value)
+                    .map_err(|e| format!("names.toml: {heading}.{ident}: {e}"))?,
+            );
+        }
+    }
+    Ok(names)
+}
+
+fn entry(kind: &'static str, ident: &str, value: &toml::Value) -> Result<Name, String> {
+    if ident.is_empty()
+        || ident.starts_with(|c: char| c.is_ascii_digit())
+        || !ident
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+    {
+        return Err("a name's constant is written in UPPER_SNAKE_CASE".into());
+    }
+    let mut name = Name {
+        kind,
+        ident: ident.to_owned(),
+        text: String::new(),
+        per: None,
+        unit: None,
+        doc: None,
+    };
+    let fields: &[&str] = match kind {
+        "check" | "fact" => &["name", "doc"],
+        "measure" => &["key", "unit", "doc"],
+        _ => &["key", "per", "unit", "doc"],
+    };
+    let table = match value {
+        toml::Value::String(text) if fields[0] == "name" => {
+            name.text = text.clone();
+            return Ok(name);
+        }
+        toml::Value::Table(table) => table,
+        _ => return Err(format!("expected a table with {}", fields.join(", "))),
+    };
+    if let Some(other) = table.keys().find(|k| !fields.contains(&k.as_str())) {
+        return Err(format!(
+            "unknown field `{other}`; the fields are {}",
+            fields.join(", ")
+        ));
+    }
+    let text = |field: &str| -> Result<Option<String>, String> {
+        match table.get(field) {
+            None => Ok(None),
+            Some(toml::Value::String(s)) => Ok(Some(s.clone())),
+            Some(_) => Err(format!("`{field}` must be a string")),
+        }
+    };
+    name.text = text(fields[0])?.ok_or_else(|| format!("`{}` is missing", fields[0]))?;
+    name.doc = text("doc")?;
+    if kind == "series" {
+        name.per = Some(text("per")?.ok_or("`per` (what x counts) is missing")?);
+    }
+    if kind == "measure" || kind == "series" {
+        let unit = text("unit")?.ok_or("`unit` is missing")?;
+        name.unit = Some(match unit.as_str() {
+            "bytes" => "Bytes",
+            "count" => "Count",
+            "seconds" => "Seconds",
+            "ratio" => "Ratio",
+            _ => {
+                return Err(format!(
+                    "unit `{unit}` is not bytes, count, seconds or ratio"
+                ));
+            }
+        });
+    }
+    Ok(name)
+}
+
+/// The Rust the scenario's `names` module includes: the vocabulary in the
+/// grammar of `casebook_model::vocabulary!`.
+pub fn rust_names(vocabulary: &[Name]) -> String {
+    let mut rs = String::from(
+        "// Generated from names.toml by casebook-build: do not edit.\nvocabulary! {\n",
+    );
+    for name in vocabulary {
+        if let Some(doc) = &name.doc {
+            let _ = writeln!(rs, "    #[doc = {doc:?}]");
+        }
+        let _ = write!(rs, "    {} {} = {:?}", name.kind, name.ident, name.text);
+        if let Some(per) = &name.per {
+            let _ = write!(rs, " per {per:?}");
+        }
+        if let Some(unit) = name.unit {
+            let _ = write!(rs, " in {unit}");
+        }
+        rs.push_str(";\n");
+    }
+    rs.push_str("}\n");
+    rs
 }
 
 /// Where the shared C++ lives: `kernels/include` (the recorder ABI,
@@ -153,14 +288,27 @@ pub fn sources(dir: &Path) -> Vec<PathBuf> {
 /// Compiles a scenario's code for the GPU: `device/*.cu` (kernels its Rust
 /// variants load) into fatbins listed in `OUT_DIR/fatbins.rs`, and
 /// `cpp/*.cu` into one static library, with `names.h` generated from
-/// `vocabulary`, linked against the static CUDA runtime.
-pub fn scenario(vocabulary: &[Name]) {
+/// `names.toml`, linked against the static CUDA runtime. The Rust side of the
+/// vocabulary goes to `OUT_DIR/names.rs`.
+pub fn scenario() {
     let here = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("run by cargo"));
     let out = PathBuf::from(env::var("OUT_DIR").expect("run by cargo"));
-    for dir in ["src/names.rs", "cpp", "device"] {
+    for dir in ["names.toml", "cpp", "device"] {
         println!("cargo::rerun-if-changed={dir}");
     }
-    fs::write(out.join("names.h"), header(vocabulary)).expect("OUT_DIR is writable");
+    let vocabulary = match fs::read_to_string(here.join("names.toml")) {
+        Ok(text) => parse_vocabulary(&text),
+        Err(_) => Ok(Vec::new()),
+    };
+    let vocabulary = match vocabulary {
+        Ok(v) => v,
+        Err(e) => {
+            println!("cargo::error={e}");
+            return;
+        }
+    };
+    fs::write(out.join("names.rs"), rust_names(&vocabulary)).expect("OUT_DIR is writable");
+    fs::write(out.join("names.h"), header(&vocabulary)).expect("OUT_DIR is writable");
     let device = here.join("device");
     let cpp = sources(&here.join("cpp"));
     if sources(&device).is_empty() && cpp.is_empty() {
@@ -279,14 +427,14 @@ pub fn fatbins(nvcc: &Nvcc, dir: &Path) -> Result<String, String> {
 /// `names.h`: the vocabulary as typed C++ constants, in `namespace names`.
 pub fn header(vocabulary: &[Name]) -> String {
     let mut h = String::from(
-        "// Generated from src/names.rs by casebook-build: do not edit.\n\
-         // The names this scenario's variants record, declared once in Rust.\n\
+        "// Generated from names.toml by casebook-build: do not edit.\n\
+         // The names this scenario's variants record, declared once.\n\
          #pragma once\n#include \"casebook.h\"\n\nnamespace names {\n",
     );
-    for name in vocabulary.iter().chain(global::VOCABULARY) {
+    for name in vocabulary.iter().chain(&global::vocabulary()) {
         let text = format!("{:?}", name.text);
         let unit = name.unit.map(|u| format!("casebook::{u}"));
-        let line = match (name.kind, unit, name.per) {
+        let line = match (name.kind, unit, name.per.as_deref()) {
             ("check", None, None) => format!("casebook::CheckName {}{{{text}}}", name.ident),
             ("fact", None, None) => format!("casebook::FactName {}{{{text}}}", name.ident),
             ("measure", Some(unit), None) => {
@@ -296,9 +444,8 @@ pub fn header(vocabulary: &[Name]) -> String {
                 "casebook::SeriesName {}{{{text}, {:?}, {unit}}}",
                 name.ident, per
             ),
-            (kind, ..) => panic!(
-                "names.rs: `{kind} {}` is not a check, fact, measure (with `in UNIT`) or \
-                 series (with `per \"x\" in UNIT`)",
+            (kind, ..) => unreachable!(
+                "parse_vocabulary admits no `{kind} {}` like this",
                 name.ident
             ),
         };
@@ -318,20 +465,20 @@ pub fn header(vocabulary: &[Name]) -> String {
 mod tests {
     use super::*;
 
-    mod sample {
-
-        vocabulary! {
-            /// Documented.
-            check OK = "reader sees \"what\" it was given";
-            fact REUSED = "reused";
-            measure FREE = "free_bytes" in Bytes;
-            series CURVE = "free_bytes" per "call" in Bytes;
-        }
-    }
+    const SAMPLE: &str = r#"
+[checks]
+OK = 'reader sees "what" it was given'
+[facts]
+REUSED = { name = "reused", doc = "Documented." }
+[measures]
+FREE = { key = "free_bytes", unit = "bytes" }
+[series]
+CURVE = { key = "free_bytes", per = "call", unit = "bytes" }
+"#;
 
     #[test]
     fn the_header_declares_every_name_with_its_unit() {
-        let h = header(sample::VOCABULARY);
+        let h = header(&parse_vocabulary(SAMPLE).unwrap());
         assert!(h.contains(
             r#"inline constexpr casebook::CheckName OK{"reader sees \"what\" it was given"};"#
         ));
@@ -343,5 +490,59 @@ mod tests {
             r#"inline constexpr casebook::SeriesName CURVE{"free_bytes", "call", casebook::Bytes};"#
         ));
         assert!(h.contains(r#"FactName REDUCED{"reduced for the sanitizer"}"#));
+    }
+
+    #[test]
+    fn the_rust_names_keep_the_order_docs_and_units() {
+        let rs = rust_names(&parse_vocabulary(SAMPLE).unwrap());
+        let body: Vec<&str> = rs.lines().skip(2).map(str::trim).collect();
+        assert_eq!(
+            body,
+            [
+                r#"check OK = "reader sees \"what\" it was given";"#,
+                r#"#[doc = "Documented."]"#,
+                r#"fact REUSED = "reused";"#,
+                r#"measure FREE = "free_bytes" in Bytes;"#,
+                r#"series CURVE = "free_bytes" per "call" in Bytes;"#,
+                "}",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_malformed_vocabulary_is_one_line_that_names_the_entry() {
+        let cases = [
+            ("[check]\nA = \"a\"", "unknown table [check]"),
+            (
+                "[checks]\nlower = \"a\"",
+                "checks.lower: a name's constant is written in UPPER_SNAKE_CASE",
+            ),
+            (
+                "[measures]\nM = \"m\"",
+                "measures.M: expected a table with key, unit, doc",
+            ),
+            (
+                "[measures]\nM = { key = \"m\" }",
+                "measures.M: `unit` is missing",
+            ),
+            (
+                "[measures]\nM = { key = \"m\", unit = \"GiB\" }",
+                "unit `GiB` is not bytes",
+            ),
+            (
+                "[series]\nS = { key = \"s\", unit = \"count\" }",
+                "series.S: `per` (what x counts) is missing",
+            ),
+            (
+                "[facts]\nF = { name = \"f\", units = \"x\" }",
+                "facts.F: unknown field `units`",
+            ),
+            ("[facts\n", "names.toml: "),
+        ];
+        for (text, expected) in cases {
+            let e = parse_vocabulary(text).unwrap_err();
+            assert!(e.contains(expected), "{text:?} gave {e:?}");
+            assert!(!e.contains('\n'), "{e:?} is more than one line");
+        }
     }
 }

@@ -11,8 +11,8 @@ use std::sync::Arc;
 use casebook_kernels::fatbin;
 use casebook_model::device;
 use casebook_model::{
-    Binding, Claim, ClaimVerdict, Expect, Outcome, Recorder, Requirement, Role, Scenario, Symptom,
-    Variant,
+    Claim, ClaimVerdict, Expect, Outcome, Program, Recorder, Requirement, Scenario, Symptom,
+    Variant, cudarc,
 };
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg, result, sys,
@@ -24,10 +24,12 @@ mod safe_api;
 
 casebook_model::names_module!();
 
-casebook_model::cpp_variants!(
-    casebook_async_free_race_broken_cpp,
-    casebook_async_free_race_fixed_cpp,
-);
+casebook_model::cpp_variants! {
+    "cpp/async_free_race.cu" {
+        broken: casebook_async_free_race_broken_cpp,
+        fixed: casebook_async_free_race_fixed_cpp,
+    }
+}
 
 pub const RUNS: usize = 5;
 pub const N: usize = 1 << 20;
@@ -47,47 +49,26 @@ pub fn scenario() -> Scenario {
         requires: Requirement::GPU,
         claims: CLAIMS,
         variants: vec![
-            Variant::broken(
-                "broken",
-                Binding::Cudarc,
-                Symptom::check_failed(READER_OK),
-                broken::run,
-            )
-            .code("src/broken.rs")
-            .states(
+            Variant::broken("broken", Symptom::check_failed(READER_OK), cudarc!(broken)).states(
                 "cuMemFreeAsync on one stream while another still reads hands the block to the next allocation.",
                 |o| o.check(READER_OK).map(|ok| !ok),
                 |o| o.measure_text(CORRUPTED_READS, " of 5"),
             ),
-            Variant::fixed("fixed", Binding::Cudarc, fixed::run).code("src/fixed.rs"),
-            Variant::new(
-                "safe-api",
-                Role::Contrast,
-                Binding::Cudarc,
-                Expect::Clean,
-                safe_api::run,
-            )
-            .code("src/safe_api.rs"),
-            Variant::broken_cpp("broken-cpp", Symptom::check_failed(READER_OK), cpp::casebook_async_free_race_broken_cpp)
-            .code_at("cpp/async_free_race.cu", "broken"),
-            Variant::fixed_cpp("fixed-cpp", cpp::casebook_async_free_race_fixed_cpp)
-            .code_at("cpp/async_free_race.cu", "fixed"),
-            Variant::broken_cust("broken-cust", Symptom::check_failed(READER_OK))
-            .code_at("cust.rs", "broken")
-            .states(
+            Variant::fixed("fixed", cudarc!(fixed)),
+            Variant::contrast("safe-api", Expect::Clean, cudarc!(safe_api)),
+            Variant::broken("broken-cpp", Symptom::check_failed(READER_OK), cpp::broken),
+            Variant::fixed("fixed-cpp", cpp::fixed),
+            Variant::broken("broken-cust", Symptom::check_failed(READER_OK), Program::cust("broken")).states(
                 "DeviceBuffer::drop_async on the wrong stream races the same way.",
                 |o| o.check(READER_OK).map(|ok| !ok),
                 |o| o.measure_text(CORRUPTED_READS, " of 5"),
             ),
-            Variant::fixed_cust("fixed-cust").code_at("cust.rs", "fixed")
-            .states(
+            Variant::fixed("fixed-cust", Program::cust("fixed")).states(
                 "An event recorded on the reader and waited on before drop_async fixes it.",
                 |o| o.check(READER_OK),
                 |o| o.measure_text(CORRUPTED_READS, " of 5"),
             ),
-            Variant::cust("drop-cust", Role::Contrast, Expect::Records)
-                .code_at("cust.rs", "drop")
-            .states(
+            Variant::contrast("drop-cust", Expect::Records, Program::cust("drop")).states(
                 "A plain Drop (cuMemFree) of a stream-ordered buffer does not wait for the reading stream either.",
                 |o| o.check(READER_OK).map(|ok| !ok),
                 |o| o.measure_text(CORRUPTED_READS, " of 5"),

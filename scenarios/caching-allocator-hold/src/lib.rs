@@ -14,7 +14,7 @@ use std::collections::HashMap;
 
 use casebook_model::device::{self, PAGE, measure_bytes};
 use casebook_model::{
-    Binding, Claim, ClaimVerdict, Outcome, Recorder, Requirement, Scenario, Symptom, Variant,
+    Claim, ClaimVerdict, Outcome, Recorder, Requirement, Scenario, Symptom, Variant, cudarc,
 };
 use casebook_runtime::worker;
 use cudarc::driver::result;
@@ -42,14 +42,8 @@ pub fn scenario() -> Scenario {
         requires: Requirement::GPU_FILLED,
         claims: CLAIMS,
         variants: vec![
-            Variant::broken(
-                "broken",
-                Binding::Cudarc,
-                Symptom::check_failed(OTHER),
-                broken::run,
-            )
-            .code("src/broken.rs"),
-            Variant::fixed("fixed", Binding::Cudarc, fixed::run).code("src/fixed.rs"),
+            Variant::broken("broken", Symptom::check_failed(OTHER), cudarc!(broken)),
+            Variant::fixed("fixed", cudarc!(fixed)),
         ],
     }
 }

@@ -7,7 +7,8 @@
 
 use casebook_model::device::measure_bytes;
 use casebook_model::{
-    Binding, Claim, ClaimVerdict, Outcome, Recorder, Requirement, Scenario, Symptom, Variant,
+    Claim, ClaimVerdict, Outcome, Program, Recorder, Requirement, Scenario, Symptom, Variant,
+    cudarc,
 };
 use cudarc::driver::{result, sys};
 
@@ -54,32 +55,19 @@ pub fn scenario() -> Scenario {
         requires: Requirement::GPU_ALONE,
         claims: CLAIMS,
         variants: vec![
-            Variant::broken(
-                "broken",
-                Binding::Cudarc,
-                Symptom::cuda_error(OOM),
-                broken::run,
-            )
-            .code("src/broken.rs")
-            .states(
+            Variant::broken("broken", Symptom::cuda_error(OOM), cudarc!(broken)).states(
                 "cuCtxCreate per call without cuCtxDestroy fails with CUDA_ERROR_OUT_OF_MEMORY.",
                 |o| o.first_error_is("CUDA_ERROR_OUT_OF_MEMORY"),
                 |o| o.measure_text(CALLS_COMPLETED, " contexts"),
-            )
-            .timeout(std::time::Duration::from_secs(300)),
-            Variant::fixed("fixed", Binding::Cudarc, fixed::primary).code("src/fixed.rs"),
-            Variant::fixed("fixed-destroy", Binding::Cudarc, fixed::destroy)
-                .code_at("src/fixed.rs", "destroy"),
-            Variant::broken_cust("broken-cust", Symptom::cuda_error(OOM))
-            .code_at("cust.rs", "broken")
-            .states(
+            ).timeout(std::time::Duration::from_secs(300)),
+            Variant::fixed("fixed", cudarc!(fixed::primary)),
+            Variant::fixed("fixed-destroy", cudarc!(fixed::destroy at "destroy")),
+            Variant::broken("broken-cust", Symptom::cuda_error(OOM), Program::cust("broken")).states(
                 "A Context kept alive per call leaks as cuCtxCreate does, and fails at the same count.",
                 |o| o.first_error_is("CUDA_ERROR_OUT_OF_MEMORY"),
                 |o| o.measure_text(CALLS_COMPLETED, " contexts"),
-            )
-            .timeout(std::time::Duration::from_secs(300)),
-            Variant::fixed_cust("fixed-cust").code_at("cust.rs", "fixed")
-            .states(
+            ).timeout(std::time::Duration::from_secs(300)),
+            Variant::fixed("fixed-cust", Program::cust("fixed")).states(
                 "A legacy Context dropped at the end of its call is destroyed: nothing leaks.",
                 |o| o.check(FREE_MEMORY_RETURNS_TO_ITS_BASELINE),
                 |o| {

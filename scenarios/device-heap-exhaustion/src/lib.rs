@@ -7,8 +7,7 @@ use std::sync::Arc;
 
 use casebook_model::device::{self, measure_bytes};
 use casebook_model::{
-    Binding, Claim, ClaimVerdict, Expect, Outcome, Recorder, Requirement, Role, Scenario, Symptom,
-    Variant,
+    Claim, ClaimVerdict, Expect, Outcome, Recorder, Requirement, Scenario, Symptom, Variant, cudarc,
 };
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg, sys,
@@ -19,15 +18,17 @@ mod fixed;
 
 casebook_model::names_module!();
 
-mod cpp {
-    use casebook_model::CRecorder;
-    unsafe extern "C" {
-        pub fn casebook_device_heap_exhaustion_as_written_cpp(rec: *const CRecorder) -> i32;
-        pub fn casebook_device_heap_exhaustion_broken_cpp(rec: *const CRecorder) -> i32;
-        pub fn casebook_device_heap_exhaustion_fixed_cpp(rec: *const CRecorder) -> i32;
-        pub fn casebook_device_heap_exhaustion_heap_fragmentation_cpp(rec: *const CRecorder)
-        -> i32;
-        pub fn casebook_device_heap_exhaustion_grid_size_cpp(rec: *const CRecorder) -> i32;
+casebook_model::cpp_variants! {
+    "cpp/device_heap_exhaustion.cu" {
+        as_written: casebook_device_heap_exhaustion_as_written_cpp,
+        fixed: casebook_device_heap_exhaustion_fixed_cpp,
+    }
+    "cpp/device_heap_exhaustion.cu" (whole file) {
+        broken: casebook_device_heap_exhaustion_broken_cpp,
+    }
+    "cpp/device_heap_exhaustion_probes.cu" {
+        heap_fragmentation: casebook_device_heap_exhaustion_heap_fragmentation_cpp,
+        grid_size: casebook_device_heap_exhaustion_grid_size_cpp,
     }
 }
 
@@ -69,45 +70,18 @@ pub fn scenario() -> Scenario {
         requires: Requirement::GPU,
         claims: CLAIMS,
         variants: vec![
-            Variant::broken(
-                "broken",
-                Binding::Cudarc,
-                Symptom::cuda_error(FAULT),
-                broken::run,
-            )
-            .code("src/broken.rs"),
-            Variant::fixed("fixed", Binding::Cudarc, fixed::run).code("src/fixed.rs"),
-            Variant::cpp(
-                "as-written-cpp",
-                Role::AsWritten,
-                Expect::Records,
-                cpp::casebook_device_heap_exhaustion_as_written_cpp,
-            )
-            .code_at("cpp/device_heap_exhaustion.cu", "as_written"),
-            Variant::broken_cpp(
-                "broken-cpp",
-                Symptom::cuda_error(FAULT_CPP),
-                cpp::casebook_device_heap_exhaustion_broken_cpp,
-            )
-            .code("cpp/device_heap_exhaustion.cu"),
-            Variant::fixed_cpp("fixed-cpp", cpp::casebook_device_heap_exhaustion_fixed_cpp)
-                .code_at("cpp/device_heap_exhaustion.cu", "fixed"),
-            Variant::cpp(
+            Variant::broken("broken", Symptom::cuda_error(FAULT), cudarc!(broken)),
+            Variant::fixed("fixed", cudarc!(fixed)),
+            Variant::as_written("as-written-cpp", cpp::as_written),
+            Variant::broken("broken-cpp", Symptom::cuda_error(FAULT_CPP), cpp::broken),
+            Variant::fixed("fixed-cpp", cpp::fixed),
+            Variant::contrast(
                 "heap-fragmentation-cpp",
-                Role::Contrast,
                 Expect::Records,
-                cpp::casebook_device_heap_exhaustion_heap_fragmentation_cpp,
+                cpp::heap_fragmentation,
             )
-            .code_at("cpp/device_heap_exhaustion_probes.cu", "heap_fragmentation")
             .alone(),
-            Variant::cpp(
-                "grid-size-cpp",
-                Role::Contrast,
-                Expect::Records,
-                cpp::casebook_device_heap_exhaustion_grid_size_cpp,
-            )
-            .code_at("cpp/device_heap_exhaustion_probes.cu", "grid_size")
-            .alone(),
+            Variant::contrast("grid-size-cpp", Expect::Records, cpp::grid_size).alone(),
         ],
     }
 }

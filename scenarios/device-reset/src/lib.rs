@@ -11,10 +11,12 @@ use casebook_model::{Claim, ClaimVerdict, Outcome, Requirement, Scenario, Sympto
 
 casebook_model::names_module!();
 
-casebook_model::cpp_variants!(
-    casebook_device_reset_broken_cpp,
-    casebook_device_reset_fixed_cpp,
-);
+casebook_model::cpp_variants! {
+    "cpp/device_reset.cu" {
+        broken: casebook_device_reset_broken_cpp,
+        fixed: casebook_device_reset_fixed_cpp,
+    }
+}
 
 pub fn scenario() -> Scenario {
     Scenario {
@@ -29,14 +31,8 @@ pub fn scenario() -> Scenario {
         requires: Requirement::GPU_ALONE,
         claims: CLAIMS,
         variants: vec![
-            Variant::broken_cpp(
-                "broken-cpp",
-                Symptom::check_failed(BACK),
-                cpp::casebook_device_reset_broken_cpp,
-            )
-            .code_at("cpp/device_reset.cu", "broken"),
-            Variant::fixed_cpp("fixed-cpp", cpp::casebook_device_reset_fixed_cpp)
-                .code_at("cpp/device_reset.cu", "fixed"),
+            Variant::broken("broken-cpp", Symptom::check_failed(BACK), cpp::broken),
+            Variant::fixed("fixed-cpp", cpp::fixed),
         ],
     }
 }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use casebook_kernels::fatbin;
 use casebook_model::device;
 use casebook_model::{
-    Binding, Claim, ClaimVerdict, Outcome, Recorder, Requirement, Scenario, Symptom, Variant,
+    Claim, ClaimVerdict, Outcome, Recorder, Requirement, Scenario, Symptom, Variant, cudarc,
 };
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream};
 
@@ -17,10 +17,12 @@ mod fixed;
 
 casebook_model::names_module!();
 
-casebook_model::cpp_variants!(
-    casebook_exception_leak_broken_cpp,
-    casebook_exception_leak_fixed_cpp,
-);
+casebook_model::cpp_variants! {
+    "cpp/exception_leak.cu" {
+        broken: casebook_exception_leak_broken_cpp,
+        fixed: casebook_exception_leak_fixed_cpp,
+    }
+}
 
 /// Each call's buffer: the article's 1 GB.
 pub const BYTES: usize = 1 << 30;
@@ -60,22 +62,10 @@ pub fn scenario() -> Scenario {
         requires: Requirement::GPU_ALONE,
         claims: CLAIMS,
         variants: vec![
-            Variant::broken(
-                "broken",
-                Binding::Cudarc,
-                Symptom::check_failed(NO_LEAK),
-                broken::run,
-            )
-            .code("src/broken.rs"),
-            Variant::fixed("fixed", Binding::Cudarc, fixed::run).code("src/fixed.rs"),
-            Variant::broken_cpp(
-                "broken-cpp",
-                Symptom::check_failed(NO_LEAK),
-                cpp::casebook_exception_leak_broken_cpp,
-            )
-            .code_at("cpp/exception_leak.cu", "broken"),
-            Variant::fixed_cpp("fixed-cpp", cpp::casebook_exception_leak_fixed_cpp)
-                .code_at("cpp/exception_leak.cu", "fixed"),
+            Variant::broken("broken", Symptom::check_failed(NO_LEAK), cudarc!(broken)),
+            Variant::fixed("fixed", cudarc!(fixed)),
+            Variant::broken("broken-cpp", Symptom::check_failed(NO_LEAK), cpp::broken),
+            Variant::fixed("fixed-cpp", cpp::fixed),
         ],
     }
 }

@@ -10,8 +10,7 @@
 
 use casebook_model::device::measure_bytes;
 use casebook_model::{
-    Binding, Claim, ClaimVerdict, Expect, Outcome, Recorder, Requirement, Role, Scenario, Symptom,
-    Variant,
+    Claim, ClaimVerdict, Outcome, Recorder, Requirement, Scenario, Symptom, Variant, cudarc,
 };
 use cudarc::driver::sys::CUdeviceptr;
 
@@ -20,10 +19,12 @@ mod fixed;
 
 casebook_model::names_module!();
 
-casebook_model::cpp_variants!(
-    casebook_fragmentation_as_written_cpp,
-    casebook_fragmentation_hard_form_cpp,
-);
+casebook_model::cpp_variants! {
+    "cpp/fragmentation.cu" {
+        as_written: casebook_fragmentation_as_written_cpp,
+        hard_form: casebook_fragmentation_hard_form_cpp,
+    }
+}
 
 const MIB: usize = 1 << 20;
 /// The region both pools manage: 1 GiB.
@@ -46,35 +47,15 @@ pub fn scenario() -> Scenario {
         requires: Requirement::GPU_FILLED,
         claims: CLAIMS,
         variants: vec![
-            Variant::cpp(
-                "as-written-cpp",
-                Role::AsWritten,
-                Expect::Records,
-                cpp::casebook_fragmentation_as_written_cpp,
-            )
-            .code_at("cpp/fragmentation.cu", "as_written"),
-            Variant::cpp(
-                "hard-form-cpp",
-                Role::AsWritten,
-                Expect::Records,
-                cpp::casebook_fragmentation_hard_form_cpp,
-            )
-            .code_at("cpp/fragmentation.cu", "hard_form"),
-            Variant::broken(
-                "broken",
-                Binding::Cudarc,
-                Symptom::check_failed(SERVED),
-                broken::run,
-            )
-            .code("src/broken.rs"),
-            Variant::fixed("fixed", Binding::Cudarc, fixed::run)
-                .code("src/fixed.rs")
-                .also_differs(
-                    "the fix is another allocator, not a line: physical pages (cuMemCreate) \
+            Variant::as_written("as-written-cpp", cpp::as_written),
+            Variant::as_written("hard-form-cpp", cpp::hard_form),
+            Variant::broken("broken", Symptom::check_failed(SERVED), cudarc!(broken)),
+            Variant::fixed("fixed", cudarc!(fixed)).also_differs(
+                "the fix is another allocator, not a line: physical pages (cuMemCreate) \
                      mapped into a fresh virtual range per block (cuMemAddressReserve, \
                      cuMemMap), where `broken` carves one cuMemAlloc region by offset. The \
                      workload (blocks kept, temporaries freed, the large request) is the same.",
-                ),
+            ),
         ],
     }
 }

@@ -6,7 +6,7 @@
 
 use casebook_model::device::{self, measure_bytes};
 use casebook_model::{
-    Binding, Claim, ClaimVerdict, Outcome, Recorder, Requirement, Scenario, Symptom, Variant,
+    Claim, ClaimVerdict, Outcome, Recorder, Requirement, Scenario, Symptom, Variant, cudarc,
 };
 use cudarc::driver::CudaContext;
 
@@ -15,10 +15,12 @@ mod fixed;
 
 casebook_model::names_module!();
 
-casebook_model::cpp_variants!(
-    casebook_host_memory_leak_broken_cpp,
-    casebook_host_memory_leak_fixed_cpp,
-);
+casebook_model::cpp_variants! {
+    "cpp/host_memory_leak.cu" (whole file) {
+        broken: casebook_host_memory_leak_broken_cpp,
+        fixed: casebook_host_memory_leak_fixed_cpp,
+    }
+}
 
 pub const CALLS: usize = 64;
 /// Each call's host input: the article's 1M floats.
@@ -35,22 +37,10 @@ pub fn scenario() -> Scenario {
         requires: Requirement::GPU_ALONE,
         claims: CLAIMS,
         variants: vec![
-            Variant::broken(
-                "broken",
-                Binding::Cudarc,
-                Symptom::check_failed(BACK),
-                broken::run,
-            )
-            .code("src/broken.rs"),
-            Variant::fixed("fixed", Binding::Cudarc, fixed::run).code("src/fixed.rs"),
-            Variant::broken_cpp(
-                "broken-cpp",
-                Symptom::check_failed(BACK),
-                cpp::casebook_host_memory_leak_broken_cpp,
-            )
-            .code("cpp/host_memory_leak.cu"),
-            Variant::fixed_cpp("fixed-cpp", cpp::casebook_host_memory_leak_fixed_cpp)
-                .code("cpp/host_memory_leak.cu"),
+            Variant::broken("broken", Symptom::check_failed(BACK), cudarc!(broken)),
+            Variant::fixed("fixed", cudarc!(fixed)),
+            Variant::broken("broken-cpp", Symptom::check_failed(BACK), cpp::broken),
+            Variant::fixed("fixed-cpp", cpp::fixed),
         ],
     }
 }

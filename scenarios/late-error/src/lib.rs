@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 use casebook_kernels::fatbin;
 use casebook_model::{
-    Binding, Claim, ClaimVerdict, Expect, Outcome, Recorder, Requirement, Role, Scenario, Symptom,
-    Variant, device,
+    Claim, ClaimVerdict, Expect, Outcome, Recorder, Requirement, Scenario, Symptom, Variant,
+    cudarc, device,
 };
 use cudarc::driver::{CudaContext, CudaFunction, DriverError, LaunchConfig, PushKernelArg};
 
@@ -38,22 +38,9 @@ pub fn scenario() -> Scenario {
         requires: Requirement::GPU,
         claims: CLAIMS,
         variants: vec![
-            Variant::broken(
-                "broken",
-                Binding::Cudarc,
-                Symptom::check_failed(AT_LAUNCH),
-                broken::run,
-            )
-            .code("src/broken.rs"),
-            Variant::fixed("fixed", Binding::Cudarc, fixed::run).code("src/fixed.rs"),
-            Variant::new(
-                "launch-blocking",
-                Role::Contrast,
-                Binding::Cudarc,
-                Expect::Records,
-                launch_blocking::run,
-            )
-            .code("src/launch_blocking.rs"),
+            Variant::broken("broken", Symptom::check_failed(AT_LAUNCH), cudarc!(broken)),
+            Variant::fixed("fixed", cudarc!(fixed)),
+            Variant::contrast("launch-blocking", Expect::Records, cudarc!(launch_blocking)),
         ],
     }
 }

@@ -8,7 +8,7 @@
 
 use casebook_model::device::{self, PAGE, measure_bytes};
 use casebook_model::{
-    Binding, Claim, ClaimVerdict, Outcome, Recorder, Requirement, Scenario, Symptom, Variant,
+    Claim, ClaimVerdict, Outcome, Recorder, Requirement, Scenario, Symptom, Variant, cudarc,
 };
 use cudarc::cublas::{result as blas, sys as blas_sys};
 use cudarc::driver::{CudaContext, result};
@@ -50,15 +50,9 @@ pub fn scenario() -> Scenario {
         requires: Requirement::GPU_FILLED,
         claims: CLAIMS,
         variants: vec![
-            Variant::broken(
-                "broken",
-                Binding::Cudarc,
-                Symptom::check_failed(EVERY_CALL),
-                broken::run,
-            )
-            .code("src/broken.rs")
-            .timeout(std::time::Duration::from_secs(240)),
-            Variant::fixed("fixed", Binding::Cudarc, fixed::run).code("src/fixed.rs"),
+            Variant::broken("broken", Symptom::check_failed(EVERY_CALL), cudarc!(broken))
+                .timeout(std::time::Duration::from_secs(240)),
+            Variant::fixed("fixed", cudarc!(fixed)),
         ],
     }
 }

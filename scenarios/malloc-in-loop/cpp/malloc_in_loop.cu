@@ -176,8 +176,6 @@ static int run(const casebook_recorder *r, Step one, bool compare) {
     double speedup = broken / mine;
     measure(r, names::BROKEN_LOOP_SECONDS, broken);
     measure(r, names::SPEEDUP_OVER_BROKEN, speedup);
-    point(r, names::SECONDS_PER_STEP_CURVE, 0, broken / kSteps);
-    point(r, names::SECONDS_PER_STEP_CURVE, 1, mine / kSteps);
     fact(r, names::SPEED_UP_OVER_THE_BROKEN_LOOP_CLEARS_10X, speedup >= kFloor);
     check(r, names::FLOOR, speedup >= kFloor);
   }

@@ -12,11 +12,13 @@ use casebook_model::{Claim, ClaimVerdict, Outcome, Requirement, Scenario, Sympto
 
 casebook_model::names_module!();
 
-casebook_model::cpp_variants!(
-    casebook_malloc_in_loop_broken_cpp,
-    casebook_malloc_in_loop_fixed_cpp,
-    casebook_malloc_in_loop_pool_cpp,
-);
+casebook_model::cpp_variants! {
+    "cpp/malloc_in_loop.cu" {
+        broken: casebook_malloc_in_loop_broken_cpp,
+        fixed: casebook_malloc_in_loop_fixed_cpp,
+        pool: casebook_malloc_in_loop_pool_cpp,
+    }
+}
 
 pub fn scenario() -> Scenario {
     Scenario {
@@ -29,16 +31,9 @@ pub fn scenario() -> Scenario {
         requires: Requirement::GPU_ALONE,
         claims: CLAIMS,
         variants: vec![
-            Variant::broken_cpp(
-                "broken-cpp",
-                Symptom::check_failed(WAITS),
-                cpp::casebook_malloc_in_loop_broken_cpp,
-            )
-            .code_at("cpp/malloc_in_loop.cu", "broken"),
-            Variant::fixed_cpp("fixed-cpp", cpp::casebook_malloc_in_loop_fixed_cpp)
-                .code_at("cpp/malloc_in_loop.cu", "fixed"),
-            Variant::fixed_cpp("pool-cpp", cpp::casebook_malloc_in_loop_pool_cpp)
-                .code_at("cpp/malloc_in_loop.cu", "pool"),
+            Variant::broken("broken-cpp", Symptom::check_failed(WAITS), cpp::broken),
+            Variant::fixed("fixed-cpp", cpp::fixed),
+            Variant::fixed("pool-cpp", cpp::pool),
         ],
     }
 }

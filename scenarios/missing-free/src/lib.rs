@@ -7,8 +7,8 @@ use std::sync::Arc;
 use casebook_kernels::fatbin;
 use casebook_model::device::{self, PAGE};
 use casebook_model::{
-    Binding, Claim, ClaimVerdict, Expect, Outcome, Recorder, Requirement, Role, Scenario, Symptom,
-    Variant,
+    Claim, ClaimVerdict, Expect, Outcome, Program, Recorder, Requirement, Scenario, Symptom,
+    Variant, cudarc,
 };
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream};
 
@@ -17,10 +17,12 @@ mod fixed;
 
 casebook_model::names_module!();
 
-casebook_model::cpp_variants!(
-    casebook_missing_free_broken_cpp,
-    casebook_missing_free_fixed_cpp,
-);
+casebook_model::cpp_variants! {
+    "cpp/missing_free.cu" {
+        broken: casebook_missing_free_broken_cpp,
+        fixed: casebook_missing_free_fixed_cpp,
+    }
+}
 
 /// Each call's buffer is this fraction of the free memory, so the leak fills
 /// any GPU in about this many calls.
@@ -45,47 +47,31 @@ pub fn scenario() -> Scenario {
         requires: Requirement::GPU_FILLED,
         claims: CLAIMS,
         variants: vec![
-            Variant::broken(
-                "broken",
-                Binding::Cudarc,
-                Symptom::cuda_error(OOM),
-                broken::run,
-            )
-            .code("src/broken.rs")
-            .states(
+            Variant::broken("broken", Symptom::cuda_error(OOM), cudarc!(broken)).states(
                 "A raw cuMemAlloc that is never freed leaks until cuMemAlloc fails.",
                 |o| o.first_error_is("CUDA_ERROR_OUT_OF_MEMORY"),
                 Outcome::first_error_text,
             ),
-            Variant::fixed("fixed", Binding::Cudarc, fixed::run)
-                .code("src/fixed.rs")
-                .also_differs(
+            Variant::fixed("fixed", cudarc!(fixed)).also_differs(
                     "its buffer is a cudarc `CudaSlice`, so it comes from the stream-ordered \
                      pool (cuMemAllocAsync) and its copies run asynchronously on the model's \
                      stream, where `broken` calls cuMemAlloc and copies synchronously. The safe \
                      layer is what frees it on every path; the C++ pair differs by the \
                      `cudaFree` alone.",
                 ),
-            Variant::broken_cpp("broken-cpp", Symptom::cuda_error(OOM_CPP), cpp::casebook_missing_free_broken_cpp)
-            .code_at("cpp/missing_free.cu", "broken"),
-            Variant::fixed_cpp("fixed-cpp", cpp::casebook_missing_free_fixed_cpp)
-            .code_at("cpp/missing_free.cu", "fixed"),
-            Variant::broken_cust("broken-cust", Symptom::cuda_error(OOM))
-            .code_at("cust.rs", "broken")
-            .states(
+            Variant::broken("broken-cpp", Symptom::cuda_error(OOM_CPP), cpp::broken),
+            Variant::fixed("fixed-cpp", cpp::fixed),
+            Variant::broken("broken-cust", Symptom::cuda_error(OOM), Program::cust("broken")).states(
                 "A DeviceBuffer kept beyond its call (a cache that nothing evicts) leaks exactly as much.",
                 |o| o.first_error_is("CUDA_ERROR_OUT_OF_MEMORY"),
                 Outcome::first_error_text,
             ),
-            Variant::fixed_cust("fixed-cust").code_at("cust.rs", "fixed")
-            .states(
+            Variant::fixed("fixed-cust", Program::cust("fixed")).states(
                 "A DeviceBuffer that goes out of scope is freed by its Drop: the missing free cannot be written.",
                 |o| o.check(FREE_MEMORY_RETURNS_TO_ITS_BASELINE),
                 |o| o.measure_text(CALLS_COMPLETED, " calls"),
             ),
-            Variant::cust("drop-after-fault-cust", Role::Contrast, Expect::Records)
-                .code_at("cust.rs", "drop_after_fault")
-            .states(
+            Variant::contrast("drop-after-fault-cust", Expect::Records, Program::cust("drop_after_fault")).states(
                 "After a kernel fault, cuMemFree fails; DeviceBuffer's Drop throws that error away, DeviceBuffer::drop returns it.",
                 |o| o.flag(CUMEMFREE_FAILS_AFTER_THE_FAULT),
                 |o| {

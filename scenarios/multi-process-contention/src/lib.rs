@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use casebook_model::device::{self, PAGE, measure_bytes};
 use casebook_model::{
-    Binding, Claim, ClaimVerdict, Outcome, Recorder, Requirement, Scenario, Symptom, Termination,
-    Variant,
+    Claim, ClaimVerdict, Outcome, Recorder, Requirement, Scenario, Symptom, Termination, Variant,
+    cudarc,
 };
 use casebook_runtime::worker;
 use cudarc::driver::result;
@@ -35,14 +35,8 @@ pub fn scenario() -> Scenario {
         requires: Requirement::GPU_FILLED,
         claims: CLAIMS,
         variants: vec![
-            Variant::broken(
-                "broken",
-                Binding::Cudarc,
-                Symptom::check_failed(BOTH),
-                broken::run,
-            )
-            .code("src/broken.rs"),
-            Variant::fixed("fixed", Binding::Cudarc, fixed::run).code("src/fixed.rs"),
+            Variant::broken("broken", Symptom::check_failed(BOTH), cudarc!(broken)),
+            Variant::fixed("fixed", cudarc!(fixed)),
         ],
     }
 }

@@ -11,10 +11,12 @@ use casebook_model::{Claim, ClaimVerdict, Outcome, Requirement, Scenario, Sympto
 
 casebook_model::names_module!();
 
-casebook_model::cpp_variants!(
-    casebook_open_streams_broken_cpp,
-    casebook_open_streams_fixed_cpp,
-);
+casebook_model::cpp_variants! {
+    "cpp/open_streams.cu" {
+        broken: casebook_open_streams_broken_cpp,
+        fixed: casebook_open_streams_fixed_cpp,
+    }
+}
 
 pub fn scenario() -> Scenario {
     Scenario {
@@ -28,14 +30,8 @@ pub fn scenario() -> Scenario {
         requires: Requirement::GPU,
         claims: CLAIMS,
         variants: vec![
-            Variant::broken_cpp(
-                "broken-cpp",
-                Symptom::check_failed(NO_WAIT),
-                cpp::casebook_open_streams_broken_cpp,
-            )
-            .code_at("cpp/open_streams.cu", "broken"),
-            Variant::fixed_cpp("fixed-cpp", cpp::casebook_open_streams_fixed_cpp)
-                .code_at("cpp/open_streams.cu", "fixed"),
+            Variant::broken("broken-cpp", Symptom::check_failed(NO_WAIT), cpp::broken),
+            Variant::fixed("fixed-cpp", cpp::fixed),
         ],
     }
 }

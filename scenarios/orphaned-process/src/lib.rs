@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 
 use casebook_model::device::{self, measure_bytes};
 use casebook_model::{
-    Binding, Claim, ClaimVerdict, Expect, MeasureName, Outcome, Recorder, Requirement, Role,
-    Scenario, Symptom, Variant,
+    Claim, ClaimVerdict, Expect, MeasureName, Outcome, Recorder, Requirement, Scenario, Symptom,
+    Variant, cudarc,
 };
 use casebook_runtime::worker;
 use cudarc::driver::CudaContext;
@@ -46,22 +46,9 @@ pub fn scenario() -> Scenario {
         requires: Requirement::GPU_ALONE,
         claims: CLAIMS,
         variants: vec![
-            Variant::new(
-                "exit-and-kill",
-                Role::Contrast,
-                Binding::Cudarc,
-                Expect::Records,
-                exit_and_kill::run,
-            )
-            .code("src/exit_and_kill.rs"),
-            Variant::broken(
-                "broken",
-                Binding::Cudarc,
-                Symptom::check_failed(RETURNS),
-                broken::run,
-            )
-            .code("src/broken.rs"),
-            Variant::fixed("fixed", Binding::Cudarc, fixed::run).code("src/fixed.rs"),
+            Variant::contrast("exit-and-kill", Expect::Records, cudarc!(exit_and_kill)),
+            Variant::broken("broken", Symptom::check_failed(RETURNS), cudarc!(broken)),
+            Variant::fixed("fixed", cudarc!(fixed)),
         ],
     }
 }

@@ -11,8 +11,7 @@ use std::sync::Arc;
 use casebook_kernels::fatbin;
 use casebook_model::device::{self, PAGE, measure_bytes};
 use casebook_model::{
-    Binding, Claim, ClaimVerdict, Expect, Outcome, Recorder, Requirement, Role, Scenario, Symptom,
-    Variant,
+    Claim, ClaimVerdict, Outcome, Recorder, Requirement, Scenario, Symptom, Variant, cudarc,
 };
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream, result};
 
@@ -21,11 +20,13 @@ mod fixed;
 
 casebook_model::names_module!();
 
-casebook_model::cpp_variants!(
-    casebook_oversized_allocation_as_written_cpp,
-    casebook_oversized_allocation_broken_cpp,
-    casebook_oversized_allocation_fixed_cpp,
-);
+casebook_model::cpp_variants! {
+    "cpp/oversized_allocation.cu" {
+        as_written: casebook_oversized_allocation_as_written_cpp,
+        broken: casebook_oversized_allocation_broken_cpp,
+        fixed: casebook_oversized_allocation_fixed_cpp,
+    }
+}
 
 pub const DATA_BYTES: usize = 2 << 30;
 pub const LEFT_FREE: usize = 1 << 30;
@@ -54,29 +55,11 @@ pub fn scenario() -> Scenario {
         requires: Requirement::GPU_FILLED,
         claims: CLAIMS,
         variants: vec![
-            Variant::broken(
-                "broken",
-                Binding::Cudarc,
-                Symptom::cuda_error(OOM),
-                broken::run,
-            )
-            .code("src/broken.rs"),
-            Variant::fixed("fixed", Binding::Cudarc, fixed::run).code("src/fixed.rs"),
-            Variant::cpp(
-                "as-written-cpp",
-                Role::AsWritten,
-                Expect::Records,
-                cpp::casebook_oversized_allocation_as_written_cpp,
-            )
-            .code_at("cpp/oversized_allocation.cu", "as_written"),
-            Variant::broken_cpp(
-                "broken-cpp",
-                Symptom::cuda_error(OOM_CPP),
-                cpp::casebook_oversized_allocation_broken_cpp,
-            )
-            .code_at("cpp/oversized_allocation.cu", "broken"),
-            Variant::fixed_cpp("fixed-cpp", cpp::casebook_oversized_allocation_fixed_cpp)
-                .code_at("cpp/oversized_allocation.cu", "fixed"),
+            Variant::broken("broken", Symptom::cuda_error(OOM), cudarc!(broken)),
+            Variant::fixed("fixed", cudarc!(fixed)),
+            Variant::as_written("as-written-cpp", cpp::as_written),
+            Variant::broken("broken-cpp", Symptom::cuda_error(OOM_CPP), cpp::broken),
+            Variant::fixed("fixed-cpp", cpp::fixed),
         ],
     }
 }

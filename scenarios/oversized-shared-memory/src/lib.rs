@@ -11,10 +11,12 @@ use casebook_model::{Claim, ClaimVerdict, Outcome, Requirement, Scenario, Sympto
 
 casebook_model::names_module!();
 
-casebook_model::cpp_variants!(
-    casebook_oversized_shared_memory_broken_cpp,
-    casebook_oversized_shared_memory_fixed_cpp,
-);
+casebook_model::cpp_variants! {
+    "cpp/oversized_shared_memory.cu" {
+        broken: casebook_oversized_shared_memory_broken_cpp,
+        fixed: casebook_oversized_shared_memory_fixed_cpp,
+    }
+}
 
 const INVALID: &str = "cudaErrorInvalidValue";
 
@@ -29,14 +31,8 @@ pub fn scenario() -> Scenario {
         requires: Requirement::GPU,
         claims: CLAIMS,
         variants: vec![
-            Variant::broken_cpp(
-                "broken-cpp",
-                Symptom::cuda_error(INVALID),
-                cpp::casebook_oversized_shared_memory_broken_cpp,
-            )
-            .code_at("cpp/oversized_shared_memory.cu", "broken"),
-            Variant::fixed_cpp("fixed-cpp", cpp::casebook_oversized_shared_memory_fixed_cpp)
-                .code_at("cpp/oversized_shared_memory.cu", "fixed"),
+            Variant::broken("broken-cpp", Symptom::cuda_error(INVALID), cpp::broken),
+            Variant::fixed("fixed-cpp", cpp::fixed),
         ],
     }
 }

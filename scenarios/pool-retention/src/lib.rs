@@ -13,8 +13,7 @@ use std::sync::Arc;
 
 use casebook_model::device::{self, PAGE, measure_bytes};
 use casebook_model::{
-    Binding, Claim, ClaimVerdict, Expect, Outcome, Recorder, Requirement, Role, Scenario, Symptom,
-    Variant,
+    Claim, ClaimVerdict, Outcome, Recorder, Requirement, Scenario, Symptom, Variant, cudarc,
 };
 use casebook_runtime::worker;
 use cudarc::driver::sys::{self, CUmemoryPool};
@@ -25,7 +24,11 @@ mod fixed;
 
 casebook_model::names_module!();
 
-casebook_model::cpp_variants!(casebook_pool_retention_as_written_cpp,);
+casebook_model::cpp_variants! {
+    "cpp/pool_retention.cu" {
+        as_written: casebook_pool_retention_as_written_cpp,
+    }
+}
 
 /// The request the phase makes, and the neighbour after it: 60% of what is
 /// free, so that the two cannot both fit.
@@ -44,21 +47,9 @@ pub fn scenario() -> Scenario {
         requires: Requirement::GPU_FILLED,
         claims: CLAIMS,
         variants: vec![
-            Variant::cpp(
-                "as-written-cpp",
-                Role::AsWritten,
-                Expect::Records,
-                cpp::casebook_pool_retention_as_written_cpp,
-            )
-            .code_at("cpp/pool_retention.cu", "as_written"),
-            Variant::broken(
-                "broken",
-                Binding::Cudarc,
-                Symptom::check_failed(NEIGHBOUR),
-                broken::run,
-            )
-            .code("src/broken.rs"),
-            Variant::fixed("fixed", Binding::Cudarc, fixed::run).code("src/fixed.rs"),
+            Variant::as_written("as-written-cpp", cpp::as_written),
+            Variant::broken("broken", Symptom::check_failed(NEIGHBOUR), cudarc!(broken)),
+            Variant::fixed("fixed", cudarc!(fixed)),
         ],
     }
 }

@@ -6,8 +6,8 @@
 use std::sync::Arc;
 
 use casebook_model::{
-    Binding, Claim, ClaimVerdict, Expect, Outcome, Recorder, Requirement, ResultName, Role,
-    Scenario, Symptom, Variant,
+    Claim, ClaimVerdict, Outcome, Recorder, Requirement, ResultName, Scenario, Symptom, Variant,
+    cudarc,
 };
 use cudarc::driver::{CudaContext, CudaFunction, DriverError, LaunchConfig, PushKernelArg, result};
 
@@ -16,7 +16,11 @@ mod fixed;
 
 casebook_model::names_module!();
 
-casebook_model::cpp_variants!(casebook_sticky_error_as_written_cpp,);
+casebook_model::cpp_variants! {
+    "cpp/sticky_error.cu" {
+        as_written: casebook_sticky_error_as_written_cpp,
+    }
+}
 
 pub(crate) const FAULT: &str = "CUDA_ERROR_ILLEGAL_ADDRESS";
 
@@ -34,27 +38,13 @@ pub fn scenario() -> Scenario {
         requires: Requirement::GPU,
         claims: CLAIMS,
         variants: vec![
-            Variant::broken(
-                "broken",
-                Binding::Cudarc,
-                Symptom::cuda_error(FAULT),
-                broken::run,
-            )
-            .code("src/broken.rs"),
-            Variant::fixed("fixed", Binding::Cudarc, fixed::run)
-                .code("src/fixed.rs")
-                .also_differs(
-                    "the risky call runs in a child process started before the parent touches \
+            Variant::broken("broken", Symptom::cuda_error(FAULT), cudarc!(broken)),
+            Variant::fixed("fixed", cudarc!(fixed)).also_differs(
+                "the risky call runs in a child process started before the parent touches \
                      CUDA, and `broken`'s attempt at recovery (the device reset) is gone: the \
                      fix is the process boundary, so the program is shaped around it.",
-                ),
-            Variant::cpp(
-                "as-written-cpp",
-                Role::AsWritten,
-                Expect::Records,
-                cpp::casebook_sticky_error_as_written_cpp,
-            )
-            .code_at("cpp/sticky_error.cu", "as_written"),
+            ),
+            Variant::as_written("as-written-cpp", cpp::as_written),
         ],
     }
 }

@@ -8,7 +8,7 @@
 
 use casebook_model::device::{self, PAGE, measure_bytes};
 use casebook_model::{
-    Binding, Claim, ClaimVerdict, Outcome, Recorder, Requirement, Scenario, Symptom, Variant,
+    Claim, ClaimVerdict, Outcome, Recorder, Requirement, Scenario, Symptom, Variant, cudarc,
 };
 use cudarc::driver::{CudaStream, DriverError, sys};
 use std::sync::Arc;
@@ -32,20 +32,12 @@ pub fn scenario() -> Scenario {
         requires: Requirement::GPU_FILLED,
         claims: CLAIMS,
         variants: vec![
-            Variant::broken(
-                "broken",
-                Binding::Cudarc,
-                Symptom::check_failed(RETRY_OK),
-                broken::run,
-            )
-            .code("src/broken.rs"),
-            Variant::fixed("fixed", Binding::Cudarc, fixed::run)
-                .code("src/fixed.rs")
-                .also_differs(
-                    "each layer is a cudarc `CudaSlice`, allocated from the stream-ordered pool \
+            Variant::broken("broken", Symptom::check_failed(RETRY_OK), cudarc!(broken)),
+            Variant::fixed("fixed", cudarc!(fixed)).also_differs(
+                "each layer is a cudarc `CudaSlice`, allocated from the stream-ordered pool \
                      (cuMemAllocAsync) where `broken` calls cuMemAlloc: dropping the slices on \
                      the error path is the fix, and the safe layer is what provides it.",
-                ),
+            ),
         ],
     }
 }

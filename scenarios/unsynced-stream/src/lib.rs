@@ -11,7 +11,8 @@ use std::sync::Arc;
 use casebook_kernels::fatbin;
 use casebook_model::device;
 use casebook_model::{
-    Binding, Claim, ClaimVerdict, Outcome, Recorder, Requirement, Role, Scenario, Symptom, Variant,
+    Claim, ClaimVerdict, Expect, Outcome, Program, Recorder, Requirement, Scenario, Symptom,
+    Variant, cudarc,
 };
 use cudarc::driver::{CudaFunction, CudaStream, LaunchConfig, PushKernelArg, result, sys};
 
@@ -22,11 +23,13 @@ mod safe_api;
 
 casebook_model::names_module!();
 
-casebook_model::cpp_variants!(
-    casebook_unsynced_stream_broken_cpp,
-    casebook_unsynced_stream_fixed_cpp,
-    casebook_unsynced_stream_device_sync_cpp,
-);
+casebook_model::cpp_variants! {
+    "cpp/unsynced_stream.cu" {
+        broken: casebook_unsynced_stream_broken_cpp,
+        fixed: casebook_unsynced_stream_fixed_cpp,
+        device_sync: casebook_unsynced_stream_device_sync_cpp,
+    }
+}
 
 /// How many times each variant runs the pipeline.
 pub const RUNS: usize = 10;
@@ -49,43 +52,20 @@ pub fn scenario() -> Scenario {
         requires: Requirement::GPU,
         claims: CLAIMS,
         variants: vec![
-            Variant::broken(
-                "broken",
-                Binding::Cudarc,
-                Symptom::check_failed(FRESH),
-                broken::run,
-            )
-            .code("src/broken.rs")
-            .states(
+            Variant::broken("broken", Symptom::check_failed(FRESH), cudarc!(broken)).states(
                 "Reading pinned memory after an asynchronous copy, before synchronising, reads stale data.",
                 |o| o.check(FRESH).map(|fresh| !fresh),
                 |o| o.measure_text(STALE_READS, " of 10"),
             ),
-            Variant::fixed("fixed", Binding::Cudarc, fixed::run).code("src/fixed.rs"),
-            Variant::new(
-                "safe-api",
-                Role::Contrast,
-                Binding::Cudarc,
-                casebook_model::Expect::Clean,
-                safe_api::run,
-            )
-            .code("src/safe_api.rs"),
-            Variant::broken_cpp("broken-cpp", Symptom::check_failed(FRESH), cpp::casebook_unsynced_stream_broken_cpp)
-            .code_at("cpp/unsynced_stream.cu", "broken"),
-            Variant::fixed_cpp("fixed-cpp", cpp::casebook_unsynced_stream_fixed_cpp)
-            .code_at("cpp/unsynced_stream.cu", "fixed"),
-            Variant::cust(
-                "broken-cust",
-                Role::Broken,
-                casebook_model::Expect::Fails(Symptom::check_failed(FRESH)),
-            )
-            .code_at("cust.rs", "broken")
-            .states(
+            Variant::fixed("fixed", cudarc!(fixed)),
+            Variant::contrast("safe-api", Expect::Clean, cudarc!(safe_api)),
+            Variant::broken("broken-cpp", Symptom::check_failed(FRESH), cpp::broken),
+            Variant::fixed("fixed-cpp", cpp::fixed),
+            Variant::broken("broken-cust", Symptom::check_failed(FRESH), Program::cust("broken")).states(
                 "cust's asynchronous copy is unsafe; with it the same stale read happens.",
                 |o| o.check(FRESH).map(|fresh| !fresh),
                 |o| o.measure_text(STALE_READS, " of 10"),
-            )
-            .states(
+            ).states(
                 "Stream::new drops the NON_BLOCKING flag: the stream it returns is blocking.",
                 |o| o.flag(THE_STREAM_CUST_MADE_IS_NON_BLOCKING_AS_ASKED).map(|nb| !nb),
                 |o| {
@@ -95,50 +75,23 @@ pub fn scenario() -> Scenario {
                     )
                 },
             ),
-            Variant::cust("fixed-cust", Role::Fixed, casebook_model::Expect::Clean)
-                .code_at("cust.rs", "fixed"),
-            Variant::cust(
-                "pipeline-cust",
-                Role::Broken,
-                casebook_model::Expect::Fails(Symptom::check_failed(OVERLAP)),
-            )
-            .code_at("cust.rs", "pipeline")
-            .states(
+            Variant::fixed("fixed-cust", Program::cust("fixed")),
+            Variant::broken("pipeline-cust", Symptom::check_failed(OVERLAP), Program::cust("pipeline")).states(
                 "Two cust streams with a synchronous copy_from between their kernels run one after the other.",
                 |o| o.check(OVERLAP).map(|overlap| !overlap),
                 |o| o.measure_text(OVERLAP_RATIO, ""),
             ),
-            Variant::cust(
-                "pipeline-async-cust",
-                Role::Fixed,
-                casebook_model::Expect::Clean,
-            )
-            .code_at("cust.rs", "pipeline_async")
-            .states(
+            Variant::fixed("pipeline-async-cust", Program::cust("pipeline_async")).states(
                 "With async_copy_from on the stream itself, cust's pipeline overlaps again.",
                 |o| o.check(OVERLAP),
                 |o| o.measure_text(OVERLAP_RATIO, ""),
             ),
-            Variant::new(
-                "pipeline",
-                Role::Contrast,
-                Binding::Cudarc,
-                casebook_model::Expect::Clean,
-                pipeline::run,
-            )
-            .code("src/pipeline.rs")
-            .states(
+            Variant::contrast("pipeline", Expect::Clean, cudarc!(pipeline)).states(
                 "The same pipeline on cudarc's non-blocking streams overlaps.",
                 |o| o.check(OVERLAP),
                 |o| o.measure_text(OVERLAP_RATIO, ""),
             ),
-            Variant::cpp(
-                "device-sync-cpp",
-                Role::Contrast,
-                casebook_model::Expect::Clean,
-                cpp::casebook_unsynced_stream_device_sync_cpp,
-            )
-            .code_at("cpp/unsynced_stream.cu", "device_sync"),
+            Variant::contrast("device-sync-cpp", Expect::Clean, cpp::device_sync),
         ],
     }
 }
