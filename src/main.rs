@@ -63,7 +63,11 @@ fn main() -> ExitCode {
         Command::List => {
             for scenario in &catalog {
                 for variant in &scenario.variants {
-                    println!("{:<40} {}", scenario.trial_name(variant), variant.expect);
+                    println!(
+                        "{:<40} {}",
+                        scenario.trial_name(variant),
+                        variant.expected_text()
+                    );
                 }
             }
             ExitCode::SUCCESS

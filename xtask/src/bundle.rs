@@ -14,6 +14,22 @@ const LIMIT: u64 = 48 << 20;
 pub struct Args {}
 
 pub fn run(_: Args) -> anyhow::Result<ExitCode> {
+    // What the binaries are built from, taken before the build starts; the
+    // report of every run made with them names it (`report::Source`).
+    let git = |args: &[&str]| -> anyhow::Result<String> {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(crate::root())
+            .output()?;
+        if !out.status.success() {
+            bail!("git {} failed: is this a git checkout?", args.join(" "));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+    };
+    let source = serde_json::json!({
+        "commit": git(&["rev-parse", "HEAD"])?,
+        "dirty": !git(&["status", "--porcelain", "--untracked-files=no"])?.is_empty(),
+    });
     let casebook = toolkit::build_casebook()?;
     let tk = toolkit::ensure()?;
     let root = crate::root();
@@ -59,6 +75,11 @@ pub fn run(_: Args) -> anyhow::Result<ExitCode> {
         let _ = Command::new("strip").arg(&to).status();
         total += std::fs::metadata(&to)?.len();
     }
+    std::fs::write(
+        dir.join("source.json"),
+        serde_json::to_string_pretty(&source)?,
+    )?;
+    println!("built from {source}");
     if total > LIMIT {
         bail!(
             "the bundle is {} MiB, over its {} MiB budget",

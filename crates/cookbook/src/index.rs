@@ -30,11 +30,13 @@ pub fn introduction(catalog: &[Scenario], report: Option<&Report>) -> String {
         Some(r) => {
             let _ = writeln!(
                 md,
-                "The latest run: {} on an {}, driver {} (CUDA {}): {} of {} trials as declared.\n",
+                "The latest run: {} on an {}, driver {} (CUDA {}), built from commit {}: {} of {} \
+                 trials as declared.\n",
                 r.created,
                 r.environment.gpu,
                 r.environment.driver,
                 r.environment.cuda,
+                source_text(&r.source),
                 r.summary.passed,
                 r.summary.trials
             );
@@ -264,4 +266,14 @@ pub fn running(
         run_all_help.trim_end()
     );
     md
+}
+
+/// `4068e38`, `4068e38 with uncommitted changes`, or `unknown` for a report
+/// from before reports named their source.
+fn source_text(source: &casebook_harness::report::Source) -> String {
+    if source.commit.is_empty() {
+        "unknown".to_owned()
+    } else {
+        format!("`{}`", source.short())
+    }
 }

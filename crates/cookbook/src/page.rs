@@ -292,7 +292,13 @@ pub fn scenario_readme(root: &Path, scenario: &Scenario) -> anyhow::Result<Strin
             .anchor
             .map(|a| format!(" (anchor `{a}`)"))
             .unwrap_or_default();
-        let _ = writeln!(md, "| `{}` | `{}`{at} | {} |", v.name, src.file, v.expect);
+        let _ = writeln!(
+            md,
+            "| `{}` | `{}`{at} | {} |",
+            v.name,
+            src.file,
+            v.expected_text()
+        );
     }
     let _ = writeln!(
         md,

@@ -56,6 +56,52 @@ fn raw(result: cust::sys::CUresult) -> Result<(), Cu> {
     }
 }
 
+/// Every `cuMemFree` this program makes passes through here on its way to
+/// the driver, so that a variant can read the result of a free whose caller
+/// throws it away (cust's `Drop for DeviceBuffer` does). The executable's own
+/// definition of the symbol is the one cust's calls are linked to; it calls
+/// libcuda's, found with `dlsym(RTLD_NEXT)`, and keeps the result.
+pub mod free_log {
+    use std::sync::{Mutex, OnceLock};
+
+    use cust::sys::{CUdeviceptr, CUresult};
+
+    use super::{Cu, raw};
+
+    static LAST: Mutex<Option<CUresult>> = Mutex::new(None);
+
+    type Free = unsafe extern "C" fn(CUdeviceptr) -> CUresult;
+
+    /// # Safety
+    /// As libcuda's `cuMemFree_v2`, which it calls with the same argument.
+    #[unsafe(no_mangle)]
+    pub unsafe extern "C" fn cuMemFree_v2(dptr: CUdeviceptr) -> CUresult {
+        static REAL: OnceLock<Option<Free>> = OnceLock::new();
+        let real = REAL.get_or_init(|| {
+            // SAFETY: a lookup of a symbol by a NUL-terminated name.
+            let p = unsafe { libc::dlsym(libc::RTLD_NEXT, c"cuMemFree_v2".as_ptr()) };
+            // SAFETY: libcuda's cuMemFree_v2 has exactly this signature.
+            (!p.is_null()).then(|| unsafe { std::mem::transmute::<*mut libc::c_void, Free>(p) })
+        });
+        let result = match real {
+            // SAFETY: the caller's contract is cuMemFree_v2's.
+            Some(free) => unsafe { free(dptr) },
+            None => CUresult::CUDA_ERROR_NOT_INITIALIZED,
+        };
+        *LAST.lock().unwrap_or_else(|e| e.into_inner()) = Some(result);
+        result
+    }
+
+    /// What the last `cuMemFree` returned, if one was made since the last
+    /// call to this; clears it.
+    pub fn take_last() -> Option<Result<(), Cu>> {
+        LAST.lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+            .map(raw)
+    }
+}
+
 /// cuInit and the device's primary context, as `cust::quick_init` makes it.
 pub fn primary_context(rec: &mut Recorder) -> anyhow::Result<Context> {
     rec.step("cuInit", cu(cust::init(CudaFlags::empty())))?;

@@ -43,15 +43,21 @@ pub fn judge(variant: &Variant, outcome: &Outcome) -> Judgement {
             Some(format!("expected clean, but it {}", outcome.termination))
         }
         Expect::Clean => None,
-        Expect::Fails(symptom) if observed.contains(symptom) => None,
         Expect::Fails(symptom) if observed.is_empty() => Some(format!(
             "the bug no longer reproduces: expected {symptom}, but the variant ran clean \
              (a new driver or toolkit may have changed it; investigate before re-blessing)"
         )),
-        Expect::Fails(symptom) => Some(format!("expected {symptom}, observed: {}", list())),
-        Expect::Records => match outcome.termination {
-            Termination::Completed | Termination::ReturnedError => None,
-            ref other => Some(format!("expected it to run to its end, but it {other}")),
+        Expect::Fails(symptom) if !observed.contains(symptom) => {
+            Some(format!("expected {symptom}, observed: {}", list()))
+        }
+        Expect::Fails(symptom) => unexplained(variant, symptom, outcome, &observed),
+        Expect::Records => match &outcome.termination {
+            Termination::Completed => None,
+            Termination::ReturnedError => Some(format!(
+                "expected it to run to its end, but it stopped: {}",
+                outcome.error.as_deref().unwrap_or("an error")
+            )),
+            other => Some(format!("expected it to run to its end, but it {other}")),
         },
     };
     Judgement {
@@ -63,6 +69,46 @@ pub fn judge(variant: &Variant, outcome: &Outcome) -> Judgement {
         observed,
         reason,
     }
+}
+
+/// Why a variant that showed its symptom still fails: it also showed
+/// something it does not declare (a crash after the error, another error,
+/// another failed check), or it stopped on an error that is not its
+/// symptom. `None` when everything it showed is accounted for.
+fn unexplained(
+    variant: &Variant,
+    symptom: &Symptom,
+    outcome: &Outcome,
+    observed: &[Symptom],
+) -> Option<String> {
+    let declared = |s: &Symptom| s == symptom || variant.then_shows.contains(s);
+    let extra: Vec<String> = observed
+        .iter()
+        .filter(|s| !declared(s))
+        .map(ToString::to_string)
+        .collect();
+    if !extra.is_empty() {
+        return Some(format!(
+            "showed {symptom}, but also {}, which it does not declare",
+            extra.join(", ")
+        ));
+    }
+    if outcome.termination == Termination::ReturnedError {
+        let last = outcome
+            .steps
+            .iter()
+            .rev()
+            .find(|s| s.is_error() && !s.tolerated);
+        let ended_by_symptom =
+            last.is_some_and(|s| declared(&Symptom::CudaError(s.result.clone())));
+        if !ended_by_symptom {
+            return Some(format!(
+                "showed {symptom}, then stopped on an error it does not declare: {}",
+                outcome.error.as_deref().unwrap_or("unknown")
+            ));
+        }
+    }
+    None
 }
 
 /// The verdicts of the claims this variant decides.
@@ -157,11 +203,91 @@ mod tests {
         );
     }
 
+    fn oom() -> Variant {
+        Variant::broken(
+            "broken",
+            Symptom::cuda_error("CUDA_ERROR_OUT_OF_MEMORY"),
+            Program::host(noop),
+        )
+    }
+
+    fn step(o: &mut Outcome, call: &str, result: &str) {
+        o.apply(Event::Step(Step {
+            call: call.into(),
+            result: result.into(),
+            tolerated: false,
+        }));
+    }
+
+    fn reason(v: &Variant, o: &Outcome) -> String {
+        let j = judge(v, o);
+        assert_eq!(j.verdict, Verdict::Fail, "{j:?}");
+        j.reason.unwrap()
+    }
+
     #[test]
-    fn a_recording_variant_only_has_to_finish() {
+    fn a_crash_after_the_symptom_fails_the_variant() {
+        let mut o = oom_outcome();
+        o.termination = Termination::Signaled {
+            signal: "SIGSEGV".into(),
+        };
+        let why = reason(&oom(), &o);
+        assert!(why.contains("but also crashed: SIGSEGV"), "{why}");
+    }
+
+    #[test]
+    fn another_error_after_the_symptom_fails_unless_declared() {
+        let mut o = Outcome::empty();
+        step(&mut o, "cuMemAlloc", "CUDA_ERROR_OUT_OF_MEMORY");
+        step(&mut o, "cuLaunchKernel", "CUDA_ERROR_ILLEGAL_ADDRESS");
+        o.apply(Event::End {
+            error: Some("illegal address".into()),
+        });
+        let why = reason(&oom(), &o);
+        assert!(why.contains("but also CUDA_ERROR_ILLEGAL_ADDRESS"), "{why}");
+        let declared = oom().then_shows(Symptom::cuda_error("CUDA_ERROR_ILLEGAL_ADDRESS"));
+        assert_eq!(judge(&declared, &o).verdict, Verdict::Pass);
+        assert_eq!(
+            declared.expected_text(),
+            "fails: CUDA_ERROR_OUT_OF_MEMORY, then CUDA_ERROR_ILLEGAL_ADDRESS"
+        );
+    }
+
+    #[test]
+    fn stopping_on_an_error_that_is_not_the_symptom_fails() {
+        // The check failed as declared, then the variant gave up for a
+        // reason no recorded call explains.
+        let v = Variant::broken(
+            "broken",
+            Symptom::CheckFailed("x".into()),
+            Program::host(noop),
+        );
+        let mut o = Outcome::empty();
+        o.apply(Event::Check(casebook_model::Check {
+            name: "x".into(),
+            ok: false,
+        }));
+        o.apply(Event::End {
+            error: Some("could not open /proc/self/status".into()),
+        });
+        let why = reason(&v, &o);
+        assert!(
+            why.contains("stopped on an error it does not declare: could not open"),
+            "{why}"
+        );
+    }
+
+    #[test]
+    fn a_recording_variant_must_run_to_its_end() {
         let v = Variant::as_written("as-written", Program::host(noop));
-        assert_eq!(judge(&v, &oom_outcome()).verdict, Verdict::Pass);
-        let mut crashed = oom_outcome();
+        let mut recorded = Outcome::empty();
+        step(&mut recorded, "cudaMalloc", "cudaErrorMemoryAllocation");
+        recorded.apply(Event::End { error: None });
+        assert_eq!(judge(&v, &recorded).verdict, Verdict::Pass);
+        // A failure during setup is not an observation.
+        let why = reason(&v, &oom_outcome());
+        assert!(why.contains("but it stopped: out of memory"), "{why}");
+        let mut crashed = recorded;
         crashed.termination = Termination::Signaled {
             signal: "SIGSEGV".into(),
         };

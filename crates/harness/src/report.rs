@@ -15,12 +15,72 @@ use crate::trial::TrialRecord;
 /// Where the report of the newest full GPU run is committed.
 pub const EVIDENCE_JSON: &str = "docs/evidence/latest.json";
 
+/// What a run's binaries were built from.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Source {
+    /// The commit, or `unknown` where neither the bundle nor git says.
+    pub commit: String,
+    /// The working tree had uncommitted changes.
+    pub dirty: bool,
+}
+
+/// The file `cargo xtask bundle` writes beside the binaries it builds.
+pub const SOURCE_FILE: &str = "source.json";
+
+impl Source {
+    /// From the `source.json` beside this binary (a bundle), else from git
+    /// in the repository (a build run in place), else unknown.
+    pub fn of_this_build() -> Source {
+        let beside = std::env::current_exe()
+            .ok()
+            .and_then(|exe| std::fs::read_to_string(exe.with_file_name(SOURCE_FILE)).ok())
+            .and_then(|text| serde_json::from_str(&text).ok());
+        beside
+            .or_else(|| Source::from_git(&crate::workspace::root()))
+            .unwrap_or_else(|| Source {
+                commit: "unknown".into(),
+                dirty: false,
+            })
+    }
+
+    /// `git rev-parse HEAD` and `git status --porcelain` in `root`.
+    pub fn from_git(root: &std::path::Path) -> Option<Source> {
+        let git = |args: &[&str]| {
+            std::process::Command::new("git")
+                .args(args)
+                .current_dir(root)
+                .output()
+                .ok()
+                .filter(|o| o.status.success())
+                .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        };
+        Some(Source {
+            commit: git(&["rev-parse", "HEAD"])?,
+            dirty: !git(&["status", "--porcelain", "--untracked-files=no"])?.is_empty(),
+        })
+    }
+
+    /// `4068e38`, or `4068e38 with uncommitted changes`.
+    pub fn short(&self) -> String {
+        let commit: String = self.commit.chars().take(7).collect();
+        if self.dirty {
+            format!("{commit} with uncommitted changes")
+        } else {
+            commit
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Report {
     pub schema: u32,
     /// RFC 3339, UTC.
     pub created: String,
     pub casebook_version: String,
+    /// The commit the binaries were built from, and whether the tree had
+    /// changes on top of it.
+    #[serde(default)]
+    pub source: Source,
     pub environment: Environment,
     pub wall_seconds: f64,
     pub summary: Summary,
@@ -115,6 +175,7 @@ impl Report {
             schema: 1,
             created: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
             casebook_version: env!("CARGO_PKG_VERSION").to_owned(),
+            source: Source::of_this_build(),
             environment,
             wall_seconds,
             summary,

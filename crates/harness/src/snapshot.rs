@@ -72,7 +72,7 @@ impl SnapshotView {
             variant: variant.name.to_owned(),
             role: variant.role,
             binding: variant.binding,
-            expected: variant.expect.to_string(),
+            expected: variant.expected_text(),
             observed: observed_text(judgement),
             verdict: judgement.verdict,
             termination: outcome.termination.to_string(),

@@ -128,7 +128,7 @@ pub fn catalog_checks(catalog: &Arc<Vec<Scenario>>, root: &Path) -> Vec<Trial> {
     let c = Arc::clone(catalog);
     let r = root.to_path_buf();
     let evidence = Trial::test("catalog::evidence-covers-every-variant", move || {
-        check_evidence(&c, &r.join(report::EVIDENCE_JSON)).map_err(Failed::from)
+        check_evidence(&c, &r, &r.join(report::EVIDENCE_JSON)).map_err(Failed::from)
     });
     vec![names, snaps, evidence]
 }
@@ -237,9 +237,10 @@ pub fn unrecorded_reads(
 }
 
 /// The committed report of the latest GPU run names every variant, every one
-/// of them passed, and judging its recorded outcomes again with the code as it
-/// is now gives the same verdicts and claim verdicts.
-pub fn check_evidence(catalog: &[Scenario], path: &PathBuf) -> Result<(), String> {
+/// of them passed, judging its recorded outcomes again with the code as it is
+/// now gives the same verdicts and claim verdicts, and the snapshot rebuilt
+/// from each recorded outcome is the committed `.snap`, to the byte.
+pub fn check_evidence(catalog: &[Scenario], root: &Path, path: &PathBuf) -> Result<(), String> {
     if catalog.iter().all(|s| s.variants.is_empty()) {
         return Ok(());
     }
@@ -286,6 +287,16 @@ pub fn check_evidence(catalog: &[Scenario], path: &PathBuf) -> Result<(), String
                         ));
                     }
                     problems.extend(unrecorded_reads(s, v, &r.outcome));
+                    let view = snapshot::SnapshotView::new(s, v, &r.outcome, &now, &claims);
+                    if snapshot::compare(root, s, &view) != snapshot::SnapshotStatus::Matched {
+                        problems.push(format!(
+                            "{}: rebuilt from its outcome in {}, the snapshot differs (the \
+                             evidence and the snapshots come from different runs, or the \
+                             snapshot was edited)",
+                            snapshot::path(root, s.slug, v.name).display(),
+                            path.display()
+                        ));
+                    }
                 }
             }
         }

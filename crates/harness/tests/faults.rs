@@ -19,6 +19,7 @@ vocabulary! {
     check STARTED = "started";
     check WROTE_ONE_LINE = "wrote one good line";
     check RAN = "ran";
+    check SHOWED_ITS_SYMPTOM = "showed its symptom";
     measure GRANDCHILD_PID = "grandchild_pid" in Count;
 }
 
@@ -54,6 +55,12 @@ fn garbage(rec: &mut Recorder) -> anyhow::Result<()> {
     let mut file = std::fs::OpenOptions::new().append(true).open(path)?;
     std::io::Write::write_all(&mut file, b"this is not an event\n")?;
     Ok(())
+}
+
+/// Shows its declared symptom, then crashes for another reason.
+fn fails_then_crashes(rec: &mut Recorder) -> anyhow::Result<()> {
+    rec.check(SHOWED_ITS_SYMPTOM, false);
+    std::process::abort()
 }
 
 fn leaves_a_grandchild(rec: &mut Recorder) -> anyhow::Result<()> {
@@ -117,6 +124,11 @@ fn catalog() -> Vec<Scenario> {
                 killed_by_hand,
             ),
             v("slow", Expect::Fails(Symptom::TimedOut), hang),
+            v(
+                "fails-then-crashes",
+                Expect::Fails(Symptom::check_failed(SHOWED_ITS_SYMPTOM)),
+                fails_then_crashes,
+            ),
         ],
     }]
 }
@@ -197,6 +209,19 @@ fn main() -> ExitCode {
         expect_termination("garbage", Termination::Garbled),
         expect_termination("clean", Termination::Completed),
     ];
+    trials.push(Trial::test(
+        "faults::a-crash-after-the-symptom-fails-the-trial",
+        || {
+            let catalog = catalog();
+            let variant = catalog[0].variant("fails-then-crashes").unwrap();
+            let record = trial::run(&catalog[0], variant).map_err(|e| e.to_string())?;
+            let j = judge(variant, &record.outcome);
+            match (j.verdict, j.reason.as_deref()) {
+                (Verdict::Fail, Some(why)) if why.contains("but also crashed: SIGABRT") => Ok(()),
+                _ => Err(format!("judged {j:?}").into()),
+            }
+        },
+    ));
     trials.push(Trial::test("faults::events-before-a-crash-survive", || {
         let catalog = catalog();
         let record = trial::run(&catalog[0], catalog[0].variant("abort").unwrap())
@@ -263,7 +288,7 @@ fn main() -> ExitCode {
             let trials: Vec<Planned> = s
                 .variants
                 .iter()
-                .filter(|v| !matches!(v.name, "slow" | "killed-by-hand"))
+                .filter(|v| !matches!(v.name, "slow" | "killed-by-hand" | "fails-then-crashes"))
                 .map(|v| Planned {
                     scenario: s,
                     variant: v,

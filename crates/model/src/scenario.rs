@@ -295,6 +295,9 @@ pub struct Variant {
     pub also_differs: Option<&'static str>,
     /// What this variant shows about its binding (see [`Variant::states`]).
     pub statements: Vec<Statement>,
+    /// Symptoms that follow from the one it must show, and so do not fail
+    /// it (see [`Variant::then_shows`]).
+    pub then_shows: Vec<Symptom>,
 }
 
 /// A sentence about a binding that a variant's outcome shows or not: the
@@ -321,6 +324,7 @@ impl Variant {
             code: program.code,
             also_differs: None,
             statements: Vec::new(),
+            then_shows: Vec::new(),
         }
     }
 
@@ -365,6 +369,23 @@ impl Variant {
             evidence,
         });
         self
+    }
+
+    /// Declares a symptom that follows from the one the variant must show:
+    /// a failed check that the error causes, say. A `Fails` variant passes
+    /// only if everything it shows besides its symptom is declared so.
+    pub fn then_shows(mut self, symptom: Symptom) -> Self {
+        self.then_shows.push(symptom);
+        self
+    }
+
+    /// What it must show, in one line: `fails: <symptom>`, and what follows.
+    pub fn expected_text(&self) -> String {
+        let mut text = self.expect.to_string();
+        for then in &self.then_shows {
+            text.push_str(&format!(", then {then}"));
+        }
+        text
     }
 
     /// Runs alone on the GPU (see [`Variant::alone`]).

@@ -90,7 +90,7 @@ void library_teardown(const casebook_recorder *r, const Driver &d, Library &lib)
 size_t held(size_t baseline, size_t free) { return free >= baseline ? 0 : baseline - free; }
 
 struct Setup {
-  size_t baseline = 0, default_heap = 0;
+  size_t baseline = 0, default_heap = 0, raised_heap = 0;
   float *buffer = nullptr;
   Library lib;
 };
@@ -101,6 +101,8 @@ bool setup(const casebook_recorder *r, const Driver &d, Setup &s) {
   rec(r, "cudaDeviceGetLimit cudaLimitMallocHeapSize", cudaDeviceGetLimit(&s.default_heap, cudaLimitMallocHeapSize));
   if (rec(r, "cudaMalloc", cudaMalloc((void **)&s.buffer, kBuffer)) != cudaSuccess) return false;
   rec(r, "cudaDeviceSetLimit cudaLimitMallocHeapSize", cudaDeviceSetLimit(cudaLimitMallocHeapSize, kHeap));
+  // Read back: the reset's effect on the limit means something only if it changed.
+  rec(r, "cudaDeviceGetLimit cudaLimitMallocHeapSize", cudaDeviceGetLimit(&s.raised_heap, cudaLimitMallocHeapSize));
   if (!library_init(r, d, s.lib)) return false;
   size_t now = free_bytes(r);
   measure(r, names::BASELINE_FREE, (double)s.baseline);
@@ -143,7 +145,7 @@ extern "C" int casebook_device_reset_broken_cpp(const casebook_recorder *r) {
   size_t heap = 0;
   rec(r, "cudaDeviceGetLimit cudaLimitMallocHeapSize", cudaDeviceGetLimit(&heap, cudaLimitMallocHeapSize));
   fact(r, names::THE_DEVICE_HEAP_LIMIT_IS_BACK_TO_ITS_DEFAULT, heap == s.default_heap);
-  fact(r, names::THE_DEVICE_HEAP_LIMIT_HAD_BEEN_RAISED, s.default_heap != kHeap);
+  fact(r, names::THE_DEVICE_HEAP_LIMIT_HAD_BEEN_RAISED, s.raised_heap > s.default_heap);
 
   judge_cleanup(r, s);
   return 0;  // the library's context stays behind until the process exits

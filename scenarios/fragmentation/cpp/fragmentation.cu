@@ -87,16 +87,27 @@ extern "C" int casebook_fragmentation_hard_form_cpp(const casebook_recorder *r) 
     rec(r, "cudaMalloc (ballast)", cudaMalloc(&ballast, (free - (size_t(2) << 30)) / kBlock * kBlock));
   }
   std::vector<void *> blocks;
+  cudaError_t refused;
   for (;;) {  // fill the GPU with 2 MiB blocks until cudaMalloc refuses
     void *p;
-    if (cudaMalloc(&p, kBlock) != cudaSuccess) break;
+    refused = cudaMalloc(&p, kBlock);
+    if (refused != cudaSuccess) break;
     blocks.push_back(p);
   }
-  tolerate(r, "cudaMalloc (2 MiB blocks until the GPU is full)", cudaErrorMemoryAllocation);
+  // The refusal that ends the fill is provoked; any other error is not.
+  if (refused == cudaErrorMemoryAllocation) {
+    tolerate(r, "cudaMalloc (2 MiB blocks until the GPU is full)", refused);
+  } else {
+    rec(r, "cudaMalloc (2 MiB blocks until the GPU is full)", refused);
+  }
   cudaGetLastError();  // the refusal is not sticky; clear it
   size_t full = free_bytes(r);
-  for (size_t i = 0; i < blocks.size(); i += 2) cudaFree(blocks[i]);  // every other one
-  rec(r, "cudaFree (every other block)", cudaGetLastError());
+  cudaError_t freed = cudaSuccess;
+  for (size_t i = 0; i < blocks.size(); i += 2) {  // every other one
+    cudaError_t e = cudaFree(blocks[i]);
+    if (freed == cudaSuccess) freed = e;
+  }
+  rec(r, "cudaFree (every other block)", freed);
   size_t scattered = free_bytes(r);
   size_t request = (scattered - full) / 10 * 9 / kBlock * kBlock;  // 90% of the holes
   void *large = nullptr;
@@ -119,9 +130,15 @@ extern "C" int casebook_fragmentation_hard_form_cpp(const casebook_recorder *r) 
   measure(r, names::FREE_BYTES_SCATTERED, (double)(scattered - full));
   measure(r, names::LARGEST_REQUEST_SERVED, (double)largest);
   fact(r, names::ONE_BLOCK_OF_90_OF_THE_SCATTERED_FREE_MEMORY_IS_SERVED, err == cudaSuccess);
-  if (large) cudaFree(large);
-  for (size_t i = 1; i < blocks.size(); i += 2) cudaFree(blocks[i]);
-  if (ballast) cudaFree(ballast);
-  rec(r, "cudaFree (the rest)", cudaGetLastError());
+  cudaError_t rest = large ? cudaFree(large) : cudaSuccess;
+  for (size_t i = 1; i < blocks.size(); i += 2) {
+    cudaError_t e = cudaFree(blocks[i]);
+    if (rest == cudaSuccess) rest = e;
+  }
+  if (ballast) {
+    cudaError_t e = cudaFree(ballast);
+    if (rest == cudaSuccess) rest = e;
+  }
+  rec(r, "cudaFree (the rest)", rest);
   return 0;
 }

@@ -50,8 +50,13 @@ pub fn scenario() -> Scenario {
         requires: Requirement::GPU_FILLED,
         claims: CLAIMS,
         variants: vec![
-            Variant::broken("broken", Symptom::check_failed(EVERY_CALL), cudarc!(broken))
-                .timeout(std::time::Duration::from_secs(240)),
+            Variant::broken(
+                "broken",
+                Symptom::cuda_error("CUBLAS_STATUS_ALLOC_FAILED"),
+                cudarc!(broken),
+            )
+            .then_shows(Symptom::check_failed(EVERY_CALL))
+            .timeout(std::time::Duration::from_secs(240)),
             Variant::fixed("fixed", cudarc!(fixed)),
         ],
     }

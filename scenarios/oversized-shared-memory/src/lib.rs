@@ -31,7 +31,8 @@ pub fn scenario() -> Scenario {
         requires: Requirement::GPU,
         claims: CLAIMS,
         variants: vec![
-            Variant::broken("broken-cpp", Symptom::cuda_error(INVALID), cpp::broken),
+            Variant::broken("broken-cpp", Symptom::cuda_error(INVALID), cpp::broken)
+                .then_shows(Symptom::check_failed(OUTPUT_HOLDS_INPUT_2_1)),
             Variant::fixed("fixed-cpp", cpp::fixed),
         ],
     }
