@@ -24,7 +24,7 @@ typedef struct casebook_recorder {
 namespace casebook {
 
 // The codes of `casebook_model::Unit`.
-enum Unit { Bytes = 0, Count = 1, Seconds = 2, Ratio = 3 };
+enum Unit { Bytes = 0, Count = 1, Seconds = 2, Ratio = 3, Factor = 4 };
 
 // A name of the scenario's vocabulary; the generated names.h holds them.
 struct CheckName {

@@ -56,6 +56,7 @@ fn y_axis(unit: Option<Unit>) -> (&'static str, f64) {
         Some(Unit::Seconds) => ("ms", 1e-3),
         Some(Unit::Count) => ("count", 1.0),
         Some(Unit::Ratio) => ("ratio", 1.0),
+        Some(Unit::Factor) => ("times", 1.0),
         None => ("", 1.0),
     }
 }

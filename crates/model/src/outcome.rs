@@ -40,7 +40,10 @@ pub enum Unit {
     Bytes,
     Count,
     Seconds,
+    /// A fraction of a whole: 0.25 is a quarter.
     Ratio,
+    /// How many times one figure is another: 21 is 21×.
+    Factor,
 }
 
 impl Unit {
@@ -51,13 +54,20 @@ impl Unit {
             Unit::Count => 1,
             Unit::Seconds => 2,
             Unit::Ratio => 3,
+            Unit::Factor => 4,
         }
     }
 
     pub fn from_code(code: i32) -> Option<Unit> {
-        [Unit::Bytes, Unit::Count, Unit::Seconds, Unit::Ratio]
-            .into_iter()
-            .find(|u| u.code() == code)
+        [
+            Unit::Bytes,
+            Unit::Count,
+            Unit::Seconds,
+            Unit::Ratio,
+            Unit::Factor,
+        ]
+        .into_iter()
+        .find(|u| u.code() == code)
     }
 
     /// The name used in C++ (`casebook::Bytes`) and in this enum.
@@ -67,6 +77,7 @@ impl Unit {
             Unit::Count => "Count",
             Unit::Seconds => "Seconds",
             Unit::Ratio => "Ratio",
+            Unit::Factor => "Factor",
         }
     }
 }

@@ -33,7 +33,7 @@ pub struct Name {
     pub text: String,
     /// A series' x label.
     pub per: Option<String>,
-    /// A measure's or series' unit: `Bytes`, `Count`, `Seconds`, `Ratio`.
+    /// A measure's or series' unit: `Bytes`, `Count`, `Seconds`, `Ratio`, `Factor`.
     pub unit: Option<&'static str>,
     /// What it means, for the generated Rust's documentation.
     pub doc: Option<String>,
@@ -177,9 +177,10 @@ fn entry(kind: &'static str, ident: &str, value: &toml::Value) -> Result<Name, S
             "count" => "Count",
             "seconds" => "Seconds",
             "ratio" => "Ratio",
+            "factor" => "Factor",
             _ => {
                 return Err(format!(
-                    "unit `{unit}` is not bytes, count, seconds or ratio"
+                    "unit `{unit}` is not bytes, count, seconds, ratio or factor"
                 ));
             }
         });
