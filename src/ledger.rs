@@ -9,6 +9,7 @@ const S000: &str = "000_1633914ffce0e075.txt";
 const S001: &str = "001_eb72388bf55c7443.txt";
 const S002: &str = "002_245404227877bbf6.txt";
 const S003: &str = "003_a513a38b5daed103.txt";
+const S004: &str = "004_dd8d91b458147886.txt";
 
 pub const UNDECIDED: &[Undecided] = &[
     Undecided {
@@ -61,6 +62,244 @@ pub const UNDECIDED: &[Undecided] = &[
         quote: "Older or improperly configured drivers might not effectively manage memory resources, particularly when \
                 dealing with advanced features or intricate kernel launches.",
         why: Untestable("one driver version is available here"),
+    },
+    Undecided {
+        id: "000-unmanaged-streams-resource-conflicts",
+        seed: S000,
+        quote: "A stream is an asynchronous execution sequence on the GPU, and leaving unmanaged streams can lead to resource conflicts and undefined behavior.",
+        why: NotYetTested(
+            "open-streams, to come: a stream created per call and never destroyed, over 10^5 calls, and a kernel still reading a buffer the next call overwrites",
+        ),
+    },
+    Undecided {
+        id: "000-context-holds-memory-and-streams",
+        seed: S000,
+        quote: "The context encapsulates device memory, streams, and other runtime resources.",
+        why: NotYetTested(
+            "device-reset, to come: a stream and a limit set before cudaDeviceReset, used after it",
+        ),
+    },
+    Undecided {
+        id: "000-reuse-context-after-reset",
+        seed: S000,
+        quote: "runModel(context2); // Or reuse context1 if appropriate after reset",
+        why: NotYetTested(
+            "device-reset, to come: a stream, a pointer and a library handle made before the reset, used after it",
+        ),
+    },
+    Undecided {
+        id: "000-stream-destroy-releases",
+        seed: S000,
+        quote: "cudaStreamDestroy(stream); // Release the stream",
+        why: NotYetTested(
+            "open-streams, to come: streams created and destroyed 10^6 times against created only, host and device memory measured",
+        ),
+    },
+    Undecided {
+        id: "000-debugger-pinpoints-errors",
+        seed: S000,
+        quote: "Using a debugger to pinpoint the exact location of errors is crucial, and learning how to analyze the CUDA profilerâ€™s output allows for optimal performance tuning and resource allocation.",
+        why: NotYetTested(
+            "late-error under compute-sanitizer and cuda-gdb, to come as a judged variant (the sanitizer matrix runs the tool, but no claim is judged from it yet)",
+        ),
+    },
+    Undecided {
+        id: "001-context-inconsistency-cudnn-errors",
+        seed: S001,
+        quote: "The intermittent failure of a Convolutional Neural Network (CNN) model on subsequent runs, specifically manifesting as cuDNN errors, often stems from inconsistencies in the CUDA context and associated resources.",
+        why: NotYetTested(
+            "the PyTorch layer, to come: cuDNN calls after a fault and with memory exhausted",
+        ),
+    },
+    Undecided {
+        id: "001-first-run-creates-context",
+        seed: S001,
+        quote: "When a model is first run, a context is created and resources are allocated.",
+        why: NotYetTested(
+            "context-leak, to come: device memory in use before and after the first CUDA call, read from outside the process",
+        ),
+    },
+    Undecided {
+        id: "001-shared-resource-contention-intermittent",
+        seed: S001,
+        quote: "Furthermore, the seemingly random nature of the failures often indicates that the issue is related to shared resources, where contention or improper cleanup causes intermittent problems.",
+        why: NotYetTested(
+            "multi-process-contention, to come: the two processes without the barrier, started at random offsets over 100 trials",
+        ),
+    },
+    Undecided {
+        id: "001-pytorch-second-run-likely-fails",
+        seed: S001,
+        quote: "# Second run (likely to fail)",
+        why: NotYetTested(
+            "the PyTorch layer, to come: the article's Example 1 run twice in one process",
+        ),
+    },
+    Undecided {
+        id: "001-model-and-data-memory-remains-occupied",
+        seed: S001,
+        quote: "The GPU memory allocated for the model and data remains occupied, leading to potential conflicts during the second run, causing cuDNN errors.",
+        why: NotYetTested(
+            "the PyTorch layer, to come: memory_allocated and memory_reserved after the first training loop",
+        ),
+    },
+    Undecided {
+        id: "001-empty-cache-mitigates",
+        seed: S001,
+        quote: "Explicitly calling `torch.cuda.empty_cache()` after the first training loop can mitigate the issue by releasing unused GPU memory.",
+        why: NotYetTested(
+            "the PyTorch layer, to come: the article's issue is the second run in the same PyTorch process, whose caching allocator already frees its cache and retries before it reports out of memory; an imitation allocator measured across processes would judge another claim",
+        ),
+    },
+    Undecided {
+        id: "001-context-cleanup-beyond-empty-cache",
+        seed: S001,
+        quote: "However, for more robust management, context cleanup might be necessary, depending on the specific PyTorch version and CUDA setup.",
+        why: NotYetTested(
+            "the PyTorch layer, to come: a device-side assert that survives empty_cache, against a child process that recovers",
+        ),
+    },
+    Undecided {
+        id: "001-tf-failure-persists-on-next-run",
+        seed: S001,
+        quote: "Failure to do so will persist the issue on subsequent runs.",
+        why: Untestable("TensorFlow is not installed on the GPU machines"),
+    },
+    Undecided {
+        id: "001-catching-does-not-release",
+        seed: S001,
+        quote: "While catching exceptions provides logging information, it doesn’t automatically release the resources causing the error.",
+        why: NotYetTested(
+            "the PyTorch layer, to come: the article's code catches a framework's out-of-memory error, whose failed step frees its tensors as the exception unwinds; a hand-written error path that keeps its allocations on purpose would judge another claim",
+        ),
+    },
+    Undecided {
+        id: "001-multi-process-needs-sync",
+        seed: S001,
+        quote: "For multi-process scenarios, proper synchronization mechanisms using CUDA events or streams might be required to ensure that memory is released before another process attempts to allocate it.",
+        why: NotYetTested(
+            "multi-process-contention, to come: one process releases what another needs, with no coordination, with an interprocess CUDA event (cudaIpcGetEventHandle) and with a host signal; the per-process budget the scenario shows is another problem",
+        ),
+    },
+    Undecided {
+        id: "002-pinned-memory-faster-transfers",
+        seed: S002,
+        quote: "Crucial for efficient data transfer to the device, but improper management can indirectly contribute to memory exhaustion.",
+        why: NotYetTested(
+            "host-memory-leak, to come: 1 GiB copies from pageable and from pinned memory, timed, and their overlap with a kernel",
+        ),
+    },
+    Undecided {
+        id: "002-pinned-leak-exhausts-memory",
+        seed: S002,
+        quote: "Crucial for efficient data transfer to the device, but improper management can indirectly contribute to memory exhaustion.",
+        why: NotYetTested(
+            "host-memory-leak, to come: cudaMallocHost leaked in a loop inside a memory-limited cgroup",
+        ),
+    },
+    Undecided {
+        id: "002-library-leak-not-apparent",
+        seed: S002,
+        quote: "This is especially insidious because the leak might not be apparent within the main application's code.",
+        why: NotYetTested(
+            "library-handle-leak, to come: the application's own accounting and compute-sanitizer --leak-check against the drop in free memory",
+        ),
+    },
+    Undecided {
+        id: "002-nsight-compute-finds-leaks",
+        seed: S002,
+        quote: "Employ CUDA profiling tools (such as NVIDIA Nsight Compute) to identify memory leaks or inefficient memory usage.  These tools allow the visualization of memory allocation and deallocation patterns, pinpoint the exact sources of memory leaks, often hidden deep within the program.",
+        why: NotYetTested(
+            "missing-free, to come: the leak under ncu, nsys and compute-sanitizer --leak-check, to see which reports it",
+        ),
+    },
+    Undecided {
+        id: "002-outdated-driver-memory-problems",
+        seed: S002,
+        quote: "An outdated or corrupted GPU driver can lead to memory management problems.",
+        why: Untestable(
+            "the GPU machines have one driver (580); no other can be installed to compare",
+        ),
+    },
+    Undecided {
+        id: "003-bs1-oom-after-cache-clear-from-fragmentation",
+        seed: S003,
+        quote: "CUDA out-of-memory errors with a batch size of 1, even after explicit cache clearing, typically stem from memory fragmentation and resource mismanagement beyond the immediate scope of the individual kernel launch.",
+        why: NotYetTested(
+            "the PyTorch layer, to come: a fragmented caching allocator after empty_cache, with and without expandable segments",
+        ),
+    },
+    Undecided {
+        id: "003-bs1-footprint-exceeds-memory",
+        seed: S003,
+        quote: "Even with a single input, the necessary memory space for these additional components can easily exceed the available GPU memory.",
+        why: NotYetTested(
+            "oversized-allocation, to come: context, library workspaces and weights at batch size 1, measured against the input",
+        ),
+    },
+    Undecided {
+        id: "003-release-no-contiguous-guarantee",
+        seed: S003,
+        quote: "Furthermore, while such functions release memory, they don't guarantee a contiguous block of sufficient size will become available.",
+        why: NotYetTested(
+            "fragmentation, to come: cudaDeviceReset after a fragmenting pattern, then one allocation of nearly all free memory, 100 times",
+        ),
+    },
+    Undecided {
+        id: "003-example2-later-code-may-fail-host-memory",
+        seed: S003,
+        quote: "// ... further code execution that might fail due to lack of free host memory ...",
+        why: NotYetTested(
+            "host-memory-leak, to come: the leaking call repeated inside a memory-limited cgroup",
+        ),
+    },
+    Undecided {
+        id: "004-varying-size-churn-fragments",
+        seed: S004,
+        quote: "If these allocations are frequently created and destroyed with varying sizes and without specific strategies for allocation reuse, the potential for fragmentation significantly increases.",
+        why: NotYetTested(
+            "fragmentation, to come: 10^5 cudaMalloc and cudaFree of random sizes, the largest allocatable block measured as it goes",
+        ),
+    },
+    Undecided {
+        id: "004-library-temporaries-fragment",
+        seed: S004,
+        quote: "If not properly controlled and these libraries create their temporary arrays that might introduce their own fragmentation that is not within the user's scope and directly observable.",
+        why: NotYetTested(
+            "library-handle-leak, to come: cuBLAS and cuFFT workspaces made and freed between the user's allocations",
+        ),
+    },
+    Undecided {
+        id: "004-example1-large-allocation-might-fail",
+        seed: S004,
+        quote: "The subsequent attempt to allocate a significantly larger block at the end might fail due to this fragmentation.",
+        why: NotYetTested(
+            "fragmentation, to come: the article's sequence on a nearly full GPU, against a control without it; on a whole GPU its 32 MiB request cannot fail whatever the allocator does",
+        ),
+    },
+    Undecided {
+        id: "004-free-does-not-defragment",
+        seed: S004,
+        quote: "The immediate free operations don't always lead to defragmentation.",
+        why: NotYetTested(
+            "fragmentation, to come: blocks freed in random order, then one request of nearly all free memory, from cudaMalloc and from the pool",
+        ),
+    },
+    Undecided {
+        id: "004-concurrent-streams-fragment",
+        seed: S004,
+        quote: "Concurrent allocations from different streams and then freeing those concurrently can cause significant fragmentation.",
+        why: NotYetTested(
+            "pool-retention, to come: mixed sizes from many streams filling most of the GPU, freed across streams; the article's own 4 x 4 MiB on a GPU with 80 GB free cannot show fragmentation whatever the allocator does",
+        ),
+    },
+    Undecided {
+        id: "004-streams-large-block-hard-to-acquire",
+        seed: S004,
+        quote: "This leads to scenarios where despite having a lot of \"free memory\" as seen by the system, a large contiguous block is hard to acquire due to fragmented memory space.",
+        why: NotYetTested(
+            "pool-retention, to come: as for 004-concurrent-streams-fragment, the largest block against the free memory reported",
+        ),
     },
 ];
 

@@ -110,10 +110,14 @@ pub fn ledger_json(
     let mut entries = Vec::new();
     for s in catalog {
         for c in s.claims {
-            entries.push(serde_json::json!({
+            let mut entry = serde_json::json!({
                 "id": c.id, "seed": c.seed, "quote": c.quote, "status": "tested",
                 "scenario": s.slug, "variant": c.judged_by, "verdict": verdict_of(report, s, c),
-            }));
+            });
+            if let Some(why) = c.reach.cap() {
+                entry["at_best_partly"] = why.into();
+            }
+            entries.push(entry);
         }
     }
     for u in undecided {
@@ -136,16 +140,25 @@ fn why_words(why: Why) -> (&'static str, &'static str) {
 pub fn claims(catalog: &[Scenario], undecided: &[Undecided], report: Option<&Report>) -> String {
     let mut md = String::from(
         "# Claims of the articles\n\nEvery sentence from the seed articles that a scenario tests, with the \
-         verdict its run computed.\n\n| id | seed | claim | tested by | verdict |\n|---|---|---|---|---|\n",
+         verdict its run computed. A claim is read with its hedges and conditions (\"can\" asks whether the \
+         effect happens at all). A CPU test feeds every judge its run's outcome changed in what it reads (each \
+         yes/no flipped, each figure scaled, the failed calls removed) and fails unless the judge can come out \
+         either way. Where a run can test only part of a sentence, the claim says so as data: \"at best partly\", \
+         with the reason.\n\n| id | seed | claim | tested by | verdict |\n|---|---|---|---|---|\n",
     );
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
     for s in catalog {
         for c in s.claims {
             let verdict = verdict_of(report, s, c);
             *counts.entry(verdict).or_default() += 1;
+            let cap = c
+                .reach
+                .cap()
+                .map(|why| format!("<br>at best partly: {}", why.replace('|', "\\|")))
+                .unwrap_or_default();
             let _ = writeln!(
                 md,
-                "| `{}` | `{}` | \"{}\" | [{}](scenarios/{}.md) `{}` | **{verdict}** |",
+                "| `{}` | `{}` | \"{}\" | [{}](scenarios/{}.md) `{}` | **{verdict}**{cap} |",
                 c.id,
                 c.seed,
                 c.quote.replace('|', "\\|"),

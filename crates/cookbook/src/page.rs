@@ -107,9 +107,14 @@ pub fn scenario_page(
                 .flat_map(|r| r.claims.iter())
                 .find(|c| c.id == claim.id)
                 .map_or("not run yet", |c| verdict_words(c.verdict));
+            let cap = claim
+                .reach
+                .cap()
+                .map(|why| format!(" (at best partly: {})", why.replace('|', "\\|")))
+                .unwrap_or_default();
             let _ = writeln!(
                 md,
-                "| \"{}\" | `{}` | **{verdict}** | `{}` |",
+                "| \"{}\" | `{}` | **{verdict}**{cap} | `{}` |",
                 claim.quote.replace('|', "\\|"),
                 claim.seed,
                 claim.judged_by

@@ -117,7 +117,7 @@ pub fn claims(scenario: &Scenario, variant: &Variant, outcome: &Outcome) -> Vec<
         .claims_judged_by(variant.name)
         .map(|claim| ClaimResult {
             id: claim.id.to_owned(),
-            verdict: (claim.judge)(outcome),
+            verdict: claim.verdict(outcome),
         })
         .collect()
 }

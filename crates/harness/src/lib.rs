@@ -11,6 +11,7 @@
 //! regression suite) and under `casebook run-all` ([`run_all`]).
 
 pub mod bench;
+pub mod fairness;
 pub mod judge;
 pub mod leftover;
 pub mod lock;

@@ -130,7 +130,30 @@ pub fn catalog_checks(catalog: &Arc<Vec<Scenario>>, root: &Path) -> Vec<Trial> {
     let evidence = Trial::test("catalog::evidence-covers-every-variant", move || {
         check_evidence(&c, &r, &r.join(report::EVIDENCE_JSON)).map_err(Failed::from)
     });
-    vec![names, snaps, evidence]
+    let c = Arc::clone(catalog);
+    let r = root.to_path_buf();
+    let fair = Trial::test("catalog::every-judge-can-go-either-way", move || {
+        check_fairness(&c, &r.join(report::EVIDENCE_JSON)).map_err(Failed::from)
+    });
+    vec![names, snaps, evidence, fair]
+}
+
+/// Every claim's judge, fed its deciding variant's recorded outcome changed
+/// in what it reads, reaches both sides its claim declares
+/// ([`crate::fairness`]).
+pub fn check_fairness(catalog: &[Scenario], path: &Path) -> Result<(), String> {
+    if catalog.iter().all(|s| s.claims.is_empty()) {
+        return Ok(());
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let report: report::Report =
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let problems = crate::fairness::one_sided(catalog, &report);
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("\n"))
+    }
 }
 
 /// Slugs, variant names and claim ids are unique, every scenario pairs a
@@ -311,8 +334,8 @@ pub fn check_evidence(catalog: &[Scenario], root: &Path, path: &PathBuf) -> Resu
 #[cfg(test)]
 mod tests {
     use casebook_model::{
-        CheckName, Claim, ClaimVerdict, Event, Outcome, Program, Recorder, Requirement, Scenario,
-        Variant,
+        CheckName, Claim, ClaimVerdict, Event, Outcome, Program, Reach, Recorder, Requirement,
+        Scenario, Variant,
     };
 
     const WRITTEN: CheckName = CheckName("written");
@@ -342,6 +365,7 @@ mod tests {
                 seed: "",
                 quote: "",
                 judged_by: "fixed",
+                reach: Reach::Either,
                 judge: |o| ClaimVerdict::confirmed_if(o.check(WRITTEN)),
             },
             Claim {
@@ -349,6 +373,7 @@ mod tests {
                 seed: "",
                 quote: "",
                 judged_by: "fixed",
+                reach: Reach::Either,
                 judge: |o| match o.check(WRITTEN) {
                     Some(true) => ClaimVerdict::confirmed_if(o.check(NEVER_WRITTEN)),
                     _ => ClaimVerdict::Undecided,

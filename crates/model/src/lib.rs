@@ -19,8 +19,8 @@ pub use outcome::{
 };
 pub use recorder::{CRecorder, Recorder, ResultName};
 pub use scenario::{
-    Binding, CUST_PROGRAM, Claim, ClaimVerdict, Code, CppFn, Expect, Program, Requirement, Role,
-    Runner, Scenario, Statement, Variant, VariantFn,
+    Binding, CUST_PROGRAM, Claim, ClaimVerdict, Code, CppFn, Expect, Program, Reach, Requirement,
+    Role, Runner, Scenario, Statement, Variant, VariantFn,
 };
 
 /// Set in a variant's process when it runs under compute-sanitizer.

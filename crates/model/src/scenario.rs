@@ -108,9 +108,52 @@ pub struct Claim {
     pub judged_by: &'static str,
     /// Computes the verdict from that variant's outcome.
     pub judge: fn(&Outcome) -> ClaimVerdict,
+    /// What the experiment can show: either verdict, or at best "partly",
+    /// with the reason. A CPU test feeds the judge changed outcomes and
+    /// checks that it reaches what this declares.
+    pub reach: Reach,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+impl Claim {
+    /// The verdict from the deciding variant's outcome, within the declared
+    /// [`Reach`].
+    pub fn verdict(&self, outcome: &Outcome) -> ClaimVerdict {
+        self.reach.bound((self.judge)(outcome))
+    }
+}
+
+/// What a claim's experiment can show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reach {
+    /// The judge can confirm the claim and can refute it.
+    Either,
+    /// Whatever the run finds, the verdict is at best "partly": the reason
+    /// (the run tests only part of what the sentence says, say). The
+    /// judge's "confirmed" is shown as "partly".
+    AtBestPartly(&'static str),
+}
+
+impl Reach {
+    /// `verdict`, capped as declared.
+    pub fn bound(self, verdict: ClaimVerdict) -> ClaimVerdict {
+        match (self, verdict) {
+            (Reach::AtBestPartly(_), ClaimVerdict::Confirmed) => ClaimVerdict::Partly,
+            _ => verdict,
+        }
+    }
+
+    /// The reason for a cap, if one is declared.
+    pub fn cap(self) -> Option<&'static str> {
+        match self {
+            Reach::Either => None,
+            Reach::AtBestPartly(why) => Some(why),
+        }
+    }
+}
+
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum ClaimVerdict {
     Confirmed,

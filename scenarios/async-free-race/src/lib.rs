@@ -11,7 +11,7 @@ use std::sync::Arc;
 use casebook_kernels::fatbin;
 use casebook_model::device;
 use casebook_model::{
-    Claim, ClaimVerdict, Expect, Outcome, Program, Recorder, Requirement, Scenario, Symptom,
+    Claim, ClaimVerdict, Expect, Outcome, Program, Reach, Recorder, Requirement, Scenario, Symptom,
     Variant, cudarc,
 };
 use cudarc::driver::{
@@ -78,14 +78,13 @@ pub fn scenario() -> Scenario {
 }
 
 const CLAIMS: &[Claim] = &[Claim {
-    id: "004-free-async-not-instantly-available",
+    id: "004-allocator-serves-from-cache-first",
     seed: "004_dd8d91b458147886.txt",
-    quote: "Even with `cudaFreeAsync`, the memory is not instantly available; it might take some time \
-            before the GPU memory manager reclaims the blocks.",
+    quote: "When a subsequent allocation request comes, it first attempts to fulfill it from these cached blocks.",
     judged_by: "broken-cpp",
-    // The block freed on a stream is handed to that stream's very next
-    // allocation: instantly available, which is exactly the hazard.
-    judge: |o: &Outcome| ClaimVerdict::refuted_if(o.flag(REUSED)),
+    reach: Reach::Either,
+    // The stream-ordered pool: the next request of the size just freed.
+    judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.flag(REUSED)),
 }];
 
 /// Two non-blocking streams, the reading kernel and its output buffer.

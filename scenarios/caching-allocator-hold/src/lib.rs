@@ -13,9 +13,7 @@
 use std::collections::HashMap;
 
 use casebook_model::device::{self, PAGE, measure_bytes};
-use casebook_model::{
-    Claim, ClaimVerdict, Outcome, Recorder, Requirement, Scenario, Symptom, Variant, cudarc,
-};
+use casebook_model::{Recorder, Requirement, Scenario, Symptom, Variant, cudarc};
 use casebook_runtime::worker;
 use cudarc::driver::result;
 use cudarc::driver::sys::CUdeviceptr;
@@ -40,29 +38,13 @@ pub fn scenario() -> Scenario {
                 (torch.cuda.empty_cache()); it cannot release blocks still referenced.",
         symptoms: &["out of memory", "out of memory though memory is free"],
         requires: Requirement::GPU_FILLED,
-        claims: CLAIMS,
+        claims: &[],
         variants: vec![
             Variant::broken("broken", Symptom::check_failed(OTHER), cudarc!(broken)),
             Variant::fixed("fixed", cudarc!(fixed)),
         ],
     }
 }
-
-const CLAIMS: &[Claim] = &[Claim {
-    id: "001-empty-cache-mitigates",
-    seed: "001_eb72388bf55c7443.txt",
-    quote: "Explicitly calling `torch.cuda.empty_cache()` after the first training loop can mitigate the issue by \
-            releasing unused GPU memory.",
-    judged_by: "fixed",
-    // It mitigates by releasing cached blocks; the seed's own example keeps
-    // its model and data referenced, which no release of the cache frees.
-    judge: |o: &Outcome| match (o.flag(RELEASES_CACHED), o.flag(RELEASES_LIVE)) {
-        (Some(true), Some(false)) => ClaimVerdict::Partly,
-        (Some(true), Some(true)) => ClaimVerdict::Confirmed,
-        (Some(false), _) => ClaimVerdict::Refuted,
-        _ => ClaimVerdict::Undecided,
-    },
-}];
 
 // ANCHOR: allocator
 /// Freed blocks go to a cache by size, not back to the driver.

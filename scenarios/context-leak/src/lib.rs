@@ -7,8 +7,8 @@
 
 use casebook_model::device::measure_bytes;
 use casebook_model::{
-    Claim, ClaimVerdict, Outcome, Program, Recorder, Requirement, Scenario, Symptom, Variant,
-    cudarc,
+    Claim, ClaimVerdict, Outcome, Program, Reach, Recorder, Requirement, Scenario, Symptom,
+    Variant, cudarc,
 };
 use cudarc::driver::{result, sys};
 
@@ -83,28 +83,12 @@ pub fn scenario() -> Scenario {
 
 const CLAIMS: &[Claim] = &[
     Claim {
-        id: "002-lingering-context-holds-memory",
-        seed: "002_245404227877bbf6.txt",
-        quote: "A lingering CUDA context might hold onto memory from previous allocations, resulting in the \
-                error even if no active processes are using CUDA.",
-        judged_by: "broken",
-        // Lingering contexts do hold memory and end in an out-of-memory
-        // error, but within the process that made them: "no active
-        // processes" is not what is measured here.
-        judge: |o: &Outcome| match o.shows(&Symptom::cuda_error(OOM)) {
-            true => ClaimVerdict::Partly,
-            false if o.termination == casebook_model::Termination::Completed => {
-                ClaimVerdict::Refuted
-            }
-            false => ClaimVerdict::Undecided,
-        },
-    },
-    Claim {
         id: "003-context-setup-needs-memory",
         seed: "003_a513a38b5daed103.txt",
         quote: "This highlights a scenario where the initial CUDA context setup requires a significant \
                 amount of memory.",
         judged_by: "broken",
+        reach: Reach::Either,
         judge: |o: &Outcome| match o.measure(BYTES_PER_CONTEXT) {
             Some(b) if b >= (64 << 20) as f64 => ClaimVerdict::Confirmed,
             Some(b) if b > 0.0 => ClaimVerdict::Partly,
@@ -119,6 +103,7 @@ const CLAIMS: &[Claim] = &[
                 appropriately after the first run, subsequent attempts to initialize a new context or utilize the \
                 same resources might fail.",
         judged_by: "broken",
+        reach: Reach::Either,
         judge: |o: &Outcome| match o.first_error() {
             Some(step) if step.call == "cuCtxCreate" => ClaimVerdict::Confirmed,
             Some(_) => ClaimVerdict::Partly,
@@ -126,6 +111,22 @@ const CLAIMS: &[Claim] = &[
                 ClaimVerdict::Refuted
             }
             None => ClaimVerdict::Undecided,
+        },
+    },
+    Claim {
+        id: "004-oom-with-ample-free-memory",
+        seed: "004_dd8d91b458147886.txt",
+        quote: "In my experience optimizing high-performance computing applications, I've repeatedly encountered out-of-memory errors even with seemingly ample free memory.",
+        judged_by: "broken",
+        reach: Reach::Either,
+        // cuCtxCreate reports out of memory: with how much still free?
+        judge: |o: &Outcome| match (o.first_error_is(OOM), o.measure(FREE_WHEN_IT_FAILED)) {
+            (Some(true), Some(free)) => {
+                ClaimVerdict::confirmed_if(Some(free >= (1u64 << 30) as f64))
+            }
+            (Some(false), _) => ClaimVerdict::Refuted,
+            _ if o.termination == casebook_model::Termination::Completed => ClaimVerdict::Refuted,
+            _ => ClaimVerdict::Undecided,
         },
     },
 ];

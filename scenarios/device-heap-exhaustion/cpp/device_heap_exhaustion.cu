@@ -11,12 +11,17 @@
 
 using namespace casebook;
 
+// What thread 0's `new` was asked for, in floats: recorded by a line added
+// to the article's kernel.
+__device__ long long g_requested;
+
 // ANCHOR: as_written
 __global__ void myKernel(const float *input, float *output, int size) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < size) {
     // Large intermediate array allocation within the kernel
     float *temp = new float[size * size];  // Potential source of error
+    if (i == 0) g_requested = size * size;  // added: what new was asked for
     // ... processing using temp ...
     delete[] temp;
     output[i] = input[i] * 2.0f;
@@ -37,6 +42,11 @@ extern "C" int casebook_device_heap_exhaustion_as_written_cpp(const casebook_rec
   cudaError_t launch = rec(r, "myKernel<<<>>>", cudaGetLastError());
   cudaError_t sync = rec(r, "cudaDeviceSynchronize", cudaDeviceSynchronize());
   fact(r, names::THE_ARTICLE_S_KERNEL_RUNS_WITHOUT_ERROR, launch == cudaSuccess && sync == cudaSuccess);
+  long long requested = -1;  // added: read back what new was asked for
+  rec(r, "cudaMemcpyFromSymbol (g_requested)", cudaMemcpyFromSymbol(&requested, g_requested, sizeof requested));
+  measure(r, names::FLOATS_REQUESTED, (double)requested);
+  fact(r, names::THE_REQUEST_IS_SIZE_TIMES_SIZE, requested == (long long)size * (long long)size);
+  fact(r, names::FLOATS_THE_KERNEL_S_NEW_ASKS_FOR, requested);
   rec(r, "cudaFree", cudaFree(d_input));
   rec(r, "cudaFree", cudaFree(d_output));
   return 0;

@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use casebook_model::device::{self, measure_bytes};
 use casebook_model::{
-    Claim, ClaimVerdict, Expect, Outcome, Recorder, Requirement, Scenario, Symptom, Variant, cudarc,
+    Claim, ClaimVerdict, Expect, Outcome, Reach, Recorder, Requirement, Scenario, Symptom, Variant,
+    cudarc,
 };
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg, sys,
@@ -72,7 +73,10 @@ pub fn scenario() -> Scenario {
         variants: vec![
             Variant::broken("broken", Symptom::cuda_error(FAULT), cudarc!(broken)),
             Variant::fixed("fixed", cudarc!(fixed)),
-            Variant::as_written("as-written-cpp", cpp::as_written),
+            Variant::as_written("as-written-cpp", cpp::as_written).also_differs(
+                "added to the article's program: one line in its kernel that stores what thread 0's new was asked \
+                 for, and the read-back of that value after the kernel.",
+            ),
             Variant::broken("broken-cpp", Symptom::cuda_error(FAULT_CPP), cpp::broken),
             Variant::fixed("fixed-cpp", cpp::fixed),
             Variant::contrast(
@@ -93,23 +97,35 @@ const CLAIMS: &[Claim] = &[
         quote: "The allocation of `temp` inside the kernel creates many small blocks, leading to rapid \
                 fragmentation. While `delete[] temp` is called, the released memory may not be \
                 consolidated, leading to out-of-memory errors, even with smaller input sizes.",
-        judged_by: "fixed",
-        // In-kernel allocation does fail, but raising the heap limit alone
-        // makes every allocation succeed: the cause is the limit, and the
-        // failure is a null pointer, not an out-of-memory error.
-        judge: |o: &Outcome| match o.check(NO_THREAD_GETS_NULL) {
-            Some(true) => ClaimVerdict::Refuted,
-            Some(false) => ClaimVerdict::Partly,
-            None => ClaimVerdict::Undecided,
+        judged_by: "heap-fragmentation-cpp",
+        reach: Reach::AtBestPartly(
+            "as the article writes it, the kernel's request wraps to new float[0] (an int overflow), so it makes no \
+             small blocks; and the failure shows as a null pointer from new, not as an error a CUDA call returns",
+        ),
+        // Holes the heap does not consolidate: freed blocks that add up to
+        // more than a request it still cannot serve among them.
+        judge: |o: &Outcome| match (
+            o.flag(THE_FREED_BLOCKS_ADD_UP_TO_MORE_THAN_THE_LARGE_REQUEST),
+            o.flag(THE_LARGE_IN_KERNEL_ALLOCATION_IS_SERVED_AMONG_THE_HOLES),
+        ) {
+            (Some(true), Some(false)) => ClaimVerdict::Confirmed,
+            (_, Some(true)) => ClaimVerdict::Refuted,
+            _ => ClaimVerdict::Undecided,
         },
     },
     Claim {
         id: "003-as-written-kernel-fails",
         seed: "003_a513a38b5daed103.txt",
         quote: "float* temp = new float[size * size]; // Potential source of error",
-        judged_by: "as-written-cpp",
-        judge: |o: &Outcome| {
-            ClaimVerdict::refuted_if(o.flag(THE_ARTICLE_S_KERNEL_RUNS_WITHOUT_ERROR))
+        judged_by: "broken-cpp",
+        reach: Reach::Either,
+        // "Potential": the pattern at a size whose product does not overflow,
+        // with the default heap. As written, the product wraps (see
+        // 003-size-knob-sets-memory-need) and nothing is asked for.
+        judge: |o: &Outcome| match o.fact(NULLS).and_then(|v| v.as_str()) {
+            Some("none") => ClaimVerdict::Refuted,
+            Some(_) => ClaimVerdict::Confirmed,
+            None => ClaimVerdict::Undecided,
         },
     },
     Claim {
@@ -118,6 +134,7 @@ const CLAIMS: &[Claim] = &[
         quote: "Furthermore, memory allocation within multithreaded CUDA kernels itself can exacerbate this \
                 situation, introducing more allocations that contribute to fragmented memory.",
         judged_by: "heap-fragmentation-cpp",
+        reach: Reach::Either,
         // "This situation" is the GPU memory that cudaMalloc serves. In-kernel
         // allocations live in the device heap, a region set aside once: they
         // can fragment that heap, not cudaMalloc's memory.
@@ -152,6 +169,7 @@ const CLAIMS: &[Claim] = &[
         quote: "The kernel launch uses a large number of threads and blocks, further adding memory pressure for \
                 registers and shared memory.",
         judged_by: "grid-size-cpp",
+        reach: Reach::Either,
         // Registers and shared memory are on-chip, per resident block; local
         // memory is reserved per thread that can be resident at once. None of
         // it grows with the grid.
@@ -163,6 +181,15 @@ const CLAIMS: &[Claim] = &[
             (Some(true), Some(false)) => ClaimVerdict::Refuted,
             _ => ClaimVerdict::Undecided,
         },
+    },
+    Claim {
+        id: "003-size-knob-sets-memory-need",
+        seed: "003_a513a38b5daed103.txt",
+        quote: "int size = 1024 * 1024 * 64; // Adjust to experiment with memory needs",
+        judged_by: "as-written-cpp",
+        reach: Reach::Either,
+        // size * size is int arithmetic: does the request track size?
+        judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.flag(THE_REQUEST_IS_SIZE_TIMES_SIZE)),
     },
 ];
 

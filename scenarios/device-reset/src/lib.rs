@@ -7,7 +7,9 @@
 //! context. The fix frees what it allocated and has the library destroy its
 //! context.
 
-use casebook_model::{Claim, ClaimVerdict, Outcome, Requirement, Scenario, Symptom, Variant};
+use casebook_model::{
+    Claim, ClaimVerdict, Outcome, Reach, Requirement, Scenario, Symptom, Variant,
+};
 
 casebook_model::names_module!();
 
@@ -53,6 +55,7 @@ const CLAIMS: &[Claim] = &[
         quote: "Simply calling `cudaFree(nullptr)` or `cudaDeviceReset()` does not guarantee the release \
                 of all allocated resources.",
         judged_by: "broken-cpp",
+        reach: Reach::Either,
         judge: |o: &Outcome| match (o.flag(FREE_NULL), o.flag(SURVIVED)) {
             (Some(false), Some(true)) => ClaimVerdict::Confirmed,
             (Some(false), Some(false)) | (Some(true), Some(true)) => ClaimVerdict::Partly,
@@ -66,6 +69,7 @@ const CLAIMS: &[Claim] = &[
         quote: "Clearing the cache using functions like `cudaFree(0)` or `cudaDeviceReset()` only reclaims \
                 memory that is directly managed by the CUDA runtime.",
         judged_by: "broken-cpp",
+        reach: Reach::Either,
         // True of cudaDeviceReset; cudaFree(0) reclaims nothing at all.
         judge: |o: &Outcome| match (o.flag(RESET), o.flag(SURVIVED), o.flag(FREE_NULL)) {
             (Some(true), Some(true), Some(true)) => ClaimVerdict::Confirmed,
@@ -80,6 +84,7 @@ const CLAIMS: &[Claim] = &[
         quote: "`cudaDeviceReset()` should be used cautiously; it completely resets the entire CUDA context \
                 on the device.",
         judged_by: "broken-cpp",
+        reach: Reach::Either,
         // The primary context, completely; another context on the same device
         // is untouched.
         judge: |o: &Outcome| match (primary_cleared(o), o.flag(SURVIVED)) {
@@ -88,5 +93,49 @@ const CLAIMS: &[Claim] = &[
             (Some(false), Some(_)) => ClaimVerdict::Refuted,
             _ => ClaimVerdict::Undecided,
         },
+    },
+    Claim {
+        id: "000-reset-gives-a-clean-context",
+        seed: "000_1633914ffce0e075.txt",
+        quote: "This example explicitly uses `cudaDeviceReset()` to ensure a clean context between calls.",
+        judged_by: "broken-cpp",
+        reach: Reach::Either,
+        // The article's calls fault nowhere: "clean" is what the first call
+        // left in the context, its allocation and a raised limit. (A context
+        // a fault corrupted is another matter: sticky-error.)
+        judge: |o: &Outcome| match (
+            o.flag(RESET),
+            o.flag(THE_DEVICE_HEAP_LIMIT_IS_BACK_TO_ITS_DEFAULT),
+        ) {
+            (Some(true), Some(true)) => ClaimVerdict::Confirmed,
+            (Some(false), _) | (_, Some(false)) => ClaimVerdict::Refuted,
+            _ => ClaimVerdict::Undecided,
+        },
+    },
+    Claim {
+        id: "000-reset-releases-resources",
+        seed: "000_1633914ffce0e075.txt",
+        quote: "cudaDeviceReset(); // This resets the context, releasing resources.",
+        judged_by: "broken-cpp",
+        reach: Reach::Either,
+        judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.flag(RESET)),
+    },
+    Claim {
+        id: "002-free-null-frees-nothing",
+        seed: "002_245404227877bbf6.txt",
+        quote: "cudaFree(nullptr); // This doesn't actually free anything.",
+        judged_by: "broken-cpp",
+        reach: Reach::Either,
+        judge: |o: &Outcome| ClaimVerdict::refuted_if(o.flag(FREE_NULL)),
+    },
+    Claim {
+        id: "003-reset-ignores-fragmentation-and-library-memory",
+        seed: "003_a513a38b5daed103.txt",
+        quote: "It doesn't address fragmentation or memory held by libraries or dynamically allocated memory not explicitly tracked by the CUDA API.",
+        judged_by: "broken-cpp",
+        reach: Reach::AtBestPartly(
+            "only the library arm is measured (a library's own driver-API context keeps its memory through the reset); fragmentation and the device heap after a reset are not",
+        ),
+        judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.flag(SURVIVED)),
     },
 ];

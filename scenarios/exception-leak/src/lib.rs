@@ -8,7 +8,7 @@ use std::sync::Arc;
 use casebook_kernels::fatbin;
 use casebook_model::device;
 use casebook_model::{
-    Claim, ClaimVerdict, Outcome, Recorder, Requirement, Scenario, Symptom, Variant, cudarc,
+    Claim, ClaimVerdict, Outcome, Reach, Recorder, Requirement, Scenario, Symptom, Variant, cudarc,
 };
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream};
 
@@ -74,8 +74,13 @@ const CLAIMS: &[Claim] = &[Claim {
     id: "002-exception-skips-free",
     seed: "002_245404227877bbf6.txt",
     quote: "If an exception is thrown within the `try` block, `cudaFree(dev_ptr)` is not executed. This \
-            leaves the allocated device memory unreleased, contributing to memory exhaustion over multiple runs.",
+                leaves the allocated device memory unreleased, contributing to memory exhaustion over multiple runs.",
     judged_by: "broken-cpp",
+    reach: Reach::AtBestPartly(
+        "in the article's own code the only throw follows a failed cudaMalloc, so nothing was allocated to leak; \
+             the leak measured is a throw after a successful allocation, repeated within one process (a process's \
+             memory is back when it exits: orphaned-process)",
+    ),
     judge: |o: &Outcome| match (
         o.check(NO_LEAK),
         o.fact(LEAK_PER_FAILURE).and_then(|v| v.as_str()),

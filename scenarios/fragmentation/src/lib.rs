@@ -10,7 +10,7 @@
 
 use casebook_model::device::measure_bytes;
 use casebook_model::{
-    Claim, ClaimVerdict, Outcome, Recorder, Requirement, Scenario, Symptom, Variant, cudarc,
+    Claim, ClaimVerdict, Outcome, Reach, Recorder, Requirement, Scenario, Symptom, Variant, cudarc,
 };
 use cudarc::driver::sys::CUdeviceptr;
 
@@ -60,12 +60,25 @@ pub fn scenario() -> Scenario {
     }
 }
 
+/// A pool that carves one region refuses the large request: "confirmed" if
+/// cuMemAlloc refuses it too, "partly" if only the pool does, "refuted" if
+/// the pool serves it.
+fn carving_pool_verdict(o: &Outcome) -> ClaimVerdict {
+    match (o.check(SERVED), o.flag(CUMEMALLOC_SERVES_THE_SAME_REQUEST)) {
+        (Some(false), Some(true)) => ClaimVerdict::Partly,
+        (Some(false), Some(false)) => ClaimVerdict::Confirmed,
+        (Some(true), _) => ClaimVerdict::Refuted,
+        _ => ClaimVerdict::Undecided,
+    }
+}
+
 const CLAIMS: &[Claim] = &[
     Claim {
         id: "004-example-1-no-contiguous-block",
         seed: "004_dd8d91b458147886.txt",
         quote: "Although there is memory available, no contiguous block of the correct size is available.",
         judged_by: "as-written-cpp",
+        reach: Reach::Either,
         judge: |o: &Outcome| ClaimVerdict::refuted_if(o.flag(THE_LARGE_ALLOCATION_SUCCEEDS)),
     },
     Claim {
@@ -73,10 +86,12 @@ const CLAIMS: &[Claim] = &[
         seed: "003_a513a38b5daed103.txt",
         quote: "This fragmentation effectively reduces the contiguous memory available for a single allocation, even if the \
                 total free space appears sufficient.",
-        judged_by: "hard-form-cpp",
-        judge: |o: &Outcome| {
-            ClaimVerdict::refuted_if(o.flag(ONE_BLOCK_OF_90_OF_THE_SCATTERED_FREE_MEMORY_IS_SERVED))
-        },
+        judged_by: "broken",
+        reach: Reach::Either,
+        // The article's setting is a cache, cleared or not: an allocator that
+        // carves what it holds. cudaMalloc serving the same request makes it
+        // "partly" (the hard form, cudaMalloc alone: 001-incomplete-free-fragments).
+        judge: carving_pool_verdict,
     },
     Claim {
         id: "003-fragmentation-gaps",
@@ -84,13 +99,13 @@ const CLAIMS: &[Claim] = &[
         quote: "Repeated allocation and deallocation of memory blocks – including those potentially associated with previous \
                 runs or related tasks – can lead to the creation of many small, unutilized gaps between larger occupied regions.",
         judged_by: "broken",
-        // Gaps form inside a region carved by offsets; the hard form shows
-        // cudaMalloc's own are no obstacle, hence "partly".
+        reach: Reach::AtBestPartly(
+            "gaps that turn a request away form in an allocator that carves one region (this variant); cudaMalloc's \
+             own gaps turn nothing away (hard-form-cpp)",
+        ),
         judge: |o: &Outcome| {
-            ClaimVerdict::when(
+            ClaimVerdict::confirmed_if(
                 o.flag(FREE_BYTES_EXCEED_THE_LARGEST_REQUEST_THE_POOL_SERVES),
-                ClaimVerdict::Partly,
-                ClaimVerdict::Refuted,
             )
         },
     },
@@ -100,14 +115,87 @@ const CLAIMS: &[Claim] = &[
         quote: "The root cause often lies not in a total lack of GPU resources, but in memory fragmentation and the specific \
                 allocation strategies used by CUDA.",
         judged_by: "broken",
+        reach: Reach::Either,
         // Fragmentation: yes, in a sub-allocator. CUDA's own allocator: no,
         // it serves the same request outside the region.
-        judge: |o: &Outcome| match (o.check(SERVED), o.flag(CUMEMALLOC_SERVES_THE_SAME_REQUEST)) {
-            (Some(false), Some(true)) => ClaimVerdict::Partly,
-            (Some(false), Some(false)) => ClaimVerdict::Confirmed,
-            (Some(true), _) => ClaimVerdict::Refuted,
+        judge: carving_pool_verdict,
+    },
+    Claim {
+        id: "001-incomplete-free-fragments",
+        seed: "001_eb72388bf55c7443.txt",
+        quote: "In this raw CUDA example, the failure to completely free GPU memory in between runs can lead to fragmentation, resource exhaustion, or driver-level conflicts.",
+        judged_by: "hard-form-cpp",
+        reach: Reach::Either,
+        // The raw CUDA example: blocks left allocated between runs, then one
+        // large request from cudaMalloc.
+        judge: |o: &Outcome| {
+            ClaimVerdict::refuted_if(o.flag(ONE_BLOCK_OF_90_OF_THE_SCATTERED_FREE_MEMORY_IS_SERVED))
+        },
+    },
+    Claim {
+        id: "004-nvidia-smi-free-not-allocatable",
+        seed: "004_dd8d91b458147886.txt",
+        quote: "A common misconception when working with CUDA is assuming that unused GPU memory, as reported by tools like `nvidia-smi`, directly translates to availability for new allocations.",
+        judged_by: "hard-form-cpp",
+        reach: Reach::Either,
+        judge: |o: &Outcome| {
+            ClaimVerdict::refuted_if(o.flag(ONE_BLOCK_OF_90_OF_THE_SCATTERED_FREE_MEMORY_IS_SERVED))
+        },
+    },
+    Claim {
+        id: "004-mismatched-fragmented-request-fails",
+        seed: "004_dd8d91b458147886.txt",
+        quote: "However, if the requested memory size or alignment doesn't match any cached blocks, and existing large blocks are fragmented by smaller allocations in between, the allocation might fail despite having enough total free memory to satisfy the requested size.",
+        judged_by: "broken",
+        reach: Reach::Either,
+        judge: carving_pool_verdict,
+    },
+    Claim {
+        id: "004-fragmentation-hinders-large-chunks",
+        seed: "004_dd8d91b458147886.txt",
+        quote: "This fragmentation, much like in hard disk management, makes it difficult to allocate large, contiguous chunks even if the total free memory exceeds the requested amount.",
+        judged_by: "broken",
+        reach: Reach::Either,
+        judge: carving_pool_verdict,
+    },
+    Claim {
+        id: "004-example1-creates-fragmented-space",
+        seed: "004_dd8d91b458147886.txt",
+        quote: "Although the total amount of memory allocated and released might be less than the total GPU memory, the allocator creates a fragmented memory space.",
+        judged_by: "as-written-cpp",
+        reach: Reach::Either,
+        judge: |o: &Outcome| match (
+            o.flag(FREE_MEMORY_AFTER_EQUALS_FREE_MEMORY_BEFORE),
+            o.flag(THE_LARGE_ALLOCATION_SUCCEEDS),
+        ) {
+            (Some(true), Some(true)) => ClaimVerdict::Refuted,
+            (Some(false), _) | (_, Some(false)) => ClaimVerdict::Confirmed,
             _ => ClaimVerdict::Undecided,
         },
+    },
+    Claim {
+        id: "004-custom-pool-minimizes-fragmentation",
+        seed: "004_dd8d91b458147886.txt",
+        quote: "Firstly, implement a custom memory pool manager that allocates larger chunks of memory initially and then subdivides these chunks into smaller blocks as needed. This minimizes fragmentation by reusing blocks from the pool.",
+        judged_by: "broken",
+        reach: Reach::Either,
+        // A pool that carves chunks into blocks, against cudaMalloc, on the
+        // same workload: does the pool do at least as well?
+        judge: |o: &Outcome| match (o.check(SERVED), o.flag(CUMEMALLOC_SERVES_THE_SAME_REQUEST)) {
+            (Some(true), _) | (Some(false), Some(false)) => ClaimVerdict::Confirmed,
+            (Some(false), Some(true)) => ClaimVerdict::Refuted,
+            _ => ClaimVerdict::Undecided,
+        },
+    },
+    Claim {
+        id: "004-preallocate-or-pool",
+        seed: "004_dd8d91b458147886.txt",
+        quote: "Mitigation strategies include pre-allocating and reusing buffers, or using a memory pool allocator.",
+        judged_by: "fixed",
+        reach: Reach::AtBestPartly(
+            "only a pool that maps pre-allocated pages into fresh virtual ranges (this variant) serves the request; a pool that carves one pre-allocated region by offset refuses it (broken)",
+        ),
+        judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.check(SERVED)),
     },
 ];
 

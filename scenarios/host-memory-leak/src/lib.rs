@@ -6,7 +6,7 @@
 
 use casebook_model::device::{self, measure_bytes};
 use casebook_model::{
-    Claim, ClaimVerdict, Outcome, Recorder, Requirement, Scenario, Symptom, Variant, cudarc,
+    Claim, ClaimVerdict, Outcome, Reach, Recorder, Requirement, Scenario, Symptom, Variant, cudarc,
 };
 use cudarc::driver::CudaContext;
 
@@ -52,6 +52,7 @@ const CLAIMS: &[Claim] = &[Claim {
             consumption, impacting overall system memory pressure and ultimately influencing CUDA's memory \
             allocation capabilities.",
     judged_by: "broken-cpp",
+    reach: Reach::Either,
     // Host memory does grow; the device's free memory is what CUDA
     // allocates from, and it does not move.
     judge: |o: &Outcome| match (o.check(BACK), o.flag(DEVICE_MOVED)) {

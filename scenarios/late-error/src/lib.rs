@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use casebook_kernels::fatbin;
 use casebook_model::{
-    Claim, ClaimVerdict, Expect, Outcome, Recorder, Requirement, Scenario, Symptom, Variant,
+    Claim, ClaimVerdict, Expect, Outcome, Reach, Recorder, Requirement, Scenario, Symptom, Variant,
     cudarc, device,
 };
 use cudarc::driver::{CudaContext, CudaFunction, DriverError, LaunchConfig, PushKernelArg};
@@ -45,18 +45,34 @@ pub fn scenario() -> Scenario {
     }
 }
 
-const CLAIMS: &[Claim] = &[Claim {
-    id: "000-errors-on-subsequent-calls",
-    seed: "000_1633914ffce0e075.txt",
-    quote: "Improper handling of CUDA streams, memory allocations, and kernel launches leads to seemingly \
-            inexplicable errors on subsequent calls.",
-    judged_by: "broken",
-    judge: |o: &Outcome| match (o.check(AT_LAUNCH), o.fact(FIRST).and_then(|v| v.as_str())) {
-        (Some(false), Some(_)) => ClaimVerdict::Confirmed,
-        (Some(true), _) => ClaimVerdict::Refuted,
-        _ => ClaimVerdict::Undecided,
+const CLAIMS: &[Claim] = &[
+    Claim {
+        id: "000-errors-on-subsequent-calls",
+        seed: "000_1633914ffce0e075.txt",
+        quote: "Improper handling of CUDA streams, memory allocations, and kernel launches leads to seemingly \
+                inexplicable errors on subsequent calls.",
+        judged_by: "broken",
+        reach: Reach::AtBestPartly(
+            "of the three causes, a kernel launch gives the later error (this variant); memory left allocated gives \
+             none until memory runs out (missing-free), and a stream left open only a delay (open-streams)",
+        ),
+        judge: |o: &Outcome| match (o.check(AT_LAUNCH), o.fact(FIRST).and_then(|v| v.as_str())) {
+            (Some(false), Some(_)) => ClaimVerdict::Confirmed,
+            (Some(true), _) => ClaimVerdict::Refuted,
+            _ => ClaimVerdict::Undecided,
+        },
     },
-}];
+    Claim {
+        id: "000-error-messages-generic",
+        seed: "000_1633914ffce0e075.txt",
+        quote: "The error messages themselves are often unhelpful, generically pointing to memory allocation issues or invalid device operations, making diagnosis challenging.",
+        judged_by: "broken",
+        reach: Reach::Either,
+        // The error arrives at an unrelated call, as CUDA_ERROR_ILLEGAL_ADDRESS,
+        // naming neither the kernel nor the line.
+        judge: |o: &Outcome| ClaimVerdict::refuted_if(o.check(AT_LAUNCH)),
+    },
+];
 
 pub(crate) struct Program {
     pub ctx: Arc<CudaContext>,

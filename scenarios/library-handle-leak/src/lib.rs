@@ -8,7 +8,7 @@
 
 use casebook_model::device::{self, PAGE, measure_bytes};
 use casebook_model::{
-    Claim, ClaimVerdict, Outcome, Recorder, Requirement, Scenario, Symptom, Variant, cudarc,
+    Claim, ClaimVerdict, Outcome, Reach, Recorder, Requirement, Scenario, Symptom, Variant, cudarc,
 };
 use cudarc::cublas::{result as blas, sys as blas_sys};
 use cudarc::driver::{CudaContext, result};
@@ -62,20 +62,38 @@ pub fn scenario() -> Scenario {
     }
 }
 
-const CLAIMS: &[Claim] = &[Claim {
-    id: "002-library-leaks-invisible-in-app",
-    seed: "002_245404227877bbf6.txt",
-    quote: "In real-world scenarios, memory leaks can easily occur within third-party libraries or even \
-            within complex CUDA applications if memory allocation and deallocation aren't carefully paired \
-            within every function.",
-    judged_by: "broken",
-    judge: |o: &Outcome| match (o.check(EVERY_CALL), o.measure(BYTES_PER_HANDLE)) {
-        (Some(false), Some(b)) if b > 0.0 => ClaimVerdict::Confirmed,
-        (Some(false), _) => ClaimVerdict::Partly,
-        (Some(true), _) => ClaimVerdict::Refuted,
-        (None, _) => ClaimVerdict::Undecided,
+const CLAIMS: &[Claim] = &[
+    Claim {
+        id: "002-library-leaks-invisible-in-app",
+        seed: "002_245404227877bbf6.txt",
+        quote: "In real-world scenarios, memory leaks can easily occur within third-party libraries or even \
+                within complex CUDA applications if memory allocation and deallocation aren't carefully paired \
+                within every function.",
+        judged_by: "broken",
+        reach: Reach::Either,
+        judge: |o: &Outcome| match (o.check(EVERY_CALL), o.measure(BYTES_PER_HANDLE)) {
+            (Some(false), Some(b)) if b > 0.0 => ClaimVerdict::Confirmed,
+            (Some(false), _) => ClaimVerdict::Partly,
+            (Some(true), _) => ClaimVerdict::Refuted,
+            (None, _) => ClaimVerdict::Undecided,
+        },
     },
-}];
+    Claim {
+        id: "003-libraries-add-significant-memory",
+        seed: "003_a513a38b5daed103.txt",
+        quote: "Additionally, carefully consider the memory requirements of all libraries and dependencies used in your project, as these can significantly contribute to overall memory consumption.",
+        judged_by: "broken",
+        reach: Reach::Either,
+        // Device memory one cuBLAS handle takes: 32 MiB or more is significant
+        // beside a batch-size-1 input.
+        judge: |o: &Outcome| match o.measure(BYTES_PER_HANDLE) {
+            Some(b) if b >= (32u64 << 20) as f64 => ClaimVerdict::Confirmed,
+            Some(b) if b > 0.0 => ClaimVerdict::Partly,
+            Some(_) => ClaimVerdict::Refuted,
+            None => ClaimVerdict::Undecided,
+        },
+    },
+];
 
 /// The GEMM's operands, and the ballast that leaves LEFT_FREE.
 pub(crate) struct Gemm {

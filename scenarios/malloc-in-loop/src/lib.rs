@@ -8,7 +8,9 @@
 //! CPU; the fixed forms time the broken loop in the same process and must be
 //! at least 10× faster. The speed-up itself is in the JSON report.
 
-use casebook_model::{Claim, ClaimVerdict, Outcome, Requirement, Scenario, Symptom, Variant};
+use casebook_model::{
+    Claim, ClaimVerdict, Outcome, Reach, Requirement, Scenario, Symptom, Variant,
+};
 
 casebook_model::names_module!();
 
@@ -40,17 +42,24 @@ pub fn scenario() -> Scenario {
 
 /// Confirmed when the fix is at least 10× faster with the same result.
 fn faster(o: &Outcome) -> ClaimVerdict {
-    match (o.check(FLOOR), o.check(OUTPUT_EQUALS_THE_CPU_S)) {
-        (Some(true), Some(true)) => ClaimVerdict::Confirmed,
-        (Some(false), Some(true)) => ClaimVerdict::Partly,
+    match (
+        o.measure(SPEEDUP_OVER_BROKEN),
+        o.check(OUTPUT_EQUALS_THE_CPU_S),
+    ) {
+        (Some(x), Some(true)) if x >= 10.0 => ClaimVerdict::Confirmed,
+        (Some(x), Some(true)) if x > 1.0 => ClaimVerdict::Partly,
+        (Some(_), Some(true)) => ClaimVerdict::Refuted,
         _ => ClaimVerdict::Undecided,
     }
 }
 
 const CLAIMS: &[Claim] = &[Claim {
-    id: "004-preallocate-or-pool",
+    id: "004-caching-reduces-overhead",
     seed: "004_dd8d91b458147886.txt",
-    quote: "Mitigation strategies include pre-allocating and reusing buffers, or using a memory pool allocator.",
-    judged_by: "fixed-cpp",
+    quote: "This behavior is performance-driven, aiming to reduce the overhead of interacting with the GPU's memory management unit.",
+    judged_by: "pool-cpp",
+    reach: Reach::Either,
+    // Cached blocks from the stream-ordered pool, against cudaMalloc and
+    // cudaFree each step: at least ten times faster confirms it.
     judge: faster,
 }];

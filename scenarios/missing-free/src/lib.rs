@@ -7,7 +7,7 @@ use std::sync::Arc;
 use casebook_kernels::fatbin;
 use casebook_model::device::{self, PAGE};
 use casebook_model::{
-    Claim, ClaimVerdict, Expect, Outcome, Program, Recorder, Requirement, Scenario, Symptom,
+    Claim, ClaimVerdict, Expect, Outcome, Program, Reach, Recorder, Requirement, Scenario, Symptom,
     Variant, cudarc,
 };
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream};
@@ -103,6 +103,7 @@ const CLAIMS: &[Claim] = &[
         quote: "For instance, failing to free allocated device memory after a kernel launch can exhaust \
                 GPU memory on subsequent calls, leading to allocation failures.",
         judged_by: "broken",
+        reach: Reach::Either,
         judge: |o| leak_verdict(o, OOM),
     },
     Claim {
@@ -110,6 +111,7 @@ const CLAIMS: &[Claim] = &[
         seed: "000_1633914ffce0e075.txt",
         quote: "Attempting to reuse the same memory for a second kernel call will likely fail.",
         judged_by: "broken-cpp",
+        reach: Reach::Either,
         judge: |o| ClaimVerdict::refuted_if(o.flag(SECOND_CALL_OK)),
     },
     Claim {
@@ -118,12 +120,10 @@ const CLAIMS: &[Claim] = &[
         quote: "The pipeline failed to properly release GPU memory occupied by the previous batch of \
                 images before loading the next, leading to memory exhaustion and subsequent cuDNN failures.",
         judged_by: "broken-cpp",
-        // The exhaustion is measured here; the cuDNN part is not, so at best
-        // the claim holds in part.
-        judge: |o| match leak_verdict(o, OOM_CPP) {
-            ClaimVerdict::Confirmed => ClaimVerdict::Partly,
-            other => other,
-        },
+        reach: Reach::AtBestPartly(
+            "the exhaustion is measured; the cuDNN failures the sentence ends on are not, since no variant loads cuDNN",
+        ),
+        judge: |o| leak_verdict(o, OOM_CPP),
     },
     Claim {
         id: "000-runtime-does-not-clean-up",
@@ -131,6 +131,76 @@ const CLAIMS: &[Claim] = &[
         quote: "The CUDA runtime typically doesn't automatically clean up these resources after each call, \
                 necessitating explicit management within the application.",
         judged_by: "broken-cpp",
+        reach: Reach::Either,
+        judge: |o| leak_verdict(o, OOM_CPP),
+    },
+    Claim {
+        id: "000-cuda-keeps-state-between-calls",
+        seed: "000_1633914ffce0e075.txt",
+        quote: "The core problem manifests because CUDA maintains state between calls.",
+        judged_by: "broken-cpp",
+        reach: Reach::Either,
+        // Each call leaves its buffer behind, and the calls after it find
+        // it there: they run out of memory after about free/leak calls.
+        judge: |o| ClaimVerdict::confirmed_if(o.flag(FAILED_AFTER_FILL)),
+    },
+    Claim {
+        id: "000-example1-memory-remains-allocated",
+        seed: "000_1633914ffce0e075.txt",
+        quote: "This example omits the crucial `cudaFree(d_data)` call, leaving the GPU memory allocated.",
+        judged_by: "broken-cpp",
+        reach: Reach::Either,
+        judge: |o| ClaimVerdict::confirmed_if(o.flag(FAILED_AFTER_FILL)),
+    },
+    Claim {
+        id: "000-example1-further-allocation-errors",
+        seed: "000_1633914ffce0e075.txt",
+        quote: "// ... subsequent code attempting to use d_data or allocate more device memory will result in errors",
+        judged_by: "broken-cpp",
+        reach: Reach::Either,
+        // "Will result in errors": the next call, at the article's size,
+        // uses the same memory and allocates more.
+        judge: |o| ClaimVerdict::refuted_if(o.flag(SECOND_CALL_OK)),
+    },
+    Claim {
+        id: "001-cudafree-releases",
+        seed: "001_eb72388bf55c7443.txt",
+        quote: "cudaFree(dev_data); // Free allocated memory",
+        judged_by: "fixed-cpp",
+        reach: Reach::Either,
+        judge: |o| ClaimVerdict::confirmed_if(o.check(FREE_MEMORY_RETURNS_TO_ITS_BASELINE)),
+    },
+    Claim {
+        id: "001-raw-second-run-may-fail",
+        seed: "001_eb72388bf55c7443.txt",
+        quote: "// ... kernel launch ... // this may fail due to remaining allocations or driver issues",
+        judged_by: "fixed-cpp",
+        reach: Reach::Either,
+        // Run after run, each freeing what it allocated: does a later one fail?
+        judge: |o| match o.first_error() {
+            Some(_) => ClaimVerdict::Confirmed,
+            None if o.termination == casebook_model::Termination::Completed => {
+                ClaimVerdict::Refuted
+            }
+            None => ClaimVerdict::Undecided,
+        },
+    },
+    Claim {
+        id: "001-incomplete-free-exhausts",
+        seed: "001_eb72388bf55c7443.txt",
+        quote: "In this raw CUDA example, the failure to completely free GPU memory in between runs can lead to fragmentation, resource exhaustion, or driver-level conflicts.",
+        judged_by: "broken-cpp",
+        reach: Reach::Either,
+        judge: |o| leak_verdict(o, OOM_CPP),
+    },
+    Claim {
+        id: "002-silent-accumulation-to-oom",
+        seed: "002_245404227877bbf6.txt",
+        quote: "My own experience reinforces the fact that a subtle memory leak in a seemingly unrelated part of the code, or an unhandled exception, can silently accumulate memory usage, eventually leading to this frustrating error.",
+        judged_by: "broken-cpp",
+        reach: Reach::AtBestPartly(
+            "the article's \"frustrating error\" is out of memory with no process running; once the leaking process exits, its memory is back (orphaned-process, exit-and-kill)",
+        ),
         judge: |o| leak_verdict(o, OOM_CPP),
     },
 ];

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use casebook_model::device::{self, PAGE, measure_bytes};
 use casebook_model::{
-    Claim, ClaimVerdict, Outcome, Recorder, Requirement, Scenario, Symptom, Termination, Variant,
-    cudarc,
+    Claim, ClaimVerdict, Outcome, Reach, Recorder, Requirement, Scenario, Symptom, Termination,
+    Variant, cudarc,
 };
 use casebook_runtime::worker;
 use cudarc::driver::result;
@@ -41,35 +41,19 @@ pub fn scenario() -> Scenario {
     }
 }
 
-const CLAIMS: &[Claim] = &[
-    Claim {
-        id: "001-multi-process-needs-sync",
-        seed: "001_eb72388bf55c7443.txt",
-        quote: "For multi-process scenarios, proper synchronization mechanisms using CUDA events or streams \
-            might be required to ensure that memory is released before another process attempts to \
-            allocate it.",
-        judged_by: "fixed",
-        // What made both processes fit was a memory budget per process; CUDA
-        // events and streams do not cross processes and were not needed.
-        judge: |o: &Outcome| match o.check(BOTH) {
-            Some(true) => ClaimVerdict::Refuted,
-            Some(false) => ClaimVerdict::Undecided,
-            None => ClaimVerdict::Undecided,
-        },
-    },
-    Claim {
-        id: "001-multiple-processes-exacerbate",
-        seed: "001_eb72388bf55c7443.txt",
-        quote: "This is exacerbated in situations with limited GPU memory or when running multiple processes \
+const CLAIMS: &[Claim] = &[Claim {
+    id: "001-multiple-processes-exacerbate",
+    seed: "001_eb72388bf55c7443.txt",
+    quote: "This is exacerbated in situations with limited GPU memory or when running multiple processes \
                 concurrently that utilize CUDA.",
-        judged_by: "broken",
-        judge: |o: &Outcome| match o.check(BOTH) {
-            Some(false) => ClaimVerdict::Confirmed,
-            Some(true) => ClaimVerdict::Refuted,
-            None => ClaimVerdict::Undecided,
-        },
+    judged_by: "broken",
+    reach: Reach::Either,
+    judge: |o: &Outcome| match o.check(BOTH) {
+        Some(false) => ClaimVerdict::Confirmed,
+        Some(true) => ClaimVerdict::Refuted,
+        None => ClaimVerdict::Undecided,
     },
-];
+}];
 
 /// The parent: starts the workers (before it touches CUDA, which it never
 /// does), waits for both, and records them in a fixed order: those whose

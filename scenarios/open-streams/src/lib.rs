@@ -7,7 +7,9 @@
 //! non-blocking stream's running work does not. The fix finishes its work and
 //! destroys its stream before the call returns.
 
-use casebook_model::{Claim, ClaimVerdict, Outcome, Requirement, Scenario, Symptom, Variant};
+use casebook_model::{
+    Claim, ClaimVerdict, Outcome, Reach, Requirement, Scenario, Symptom, Variant,
+};
 
 casebook_model::names_module!();
 
@@ -36,20 +38,31 @@ pub fn scenario() -> Scenario {
     }
 }
 
-const CLAIMS: &[Claim] = &[Claim {
-    id: "000-open-streams-interfere",
-    seed: "000_1633914ffce0e075.txt",
-    quote: "Similarly, leaving open CUDA streams can interfere with subsequent operations.",
-    judged_by: "broken-cpp",
-    // Interference by open streams as such (idle ones) or only through work
-    // they still hold.
-    judge: |o: &Outcome| match (
-        o.flag(IDLE_OPEN_STREAMS_DELAY_THE_NEXT_CALL),
-        o.flag(A_BLOCKING_STREAM_WITH_UNFINISHED_WORK_DELAYS_THE_NEXT_CALL),
-    ) {
-        (Some(true), Some(true)) => ClaimVerdict::Confirmed,
-        (Some(false), Some(true)) => ClaimVerdict::Partly,
-        (Some(_), Some(false)) => ClaimVerdict::Refuted,
-        _ => ClaimVerdict::Undecided,
+const CLAIMS: &[Claim] = &[
+    Claim {
+        id: "000-open-streams-interfere",
+        seed: "000_1633914ffce0e075.txt",
+        quote: "Similarly, leaving open CUDA streams can interfere with subsequent operations.",
+        judged_by: "broken-cpp",
+        reach: Reach::Either,
+        // Interference by open streams as such (idle ones) or only through work
+        // they still hold.
+        judge: |o: &Outcome| match (
+            o.flag(IDLE_OPEN_STREAMS_DELAY_THE_NEXT_CALL),
+            o.flag(A_BLOCKING_STREAM_WITH_UNFINISHED_WORK_DELAYS_THE_NEXT_CALL),
+        ) {
+            (Some(true), Some(true)) => ClaimVerdict::Confirmed,
+            (Some(false), Some(true)) => ClaimVerdict::Partly,
+            (Some(_), Some(false)) => ClaimVerdict::Refuted,
+            _ => ClaimVerdict::Undecided,
+        },
     },
-}];
+    Claim {
+        id: "000-synced-stream-no-conflicts",
+        seed: "000_1633914ffce0e075.txt",
+        quote: "// ... subsequent model calls (No resource conflicts due to stream synchronization)",
+        judged_by: "fixed-cpp",
+        reach: Reach::Either,
+        judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.check(NO_WAIT)),
+    },
+];

@@ -11,23 +11,58 @@
 
 using namespace casebook;
 
+// What the article's main() returned from its two calls: kept by the two
+// lines added to it, for the runs below to record.
+static cudaError_t g_malloc, g_free;
+
 // ANCHOR: as_written
-extern "C" int casebook_oversized_allocation_as_written_cpp(const casebook_recorder *r) {
-  int size = 1024 * 1024 * 1024;  // Very large size for demonstration
-  float *d_data;
+static int article_main(const casebook_recorder *r) {
+  int size = 1024 * 1024 * 1024; // Very large size for demonstration
+  float* d_data;
 
   // Attempting to allocate a huge chunk of memory on the GPU at once.
-  cudaError_t err = rec(r, "cudaMalloc", cudaMalloc((void **)&d_data, size * sizeof(float)));
+  g_malloc = rec(r, "cudaMalloc", cudaMalloc((void**)&d_data, size * sizeof(float)));  // added: g_malloc =
 
   // ... further operations that would never be reached due to insufficient memory.
   // If your GPU doesn't have enough memory this line will generate error
-  fact(r, names::THE_ARTICLE_S_4_GIB_ALLOCATION_SUCCEEDS, err == cudaSuccess);
-  if (err == cudaSuccess) rec(r, "cudaFree", cudaFree(d_data));
+  g_free = rec(r, "cudaFree", cudaFree(d_data));  // added: g_free =
   return 0;
 }
 // ANCHOR_END: as_written
 
 static const size_t kPage = size_t(2) << 20;
+
+// The article's program twice: on the whole GPU, then on a GPU with 2 GiB
+// free (a ballast stands in for a smaller card), followed there by a
+// further operation, where the article has "// ... further operations".
+extern "C" int casebook_oversized_allocation_as_written_cpp(const casebook_recorder *r) {
+  {
+    Iteration it(r, "the article's program, whole GPU");
+    article_main(r);
+  }
+  fact(r, names::THE_ARTICLE_S_4_GIB_ALLOCATION_SUCCEEDS, g_malloc == cudaSuccess);
+  size_t left = size_t(2) << 30;
+  size_t free = free_bytes(r);
+  if (free <= left + kPage) return 1;
+  void *ballast;
+  if (rec(r, "cudaMalloc (ballast: leaves 2 GiB free)", cudaMalloc(&ballast, (free - left) / kPage * kPage)) != cudaSuccess)
+    return 1;
+  {
+    Iteration it(r, "the article's program, 2 GiB free");
+    article_main(r);
+  }
+  fact(r, names::IT_SUCCEEDS_WITH_2_GIB_FREE, g_malloc == cudaSuccess);
+  fact_text(r, names::WITH_2_GIB_FREE_CUDAMALLOC_RETURNS, cudaGetErrorName(g_malloc));
+  fact_text(r, names::WITH_2_GIB_FREE_THE_CUDAFREE_AFTER_IT_RETURNS, cudaGetErrorName(g_free));
+  void *further;
+  cudaError_t err = rec(r, "cudaMalloc (64 MiB: a further operation)", cudaMalloc(&further, size_t(64) << 20));
+  if (err == cudaSuccess) err = rec(r, "cudaMemset (the further operation)", cudaMemset(further, 0, size_t(64) << 20));
+  fact(r, names::A_FURTHER_OPERATION_RUNS_AFTER_THE_FAILED_ALLOCATION, err == cudaSuccess);
+  if (further && err == cudaSuccess) rec(r, "cudaFree", cudaFree(further));
+  rec(r, "cudaFree (ballast)", cudaFree(ballast));
+  return 0;
+}
+
 // The batch, and what the weights leave free for it; an eighth of each in
 // the reduced form for the sanitizer, where every kernel is instrumented.
 static size_t kData = size_t(2) << 30, kLeftFree = size_t(1) << 30;

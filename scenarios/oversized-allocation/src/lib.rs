@@ -11,7 +11,7 @@ use std::sync::Arc;
 use casebook_kernels::fatbin;
 use casebook_model::device::{self, PAGE, measure_bytes};
 use casebook_model::{
-    Claim, ClaimVerdict, Outcome, Recorder, Requirement, Scenario, Symptom, Variant, cudarc,
+    Claim, ClaimVerdict, Outcome, Reach, Recorder, Requirement, Scenario, Symptom, Variant, cudarc,
 };
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream, result};
 
@@ -57,7 +57,11 @@ pub fn scenario() -> Scenario {
         variants: vec![
             Variant::broken("broken", Symptom::cuda_error(OOM), cudarc!(broken)),
             Variant::fixed("fixed", cudarc!(fixed)),
-            Variant::as_written("as-written-cpp", cpp::as_written),
+            Variant::as_written("as-written-cpp", cpp::as_written).also_differs(
+                "added to the article's program: its two calls' results kept for the record (g_malloc =, g_free =); \
+                 it runs twice, on the whole GPU and beside a ballast that leaves 2 GiB free, and there a 64 MiB \
+                 allocation and memset stand for its \"further operations\".",
+            ),
             Variant::broken("broken-cpp", Symptom::cuda_error(OOM_CPP), cpp::broken),
             Variant::fixed("fixed-cpp", cpp::fixed),
         ],
@@ -70,9 +74,11 @@ const CLAIMS: &[Claim] = &[
         seed: "003_a513a38b5daed103.txt",
         quote: "// ... further operations that would never be reached due to insufficient memory.",
         judged_by: "as-written-cpp",
-        // The article's 4 GiB allocation, on this GPU.
+        reach: Reach::Either,
+        // Under its condition, 2 GiB free: after the failed allocation, does
+        // a further operation run?
         judge: |o: &Outcome| {
-            ClaimVerdict::refuted_if(o.flag(THE_ARTICLE_S_4_GIB_ALLOCATION_SUCCEEDS))
+            ClaimVerdict::refuted_if(o.flag(A_FURTHER_OPERATION_RUNS_AFTER_THE_FAILED_ALLOCATION))
         },
     },
     Claim {
@@ -80,6 +86,7 @@ const CLAIMS: &[Claim] = &[
         seed: "003_a513a38b5daed103.txt",
         quote: "While the batch size is 1, the sheer size of the intended allocation can exhaust the available GPU memory.",
         judged_by: "broken",
+        reach: Reach::Either,
         judge: |o: &Outcome| match o.shows(&Symptom::cuda_error(OOM)) {
             true => ClaimVerdict::Confirmed,
             false if o.termination == casebook_model::Termination::Completed => {
@@ -87,6 +94,47 @@ const CLAIMS: &[Claim] = &[
             }
             false => ClaimVerdict::Undecided,
         },
+    },
+    Claim {
+        id: "003-insufficient-memory-line-errors",
+        seed: "003_a513a38b5daed103.txt",
+        quote: "// If your GPU doesn't have enough memory this line will generate error",
+        judged_by: "as-written-cpp",
+        reach: Reach::Either,
+        // "This line" is the cudaFree(d_data) below the comment, with d_data
+        // never set by the failed cudaMalloc.
+        judge: |o: &Outcome| match o
+            .fact(WITH_2_GIB_FREE_THE_CUDAFREE_AFTER_IT_RETURNS)
+            .and_then(|v| v.as_str())
+        {
+            Some("cudaSuccess") => ClaimVerdict::Refuted,
+            Some(_) => ClaimVerdict::Confirmed,
+            None => ClaimVerdict::Undecided,
+        },
+    },
+    Claim {
+        id: "003-worse-on-limited-vram",
+        seed: "003_a513a38b5daed103.txt",
+        quote: "This is more pronounced on GPUs with limited VRAM.",
+        judged_by: "as-written-cpp",
+        reach: Reach::Either,
+        // The same program on the whole GPU and with 2 GiB free.
+        judge: |o: &Outcome| match (
+            o.flag(THE_ARTICLE_S_4_GIB_ALLOCATION_SUCCEEDS),
+            o.flag(IT_SUCCEEDS_WITH_2_GIB_FREE),
+        ) {
+            (Some(true), Some(false)) => ClaimVerdict::Confirmed,
+            (Some(_), Some(_)) => ClaimVerdict::Refuted,
+            _ => ClaimVerdict::Undecided,
+        },
+    },
+    Claim {
+        id: "000-allocation-exceeding-available-errors",
+        seed: "000_1633914ffce0e075.txt",
+        quote: "A subsequent call attempting to allocate memory in the same region or exceeding the available memory will result in a CUDA error.",
+        judged_by: "broken-cpp",
+        reach: Reach::Either,
+        judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.first_error_is(OOM_CPP)),
     },
 ];
 

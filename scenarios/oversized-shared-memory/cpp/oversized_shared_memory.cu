@@ -143,3 +143,57 @@ extern "C" int casebook_oversized_shared_memory_fixed_cpp(const casebook_recorde
   rec(r, "cudaFree", cudaFree(output));
   return 0;
 }
+
+// varying-sizes: what the article worries about, with launches that do run.
+// A kernel with a dynamic shared buffer, opted in to the most the GPU
+// allows, launched 1200 times with sizes from nothing to that most, each
+// launch using its whole buffer. Before and after: the free memory, and
+// whether one block of nearly all of it is served.
+// ANCHOR: varying_sizes
+static __global__ void uses_its_buffer(float *out, int floats) {
+  extern __shared__ float buffer[];
+  for (int i = threadIdx.x; i < floats; i += blockDim.x) buffer[i] = (float)i;
+  __syncthreads();
+  if (threadIdx.x == 0) out[blockIdx.x] = floats > 0 ? buffer[floats - 1] : 0.0f;
+}
+
+extern "C" int casebook_oversized_shared_memory_varying_sizes_cpp(const casebook_recorder *r) {
+  int optin = max_optin_shared(r);
+  if (rec(r, "cudaFuncSetAttribute (MaxDynamicSharedMemorySize)",
+          cudaFuncSetAttribute(uses_its_buffer, cudaFuncAttributeMaxDynamicSharedMemorySize, optin)) != cudaSuccess)
+    return 1;
+  const int kBlocks = 264;
+  float *out;
+  if (rec(r, "cudaMalloc", cudaMalloc(&out, kBlocks * sizeof(float))) != cudaSuccess) return 1;
+  uses_its_buffer<<<kBlocks, 256, 0>>>(out, 0);  // loads the kernel before the baseline
+  rec(r, "uses_its_buffer<<<..., 0>>>", cudaGetLastError());
+  rec(r, "cudaDeviceSynchronize", cudaDeviceSynchronize());
+  size_t before = free_bytes(r);
+  measure(r, names::FREE_BEFORE_THE_LAUNCHES, (double)before);
+  const int kSizes = 12, kRounds = 100;
+  int launched = 0;
+  for (int round = 0; round < kRounds; ++round) {
+    Iteration it(r, "a round of launches");
+    for (int k = 0; k < kSizes; ++k) {
+      int bytes = (int)((long long)optin * ((k * 7) % kSizes) / (kSizes - 1)) / 4 * 4;
+      uses_its_buffer<<<kBlocks, 256, bytes>>>(out, bytes / 4);
+      if (rec(r, "uses_its_buffer<<<..., varying>>>", cudaGetLastError()) == cudaSuccess) ++launched;
+    }
+  }
+  rec(r, "cudaDeviceSynchronize", cudaDeviceSynchronize());
+  size_t after = free_bytes(r);
+  measure(r, names::FREE_AFTER_THE_LAUNCHES, (double)after);
+  measure(r, names::LAUNCHES, launched);
+  fact(r, names::EVERY_LAUNCH_RAN, launched == kSizes * kRounds);
+  const size_t kPage = size_t(2) << 20, kSlack = size_t(256) << 20;
+  bool unchanged = before > after ? before - after < kPage : true;
+  fact(r, names::FREE_MEMORY_IS_UNCHANGED_BY_THE_LAUNCHES, unchanged);
+  void *large = nullptr;
+  size_t ask = (after - kSlack) / kPage * kPage;
+  cudaError_t err = tolerate(r, "cudaMalloc (nearly all free memory)", cudaMalloc(&large, ask));
+  fact(r, names::ONE_BLOCK_OF_NEARLY_ALL_FREE_MEMORY_IS_SERVED_AFTER_THEM, err == cudaSuccess);
+  if (err == cudaSuccess) rec(r, "cudaFree", cudaFree(large));
+  rec(r, "cudaFree", cudaFree(out));
+  return 0;
+}
+// ANCHOR_END: varying_sizes

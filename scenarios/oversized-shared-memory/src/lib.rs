@@ -7,7 +7,9 @@
 //! kernel in to the GPU's maximum dynamic shared memory, tiles the loop to
 //! fit, and checks the launch.
 
-use casebook_model::{Claim, ClaimVerdict, Outcome, Requirement, Scenario, Symptom, Variant};
+use casebook_model::{
+    Claim, ClaimVerdict, Expect, Outcome, Reach, Requirement, Scenario, Symptom, Variant,
+};
 
 casebook_model::names_module!();
 
@@ -15,6 +17,7 @@ casebook_model::cpp_variants! {
     "cpp/oversized_shared_memory.cu" {
         broken: casebook_oversized_shared_memory_broken_cpp,
         fixed: casebook_oversized_shared_memory_fixed_cpp,
+        varying_sizes: casebook_oversized_shared_memory_varying_sizes_cpp,
     }
 }
 
@@ -34,21 +37,58 @@ pub fn scenario() -> Scenario {
             Variant::broken("broken-cpp", Symptom::cuda_error(INVALID), cpp::broken)
                 .then_shows(Symptom::check_failed(OUTPUT_HOLDS_INPUT_2_1)),
             Variant::fixed("fixed-cpp", cpp::fixed),
+            Variant::contrast("varying-sizes-cpp", Expect::Clean, cpp::varying_sizes).states(
+                "Launches with dynamic shared buffers of every size up to the most a block may have leave device memory as it was.",
+                |o| o.flag(FREE_MEMORY_IS_UNCHANGED_BY_THE_LAUNCHES),
+                |o| Outcome::yes_no("one block of nearly all free memory served after them", o.flag(ONE_BLOCK_OF_NEARLY_ALL_FREE_MEMORY_IS_SERVED_AFTER_THEM)),
+            ),
         ],
     }
 }
 
-const CLAIMS: &[Claim] = &[Claim {
-    id: "004-shared-memory-fragments",
-    seed: "004_dd8d91b458147886.txt",
-    quote: "The `extern __shared__ float shared[];` declaration requests memory from shared memory which is allocated for \
-            each thread block and might lead to fragmentation if kernels use different sizes and are not controlled by the user.",
-    judged_by: "broken-cpp",
-    // Shared memory is on-chip and per block: the article's own test, its
-    // large allocation after the kernel, says whether device memory fragments.
-    judge: |o: &Outcome| match o.flag(THE_LARGE_ALLOCATION_AFTER_THE_KERNEL_SUCCEEDS) {
-        Some(true) => ClaimVerdict::Refuted,
-        _ if o.shows(&Symptom::cuda_error("cudaErrorMemoryAllocation")) => ClaimVerdict::Confirmed,
+/// Launches with varying shared buffers: "refuted" if device memory is as it
+/// was and a block of nearly all of it is served after them.
+fn shared_buffers_verdict(o: &Outcome) -> ClaimVerdict {
+    match (
+        o.flag(EVERY_LAUNCH_RAN),
+        o.flag(FREE_MEMORY_IS_UNCHANGED_BY_THE_LAUNCHES),
+        o.flag(ONE_BLOCK_OF_NEARLY_ALL_FREE_MEMORY_IS_SERVED_AFTER_THEM),
+    ) {
+        (Some(true), Some(true), Some(true)) => ClaimVerdict::Refuted,
+        (Some(true), Some(false), _) | (Some(true), _, Some(false)) => ClaimVerdict::Confirmed,
         _ => ClaimVerdict::Undecided,
+    }
+}
+
+const CLAIMS: &[Claim] = &[
+    Claim {
+        id: "004-shared-memory-fragments",
+        seed: "004_dd8d91b458147886.txt",
+        quote: "The `extern __shared__ float shared[];` declaration requests memory from shared memory which is allocated for \
+                each thread block and might lead to fragmentation if kernels use different sizes and are not controlled by the user.",
+        judged_by: "varying-sizes-cpp",
+        reach: Reach::Either,
+        // Shared memory is on-chip and per block. Launches of every size that
+        // do run: does device memory shrink, or a large block fail after them?
+        judge: shared_buffers_verdict,
     },
-}];
+    Claim {
+        id: "004-shared-buffers-across-launches-fragment",
+        seed: "004_dd8d91b458147886.txt",
+        quote: "The cumulative effect of these buffers, especially across multiple kernel launches, can result in a fragmented memory space.",
+        judged_by: "varying-sizes-cpp",
+        reach: Reach::Either,
+        judge: shared_buffers_verdict,
+    },
+    Claim {
+        id: "004-example2-kernel-uses-shared-buffer",
+        seed: "004_dd8d91b458147886.txt",
+        quote: "This example demonstrates a kernel using shared memory as an intermediate buffer.",
+        judged_by: "broken-cpp",
+        reach: Reach::Either,
+        // The example as printed asks for 4 MiB per block: does its kernel run?
+        judge: |o: &Outcome| {
+            ClaimVerdict::refuted_if(o.flag(THE_REQUESTED_SHARED_MEMORY_EXCEEDS_THE_OPT_IN_MAXIMUM))
+        },
+    },
+];

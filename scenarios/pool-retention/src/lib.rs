@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use casebook_model::device::{self, PAGE, measure_bytes};
 use casebook_model::{
-    Claim, ClaimVerdict, Outcome, Recorder, Requirement, Scenario, Symptom, Variant, cudarc,
+    Claim, ClaimVerdict, Outcome, Reach, Recorder, Requirement, Scenario, Symptom, Variant, cudarc,
 };
 use casebook_runtime::worker;
 use cudarc::driver::sys::{self, CUmemoryPool};
@@ -72,6 +72,7 @@ const CLAIMS: &[Claim] = &[
         quote: "Instead of grabbing contiguous chunks of available memory whenever requested, CUDA's allocator often caches \
                 memory blocks internally.",
         judged_by: "broken",
+        reach: Reach::Either,
         judge: kept_only_when_raised,
     },
     Claim {
@@ -80,21 +81,18 @@ const CLAIMS: &[Claim] = &[
         quote: "The example shows that even if a specific stream has completed and the free operation is initiated, the \
                 allocator might not immediately make that memory available.",
         judged_by: "broken",
+        reach: Reach::Either,
         judge: kept_only_when_raised,
     },
     Claim {
-        id: "004-concurrent-streams-fragment",
+        id: "004-free-async-not-instantly-available",
         seed: "004_dd8d91b458147886.txt",
-        quote: "Concurrent allocations from different streams and then freeing those concurrently can cause significant fragmentation.",
-        judged_by: "as-written-cpp",
-        judge: |o: &Outcome| match (
-            o.flag(THE_LARGE_ALLOCATION_SUCCEEDS),
-            o.flag(AFTER_A_SYNCHRONISE_THE_FREED_16_MIB_ARE_BACK),
-        ) {
-            (Some(true), Some(true)) => ClaimVerdict::Refuted,
-            (Some(false), _) => ClaimVerdict::Confirmed,
-            _ => ClaimVerdict::Undecided,
-        },
+        quote: "Even with `cudaFreeAsync`, the memory is not instantly available; it might take some time before the GPU memory manager reclaims the blocks.",
+        judged_by: "broken",
+        reach: Reach::AtBestPartly(
+            "the stream that freed a block gets it back at once (async-free-race: the next allocation on the same stream reuses it); the device and other processes get it only at a synchronise, or never while the release threshold is raised (this variant)",
+        ),
+        judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.flag(KEPT_RAISED)),
     },
 ];
 

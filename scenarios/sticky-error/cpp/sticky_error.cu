@@ -40,6 +40,9 @@ static cudaError_t runModel(const casebook_recorder *r, bool faulty) {
 
 // ANCHOR: as_written
 extern "C" int casebook_sticky_error_as_written_cpp(const casebook_recorder *r) {
+  int mode = -1;  // added: the compute mode, which cudaErrorDevicesUnavailable can stem from
+  rec(r, "cudaDeviceGetAttribute (compute mode)", cudaDeviceGetAttribute(&mode, cudaDevAttrComputeMode, 0));
+  fact_text(r, names::COMPUTE_MODE, mode == cudaComputeModeDefault ? "default" : mode == cudaComputeModeExclusiveProcess ? "exclusive process" : mode == cudaComputeModeProhibited ? "prohibited" : "other");
   {
     Iteration it(r, "first model call");
     runModel(r, true);  // First model call

@@ -6,8 +6,8 @@
 use std::sync::Arc;
 
 use casebook_model::{
-    Claim, ClaimVerdict, Outcome, Recorder, Requirement, ResultName, Scenario, Symptom, Variant,
-    cudarc,
+    Claim, ClaimVerdict, Outcome, Reach, Recorder, Requirement, ResultName, Scenario, Symptom,
+    Variant, cudarc,
 };
 use cudarc::driver::{CudaContext, CudaFunction, DriverError, LaunchConfig, PushKernelArg, result};
 
@@ -49,14 +49,18 @@ pub fn scenario() -> Scenario {
     }
 }
 
+/// The second call fails after a fault: "confirmed" if a reset then lets a
+/// call succeed, "partly" if not.
+fn second_call_verdict(o: &Outcome) -> ClaimVerdict {
+    match (o.fact(SECOND).and_then(|v| v.as_str()), o.flag(AFTER_RESET)) {
+        (Some("CUDA_SUCCESS"), _) => ClaimVerdict::Refuted,
+        (Some(_), Some(true)) => ClaimVerdict::Confirmed,
+        (Some(_), Some(false)) => ClaimVerdict::Partly,
+        _ => ClaimVerdict::Undecided,
+    }
+}
+
 const CLAIMS: &[Claim] = &[
-    Claim {
-        id: "000-reset-gives-a-clean-context",
-        seed: "000_1633914ffce0e075.txt",
-        quote: "This example explicitly uses `cudaDeviceReset()` to ensure a clean context between calls.",
-        judged_by: "as-written-cpp",
-        judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.flag(AFTER_RESET)),
-    },
     Claim {
         id: "000-second-call-error-from-missing-reset",
         seed: "000_1633914ffce0e075.txt",
@@ -64,20 +68,10 @@ const CLAIMS: &[Claim] = &[
                 mismanagement, specifically the failure to properly reset the CUDA context or release \
                 allocated memory.",
         judged_by: "broken",
+        reach: Reach::Either,
         // The second call does fail after a fault; whether a reset would
         // have prevented it decides between "confirmed" and "partly".
-        judge: |o: &Outcome| {
-            let second_failed = o
-                .fact(SECOND)
-                .and_then(|v| v.as_str())
-                .is_some_and(|r| r != "CUDA_SUCCESS");
-            match (second_failed, o.flag(AFTER_RESET)) {
-                (true, Some(true)) => ClaimVerdict::Confirmed,
-                (true, Some(false)) => ClaimVerdict::Partly,
-                (false, _) => ClaimVerdict::Refuted,
-                (true, None) => ClaimVerdict::Undecided,
-            }
-        },
+        judge: second_call_verdict,
     },
     Claim {
         id: "000-leftover-state-fails-later-calls",
@@ -85,14 +79,24 @@ const CLAIMS: &[Claim] = &[
         quote: "If a previous call leaves behind allocated memory, improperly closed streams, or an otherwise \
                 inconsistent context, subsequent calls will fail.",
         judged_by: "broken",
-        // A corrupted context does fail every later call; memory left
-        // behind does not (missing-free's later calls succeed until memory
-        // runs out), so the sentence holds in part.
+        reach: Reach::AtBestPartly(
+            "of the three leftovers the sentence names, this run tests the inconsistent context; memory left behind \
+             fails no later call until memory runs out (missing-free), and an open stream only delays one (open-streams)",
+        ),
         judge: |o: &Outcome| match o.fact(SECOND).and_then(|v| v.as_str()) {
-            Some(r) if r != "CUDA_SUCCESS" => ClaimVerdict::Partly,
-            Some(_) => ClaimVerdict::Refuted,
+            Some(r) => ClaimVerdict::confirmed_if(Some(r != "CUDA_SUCCESS")),
             None => ClaimVerdict::Undecided,
         },
+    },
+    Claim {
+        id: "000-no-reset-remnants-cause-errors",
+        seed: "000_1633914ffce0e075.txt",
+        quote: "If the context isn't correctly reset between model calls, remnants from the previous invocation can lead to conflicts and errors.",
+        judged_by: "broken",
+        reach: Reach::Either,
+        // The remnant is a fault's corrupted context: the second call fails;
+        // whether a reset clears it decides between "confirmed" and "partly".
+        judge: second_call_verdict,
     },
 ];
 

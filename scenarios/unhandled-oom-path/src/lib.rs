@@ -7,9 +7,7 @@
 //! activations; each retry halves the batch.
 
 use casebook_model::device::{self, PAGE, measure_bytes};
-use casebook_model::{
-    Claim, ClaimVerdict, Outcome, Recorder, Requirement, Scenario, Symptom, Variant, cudarc,
-};
+use casebook_model::{Recorder, Requirement, Scenario, Symptom, Variant, cudarc};
 use cudarc::driver::{CudaStream, DriverError, sys};
 use std::sync::Arc;
 
@@ -30,7 +28,7 @@ pub fn scenario() -> Scenario {
                 unless the error path releases it (RAII), every retry runs with less memory.",
         symptoms: &["out of memory", "out of memory with batch size 1"],
         requires: Requirement::GPU_FILLED,
-        claims: CLAIMS,
+        claims: &[],
         variants: vec![
             Variant::broken("broken", Symptom::check_failed(RETRY_OK), cudarc!(broken)),
             Variant::fixed("fixed", cudarc!(fixed)).also_differs(
@@ -41,19 +39,6 @@ pub fn scenario() -> Scenario {
         ],
     }
 }
-
-const CLAIMS: &[Claim] = &[Claim {
-    id: "001-catching-does-not-release",
-    seed: "001_eb72388bf55c7443.txt",
-    quote: "While catching exceptions provides logging information, it doesn’t automatically release the \
-            resources causing the error.",
-    judged_by: "broken",
-    judge: |o: &Outcome| match o.check(RETRY_OK) {
-        Some(false) => ClaimVerdict::Confirmed,
-        Some(true) => ClaimVerdict::Refuted,
-        None => ClaimVerdict::Undecided,
-    },
-}];
 
 pub(crate) struct Model {
     pub stream: Arc<CudaStream>,

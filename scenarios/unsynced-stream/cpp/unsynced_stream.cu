@@ -121,3 +121,72 @@ extern "C" int casebook_unsynced_stream_device_sync_cpp(const casebook_recorder 
   check(r, names::FRESH, stale == 0);
   return 0;
 }
+
+// repeated: seed 000's "seemingly random errors, especially during repeated
+// model invocations", with nothing made deterministic. Each invocation
+// copies its input in, runs a short kernel and copies the result out on a
+// non-blocking stream; the host prepares the next input meanwhile, reads
+// the result, and only then synchronises. Whether the read is stale depends
+// on which finishes first, the GPU's work or the host's: a race, measured
+// at several sizes, 200 invocations each.
+static const int kInvocations = 200;
+
+static __global__ void model(const float *in, float *out, int n) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) out[i] = in[i] * 2.0f + 1.0f;
+}
+
+// ANCHOR: repeated
+static bool invoke(const casebook_recorder *r, cudaStream_t stream, const float *h_in, float *h_next, float *h_out,
+                   float *d_in, float *d_out, int n, float value) {
+  rec(r, "cudaMemcpyAsync HtoD", cudaMemcpyAsync(d_in, h_in, n * sizeof(float), cudaMemcpyHostToDevice, stream));
+  model<<<(n + 255) / 256, 256, 0, stream>>>(d_in, d_out, n);
+  rec(r, "model<<<..., stream>>>", cudaGetLastError());
+  rec(r, "cudaMemcpyAsync DtoH", cudaMemcpyAsync(h_out, d_out, n * sizeof(float), cudaMemcpyDeviceToHost, stream));
+  for (int i = 0; i < n; ++i) h_next[i] = value + 1.0f;  // the host prepares the next input
+  bool right = true;
+  for (int i = 0; i < n; ++i) right = right && h_out[i] == value * 2.0f + 1.0f;  // reads the result
+  rec(r, "cudaStreamSynchronize (after the read)", cudaStreamSynchronize(stream));
+  return right;
+}
+// ANCHOR_END: repeated
+
+extern "C" int casebook_unsynced_stream_repeated_cpp(const casebook_recorder *r) {
+  const int sizes[] = {1 << 12, 1 << 14, 1 << 16, 1 << 18, 1 << 20, 1 << 22};
+  const int kMax = 1 << 22;
+  cudaStream_t stream;
+  float *d_in, *d_out, *h_in[2], *h_out;
+  if (rec(r, "cudaStreamCreateWithFlags", cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking)) != cudaSuccess) return 1;
+  if (rec(r, "cudaMalloc (input)", cudaMalloc((void **)&d_in, kMax * sizeof(float))) != cudaSuccess) return 1;
+  if (rec(r, "cudaMalloc (output)", cudaMalloc((void **)&d_out, kMax * sizeof(float))) != cudaSuccess) return 1;
+  for (int b = 0; b < 2; ++b)
+    if (rec(r, "cudaMallocHost (input)", cudaMallocHost((void **)&h_in[b], kMax * sizeof(float))) != cudaSuccess) return 1;
+  if (rec(r, "cudaMallocHost (output)", cudaMallocHost((void **)&h_out, kMax * sizeof(float))) != cudaSuccess) return 1;
+  int wrong_total = 0, calls = 0, intermittent_sizes = 0;
+  for (int n : sizes) {
+    Iteration it(r, "size");
+    for (int i = 0; i < n; ++i) {
+      h_in[0][i] = 1.0f;
+      h_out[i] = kSentinel;
+    }
+    int wrong = 0;
+    for (int k = 0; k < kInvocations; ++k) {
+      float value = (float)(k + 1);
+      if (!invoke(r, stream, h_in[k % 2], h_in[(k + 1) % 2], h_out, d_in, d_out, n, value)) ++wrong;
+    }
+    point(r, names::WRONG_RATE_BY_SIZE, n, (double)wrong / kInvocations);
+    if (wrong > 0 && wrong < kInvocations) ++intermittent_sizes;
+    wrong_total += wrong;
+    calls += kInvocations;
+  }
+  rec(r, "cudaStreamDestroy", cudaStreamDestroy(stream));
+  for (int b = 0; b < 2; ++b) rec(r, "cudaFreeHost", cudaFreeHost(h_in[b]));
+  rec(r, "cudaFreeHost", cudaFreeHost(h_out));
+  rec(r, "cudaFree", cudaFree(d_in));
+  rec(r, "cudaFree", cudaFree(d_out));
+  measure(r, names::INVOCATIONS, calls);
+  measure(r, names::WRONG_RESULTS, wrong_total);
+  measure(r, names::SIZES_WITH_INTERMITTENT_WRONG_RESULTS, intermittent_sizes);
+  fact(r, names::SOME_RESULT_IS_WRONG, wrong_total > 0);
+  fact(r, names::WRONG_RESULTS_COME_AND_GO_AT_SOME_SIZE, intermittent_sizes > 0);
+  return 0;
+}

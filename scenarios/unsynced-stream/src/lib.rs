@@ -11,7 +11,7 @@ use std::sync::Arc;
 use casebook_kernels::fatbin;
 use casebook_model::device;
 use casebook_model::{
-    Claim, ClaimVerdict, Expect, Outcome, Program, Recorder, Requirement, Scenario, Symptom,
+    Claim, ClaimVerdict, Expect, Outcome, Program, Reach, Recorder, Requirement, Scenario, Symptom,
     Variant, cudarc,
 };
 use cudarc::driver::{CudaFunction, CudaStream, LaunchConfig, PushKernelArg, result, sys};
@@ -28,6 +28,7 @@ casebook_model::cpp_variants! {
         broken: casebook_unsynced_stream_broken_cpp,
         fixed: casebook_unsynced_stream_fixed_cpp,
         device_sync: casebook_unsynced_stream_device_sync_cpp,
+        repeated: casebook_unsynced_stream_repeated_cpp,
     }
 }
 
@@ -92,6 +93,11 @@ pub fn scenario() -> Scenario {
                 |o| o.measure_text(OVERLAP_RATIO, ""),
             ),
             Variant::contrast("device-sync-cpp", Expect::Clean, cpp::device_sync),
+            Variant::contrast("repeated-cpp", Expect::Records, cpp::repeated).states(
+                "Repeated invocations that read before synchronising get wrong results at some sizes and not others.",
+                |o| o.flag(WRONG_RESULTS_COME_AND_GO_AT_SOME_SIZE),
+                |o| o.measure_text(SIZES_WITH_INTERMITTENT_WRONG_RESULTS, " of 6 sizes"),
+            ),
         ],
     }
 }
@@ -103,14 +109,10 @@ const CLAIMS: &[Claim] = &[
         quote: "If the CPU attempts to access GPU memory before the kernel has completed execution, it can \
                 result in errors.",
         judged_by: "broken-cpp",
-        // What happens is wrong data with no error reported: an error in the
-        // program's results, not one CUDA reports.
-        judge: |o: &Outcome| match (o.check(FRESH), o.first_error()) {
-            (Some(false), Some(_)) => ClaimVerdict::Confirmed,
-            (Some(false), None) => ClaimVerdict::Partly,
-            (Some(true), _) => ClaimVerdict::Refuted,
-            (None, _) => ClaimVerdict::Undecided,
-        },
+        reach: Reach::Either,
+        // "Errors" after "unexpected behavior": wrong results count, whether
+        // or not a CUDA call reports one (none does).
+        judge: |o: &Outcome| ClaimVerdict::refuted_if(o.check(FRESH)),
     },
     Claim {
         id: "000-stream-sync-prevents-races",
@@ -118,6 +120,7 @@ const CLAIMS: &[Claim] = &[
         quote: "By ensuring all operations within a stream have concluded before proceeding, we prevent \
                 potential race conditions and errors caused by premature CPU access to GPU memory.",
         judged_by: "fixed-cpp",
+        reach: Reach::Either,
         judge: |o: &Outcome| match o.check(FRESH) {
             Some(true) => ClaimVerdict::Confirmed,
             Some(false) => ClaimVerdict::Refuted,
@@ -129,15 +132,18 @@ const CLAIMS: &[Claim] = &[
         seed: "000_1633914ffce0e075.txt",
         quote: "Failure to synchronize streams can easily lead to seemingly random errors, especially during \
                 repeated model invocations.",
-        judged_by: "broken-cpp",
-        // Measured: wrong data in every run, reported by no call. Neither
-        // random nor an error CUDA reports.
-        judge: |o: &Outcome| match (o.fact(RATE).and_then(|v| v.as_str()), o.first_error()) {
-            (_, Some(_)) => ClaimVerdict::Confirmed,
-            (Some("every run"), None) => ClaimVerdict::Refuted,
-            (Some("none"), None) => ClaimVerdict::Refuted,
-            (Some(_), None) => ClaimVerdict::Partly,
-            (None, None) => ClaimVerdict::Undecided,
+        judged_by: "repeated-cpp",
+        reach: Reach::Either,
+        // Wrong results that come and go between invocations of one program
+        // are "seemingly random"; wrong every time, they are not random.
+        judge: |o: &Outcome| match (
+            o.flag(SOME_RESULT_IS_WRONG),
+            o.flag(WRONG_RESULTS_COME_AND_GO_AT_SOME_SIZE),
+        ) {
+            (Some(true), Some(true)) => ClaimVerdict::Confirmed,
+            (Some(true), Some(false)) => ClaimVerdict::Partly,
+            (Some(false), _) => ClaimVerdict::Refuted,
+            _ => ClaimVerdict::Undecided,
         },
     },
     Claim {
@@ -146,6 +152,7 @@ const CLAIMS: &[Claim] = &[
         quote: "This emphasizes the necessity for correctly using synchronization primitives like \
                 `cudaDeviceSynchronize()`, which ensures the GPU completes all pending operations before the CPU proceeds.",
         judged_by: "device-sync-cpp",
+        reach: Reach::Either,
         // Two streams' kernels and copies, one cudaDeviceSynchronize, then
         // the host reads both results.
         judge: |o: &Outcome| match o.check(FRESH) {
@@ -153,6 +160,22 @@ const CLAIMS: &[Claim] = &[
             Some(false) => ClaimVerdict::Refuted,
             None => ClaimVerdict::Undecided,
         },
+    },
+    Claim {
+        id: "000-stream-sync-completes-stream",
+        seed: "000_1633914ffce0e075.txt",
+        quote: "cudaStreamSynchronize(stream); // Ensure all operations on the stream have completed",
+        judged_by: "fixed-cpp",
+        reach: Reach::Either,
+        judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.check(FRESH)),
+    },
+    Claim {
+        id: "001-streams-run-kernels-concurrently",
+        seed: "001_eb72388bf55c7443.txt",
+        quote: "Streams, within a context, manage the execution of multiple kernels concurrently.",
+        judged_by: "pipeline",
+        reach: Reach::Either,
+        judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.check(OVERLAP)),
     },
 ];
 
