@@ -37,7 +37,8 @@ pub fn scenario() -> Scenario {
             Variant::broken("broken-cpp", Symptom::cuda_error(INVALID), cpp::broken)
                 .then_shows(Symptom::check_failed(OUTPUT_HOLDS_INPUT_2_1)),
             Variant::fixed("fixed-cpp", cpp::fixed),
-            Variant::contrast("varying-sizes-cpp", Expect::Clean, cpp::varying_sizes).states(
+            Variant::contrast("varying-sizes-cpp", Expect::Clean, cpp::varying_sizes)
+                .alone().states(
                 "Launches with dynamic shared buffers of every size up to the most a block may have leave device memory as it was.",
                 |o| o.flag(FREE_MEMORY_IS_UNCHANGED_BY_THE_LAUNCHES),
                 |o| Outcome::yes_no("one block of nearly all free memory served after them", o.flag(ONE_BLOCK_OF_NEARLY_ALL_FREE_MEMORY_IS_SERVED_AFTER_THEM)),
