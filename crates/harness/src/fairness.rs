@@ -1,7 +1,7 @@
 //! Whether a claim's judge can go either way. Each judge is fed its deciding
 //! variant's recorded outcome, changed in what the judge reads: every yes/no
-//! flipped, every figure scaled, every value another variant recorded under
-//! the same name, the failed calls removed or swapped for another variant's.
+//! flipped, every figure scaled, every text replaced, every value another
+//! variant recorded under the same name, the failed calls removed or swapped for another variant's.
 //! A judge that never reaches "confirmed" (or "partly", where its claim
 //! declares a cap) and "refuted" on any of them could not have come out
 //! otherwise, whatever ran on the GPU.
@@ -65,6 +65,10 @@ impl Pool {
                 }
                 if let Some(x) = v.as_f64() {
                     vs.extend(scaled(x).into_iter().map(Value::from));
+                }
+                if let Some(text) = v.as_str() {
+                    // Any other text: an error name where success was recorded.
+                    vs.push(Value::from(format!("{text} (another value)")));
                 }
             }
             if let Some(v) = base.fact_named(name) {
