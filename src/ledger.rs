@@ -144,6 +144,14 @@ pub const UNDECIDED: &[Undecided] = &[
         ),
     },
     Undecided {
+        id: "001-occupied-memory-causes-cudnn-errors",
+        seed: S001,
+        quote: "The GPU memory allocated for the model and data remains occupied, leading to potential conflicts during the second run, causing cuDNN errors.",
+        why: NotYetTested(
+            "the PyTorch layer, to come: the second run sized so that the first run's leftovers make it fail, its exception classified as out of memory or a cuDNN error",
+        ),
+    },
+    Undecided {
         id: "001-empty-cache-mitigates",
         seed: S001,
         quote: "Explicitly calling `torch.cuda.empty_cache()` after the first training loop can mitigate the issue by releasing unused GPU memory.",
