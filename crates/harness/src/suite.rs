@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::{Arc, OnceLock, RwLock};
 
@@ -145,9 +145,7 @@ pub fn check_fairness(catalog: &[Scenario], path: &Path) -> Result<(), String> {
     if catalog.iter().all(|s| s.claims.is_empty()) {
         return Ok(());
     }
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let report: report::Report =
-        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let report = read_report(path)?;
     let problems = crate::fairness::one_sided(catalog, &report);
     if problems.is_empty() {
         Ok(())
@@ -259,17 +257,21 @@ pub fn unrecorded_reads(
         .collect()
 }
 
+/// The report at `path`, or one line that names the file and what is wrong.
+fn read_report(path: &Path) -> Result<report::Report, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
 /// The committed report of the latest GPU run names every variant, every one
 /// of them passed, judging its recorded outcomes again with the code as it is
 /// now gives the same verdicts and claim verdicts, and the snapshot rebuilt
 /// from each recorded outcome is the committed `.snap`, to the byte.
-pub fn check_evidence(catalog: &[Scenario], root: &Path, path: &PathBuf) -> Result<(), String> {
+pub fn check_evidence(catalog: &[Scenario], root: &Path, path: &Path) -> Result<(), String> {
     if catalog.iter().all(|s| s.variants.is_empty()) {
         return Ok(());
     }
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let report: report::Report =
-        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let report = read_report(path)?;
     let mut problems = Vec::new();
     for s in catalog {
         for v in &s.variants {
