@@ -6,6 +6,7 @@ mod bundle;
 mod docs;
 #[cfg(test)]
 mod layers;
+mod ruff;
 mod run_all;
 mod sanitize;
 mod test;

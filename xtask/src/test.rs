@@ -35,6 +35,25 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         test.extend(args.test_args);
     }
     steps.push(("tests", test));
+    if !args.no_lint {
+        // ruff is required under CI; elsewhere a ruff that cannot be had is
+        // said, and the rest goes on.
+        match crate::ruff::locate() {
+            Ok(ruff) => {
+                if let Err(e) = crate::ruff::check(&ruff) {
+                    eprintln!("error: the Python lint failed: {e:#}");
+                    return Ok(ExitCode::from(1));
+                }
+            }
+            Err(e) if std::env::var_os("CI").is_none() => {
+                eprintln!("python lint skipped: {e:#}");
+            }
+            Err(e) => {
+                eprintln!("error: no ruff for the Python lint: {e:#}");
+                return Ok(ExitCode::from(1));
+            }
+        }
+    }
     let mut totals = Totals::default();
     for (what, argv) in steps {
         eprintln!("== {what}: cargo {}", argv.join(" "));

@@ -14,6 +14,7 @@ fn binding_name(b: Binding) -> &'static str {
         Binding::Cudarc => "cudarc",
         Binding::Cust => "cust",
         Binding::CudaRuntimeCpp => "C++ runtime",
+        Binding::Pytorch => "PyTorch",
         Binding::Host => "host",
     }
 }

@@ -89,6 +89,40 @@ pub fn symptoms(catalog: &[Scenario], report: Option<&Report>) -> String {
         }
         md.push('\n');
     }
+    md.push_str(&by_error_text(catalog, report));
+    md
+}
+
+/// The same index by the exact error a program printed: the driver's and
+/// the runtime's error names, and the texts PyTorch raises, each with the
+/// pages where a broken variant shows it.
+fn by_error_text(catalog: &[Scenario], report: Option<&Report>) -> String {
+    let mut by_name: BTreeMap<String, Vec<&Scenario>> = BTreeMap::new();
+    for s in catalog {
+        for name in symptom_names(s, report) {
+            by_name.entry(name).or_default().push(s);
+        }
+    }
+    let mut md = String::from(
+        "## By the exact error text
+
+As the program printed it: the driver's and the runtime's error \
+         names, and what PyTorch raises (cut before the first figure, which differs from GPU to GPU).\n\n\
+         | error | pages |\n|---|---|\n",
+    );
+    for (name, scenarios) in by_name {
+        let pages = scenarios
+            .iter()
+            .map(|s| format!("[{}](scenarios/{}.md)", s.slug, s.slug))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let _ = writeln!(
+            md,
+            "| {} | {pages} |",
+            symptom_line(&[name]).replace('|', "\\|")
+        );
+    }
+    md.push('\n');
     md
 }
 

@@ -16,6 +16,7 @@ pub fn binding_words(binding: Binding) -> &'static str {
         Binding::Cudarc => "Rust, cudarc",
         Binding::CudaRuntimeCpp => "C++, CUDA runtime",
         Binding::Cust => "Rust, cust",
+        Binding::Pytorch => "Python, PyTorch",
         Binding::Host => "host only",
     }
 }
@@ -126,6 +127,7 @@ pub fn scenario_page(
     md.push_str("## The code\n\n");
     md.push_str("Each variant below ran as shown, in a process of its own.\n\n");
     let mut described = BTreeSet::new();
+    let mut whole_shown = BTreeSet::new();
     for variant in &scenario.variants {
         let src = source::locate(root, scenario, variant)?;
         let _ = writeln!(
@@ -153,6 +155,14 @@ pub fn scenario_page(
             src.language, src.file
         );
         let _ = writeln!(md, "<small>Source: `{}`</small>\n", src.file);
+        // A Python file's helpers are in the file itself: shown once, whole.
+        if variant.binding == Binding::Pytorch && whole_shown.insert(src.file.clone()) {
+            let _ = writeln!(
+                md,
+                "<details><summary>The whole file: <code>{}</code></summary>\n\n```python\n{{{{#include ../../../{}}}}}\n```\n\n</details>\n",
+                src.file, src.file
+            );
+        }
     }
     let _ = writeln!(
         md,
@@ -171,6 +181,11 @@ pub fn scenario_page(
                 "From the run of {} on an {} (compute {}), driver {}, CUDA {}, kernels built by toolkit {}.\n",
                 r.created, e.gpu, e.compute_capability, e.driver, e.cuda, e.toolkit
             );
+            if let Some(torch) = &r.run.pytorch
+                && scenario.variants.iter().any(|v| v.needs_torch())
+            {
+                let _ = writeln!(md, "The PyTorch variants ran under PyTorch {torch}.\n");
+            }
             md.push_str(
                 "| variant | expected | observed | verdict | time |\n|---|---|---|---|---|\n",
             );

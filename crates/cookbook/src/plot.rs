@@ -40,13 +40,54 @@ pub fn plots(scenario: &Scenario, report: Option<&Report>) -> BTreeMap<String, S
             }
         }
     }
-    by_series
+    let mut plots: BTreeMap<String, String> = by_series
         .into_iter()
         .filter_map(|(series, lines)| {
             let svg = draw(scenario.slug, series, axes.get(series).copied(), &lines).ok()?;
             Some((format!("{}-{series}.svg", scenario.slug), svg))
         })
-        .collect()
+        .collect();
+    plots.extend(allocated_against_reserved(scenario, report));
+    plots
+}
+
+/// For each variant that recorded both an allocator's allocated and its
+/// reserved bytes, one plot with the two: the gap between the lines is what
+/// the cache holds and no tensor uses.
+fn allocated_against_reserved(
+    scenario: &Scenario,
+    report: Option<&Report>,
+) -> BTreeMap<String, String> {
+    let mut plots = BTreeMap::new();
+    for r in report
+        .into_iter()
+        .flat_map(|r| r.results.iter())
+        .filter(|r| r.scenario == scenario.slug)
+    {
+        let series = &r.outcome.series;
+        let (Some(allocated), Some(reserved)) =
+            (series.get("allocated_bytes"), series.get("reserved_bytes"))
+        else {
+            continue;
+        };
+        if allocated.len() < 2 {
+            continue;
+        }
+        let lines: [Line; 2] = [("reserved", reserved), ("allocated", allocated)];
+        let title = format!("{}: allocated against reserved", r.variant);
+        if let Ok(svg) = draw(
+            scenario.slug,
+            &title,
+            r.outcome.axes.get("allocated_bytes"),
+            &lines,
+        ) {
+            plots.insert(
+                format!("{}-{}-allocated-vs-reserved.svg", scenario.slug, r.variant),
+                svg,
+            );
+        }
+    }
+    plots
 }
 
 /// How the y axis is labelled and scaled for a unit.

@@ -27,21 +27,26 @@ pub fn locate(root: &Path, scenario: &Scenario, variant: &Variant) -> anyhow::Re
     };
     let file = format!("scenarios/{}/{}", scenario.slug, code.file);
     let text = read(root, &file)?;
+    let (language, marker, comment) = match variant.binding {
+        Binding::CudaRuntimeCpp => ("cpp", "//", "//"),
+        Binding::Pytorch => ("python", "", "#"),
+        _ => ("rust", "//!", "//"),
+    };
     if let Some(anchor) = code.anchor
-        && !has_anchor(&text, anchor)
+        && !has_anchor(&text, comment, anchor)
     {
         bail!(
-            "{}::{} declares anchor `{anchor}` in {file}, which has no `// ANCHOR: {anchor}`",
+            "{}::{} declares anchor `{anchor}` in {file}, which has no `{comment} ANCHOR: {anchor}`",
             scenario.slug,
             variant.name
         );
     }
-    let (language, marker) = match variant.binding {
-        Binding::CudaRuntimeCpp => ("cpp", "//"),
-        _ => ("rust", "//!"),
+    let doc = match variant.binding {
+        Binding::Pytorch => docstring(&text),
+        _ => leading_comment(&text, marker),
     };
     Ok(Source {
-        doc: leading_comment(&text, marker),
+        doc,
         file,
         anchor: code.anchor.map(str::to_owned),
         language,
@@ -52,9 +57,22 @@ fn read(root: &Path, file: &str) -> anyhow::Result<String> {
     std::fs::read_to_string(root.join(file)).with_context(|| format!("reading {file}"))
 }
 
-fn has_anchor(text: &str, anchor: &str) -> bool {
+fn has_anchor(text: &str, comment: &str, anchor: &str) -> bool {
     text.lines()
-        .any(|l| l.trim() == format!("// ANCHOR: {anchor}"))
+        .any(|l| l.trim() == format!("{comment} ANCHOR: {anchor}"))
+}
+
+/// A Python file's module docstring, its paragraphs joined into lines.
+pub fn docstring(text: &str) -> String {
+    let Some(rest) = text.trim_start().strip_prefix("\"\"\"") else {
+        return String::new();
+    };
+    let body = rest.split("\"\"\"").next().unwrap_or_default();
+    body.split("\n\n")
+        .map(|p| p.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|p| !p.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n\n")
 }
 
 /// The comment lines a file opens with, joined into paragraphs.
@@ -79,7 +97,14 @@ pub fn leading_comment(text: &str, marker: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::leading_comment;
+    use super::{docstring, leading_comment};
+
+    #[test]
+    fn a_module_docstring_becomes_paragraphs() {
+        let text = "\"\"\"First line\ngoes on.\n\nSecond.\n\"\"\"\n\nimport torch\n";
+        assert_eq!(docstring(text), "First line goes on.\n\nSecond.");
+        assert_eq!(docstring("import torch\n"), "");
+    }
 
     #[test]
     fn leading_comments_become_paragraphs() {

@@ -15,6 +15,7 @@ pub mod fairness;
 pub mod judge;
 pub mod leftover;
 pub mod lock;
+pub mod pytorch;
 pub mod report;
 pub mod reproduce;
 pub mod run_all;

@@ -93,6 +93,14 @@ pub struct Report {
     pub bench: Option<crate::bench::Bench>,
 }
 
+/// A trial not started, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Skipped {
+    /// `<slug>::<variant>`.
+    pub trial: String,
+    pub reason: String,
+}
+
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct RunFacts {
     /// Trials run side by side at most (memory-exclusive ones always alone).
@@ -101,6 +109,14 @@ pub struct RunFacts {
     pub interrupted: Option<String>,
     /// `<slug>::<variant>` of the trials that did not run to their end.
     pub not_run: Vec<String>,
+    /// Trials that were not started because something they need is missing
+    /// here (PyTorch with CUDA), with the reason: not run, never passed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<Skipped>,
+    /// The PyTorch the Python variants ran under (`2.11.0+cu130, CUDA 13.0`),
+    /// when any did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pytorch: Option<String>,
     /// Device memory still in use after a trial, with its holders.
     pub leftovers: Vec<crate::leftover::Leftover>,
     /// Why the leftover-memory check did not run, if it did not.
@@ -228,6 +244,9 @@ impl Report {
             self.summary.failed,
             self.summary.snapshots_changed,
         );
+        if let Some(torch) = &self.run.pytorch {
+            let _ = writeln!(md, "- PyTorch: {torch}\n");
+        }
         md.push_str(&self.table(presets::ASCII_MARKDOWN));
         md.push('\n');
         let claims: Vec<_> = self
@@ -243,6 +262,12 @@ impl Report {
                     "- `{}`: {:?}, from {}::{}",
                     c.id, c.verdict, r.scenario, r.variant
                 );
+            }
+        }
+        if !self.run.skipped.is_empty() {
+            md.push_str("\n## Skipped (not run)\n\n");
+            for s in &self.run.skipped {
+                let _ = writeln!(md, "- `{}`: {}", s.trial, s.reason);
             }
         }
         if let Some(signal) = &self.run.interrupted {
@@ -327,6 +352,20 @@ impl Report {
             let mut case = TestCase::new(format!("{}::{}", r.scenario, r.variant), status);
             case.set_classname(r.scenario.clone());
             case.set_time(std::time::Duration::from_secs_f64(r.seconds));
+            suite.add_test_case(case);
+        }
+        for skipped in &self.run.skipped {
+            let mut status = TestCaseStatus::skipped();
+            status.set_message(format!("skipped: {}", skipped.reason));
+            let mut case = TestCase::new(skipped.trial.clone(), status);
+            case.set_classname(
+                skipped
+                    .trial
+                    .split("::")
+                    .next()
+                    .unwrap_or_default()
+                    .to_owned(),
+            );
             suite.add_test_case(case);
         }
         for name in &self.run.not_run {

@@ -68,6 +68,8 @@ pub fn stop_on_signals() {
 /// the environment. Errors are the exit code, with the line already printed.
 pub struct Prepared<'a> {
     pub trials: Vec<Trial<'a>>,
+    /// Selected trials that cannot run here, with the reason.
+    pub skipped: Vec<crate::report::Skipped>,
     pub environment: environment::Environment,
     pub lock: lock::GpuLock,
 }
@@ -81,6 +83,10 @@ pub fn prepare<'a>(
     if trials.is_empty() {
         eprintln!("error: no trial matches {filters:?} (see `casebook list`)");
         return Err(ExitCode::from(exit::NO_MATCH));
+    }
+    let (trials, skipped) = split_skipped(trials);
+    for s in &skipped {
+        eprintln!("skipped: {}: {}", s.trial, s.reason);
     }
     let environment = match environment::detect() {
         Ok(env) => env,
@@ -102,9 +108,30 @@ pub fn prepare<'a>(
     })?;
     Ok(Prepared {
         trials,
+        skipped,
         environment,
         lock,
     })
+}
+
+/// Sets aside the trials that cannot run here (PyTorch variants where the
+/// interpreter cannot import torch with CUDA), each with the reason.
+pub fn split_skipped(trials: Vec<Trial<'_>>) -> (Vec<Trial<'_>>, Vec<crate::report::Skipped>) {
+    let mut skipped = Vec::new();
+    let runnable = trials
+        .into_iter()
+        .filter(|t| match crate::pytorch::skip_reason(t.variant) {
+            Some(reason) => {
+                skipped.push(crate::report::Skipped {
+                    trial: t.name(),
+                    reason,
+                });
+                false
+            }
+            None => true,
+        })
+        .collect();
+    (runnable, skipped)
 }
 
 /// Runs `trials` with the progress display, and builds the report (not yet
@@ -187,12 +214,17 @@ pub fn run_all(catalog: &[Scenario], options: &Options) -> ExitCode {
         Err(code) => return code,
     };
     let jobs = options.jobs.unwrap_or_else(schedule::default_jobs);
-    let (report, start_errors) = execute(&root, &prepared.trials, prepared.environment, jobs);
+    let (mut report, start_errors) = execute(&root, &prepared.trials, prepared.environment, jobs);
+    report.run.skipped = prepared.skipped;
+    if prepared.trials.iter().any(|t| t.variant.needs_torch()) {
+        report.run.pytorch = crate::pytorch::available().as_ref().ok().cloned();
+    }
     println!("{}", report.table(presets::UTF8_FULL_CONDENSED));
     println!(
-        "{} passed, {} failed, {} not run; {} snapshot(s) new or changed; {:.1} s",
+        "{} passed, {} failed, {} skipped, {} not run; {} snapshot(s) new or changed; {:.1} s",
         report.summary.passed,
         report.summary.failed,
+        report.run.skipped.len(),
         report.run.not_run.len(),
         report.summary.snapshots_changed,
         report.wall_seconds

@@ -62,7 +62,9 @@ pub fn variant_trials(catalog: &Arc<Vec<Scenario>>, root: &Path) -> Vec<Trial> {
         for (vi, variant) in scenario.variants.iter().enumerate() {
             let catalog = Arc::clone(catalog);
             let root = root.to_path_buf();
-            let ignored = skip_now && scenario.needs_gpu() && gpu().is_err();
+            let ignored = skip_now
+                && ((scenario.needs_gpu() && gpu().is_err())
+                    || crate::pytorch::skip_reason(variant).is_some());
             trials.push(
                 Trial::ignorable_test(scenario.trial_name(variant), move || {
                     run_variant(&catalog[si], vi, &root)
@@ -83,6 +85,11 @@ fn run_variant(scenario: &Scenario, vi: usize, root: &Path) -> Result<Completion
             return Err(format!("no GPU, and {REQUIRE_GPU_ENV} is set: {reason}").into());
         }
         return Ok(Completion::ignored_with(format!("needs a GPU: {reason}")));
+    }
+    // Without torch a PyTorch trial is skipped, even where a GPU is required:
+    // the rest of the run stands on its own.
+    if let Some(reason) = crate::pytorch::skip_reason(variant) {
+        return Ok(Completion::ignored_with(reason));
     }
     let record = {
         let _share = if scenario.runs_alone(variant) {
@@ -135,7 +142,12 @@ pub fn catalog_checks(catalog: &Arc<Vec<Scenario>>, root: &Path) -> Vec<Trial> {
     let fair = Trial::test("catalog::every-judge-can-go-either-way", move || {
         check_fairness(&c, &r.join(report::EVIDENCE_JSON)).map_err(Failed::from)
     });
-    vec![names, snaps, evidence, fair]
+    let c = Arc::clone(catalog);
+    let r = root.to_path_buf();
+    let python = Trial::test("catalog::python-variants-use-declared-names", move || {
+        crate::pytorch::check_python_variants(&c, &r).map_err(Failed::from)
+    });
+    vec![names, snaps, evidence, fair, python]
 }
 
 /// Every claim's judge, fed its deciding variant's recorded outcome changed

@@ -15,7 +15,8 @@ pub struct TrialRecord {
 }
 
 /// The command that runs `variant` in its own process: this binary
-/// re-executed (Rust and C++ variants), or the program that serves it.
+/// re-executed (Rust and C++ variants), the program that serves it, or the
+/// Python interpreter.
 pub fn command(scenario: &Scenario, variant: &Variant) -> std::io::Result<ChildCommand> {
     let target = scenario.trial_name(variant);
     match &variant.runner {
@@ -27,6 +28,13 @@ pub fn command(scenario: &Scenario, variant: &Variant) -> std::io::Result<ChildC
             timeout: variant.timeout,
             env: Vec::new(),
         }),
+        Runner::Python { file, function } => Ok(crate::pytorch::command(
+            &crate::workspace::root(),
+            scenario,
+            variant,
+            file,
+            function,
+        )),
     }
 }
 

@@ -10,6 +10,7 @@ pub mod device;
 pub mod ledger;
 pub mod names;
 mod outcome;
+pub mod pytorch;
 mod recorder;
 mod scenario;
 

@@ -18,7 +18,9 @@ pub struct Step {
     pub tolerated: bool,
 }
 
-const SUCCESS_NAMES: &[&str] = &["CUDA_SUCCESS", "cudaSuccess", "CUBLAS_STATUS_SUCCESS"];
+/// Success in each API: the driver's, the runtime's, cuBLAS's, and a Python
+/// call that returned (`ok`, as the Python recorder writes it).
+const SUCCESS_NAMES: &[&str] = &["CUDA_SUCCESS", "cudaSuccess", "CUBLAS_STATUS_SUCCESS", "ok"];
 
 impl Step {
     pub fn is_error(&self) -> bool {

@@ -195,6 +195,8 @@ pub enum Binding {
     CudaRuntimeCpp,
     /// Rust through Rust-CUDA's cust.
     Cust,
+    /// Python through PyTorch, where the article speaks of PyTorch.
+    Pytorch,
     /// Host code only; used by the harness's own fault tests.
     Host,
 }
@@ -249,6 +251,14 @@ pub enum Runner {
     /// variant under its `<slug>::<variant>` name and reports through the
     /// same event file.
     External { program: &'static str },
+    /// A function of a Python file in the scenario's `python/` folder, run
+    /// by the interpreter (`python3`, or `CASEBOOK_PYTHON`) as
+    /// `python3 -m casebook <file> <function>`; the `casebook` module
+    /// (`crates/model/python`) records through the same event file.
+    Python {
+        file: &'static str,
+        function: &'static str,
+    },
 }
 
 /// Where a variant's code is, relative to its scenario's folder: the file,
@@ -304,6 +314,20 @@ impl Program {
             code: Some(Code {
                 file: "cust.rs",
                 anchor: Some(anchor),
+            }),
+        }
+    }
+
+    /// A function of `python/<file>` in the scenario's folder, written
+    /// against PyTorch; the page shows the lines between `# ANCHOR: <function>`
+    /// and `# ANCHOR_END: <function>`.
+    pub const fn pytorch(file: &'static str, function: &'static str) -> Program {
+        Program {
+            binding: Binding::Pytorch,
+            runner: Runner::Python { file, function },
+            code: Some(Code {
+                file,
+                anchor: Some(function),
             }),
         }
     }
@@ -429,6 +453,12 @@ impl Variant {
             text.push_str(&format!(", then {then}"));
         }
         text
+    }
+
+    /// Whether it runs PyTorch, and so needs an interpreter that imports
+    /// torch with CUDA.
+    pub fn needs_torch(&self) -> bool {
+        self.binding == Binding::Pytorch
     }
 
     /// Runs alone on the GPU (see [`Variant::alone`]).

@@ -36,7 +36,7 @@ pub fn serve_if_child(catalog: &[Scenario]) {
         match variant.runner {
             Runner::InProcess(run) => Some(Run::Rust(run)),
             Runner::Cpp(run) => Some(Run::Cpp(run)),
-            Runner::External { .. } => {
+            Runner::External { .. } | Runner::Python { .. } => {
                 eprintln!("{target} runs as another program, not in this one");
                 exit(UNKNOWN_TARGET_EXIT)
             }
