@@ -27,15 +27,6 @@ pub const UNDECIDED: &[Undecided] = &[
         why: Untestable("TensorFlow-only behaviour; the project runs CUDA through Rust and C++"),
     },
     Undecided {
-        id: "001-second-run-cudnn-errors",
-        seed: S001,
-        quote: "This frequently leads to errors related to memory allocation, device synchronization, or improper handle \
-                management, ultimately manifesting as cuDNN errors.",
-        why: Untestable(
-            "cuDNN is not among the libraries the project loads; its handle leak is shown with cuBLAS",
-        ),
-    },
-    Undecided {
         id: "001-check-every-call",
         seed: S001,
         quote: "Proper error checking after every CUDA call (including `cudaMalloc`, `cudaFree`, and kernel launches) and \
@@ -108,7 +99,7 @@ pub const UNDECIDED: &[Undecided] = &[
         seed: S001,
         quote: "The intermittent failure of a Convolutional Neural Network (CNN) model on subsequent runs, specifically manifesting as cuDNN errors, often stems from inconsistencies in the CUDA context and associated resources.",
         why: NotYetTested(
-            "the PyTorch layer, to come: cuDNN calls after a fault and with memory exhausted",
+            "a run that yields a cuDNN error, to trace to the context: none here does (second-training-run's cudnn-pressure-py starts cuDNN with 16 MiB to 1 GiB left and gets only out-of-memory errors; sticky-error's device assert fails every call alike)",
         ),
     },
     Undecided {
@@ -128,58 +119,10 @@ pub const UNDECIDED: &[Undecided] = &[
         ),
     },
     Undecided {
-        id: "001-pytorch-second-run-likely-fails",
-        seed: S001,
-        quote: "# Second run (likely to fail)",
-        why: NotYetTested(
-            "the PyTorch layer, to come: the article's Example 1 run twice in one process",
-        ),
-    },
-    Undecided {
-        id: "001-model-and-data-memory-remains-occupied",
-        seed: S001,
-        quote: "The GPU memory allocated for the model and data remains occupied, leading to potential conflicts during the second run, causing cuDNN errors.",
-        why: NotYetTested(
-            "the PyTorch layer, to come: memory_allocated and memory_reserved after the first training loop",
-        ),
-    },
-    Undecided {
-        id: "001-occupied-memory-causes-cudnn-errors",
-        seed: S001,
-        quote: "The GPU memory allocated for the model and data remains occupied, leading to potential conflicts during the second run, causing cuDNN errors.",
-        why: NotYetTested(
-            "the PyTorch layer, to come: the second run sized so that the first run's leftovers make it fail, its exception classified as out of memory or a cuDNN error",
-        ),
-    },
-    Undecided {
-        id: "001-empty-cache-mitigates",
-        seed: S001,
-        quote: "Explicitly calling `torch.cuda.empty_cache()` after the first training loop can mitigate the issue by releasing unused GPU memory.",
-        why: NotYetTested(
-            "the PyTorch layer, to come: the article's issue is the second run in the same PyTorch process, whose caching allocator already frees its cache and retries before it reports out of memory; an imitation allocator measured across processes would judge another claim",
-        ),
-    },
-    Undecided {
-        id: "001-context-cleanup-beyond-empty-cache",
-        seed: S001,
-        quote: "However, for more robust management, context cleanup might be necessary, depending on the specific PyTorch version and CUDA setup.",
-        why: NotYetTested(
-            "the PyTorch layer, to come: a device-side assert that survives empty_cache, against a child process that recovers",
-        ),
-    },
-    Undecided {
         id: "001-tf-failure-persists-on-next-run",
         seed: S001,
         quote: "Failure to do so will persist the issue on subsequent runs.",
         why: Untestable("TensorFlow is not installed on the GPU machines"),
-    },
-    Undecided {
-        id: "001-catching-does-not-release",
-        seed: S001,
-        quote: "While catching exceptions provides logging information, it doesn’t automatically release the resources causing the error.",
-        why: NotYetTested(
-            "the PyTorch layer, to come: the article's code catches a framework's out-of-memory error, whose failed step frees its tensors as the exception unwinds; a hand-written error path that keeps its allocations on purpose would judge another claim",
-        ),
     },
     Undecided {
         id: "001-multi-process-needs-sync",
@@ -227,14 +170,6 @@ pub const UNDECIDED: &[Undecided] = &[
         quote: "An outdated or corrupted GPU driver can lead to memory management problems.",
         why: Untestable(
             "the GPU machines have one driver (580); no other can be installed to compare",
-        ),
-    },
-    Undecided {
-        id: "003-bs1-oom-after-cache-clear-from-fragmentation",
-        seed: S003,
-        quote: "CUDA out-of-memory errors with a batch size of 1, even after explicit cache clearing, typically stem from memory fragmentation and resource mismanagement beyond the immediate scope of the individual kernel launch.",
-        why: NotYetTested(
-            "the PyTorch layer, to come: a fragmented caching allocator after empty_cache, with and without expandable segments",
         ),
     },
     Undecided {

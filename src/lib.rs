@@ -32,6 +32,9 @@ pub fn catalog() -> Vec<Scenario> {
         scenario_malloc_in_loop::scenario(),
         scenario_device_reset::scenario(),
         scenario_open_streams::scenario(),
+        scenario_second_training_run::scenario(),
+        scenario_kept_loss_graphs::scenario(),
+        scenario_fork_after_init::scenario(),
     ]
 }
 

@@ -10,7 +10,8 @@
 
 use casebook_model::device::measure_bytes;
 use casebook_model::{
-    Claim, ClaimVerdict, Outcome, Reach, Recorder, Requirement, Scenario, Symptom, Variant, cudarc,
+    Claim, ClaimVerdict, Outcome, Program, Reach, Recorder, Requirement, Scenario, Symptom,
+    Variant, cudarc, pytorch,
 };
 use cudarc::driver::sys::CUdeviceptr;
 
@@ -36,6 +37,8 @@ pub const TEMPORARY: usize = 6 * MIB;
 /// Then it asks for this much: a quarter of the region, a third of what is free.
 pub const LARGE: usize = 256 * MIB;
 
+const PYTHON: &str = "python/caching_allocator.py";
+
 pub fn scenario() -> Scenario {
     Scenario {
         slug: "fragmentation",
@@ -55,6 +58,16 @@ pub fn scenario() -> Scenario {
                      mapped into a fresh virtual range per block (cuMemAddressReserve, \
                      cuMemMap), where `broken` carves one cuMemAlloc region by offset. The \
                      workload (blocks kept, temporaries freed, the large request) is the same.",
+            ),
+            Variant::broken(
+                "caching-allocator-py",
+                Symptom::cuda_error(pytorch::OUT_OF_MEMORY),
+                Program::pytorch(PYTHON, "fragmented"),
+            )
+            .then_shows(Symptom::check_failed(REQUEST_SERVED)),
+            Variant::fixed(
+                "expandable-segments-py",
+                Program::pytorch(PYTHON, "expandable"),
             ),
         ],
     }

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use casebook_model::device::{self, PAGE, measure_bytes};
 use casebook_model::{
-    Claim, ClaimVerdict, Outcome, Reach, Recorder, Requirement, Scenario, Symptom, Termination,
-    Variant, cudarc,
+    Claim, ClaimVerdict, Outcome, Program, Reach, Recorder, Requirement, Scenario, Symptom,
+    Termination, Variant, cudarc, pytorch,
 };
 use casebook_runtime::worker;
 use cudarc::driver::result;
@@ -24,6 +24,8 @@ casebook_model::names_module!();
 
 pub const WORKERS: usize = 2;
 const BARRIER_ENV: &str = "CASEBOOK_BARRIER";
+
+const PYTHON: &str = "python/two_trainers.py";
 
 pub fn scenario() -> Scenario {
     Scenario {
@@ -37,6 +39,16 @@ pub fn scenario() -> Scenario {
         variants: vec![
             Variant::broken("broken", Symptom::check_failed(BOTH), cudarc!(broken)),
             Variant::fixed("fixed", cudarc!(fixed)),
+            Variant::broken(
+                "broken-py",
+                Symptom::check_failed(BOTH),
+                Program::pytorch(PYTHON, "broken"),
+            )
+            .then_shows(Symptom::cuda_error(pytorch::OUT_OF_MEMORY)),
+            Variant::fixed("fixed-py", Program::pytorch(PYTHON, "fixed")).also_differs(
+                "each process sizes its work from its share, 45% of the device, as the Rust \
+                 `fixed` does; PyTorch's allocator also refuses to go past it.",
+            ),
         ],
     }
 }

@@ -6,8 +6,8 @@
 use std::sync::Arc;
 
 use casebook_model::{
-    Claim, ClaimVerdict, Outcome, Reach, Recorder, Requirement, ResultName, Scenario, Symptom,
-    Variant, cudarc,
+    Claim, ClaimVerdict, Expect, Outcome, Program, Reach, Recorder, Requirement, ResultName,
+    Scenario, Symptom, Variant, cudarc, pytorch,
 };
 use cudarc::driver::{CudaContext, CudaFunction, DriverError, LaunchConfig, PushKernelArg, result};
 
@@ -23,6 +23,12 @@ casebook_model::cpp_variants! {
 }
 
 pub(crate) const FAULT: &str = "CUDA_ERROR_ILLEGAL_ADDRESS";
+
+const PYTHON: &str = "python/device_assert.py";
+
+/// What PyTorch says on the first call after `cudaDeviceReset` under it.
+const AFTER_RESET_IN_PYTORCH: &str =
+    "torch.AcceleratorError: CUDA error: CUDA-capable device(s) is/are busy or unavailable";
 
 pub fn scenario() -> Scenario {
     Scenario {
@@ -45,6 +51,21 @@ pub fn scenario() -> Scenario {
                      fix is the process boundary, so the program is shaped around it.",
             ),
             Variant::as_written("as-written-cpp", cpp::as_written),
+            Variant::broken(
+                "device-assert-py",
+                Symptom::cuda_error(pytorch::DEVICE_ASSERT),
+                Program::pytorch(PYTHON, "broken"),
+            )
+            .then_shows(Symptom::cuda_error(AFTER_RESET_IN_PYTORCH)),
+            Variant::fixed("validated-py", Program::pytorch(PYTHON, "fixed")).also_differs(
+                "no device reset at the end: under a healthy PyTorch a reset frees memory its \
+                 allocator still hands out.",
+            ),
+            Variant::contrast(
+                "launch-blocking-py",
+                Expect::Fails(Symptom::cuda_error(pytorch::DEVICE_ASSERT)),
+                Program::pytorch(PYTHON, "launch_blocking"),
+            ),
         ],
     }
 }
@@ -97,6 +118,26 @@ const CLAIMS: &[Claim] = &[
         // The remnant is a fault's corrupted context: the second call fails;
         // whether a reset clears it decides between "confirmed" and "partly".
         judge: second_call_verdict,
+    },
+    Claim {
+        id: "001-context-cleanup-beyond-empty-cache",
+        seed: "001_eb72388bf55c7443.txt",
+        quote: "However, for more robust management, context cleanup might be necessary, depending on the \
+                specific PyTorch version and CUDA setup.",
+        judged_by: "device-assert-py",
+        reach: Reach::Either,
+        // After a device-side assert: empty_cache recovers nothing and a new
+        // process (a new context) works: confirmed; empty_cache recovers:
+        // refuted; neither does: partly.
+        judge: |o: &Outcome| match (
+            o.fact(AFTER_EMPTY_CACHE).and_then(|v| v.as_str()),
+            o.flag(NEW_PROCESS_WORKS),
+        ) {
+            (Some("ok"), _) => ClaimVerdict::Refuted,
+            (Some(_), Some(true)) => ClaimVerdict::Confirmed,
+            (Some(_), Some(false)) => ClaimVerdict::Partly,
+            _ => ClaimVerdict::Undecided,
+        },
     },
 ];
 

@@ -1,0 +1,117 @@
+"""PyTorch's caching allocator, fragmented: every cached segment keeps one
+live block, so none can be handed back, and a request larger than any free
+piece fails although the pieces together are many times its size. The error
+says so: memory "reserved by PyTorch but unallocated".
+
+What to notice: the program is the same in both variants; the fix is one
+setting, `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`, under which the
+allocator can unmap the free pieces' pages and map them again where the
+request needs them. (A naive attempt does not fragment: a cached segment
+with no live block is freed, and the request retried, before the error.)
+"""
+
+import os
+
+import torch
+
+from casebook import names
+
+MiB = 1 << 20
+SEGMENT = 2048 * MiB  # the blocks that make the cached segments
+KEPT = 1152 * MiB  # then, in each segment, a live block of this size ...
+HOLE = SEGMENT - KEPT  # ... and a free piece of this size
+REQUEST = 1536 * MiB  # more than a free piece, less than all of them
+HEADROOM = 512 * MiB  # left free on the device: less than the request
+
+
+def _bytes(size):
+    return torch.empty(size, dtype=torch.uint8, device="cuda")
+
+
+def _memory(rec, phase):
+    rec.point(names.ALLOCATED_BYTES, phase, torch.cuda.memory_allocated())
+    rec.point(names.RESERVED_BYTES, phase, torch.cuda.memory_reserved())
+
+
+def _fragment(rec):
+    """Fills the device, then leaves every segment with a live block and a
+    free piece. Returns what must stay alive."""
+    free, _ = torch.cuda.mem_get_info()
+    rec.measure(names.FREE_AT_START, free)
+    blocks = [_bytes(SEGMENT) for _ in range((free - 4 * SEGMENT) // SEGMENT)]
+    _memory(rec, 0)
+    # The rest of the device, but the headroom, in one block that stays.
+    ballast = _bytes(torch.cuda.mem_get_info()[0] - HEADROOM)
+    _memory(rec, 1)
+    count = len(blocks)
+    del blocks  # freed, but cached: the allocator keeps the segments
+    _memory(rec, 2)
+    # Each live block splits a cached segment; the free piece beside it is
+    # taken for a while and freed again.
+    kept, pieces = [], []
+    for _ in range(count):
+        kept.append(_bytes(KEPT))
+        pieces.append(_bytes(HOLE))
+    _memory(rec, 3)
+    del pieces
+    _memory(rec, 4)
+    rec.measure(names.HOLES, count)
+    return ballast, kept
+
+
+def _layout(rec):
+    """The allocator's own account of its segments."""
+    segments = torch.cuda.memory_snapshot()
+    rec.measure(names.SEGMENTS, len(segments))
+    rec.fact(
+        names.EVERY_SEGMENT_HOLDS_A_LIVE_BLOCK,
+        all(s["active_size"] > 0 for s in segments),
+    )
+    free_pieces = [b["size"] for s in segments for b in s["blocks"] if b["state"] == "inactive"]
+    largest = max(free_pieces, default=0)
+    rec.measure(names.LARGEST_FREE_PIECE, largest)
+    rec.measure(names.FREE_IN_PIECES, sum(free_pieces))
+    rec.fact(names.NO_FREE_PIECE_FITS_THE_REQUEST, largest < REQUEST)
+    rec.fact(names.THE_PIECES_TOGETHER_EXCEED_THE_REQUEST, sum(free_pieces) > 4 * REQUEST)
+    unallocated = torch.cuda.memory_reserved() - torch.cuda.memory_allocated()
+    rec.measure(names.RESERVED_BUT_UNALLOCATED, unallocated)
+    rec.measure(names.DEVICE_FREE_BEFORE_REQUEST, torch.cuda.mem_get_info()[0])
+
+
+def _request(rec):
+    got = rec.attempt("torch.empty(1536 MiB)", lambda: _bytes(REQUEST))
+    rec.check(names.REQUEST_SERVED, got.ok)
+    if not got.ok:
+        rec.fact(
+            names.OOM_MESSAGE_NAMES_RESERVED_BUT_UNALLOCATED,
+            "reserved by PyTorch but unallocated" in got.message,
+        )
+        rec.fact(
+            names.OOM_MESSAGE_SUGGESTS_EXPANDABLE_SEGMENTS,
+            "expandable_segments:True" in got.message,
+        )
+    _memory(rec, 5)
+    del got
+
+
+def fragmented(rec):
+    # ANCHOR: fragmented
+    # The default allocator: each segment is one cudaMalloc, split in place.
+    rec.fact(names.ALLOC_CONF, os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "(default)"))
+    alive = _fragment(rec)
+    _layout(rec)
+    _request(rec)
+    # ANCHOR_END: fragmented
+    del alive
+
+
+def expandable(rec):
+    # ANCHOR: expandable
+    # The fix, read when the allocator starts: before the first CUDA call.
+    os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segments:True"
+    rec.fact(names.ALLOC_CONF, os.environ["PYTORCH_CUDA_ALLOC_CONF"])
+    alive = _fragment(rec)
+    _layout(rec)
+    _request(rec)
+    # ANCHOR_END: expandable
+    del alive

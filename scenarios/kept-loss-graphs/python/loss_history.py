@@ -1,0 +1,70 @@
+"""Batch size 1, and out of memory anyway: an evaluation loop keeps every
+loss for a log, and each loss tensor keeps its autograd graph, with every
+activation the forward pass saved, alive. `torch.cuda.empty_cache()` after
+each step changes nothing: it returns cached blocks no tensor uses, and
+here every byte is in use.
+
+What to notice: `memory_allocated` climbs with `memory_reserved`; the cache
+holds nothing to give back. The fix keeps the number (`loss.item()`), not
+the tensor.
+"""
+
+import torch
+
+from casebook import names
+
+SIDE = 1024  # one 1024 x 1024 RGB image per step: batch size 1
+STEPS = 400  # more than any GPU here survives with the bug
+
+
+def _model():
+    layers = [torch.nn.Conv2d(3, 64, 3, padding=1), torch.nn.ReLU()]
+    for _ in range(3):
+        layers += [torch.nn.Conv2d(64, 64, 3, padding=1), torch.nn.ReLU()]
+    return torch.nn.Sequential(*layers).cuda()
+
+
+def _evaluate(rec, keep):
+    model = _model()
+    losses = []
+    failed_at = None
+    for step in range(STEPS):
+        image = torch.randn(1, 3, SIDE, SIDE, device="cuda")
+        attempt = rec.attempt("model(image).mean()", lambda image=image: model(image).mean())
+        if not attempt.ok:
+            failed_at = step
+            rec.fact(
+                names.MESSAGE_NAMES_RESERVED_BUT_UNALLOCATED,
+                "reserved by PyTorch but unallocated" in attempt.message,
+            )
+            break
+        keep(losses, attempt.value)
+        del attempt
+        torch.cuda.empty_cache()  # "even after clearing the cache"
+        rec.point(names.ALLOCATED_BYTES, step, torch.cuda.memory_allocated())
+        rec.point(names.RESERVED_BYTES, step, torch.cuda.memory_reserved())
+    allocated, reserved = torch.cuda.memory_allocated(), torch.cuda.memory_reserved()
+    rec.measure(names.ALLOCATED_AT_END, allocated)
+    rec.measure(names.RESERVED_AT_END, reserved)
+    rec.measure(names.STEPS_RUN, STEPS if failed_at is None else failed_at)
+    rec.fact(names.NEARLY_ALL_RESERVED_IS_ALLOCATED, allocated >= 0.9 * reserved)
+    rec.check(names.EVERY_STEP_RAN, failed_at is None)
+    rec.fact(names.BATCH_SIZE, 1)
+
+
+def broken(rec):
+    # ANCHOR: broken
+    def keep(losses, loss):
+        losses.append(loss)  # BUG: the tensor, and with it its whole graph
+
+    # ANCHOR_END: broken
+    _evaluate(rec, keep)
+
+
+def fixed(rec):
+    # ANCHOR: fixed
+    def keep(losses, loss):
+        losses.append(loss.item())  # the number; the graph is freed
+
+    # ANCHOR_END: fixed
+    _evaluate(rec, keep)

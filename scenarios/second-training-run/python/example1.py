@@ -1,0 +1,241 @@
+"""Seed 001's Example 1: train a CNN, then redefine the model and train again
+in the same process, with nothing cleaned up in between ("Second run (likely
+to fail)").
+
+What to notice: at the article's scale the second run succeeds: the first
+model's memory is freed as soon as nothing refers to it, and the caching
+allocator hands its blocks to the second. It fails when the first run's
+objects are still referenced (here the optimizer holds the old parameters)
+and the two runs do not fit together: then the error is PyTorch's out of
+memory, and `torch.cuda.empty_cache()` does not help, because that memory is
+in use. Dropping the references does.
+"""
+
+import gc
+import subprocess
+import sys
+
+import torch
+
+from casebook import names
+
+EPOCHS = 2
+BATCHES = 4
+
+
+class Net(torch.nn.Module):
+    """Convolutions (cuDNN runs them), then `width`-wide linear layers that
+    set how much memory the parameters take."""
+
+    def __init__(self, width, depth):
+        super().__init__()
+        self.features = torch.nn.Sequential(
+            torch.nn.Conv2d(3, 32, 3, padding=1),
+            torch.nn.ReLU(),
+            torch.nn.Conv2d(32, 64, 3, padding=1),
+            torch.nn.ReLU(),
+            torch.nn.AdaptiveAvgPool2d(4),
+            torch.nn.Flatten(),
+            torch.nn.Linear(64 * 16, width),
+        )
+        # Left uninitialised: only their memory matters here, and filling
+        # tens of GiB with random numbers on the host would take minutes.
+        self.head = torch.nn.Sequential(
+            *[torch.nn.utils.skip_init(torch.nn.Linear, width, width) for _ in range(depth)],
+            torch.nn.Linear(width, 10),
+        )
+
+    def forward(self, x):
+        return self.head(self.features(x))
+
+
+def _dataloader():
+    images = torch.randn(BATCHES * 16, 3, 32, 32)
+    labels = torch.randint(0, 10, (BATCHES * 16,))
+    return torch.utils.data.DataLoader(
+        torch.utils.data.TensorDataset(images, labels), batch_size=16
+    )
+
+
+def _train(model, optimizer, dataloader):
+    for _ in range(EPOCHS):
+        for data, target in dataloader:
+            data, target = data.cuda(), target.cuda()  # Move data to GPU
+            optimizer.zero_grad()
+            loss = torch.nn.functional.cross_entropy(model(data), target)
+            loss.backward()
+            optimizer.step()
+
+
+def _memory(rec, when, series_x):
+    allocated, reserved = torch.cuda.memory_allocated(), torch.cuda.memory_reserved()
+    free, _ = torch.cuda.mem_get_info()
+    rec.point(names.ALLOCATED_BYTES, series_x, allocated)
+    rec.point(names.RESERVED_BYTES, series_x, reserved)
+    rec.measure(when["allocated"], allocated)
+    rec.measure(when["reserved"], reserved)
+    rec.measure(when["free"], free)
+
+
+AFTER_FIRST = {
+    "allocated": names.ALLOCATED_AFTER_FIRST,
+    "reserved": names.RESERVED_AFTER_FIRST,
+    "free": names.FREE_AFTER_FIRST,
+}
+AFTER_SECOND = {
+    "allocated": names.ALLOCATED_AFTER_SECOND,
+    "reserved": names.RESERVED_AFTER_SECOND,
+    "free": names.FREE_AFTER_SECOND,
+}
+AFTER_CLEANUP = {
+    "allocated": names.ALLOCATED_AFTER_CLEANUP,
+    "reserved": names.RESERVED_AFTER_CLEANUP,
+    "free": names.FREE_AFTER_CLEANUP,
+}
+
+
+def _sized(share):
+    """Linear layers whose parameters take `share` of the free memory (their
+    gradients as much again)."""
+    free, _ = torch.cuda.mem_get_info()
+    width = 16384
+    layer = width * width * 4
+    return width, max(1, int(free * share) // layer)
+
+
+def _failed(rec, attempt, allocated_before):
+    """The second run failed and the program caught the error: what it says,
+    and whether catching it gave anything back."""
+    rec.fact(names.SECOND_RUN_ERROR_MENTIONS_CUDNN, "cudnn" in attempt.message.lower())
+    allocated = torch.cuda.memory_allocated()
+    rec.measure(names.ALLOCATED_AFTER_CATCH, allocated)
+    rec.fact(names.MEMORY_STILL_HELD_AFTER_THE_CATCH, allocated >= allocated_before)
+    return False
+
+
+def _example(rec, width, depth, cleanup):
+    """The article's two runs, in its order; returns whether the second ran
+    to its end."""
+    rec.fact(
+        names.CUDNN_ENABLED, torch.backends.cudnn.is_available() and torch.backends.cudnn.enabled
+    )
+    # First run
+    model = Net(width, depth)  # Define your model
+    model.cuda()  # Move model to GPU
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    rec.step("first run: training loop", lambda: _train(model, optimizer, _dataloader()))
+    _memory(rec, AFTER_FIRST, 0)
+    allocated_first = torch.cuda.memory_allocated()
+    optimizer, model = cleanup(optimizer, model)
+    _memory(rec, AFTER_CLEANUP, 1)
+    allocated_before = torch.cuda.memory_allocated()
+    rec.fact(names.FIRST_RUN_MEMORY_STILL_ALLOCATED, allocated_before >= 0.9 * allocated_first)
+    # Second run
+    model = Net(width, depth)  # Redefine the model
+    moved = rec.attempt("second run: model.cuda()", model.cuda)
+    if not moved.ok:
+        return _failed(rec, moved, allocated_before)
+    del moved
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    trained = rec.attempt(
+        "second run: training loop", lambda: _train(model, optimizer, _dataloader())
+    )
+    if not trained.ok:
+        return _failed(rec, trained, allocated_before)
+    _memory(rec, AFTER_SECOND, 2)
+    return True
+
+
+def as_written(rec):
+    # ANCHOR: as_written
+    def nothing(optimizer, model):
+        # *MISSING*: torch.cuda.empty_cache() or context cleanup
+        return optimizer, model
+
+    # A small CNN, as the article's reader trains it.
+    rec.fact(names.SECOND_RUN_COMPLETES, _example(rec, width=256, depth=2, cleanup=nothing))
+    # ANCHOR_END: as_written
+
+
+def broken(rec):
+    # ANCHOR: broken
+    def nothing(optimizer, model):
+        # *MISSING*: torch.cuda.empty_cache() or context cleanup
+        return optimizer, model  # the old optimizer still holds the old parameters
+
+    # Parameters take 40% of the free memory, their gradients as much: one
+    # run fits; the second model does not fit beside the first.
+    width, depth = _sized(0.4)
+    ok = _example(rec, width, depth, cleanup=nothing)
+    rec.fact(names.SECOND_RUN_COMPLETES, ok)
+    rec.check(names.SECOND_RUN_RAN, ok)
+    # ANCHOR_END: broken
+
+
+def empty_cache(rec):
+    # ANCHOR: empty_cache
+    def article_fix(optimizer, model):
+        torch.cuda.empty_cache()  # the article's line, and nothing else
+        return optimizer, model
+
+    width, depth = _sized(0.4)
+    rec.fact(names.SECOND_RUN_COMPLETES, _example(rec, width, depth, cleanup=article_fix))
+    # ANCHOR_END: empty_cache
+
+
+def fixed(rec):
+    # ANCHOR: fixed
+    def drop_references(optimizer, model):
+        gc.collect()
+        return None, None  # nothing refers to the first run's model and optimizer any more
+
+    width, depth = _sized(0.4)
+    ok = _example(rec, width, depth, cleanup=drop_references)
+    rec.fact(names.SECOND_RUN_COMPLETES, ok)
+    rec.check(names.SECOND_RUN_RAN, ok)
+    # ANCHOR_END: fixed
+
+
+# A fresh process fills the GPU through PyTorch, all but `headroom`, and then
+# runs its first convolution: cuDNN starts (its handle, its workspace) with
+# that little room. Prints the result's name.
+UNDER_PRESSURE = """
+import sys, torch
+from casebook import result_name
+headroom = int(sys.argv[1]) << 20
+conv = torch.nn.Conv2d(64, 64, 3, padding=1).cuda()
+image = torch.randn(16, 64, 128, 128, device="cuda")
+try:
+    free, _ = torch.cuda.mem_get_info()
+    ballast = torch.empty(free - headroom, dtype=torch.uint8, device="cuda")
+    conv(image).sum().backward()
+    torch.cuda.synchronize()
+    print("ok")
+except Exception as e:
+    print(result_name(e))
+"""
+
+HEADROOMS_MIB = (16, 64, 256, 512, 1024)
+
+
+def cudnn_under_pressure(rec):
+    # ANCHOR: cudnn_under_pressure
+    # Does occupied memory show up as a cuDNN error? One process per headroom,
+    # so cuDNN starts afresh each time.
+    results = []
+    for headroom in HEADROOMS_MIB:
+        child = subprocess.run(
+            [sys.executable, "-c", UNDER_PRESSURE, str(headroom)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        said = (child.stdout.strip().splitlines() or [f"exit status {child.returncode}"])[-1]
+        # The result at each headroom goes to the log: where the boundary
+        # falls differs from GPU to GPU; which errors appear is the finding.
+        print(f"{headroom} MiB left: first convolution: {said}")
+        results.append(said)
+    rec.fact(names.RESULTS_SEEN, sorted(set(results)))
+    rec.fact(names.SOME_RESULT_IS_A_CUDNN_ERROR, any("cudnn" in r.lower() for r in results))
+    rec.fact(names.SOME_RESULT_IS_OUT_OF_MEMORY, any("out of memory" in r.lower() for r in results))
+    # ANCHOR_END: cudnn_under_pressure

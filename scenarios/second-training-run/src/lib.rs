@@ -1,0 +1,178 @@
+//! `second-training-run`: seed 001's Example 1, in PyTorch. A CNN is
+//! trained, the model redefined and trained again in the same process, with
+//! nothing cleaned up in between. At the article's scale the second run
+//! succeeds. It fails when the first run's objects are still referenced
+//! (the optimizer holds the old parameters) and the two do not fit
+//! together: PyTorch's out of memory, not a cuDNN error, and
+//! `torch.cuda.empty_cache()` does not help, because that memory is in use.
+//! Dropping the references does.
+
+use casebook_model::{
+    Claim, ClaimVerdict, Expect, Outcome, Program, Reach, Requirement, Scenario, Symptom, Variant,
+    pytorch,
+};
+
+casebook_model::names_module!();
+
+const FILE: &str = "python/example1.py";
+const SEED: &str = "001_eb72388bf55c7443.txt";
+
+pub fn scenario() -> Scenario {
+    Scenario {
+        slug: "second-training-run",
+        title: "My CNN fails on the second run (cuDNN errors?), in the same PyTorch process",
+        cause: "Memory of the first run stays allocated while anything refers to it (a model, an \
+                optimizer, the last batch), and the second run needs room beside it: PyTorch's \
+                out of memory. empty_cache returns only unused cached blocks; drop the references.",
+        symptoms: &["out of memory", "an error on the second call"],
+        requires: Requirement::GPU_FILLED,
+        claims: CLAIMS,
+        variants: vec![
+            Variant::as_written("as-written-py", Program::pytorch(FILE, "as_written")).also_differs(
+                "the article elides the model, the data and the training step: here a small CNN \
+                 (two convolutions, then linear layers) on random images, trained with SGD for \
+                 two epochs, and lines that record memory between the runs.",
+            ),
+            Variant::broken(
+                "broken-py",
+                Symptom::cuda_error(pytorch::OUT_OF_MEMORY),
+                Program::pytorch(FILE, "broken"),
+            )
+            .then_shows(Symptom::check_failed(SECOND_RUN_RAN))
+            .also_differs(
+                "the same program with linear layers sized so that their parameters take 40% of \
+                 the free memory: one run fits, two side by side do not.",
+            ),
+            Variant::as_written("empty-cache-py", Program::pytorch(FILE, "empty_cache"))
+                .also_differs(
+                    "`broken` with the article's remedy in the line it marks as missing: \
+                     `torch.cuda.empty_cache()`, and nothing else.",
+                ),
+            Variant::fixed("fixed-py", Program::pytorch(FILE, "fixed")),
+            Variant::contrast(
+                "cudnn-pressure-py",
+                Expect::Records,
+                Program::pytorch(FILE, "cudnn_under_pressure"),
+            ),
+        ],
+    }
+}
+
+/// Verdict from a yes/no fact: `yes` when it holds, `no` when not.
+fn when(
+    o: &Outcome,
+    name: casebook_model::FactName,
+    yes: ClaimVerdict,
+    no: ClaimVerdict,
+) -> ClaimVerdict {
+    ClaimVerdict::when(o.flag(name), yes, no)
+}
+
+const CLAIMS: &[Claim] = &[
+    Claim {
+        id: "001-pytorch-second-run-likely-fails",
+        seed: SEED,
+        quote: "# Second run (likely to fail)",
+        judged_by: "as-written-py",
+        reach: Reach::Either,
+        judge: |o| {
+            when(
+                o,
+                SECOND_RUN_COMPLETES,
+                ClaimVerdict::Refuted,
+                ClaimVerdict::Confirmed,
+            )
+        },
+    },
+    Claim {
+        id: "001-model-and-data-memory-remains-occupied",
+        seed: SEED,
+        quote: "The GPU memory allocated for the model and data remains occupied, leading to potential \
+                conflicts during the second run, causing cuDNN errors.",
+        judged_by: "broken-py",
+        reach: Reach::Either,
+        // Occupied, and the second run fails for it: confirmed; occupied but
+        // no conflict: partly; freed: refuted.
+        judge: |o| match (
+            o.flag(FIRST_RUN_MEMORY_STILL_ALLOCATED),
+            o.flag(SECOND_RUN_COMPLETES),
+        ) {
+            (Some(true), Some(false)) => ClaimVerdict::Confirmed,
+            (Some(true), Some(true)) => ClaimVerdict::Partly,
+            (Some(false), _) => ClaimVerdict::Refuted,
+            _ => ClaimVerdict::Undecided,
+        },
+    },
+    Claim {
+        id: "001-occupied-memory-causes-cudnn-errors",
+        seed: SEED,
+        quote: "The GPU memory allocated for the model and data remains occupied, leading to potential \
+                conflicts during the second run, causing cuDNN errors.",
+        judged_by: "cudnn-pressure-py",
+        reach: Reach::Either,
+        // Some headroom gives a cuDNN error: confirmed; only out-of-memory
+        // errors: refuted.
+        judge: |o| match (
+            o.flag(SOME_RESULT_IS_A_CUDNN_ERROR),
+            o.flag(SOME_RESULT_IS_OUT_OF_MEMORY),
+        ) {
+            (Some(true), _) => ClaimVerdict::Confirmed,
+            (Some(false), Some(true)) => ClaimVerdict::Refuted,
+            _ => ClaimVerdict::Undecided,
+        },
+    },
+    Claim {
+        id: "001-second-run-cudnn-errors",
+        seed: SEED,
+        quote: "This frequently leads to errors related to memory allocation, device synchronization, or \
+                improper handle management, ultimately manifesting as cuDNN errors.",
+        judged_by: "broken-py",
+        reach: Reach::Either,
+        // A memory error in the second run that names cuDNN: confirmed; one
+        // that does not: partly; no error: refuted.
+        judge: |o| match (
+            o.flag(SECOND_RUN_COMPLETES),
+            o.flag(SECOND_RUN_ERROR_MENTIONS_CUDNN),
+        ) {
+            (Some(false), Some(true)) => ClaimVerdict::Confirmed,
+            (Some(false), Some(false)) => ClaimVerdict::Partly,
+            (Some(true), _) => ClaimVerdict::Refuted,
+            _ => ClaimVerdict::Undecided,
+        },
+    },
+    Claim {
+        id: "001-empty-cache-mitigates",
+        seed: SEED,
+        quote: "Explicitly calling `torch.cuda.empty_cache()` after the first training loop can mitigate \
+                the issue by releasing unused GPU memory.",
+        judged_by: "empty-cache-py",
+        reach: Reach::Either,
+        judge: |o| {
+            when(
+                o,
+                SECOND_RUN_COMPLETES,
+                ClaimVerdict::Confirmed,
+                ClaimVerdict::Refuted,
+            )
+        },
+    },
+    Claim {
+        id: "001-catching-does-not-release",
+        seed: SEED,
+        quote: "While catching exceptions provides logging information, it doesn’t automatically release \
+                the resources causing the error.",
+        judged_by: "broken-py",
+        reach: Reach::AtBestPartly(
+            "the article says it of TensorFlow, which the GPU machines lack; this is the same \
+             pattern in PyTorch",
+        ),
+        judge: |o| {
+            when(
+                o,
+                MEMORY_STILL_HELD_AFTER_THE_CATCH,
+                ClaimVerdict::Confirmed,
+                ClaimVerdict::Refuted,
+            )
+        },
+    },
+];

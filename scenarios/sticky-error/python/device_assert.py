@@ -1,0 +1,115 @@
+"""An index one past the end of an nn.Embedding: the kernel's bounds check
+fails on the device ("device-side assert triggered"), and from then on every
+CUDA call in this process fails with that error, whatever it does.
+
+What to notice: the lookup itself returns; the error surfaces at the next
+call that waits for the GPU. `torch.cuda.empty_cache()` and a device reset do
+not bring the process back. A new process is fine.
+"""
+
+import ctypes
+import os
+import subprocess
+import sys
+
+import torch
+
+from casebook import names
+
+VOCABULARY = 1000
+WIDTH = 64
+
+# A fresh interpreter on the same GPU: prints the sum, or the error's name.
+NEW_PROCESS = """
+import torch
+from casebook import result_name
+try:
+    print(float(torch.ones(4, device="cuda").sum()))
+except Exception as e:
+    print(result_name(e))
+"""
+
+
+def _afterwards(rec, reset):
+    """What the process can still do. `reset`: try a device reset too (only
+    where the context is lost anyway: a reset under a live PyTorch frees
+    memory its allocator still hands out)."""
+    unrelated = rec.attempt(
+        "torch.ones(4, device='cuda').sum().item()",
+        lambda: torch.ones(4, device="cuda").sum().item(),
+    )
+    rec.fact(names.UNRELATED_CALL, unrelated.error or "ok")
+    rec.attempt("torch.cuda.empty_cache()", torch.cuda.empty_cache)
+    again = rec.attempt(
+        "after empty_cache: torch.ones(4, device='cuda').sum().item()",
+        lambda: torch.ones(4, device="cuda").sum().item(),
+    )
+    rec.fact(names.AFTER_EMPTY_CACHE, again.error or "ok")
+    if reset:
+        # The runtime's reset, called as a C program would (PyTorch has none).
+        cudart = ctypes.CDLL(_loaded("libcudart"))
+        cudart.cudaGetErrorName.restype = ctypes.c_char_p
+        code = cudart.cudaDeviceReset()
+        rec.step_result("cudaDeviceReset()", cudart.cudaGetErrorName(code).decode())
+        after_reset = rec.attempt(
+            "after the reset: torch.ones(4, device='cuda').sum().item()",
+            lambda: torch.ones(4, device="cuda").sum().item(),
+        )
+        rec.fact(names.TORCH_AFTER_RESET, after_reset.error or "ok")
+    child = subprocess.run(
+        [sys.executable, "-c", NEW_PROCESS], capture_output=True, text=True, timeout=120
+    )
+    said = (child.stdout.strip().splitlines() or [f"exit status {child.returncode}"])[-1]
+    rec.step_result(
+        "a new process: torch.ones(4, device='cuda').sum()", "ok" if said == "4.0" else said
+    )
+    rec.fact(names.NEW_PROCESS_WORKS, said == "4.0")
+
+
+def _loaded(prefix):
+    """The path of the already loaded library whose name starts with `prefix`."""
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            path = line.split()[-1]
+            if os.path.basename(path).startswith(prefix):
+                return path
+    return prefix + ".so"
+
+
+def broken(rec):
+    # ANCHOR: broken
+    embedding = torch.nn.Embedding(VOCABULARY, WIDTH).cuda()
+    ids = torch.tensor([3, 7, VOCABULARY], device="cuda")  # BUG: VOCABULARY is one past the end
+    lookup = rec.attempt("embedding(ids)", lambda: embedding(ids))
+    rec.fact(names.LOOKUP_RETURNS, lookup.ok)
+    rec.attempt("torch.cuda.synchronize()", torch.cuda.synchronize)
+    # ANCHOR_END: broken
+    _afterwards(rec, reset=True)
+
+
+def fixed(rec):
+    # ANCHOR: fixed
+    embedding = torch.nn.Embedding(VOCABULARY, WIDTH).cuda()
+    ids = torch.tensor([3, 7, VOCABULARY])
+    # The fix: check the indices on the host, where a bad one is an ordinary
+    # Python error, before they reach a kernel.
+    valid = (ids >= 0) & (ids < embedding.num_embeddings)
+    rec.fact(names.REJECTED_ON_HOST, int((~valid).sum()))
+    ids = ids[valid].cuda()
+    lookup = rec.attempt("embedding(ids)", lambda: embedding(ids))
+    rec.fact(names.LOOKUP_RETURNS, lookup.ok)
+    rec.attempt("torch.cuda.synchronize()", torch.cuda.synchronize)
+    # ANCHOR_END: fixed
+    _afterwards(rec, reset=False)
+
+
+def launch_blocking(rec):
+    # ANCHOR: launch_blocking
+    # Read when CUDA starts in this process, so set before the first CUDA call.
+    os.environ["CUDA_LAUNCH_BLOCKING"] = "1"
+    embedding = torch.nn.Embedding(VOCABULARY, WIDTH).cuda()
+    ids = torch.tensor([3, 7, VOCABULARY], device="cuda")
+    lookup = rec.attempt("embedding(ids)", lambda: embedding(ids))
+    rec.fact(names.LOOKUP_RETURNS, lookup.ok)
+    rec.attempt("torch.cuda.synchronize()", torch.cuda.synchronize)
+    # ANCHOR_END: launch_blocking
