@@ -84,7 +84,12 @@ fn run_variant(scenario: &Scenario, vi: usize, root: &Path) -> Result<Completion
         if std::env::var_os(REQUIRE_GPU_ENV).is_some() {
             return Err(format!("no GPU, and {REQUIRE_GPU_ENV} is set: {reason}").into());
         }
-        return Ok(Completion::ignored_with(format!("needs a GPU: {reason}")));
+        let also = crate::pytorch::skip_reason(variant)
+            .map(|torch| format!("; it also {torch}"))
+            .unwrap_or_default();
+        return Ok(Completion::ignored_with(format!(
+            "needs a GPU: {reason}{also}"
+        )));
     }
     // Without torch a PyTorch trial is skipped, even where a GPU is required:
     // the rest of the run stands on its own.
