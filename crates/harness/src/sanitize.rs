@@ -315,12 +315,16 @@ fn sanitize_one(sanitizer: &Path, s: &Scenario, v: &Variant, tool: usize) -> Cel
         args.push(inner.program.display().to_string());
         args.extend(inner.args.iter().cloned());
     }
+    // The variant's own environment (a Python variant's PYTHONPATH and
+    // names.toml), and the mark that it runs under the tool.
+    let mut env = inner.as_ref().map(|i| i.env.clone()).unwrap_or_default();
+    env.push((SANITIZER_ENV.to_owned(), "1".to_owned()));
     let cmd = ChildCommand {
         program: sanitizer.to_path_buf(),
         args,
         target: s.trial_name(v),
         timeout: TIME_LIMIT,
-        env: vec![(SANITIZER_ENV.to_owned(), "1".to_owned())],
+        env,
     };
     let started = Instant::now();
     // Without the variant's own program there is nothing to put under the tool.
