@@ -24,7 +24,9 @@ pub const UNDECIDED: &[Undecided] = &[
         id: "001-tensorflow-session-cleanup",
         seed: S001,
         quote: "Proper resource cleanup through TensorFlow's session management or using context managers is essential.",
-        why: Untestable("TensorFlow-only behaviour; the project runs CUDA through Rust and C++"),
+        why: Untestable(
+            "TensorFlow's sessions, and TensorFlow is not on the GPU machines; JAX, which is, has no session to clean up, so it would judge another claim",
+        ),
     },
     Undecided {
         id: "001-check-every-call",
@@ -122,7 +124,9 @@ pub const UNDECIDED: &[Undecided] = &[
         id: "001-tf-failure-persists-on-next-run",
         seed: S001,
         quote: "Failure to do so will persist the issue on subsequent runs.",
-        why: Untestable("TensorFlow is not installed on the GPU machines"),
+        why: Untestable(
+            "\"do so\" is TensorFlow's session cleanup after a caught ResourceExhaustedError; TensorFlow is not on the GPU machines, and JAX, which is, has no session (the PyTorch form of the caught error is judged in second-training-run, 001-catching-does-not-release)",
+        ),
     },
     Undecided {
         id: "001-multi-process-needs-sync",
