@@ -115,8 +115,11 @@ pub fn scenario_page(
                 .unwrap_or_default();
             let _ = writeln!(
                 md,
-                "| \"{}\" | `{}` | **{verdict}**{cap} | `{}` |",
+                "| \"{}\"<br><small>`{}`</small> | `{}` | **{verdict}**{cap} | `{}` |",
                 claim.quote.replace('|', "\\|"),
+                // The id names the part of the sentence this claim decides,
+                // where two claims quote the same sentence.
+                claim.id,
                 claim.seed,
                 claim.judged_by
             );
