@@ -220,6 +220,26 @@ pub fn assemble(
             (s, v, t)
         };
         let mut cells: Vec<Cell> = cells.into_values().collect();
+        // Judged again with today's declarations: the tool's findings are
+        // the record, the judgement is derived from them.
+        for cell in &mut cells {
+            let variant = catalog
+                .iter()
+                .find(|s| s.slug == cell.scenario)
+                .and_then(|s| s.variant(&cell.variant));
+            if let Some(v) = variant {
+                let started = !cell.judgement.contains("did not start");
+                (cell.judgement, cell.passed) = judge_cell(
+                    v,
+                    &cell.tool,
+                    started,
+                    cell.flagged,
+                    cell.timed_out,
+                    &cell.kinds,
+                    cell.provokes,
+                );
+            }
+        }
         cells.sort_by_key(order);
         Ok(SanitizeReport {
             created: report.created,
@@ -346,31 +366,15 @@ fn sanitize_one(sanitizer: &Path, s: &Scenario, v: &Variant, tool: usize) -> Cel
     let provokes = outcome
         .as_ref()
         .is_some_and(|o| o.steps.iter().any(|st| st.tolerated && st.is_error()));
-    let expects_clean =
-        matches!(v.role, Role::Fixed) || (v.role == Role::Contrast && v.expect == Expect::Clean);
-    let (judgement, passed) = match (flagged, expects_clean, v.role) {
-        (_, _, _) if run.is_err() => ("FAIL: compute-sanitizer did not start".to_owned(), false),
-        (_, true, _) if timed_out => (
-            format!(
-                "FAIL: timed out after {} s under the tool",
-                TIME_LIMIT.as_secs()
-            ),
-            false,
-        ),
-        (_, false, _) if timed_out => (
-            format!("timed out after {} s under the tool", TIME_LIMIT.as_secs()),
-            true,
-        ),
-        (false, true, _) => ("clean".to_owned(), true),
-        (true, true, _) if provokes => (
-            "flags what the variant provokes on purpose".to_owned(),
-            true,
-        ),
-        (true, true, _) => ("FAIL: a fixed variant is flagged".to_owned(), false),
-        (true, false, _) => ("caught".to_owned(), true),
-        (false, false, Role::Broken) => ("blind spot: not caught".to_owned(), true),
-        (false, false, _) => ("clean".to_owned(), true),
-    };
+    let (judgement, passed) = judge_cell(
+        v,
+        tool_name,
+        run.is_ok(),
+        flagged,
+        timed_out,
+        &kinds,
+        provokes,
+    );
     let mut tail_start = text.len().saturating_sub(4000);
     while !text.is_char_boundary(tail_start) {
         tail_start += 1;
@@ -395,6 +399,78 @@ fn sanitize_one(sanitizer: &Path, s: &Scenario, v: &Variant, tool: usize) -> Cel
 
 /// The fact a variant records when it runs its reduced form.
 pub use casebook_model::REDUCED;
+
+/// What PyTorch's caching allocator leaves for memcheck's leak check: the
+/// segments it keeps until the process exits, which memcheck counts as
+/// leaked allocations, in every PyTorch program.
+const POOL_HELD_AT_EXIT: &str = "leaked allocation";
+
+/// A cell's judgement, from what the tool reported and what the variant
+/// declares: "clean", "caught", "blind spot: not caught", or "FAIL: …".
+pub fn judge_cell(
+    v: &Variant,
+    tool: &str,
+    started: bool,
+    flagged: bool,
+    timed_out: bool,
+    kinds: &[String],
+    provokes: bool,
+) -> (String, bool) {
+    let expects_clean =
+        matches!(v.role, Role::Fixed) || (v.role == Role::Contrast && v.expect == Expect::Clean);
+    let pool = v.needs_torch() && tool == "memcheck-leaks";
+    // The kinds that are the program's, not its libraries'.
+    let own: Vec<&String> = kinds
+        .iter()
+        .filter(|k| !(pool && k.as_str() == POOL_HELD_AT_EXIT))
+        .filter(|k| {
+            !v.sanitizer_sees
+                .is_some_and(|sees| sees.kinds.contains(&k.as_str()))
+        })
+        .collect();
+    let libraries_only = flagged && !kinds.is_empty() && own.is_empty();
+    let why = || {
+        let mut why = Vec::new();
+        if pool && kinds.iter().any(|k| k == POOL_HELD_AT_EXIT) {
+            why.push(
+                "PyTorch's caching allocator keeps its segments until the process exits, and the \
+                 leak check counts them as leaks"
+                    .to_owned(),
+            );
+        }
+        if let Some(sees) = v.sanitizer_sees {
+            why.push(sees.why.to_owned());
+        }
+        why.join("; ")
+    };
+    match (flagged, expects_clean, v.role) {
+        _ if !started => ("FAIL: compute-sanitizer did not start".to_owned(), false),
+        (_, true, _) if timed_out => (
+            format!(
+                "FAIL: timed out after {} s under the tool",
+                TIME_LIMIT.as_secs()
+            ),
+            false,
+        ),
+        (_, false, _) if timed_out => (
+            format!("timed out after {} s under the tool", TIME_LIMIT.as_secs()),
+            true,
+        ),
+        (false, true, _) => ("clean".to_owned(), true),
+        (true, _, _) if libraries_only => (
+            format!("flags only what its libraries do and handle: {}", why()),
+            true,
+        ),
+        (true, true, _) if provokes => (
+            "flags what the variant provokes on purpose".to_owned(),
+            true,
+        ),
+        (true, true, _) => ("FAIL: a fixed variant is flagged".to_owned(), false),
+        (true, false, _) => ("caught".to_owned(), true),
+        (false, false, Role::Broken) => ("blind spot: not caught".to_owned(), true),
+        (false, false, _) => ("clean".to_owned(), true),
+    }
+}
 
 /// The distinct kinds of error in a compute-sanitizer log: the first line
 /// of each report, with sizes, counts and addresses taken out.
@@ -545,6 +621,63 @@ mod tests {
 ========= LEAK SUMMARY: 4,294,967,296 bytes leaked in 4 allocations
 ========= ERROR SUMMARY: 6 errors
 ";
+
+    fn pytorch_fixed() -> Variant {
+        Variant::fixed(
+            "fixed-py",
+            casebook_model::Program::pytorch("python/x.py", "fixed"),
+        )
+    }
+
+    fn judged(v: &Variant, tool: &str, kinds: &[&str]) -> (String, bool) {
+        let kinds: Vec<String> = kinds.iter().map(|k| (*k).to_owned()).collect();
+        judge_cell(v, tool, true, !kinds.is_empty(), false, &kinds, false)
+    }
+
+    #[test]
+    fn the_pool_held_at_exit_is_no_leak_of_a_pytorch_program() {
+        let v = pytorch_fixed();
+        let (why, passed) = judged(&v, "memcheck-leaks", &["leaked allocation"]);
+        assert!(passed, "{why}");
+        assert!(why.contains("caching allocator"), "{why}");
+        // Only under the leak check, and only that kind.
+        assert!(!judged(&v, "memcheck-stream-races", &["leaked allocation"]).1);
+        assert!(
+            !judged(
+                &v,
+                "memcheck-leaks",
+                &["leaked allocation", "Invalid __global__ read"]
+            )
+            .1
+        );
+        // A Rust variant's leak stays a leak.
+        let rust = Variant::fixed("fixed", casebook_model::Program::host(|_| Ok(())));
+        assert!(!judged(&rust, "memcheck-leaks", &["leaked allocation"]).1);
+    }
+
+    #[test]
+    fn declared_library_reports_pass_and_nothing_else_does() {
+        let v = pytorch_fixed().sanitizer_sees(
+            &["API error CUDA_ERROR_OUT_OF_MEMORY"],
+            "the allocator is refused pages and retries",
+        );
+        let (why, passed) = judged(
+            &v,
+            "memcheck-stream-races",
+            &["API error CUDA_ERROR_OUT_OF_MEMORY"],
+        );
+        assert!(passed && why.contains("refused pages"), "{why}");
+        let (why, passed) = judged(
+            &v,
+            "memcheck-stream-races",
+            &[
+                "API error CUDA_ERROR_OUT_OF_MEMORY",
+                "API error CUDA_ERROR_INVALID_VALUE",
+            ],
+        );
+        assert!(!passed, "{why}");
+        assert_eq!(judged(&v, "racecheck", &[]), ("clean".to_owned(), true));
+    }
 
     #[test]
     fn kinds_and_leaks_are_read_from_the_log() {

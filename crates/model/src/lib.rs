@@ -21,7 +21,7 @@ pub use outcome::{
 pub use recorder::{CRecorder, Recorder, ResultName};
 pub use scenario::{
     Binding, CUST_PROGRAM, Claim, ClaimVerdict, Code, CppFn, Expect, Program, Reach, Requirement,
-    Role, Runner, Scenario, Statement, Variant, VariantFn,
+    Role, Runner, SanitizerSees, Scenario, Statement, Variant, VariantFn,
 };
 
 /// Set in a variant's process when it runs under compute-sanitizer.

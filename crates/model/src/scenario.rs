@@ -365,6 +365,18 @@ pub struct Variant {
     /// Symptoms that follow from the one it must show, and so do not fail
     /// it (see [`Variant::then_shows`]).
     pub then_shows: Vec<Symptom>,
+    /// What compute-sanitizer reports in this variant that is not the
+    /// program's bug (see [`Variant::sanitizer_sees`]).
+    pub sanitizer_sees: Option<SanitizerSees>,
+}
+
+/// Kinds of compute-sanitizer report that a variant's libraries cause and
+/// handle themselves, and why: a cell that shows only these is judged so.
+#[derive(Debug, Clone, Copy)]
+pub struct SanitizerSees {
+    /// As the sanitizer report names them: `API error CUDA_ERROR_OUT_OF_MEMORY`.
+    pub kinds: &'static [&'static str],
+    pub why: &'static str,
 }
 
 /// A sentence about a binding that a variant's outcome shows or not: the
@@ -392,6 +404,7 @@ impl Variant {
             also_differs: None,
             statements: Vec::new(),
             then_shows: Vec::new(),
+            sanitizer_sees: None,
         }
     }
 
@@ -459,6 +472,14 @@ impl Variant {
     /// torch with CUDA.
     pub fn needs_torch(&self) -> bool {
         self.binding == Binding::Pytorch
+    }
+
+    /// Declares what compute-sanitizer reports here that the libraries
+    /// under the program cause and handle (PyTorch's allocator asking the
+    /// driver for pages it does not get, say), and why.
+    pub fn sanitizer_sees(mut self, kinds: &'static [&'static str], why: &'static str) -> Self {
+        self.sanitizer_sees = Some(SanitizerSees { kinds, why });
+        self
     }
 
     /// Runs alone on the GPU (see [`Variant::alone`]).

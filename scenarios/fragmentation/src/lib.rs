@@ -68,6 +68,17 @@ pub fn scenario() -> Scenario {
             Variant::fixed(
                 "expandable-segments-py",
                 Program::pytorch(PYTHON, "expandable"),
+            )
+            .sanitizer_sees(
+                &[
+                    "API error CUDA_ERROR_OUT_OF_MEMORY",
+                    "API error CUDA_ERROR_NOT_PERMITTED",
+                ],
+                "with expandable segments PyTorch's allocator creates and maps physical \
+                     memory itself; with the device full the driver refuses it pages \
+                     (CUDA_ERROR_OUT_OF_MEMORY), and it unmaps its free pieces and retries, as the \
+                     served request shows; CUDA_ERROR_NOT_PERMITTED comes from one of its driver \
+                     calls that it goes on without",
             ),
         ],
     }
