@@ -267,6 +267,10 @@ def stops_on_a_failed_call(rec):
 
 def misspelt(rec):
     rec.fact(names.SEEM, 1)
+
+def global_names(rec):
+    import casebook
+    rec.fact(names.SEEN, casebook.REDUCED.name)
 "#;
 
     /// Runs `function` of the variants above through the real command, the
@@ -357,6 +361,15 @@ def misspelt(rec):
                 .contains("SEEM is not declared"),
             "{:?}",
             o.error
+        );
+    }
+
+    #[test]
+    fn the_python_global_names_are_the_rust_ones() {
+        let o = run("global_names");
+        assert_eq!(
+            o.fact_named("what was seen"),
+            Some(&serde_json::json!(casebook_model::REDUCED.0))
         );
     }
 

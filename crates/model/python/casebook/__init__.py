@@ -103,6 +103,11 @@ def load_names(path: str | None = None) -> Names:
 
 names = load_names()
 
+# Names any scenario may record (crates/model/src/global_names.rs).
+REDUCED = FactName("reduced for the sanitizer")
+
+SANITIZER_ENV = "CASEBOOK_SANITIZER"
+
 
 def result_name(exc: BaseException) -> str:
     """What a failed call is recorded as: the exception's type and the start
@@ -229,6 +234,15 @@ class Recorder:
 
     def panic(self, message: str) -> None:
         self.emit({"panic": {"message": message}})
+
+
+def reduced_for_sanitizer(rec: Recorder) -> bool:
+    """Whether to run the reduced form made for compute-sanitizer (set when
+    the variant runs under it); records that it does."""
+    reduced = SANITIZER_ENV in os.environ
+    if reduced:
+        rec.fact(REDUCED, True)
+    return reduced
 
 
 def _expect(name: Any, kind: type) -> None:
