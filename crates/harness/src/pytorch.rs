@@ -1,12 +1,9 @@
 //! The PyTorch binding's side of the runner: the interpreter, whether it
 //! can run PyTorch on the GPU, and the command that starts a Python variant.
 
-use std::io::Read;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use casebook_model::{Runner, Scenario, Variant};
 
@@ -80,54 +77,54 @@ pub fn available() -> &'static Result<String, String> {
     PROBE.get_or_init(|| probe(&interpreter()))
 }
 
+/// What the probe prints its answer after: torch may warn on stderr, and
+/// the child's output comes back as stdout and stderr together.
+const PROBE_MARK: &str = "casebook-probe: ";
+
 const PROBE_SCRIPT: &str = "\
 import sys
+def say(text, code):
+    print('casebook-probe: ' + text); sys.exit(code)
 try:
     import torch
 except Exception as e:
-    print(f'{type(e).__name__}: {e}'); sys.exit(2)
+    say(f'{type(e).__name__}: {e}', 2)
 if not torch.cuda.is_available():
-    print(f'torch {torch.__version__} sees no CUDA device (torch.cuda.is_available() is False)'); sys.exit(3)
-print(f'{torch.__version__}, CUDA {torch.version.cuda}')
+    say(f'torch {torch.__version__} sees no CUDA device (torch.cuda.is_available() is False)', 3)
+say(f'{torch.__version__}, CUDA {torch.version.cuda}', 0)
 ";
 
-/// Runs the probe under `python`.
+/// Runs the probe under `python`, in a process group of its own with a
+/// time limit, as a variant's child runs.
 pub fn probe(python: &Path) -> Result<String, String> {
     let shown = python.display();
-    let mut child = Command::new(python)
-        .args(["-c", PROBE_SCRIPT])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .process_group(0)
-        .spawn()
-        .map_err(|e| format!("cannot start {shown}: {e}"))?;
-    let deadline = Instant::now() + PROBE_TIMEOUT;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
-            _ => {
-                // SAFETY: plain syscall on the probe's own process group.
-                unsafe { libc::killpg(child.id() as libc::pid_t, libc::SIGKILL) };
-                let _ = child.wait();
-                return Err(format!(
-                    "{shown} did not import torch within {} s",
-                    PROBE_TIMEOUT.as_secs()
-                ));
-            }
-        }
+    let cmd = ChildCommand {
+        program: python.to_path_buf(),
+        args: vec!["-c".into(), PROBE_SCRIPT.into()],
+        target: "pytorch probe".into(),
+        timeout: PROBE_TIMEOUT,
+        env: Vec::new(),
     };
-    let mut said = String::new();
-    if let Some(mut out) = child.stdout.take() {
-        let _ = out.read_to_string(&mut said);
+    let run = crate::isolation::run(&cmd).map_err(|e| format!("cannot start {shown}: {e}"))?;
+    if run.timed_out {
+        return Err(format!(
+            "{shown} did not import torch within {} s",
+            PROBE_TIMEOUT.as_secs()
+        ));
     }
-    let said = said.trim().lines().last().unwrap_or_default().to_owned();
-    match (status.success(), said.is_empty()) {
-        (true, false) => Ok(said),
-        (false, false) => Err(format!("{shown} cannot run PyTorch on a GPU: {said}")),
-        _ => Err(format!(
-            "{shown} exited with {status} when asked to import torch"
+    let said = run
+        .output_tail
+        .lines()
+        .rev()
+        .find_map(|l| l.strip_prefix(PROBE_MARK))
+        .map(str::to_owned);
+    let succeeded = run.status.is_some_and(|s| s.success());
+    match (succeeded, said) {
+        (true, Some(said)) => Ok(said),
+        (false, Some(said)) => Err(format!("{shown} cannot run PyTorch on a GPU: {said}")),
+        (_, None) => Err(format!(
+            "{shown} exited with {} when asked to import torch",
+            run.status.map_or("no status".to_owned(), |s| s.to_string())
         )),
     }
 }
@@ -151,19 +148,11 @@ pub fn check_python_variants(catalog: &[Scenario], root: &Path) -> Result<(), St
     let mut problems = Vec::new();
     for scenario in catalog {
         let folder = root.join("scenarios").join(scenario.slug);
-        let mut files = std::collections::BTreeSet::new();
+        // Each Python file once, with the functions its variants run.
+        let mut files: std::collections::BTreeMap<&str, Vec<&str>> = Default::default();
         for variant in &scenario.variants {
-            let Runner::Python { file, function } = variant.runner else {
-                continue;
-            };
-            files.insert(file);
-            let text = std::fs::read_to_string(folder.join(file)).unwrap_or_default();
-            if !text.contains(&format!("\ndef {function}(rec)")) {
-                problems.push(format!(
-                    "{}: scenarios/{}/{file} has no `def {function}(rec)`",
-                    scenario.trial_name(variant),
-                    scenario.slug
-                ));
+            if let Runner::Python { file, function } = variant.runner {
+                files.entry(file).or_default().push(function);
             }
         }
         if files.is_empty() {
@@ -176,13 +165,24 @@ pub fn check_python_variants(catalog: &[Scenario], root: &Path) -> Result<(), St
                 continue;
             }
         };
-        for file in files {
-            let text = std::fs::read_to_string(folder.join(file)).unwrap_or_default();
+        for (file, functions) in files {
+            let shown = format!("scenarios/{}/{file}", scenario.slug);
+            let text = match std::fs::read_to_string(folder.join(file)) {
+                Ok(text) => text,
+                Err(e) => {
+                    problems.push(format!("{shown}: {e}"));
+                    continue;
+                }
+            };
+            for function in functions {
+                if !text.contains(&format!("\ndef {function}(rec)")) {
+                    problems.push(format!("{shown} has no `def {function}(rec)`"));
+                }
+            }
             for used in names_used(&text) {
                 if !declared.contains(used) {
                     problems.push(format!(
-                        "scenarios/{}/{file} uses names.{used}, which its names.toml does not declare",
-                        scenario.slug
+                        "{shown} uses names.{used}, which its names.toml does not declare"
                     ));
                 }
             }
@@ -374,6 +374,43 @@ def global_names(rec):
     }
 
     #[test]
+    fn the_catalogue_check_names_a_missing_function_and_an_undeclared_name() {
+        let root = tempfile::tempdir().unwrap();
+        let folder = root.path().join("scenarios/python-protocol");
+        std::fs::create_dir_all(folder.join("python")).unwrap();
+        std::fs::write(folder.join("names.toml"), NAMES).unwrap();
+        std::fs::write(folder.join("python/variants.py"), VARIANTS).unwrap();
+        let scenario = |function: &'static str| Scenario {
+            slug: "python-protocol",
+            title: "",
+            cause: "",
+            symptoms: &[],
+            requires: Requirement::GPU,
+            claims: &[],
+            variants: vec![Variant::new(
+                function,
+                Role::Fixed,
+                Expect::Clean,
+                Program::pytorch("python/variants.py", function),
+            )],
+        };
+        let problems = check_python_variants(&[scenario("absent")], root.path()).unwrap_err();
+        assert!(problems.contains("has no `def absent(rec)`"), "{problems}");
+        // VARIANTS' `misspelt` uses names.SEEM, which NAMES lacks.
+        assert!(problems.contains("uses names.SEEM"), "{problems}");
+        assert_eq!(problems.lines().count(), 2, "{problems}");
+        std::fs::write(
+            folder.join("python/variants.py"),
+            VARIANTS.replace("names.SEEM", "names.SEEN"),
+        )
+        .unwrap();
+        assert_eq!(
+            check_python_variants(&[scenario("clean")], root.path()),
+            Ok(())
+        );
+    }
+
+    #[test]
     fn python_names_are_read_from_the_source() {
         let text = "rec.check(names.OK, x)\nrec.fact(names.SEEN_2, my_names.NOT)\nnames.lower\n";
         let used: Vec<_> = names_used(text).into_iter().collect();
@@ -385,6 +422,63 @@ def global_names(rec):
         let why = probe(Path::new("/nonexistent/python3")).unwrap_err();
         assert!(
             why.starts_with("cannot start /nonexistent/python3"),
+            "{why}"
+        );
+    }
+
+    /// An interpreter whose `torch` is a stand-in: `cuda_available` says
+    /// what `torch.cuda.is_available()` returns, and it warns on stderr, as
+    /// torch can.
+    fn fake_torch(dir: &Path, cuda_available: bool) -> std::path::PathBuf {
+        let module = dir.join("torch");
+        std::fs::create_dir_all(module.join("cuda")).unwrap();
+        std::fs::write(
+            module.join("__init__.py"),
+            "import sys\nfrom torch import cuda, version\n__version__ = '9.9.9+fake'\n\
+             print('UserWarning: a warning on stderr', file=sys.stderr)\n",
+        )
+        .unwrap();
+        std::fs::write(module.join("version.py"), "cuda = '13.0'\n").unwrap();
+        std::fs::write(
+            module.join("cuda/__init__.py"),
+            format!(
+                "def is_available():\n    return {}\n",
+                if cuda_available { "True" } else { "False" }
+            ),
+        )
+        .unwrap();
+        let wrapper = dir.join("python-with-fake-torch");
+        std::fs::write(
+            &wrapper,
+            format!(
+                "#!/bin/sh\nPYTHONPATH={} exec python3 \"$@\"\n",
+                dir.display()
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(
+            &wrapper,
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        )
+        .unwrap();
+        wrapper
+    }
+
+    #[test]
+    fn an_interpreter_with_torch_and_cuda_names_its_versions() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(
+            probe(&fake_torch(dir.path(), true)),
+            Ok("9.9.9+fake, CUDA 13.0".to_owned())
+        );
+    }
+
+    #[test]
+    fn torch_without_cuda_is_a_reason() {
+        let dir = tempfile::tempdir().unwrap();
+        let why = probe(&fake_torch(dir.path(), false)).unwrap_err();
+        assert!(
+            why.contains("torch 9.9.9+fake sees no CUDA device"),
             "{why}"
         );
     }
