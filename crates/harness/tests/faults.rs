@@ -2,6 +2,7 @@
 //! exit without reporting, write garbage or leave a process behind. The
 //! harness must record each as what it did, and go on to the next.
 
+use std::io::{BufRead, BufReader};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -184,10 +185,35 @@ fn interrupted_run() -> ExitCode {
     })
 }
 
+/// Set (to the lock file) when this binary runs as the second run of
+/// `faults::a-second-run-waits-for-the-gpu-lock`.
+const SECOND_RUN_ENV: &str = "CASEBOOK_FAULTS_SECOND_RUN";
+
+/// What the second run prints once it holds the lock.
+const GOT_THE_LOCK: &str = "got the lock";
+
+/// Takes the lock at `$CASEBOOK_FAULTS_SECOND_RUN`, waiting for the test
+/// that holds it, and says so on stdout.
+fn second_run(path: &std::ffi::OsStr) -> ExitCode {
+    match lock::acquire_at(std::path::Path::new(path), "second") {
+        Ok(_held) => {
+            println!("{GOT_THE_LOCK}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn main() -> ExitCode {
     child::serve_if_child(&catalog());
     if std::env::var_os(INTERRUPTED_RUN_ENV).is_some() {
         return interrupted_run();
+    }
+    if let Some(path) = std::env::var_os(SECOND_RUN_ENV) {
+        return second_run(&path);
     }
     let args = Arguments::from_args();
     let mut trials = vec![
@@ -360,9 +386,12 @@ fn main() -> ExitCode {
     trials.push(Trial::test(
         "faults::an-interrupt-marks-unfinished-trials-not-run",
         || {
+            // What the run prints on stderr when interrupted is read and
+            // checked here, not let through into this suite's output.
             let child = std::process::Command::new(std::env::current_exe().unwrap())
                 .env(INTERRUPTED_RUN_ENV, "1")
                 .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
                 .spawn()
                 .map_err(|e| e.to_string())?;
             // `slow` starts once `clean` is done; give both a moment.
@@ -379,6 +408,10 @@ fn main() -> ExitCode {
             if text.lines().collect::<Vec<_>>() != want {
                 return Err(format!("printed {text:?}, want {want:?}").into());
             }
+            let said = String::from_utf8_lossy(&out.stderr);
+            if !said.contains("interrupted: stopping the running trials") {
+                return Err(format!("did not say it was interrupted: {said:?}").into());
+            }
             match out.status.code() {
                 Some(code) if code == i32::from(run_all::exit::INTERRUPTED) => Ok(()),
                 other => Err(format!("exit {other:?}").into()),
@@ -391,20 +424,45 @@ fn main() -> ExitCode {
             let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
             let path = dir.path().join("gpu.lock");
             let first = lock::acquire_at(&path, "first").map_err(|e| e.to_string())?;
+            // The second run is a process of its own, as a second run is;
+            // what it prints while it waits is read and checked here, not
+            // let through into this suite's output.
+            let mut second = std::process::Command::new(std::env::current_exe().unwrap())
+                .env(SECOND_RUN_ENV, &path)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .map_err(|e| e.to_string())?;
+            let stdout = second.stdout.take().expect("piped");
             let (tx, rx) = std::sync::mpsc::channel();
-            let second_path = path.clone();
-            let second = std::thread::spawn(move || {
-                let held = lock::acquire_at(&second_path, "second");
-                let _ = tx.send(());
-                held.map(|_| ())
+            std::thread::spawn(move || {
+                for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                    let _ = tx.send(line);
+                }
             });
-            if rx.recv_timeout(Duration::from_millis(500)).is_ok() {
-                return Err("the second run did not wait".into());
+            let stop = |mut second: std::process::Child, why: String| {
+                let _ = second.kill();
+                let _ = second.wait();
+                Err(why.into())
+            };
+            if let Ok(line) = rx.recv_timeout(Duration::from_millis(500)) {
+                return stop(second, format!("the second run did not wait: {line}"));
             }
             drop(first);
-            rx.recv_timeout(Duration::from_secs(5))
-                .map_err(|_| "the second run never got the lock")?;
-            second.join().unwrap().map_err(|e| e.to_string())?;
+            match rx.recv_timeout(Duration::from_secs(5)) {
+                Ok(line) if line == GOT_THE_LOCK => {}
+                Ok(line) => return stop(second, format!("the second run printed {line:?}")),
+                Err(_) => return stop(second, "the second run never got the lock".into()),
+            }
+            let out = second.wait_with_output().map_err(|e| e.to_string())?;
+            let said = String::from_utf8_lossy(&out.stderr);
+            let holder = format!(
+                "waiting for the GPU: casebook first (pid {}",
+                std::process::id()
+            );
+            if !said.contains(&holder) {
+                return Err(format!("the second run did not name the holder: {said:?}").into());
+            }
             Ok(())
         },
     ));
