@@ -250,14 +250,20 @@ pub fn running(
             md,
             "\n## How fast\n\nOn {} ({} trials), from docs/evidence/latest.json:\n\n\
              | | seconds |\n|---|---|\n\
-             | one trial at a time | {:.1} |\n\
-             | default schedule, {} side by side | {:.1} |\n\
+             | {} | {:.1} |\n\
+             | default schedule, {} side by side on {} GPU(s) | {:.1} |\n\
              | critical path: the exclusive trials plus the longest shared one | {:.1} |\n\
              | wall time / critical path (`critical_path_ratio`) | {:.2} |\n",
             r.environment.gpu,
             b.trials.len(),
-            b.serial_wall_seconds,
+            if b.baseline.is_empty() {
+                "one trial at a time"
+            } else {
+                &b.baseline
+            },
+            b.baseline_wall_seconds,
             b.jobs,
+            b.gpus.len().max(1),
             b.wall_seconds,
             b.critical_path_seconds,
             b.critical_path_ratio

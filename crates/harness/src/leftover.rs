@@ -1,7 +1,8 @@
 //! After every trial, device memory must return to what it was before the
 //! run. If it does not, the process still holding it is named: NVML lists
 //! the processes using the GPU, and each one's environment says which trial
-//! started it.
+//! started it, and which run. At start, the same lists find the trials a
+//! run that ended (killed, say) left behind.
 
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
@@ -10,7 +11,8 @@ use nvml_wrapper::Nvml;
 use nvml_wrapper::enums::device::UsedGpuMemory;
 use serde::{Deserialize, Serialize};
 
-use crate::child::TARGET_ENV;
+use crate::child::{RUN_ENV, TARGET_ENV};
+use crate::gpus::Gpu;
 
 /// Used memory within this of the baseline counts as returned.
 pub const TOLERANCE: u64 = 64 << 20;
@@ -46,56 +48,87 @@ impl std::fmt::Display for Leftover {
 
 pub struct Monitor {
     nvml: Nvml,
-    baseline: u64,
-    /// Processes on the GPU before the run started: not ours to blame.
+    gpus: Vec<Watched>,
+    /// Processes on the GPUs before the run started: not ours to blame.
     before: BTreeSet<u32>,
 }
 
+/// One GPU the monitor watches, and its used memory when the run began.
+struct Watched {
+    /// `None`: NVML's first GPU (the run does not pin its children).
+    uuid: Option<String>,
+    label: String,
+    baseline: u64,
+}
+
 impl Monitor {
-    /// Takes the baseline: device 0's used memory and its processes now.
-    pub fn start() -> Result<Self, String> {
+    /// Takes the baseline of each of `gpus` (NVML's first GPU if there is
+    /// none): its used memory and its processes now.
+    pub fn start(gpus: &[Gpu]) -> Result<Self, String> {
         let nvml = Nvml::init().map_err(|e| format!("NVML: {e}"))?;
-        let (baseline, before) = {
-            let device = nvml.device_by_index(0).map_err(|e| format!("NVML: {e}"))?;
-            let used = device.memory_info().map_err(|e| format!("NVML: {e}"))?.used;
-            let pids = device
-                .running_compute_processes()
-                .map(|ps| ps.into_iter().map(|p| p.pid).collect())
-                .unwrap_or_default();
-            (used, pids)
+        let targets: Vec<(Option<String>, String)> = if gpus.is_empty() {
+            vec![(None, "the GPU".to_owned())]
+        } else {
+            gpus.iter()
+                .map(|g| (Some(g.uuid.clone()), g.to_string()))
+                .collect()
         };
+        let mut watched = Vec::new();
+        let mut before = BTreeSet::new();
+        for (uuid, label) in targets {
+            let device = device(&nvml, uuid.as_deref()).map_err(|e| format!("NVML: {e}"))?;
+            let baseline = device.memory_info().map_err(|e| format!("NVML: {e}"))?.used;
+            before.extend(
+                device
+                    .running_compute_processes()
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|p| p.pid),
+            );
+            watched.push(Watched {
+                uuid,
+                label,
+                baseline,
+            });
+        }
         Ok(Monitor {
             nvml,
-            baseline,
+            gpus: watched,
             before,
         })
     }
 
-    /// Processes that were on the GPU before the run (other users, say).
+    /// Processes that were on the GPUs before the run (other users, say).
     pub fn foreign_processes(&self) -> usize {
         self.before.len()
     }
 
-    fn used(&self) -> Option<u64> {
-        let device = self.nvml.device_by_index(0).ok()?;
+    fn used(&self, gpu: usize) -> Option<u64> {
+        let device = device(&self.nvml, self.gpus[gpu].uuid.as_deref()).ok()?;
         device.memory_info().ok().map(|m| m.used)
     }
 
-    /// Checks, with nothing of ours running, that used memory is back to the
-    /// baseline; waits a little for the driver, then names the holders.
-    pub fn check(&self, after: &str) -> Option<Leftover> {
+    /// Checks, with nothing of ours running on GPU number `gpu` of the run,
+    /// that its used memory is back to the baseline; waits a little for
+    /// the driver, then names the holders.
+    pub fn check(&self, gpu: usize, after: &str) -> Option<Leftover> {
         let deadline = Instant::now() + SETTLE;
         loop {
-            let used = self.used()?;
-            let over = used.saturating_sub(self.baseline);
+            let used = self.used(gpu)?;
+            let over = used.saturating_sub(self.gpus[gpu].baseline);
             if over <= TOLERANCE {
                 return None;
             }
             if Instant::now() >= deadline {
+                let after = if self.gpus.len() > 1 {
+                    format!("{after} on {}", self.gpus[gpu].label)
+                } else {
+                    after.to_owned()
+                };
                 return Some(Leftover {
-                    after: after.to_owned(),
+                    after,
                     bytes_over_baseline: over,
-                    holders: self.holders(),
+                    holders: self.holders(gpu),
                 });
             }
             std::thread::sleep(Duration::from_millis(20));
@@ -103,8 +136,8 @@ impl Monitor {
     }
 
     /// Processes on the GPU that were not there before the run.
-    fn holders(&self) -> Vec<String> {
-        let Ok(device) = self.nvml.device_by_index(0) else {
+    fn holders(&self, gpu: usize) -> Vec<String> {
+        let Ok(device) = device(&self.nvml, self.gpus[gpu].uuid.as_deref()) else {
             return Vec::new();
         };
         device
@@ -113,13 +146,8 @@ impl Monitor {
             .into_iter()
             .filter(|p| !self.before.contains(&p.pid))
             .map(|p| {
-                let mib = match p.used_gpu_memory {
-                    UsedGpuMemory::Used(bytes) => format!("{} MiB", bytes >> 20),
-                    UsedGpuMemory::Unavailable => "memory unknown".to_owned(),
-                };
-                let name = std::fs::read_to_string(format!("/proc/{}/comm", p.pid))
-                    .map(|s| s.trim().to_owned())
-                    .unwrap_or_else(|_| "?".to_owned());
+                let name = command_name(p.pid);
+                let mib = mib(&p.used_gpu_memory);
                 match started_by(p.pid) {
                     Some(trial) => format!("pid {} ({name}) {mib}, started by {trial}", p.pid),
                     None => format!("pid {} ({name}) {mib}", p.pid),
@@ -127,12 +155,134 @@ impl Monitor {
             })
             .collect()
     }
+
+    /// Processes of casebook trials on the run's GPUs that no live run
+    /// started: left by a run that ended before them.
+    pub fn orphans(&self) -> Vec<Orphan> {
+        let mut found = Vec::new();
+        for gpu in &self.gpus {
+            let Ok(device) = device(&self.nvml, gpu.uuid.as_deref()) else {
+                continue;
+            };
+            for p in device.running_compute_processes().unwrap_or_default() {
+                if let Some(orphan) = Orphan::of(p.pid, &p.used_gpu_memory, &gpu.label)
+                    && !found.iter().any(|o: &Orphan| o.pid == orphan.pid)
+                {
+                    found.push(orphan);
+                }
+            }
+        }
+        found
+    }
+}
+
+fn device<'n>(
+    nvml: &'n Nvml,
+    uuid: Option<&str>,
+) -> Result<nvml_wrapper::Device<'n>, nvml_wrapper::error::NvmlError> {
+    match uuid {
+        Some(uuid) => nvml.device_by_uuid(uuid),
+        None => nvml.device_by_index(0),
+    }
+}
+
+fn mib(used: &UsedGpuMemory) -> String {
+    match used {
+        UsedGpuMemory::Used(bytes) => format!("{} MiB", bytes >> 20),
+        UsedGpuMemory::Unavailable => "memory unknown".to_owned(),
+    }
+}
+
+fn command_name(pid: u32) -> String {
+    std::fs::read_to_string(format!("/proc/{pid}/comm"))
+        .map(|s| s.trim().to_owned())
+        .unwrap_or_else(|_| "?".to_owned())
+}
+
+/// A process of a casebook trial whose run has ended, still on a GPU.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Orphan {
+    pub pid: u32,
+    /// Its process group: the trial and whatever it started.
+    pub group: u32,
+    /// `<slug>::<variant>` (or the worker role) it runs.
+    pub trial: String,
+    /// The pid of the harness that started it, no longer running.
+    pub run: Option<u32>,
+    pub gpu: String,
+    /// Device memory it holds, as NVML reports it.
+    pub memory: String,
+}
+
+impl Orphan {
+    /// `pid`, if it is a trial of a casebook run that is no longer running.
+    fn of(pid: u32, used: &UsedGpuMemory, gpu: &str) -> Option<Orphan> {
+        let trial = started_by(pid)?;
+        let run = environment_value(pid, RUN_ENV).and_then(|v| v.parse().ok());
+        if run.is_some_and(alive) {
+            return None;
+        }
+        Some(Orphan {
+            pid,
+            group: process_group(pid).unwrap_or(pid),
+            trial,
+            run,
+            gpu: gpu.to_owned(),
+            memory: mib(used),
+        })
+    }
+
+    /// The command that stops it and whatever it started.
+    pub fn stop_command(&self) -> String {
+        format!("kill -KILL -- -{}", self.group)
+    }
+}
+
+impl std::fmt::Display for Orphan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "pid {} ({}) holds {} on {}: trial {}, left by ",
+            self.pid,
+            command_name(self.pid),
+            self.memory,
+            self.gpu,
+            self.trial
+        )?;
+        match self.run {
+            Some(run) => write!(f, "casebook run pid {run}, which has ended")?,
+            None => f.write_str("a casebook run that has ended")?,
+        }
+        write!(f, "; stop it with `{}`", self.stop_command())
+    }
+}
+
+/// Whether `pid` is a live process (a zombie is not).
+pub fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            let state = stat.rsplit_once(") ")?.1.chars().next()?;
+            Some(state != 'Z' && state != 'X')
+        })
+        .unwrap_or(false)
+}
+
+fn process_group(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // After "pid (comm) ": state, ppid, pgrp.
+    stat.rsplit_once(") ")?.1.split(' ').nth(2)?.parse().ok()
 }
 
 /// The trial a process belongs to, from its environment.
 fn started_by(pid: u32) -> Option<String> {
+    environment_value(pid, TARGET_ENV)
+}
+
+/// The value of `name` in the environment `pid` started with.
+fn environment_value(pid: u32, name: &str) -> Option<String> {
     let environ = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
-    let prefix = format!("{TARGET_ENV}=");
+    let prefix = format!("{name}=");
     environ
         .split(|&b| b == 0)
         .filter_map(|kv| std::str::from_utf8(kv).ok())

@@ -12,6 +12,7 @@
 
 pub mod bench;
 pub mod fairness;
+pub mod gpus;
 pub mod judge;
 pub mod leftover;
 pub mod lock;

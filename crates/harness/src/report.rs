@@ -117,6 +117,13 @@ pub struct RunFacts {
     /// when any did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pytorch: Option<String>,
+    /// The GPUs the trials were spread over (each entry's `gpu` names one).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gpus: Vec<crate::gpus::Gpu>,
+    /// Trials of an ended run still on a GPU when this one started: the
+    /// exclusive trials were not run beside them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub orphans: Vec<crate::leftover::Orphan>,
     /// Device memory still in use after a trial, with its holders.
     pub leftovers: Vec<crate::leftover::Leftover>,
     /// Why the leftover-memory check did not run, if it did not.
@@ -145,6 +152,9 @@ pub struct ResultEntry {
     pub claims: Vec<ClaimResult>,
     pub snapshot: SnapshotStatus,
     pub seconds: f64,
+    /// The GPU (NVML's index) it ran on, where the run pinned its trials.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<u32>,
     /// Everything recorded, raw figures included.
     pub outcome: Outcome,
 }
@@ -165,6 +175,7 @@ impl ResultEntry {
             claims: record.claims.clone(),
             snapshot,
             seconds: record.outcome.seconds,
+            gpu: record.gpu,
             outcome: record.outcome.clone(),
         }
     }
@@ -205,22 +216,31 @@ impl Report {
     pub fn table(&self, preset: &str) -> String {
         let mut table = Table::new();
         table.load_preset(preset);
-        table.set_header([
+        let several = self.run.gpus.len() > 1;
+        let mut header = vec![
             "scenario", "variant", "expected", "observed", "verdict", "time",
-        ]);
+        ];
+        if several {
+            header.push("GPU");
+        }
+        table.set_header(header);
         for r in &self.results {
             let verdict = match r.verdict {
                 Verdict::Pass => "pass",
                 Verdict::Fail => "FAIL",
             };
-            table.add_row([
+            let mut row = vec![
                 r.scenario.clone(),
                 r.variant.clone(),
                 r.expected.clone(),
                 r.observed.clone(),
                 verdict.to_owned(),
                 format!("{:.2} s", r.seconds),
-            ]);
+            ];
+            if several {
+                row.push(r.gpu.map(|g| g.to_string()).unwrap_or_default());
+            }
+            table.add_row(row);
         }
         table.to_string()
     }
@@ -407,6 +427,7 @@ mod tests {
             claims: vec![],
             snapshot: SnapshotStatus::Matched,
             seconds: 0.5,
+            gpu: None,
             outcome: Outcome::empty(),
         }
     }

@@ -64,7 +64,13 @@ pub fn run(catalog: &[Scenario], options: &Options) -> ExitCode {
     let mut last = None;
     for n in 1..=options.runs {
         eprintln!("run {n}/{}", options.runs);
-        let (report, errors) = run_all::execute(&root, trials, prepared.environment.clone(), jobs);
+        let (report, errors) = run_all::execute(
+            &root,
+            trials,
+            prepared.environment.clone(),
+            &prepared.gpus,
+            jobs,
+        );
         walls.push(report.wall_seconds);
         for r in &report.results {
             let entry = seen

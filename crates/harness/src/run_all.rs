@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use casebook_model::Scenario;
 use comfy_table::presets;
 
+use crate::gpus::Gpu;
 use crate::judge::Verdict;
 use crate::report::{Report, ResultEntry};
 use crate::schedule::{self, Trial};
@@ -31,6 +32,9 @@ pub mod exit {
     pub const INTERRUPTED: u8 = 10;
     /// The driver is older than the one the build needs.
     pub const DRIVER_TOO_OLD: u8 = 11;
+    /// Trials left by a run that ended hold GPU memory: they are named with
+    /// the command that stops them, and the exclusive trials did not run.
+    pub const LEFT_BY_AN_ENDED_RUN: u8 = 12;
 }
 
 #[derive(Debug, Clone)]
@@ -71,6 +75,8 @@ pub struct Prepared<'a> {
     /// Selected trials that cannot run here, with the reason.
     pub skipped: Vec<crate::report::Skipped>,
     pub environment: environment::Environment,
+    /// The GPUs to spread the trials over (none: unpinned, as inherited).
+    pub gpus: Vec<Gpu>,
     pub lock: lock::GpuLock,
 }
 
@@ -110,8 +116,22 @@ pub fn prepare<'a>(
         trials,
         skipped,
         environment,
+        gpus: visible_gpus(),
         lock,
     })
+}
+
+/// The GPUs this process may use (see [`crate::gpus::visible`]); none when
+/// NVML cannot say, and the children then inherit what this process sees.
+pub fn visible_gpus() -> Vec<Gpu> {
+    let visible = std::env::var("CUDA_VISIBLE_DEVICES").ok();
+    nvml_wrapper::Nvml::init()
+        .map_err(|e| e.to_string())
+        .and_then(|nvml| crate::gpus::visible(&nvml, visible.as_deref()))
+        .unwrap_or_else(|e| {
+            eprintln!("warning: trials are not pinned to GPUs: {e}");
+            Vec::new()
+        })
 }
 
 /// Sets aside the trials that cannot run here (PyTorch variants where the
@@ -134,34 +154,82 @@ pub fn split_skipped(trials: Vec<Trial<'_>>) -> (Vec<Trial<'_>>, Vec<crate::repo
     (runnable, skipped)
 }
 
-/// Runs `trials` with the progress display, and builds the report (not yet
-/// written).
+/// Runs `trials` on `gpus` with the progress display, and builds the
+/// report (not yet written). Trials an ended run left on the GPUs are
+/// named first; the exclusive trials do not run beside them.
 pub fn execute(
     root: &Path,
     trials: &[Trial],
     environment: environment::Environment,
+    gpus: &[Gpu],
     jobs: usize,
 ) -> (Report, Vec<String>) {
     stop_on_signals();
-    let monitor = leftover::Monitor::start();
-    if let Ok(m) = &monitor
-        && m.foreign_processes() > 0
-    {
-        eprintln!(
-            "warning: {} other process(es) use the GPU; measurements may be disturbed",
-            m.foreign_processes()
-        );
+    let monitor = leftover::Monitor::start(gpus);
+    let orphans = monitor.as_ref().map(|m| m.orphans()).unwrap_or_default();
+    for o in &orphans {
+        eprintln!("error: {o}");
     }
+    let mut held_back = Vec::new();
+    let trials: Vec<Trial> = if orphans.is_empty() {
+        trials.to_vec()
+    } else {
+        let (alone, shared): (Vec<Trial>, Vec<Trial>) =
+            trials.iter().partition(|t| t.is_exclusive());
+        eprintln!(
+            "error: {} trial(s) of an ended run hold GPU memory: the {} trial(s) that need a \
+             whole GPU do not run beside them",
+            orphans.len(),
+            alone.len()
+        );
+        held_back = alone
+            .iter()
+            .map(|t| crate::report::Skipped {
+                trial: t.name(),
+                reason: "needs a whole GPU, and trials of an ended run hold memory on it: stop \
+                         them (see the orphans) and run again"
+                    .to_owned(),
+            })
+            .collect();
+        shared
+    };
+    let trials = &trials[..];
+    if let Ok(m) = &monitor {
+        let others = m.foreign_processes().saturating_sub(orphans.len());
+        if others > 0 {
+            eprintln!(
+                "warning: {others} other process(es) use the GPU; measurements may be disturbed"
+            );
+        }
+    }
+    let on = match gpus {
+        [] | [_] => String::new(),
+        several => format!(
+            " over {} GPUs ({})",
+            several.len(),
+            several
+                .iter()
+                .map(|g| g.index.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
     eprintln!(
-        "{} on driver {} (CUDA {}), kernels from toolkit {}: {} trials, {jobs} side by side",
+        "{} on driver {} (CUDA {}), kernels from toolkit {}: {} trials, {jobs} side by side{on}",
         environment.gpu,
         environment.driver,
         environment.cuda,
         environment.toolkit,
         trials.len()
     );
+    let placement = schedule::Placement {
+        gpus: gpus.to_vec(),
+        monitor: monitor.as_ref().ok(),
+        expected: schedule::expected_seconds(root),
+    };
+    let several = gpus.len() > 1;
     let mut statuses = std::collections::HashMap::new();
-    let executed = schedule::execute(trials, jobs, monitor.as_ref().ok(), |t, record, p| {
+    let executed = schedule::execute(trials, jobs, Some(&placement), |t, record, p| {
         let status = snapshot::compare(root, t.scenario, &record.view);
         statuses.insert(t.name(), status);
         let verdict = match record.judgement.verdict {
@@ -173,8 +241,12 @@ pub fn execute(
             SnapshotStatus::New => "  [new snapshot]",
             SnapshotStatus::Changed => "  [snapshot changed]",
         };
+        let on = match record.gpu.filter(|_| several) {
+            Some(g) => format!("  [GPU {g}]"),
+            None => String::new(),
+        };
         eprintln!(
-            "{} {:<44} {verdict} {:>6.2} s  {}{snap}",
+            "{} {:<44} {verdict} {:>6.2} s  {}{snap}{on}",
             p.line(),
             t.name(),
             record.outcome.seconds,
@@ -200,6 +272,9 @@ pub fn execute(
     report.run.interrupted = isolation::interrupted().then(|| "SIGINT or SIGTERM".to_owned());
     report.run.not_run = executed.not_run(trials).collect();
     report.run.leftovers = executed.leftovers.clone();
+    report.run.gpus = gpus.to_vec();
+    report.run.orphans = orphans;
+    report.run.skipped = held_back;
     report.run.leftover_check_off = monitor.err();
     for l in &report.run.leftovers {
         eprintln!("error: {l}");
@@ -214,8 +289,14 @@ pub fn run_all(catalog: &[Scenario], options: &Options) -> ExitCode {
         Err(code) => return code,
     };
     let jobs = options.jobs.unwrap_or_else(schedule::default_jobs);
-    let (mut report, start_errors) = execute(&root, &prepared.trials, prepared.environment, jobs);
-    report.run.skipped = prepared.skipped;
+    let (mut report, start_errors) = execute(
+        &root,
+        &prepared.trials,
+        prepared.environment,
+        &prepared.gpus,
+        jobs,
+    );
+    report.run.skipped.splice(0..0, prepared.skipped);
     if prepared.trials.iter().any(|t| t.variant.needs_torch()) {
         report.run.pytorch = crate::pytorch::available().as_ref().ok().cloned();
     }
@@ -252,6 +333,8 @@ pub fn exit_code(report: &Report, start_errors: &[String]) -> ExitCode {
         exit::INTERRUPTED
     } else if !start_errors.is_empty() {
         exit::IO
+    } else if !report.run.orphans.is_empty() {
+        exit::LEFT_BY_AN_ENDED_RUN
     } else if report.summary.failed > 0 {
         exit::TRIAL_FAILED
     } else if !report.run.leftovers.is_empty() {

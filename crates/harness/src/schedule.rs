@@ -1,16 +1,17 @@
-//! Runs a list of trials on one GPU. Trials that share the GPU run side by
-//! side, up to `jobs` at a time; trials of scenarios that need the whole
-//! GPU (they exhaust or measure its free memory) run alone, one after the
-//! other, once the shared ones are done. After each exclusive trial, and
-//! after the shared ones, device memory must be back to its baseline.
+//! Runs a list of trials on the GPUs of the machine. Trials that share a
+//! GPU run side by side, up to `jobs` at a time on each; trials of
+//! scenarios that need the whole GPU (they exhaust or measure its free
+//! memory) run alone on one. Each child is pinned to its GPU. Whenever a
+//! GPU falls idle, its device memory must be back to its baseline.
 
-use std::sync::Mutex;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc;
+use std::sync::{Condvar, Mutex, mpsc};
 use std::time::Instant;
 
 use casebook_model::{Scenario, Termination, Variant};
 
+use crate::gpus::Gpu;
 use crate::isolation;
 use crate::leftover::{Leftover, Monitor};
 use crate::trial::{self, TrialRecord};
@@ -47,6 +48,30 @@ pub fn select<'a>(catalog: &'a [Scenario], filters: &[String]) -> Vec<Trial<'a>>
         .filter(|t| {
             let name = t.name();
             filters.is_empty() || filters.iter().any(|f| name.contains(f.as_str()))
+        })
+        .collect()
+}
+
+/// Where the expected length of each trial comes from: the committed
+/// report of the last full run.
+pub const EXPECTED_FROM: &str = "docs/evidence/latest.json";
+
+/// Each trial's seconds in the report at [`EXPECTED_FROM`] under `root`;
+/// empty when there is none.
+pub fn expected_seconds(root: &std::path::Path) -> HashMap<String, f64> {
+    let Ok(text) = std::fs::read_to_string(root.join(EXPECTED_FROM)) else {
+        return HashMap::new();
+    };
+    let Ok(report) = serde_json::from_str::<serde_json::Value>(&text) else {
+        return HashMap::new();
+    };
+    report["results"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|r| {
+            let name = format!("{}::{}", r["scenario"].as_str()?, r["variant"].as_str()?);
+            Some((name, r["seconds"].as_f64()?))
         })
         .collect()
 }
@@ -102,8 +127,8 @@ impl Executed {
 
 /// Runs `work` on each of `items`, up to `jobs` at a time, and hands each
 /// result to `done` on the calling thread as it arrives. Once the run is
-/// interrupted no new item starts. run-all's shared trials and the
-/// sanitizer's shared cells both run through it.
+/// interrupted no new item starts. The sanitizer's shared cells run
+/// through it.
 pub fn side_by_side<T: Copy + Send + Sync, R: Send>(
     items: &[T],
     jobs: usize,
@@ -133,72 +158,202 @@ pub fn side_by_side<T: Copy + Send + Sync, R: Send>(
     });
 }
 
-/// Runs `trials`; `on_done` sees each finished trial as it ends (on the
-/// calling thread), with the progress so far.
+/// Where a run's trials go: its GPUs, and the leftover-memory check on
+/// each.
+#[derive(Default)]
+pub struct Placement<'a> {
+    /// The GPUs to spread the trials over, each child pinned to one; none:
+    /// one GPU, whatever the children inherit, unpinned.
+    pub gpus: Vec<Gpu>,
+    /// Checks each GPU's memory whenever nothing runs on it.
+    pub monitor: Option<&'a Monitor>,
+    /// Each trial's expected seconds (from an earlier run): longer trials
+    /// start first. Unknown trials count as long.
+    pub expected: HashMap<String, f64>,
+}
+
+/// One GPU's state while the run goes on.
+#[derive(Default)]
+struct Slot {
+    /// Shared trials running on it.
+    shared: usize,
+    /// An exclusive trial has it.
+    exclusive: bool,
+    /// No new shared trial starts on it: an exclusive one waits for it.
+    draining: bool,
+    /// The trials that ran on it since its last leftover check.
+    since_check: Vec<String>,
+    /// Each running trial, when it started, and how long it should take.
+    running: Vec<(usize, Instant, f64)>,
+}
+
+impl Slot {
+    fn idle(&self) -> bool {
+        self.shared == 0 && !self.exclusive
+    }
+
+    /// Seconds until what runs on it should be done.
+    fn remaining(&self) -> f64 {
+        self.running
+            .iter()
+            .map(|(_, t, e)| (e - t.elapsed().as_secs_f64()).max(0.0))
+            .fold(0.0, f64::max)
+    }
+}
+
+/// Runs `trials`, each on one GPU of `placement` (its first if it names
+/// none): shared trials side by side, up to `jobs` on each GPU; exclusive
+/// ones alone on theirs. Longer trials (by `placement.expected`) start
+/// first. With one GPU the shared trials run first, as nothing overlaps
+/// an exclusive trial anyway; with several, a waiting exclusive trial
+/// drains the GPU that frees up first while the others go on. Whenever a
+/// GPU falls idle its memory must be back to its baseline. `on_done` sees
+/// each finished trial as it ends (on the calling thread), with the
+/// progress so far.
 pub fn execute(
     trials: &[Trial],
     jobs: usize,
-    monitor: Option<&Monitor>,
+    placement: Option<&Placement>,
     mut on_done: impl FnMut(&Trial, &TrialRecord, &Progress),
 ) -> Executed {
+    let default = Placement::default();
+    let placement = placement.unwrap_or(&default);
     let started = Instant::now();
-    let progress = Mutex::new(Progress {
+    let mut progress = Progress {
         total: trials.len(),
         done: 0,
         running: Vec::new(),
         started,
+    };
+    let gpus: Vec<Option<&Gpu>> = if placement.gpus.is_empty() {
+        vec![None]
+    } else {
+        placement.gpus.iter().map(Some).collect()
+    };
+    let jobs = jobs.max(1);
+    let mut slots: Vec<Slot> = gpus.iter().map(|_| Slot::default()).collect();
+    let expected = |i: usize| {
+        placement
+            .expected
+            .get(&trials[i].name())
+            .copied()
+            .unwrap_or(f64::INFINITY)
+    };
+    // Waiting trials, in the order they should start.
+    let mut waiting: Vec<usize> = (0..trials.len()).collect();
+    waiting.sort_by(|&a, &b| {
+        let one_gpu_order = |i: usize| gpus.len() == 1 && trials[i].is_exclusive();
+        one_gpu_order(a)
+            .cmp(&one_gpu_order(b))
+            .then(expected(b).total_cmp(&expected(a)))
+            .then(a.cmp(&b))
     });
     let mut records: Vec<Option<TrialRecord>> = vec![None; trials.len()];
     let mut leftovers = Vec::new();
     let mut start_errors = Vec::new();
-    let (exclusive, shared): (Vec<usize>, Vec<usize>) =
-        (0..trials.len()).partition(|&i| trials[i].is_exclusive());
+    let finished = Mutex::new(Vec::<(usize, usize, std::io::Result<TrialRecord>)>::new());
+    let wake = Condvar::new();
+    let mut running = 0usize;
 
-    let mut finish = |i: usize, result: std::io::Result<TrialRecord>| {
-        let mut p = progress.lock().unwrap();
-        let name = trials[i].name();
-        p.running.retain(|r| *r != name);
-        match result {
-            Ok(record) if record.outcome.termination == Termination::Interrupted => {}
-            Ok(record) => {
-                p.done += 1;
-                on_done(&trials[i], &record, &p);
-                records[i] = Some(record);
+    std::thread::scope(|scope| {
+        loop {
+            // Start whatever can start now, in order.
+            if !isolation::interrupted() {
+                // Which GPU an exclusive trial waits for is decided afresh.
+                for slot in &mut slots {
+                    slot.draining = false;
+                }
+                let mut k = 0;
+                while k < waiting.len() {
+                    let i = waiting[k];
+                    let exclusive = trials[i].is_exclusive();
+                    let fits = |s: &Slot| {
+                        if exclusive {
+                            s.idle()
+                        } else {
+                            !s.exclusive && !s.draining && s.shared < jobs
+                        }
+                    };
+                    let Some(g) = (0..slots.len()).find(|&g| fits(&slots[g])) else {
+                        if exclusive && gpus.len() > 1 && !slots.iter().any(|s| s.draining) {
+                            // Let the GPU that frees up first take it.
+                            if let Some(g) = (0..slots.len()).min_by(|&a, &b| {
+                                slots[a].remaining().total_cmp(&slots[b].remaining())
+                            }) {
+                                slots[g].draining = true;
+                            }
+                        }
+                        k += 1;
+                        continue;
+                    };
+                    waiting.remove(k);
+                    let slot = &mut slots[g];
+                    if exclusive {
+                        slot.exclusive = true;
+                        slot.draining = false;
+                    } else {
+                        slot.shared += 1;
+                    }
+                    let name = trials[i].name();
+                    slot.since_check.push(name.clone());
+                    slot.running.push((i, Instant::now(), expected(i).min(1e6)));
+                    progress.running.push(name);
+                    running += 1;
+                    let (finished, wake, gpu) = (&finished, &wake, gpus[g]);
+                    let t = trials[i];
+                    scope.spawn(move || {
+                        let result = trial::run_on(t.scenario, t.variant, gpu);
+                        finished.lock().unwrap().push((i, g, result));
+                        wake.notify_one();
+                    });
+                }
             }
-            Err(e) => start_errors.push(format!("{name}: cannot start its process: {e}")),
+            if running == 0 && (waiting.is_empty() || isolation::interrupted()) {
+                break;
+            }
+            let done: Vec<_> = {
+                let guard = wake
+                    .wait_while(finished.lock().unwrap(), |f| f.is_empty())
+                    .unwrap();
+                let mut guard = guard;
+                std::mem::take(&mut *guard)
+            };
+            for (i, g, result) in done {
+                running -= 1;
+                let name = trials[i].name();
+                progress.running.retain(|r| *r != name);
+                let slot = &mut slots[g];
+                if trials[i].is_exclusive() {
+                    slot.exclusive = false;
+                } else {
+                    slot.shared -= 1;
+                }
+                slot.running.retain(|(j, _, _)| *j != i);
+                match result {
+                    Ok(record) if record.outcome.termination == Termination::Interrupted => {}
+                    Ok(record) => {
+                        progress.done += 1;
+                        on_done(&trials[i], &record, &progress);
+                        records[i] = Some(record);
+                    }
+                    Err(e) => start_errors.push(format!("{name}: cannot start its process: {e}")),
+                }
+                if slot.idle() && !isolation::interrupted() {
+                    let ran = std::mem::take(&mut slot.since_check);
+                    if let Some(m) = placement.monitor {
+                        let after = match ran.as_slice() {
+                            [one] => one.clone(),
+                            few if few.len() <= 3 => {
+                                format!("the trials that shared the GPU ({})", few.join(", "))
+                            }
+                            many => format!("the {} trials that shared the GPU", many.len()),
+                        };
+                        leftovers.extend(m.check(g, &after));
+                    }
+                }
+            }
         }
-    };
-    let begin = |i: usize| {
-        progress.lock().unwrap().running.push(trials[i].name());
-    };
-
-    // The shared trials, side by side.
-    side_by_side(
-        &shared,
-        jobs,
-        |i| {
-            begin(i);
-            let t = trials[i];
-            trial::run(t.scenario, t.variant)
-        },
-        &mut finish,
-    );
-    if let Some(m) = monitor.filter(|_| !shared.is_empty() && !isolation::interrupted()) {
-        leftovers.extend(m.check("the trials that share the GPU"));
-    }
-
-    // The exclusive trials, alone.
-    for i in exclusive {
-        if isolation::interrupted() {
-            break;
-        }
-        begin(i);
-        let t = trials[i];
-        finish(i, trial::run(t.scenario, t.variant));
-        if let Some(m) = monitor.filter(|_| !isolation::interrupted()) {
-            leftovers.extend(m.check(&t.name()));
-        }
-    }
+    });
     Executed {
         records,
         leftovers,

@@ -2,6 +2,7 @@
 
 use casebook_model::{Outcome, Runner, Scenario, Variant};
 
+use crate::gpus::Gpu;
 use crate::isolation::{self, ChildCommand};
 use crate::judge::{self, ClaimResult, Judgement};
 use crate::snapshot::SnapshotView;
@@ -12,6 +13,8 @@ pub struct TrialRecord {
     pub judgement: Judgement,
     pub claims: Vec<ClaimResult>,
     pub view: SnapshotView,
+    /// The GPU (NVML's index) the child was pinned to, if it was.
+    pub gpu: Option<u32>,
 }
 
 /// The command that runs `variant` in its own process: this binary
@@ -41,7 +44,18 @@ pub fn command(scenario: &Scenario, variant: &Variant) -> std::io::Result<ChildC
 /// Runs the variant in a child process and judges what it did. Only a
 /// child that cannot be started at all is an error.
 pub fn run(scenario: &Scenario, variant: &Variant) -> std::io::Result<TrialRecord> {
-    let child = isolation::run(&command(scenario, variant)?)?;
+    run_on(scenario, variant, None)
+}
+
+/// [`run`], with the child pinned to `gpu` (it sees that GPU alone).
+pub fn run_on(
+    scenario: &Scenario,
+    variant: &Variant,
+    gpu: Option<&Gpu>,
+) -> std::io::Result<TrialRecord> {
+    let mut command = command(scenario, variant)?;
+    command.env.extend(gpu.map(Gpu::pin));
+    let child = isolation::run(&command)?;
     let outcome = isolation::outcome(&child);
     let judgement = judge::judge(variant, &outcome);
     let claims = judge::claims(scenario, variant, &outcome);
@@ -51,5 +65,6 @@ pub fn run(scenario: &Scenario, variant: &Variant) -> std::io::Result<TrialRecor
         judgement,
         claims,
         view,
+        gpu: gpu.map(|g| g.index),
     })
 }

@@ -10,6 +10,9 @@ use crate::environment;
 
 /// What the child must run: `<slug>::<variant>`, or [`PROBE`].
 pub const TARGET_ENV: &str = "CASEBOOK_CHILD";
+/// The pid of the harness that started the child: a process that carries
+/// it belongs to a casebook run, and to a dead one once that pid is gone.
+pub const RUN_ENV: &str = "CASEBOOK_RUN";
 /// The file the child appends its events to, one JSON line each.
 pub const EVENTS_ENV: &str = "CASEBOOK_EVENTS";
 /// The target that reports the GPU and driver instead of running a variant.

@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 
 use casebook_model::{Event, Outcome, Termination};
 
-use crate::child::{EVENTS_ENV, TARGET_ENV};
+use crate::child::{EVENTS_ENV, RUN_ENV, TARGET_ENV};
+use crate::reaper;
 
 /// Set when the run is interrupted: every child still running is killed
 /// with its process group, and no new one starts.
@@ -26,6 +27,9 @@ pub fn interrupt() {
 pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
 }
+
+/// Exit code of a child whose harness ended before it could start.
+pub const UNKNOWN_PARENT_EXIT: i32 = 65;
 
 /// How much of the child's stdout and stderr is kept.
 const TAIL_BYTES: usize = 8 * 1024;
@@ -76,17 +80,43 @@ pub fn run(cmd: &ChildCommand) -> std::io::Result<ChildRun> {
         .suffix(".jsonl")
         .tempfile()?;
     let started = Instant::now();
-    let mut child = Command::new(&cmd.program)
+    let harness = std::process::id();
+    let mut command = Command::new(&cmd.program);
+    command
         .args(&cmd.args)
         .env(TARGET_ENV, &cmd.target)
         .env(EVENTS_ENV, events.path())
+        .env(RUN_ENV, harness.to_string())
         .envs(cmd.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         // Its own process group, so a timeout kills whatever it started too.
-        .process_group(0)
-        .spawn()?;
+        .process_group(0);
+    // SAFETY: the closure makes two system calls and exits; nothing in it
+    // allocates or takes a lock.
+    unsafe {
+        command.pre_exec(move || {
+            // The child dies with the thread that started it, however the
+            // harness ends (a SIGKILL included)...
+            libc::prctl(
+                libc::PR_SET_PDEATHSIG,
+                libc::SIGKILL as libc::c_ulong,
+                0,
+                0,
+                0,
+            );
+            // ...unless the harness is already gone.
+            if libc::getppid() as u32 != harness {
+                libc::_exit(UNKNOWN_PARENT_EXIT);
+            }
+            Ok(())
+        });
+    }
+    let mut child = command.spawn()?;
+    // What the child starts in turn dies with its group: the reaper kills
+    // it if the harness ends first.
+    reaper::watch(child.id());
     let readers = [
         child.stdout.take().map(|s| thread::spawn(move || tail(s))),
         child.stderr.take().map(|s| thread::spawn(move || tail(s))),
@@ -94,6 +124,7 @@ pub fn run(cmd: &ChildCommand) -> std::io::Result<ChildRun> {
     let (status, timed_out, interrupted) = wait_or_kill(&mut child, cmd.timeout)?;
     // Whatever the child left behind in its group goes with it.
     kill_group(child.id());
+    reaper::forget(child.id());
     let seconds = started.elapsed().as_secs_f64();
     let output_tail = readers
         .into_iter()

@@ -6,6 +6,7 @@
 //!   trial again with a role;
 //! - [`isolation`]: starting such a process in its own group, with a
 //!   timeout, and reading back its outcome (the runner uses the same);
+//! - [`reaper`]: what a child starts in turn dies with the run;
 //! - [`environment`]: the GPU, driver and toolkit a run sees.
 //!
 //! Scenario crates depend on this and on `casebook-model`, never on the
@@ -14,4 +15,5 @@
 pub mod child;
 pub mod environment;
 pub mod isolation;
+pub mod reaper;
 pub mod worker;

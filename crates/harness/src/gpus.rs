@@ -1,0 +1,118 @@
+//! The GPUs a run spreads its trials over: every GPU the process may see
+//! (all of NVML's, or those `CUDA_VISIBLE_DEVICES` names), each child
+//! pinned to one of them through its own `CUDA_VISIBLE_DEVICES`.
+
+use nvml_wrapper::Nvml;
+use serde::{Deserialize, Serialize};
+
+/// One GPU of the run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Gpu {
+    /// NVML's index (PCI order): what `nvidia-smi` shows.
+    pub index: u32,
+    pub uuid: String,
+    pub name: String,
+}
+
+impl Gpu {
+    /// What a child gets so that it sees this GPU alone.
+    pub fn pin(&self) -> (String, String) {
+        ("CUDA_VISIBLE_DEVICES".to_owned(), self.uuid.clone())
+    }
+}
+
+impl std::fmt::Display for Gpu {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "GPU {} ({})", self.index, self.name)
+    }
+}
+
+/// The GPUs this process may use, in the order CUDA numbers them: NVML's
+/// list, narrowed to what `visible` (the value of `CUDA_VISIBLE_DEVICES`,
+/// if set) names. An entry CUDA would not understand ends the list there,
+/// as it does for CUDA; a MIG instance cannot be pinned from NVML's list,
+/// so with one the run uses what it inherits, unpinned (an empty list).
+pub fn visible(nvml: &Nvml, visible: Option<&str>) -> Result<Vec<Gpu>, String> {
+    let count = nvml.device_count().map_err(|e| format!("NVML: {e}"))?;
+    let mut all = Vec::new();
+    for index in 0..count {
+        let device = nvml
+            .device_by_index(index)
+            .map_err(|e| format!("NVML: {e}"))?;
+        all.push(Gpu {
+            index,
+            uuid: device.uuid().map_err(|e| format!("NVML: {e}"))?,
+            name: device.name().unwrap_or_else(|_| "unknown GPU".to_owned()),
+        });
+    }
+    Ok(select(&all, visible))
+}
+
+/// `all` narrowed to the entries of a `CUDA_VISIBLE_DEVICES` value.
+pub fn select(all: &[Gpu], visible: Option<&str>) -> Vec<Gpu> {
+    let Some(visible) = visible else {
+        return all.to_vec();
+    };
+    let mut chosen: Vec<Gpu> = Vec::new();
+    for entry in visible.split(',').map(str::trim) {
+        let found = if entry.starts_with("MIG-") {
+            return Vec::new();
+        } else if let Ok(i) = entry.parse::<u32>() {
+            all.get(i as usize)
+        } else if entry.starts_with("GPU-") {
+            let matches: Vec<&Gpu> = all.iter().filter(|g| g.uuid.starts_with(entry)).collect();
+            // A prefix must name one GPU.
+            (matches.len() == 1).then(|| matches[0])
+        } else {
+            None
+        };
+        match found {
+            Some(gpu) if !chosen.contains(gpu) => chosen.push(gpu.clone()),
+            Some(_) => {}
+            None => break,
+        }
+    }
+    chosen
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gpus() -> Vec<Gpu> {
+        (0..3)
+            .map(|i| Gpu {
+                index: i,
+                uuid: format!("GPU-{i}aaa-uuid"),
+                name: "H200".into(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn without_the_variable_every_gpu_is_used() {
+        assert_eq!(select(&gpus(), None), gpus());
+    }
+
+    #[test]
+    fn indices_and_uuid_prefixes_choose_in_their_order() {
+        let chosen = select(&gpus(), Some("2,GPU-0a"));
+        assert_eq!(
+            chosen.iter().map(|g| g.index).collect::<Vec<_>>(),
+            vec![2, 0]
+        );
+    }
+
+    #[test]
+    fn an_entry_cuda_rejects_ends_the_list() {
+        assert_eq!(select(&gpus(), Some("1,7,0")).len(), 1);
+        assert!(select(&gpus(), Some("")).is_empty());
+        // An ambiguous prefix names no GPU.
+        assert!(select(&gpus(), Some("GPU-")).is_empty());
+    }
+
+    #[test]
+    fn mig_instances_are_not_pinned() {
+        assert!(select(&gpus(), Some("MIG-abc")).is_empty());
+    }
+}

@@ -1,0 +1,162 @@
+//! Trials spread over several GPUs, on the CPU: the schedule is given two
+//! GPUs that do not exist, and each child records what it was pinned to
+//! and when it ran. An exclusive trial must have its GPU to itself, no GPU
+//! may run more shared trials than `jobs`, every trial is pinned, and the
+//! record says where each ran.
+
+use std::process::ExitCode;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use casebook_harness::child;
+use casebook_harness::gpus::Gpu;
+use casebook_harness::schedule::{self, Placement, Trial as Planned};
+use casebook_model::{
+    Expect, Program, Recorder, Requirement, Role, Scenario, Variant, VariantFn, vocabulary,
+};
+use libtest_mimic::{Arguments, Trial};
+
+vocabulary! {
+    fact PINNED_TO = "pinned to";
+    measure STARTED_AT = "started_at" in Seconds;
+    measure ENDED_AT = "ended_at" in Seconds;
+}
+
+fn now() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64()
+}
+
+fn works(rec: &mut Recorder) -> anyhow::Result<()> {
+    rec.measure(STARTED_AT, now());
+    rec.fact(
+        PINNED_TO,
+        std::env::var("CUDA_VISIBLE_DEVICES").unwrap_or_default(),
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    rec.measure(ENDED_AT, now());
+    Ok(())
+}
+
+const JOBS: usize = 2;
+
+fn catalog() -> Vec<Scenario> {
+    let v = |name| {
+        Variant::new(
+            name,
+            Role::Fixed,
+            Expect::Clean,
+            Program::host(works as VariantFn),
+        )
+    };
+    let shared = ["s1", "s2", "s3", "s4", "s5", "s6"].map(v).to_vec();
+    let alone = ["x1", "x2", "x3"].map(v).to_vec();
+    vec![
+        Scenario {
+            slug: "shared",
+            title: "trials that share a GPU",
+            cause: "test-only",
+            symptoms: &[],
+            requires: &[],
+            claims: &[],
+            variants: shared,
+        },
+        Scenario {
+            slug: "alone",
+            title: "trials that need a whole GPU",
+            cause: "test-only",
+            symptoms: &[],
+            requires: &[Requirement::ExclusiveGpu],
+            claims: &[],
+            variants: alone,
+        },
+    ]
+}
+
+fn gpus() -> Vec<Gpu> {
+    (0..2)
+        .map(|index| Gpu {
+            index: index + 4,
+            uuid: format!("GPU-test-{index}"),
+            name: "no such GPU".into(),
+        })
+        .collect()
+}
+
+fn spread() -> Result<(), libtest_mimic::Failed> {
+    let catalog = catalog();
+    let trials: Vec<Planned> = catalog
+        .iter()
+        .flat_map(|scenario| {
+            scenario
+                .variants
+                .iter()
+                .map(move |variant| Planned { scenario, variant })
+        })
+        .collect();
+    let placement = Placement {
+        gpus: gpus(),
+        ..Placement::default()
+    };
+    let executed = schedule::execute(&trials, JOBS, Some(&placement), |_, _, _| {});
+    // (gpu uuid, exclusive, start, end) of each trial.
+    let mut ran = Vec::new();
+    for (t, r) in trials.iter().zip(&executed.records) {
+        let r = r.as_ref().ok_or(format!("{} did not run", t.name()))?;
+        let pinned = r
+            .outcome
+            .fact(PINNED_TO)
+            .and_then(|v| v.as_str())
+            .unwrap_or("")
+            .to_owned();
+        let gpu = gpus()
+            .into_iter()
+            .find(|g| g.uuid == pinned)
+            .ok_or(format!("{} was pinned to {pinned:?}", t.name()))?;
+        if r.gpu != Some(gpu.index) {
+            return Err(format!(
+                "{} ran on {pinned} but its record says GPU {:?}",
+                t.name(),
+                r.gpu
+            )
+            .into());
+        }
+        let (start, end) = (
+            r.outcome.measure(STARTED_AT).ok_or("no start")?,
+            r.outcome.measure(ENDED_AT).ok_or("no end")?,
+        );
+        ran.push((pinned, t.is_exclusive(), start, end, t.name()));
+    }
+    for gpu in gpus() {
+        let on: Vec<_> = ran.iter().filter(|r| r.0 == gpu.uuid).collect();
+        if on.is_empty() {
+            return Err(format!("nothing ran on {}", gpu.uuid).into());
+        }
+        for a in &on {
+            let overlapping = on
+                .iter()
+                .filter(|b| b.4 != a.4 && b.2 < a.3 && a.2 < b.3)
+                .count();
+            if a.1 && overlapping > 0 {
+                return Err(format!("{} shared {} with another trial", a.4, gpu.uuid).into());
+            }
+            // The most trials at once on a GPU is reached as one starts.
+            let at_its_start = on.iter().filter(|b| b.2 <= a.2 && a.2 < b.3).count();
+            if at_its_start > JOBS {
+                return Err(format!("{at_its_start} trials at once on {}", gpu.uuid).into());
+            }
+        }
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    child::serve_if_child(&catalog());
+    let args = Arguments::from_args();
+    let trials = vec![Trial::test(
+        "placement::trials-are-pinned-and-exclusive-ones-have-their-gpu-alone",
+        spread,
+    )];
+    libtest_mimic::run(&args, trials).exit_code()
+}
