@@ -20,17 +20,19 @@ use std::process::Command;
 
 fn main() {
     let out = PathBuf::from(env::var("OUT_DIR").unwrap());
-    for var in ["CUDA_HOME", "CUDA_PATH"] {
-        println!("cargo::rerun-if-env-changed={var}");
-    }
-    let Some(include) = cuda_include() else {
-        println!(
-            "cargo::error=no cuda.h found in CUDA_HOME, CUDA_PATH or /usr/local/cuda: run \
-             `cargo xtask test`, which installs a toolkit"
-        );
+    // The toolkit the kernels are compiled with, found the same way.
+    let Some(nvcc) = casebook_build::nvcc() else {
         return;
     };
+    let include = nvcc.home().join("include");
     let header = include.join("cuda.h");
+    if !header.is_file() {
+        println!(
+            "cargo::error=the CUDA toolkit at {} has no include/cuda.h",
+            nvcc.home().display()
+        );
+        return;
+    }
     println!("cargo::rerun-if-changed={}", header.display());
 
     // The header names each entry point through macros (cuMemAlloc is
@@ -117,14 +119,4 @@ fn entry_points(expanded: &str) -> BTreeSet<String> {
         }
     }
     names
-}
-
-fn cuda_include() -> Option<PathBuf> {
-    ["CUDA_HOME", "CUDA_PATH"]
-        .iter()
-        .filter_map(env::var_os)
-        .map(PathBuf::from)
-        .chain(std::iter::once(PathBuf::from("/usr/local/cuda")))
-        .map(|home| home.join("include"))
-        .find(|dir| dir.join("cuda.h").is_file())
 }

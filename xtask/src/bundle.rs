@@ -31,7 +31,6 @@ pub fn run(_: Args) -> anyhow::Result<ExitCode> {
         "dirty": !git(&["status", "--porcelain", "--untracked-files=no"])?.is_empty(),
     });
     let casebook = toolkit::build_casebook()?;
-    let tk = toolkit::ensure()?;
     let root = crate::root();
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut tests = Command::new(&cargo);
@@ -48,7 +47,6 @@ pub fn run(_: Args) -> anyhow::Result<ExitCode> {
         .args(["--message-format", "json-render-diagnostics"])
         .current_dir(&root)
         .stdout(Stdio::piped());
-    tk.apply(&mut tests);
     let output = tests.output()?;
     if !output.status.success() {
         bail!("building the snapshot suite failed");

@@ -12,7 +12,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let tk = toolkit::ensure()?;
+    toolkit::ensure()?;
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut cmd = Command::new(cargo);
     cmd.args(["run", "--quiet", "--bin", "casebook", "--", "docs"])
@@ -20,6 +20,5 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.check {
         cmd.arg("--check");
     }
-    tk.apply(&mut cmd);
     Ok(crate::exit_of(cmd.status()?))
 }

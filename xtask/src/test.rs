@@ -16,7 +16,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let tk = toolkit::ensure()?;
+    toolkit::ensure()?;
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut steps: Vec<(&str, Vec<String>)> = Vec::new();
     if !args.no_lint {
@@ -63,7 +63,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .stdout(Stdio::piped());
         // Snapshots are never written by a test run: a mismatch fails.
         cmd.env("INSTA_UPDATE", "no");
-        tk.apply(&mut cmd);
         let mut child = cmd.spawn()?;
         let stdout = child.stdout.take().expect("piped");
         for line in BufReader::new(stdout).lines() {

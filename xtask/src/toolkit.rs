@@ -20,27 +20,20 @@ pub struct Toolkit {
     pub home: PathBuf,
 }
 
-impl Toolkit {
-    /// Points a command at this toolkit.
-    pub fn apply(&self, cmd: &mut Command) {
-        let bin = self.home.join("bin");
-        let path = std::env::var_os("PATH").unwrap_or_default();
-        let paths = std::iter::once(bin.clone()).chain(std::env::split_paths(&path));
-        cmd.env("CUDA_HOME", &self.home)
-            .env("NVCC", bin.join("nvcc"))
-            .env(
-                "PATH",
-                std::env::join_paths(paths).expect("PATH entries join"),
-            );
-    }
-}
-
+/// Where the wheels go: the workspace's own `target/cuda-wheels`, whatever
+/// CARGO_TARGET_DIR says. The build scripts look there themselves
+/// (`casebook_build::wheel_home`), after the places [`find`] searches, in
+/// the same order; so xtask finds the toolkit they will use and puts nothing
+/// in the environment of the cargo it starts. `cargo build` or `cargo run`
+/// then sees what `cargo xtask` saw, and switching between them rebuilds no
+/// kernel (a changed CUDA_HOME, NVCC or PATH would rerun every build script).
 fn wheel_home() -> PathBuf {
     crate::root().join("target/cuda-wheels/nvidia/cu13")
 }
 
-/// CUDA_HOME or CUDA_PATH, /usr/local/cuda, nvcc on PATH, then wheels
-/// installed earlier; none of those: installs the wheels.
+/// NVCC, CUDA_HOME or CUDA_PATH, /usr/local/cuda, nvcc on PATH, then wheels
+/// installed earlier (the build scripts' order); none of those: installs the
+/// wheels.
 pub fn ensure() -> anyhow::Result<Toolkit> {
     if let Some(home) = find() {
         return Ok(Toolkit { home });
@@ -60,27 +53,30 @@ fn has_nvcc(home: &Path) -> bool {
     home.join("bin/nvcc").is_file()
 }
 
+/// The first nvcc in the build scripts' order (`casebook_build::nvcc`), and
+/// the toolkit it belongs to.
 fn find() -> Option<PathBuf> {
-    let from_env = ["CUDA_HOME", "CUDA_PATH"]
+    let homes = ["CUDA_HOME", "CUDA_PATH"]
         .iter()
         .filter_map(std::env::var_os)
-        .map(PathBuf::from);
-    let from_path = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
-        .filter(|dir| dir.join("nvcc").is_file())
-        .filter_map(|dir| dir.parent().map(Path::to_path_buf))
-        .collect::<Vec<_>>();
-    from_env
-        .chain(std::iter::once(PathBuf::from("/usr/local/cuda")))
-        .chain(from_path)
-        .chain(std::iter::once(wheel_home()))
-        .find(|home| has_nvcc(home))
+        .map(PathBuf::from)
+        .chain(std::iter::once(PathBuf::from("/usr/local/cuda")));
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::var_os("NVCC")
+        .map(PathBuf::from)
+        .into_iter()
+        .chain(homes.map(|home| home.join("bin/nvcc")))
+        .chain(std::env::split_paths(&path).map(|dir| dir.join("nvcc")))
+        .chain(std::iter::once(wheel_home().join("bin/nvcc")))
+        .find(|nvcc| nvcc.is_file())
+        .and_then(|nvcc| Some(nvcc.parent()?.parent()?.to_path_buf()))
 }
 
 fn install() -> anyhow::Result<()> {
     let target = crate::root().join("target/cuda-wheels");
     eprintln!(
-        "no CUDA toolkit found (CUDA_HOME, CUDA_PATH, /usr/local/cuda, PATH): installing NVIDIA's \
-         CUDA 13.0 wheels from PyPI into {} (about 300 MB, first time only)",
+        "no CUDA toolkit found (NVCC, CUDA_HOME, CUDA_PATH, /usr/local/cuda, PATH): installing \
+         NVIDIA's CUDA 13.0 wheels from PyPI into {} (about 300 MB, first time only)",
         target.display()
     );
     let python = ["python3", "python"]
@@ -118,10 +114,10 @@ fn install() -> anyhow::Result<()> {
 }
 
 /// Builds the release `casebook` binary, and `casebook-cust` beside it (the
-/// harness starts the cust variants from there), with the toolkit in the
-/// environment; returns the path of `casebook`.
+/// harness starts the cust variants from there); returns the path of
+/// `casebook`.
 pub fn build_casebook() -> anyhow::Result<PathBuf> {
-    let tk = ensure()?;
+    ensure()?;
     let root = crate::root();
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut build = Command::new(cargo);
@@ -135,9 +131,16 @@ pub fn build_casebook() -> anyhow::Result<PathBuf> {
             "casebook-cust",
         ])
         .current_dir(&root);
-    tk.apply(&mut build);
     if !build.status()?.success() {
         bail!("building casebook failed");
     }
     Ok(root.join("target/release/casebook"))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_wheels_go_where_the_build_scripts_look() {
+        assert_eq!(super::wheel_home(), casebook_build::wheel_home());
+    }
 }

@@ -226,9 +226,35 @@ pub struct Nvcc {
     pub version: String,
 }
 
+impl Nvcc {
+    /// The toolkit nvcc belongs to: `bin/`'s parent, with `include/` and
+    /// `lib/` (or `lib64/`).
+    pub fn home(&self) -> &Path {
+        self.path
+            .parent()
+            .and_then(Path::parent)
+            .expect("nvcc is in <toolkit>/bin")
+    }
+}
+
+/// Where `cargo xtask` installs NVIDIA's CUDA wheels when it finds no
+/// toolkit: the workspace's own `target/cuda-wheels`, whatever
+/// CARGO_TARGET_DIR says (xtask/src/toolkit.rs installs there). Build
+/// scripts look there themselves, so `cargo build` and `cargo run` find the
+/// toolkit `cargo xtask` installed without being told, and both present
+/// cargo the same environment: switching between them rebuilds nothing.
+pub fn wheel_home() -> PathBuf {
+    kernels_dir()
+        .parent()
+        .expect("kernels/ lies in the workspace")
+        .join("target/cuda-wheels/nvidia/cu13")
+}
+
 /// Finds nvcc (NVCC, CUDA_HOME, CUDA_PATH, /usr/local/cuda, PATH, then the
-/// wheels `cargo xtask` installs under `target/cuda-wheels`), or stops the
-/// build with a one-line error that says how to get one.
+/// wheels `cargo xtask` installs, [`wheel_home`]), or stops the build with a
+/// one-line error that says how to get one. Every build script that needs
+/// the toolkit (its headers included) finds it here, in this one order,
+/// which `cargo xtask` searches in too.
 pub fn nvcc() -> Option<Nvcc> {
     for var in ["NVCC", "CUDA_HOME", "CUDA_PATH", "PATH"] {
         println!("cargo::rerun-if-env-changed={var}");
@@ -254,13 +280,6 @@ pub fn nvcc() -> Option<Nvcc> {
 
 fn find_nvcc() -> Option<PathBuf> {
     let path = env::var_os("PATH").unwrap_or_default();
-    // target/cuda-wheels, found from OUT_DIR (target/<profile>/build/<pkg>/out).
-    let wheels = env::var_os("OUT_DIR").and_then(|out| {
-        PathBuf::from(out)
-            .ancestors()
-            .find(|d| d.join("cuda-wheels").is_dir())
-            .map(|target| target.join("cuda-wheels/nvidia/cu13/bin/nvcc"))
-    });
     env::var_os("NVCC")
         .map(PathBuf::from)
         .into_iter()
@@ -272,7 +291,7 @@ fn find_nvcc() -> Option<PathBuf> {
         )
         .chain(std::iter::once(PathBuf::from("/usr/local/cuda/bin/nvcc")))
         .chain(env::split_paths(&path).map(|d| d.join("nvcc")))
-        .chain(wheels)
+        .chain(std::iter::once(wheel_home().join("bin/nvcc")))
         .find(|p| p.is_file())
 }
 
@@ -373,11 +392,7 @@ pub fn host_build(nvcc: &Nvcc) -> cc::Build {
 /// Where the static CUDA runtime is: the PyPI toolkit keeps it in lib/, a
 /// system one in lib64/.
 fn link_search(nvcc: &Nvcc) {
-    let home = nvcc
-        .path
-        .parent()
-        .and_then(Path::parent)
-        .expect("nvcc is in <toolkit>/bin");
+    let home = nvcc.home();
     for lib in ["lib", "lib64", "targets/x86_64-linux/lib"] {
         let dir = home.join(lib);
         if dir.join("libcudart_static.a").exists() {
