@@ -55,7 +55,10 @@ fn find() -> Option<PathBuf> {
 }
 
 fn install() -> anyhow::Result<PathBuf> {
-    eprintln!("installing {RUFF} into {}", tools().display());
+    eprintln!(
+        "installing {RUFF} from PyPI into {} for the Python lint (first time only)…",
+        tools().display()
+    );
     let status = Command::new("python3")
         .args([
             "-m",

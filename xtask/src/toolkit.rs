@@ -76,7 +76,8 @@ fn install() -> anyhow::Result<()> {
     let target = crate::root().join("target/cuda-wheels");
     eprintln!(
         "no CUDA toolkit found (NVCC, CUDA_HOME, CUDA_PATH, /usr/local/cuda, PATH): installing \
-         NVIDIA's CUDA 13.0 wheels from PyPI into {} (about 300 MB, first time only)",
+         the CUDA 13.0 compiler from NVIDIA's wheels on PyPI into {} (about 270 MB on disk, first \
+         time only)…",
         target.display()
     );
     let python = ["python3", "python"]
@@ -119,6 +120,10 @@ fn install() -> anyhow::Result<()> {
 pub fn build_casebook() -> anyhow::Result<PathBuf> {
     ensure()?;
     let root = crate::root();
+    eprintln!(
+        "building casebook and casebook-cust (release; the first build compiles every \
+         scenario's CUDA and takes a few minutes)…"
+    );
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut build = Command::new(cargo);
     build
