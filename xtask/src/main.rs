@@ -4,6 +4,7 @@ mod bless;
 mod book;
 mod bundle;
 mod docs;
+mod gpu;
 #[cfg(test)]
 mod layers;
 mod ruff;

@@ -39,24 +39,34 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(jobs) = args.jobs {
         extra.extend(["--jobs".to_owned(), jobs.to_string()]);
     }
-    casebook("run-all", &args.filters, &extra)
+    casebook("run-all", "run-all", &args.filters, &extra)
 }
 
 pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
-    casebook("bench", &args.filters, &[])
+    casebook("bench-harness", "bench", &args.filters, &[])
 }
 
 pub fn reproduce(args: ReproduceArgs) -> anyhow::Result<ExitCode> {
     casebook(
+        "reproduce",
         "reproduce",
         &args.filters,
         &["--runs".to_owned(), args.runs.to_string()],
     )
 }
 
-/// Builds, runs `casebook <command>` with the filters and `extra`, and, for
-/// a full run-all or bench, refreshes the committed evidence.
-fn casebook(command: &str, filters: &[String], extra: &[String]) -> anyhow::Result<ExitCode> {
+/// Checks for a GPU, builds, runs `casebook <command>` with the filters and
+/// `extra`, and, for a full run-all or bench, refreshes the committed
+/// evidence. `task` is the xtask command, for the messages.
+fn casebook(
+    task: &str,
+    command: &str,
+    filters: &[String],
+    extra: &[String],
+) -> anyhow::Result<ExitCode> {
+    if let Some(exit) = crate::gpu::require(task) {
+        return Ok(exit);
+    }
     let root = crate::root();
     let casebook = toolkit::build_casebook()?;
     let out = root.join("target/casebook");

@@ -14,6 +14,11 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    // What `casebook sanitize` would refuse after the build, refused before it.
+    if let Some(exit) = crate::gpu::require_sanitizer().or_else(|| crate::gpu::require("sanitize"))
+    {
+        return Ok(exit);
+    }
     let root = crate::root();
     let casebook = toolkit::build_casebook()?;
     let out = root.join("target/casebook");
