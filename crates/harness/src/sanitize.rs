@@ -17,6 +17,7 @@ use casebook_model::{Expect, Role, SANITIZER_ENV, Scenario, Variant};
 use serde::{Deserialize, Serialize};
 
 use crate::environment::Environment;
+use crate::gpus::Gpu;
 use crate::isolation::{self, ChildCommand};
 
 /// How long one variant may run under one tool.
@@ -120,8 +121,7 @@ pub fn run(catalog: &[Scenario], options: &Options) -> ExitCode {
     eprintln!("{version} on {}: {} runs", environment.gpu, work.len());
     let started = Instant::now();
     // Scenarios that fill the GPU, and variants that must run alone, run one
-    // at a time, after the others have
-    // run in parallel.
+    // at a time on each GPU, after the others have run in parallel.
     let (shared, exclusive): (Vec<_>, Vec<_>) = work
         .iter()
         .copied()
@@ -152,14 +152,19 @@ pub fn run(catalog: &[Scenario], options: &Options) -> ExitCode {
             }
         );
     };
-    let one = |(s, v, t): (&Scenario, &Variant, usize)| sanitize_one(&sanitizer, s, v, t);
-    crate::schedule::side_by_side(&shared, options.jobs, one, &mut record);
-    for item in exclusive {
-        if crate::isolation::interrupted() {
-            break;
-        }
-        record(item, one(item));
+    let one = |(s, v, t): (&Scenario, &Variant, usize), gpu: Option<&Gpu>| {
+        sanitize_one(&sanitizer, s, v, t, gpu)
+    };
+    let gpus = &prepared.gpus;
+    if gpus.len() > 1 {
+        eprintln!("spread over {} GPUs", gpus.len());
     }
+    // The shared cells, `jobs` at a time on each GPU; then the others, one
+    // at a time on each.
+    let shared_lanes = crate::schedule::lanes(gpus, options.jobs);
+    crate::schedule::side_by_side(&shared, &shared_lanes, one, &mut record);
+    let alone_lanes = crate::schedule::lanes(gpus, 1);
+    crate::schedule::side_by_side(&exclusive, &alone_lanes, one, &mut record);
     let mut cells = done;
     let order = |c: &Cell| {
         work.iter()
@@ -310,7 +315,13 @@ fn finish(catalog: &[Scenario], out: &Path, report: &SanitizeReport) -> ExitCode
     }
 }
 
-fn sanitize_one(sanitizer: &Path, s: &Scenario, v: &Variant, tool: usize) -> Cell {
+fn sanitize_one(
+    sanitizer: &Path,
+    s: &Scenario,
+    v: &Variant,
+    tool: usize,
+    gpu: Option<&Gpu>,
+) -> Cell {
     let (tool_name, tool_args) = TOOLS[tool];
     let log = tempfile::Builder::new()
         .prefix("casebook-sanitizer-")
@@ -339,6 +350,7 @@ fn sanitize_one(sanitizer: &Path, s: &Scenario, v: &Variant, tool: usize) -> Cel
     // names.toml), and the mark that it runs under the tool.
     let mut env = inner.as_ref().map(|i| i.env.clone()).unwrap_or_default();
     env.push((SANITIZER_ENV.to_owned(), "1".to_owned()));
+    env.extend(gpu.map(Gpu::pin));
     let cmd = ChildCommand {
         program: sanitizer.to_path_buf(),
         args,

@@ -125,20 +125,20 @@ impl Executed {
     }
 }
 
-/// Runs `work` on each of `items`, up to `jobs` at a time, and hands each
+/// Runs `work` on each of `items`, one at a time in each of `lanes` (a
+/// lane is a thread, with the GPU its items are pinned to), and hands each
 /// result to `done` on the calling thread as it arrives. Once the run is
-/// interrupted no new item starts. The sanitizer's shared cells run
-/// through it.
+/// interrupted no new item starts. The sanitizer's cells run through it.
 pub fn side_by_side<T: Copy + Send + Sync, R: Send>(
     items: &[T],
-    jobs: usize,
-    work: impl Fn(T) -> R + Sync,
+    lanes: &[Option<&Gpu>],
+    work: impl Fn(T, Option<&Gpu>) -> R + Sync,
     mut done: impl FnMut(T, R),
 ) {
     let next = AtomicUsize::new(0);
     let (tx, rx) = mpsc::channel();
     std::thread::scope(|s| {
-        for _ in 0..jobs.max(1).min(items.len()) {
+        for &gpu in lanes.iter().take(items.len()) {
             let tx = tx.clone();
             let (next, work) = (&next, &work);
             s.spawn(move || {
@@ -147,7 +147,7 @@ pub fn side_by_side<T: Copy + Send + Sync, R: Send>(
                     if k >= items.len() || isolation::interrupted() {
                         break;
                     }
-                    let _ = tx.send((items[k], work(items[k])));
+                    let _ = tx.send((items[k], work(items[k], gpu)));
                 }
             });
         }
@@ -156,6 +156,18 @@ pub fn side_by_side<T: Copy + Send + Sync, R: Send>(
             done(item, result);
         }
     });
+}
+
+/// `per_gpu` lanes on each of `gpus` (on one unpinned GPU if there is none).
+pub fn lanes(gpus: &[Gpu], per_gpu: usize) -> Vec<Option<&Gpu>> {
+    let gpus: Vec<Option<&Gpu>> = if gpus.is_empty() {
+        vec![None]
+    } else {
+        gpus.iter().map(Some).collect()
+    };
+    (0..per_gpu.max(1))
+        .flat_map(|_| gpus.iter().copied())
+        .collect()
 }
 
 /// Where a run's trials go: its GPUs, and the leftover-memory check on
