@@ -31,7 +31,8 @@ pub fn scenario() -> Scenario {
             Variant::as_written("as-written-py", Program::pytorch(FILE, "as_written")).also_differs(
                 "the article elides the model, the data and the training step: here a small CNN \
                  (two convolutions, then linear layers) on random images, trained with SGD for \
-                 two epochs, and lines that record memory between the runs.",
+                 two epochs, and lines that record memory between the runs; the second run's `Net()` \
+                 and `.cuda()` are recorded as one step.",
             ),
             Variant::broken(
                 "broken-py",
@@ -41,7 +42,9 @@ pub fn scenario() -> Scenario {
             .then_shows(Symptom::check_failed(SECOND_RUN_RAN))
             .also_differs(
                 "the same program with linear layers sized so that their parameters take 40% of \
-                 the free memory: one run fits, two side by side do not.",
+                 the free memory: one run fits, two side by side do not. Those layers are made \
+                 straight on the GPU, uninitialised (only their memory matters), and the second \
+                 run's `Net()` and `.cuda()` are one step.",
             ),
             Variant::as_written("empty-cache-py", Program::pytorch(FILE, "empty_cache"))
                 .also_differs(
