@@ -19,22 +19,36 @@ pub struct Args {
     no_browser: bool,
 }
 
+/// Why there is no browser on this machine, as the closing line says it.
+const NO_CHROMIUM: &str = "no chromium installed; apt-get install chromium";
+
 /// The book step of `cargo xtask test`: the browser check runs where a
-/// browser is installed; without one it is skipped with the reason, except
-/// under CI, where it is required.
+/// browser is installed; without one it is skipped, and the closing line
+/// says so and why, except under CI, where it is required.
 pub fn check_for_tests() -> anyhow::Result<()> {
     eprintln!("== book: mdbook build and browser check");
-    let no_browser = find_browser().is_none();
-    if no_browser {
-        if std::env::var_os("CI").is_some() {
-            bail!("CI is set and no chromium is installed (apt-get install chromium)");
+    match find_browser() {
+        Some(browser) => check(Ok(&browser)).map(|_| ()),
+        None if std::env::var_os("CI").is_some() => {
+            bail!("CI is set and {NO_CHROMIUM}")
         }
-        eprintln!("book: the browser check is skipped: no chromium (apt-get install chromium)");
+        None => check(Err(NO_CHROMIUM)).map(|_| ()),
     }
-    run(Args { no_browser }).map(|_| ())
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if args.no_browser {
+        return check(Err("--no-browser"));
+    }
+    let browser = find_browser().context(
+        "no chromium found: install Debian's `chromium` (apt-get install chromium), or pass --no-browser",
+    )?;
+    check(Ok(&browser))
+}
+
+/// Builds the book and checks its links, then, with a browser, every page
+/// in it; without one (`Err` says why), says that part was skipped.
+fn check(browser: Result<&Path, &str>) -> anyhow::Result<ExitCode> {
     let root = crate::root();
     let mdbook = ensure_mdbook(&root)?;
     let built = Command::new(&mdbook)
@@ -48,18 +62,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let book = root.join("docs/book");
     let pages = chapter_pages(&root)?;
     let mut problems = check_links(&book)?;
-    if !args.no_browser {
-        let browser = find_browser().context(
-            "no chromium found: install Debian's `chromium` (apt-get install chromium), or pass --no-browser",
-        )?;
+    if let Ok(browser) = browser {
         let profile = tempfile_dir()?;
         for page in &pages {
-            problems.extend(check_page(&browser, &profile, &book, page)?);
+            problems.extend(check_page(browser, &profile, &book, page)?);
         }
         let shots = root.join("target/book-check");
         std::fs::create_dir_all(&shots)?;
         let shot = shots.join("missing-free.png");
-        let status = browser_cmd(&browser, &profile)
+        let status = browser_cmd(browser, &profile)
             .arg(format!("--screenshot={}", shot.display()))
             .arg("--window-size=1280,1600")
             .arg(file_url(&book.join(SCREENSHOT_PAGE)))
@@ -72,16 +83,26 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let _ = std::fs::remove_dir_all(&profile);
     }
     if problems.is_empty() {
-        println!(
-            "book: {} pages render, links resolve, images load, code blocks have text",
-            pages.len()
-        );
+        println!("{}", summary(pages.len(), browser.err()));
         return Ok(ExitCode::SUCCESS);
     }
     for p in &problems {
         eprintln!("book: {p}");
     }
     bail!("{} problem(s) in the built book", problems.len())
+}
+
+/// The closing line: what was checked, and what was not and why.
+fn summary(pages: usize, browser_skipped: Option<&str>) -> String {
+    match browser_skipped {
+        None => {
+            format!("book: {pages} pages render, links resolve, images load, code blocks have text")
+        }
+        Some(why) => format!(
+            "book: {pages} pages built, links resolve; the browser check was skipped ({why}), \
+             so whether pages render, images load and code blocks have text was not checked"
+        ),
+    }
 }
 
 fn ensure_mdbook(root: &Path) -> anyhow::Result<PathBuf> {
@@ -224,4 +245,23 @@ fn tempfile_dir() -> anyhow::Result<PathBuf> {
 
 fn file_url(path: &Path) -> String {
     format!("file://{}", path.display())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::summary;
+
+    #[test]
+    fn a_skipped_browser_check_is_said_with_its_reason() {
+        let line = summary(26, Some(super::NO_CHROMIUM));
+        assert!(
+            line.contains("the browser check was skipped (no chromium installed;"),
+            "{line}"
+        );
+        assert!(!line.starts_with("book: 26 pages render"), "{line}");
+        assert_eq!(
+            summary(26, None),
+            "book: 26 pages render, links resolve, images load, code blocks have text"
+        );
+    }
 }
