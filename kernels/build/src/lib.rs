@@ -313,8 +313,8 @@ pub fn sources(dir: &Path) -> Vec<PathBuf> {
 pub fn scenario() {
     let here = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("run by cargo"));
     let out = PathBuf::from(env::var("OUT_DIR").expect("run by cargo"));
-    for dir in ["names.toml", "cpp", "device"] {
-        println!("cargo::rerun-if-changed={dir}");
+    for path in watched(&here) {
+        println!("cargo::rerun-if-changed={path}");
     }
     let vocabulary = match fs::read_to_string(here.join("names.toml")) {
         Ok(text) => parse_vocabulary(&text),
@@ -352,6 +352,24 @@ pub fn scenario() {
         build.file(file);
     }
     build.compile(&package.replace('-', "_"));
+}
+
+/// What a scenario's build script is rerun for: its `names.toml`, `cpp/`
+/// and `device/`, those of them that exist. Cargo takes a path that does not
+/// exist for changed, which would rerun the script, and nvcc, on every
+/// build; where one is missing, `src/lib.rs` stands in for it, since C++
+/// variants (`cpp_variants!`) and a scenario's own kernels (its
+/// `fatbins.rs`) are declared there: a new `cpp/` or `device/` comes with an
+/// edit there, which reruns the script.
+pub fn watched(scenario: &Path) -> Vec<&'static str> {
+    let mut paths: Vec<&str> = ["names.toml", "cpp", "device"]
+        .into_iter()
+        .filter(|p| scenario.join(p).exists())
+        .collect();
+    if paths.len() < 3 {
+        paths.push("src/lib.rs");
+    }
+    paths
 }
 
 /// A cc build for host C++ with device code: nvcc, C++17, the static CUDA
@@ -523,6 +541,17 @@ CURVE = { key = "free_bytes", per = "call", unit = "bytes" }
                 "}",
             ]
         );
+    }
+
+    #[test]
+    fn a_build_script_watches_only_paths_that_exist() {
+        let dir = std::env::temp_dir().join(format!("casebook-watched-{}", std::process::id()));
+        fs::create_dir_all(dir.join("cpp")).unwrap();
+        fs::write(dir.join("names.toml"), "").unwrap();
+        assert_eq!(watched(&dir), ["names.toml", "cpp", "src/lib.rs"]);
+        fs::create_dir_all(dir.join("device")).unwrap();
+        assert_eq!(watched(&dir), ["names.toml", "cpp", "device"]);
+        fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
