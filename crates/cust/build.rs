@@ -5,17 +5,20 @@
 //! `libcuda.so.1`. The binary it produces loads the real driver at start, so
 //! it builds on a machine with no driver and runs on one with a driver.
 //!
-//! The stub is for the linker only, so it is written outside
-//! `target/<profile>`: cargo puts every link-search directory inside that
-//! folder on the `LD_LIBRARY_PATH` of each binary it runs (`cargo run`,
-//! `cargo test`) in the same build, and cudarc opens `libcuda.so` by name at
-//! run time, so a stub there would stand in for the driver
-//! (`tests/no_stub_at_run_time.rs` holds this).
+//! The stub is for the linker only, so its folder is handed to the linker
+//! (`-L`, a link argument) and never declared a link-search directory: cargo
+//! puts every link-search directory inside `target/<profile>` on the
+//! `LD_LIBRARY_PATH` of each binary it runs (`cargo run`, `cargo test`) in
+//! the same build, nextest every one inside the target directory, and cudarc
+//! opens `libcuda.so` by name at run time, so a stub there would stand in for
+//! the driver (`tests/no_stub_at_run_time.rs` holds this). A link argument
+//! reaches this package's own binary and tests, the only ones that link cust;
+//! a package that linked this library would need the same `-L`.
 
 use std::collections::BTreeSet;
 use std::env;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 fn main() {
@@ -60,14 +63,7 @@ fn main() {
     }
     let c = out.join("libcuda_stub.c");
     fs::write(&c, source).unwrap();
-    let Some(stub_dir) = link_only_dir(&out) else {
-        println!(
-            "cargo::error=OUT_DIR {} is not <target>/<profile>/build/<package>/out: no place \
-             for the libcuda link stub outside the library path cargo sets",
-            out.display()
-        );
-        return;
-    };
+    let stub_dir = out.join("stub");
     fs::create_dir_all(&stub_dir).unwrap();
     let compiler = cc::Build::new().get_compiler();
     let status = Command::new(compiler.path())
@@ -77,11 +73,12 @@ fn main() {
         .status()
         .expect("the C compiler runs");
     assert!(status.success(), "building the libcuda stub failed");
-    println!("cargo::rustc-link-search=native={}", stub_dir.display());
+    // cust_raw asks for `-lcuda`; this is where the linker finds it.
+    println!("cargo::rustc-link-arg=-L{}", stub_dir.display());
     // The tests (which check the served table against the catalogue and make
     // no CUDA call) must start where there is no driver: only their binaries
     // find the stub at run time, through their own run path, never through
-    // LD_LIBRARY_PATH (this is no link-search directory).
+    // LD_LIBRARY_PATH.
     let test_dir = out.join("stub-for-tests");
     fs::create_dir_all(&test_dir).unwrap();
     fs::copy(stub_dir.join("libcuda.so"), test_dir.join("libcuda.so.1")).unwrap();
@@ -89,19 +86,6 @@ fn main() {
         "cargo::rustc-link-arg-tests=-Wl,-rpath,{}",
         test_dir.display()
     );
-}
-
-/// `<target>/<profile>/build/casebook-cust-<hash>/out` gives
-/// `<target>/link-stubs/casebook-cust-<hash>`: one folder per build
-/// configuration, beside the profiles' folders rather than in one.
-fn link_only_dir(out: &Path) -> Option<PathBuf> {
-    let unit = out.parent()?;
-    let build = unit.parent()?;
-    if build.file_name()? != "build" {
-        return None;
-    }
-    let profile = build.parent()?;
-    Some(profile.parent()?.join("link-stubs").join(unit.file_name()?))
 }
 
 /// Identifiers `cu…` declared as functions in preprocessed `cuda.h`.

@@ -1,12 +1,14 @@
 //! The libcuda link stub (see build.rs) is for the linker only: no directory
-//! on the library path cargo gives the binaries it runs holds a `libcuda*`.
+//! on the library path cargo or nextest gives the binaries they run holds a
+//! `libcuda*`.
 //!
 //! cudarc opens `libcuda.so` by name at run time, so a stub found there first
 //! would stand in for the driver and every call would return garbage. Cargo
 //! starts each binary it runs (`cargo run`, `cargo test`) with the
 //! link-search directories of every build script in that build on
-//! `LD_LIBRARY_PATH`, as long as they lie inside `target/<profile>`: every
-//! build script, not only those of the binary's own dependencies. So under
+//! `LD_LIBRARY_PATH`, as long as they lie inside `target/<profile>`
+//! (`cargo nextest run`: inside the target directory): every build script,
+//! not only those of the binary's own dependencies. So under
 //! `cargo test --workspace` (what `cargo xtask test` runs) the snapshot suite
 //! (`tests/snapshots.rs`) and the GPU children it starts inherit whatever
 //! this crate's build script adds, exactly as this test does; a package
