@@ -232,9 +232,19 @@ impl Orphan {
         })
     }
 
-    /// The command that stops it and whatever it started.
+    /// The command that stops it, and whatever it started where its
+    /// process group is the trial's own (the harness starts each trial as
+    /// the leader of a new group; a process that only carries a trial's
+    /// environment may share the group of a shell, which must live on).
     pub fn stop_command(&self) -> String {
-        format!("kill -KILL -- -{}", self.group)
+        let own_group = self.group == self.pid
+            || !alive(self.group)
+            || started_by(self.group).is_some();
+        if own_group {
+            format!("kill -KILL -- -{}", self.group)
+        } else {
+            format!("kill -KILL {}", self.pid)
+        }
     }
 }
 
@@ -287,4 +297,48 @@ fn environment_value(pid: u32, name: &str) -> Option<String> {
         .split(|&b| b == 0)
         .filter_map(|kv| std::str::from_utf8(kv).ok())
         .find_map(|kv| kv.strip_prefix(&prefix).map(str::to_owned))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn orphan(pid: u32, group: u32) -> Orphan {
+        Orphan {
+            pid,
+            group,
+            trial: "missing-free::broken".into(),
+            run: Some(1),
+            gpu: "GPU 0".into(),
+            memory: "4096 MiB".into(),
+        }
+    }
+
+    #[test]
+    fn a_trial_leading_its_group_is_stopped_with_the_group() {
+        assert_eq!(orphan(4242, 4242).stop_command(), "kill -KILL -- -4242");
+    }
+
+    #[test]
+    fn a_process_in_a_live_group_that_is_not_a_trial_is_stopped_alone() {
+        // This test's own group: its leader lives and is no trial.
+        let me = std::process::id();
+        let group = process_group(me).expect("a group");
+        assert!(alive(group));
+        if group != me {
+            assert_eq!(orphan(me, group).stop_command(), format!("kill -KILL {me}"));
+        }
+    }
+
+    #[test]
+    fn the_group_of_a_dead_leader_is_the_trials() {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        assert!(!alive(dead));
+        assert_eq!(
+            orphan(dead + 1, dead).stop_command(),
+            format!("kill -KILL -- -{dead}")
+        );
+    }
 }
