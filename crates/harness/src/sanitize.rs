@@ -450,7 +450,10 @@ pub fn judge_cell(
                     .to_owned(),
             );
         }
-        if let Some(sees) = v.sanitizer_sees {
+        // The declaration explains a cell only where what it names was seen.
+        if let Some(sees) = v.sanitizer_sees
+            && kinds.iter().any(|k| sees.kinds.contains(&k.as_str()))
+        {
             why.push(sees.why.to_owned());
         }
         why.join("; ")
