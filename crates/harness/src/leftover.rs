@@ -237,9 +237,8 @@ impl Orphan {
     /// the leader of a new group; a process that only carries a trial's
     /// environment may share the group of a shell, which must live on).
     pub fn stop_command(&self) -> String {
-        let own_group = self.group == self.pid
-            || !alive(self.group)
-            || started_by(self.group).is_some();
+        let own_group =
+            self.group == self.pid || !alive(self.group) || started_by(self.group).is_some();
         if own_group {
             format!("kill -KILL -- -{}", self.group)
         } else {
