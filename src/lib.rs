@@ -70,9 +70,12 @@ pub mod cli {
         /// Run every trial (or the filtered ones) on the GPU, each variant in its
         /// own process; print a table, write the reports and pack new snapshots.
         ///
-        /// Trials that share the GPU run side by side; those of scenarios that
-        /// need the whole GPU run alone. After each, device memory must be back
-        /// to its baseline, or the holder is named. One GPU run at a time: a
+        /// Trials are spread over the visible GPUs (CUDA_VISIBLE_DEVICES
+        /// narrows them), each child pinned to one. Trials that share a GPU
+        /// run side by side; those that need the whole GPU run alone on one.
+        /// Whenever a GPU falls idle, its device memory must be back to its
+        /// baseline, or the holder is named. No trial outlives the run,
+        /// however it ends (SIGKILL included). One GPU run at a time: a
         /// second waits for the lock and says who holds it.
         ///
         /// Exit codes: 0 all held; 1 a trial failed; 3 no GPU or driver;
@@ -80,7 +83,9 @@ pub mod cli {
         /// report could not be written or a child not started; 9 device memory
         /// was left held after a trial; 10 interrupted (Ctrl-C, SIGTERM: the
         /// partial report is written, unfinished trials marked not run);
-        /// 11 the driver is older than the build needs.
+        /// 11 the driver is older than the build needs; 13 trials of a run
+        /// that ended hold GPU memory (each named with the command that stops
+        /// it; the trials that need a whole GPU did not run).
         RunAll {
             #[command(flatten)]
             selection: Selection,
@@ -88,10 +93,12 @@ pub mod cli {
             #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
             jobs: Option<u16>,
         },
-        /// Time the schedule: run the trials one at a time, then with the
-        /// default schedule, and report wall time against the critical path
-        /// (exclusive trials plus the longest shared one) as
-        /// `critical_path_ratio` in report.json.
+        /// Time the schedule: run the trials one at a time (with several
+        /// GPUs visible: on the first GPU alone), then with the default
+        /// schedule on every GPU, and report wall time against the critical
+        /// path (exclusive trials plus the longest shared one, over the
+        /// GPUs) as `critical_path_ratio`, and against the first run as
+        /// `baseline_ratio`, in report.json.
         ///
         /// Exit codes as for run-all.
         Bench {

@@ -92,7 +92,12 @@ pub fn generate(inputs: &Inputs) -> anyhow::Result<Book> {
         .collect::<anyhow::Result<Vec<_>>>()?;
     files.insert(
         "docs/src/running.md".into(),
-        index::running(&inputs.run_all_help, report.as_ref(), &reproductions),
+        index::running(
+            &inputs.run_all_help,
+            report.as_ref(),
+            load::<Report>(inputs.root, index::BENCH_FILE)?.as_ref(),
+            &reproductions,
+        ),
     );
     Ok(Book { files })
 }

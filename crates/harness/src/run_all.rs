@@ -34,7 +34,7 @@ pub mod exit {
     pub const DRIVER_TOO_OLD: u8 = 11;
     /// Trials left by a run that ended hold GPU memory: they are named with
     /// the command that stops them, and the exclusive trials did not run.
-    pub const LEFT_BY_AN_ENDED_RUN: u8 = 12;
+    pub const LEFT_BY_AN_ENDED_RUN: u8 = 13;
 }
 
 #[derive(Debug, Clone)]
@@ -416,4 +416,30 @@ pub fn claims_line(report: &Report, (untestable, not_yet): (usize, usize)) -> St
         untestable,
         not_yet
     )
+}
+
+#[cfg(test)]
+mod exit_code_tests {
+    use super::exit::*;
+
+    #[test]
+    fn every_exit_code_is_distinct() {
+        let mut codes = vec![
+            TRIAL_FAILED,
+            NO_GPU,
+            NO_MATCH,
+            SNAPSHOTS_DIFFER,
+            IO,
+            MEMORY_LEFT_HELD,
+            INTERRUPTED,
+            DRIVER_TOO_OLD,
+            LEFT_BY_AN_ENDED_RUN,
+            crate::sanitize::NO_SANITIZER,
+            crate::reproduce::FLAKY,
+        ];
+        let all = codes.len();
+        codes.sort_unstable();
+        codes.dedup();
+        assert_eq!(codes.len(), all, "two exit codes share a number");
+    }
 }

@@ -352,8 +352,9 @@ pub struct Variant {
     pub runner: Runner,
     /// The child is killed, with its process group, after this long.
     pub timeout: Duration,
-    /// It reads device-wide free memory, so it runs alone even where its
-    /// scenario's other variants share the GPU.
+    /// It reads device-wide free memory, or times its kernels against each
+    /// other, so it runs alone even where its scenario's other variants
+    /// share the GPU.
     pub alone: bool,
     /// Its code (see [`Variant::code`]).
     pub code: Option<Code>,
