@@ -320,13 +320,19 @@ mod tests {
 
     #[test]
     fn a_process_in_a_live_group_that_is_not_a_trial_is_stopped_alone() {
-        // This test's own group: its leader lives and is no trial.
+        use std::os::unix::process::CommandExt;
+        // A live group whose leader is no trial, as a shell would be.
+        let mut leader = std::process::Command::new("sleep")
+            .arg("30")
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let group = leader.id();
         let me = std::process::id();
-        let group = process_group(me).expect("a group");
-        assert!(alive(group));
-        if group != me {
-            assert_eq!(orphan(me, group).stop_command(), format!("kill -KILL {me}"));
-        }
+        let command = orphan(me, group).stop_command();
+        let _ = leader.kill();
+        let _ = leader.wait();
+        assert_eq!(command, format!("kill -KILL {me}"));
     }
 
     #[test]
