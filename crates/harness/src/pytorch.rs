@@ -273,18 +273,20 @@ def global_names(rec):
     rec.fact(names.SEEN, casebook.REDUCED.name)
 "#;
 
-    /// Runs `function` of the variants above through the real command, the
-    /// isolation and the event file, as the harness runs a PyTorch variant.
-    fn run(function: &'static str) -> casebook_model::Outcome {
+    /// A workspace root holding the scenario `python-protocol`: its
+    /// names.toml and the variants above.
+    fn protocol_root() -> tempfile::TempDir {
         let root = tempfile::tempdir().unwrap();
         let folder = root.path().join("scenarios/python-protocol");
         std::fs::create_dir_all(folder.join("python")).unwrap();
         std::fs::write(folder.join("names.toml"), NAMES).unwrap();
         std::fs::write(folder.join("python/variants.py"), VARIANTS).unwrap();
-        let module = Path::new(env!("CARGO_MANIFEST_DIR")).join("../model/python");
-        std::fs::create_dir_all(root.path().join("crates/model")).unwrap();
-        std::os::unix::fs::symlink(module, root.path().join(MODULE_DIR)).unwrap();
-        let scenario = Scenario {
+        root
+    }
+
+    /// That scenario, with `function` as its one variant.
+    fn protocol_scenario(function: &'static str) -> Scenario {
+        Scenario {
             slug: "python-protocol",
             title: "",
             cause: "",
@@ -297,7 +299,17 @@ def global_names(rec):
                 Expect::Clean,
                 Program::pytorch("python/variants.py", function),
             )],
-        };
+        }
+    }
+
+    /// Runs `function` of the variants above through the real command, the
+    /// isolation and the event file, as the harness runs a PyTorch variant.
+    fn run(function: &'static str) -> casebook_model::Outcome {
+        let root = protocol_root();
+        let module = Path::new(env!("CARGO_MANIFEST_DIR")).join("../model/python");
+        std::fs::create_dir_all(root.path().join("crates/model")).unwrap();
+        std::os::unix::fs::symlink(module, root.path().join(MODULE_DIR)).unwrap();
+        let scenario = protocol_scenario(function);
         let Runner::Python { file, function } = scenario.variants[0].runner else {
             unreachable!()
         };
@@ -375,25 +387,9 @@ def global_names(rec):
 
     #[test]
     fn the_catalogue_check_names_a_missing_function_and_an_undeclared_name() {
-        let root = tempfile::tempdir().unwrap();
+        let root = protocol_root();
         let folder = root.path().join("scenarios/python-protocol");
-        std::fs::create_dir_all(folder.join("python")).unwrap();
-        std::fs::write(folder.join("names.toml"), NAMES).unwrap();
-        std::fs::write(folder.join("python/variants.py"), VARIANTS).unwrap();
-        let scenario = |function: &'static str| Scenario {
-            slug: "python-protocol",
-            title: "",
-            cause: "",
-            symptoms: &[],
-            requires: Requirement::GPU,
-            claims: &[],
-            variants: vec![Variant::new(
-                function,
-                Role::Fixed,
-                Expect::Clean,
-                Program::pytorch("python/variants.py", function),
-            )],
-        };
+        let scenario = protocol_scenario;
         let problems = check_python_variants(&[scenario("absent")], root.path()).unwrap_err();
         assert!(problems.contains("has no `def absent(rec)`"), "{problems}");
         // VARIANTS' `misspelt` uses names.SEEM, which NAMES lacks.
