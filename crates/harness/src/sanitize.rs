@@ -120,12 +120,22 @@ pub fn run(catalog: &[Scenario], options: &Options) -> ExitCode {
     let environment = prepared.environment;
     eprintln!("{version} on {}: {} runs", environment.gpu, work.len());
     let started = Instant::now();
-    // Scenarios that fill the GPU, and variants that must run alone, run one
-    // at a time on each GPU, after the others have run in parallel.
-    let (shared, exclusive): (Vec<_>, Vec<_>) = work
+    // Variants that fill the GPU even in their reduced form, and those that
+    // must run alone, run one at a time on each GPU, after the others have
+    // run in parallel, the longest first (by the last committed pass), so
+    // no long cell starts last.
+    let expected = expected_seconds(&crate::workspace::root());
+    let expected = |(s, v, t): &(&Scenario, &Variant, usize)| {
+        expected
+            .get(&(s.trial_name(v), TOOLS[*t].0.to_owned()))
+            .copied()
+            .unwrap_or(TIME_LIMIT.as_secs_f64())
+    };
+    let (mut shared, exclusive): (Vec<_>, Vec<_>) = work
         .iter()
         .copied()
-        .partition(|(s, v, _)| !s.fills_gpu() && !v.alone);
+        .partition(|(s, v, _)| !s.runs_alone_under_sanitizer(v));
+    shared.sort_by(|a, b| expected(b).total_cmp(&expected(a)));
     let mut done = Vec::new();
     let total = work.len();
     // Each cell is also appended here as it finishes, so an interrupted pass
@@ -182,6 +192,30 @@ pub fn run(catalog: &[Scenario], options: &Options) -> ExitCode {
         cells,
     };
     finish(catalog, &options.out, &report)
+}
+
+/// Where each cell's expected seconds come from: the committed matrix.
+pub const EXPECTED_FROM: &str = "docs/evidence/sanitize.json";
+
+/// Each cell's seconds, by (trial, tool), in the report at
+/// [`EXPECTED_FROM`] under `root`; empty when there is none.
+pub fn expected_seconds(root: &Path) -> std::collections::HashMap<(String, String), f64> {
+    std::fs::read_to_string(root.join(EXPECTED_FROM))
+        .ok()
+        .and_then(|text| serde_json::from_str::<SanitizeReport>(&text).ok())
+        .map(|report| {
+            report
+                .cells
+                .into_iter()
+                .map(|c| {
+                    (
+                        (format!("{}::{}", c.scenario, c.variant), c.tool),
+                        c.seconds,
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Builds the report from cells that earlier passes wrote, one JSON line
@@ -378,7 +412,7 @@ fn sanitize_one(
     let provokes = outcome
         .as_ref()
         .is_some_and(|o| o.steps.iter().any(|st| st.tolerated && st.is_error()));
-    let (judgement, passed) = judge_cell(
+    let (mut judgement, mut passed) = judge_cell(
         v,
         tool_name,
         run.is_ok(),
@@ -387,6 +421,10 @@ fn sanitize_one(
         &kinds,
         provokes,
     );
+    // It shared the GPU on the strength of a reduced form it did not run.
+    if let Some(why) = unreduced(v, outcome.is_some() && !timed_out, reduced) {
+        (judgement, passed) = (why, false);
+    }
     let mut tail_start = text.len().saturating_sub(4000);
     while !text.is_char_boundary(tail_start) {
         tail_start += 1;
@@ -407,6 +445,16 @@ fn sanitize_one(
         exit_code,
         log_tail: text[tail_start..].to_owned(),
     }
+}
+
+/// A failure when `v` is declared small in its reduced form (and so shares
+/// the GPU under the tool) but ran to its end without recording one.
+pub fn unreduced(v: &Variant, ran_to_its_end: bool, reduced: bool) -> Option<String> {
+    (v.small_when_reduced && ran_to_its_end && !reduced).then(|| {
+        "FAIL: declared small in its reduced form, and so run beside others, but it did not \
+         record running one"
+            .to_owned()
+    })
 }
 
 /// The fact a variant records when it runs its reduced form.
@@ -647,6 +695,27 @@ mod tests {
     fn judged(v: &Variant, tool: &str, kinds: &[&str]) -> (String, bool) {
         let kinds: Vec<String> = kinds.iter().map(|k| (*k).to_owned()).collect();
         judge_cell(v, tool, true, !kinds.is_empty(), false, &kinds, false)
+    }
+
+    #[test]
+    fn the_committed_matrix_gives_the_cells_their_expected_seconds() {
+        let expected = expected_seconds(&crate::workspace::root());
+        let key = (
+            "missing-free::broken".to_owned(),
+            "memcheck-leaks".to_owned(),
+        );
+        assert!(expected.len() > 100, "{} cells", expected.len());
+        assert!(expected.get(&key).is_some_and(|s| *s > 0.0));
+    }
+
+    #[test]
+    fn a_variant_that_shares_on_the_strength_of_a_reduced_form_must_run_it() {
+        let small = pytorch_fixed().small_when_reduced();
+        assert!(unreduced(&small, true, false).is_some_and(|w| w.starts_with("FAIL")));
+        assert_eq!(unreduced(&small, true, true), None);
+        // A run cut short says nothing about its form.
+        assert_eq!(unreduced(&small, false, false), None);
+        assert_eq!(unreduced(&pytorch_fixed(), true, false), None);
     }
 
     #[test]

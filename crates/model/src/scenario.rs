@@ -47,14 +47,22 @@ impl Scenario {
     }
 
     /// Whether `variant` must have the GPU to itself: the whole scenario
-    /// does, or this variant measures device-wide free memory.
+    /// does (unless this variant is declared to share it), or this variant
+    /// measures device-wide free memory.
     pub fn runs_alone(&self, variant: &Variant) -> bool {
-        self.is_exclusive() || variant.alone
+        (self.is_exclusive() && !variant.shares) || variant.alone
     }
 
     /// Whether it must run alone under compute-sanitizer too.
     pub fn fills_gpu(&self) -> bool {
         self.requires.contains(&Requirement::FillsGpu)
+    }
+
+    /// Whether `variant` must have the GPU to itself under compute-sanitizer:
+    /// its scenario fills the GPU and its reduced form still does, or it
+    /// runs alone anyway.
+    pub fn runs_alone_under_sanitizer(&self, variant: &Variant) -> bool {
+        (self.fills_gpu() && !variant.shares && !variant.small_when_reduced) || variant.alone
     }
 
     /// The claims judged from the outcome of `variant`.
@@ -356,6 +364,14 @@ pub struct Variant {
     /// other, so it runs alone even where its scenario's other variants
     /// share the GPU.
     pub alone: bool,
+    /// It runs beside other trials although its scenario needs the GPU to
+    /// itself: at its scale it neither fills the GPU nor reads device-wide
+    /// memory (see [`Variant::shares_gpu`]).
+    pub shares: bool,
+    /// Its reduced form under compute-sanitizer stays within a small budget
+    /// of device memory, so there it shares the GPU although its scenario
+    /// fills it (see [`Variant::small_when_reduced`]).
+    pub small_when_reduced: bool,
     /// Its code (see [`Variant::code`]).
     pub code: Option<Code>,
     /// What else differs from the variant it pairs with, besides the fix,
@@ -401,6 +417,8 @@ impl Variant {
             runner: program.runner,
             timeout: Duration::from_secs(120),
             alone: false,
+            shares: false,
+            small_when_reduced: false,
             code: program.code,
             also_differs: None,
             statements: Vec::new(),
@@ -489,8 +507,78 @@ impl Variant {
         self
     }
 
+    /// Shares the GPU with other trials although its scenario runs alone:
+    /// it neither fills the GPU nor reads device-wide memory (the article's
+    /// own small program, say).
+    pub fn shares_gpu(mut self) -> Self {
+        self.shares = true;
+        self
+    }
+
+    /// Its reduced form under compute-sanitizer holds only a small budget
+    /// of device memory: it shares the GPU there.
+    pub fn small_when_reduced(mut self) -> Self {
+        self.small_when_reduced = true;
+        self
+    }
+
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scenario(requires: &'static [Requirement], variants: Vec<Variant>) -> Scenario {
+        Scenario {
+            slug: "s",
+            title: "t",
+            cause: "c",
+            symptoms: &[],
+            requires,
+            claims: &[],
+            variants,
+        }
+    }
+
+    fn variant(name: &'static str) -> Variant {
+        fn nothing(_: &mut Recorder) -> anyhow::Result<()> {
+            Ok(())
+        }
+        Variant::fixed(name, Program::host(nothing as VariantFn))
+    }
+
+    #[test]
+    fn a_variant_declared_to_share_runs_beside_others_where_its_scenario_runs_alone() {
+        let s = scenario(
+            Requirement::GPU_FILLED,
+            vec![variant("full"), variant("small").shares_gpu()],
+        );
+        assert!(s.runs_alone(&s.variants[0]));
+        assert!(!s.runs_alone(&s.variants[1]));
+        assert!(s.runs_alone_under_sanitizer(&s.variants[0]));
+        assert!(!s.runs_alone_under_sanitizer(&s.variants[1]));
+    }
+
+    #[test]
+    fn a_small_reduced_form_shares_only_under_the_sanitizer() {
+        let s = scenario(
+            Requirement::GPU_FILLED,
+            vec![variant("v").small_when_reduced()],
+        );
+        assert!(s.runs_alone(&s.variants[0]));
+        assert!(!s.runs_alone_under_sanitizer(&s.variants[0]));
+        // A scenario that only reads free memory shares under the tool anyway;
+        // a variant that runs alone does so there too.
+        let s = scenario(
+            Requirement::GPU_ALONE,
+            vec![variant("v"), variant("w").alone()],
+        );
+        assert!(s.runs_alone(&s.variants[0]));
+        assert!(!s.runs_alone_under_sanitizer(&s.variants[0]));
+        assert!(s.runs_alone_under_sanitizer(&s.variants[1]));
     }
 }

@@ -14,7 +14,7 @@ import os
 
 import torch
 
-from casebook import names
+from casebook import names, reduced_for_sanitizer
 
 MiB = 1 << 20
 SEGMENT = 2048 * MiB  # the blocks that make the cached segments
@@ -22,6 +22,36 @@ KEPT = 1152 * MiB  # then, in each segment, a live block of this size ...
 HOLE = SEGMENT - KEPT  # ... and a free piece of this size
 REQUEST = 1536 * MiB  # more than a free piece, less than all of them
 HEADROOM = 512 * MiB  # left free on the device: less than the request
+# The reduced form, for compute-sanitizer, which shadows every byte the
+# process allocates: PyTorch is held to this much (its per-process memory
+# fraction), which stands for the device, and every size above is divided
+# by SCALE_UNDER_SANITIZER. The layout and the failure are the same, within
+# the budget; the GPU is not filled.
+BUDGET_UNDER_SANITIZER = 3 << 30
+SCALE_UNDER_SANITIZER = 8
+
+
+_budget = None  # set in the reduced form
+
+
+def _setup(rec):
+    """Holds PyTorch to the budget in the reduced form."""
+    global SEGMENT, KEPT, HOLE, REQUEST, HEADROOM, _budget
+    if reduced_for_sanitizer(rec):
+        _budget = BUDGET_UNDER_SANITIZER
+        _, total = torch.cuda.mem_get_info()
+        torch.cuda.set_per_process_memory_fraction(BUDGET_UNDER_SANITIZER / total)
+        SEGMENT, KEPT, HOLE, REQUEST, HEADROOM = (
+            size // SCALE_UNDER_SANITIZER for size in (SEGMENT, KEPT, HOLE, REQUEST, HEADROOM)
+        )
+
+
+def _free():
+    """Free device memory; in the reduced form, what is left of the budget."""
+    free, _ = torch.cuda.mem_get_info()
+    if _budget is not None:
+        return min(free, _budget - torch.cuda.memory_reserved())
+    return free
 
 
 def _bytes(size):
@@ -36,12 +66,12 @@ def _memory(rec, phase):
 def _fragment(rec):
     """Fills the device, then leaves every segment with a live block and a
     free piece. Returns what must stay alive."""
-    free, _ = torch.cuda.mem_get_info()
+    free = _free()
     rec.measure(names.FREE_AT_START, free)
     blocks = [_bytes(SEGMENT) for _ in range((free - 4 * SEGMENT) // SEGMENT)]
     _memory(rec, 0)
     # The rest of the device, but the headroom, in one block that stays.
-    ballast = _bytes(torch.cuda.mem_get_info()[0] - HEADROOM)
+    ballast = _bytes(_free() - HEADROOM)
     _memory(rec, 1)
     count = len(blocks)
     del blocks  # freed, but cached: the allocator keeps the segments
@@ -79,7 +109,7 @@ def _layout(rec):
 
 
 def _request(rec):
-    got = rec.attempt("torch.empty(1536 MiB)", lambda: _bytes(REQUEST))
+    got = rec.attempt(f"torch.empty({REQUEST // MiB} MiB)", lambda: _bytes(REQUEST))
     rec.check(names.REQUEST_SERVED, got.ok)
     if not got.ok:
         rec.fact(
@@ -98,6 +128,7 @@ def fragmented(rec):
     # ANCHOR: fragmented
     # The default allocator: each segment is one cudaMalloc, split in place.
     rec.fact(names.ALLOC_CONF, os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "(default)"))
+    _setup(rec)
     alive = _fragment(rec)
     _layout(rec)
     _request(rec)
@@ -110,6 +141,7 @@ def expandable(rec):
     # The fix, read when the allocator starts: before the first CUDA call.
     os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segments:True"
     rec.fact(names.ALLOC_CONF, os.environ["PYTORCH_CUDA_ALLOC_CONF"])
+    _setup(rec)
     alive = _fragment(rec)
     _layout(rec)
     _request(rec)

@@ -64,11 +64,13 @@ pub fn scenario() -> Scenario {
                 Symptom::cuda_error(pytorch::OUT_OF_MEMORY),
                 Program::pytorch(PYTHON, "fragmented"),
             )
-            .then_shows(Symptom::check_failed(REQUEST_SERVED)),
+            .then_shows(Symptom::check_failed(REQUEST_SERVED))
+            .small_when_reduced(),
             Variant::fixed(
                 "expandable-segments-py",
                 Program::pytorch(PYTHON, "expandable"),
             )
+            .small_when_reduced()
             .sanitizer_sees(
                 &[
                     "API error CUDA_ERROR_OUT_OF_MEMORY",

@@ -29,8 +29,9 @@ pub fn scenario() -> Scenario {
                 Symptom::cuda_error(pytorch::OUT_OF_MEMORY),
                 Program::pytorch(FILE, "broken"),
             )
-            .then_shows(Symptom::check_failed(EVERY_STEP_RAN)),
-            Variant::fixed("fixed-py", Program::pytorch(FILE, "fixed")),
+            .then_shows(Symptom::check_failed(EVERY_STEP_RAN))
+            .small_when_reduced(),
+            Variant::fixed("fixed-py", Program::pytorch(FILE, "fixed")).small_when_reduced(),
         ],
     }
 }

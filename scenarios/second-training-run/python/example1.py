@@ -17,10 +17,17 @@ import sys
 
 import torch
 
-from casebook import names
+from casebook import names, reduced_for_sanitizer
 
 EPOCHS = 2
 BATCHES = 4
+# The reduced form run under compute-sanitizer, which shadows every byte the
+# process allocates: PyTorch may hold this much (its per-process memory
+# fraction), and the sized variants size themselves from it, with narrower
+# layers, instead of from the device's free memory. Two runs still do not
+# fit together, one does, and the GPU is not filled.
+BUDGET_UNDER_SANITIZER = 2 << 30
+WIDTH_UNDER_SANITIZER = 4096
 
 
 class Net(torch.nn.Module):
@@ -101,13 +108,19 @@ AFTER_CLEANUP = {
 }
 
 
-def _sized(share):
+def _sized(rec, share):
     """Linear layers whose parameters take `share` of the free memory (their
-    gradients as much again)."""
-    free, _ = torch.cuda.mem_get_info()
-    width = 16384
+    gradients as much again); in the reduced form, `share` of the budget
+    PyTorch is held to."""
+    if reduced_for_sanitizer(rec):
+        _, total = torch.cuda.mem_get_info()
+        torch.cuda.set_per_process_memory_fraction(BUDGET_UNDER_SANITIZER / total)
+        room, width = BUDGET_UNDER_SANITIZER, WIDTH_UNDER_SANITIZER
+    else:
+        room, _ = torch.cuda.mem_get_info()
+        width = 16384
     layer = width * width * 4
-    return width, max(1, int(free * share) // layer)
+    return width, max(1, int(room * share) // layer)
 
 
 def _failed(rec, attempt, allocated_before):
@@ -173,7 +186,7 @@ def broken(rec):
 
     # Parameters take 40% of the free memory, their gradients as much: one
     # run fits; the second model does not fit beside the first.
-    width, depth = _sized(0.4)
+    width, depth = _sized(rec, 0.4)
     ok = _example(rec, width, depth, cleanup=nothing, head_on="cuda")
     rec.fact(names.SECOND_RUN_COMPLETES, ok)
     rec.check(names.SECOND_RUN_RAN, ok)
@@ -186,7 +199,7 @@ def empty_cache(rec):
         torch.cuda.empty_cache()  # the article's line, and nothing else
         return optimizer, model
 
-    width, depth = _sized(0.4)
+    width, depth = _sized(rec, 0.4)
     rec.fact(
         names.SECOND_RUN_COMPLETES, _example(rec, width, depth, cleanup=article_fix, head_on="cuda")
     )
@@ -199,7 +212,7 @@ def fixed(rec):
         gc.collect()
         return None, None  # nothing refers to the first run's model and optimizer any more
 
-    width, depth = _sized(0.4)
+    width, depth = _sized(rec, 0.4)
     ok = _example(rec, width, depth, cleanup=drop_references, head_on="cuda")
     rec.fact(names.SECOND_RUN_COMPLETES, ok)
     rec.check(names.SECOND_RUN_RAN, ok)
@@ -208,15 +221,18 @@ def fixed(rec):
 
 # A fresh process fills the GPU through PyTorch, all but `headroom`, and then
 # runs its first convolution: cuDNN starts (its handle, its workspace) with
-# that little room. Prints the result's name.
+# that little room. Prints the result's name. It starts PyTorch (seconds)
+# first, then waits for a line on its input before it touches the GPU.
 UNDER_PRESSURE = """
 import sys, torch
 from casebook import result_name
-headroom = int(sys.argv[1]) << 20
+sys.stdin.readline()
+headroom, budget = int(sys.argv[1]) << 20, int(sys.argv[2])
 conv = torch.nn.Conv2d(64, 64, 3, padding=1).cuda()
 image = torch.randn(16, 64, 128, 128, device="cuda")
 try:
     free, _ = torch.cuda.mem_get_info()
+    free = min(free, budget or free)
     ballast = torch.empty(free - headroom, dtype=torch.uint8, device="cuda")
     conv(image).sum().backward()
     torch.cuda.synchronize()
@@ -226,6 +242,10 @@ except Exception as e:
 """
 
 HEADROOMS_MIB = (16, 64, 256, 512, 1024)
+# The reduced form: one process, whose ballast leaves this much of the
+# budget above, not of the device (each process under the sanitizer starts
+# PyTorch afresh, and fills nothing).
+HEADROOMS_MIB_UNDER_SANITIZER = (1024,)
 
 
 def cudnn_under_pressure(rec):
@@ -233,14 +253,23 @@ def cudnn_under_pressure(rec):
     # Does occupied memory show up as a cuDNN error? One process per headroom,
     # so cuDNN starts afresh each time.
     results = []
-    for headroom in HEADROOMS_MIB:
-        child = subprocess.run(
-            [sys.executable, "-c", UNDER_PRESSURE, str(headroom)],
-            capture_output=True,
+    reduced = reduced_for_sanitizer(rec)
+    budget = BUDGET_UNDER_SANITIZER if reduced else 0  # 0: all that is free
+    headrooms = HEADROOMS_MIB_UNDER_SANITIZER if reduced else HEADROOMS_MIB
+    # All start PyTorch at once; then one at a time takes the GPU.
+    children = [
+        subprocess.Popen(
+            [sys.executable, "-c", UNDER_PRESSURE, str(headroom), str(budget)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
             text=True,
-            timeout=120,
         )
-        said = (child.stdout.strip().splitlines() or [f"exit status {child.returncode}"])[-1]
+        for headroom in headrooms
+    ]
+    for headroom, child in zip(headrooms, children, strict=True):
+        out, _ = child.communicate("go\n", timeout=120)
+        said = (out.strip().splitlines() or [f"exit status {child.returncode}"])[-1]
         # The result at each headroom goes to the log: where the boundary
         # falls differs from GPU to GPU; which errors appear is the finding.
         print(f"{headroom} MiB left: first convolution: {said}")

@@ -33,7 +33,8 @@ pub fn scenario() -> Scenario {
                  (two convolutions, then linear layers) on random images, trained with SGD for \
                  two epochs, and lines that record memory between the runs; the second run's `Net()` \
                  and `.cuda()` are recorded as one step.",
-            ),
+            )
+            .shares_gpu(),
             Variant::broken(
                 "broken-py",
                 Symptom::cuda_error(pytorch::OUT_OF_MEMORY),
@@ -45,18 +46,21 @@ pub fn scenario() -> Scenario {
                  the free memory: one run fits, two side by side do not. Those layers are made \
                  straight on the GPU, uninitialised (only their memory matters), and the second \
                  run's `Net()` and `.cuda()` are one step.",
-            ),
+            )
+            .small_when_reduced(),
             Variant::as_written("empty-cache-py", Program::pytorch(FILE, "empty_cache"))
                 .also_differs(
                     "`broken` with the article's remedy in the line it marks as missing: \
                      `torch.cuda.empty_cache()`, and nothing else.",
-                ),
-            Variant::fixed("fixed-py", Program::pytorch(FILE, "fixed")),
+                )
+                .small_when_reduced(),
+            Variant::fixed("fixed-py", Program::pytorch(FILE, "fixed")).small_when_reduced(),
             Variant::contrast(
                 "cudnn-pressure-py",
                 Expect::Records,
                 Program::pytorch(FILE, "cudnn_under_pressure"),
-            ),
+            )
+            .small_when_reduced(),
         ],
     }
 }
