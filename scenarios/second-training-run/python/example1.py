@@ -12,22 +12,30 @@ in use. Dropping the references does.
 """
 
 import gc
+import os
 import subprocess
 import sys
 
 import torch
 
-from casebook import names, reduced_for_sanitizer
+from casebook import SANITIZER_ENV, names, reduced_for_sanitizer
 
 EPOCHS = 2
 BATCHES = 4
-# The reduced form run under compute-sanitizer, which shadows every byte the
-# process allocates: PyTorch may hold this much (its per-process memory
-# fraction), and the sized variants size themselves from it, with narrower
-# layers, instead of from the device's free memory. Two runs still do not
-# fit together, one does, and the GPU is not filled.
-BUDGET_UNDER_SANITIZER = 2 << 30
-WIDTH_UNDER_SANITIZER = 4096
+# The reduced form run under compute-sanitizer, which checks every access of
+# every kernel and shadows every byte the process allocates: each run trains
+# on one batch once, PyTorch may hold BUDGET_UNDER_SANITIZER bytes (its
+# per-process memory fraction), and the sized variants size themselves from
+# that, with narrower layers, instead of from the device's free memory. Two
+# runs still do not fit together, one does, and the GPU is not filled.
+EPOCHS_UNDER_SANITIZER = 1
+BATCHES_UNDER_SANITIZER = 1
+BUDGET_UNDER_SANITIZER = 512 << 20
+WIDTH_UNDER_SANITIZER = 2048
+
+
+def _reduced():
+    return SANITIZER_ENV in os.environ
 
 
 class Net(torch.nn.Module):
@@ -64,15 +72,16 @@ class Net(torch.nn.Module):
 
 
 def _dataloader():
-    images = torch.randn(BATCHES * 16, 3, 32, 32)
-    labels = torch.randint(0, 10, (BATCHES * 16,))
+    batches = BATCHES_UNDER_SANITIZER if _reduced() else BATCHES
+    images = torch.randn(batches * 16, 3, 32, 32)
+    labels = torch.randint(0, 10, (batches * 16,))
     return torch.utils.data.DataLoader(
         torch.utils.data.TensorDataset(images, labels), batch_size=16
     )
 
 
 def _train(model, optimizer, dataloader):
-    for _ in range(EPOCHS):
+    for _ in range(EPOCHS_UNDER_SANITIZER if _reduced() else EPOCHS):
         for data, target in dataloader:
             data, target = data.cuda(), target.cuda()  # Move data to GPU
             optimizer.zero_grad()
@@ -108,11 +117,11 @@ AFTER_CLEANUP = {
 }
 
 
-def _sized(rec, share):
+def _sized(share):
     """Linear layers whose parameters take `share` of the free memory (their
     gradients as much again); in the reduced form, `share` of the budget
     PyTorch is held to."""
-    if reduced_for_sanitizer(rec):
+    if _reduced():
         _, total = torch.cuda.mem_get_info()
         torch.cuda.set_per_process_memory_fraction(BUDGET_UNDER_SANITIZER / total)
         room, width = BUDGET_UNDER_SANITIZER, WIDTH_UNDER_SANITIZER
@@ -136,6 +145,7 @@ def _failed(rec, attempt, allocated_before):
 def _example(rec, width, depth, cleanup, head_on="cpu"):
     """The article's two runs, in its order; returns whether the second ran
     to its end."""
+    reduced_for_sanitizer(rec)
     rec.fact(
         names.CUDNN_ENABLED, torch.backends.cudnn.is_available() and torch.backends.cudnn.enabled
     )
@@ -186,7 +196,7 @@ def broken(rec):
 
     # Parameters take 40% of the free memory, their gradients as much: one
     # run fits; the second model does not fit beside the first.
-    width, depth = _sized(rec, 0.4)
+    width, depth = _sized(0.4)
     ok = _example(rec, width, depth, cleanup=nothing, head_on="cuda")
     rec.fact(names.SECOND_RUN_COMPLETES, ok)
     rec.check(names.SECOND_RUN_RAN, ok)
@@ -199,7 +209,7 @@ def empty_cache(rec):
         torch.cuda.empty_cache()  # the article's line, and nothing else
         return optimizer, model
 
-    width, depth = _sized(rec, 0.4)
+    width, depth = _sized(0.4)
     rec.fact(
         names.SECOND_RUN_COMPLETES, _example(rec, width, depth, cleanup=article_fix, head_on="cuda")
     )
@@ -212,7 +222,7 @@ def fixed(rec):
         gc.collect()
         return None, None  # nothing refers to the first run's model and optimizer any more
 
-    width, depth = _sized(rec, 0.4)
+    width, depth = _sized(0.4)
     ok = _example(rec, width, depth, cleanup=drop_references, head_on="cuda")
     rec.fact(names.SECOND_RUN_COMPLETES, ok)
     rec.check(names.SECOND_RUN_RAN, ok)
@@ -227,9 +237,10 @@ UNDER_PRESSURE = """
 import sys, torch
 from casebook import result_name
 sys.stdin.readline()
-headroom, budget = int(sys.argv[1]) << 20, int(sys.argv[2])
+headroom, budget, batch, side = (int(a) for a in sys.argv[1:5])
+headroom <<= 20
 conv = torch.nn.Conv2d(64, 64, 3, padding=1).cuda()
-image = torch.randn(16, 64, 128, 128, device="cuda")
+image = torch.randn(batch, 64, side, side, device="cuda")
 try:
     free, _ = torch.cuda.mem_get_info()
     free = min(free, budget or free)
@@ -242,10 +253,12 @@ except Exception as e:
 """
 
 HEADROOMS_MIB = (16, 64, 256, 512, 1024)
+IMAGES = (16, 128)  # a batch of 16 images, 128 x 128
 # The reduced form: one process, whose ballast leaves this much of the
 # budget above, not of the device (each process under the sanitizer starts
-# PyTorch afresh, and fills nothing).
-HEADROOMS_MIB_UNDER_SANITIZER = (1024,)
+# PyTorch afresh, and fills nothing), and one small image.
+HEADROOMS_MIB_UNDER_SANITIZER = (256,)
+IMAGES_UNDER_SANITIZER = (1, 32)
 
 
 def cudnn_under_pressure(rec):
@@ -256,10 +269,11 @@ def cudnn_under_pressure(rec):
     reduced = reduced_for_sanitizer(rec)
     budget = BUDGET_UNDER_SANITIZER if reduced else 0  # 0: all that is free
     headrooms = HEADROOMS_MIB_UNDER_SANITIZER if reduced else HEADROOMS_MIB
+    batch, side = IMAGES_UNDER_SANITIZER if reduced else IMAGES
     # All start PyTorch at once; then one at a time takes the GPU.
     children = [
         subprocess.Popen(
-            [sys.executable, "-c", UNDER_PRESSURE, str(headroom), str(budget)],
+            [sys.executable, "-c", UNDER_PRESSURE, *map(str, (headroom, budget, batch, side))],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
