@@ -53,6 +53,9 @@ pub struct Cell {
     pub timed_out: bool,
     /// The kinds of error reported, with numbers and addresses taken out.
     pub kinds: Vec<String>,
+    /// Where the device-side reports among them were: `kind in kernel`.
+    #[serde(default)]
+    pub sites: Vec<String>,
     pub leaked_bytes: Option<u64>,
     /// The variant ran in its reduced form.
     pub reduced: bool,
@@ -275,6 +278,7 @@ pub fn assemble(
                     cell.flagged,
                     cell.timed_out,
                     &cell.kinds,
+                    &cell.sites,
                     cell.provokes,
                 );
             }
@@ -389,7 +393,7 @@ fn sanitize_one(
         program: sanitizer.to_path_buf(),
         args,
         target: s.trial_name(v),
-        timeout: TIME_LIMIT,
+        timeout: time_limit(v),
         env,
     };
     let started = Instant::now();
@@ -407,6 +411,7 @@ fn sanitize_one(
     };
     let flagged = exit_code == Some(ERROR_EXIT);
     let kinds = error_kinds(&text);
+    let sites = error_sites(&text);
     let leaked_bytes = leaked(&text);
     let reduced = outcome.as_ref().is_some_and(|o| o.fact(REDUCED).is_some());
     let provokes = outcome
@@ -419,6 +424,7 @@ fn sanitize_one(
         flagged,
         timed_out,
         &kinds,
+        &sites,
         provokes,
     );
     // It shared the GPU on the strength of a reduced form it did not run.
@@ -436,6 +442,7 @@ fn sanitize_one(
         flagged,
         timed_out,
         kinds,
+        sites,
         leaked_bytes,
         reduced,
         provokes,
@@ -465,6 +472,29 @@ pub use casebook_model::REDUCED;
 /// leaked allocations, in every PyTorch program.
 const POOL_HELD_AT_EXIT: &str = "leaked allocation";
 
+/// How long `v` may run under one tool.
+pub fn time_limit(v: &Variant) -> Duration {
+    v.sanitizer_limit.unwrap_or(TIME_LIMIT)
+}
+
+/// Whether the variant's declaration accounts for reports of `kind`: it
+/// names the kind, and, where it says in which kernels, every printed
+/// device-side report of that kind is in one of them.
+fn declared(sees: &casebook_model::SanitizerSees, kind: &str, sites: &[String]) -> bool {
+    if !sees.kinds.contains(&kind) {
+        return false;
+    }
+    if sees.within.is_empty() {
+        return true;
+    }
+    let prefix = format!("{kind} in ");
+    let mut at = sites
+        .iter()
+        .filter_map(|site| site.strip_prefix(&prefix))
+        .peekable();
+    at.peek().is_some() && at.all(|kernel| sees.within.iter().any(|w| kernel.starts_with(w)))
+}
+
 /// A cell's judgement, from what the tool reported and what the variant
 /// declares: "clean", "caught", "blind spot: not caught", or "FAIL: …".
 pub fn judge_cell(
@@ -474,6 +504,7 @@ pub fn judge_cell(
     flagged: bool,
     timed_out: bool,
     kinds: &[String],
+    sites: &[String],
     provokes: bool,
 ) -> (String, bool) {
     let expects_clean =
@@ -485,7 +516,7 @@ pub fn judge_cell(
         .filter(|k| !(pool && k.as_str() == POOL_HELD_AT_EXIT))
         .filter(|k| {
             !v.sanitizer_sees
-                .is_some_and(|sees| sees.kinds.contains(&k.as_str()))
+                .is_some_and(|sees| declared(&sees, k, sites))
         })
         .collect();
     let libraries_only = flagged && !kinds.is_empty() && own.is_empty();
@@ -500,7 +531,7 @@ pub fn judge_cell(
         }
         // The declaration explains a cell only where what it names was seen.
         if let Some(sees) = v.sanitizer_sees
-            && kinds.iter().any(|k| sees.kinds.contains(&k.as_str()))
+            && kinds.iter().any(|k| declared(&sees, k, sites))
         {
             why.push(sees.why.to_owned());
         }
@@ -511,12 +542,15 @@ pub fn judge_cell(
         (_, true, _) if timed_out => (
             format!(
                 "FAIL: timed out after {} s under the tool",
-                TIME_LIMIT.as_secs()
+                time_limit(v).as_secs()
             ),
             false,
         ),
         (_, false, _) if timed_out => (
-            format!("timed out after {} s under the tool", TIME_LIMIT.as_secs()),
+            format!(
+                "timed out after {} s under the tool",
+                time_limit(v).as_secs()
+            ),
             true,
         ),
         (false, true, _) => ("clean".to_owned(), true),
@@ -543,38 +577,80 @@ pub fn error_kinds(log: &str) -> Vec<String> {
         let Some(rest) = line.strip_prefix("========= ") else {
             continue;
         };
-        if rest.starts_with(' ')
-            || rest.starts_with("ERROR SUMMARY")
-            || rest.starts_with("LEAK SUMMARY")
-            || rest.starts_with("COMPUTE-SANITIZER")
-            || rest.starts_with("RACECHECK SUMMARY")
-            || rest.starts_with("Target application")
-            || rest.trim().is_empty()
-        {
-            continue;
-        }
-        let kind = if let Some(api) = rest.strip_prefix("Program hit ") {
-            format!("API error {}", api.split_whitespace().next().unwrap_or(""))
-        } else if rest.starts_with("Leaked ") {
-            "leaked allocation".to_owned()
-        } else {
-            rest.split(" at ")
-                .next()
-                .unwrap_or(rest)
-                .split_whitespace()
-                .filter(|w| {
-                    !w.starts_with("0x") && !w.chars().next().is_some_and(|c| c.is_ascii_digit())
-                })
-                .collect::<Vec<_>>()
-                .join(" ")
-                .trim_end_matches([':', '.'])
-                .to_owned()
-        };
-        if !kind.is_empty() {
+        if let Some(kind) = report_kind(rest) {
             kinds.insert(kind);
         }
     }
     kinds.into_iter().collect()
+}
+
+/// The kind of the report whose first line (after `========= `) is
+/// `rest`, or `None` when it is no report's first line.
+fn report_kind(rest: &str) -> Option<String> {
+    if rest.starts_with(' ')
+        || rest.starts_with("ERROR SUMMARY")
+        || rest.starts_with("LEAK SUMMARY")
+        || rest.starts_with("COMPUTE-SANITIZER")
+        || rest.starts_with("RACECHECK SUMMARY")
+        || rest.starts_with("Target application")
+        || rest.trim().is_empty()
+    {
+        return None;
+    }
+    let kind = if let Some(api) = rest.strip_prefix("Program hit ") {
+        format!("API error {}", api.split_whitespace().next().unwrap_or(""))
+    } else if rest.starts_with("Leaked ") {
+        "leaked allocation".to_owned()
+    } else {
+        rest.split(" at ")
+            .next()
+            .unwrap_or(rest)
+            .split_whitespace()
+            .filter(|w| {
+                !w.starts_with("0x") && !w.chars().next().is_some_and(|c| c.is_ascii_digit())
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+            .trim_end_matches([':', '.'])
+            .to_owned()
+    };
+    (!kind.is_empty()).then_some(kind)
+}
+
+/// Where each device-side report in a compute-sanitizer log was, as
+/// `kind in kernel`: the kernel named on the report's `at` line, without
+/// its return type, template arguments and parameters
+/// (`cudnn::engines_precompiled::nhwcToNchwKernel`). Distinct, sorted.
+pub fn error_sites(log: &str) -> Vec<String> {
+    let mut sites = BTreeSet::new();
+    let mut kind = None;
+    for rest in log.lines().filter_map(|l| l.strip_prefix("========= ")) {
+        if let Some(at) = rest.trim_start().strip_prefix("at ")
+            && rest.starts_with(' ')
+            && let Some(kind) = kind.take()
+        {
+            // `at 0x150 in void f<…>(…)` or `at void f<…>(…)+0x1720`.
+            let function = match at.split_once(" in ") {
+                Some((offset, function)) if offset.starts_with("0x") => function,
+                _ => at,
+            };
+            let name = function
+                .split(['<', '('])
+                .next()
+                .unwrap_or("")
+                .split_whitespace()
+                .last()
+                .unwrap_or("");
+            if !name.is_empty() {
+                sites.insert(format!("{kind} in {name}"));
+            }
+            continue;
+        }
+        if !rest.starts_with(' ') {
+            kind = report_kind(rest);
+        }
+    }
+    sites.into_iter().collect()
 }
 
 /// The leaked bytes of a `LEAK SUMMARY: N bytes leaked in M allocations` line.
@@ -694,7 +770,7 @@ mod tests {
 
     fn judged(v: &Variant, tool: &str, kinds: &[&str]) -> (String, bool) {
         let kinds: Vec<String> = kinds.iter().map(|k| (*k).to_owned()).collect();
-        judge_cell(v, tool, true, !kinds.is_empty(), false, &kinds, false)
+        judge_cell(v, tool, true, !kinds.is_empty(), false, &kinds, &[], false)
     }
 
     #[test]
@@ -761,6 +837,72 @@ mod tests {
         );
         assert!(!passed, "{why}");
         assert_eq!(judged(&v, "racecheck", &[]), ("clean".to_owned(), true));
+    }
+
+    /// Two initcheck reports as PyTorch's cuDNN convolutions give them, and
+    /// one in a kernel of the program's own.
+    const INITCHECK_LOG: &str = "\
+========= COMPUTE-SANITIZER
+========= Uninitialized __global__ memory read of size 4 bytes
+=========     at void cudnn::engines_precompiled::nhwcToNchwKernel<float, float, float, (bool)1, (bool)0, (cudnnKernelDataType_t)0>(cudnn::engines_precompiled::nhwc2nchw_params_t<T3>, const T1 *, T2 *)+0x1720
+=========     by thread (76,0,0) in block (0,0,22)
+=========     Address 0x7fbd12406430
+========= 
+========= Uninitialized __global__ memory read of size 4 bytes
+=========     at 0x150 in void cudnn::cnn::wgrad2d_grouped_direct_kernel<float>(float const *)
+=========     by thread (77,0,0) in block (0,0,22)
+========= 
+========= Program hit CUDA_ERROR_OUT_OF_MEMORY (error 2) due to \"out of memory\" on CUDA API call to cuMemCreate.
+=========     Saved host backtrace up to driver entry point at error
+========= 
+========= ERROR SUMMARY: 3 errors
+";
+
+    #[test]
+    fn sites_name_the_kernel_of_each_device_side_report() {
+        assert_eq!(
+            error_sites(INITCHECK_LOG),
+            vec![
+                "Uninitialized __global__ memory read of size bytes in \
+                 cudnn::cnn::wgrad2d_grouped_direct_kernel",
+                "Uninitialized __global__ memory read of size bytes in \
+                 cudnn::engines_precompiled::nhwcToNchwKernel",
+            ]
+        );
+        assert_eq!(
+            error_sites(LOG),
+            vec!["Invalid __global__ write of size bytes in spin_then_fault"]
+        );
+    }
+
+    #[test]
+    fn reports_declared_within_a_library_pass_only_in_its_kernels() {
+        const UNINIT: &str = "Uninitialized __global__ memory read of size bytes";
+        let v = pytorch_fixed().sanitizer_sees_within(
+            &[UNINIT],
+            &["cudnn::"],
+            "cuDNN's kernels read what its engine did not write",
+        );
+        let kinds = vec![UNINIT.to_owned()];
+        let judge =
+            |sites: &[String]| judge_cell(&v, "initcheck", true, true, false, &kinds, sites, false);
+        let (why, passed) = judge(&error_sites(INITCHECK_LOG));
+        assert!(passed && why.contains("cuDNN"), "{why}");
+        // One in the program's own kernel, or none printed: the program's.
+        let own = format!("{UNINIT} in my_kernel");
+        let mut sites = error_sites(INITCHECK_LOG);
+        sites.push(own);
+        assert!(!judge(&sites).1);
+        assert!(!judge(&[]).1);
+    }
+
+    #[test]
+    fn a_variant_may_have_its_own_time_limit() {
+        let slow = pytorch_fixed().sanitizer_time_limit(Duration::from_secs(200));
+        assert_eq!(time_limit(&slow), Duration::from_secs(200));
+        assert_eq!(time_limit(&pytorch_fixed()), TIME_LIMIT);
+        let (why, passed) = judge_cell(&slow, "racecheck", true, false, true, &[], &[], false);
+        assert!(!passed && why.contains("200 s"), "{why}");
     }
 
     #[test]

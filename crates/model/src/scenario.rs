@@ -385,6 +385,9 @@ pub struct Variant {
     /// What compute-sanitizer reports in this variant that is not the
     /// program's bug (see [`Variant::sanitizer_sees`]).
     pub sanitizer_sees: Option<SanitizerSees>,
+    /// Its time limit under each compute-sanitizer tool, where it is not the
+    /// pass's default (see [`Variant::sanitizer_time_limit`]).
+    pub sanitizer_limit: Option<Duration>,
 }
 
 /// Kinds of compute-sanitizer report that a variant's libraries cause and
@@ -393,6 +396,9 @@ pub struct Variant {
 pub struct SanitizerSees {
     /// As the sanitizer report names them: `API error CUDA_ERROR_OUT_OF_MEMORY`.
     pub kinds: &'static [&'static str],
+    /// Where a device-side report of those kinds must be, for it to be the
+    /// libraries': the kernels whose names start so (`cudnn::`). Empty: any.
+    pub within: &'static [&'static str],
     pub why: &'static str,
 }
 
@@ -424,6 +430,7 @@ impl Variant {
             statements: Vec::new(),
             then_shows: Vec::new(),
             sanitizer_sees: None,
+            sanitizer_limit: None,
         }
     }
 
@@ -497,7 +504,33 @@ impl Variant {
     /// under the program cause and handle (PyTorch's allocator asking the
     /// driver for pages it does not get, say), and why.
     pub fn sanitizer_sees(mut self, kinds: &'static [&'static str], why: &'static str) -> Self {
-        self.sanitizer_sees = Some(SanitizerSees { kinds, why });
+        self.sanitizer_sees = Some(SanitizerSees {
+            kinds,
+            within: &[],
+            why,
+        });
+        self
+    }
+
+    /// Declares device-side reports of `kinds` that a library's own kernels
+    /// cause (cuDNN's reading memory its engine never wrote, say): they are
+    /// the library's only where every one the tool prints is in a kernel
+    /// whose name starts with one of `within`.
+    pub fn sanitizer_sees_within(
+        mut self,
+        kinds: &'static [&'static str],
+        within: &'static [&'static str],
+        why: &'static str,
+    ) -> Self {
+        self.sanitizer_sees = Some(SanitizerSees { kinds, within, why });
+        self
+    }
+
+    /// Gives it `limit` under each compute-sanitizer tool instead of the
+    /// pass's default: the tool checks every access, and a variant whose
+    /// reduced form still runs libraries' large kernels needs longer.
+    pub fn sanitizer_time_limit(mut self, limit: Duration) -> Self {
+        self.sanitizer_limit = Some(limit);
         self
     }
 
