@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use casebook_model::{Expect, Role, SANITIZER_ENV, Scenario, Variant};
+use casebook_model::{Expect, Role, SANITIZER_ENV, Scenario, Termination, Variant};
 use serde::{Deserialize, Serialize};
 
 use crate::environment::Environment;
@@ -61,6 +61,10 @@ pub struct Cell {
     pub reduced: bool,
     /// The variant's own outcome shows errors it provokes on purpose.
     pub provokes: bool,
+    /// The variant recorded its end (returned or panicked) under the tool;
+    /// `None` in cells recorded before this was.
+    #[serde(default)]
+    pub ran_to_its_end: Option<bool>,
     /// What this cell is, judged: "clean", "flagged", "blind spot", "FAIL: …".
     pub judgement: String,
     pub passed: bool,
@@ -271,16 +275,7 @@ pub fn assemble(
                 .and_then(|s| s.variant(&cell.variant));
             if let Some(v) = variant {
                 let started = !cell.judgement.contains("did not start");
-                (cell.judgement, cell.passed) = judge_cell(
-                    v,
-                    &cell.tool,
-                    started,
-                    cell.flagged,
-                    cell.timed_out,
-                    &cell.kinds,
-                    &cell.sites,
-                    cell.provokes,
-                );
+                (cell.judgement, cell.passed) = judge_cell(v, cell, started);
             }
         }
         cells.sort_by_key(order);
@@ -417,25 +412,17 @@ fn sanitize_one(
     let provokes = outcome
         .as_ref()
         .is_some_and(|o| o.steps.iter().any(|st| st.tolerated && st.is_error()));
-    let (mut judgement, mut passed) = judge_cell(
-        v,
-        tool_name,
-        run.is_ok(),
-        flagged,
-        timed_out,
-        &kinds,
-        &sites,
-        provokes,
-    );
-    // It shared the GPU on the strength of a reduced form it did not run.
-    if let Some(why) = unreduced(v, outcome.is_some() && !timed_out, reduced) {
-        (judgement, passed) = (why, false);
-    }
+    let ran_to_its_end = outcome.as_ref().map(|o| {
+        matches!(
+            o.termination,
+            Termination::Completed | Termination::ReturnedError | Termination::Panicked
+        )
+    });
     let mut tail_start = text.len().saturating_sub(4000);
     while !text.is_char_boundary(tail_start) {
         tail_start += 1;
     }
-    Cell {
+    let mut cell = Cell {
         scenario: s.slug.to_owned(),
         variant: v.name.to_owned(),
         tool: tool_name.to_owned(),
@@ -446,12 +433,19 @@ fn sanitize_one(
         leaked_bytes,
         reduced,
         provokes,
-        judgement,
-        passed,
+        ran_to_its_end,
+        judgement: String::new(),
+        passed: false,
         seconds,
         exit_code,
         log_tail: text[tail_start..].to_owned(),
+    };
+    (cell.judgement, cell.passed) = judge_cell(v, &cell, run.is_ok());
+    // It shared the GPU on the strength of a reduced form it did not run.
+    if let Some(why) = unreduced(v, outcome.is_some() && !timed_out, reduced) {
+        (cell.judgement, cell.passed) = (why, false);
     }
+    cell
 }
 
 /// A failure when `v` is declared small in its reduced form (and so shares
@@ -495,18 +489,32 @@ fn declared(sees: &casebook_model::SanitizerSees, kind: &str, sites: &[String]) 
     at.peek().is_some() && at.all(|kernel| sees.within.iter().any(|w| kernel.starts_with(w)))
 }
 
+/// What compute-sanitizer says when the program it watches ends on a
+/// signal: what the tool checks at the program's exit (the leak check) is
+/// then not done.
+const ENDED_BADLY: &str = "Error: process didn't terminate successfully";
+
 /// A cell's judgement, from what the tool reported and what the variant
 /// declares: "clean", "caught", "blind spot: not caught", or "FAIL: …".
-pub fn judge_cell(
-    v: &Variant,
-    tool: &str,
-    started: bool,
-    flagged: bool,
-    timed_out: bool,
-    kinds: &[String],
-    sites: &[String],
-    provokes: bool,
-) -> (String, bool) {
+/// `started`: compute-sanitizer started, with the variant's program.
+pub fn judge_cell(v: &Variant, cell: &Cell, started: bool) -> (String, bool) {
+    let Cell {
+        tool,
+        flagged,
+        timed_out,
+        kinds,
+        sites,
+        provokes,
+        ran_to_its_end,
+        ..
+    } = cell;
+    let (tool, flagged, timed_out, provokes, ran_to_its_end) = (
+        tool.as_str(),
+        *flagged,
+        *timed_out,
+        *provokes,
+        *ran_to_its_end,
+    );
     let expects_clean =
         matches!(v.role, Role::Fixed) || (v.role == Role::Contrast && v.expect == Expect::Clean);
     let pool = v.needs_torch() && tool == "memcheck-leaks";
@@ -552,6 +560,20 @@ pub fn judge_cell(
                 time_limit(v).as_secs()
             ),
             true,
+        ),
+        (false, _, _) if kinds.iter().any(|k| k == ENDED_BADLY) && ran_to_its_end == Some(true) => (
+            "no report, but the process ended on a signal after the variant's end, so what the \
+             tool checks at exit went unchecked"
+                .to_owned(),
+            true,
+        ),
+        (false, clean, _) if kinds.iter().any(|k| k == ENDED_BADLY) => (
+            format!(
+                "{}the process ended on a signal under the tool before the variant's end: the \
+                 tool saw only part of it",
+                if clean { "FAIL: " } else { "" }
+            ),
+            !clean,
         ),
         (false, true, _) => ("clean".to_owned(), true),
         (true, _, _) if libraries_only => (
@@ -693,6 +715,8 @@ pub fn matrix_view(s: &Scenario, cells: &[Cell]) -> BTreeMap<String, BTreeMap<St
                     kinds.join("; ")
                 }
             )
+        } else if c.kinds.iter().any(|k| k == ENDED_BADLY) {
+            "ended on a signal".to_owned()
         } else {
             "clean".to_owned()
         };
@@ -768,9 +792,31 @@ mod tests {
         )
     }
 
+    /// A cell of `tool` that ran to the variant's end and reported `kinds`
+    /// (flagged if any), with nothing else set.
+    fn cell(tool: &str, kinds: &[&str]) -> Cell {
+        Cell {
+            scenario: "s".to_owned(),
+            variant: "v".to_owned(),
+            tool: tool.to_owned(),
+            flagged: !kinds.is_empty(),
+            timed_out: false,
+            kinds: kinds.iter().map(|k| (*k).to_owned()).collect(),
+            sites: Vec::new(),
+            leaked_bytes: None,
+            reduced: false,
+            provokes: false,
+            ran_to_its_end: Some(true),
+            judgement: String::new(),
+            passed: false,
+            seconds: 1.0,
+            exit_code: None,
+            log_tail: String::new(),
+        }
+    }
+
     fn judged(v: &Variant, tool: &str, kinds: &[&str]) -> (String, bool) {
-        let kinds: Vec<String> = kinds.iter().map(|k| (*k).to_owned()).collect();
-        judge_cell(v, tool, true, !kinds.is_empty(), false, &kinds, &[], false)
+        judge_cell(v, &cell(tool, kinds), true)
     }
 
     #[test]
@@ -883,9 +929,11 @@ mod tests {
             &["cudnn::"],
             "cuDNN's kernels read what its engine did not write",
         );
-        let kinds = vec![UNINIT.to_owned()];
-        let judge =
-            |sites: &[String]| judge_cell(&v, "initcheck", true, true, false, &kinds, sites, false);
+        let judge = |sites: &[String]| {
+            let mut c = cell("initcheck", &[UNINIT]);
+            c.sites = sites.to_vec();
+            judge_cell(&v, &c, true)
+        };
         let (why, passed) = judge(&error_sites(INITCHECK_LOG));
         assert!(passed && why.contains("cuDNN"), "{why}");
         // One in the program's own kernel, or none printed: the program's.
@@ -897,11 +945,41 @@ mod tests {
     }
 
     #[test]
+    fn a_process_that_ends_on_a_signal_under_the_tool_is_not_called_clean() {
+        for v in [
+            pytorch_fixed(),
+            Variant::broken(
+                "broken-py",
+                casebook_model::Symptom::cuda_error("torch.OutOfMemoryError"),
+                casebook_model::Program::pytorch("python/x.py", "broken"),
+            ),
+        ] {
+            let judge = |ended| {
+                let mut c = cell("memcheck-leaks", &[ENDED_BADLY]);
+                // compute-sanitizer's exit code is then the signal's, not its own.
+                c.flagged = false;
+                c.ran_to_its_end = ended;
+                judge_cell(&v, &c, true)
+            };
+            let (why, passed) = judge(Some(true));
+            assert!(passed && why.contains("went unchecked"), "{why}");
+            // Killed before its end: a fixed variant fails, however recorded.
+            for ended in [Some(false), None] {
+                let (why, passed) = judge(ended);
+                assert!(why.contains("only part"), "{why}");
+                assert_eq!(passed, v.role != casebook_model::Role::Fixed, "{why}");
+            }
+        }
+    }
+
+    #[test]
     fn a_variant_may_have_its_own_time_limit() {
         let slow = pytorch_fixed().sanitizer_time_limit(Duration::from_secs(200));
         assert_eq!(time_limit(&slow), Duration::from_secs(200));
         assert_eq!(time_limit(&pytorch_fixed()), TIME_LIMIT);
-        let (why, passed) = judge_cell(&slow, "racecheck", true, false, true, &[], &[], false);
+        let mut timed_out = cell("racecheck", &[]);
+        timed_out.timed_out = true;
+        let (why, passed) = judge_cell(&slow, &timed_out, true);
         assert!(!passed && why.contains("200 s"), "{why}");
     }
 

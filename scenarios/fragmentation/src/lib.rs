@@ -77,10 +77,10 @@ pub fn scenario() -> Scenario {
                     "API error CUDA_ERROR_NOT_PERMITTED",
                 ],
                 "with expandable segments PyTorch's allocator creates and maps physical \
-                     memory itself; with the device full the driver refuses it pages \
-                     (CUDA_ERROR_OUT_OF_MEMORY), and it unmaps its free pieces and retries, as the \
-                     served request shows; CUDA_ERROR_NOT_PERMITTED comes from one of its driver \
-                     calls that it goes on without",
+                     memory itself: CUDA_ERROR_NOT_PERMITTED comes from one of its driver calls \
+                     that it goes on without; where the device is full (the full-size form) the \
+                     driver refuses it pages (CUDA_ERROR_OUT_OF_MEMORY), and it unmaps its free \
+                     pieces and retries, as the served request shows",
             ),
         ],
     }
