@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use casebook_model::{Expect, Role, SANITIZER_ENV, Scenario, Termination, Variant};
+use casebook_model::{Expect, Role, SANITIZER_ENV, Scenario, Variant};
 use serde::{Deserialize, Serialize};
 
 use crate::environment::Environment;
@@ -412,12 +412,7 @@ fn sanitize_one(
     let provokes = outcome
         .as_ref()
         .is_some_and(|o| o.steps.iter().any(|st| st.tolerated && st.is_error()));
-    let ran_to_its_end = outcome.as_ref().map(|o| {
-        matches!(
-            o.termination,
-            Termination::Completed | Termination::ReturnedError | Termination::Panicked
-        )
-    });
+    let ran_to_its_end = run.as_ref().ok().map(isolation::ended);
     let mut tail_start = text.len().saturating_sub(4000);
     while !text.is_char_boundary(tail_start) {
         tail_start += 1;
@@ -547,6 +542,15 @@ pub fn judge_cell(v: &Variant, cell: &Cell, started: bool) -> (String, bool) {
     };
     match (flagged, expects_clean, v.role) {
         _ if !started => ("FAIL: compute-sanitizer did not start".to_owned(), false),
+        // The process, not the program, outlived the limit.
+        (false, _, _) if timed_out && ran_to_its_end == Some(true) => (
+            format!(
+                "no report while the variant ran; it ran to its end, then its process did not \
+                 exit within {} s under the tool, so what the tool checks at exit went unchecked",
+                time_limit(v).as_secs()
+            ),
+            true,
+        ),
         (_, true, _) if timed_out => (
             format!(
                 "FAIL: timed out after {} s under the tool",
@@ -979,8 +983,13 @@ mod tests {
         assert_eq!(time_limit(&pytorch_fixed()), TIME_LIMIT);
         let mut timed_out = cell("racecheck", &[]);
         timed_out.timed_out = true;
+        timed_out.ran_to_its_end = Some(false);
         let (why, passed) = judge_cell(&slow, &timed_out, true);
         assert!(!passed && why.contains("200 s"), "{why}");
+        // Its process outlived the limit after the variant's end.
+        timed_out.ran_to_its_end = Some(true);
+        let (why, passed) = judge_cell(&slow, &timed_out, true);
+        assert!(passed && why.contains("did not exit within 200 s"), "{why}");
     }
 
     #[test]

@@ -182,17 +182,23 @@ fn tail(mut stream: impl Read) -> String {
     String::from_utf8_lossy(&all[start..]).trim_end().to_owned()
 }
 
+/// Whether the variant recorded its end (it returned or panicked), however
+/// its process ended afterwards.
+pub fn ended(run: &ChildRun) -> bool {
+    run.lines.iter().any(|line| {
+        serde_json::from_str::<Event>(line)
+            .is_ok_and(|event| matches!(event, Event::End { .. } | Event::Panic { .. }))
+    })
+}
+
 /// The outcome a child run amounts to.
 pub fn outcome(run: &ChildRun) -> Outcome {
     let mut outcome = Outcome::empty();
-    let mut ended = false;
+    let ended = ended(run);
     let mut garbled = false;
     for line in run.lines.iter().filter(|l| !l.trim().is_empty()) {
         match serde_json::from_str::<Event>(line) {
-            Ok(event) => {
-                ended |= matches!(event, Event::End { .. } | Event::Panic { .. });
-                outcome.apply(event);
-            }
+            Ok(event) => outcome.apply(event),
             Err(_) => garbled = true,
         }
     }
