@@ -514,6 +514,7 @@ pub fn judge_cell(v: &Variant, cell: &Cell, started: bool) -> (String, bool) {
         matches!(v.role, Role::Fixed) || (v.role == Role::Contrast && v.expect == Expect::Clean);
     let pool = v.needs_torch() && tool == "memcheck-leaks";
     // The kinds that are the program's, not its libraries'.
+    let after_its_end = ran_to_its_end == Some(true);
     let own: Vec<&String> = kinds
         .iter()
         .filter(|k| !(pool && k.as_str() == POOL_HELD_AT_EXIT))
@@ -521,6 +522,7 @@ pub fn judge_cell(v: &Variant, cell: &Cell, started: bool) -> (String, bool) {
             !v.sanitizer_sees
                 .is_some_and(|sees| declared(&sees, k, sites))
         })
+        .filter(|k| !(after_its_end && k.as_str() == ENDED_BADLY))
         .collect();
     let libraries_only = flagged && !kinds.is_empty() && own.is_empty();
     let why = || {
@@ -537,6 +539,12 @@ pub fn judge_cell(v: &Variant, cell: &Cell, started: bool) -> (String, bool) {
             && kinds.iter().any(|k| declared(&sees, k, sites))
         {
             why.push(sees.why.to_owned());
+        }
+        if after_its_end && kinds.iter().any(|k| k == ENDED_BADLY) {
+            why.push(
+                "the process then ended on a signal under the tool, after the variant's end"
+                    .to_owned(),
+            );
         }
         why.join("; ")
     };
@@ -946,6 +954,13 @@ mod tests {
         sites.push(own);
         assert!(!judge(&sites).1);
         assert!(!judge(&[]).1);
+        // A signal after the variant's end is not the program's report.
+        let mut c = cell("initcheck", &[UNINIT, ENDED_BADLY]);
+        c.sites = error_sites(INITCHECK_LOG);
+        let (why, passed) = judge_cell(&v, &c, true);
+        assert!(passed && why.contains("after the variant's end"), "{why}");
+        c.ran_to_its_end = Some(false);
+        assert!(!judge_cell(&v, &c, true).1);
     }
 
     #[test]
