@@ -120,7 +120,7 @@ pub mod cli {
             #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
             jobs: Option<u16>,
         },
-        /// List the trials, one `<slug>::<variant>` a line, with what each expects.
+        /// List the trials, one `<slug>::<variant>` a line, with where each runs (alone on its GPU, or sharing it with other trials; in run-all and under compute-sanitizer) and what it expects.
         List,
         /// Print the environment fingerprint (GPU, driver, CUDA, toolkit) as JSON.
         Env,

@@ -61,13 +61,30 @@ fn main() -> ExitCode {
             )
         }
         Command::List => {
+            use std::io::Write as _;
+            // Written line by line, stopping quietly where the reader has
+            // gone (`casebook list | head`).
+            let mut out = std::io::stdout().lock();
             for scenario in &catalog {
                 for variant in &scenario.variants {
-                    println!(
-                        "{:<40} {}",
+                    let placement = match (
+                        scenario.runs_alone(variant),
+                        scenario.runs_alone_under_sanitizer(variant),
+                    ) {
+                        (true, true) => "alone",
+                        (true, false) => "alone, shares under the sanitizer",
+                        (false, true) => "shares, alone under the sanitizer",
+                        (false, false) => "shares",
+                    };
+                    let line = format!(
+                        "{:<44} {:<34} {}",
                         scenario.trial_name(variant),
+                        placement,
                         variant.expected_text()
                     );
+                    if writeln!(out, "{}", line.trim_end()).is_err() {
+                        return ExitCode::SUCCESS;
+                    }
                 }
             }
             ExitCode::SUCCESS
