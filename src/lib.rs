@@ -92,6 +92,13 @@ pub mod cli {
             /// Trials side by side at most [default: one per CPU, at most 8].
             #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
             jobs: Option<u16>,
+            /// Run only shard K of N (from 1): the catalogue's trials, in
+            /// `casebook list` order, dealt out one per shard in turn, so
+            /// N machines (or GPUs) running K = 1..N run each trial once.
+            /// The report records the shard; `casebook matrix` merges the
+            /// shards' reports and says which is missing.
+            #[arg(long, value_name = "K/N")]
+            partition: Option<casebook_harness::matrix::Partition>,
         },
         /// Time the schedule: run the trials one at a time (with several
         /// GPUs visible: on the first GPU alone), then with the default
@@ -151,6 +158,29 @@ pub mod cli {
             /// The run-all report.json whose environment the cells share.
             #[arg(long, value_name = "JSON")]
             environment: Option<PathBuf>,
+        },
+        /// Merge run-all reports from several machines (GPU, driver, CUDA,
+        /// toolkit), or the shards of one partitioned run, into one matrix of
+        /// scenario × variant × machine: each cell the verdict, what the
+        /// variant showed, and its key figures (device memory per context,
+        /// contexts before the driver refuses one, the default device heap,
+        /// device memory per cuBLAS handle, speed-ups). A difference between
+        /// machines is flagged with each machine's value, never averaged.
+        /// Writes matrix.json and matrix.md (the cookbook's fleet page is
+        /// made from docs/evidence/matrix.json).
+        ///
+        /// Exit codes: 0 merged; 6 the matrix could not be written; 14 the
+        /// reports cannot be merged: different commits, one built from
+        /// uncommitted changes, a shard given twice or missing, a trial run
+        /// twice on one machine, a file that is not a report (the error
+        /// names the file).
+        Matrix {
+            /// run-all report.json files, one column per machine, in order.
+            #[arg(required = true, value_name = "REPORT")]
+            reports: Vec<PathBuf>,
+            /// Folder for matrix.json and matrix.md.
+            #[arg(long, value_name = "DIR", default_value = "target/casebook")]
+            out: PathBuf,
         },
         /// Generate the cookbook (docs/src, the scenarios' READMEs) from the
         /// scenarios, their sources and docs/evidence/latest.json.

@@ -1,5 +1,6 @@
 //! `casebook`: runs the catalogue on the GPU of this machine.
 
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use casebook_harness::{child, run_all, workspace};
@@ -19,6 +20,7 @@ fn main() -> ExitCode {
         Command::RunAll {
             selection: Selection { filters, out },
             jobs,
+            partition,
         } => {
             workspace::quiet_insta();
             run_all::run_all(
@@ -28,9 +30,11 @@ fn main() -> ExitCode {
                     out,
                     undecided: cuda_casebook::ledger::counts(),
                     jobs: jobs.map(usize::from),
+                    partition,
                 },
             )
         }
+        Command::Matrix { reports, out } => matrix(&reports, &out),
         Command::Bench {
             selection: Selection { filters, out },
         } => {
@@ -157,4 +161,40 @@ fn docs(root: &std::path::Path, check: bool) -> ExitCode {
             ExitCode::from(run_all::exit::IO)
         }
     }
+}
+
+/// `casebook matrix`: merges the reports, writes matrix.json and matrix.md.
+fn matrix(reports: &[PathBuf], out: &Path) -> ExitCode {
+    use casebook_harness::matrix;
+    use casebook_harness::run_all::exit;
+    let merged = match matrix::merge(reports) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(exit::CANNOT_MERGE);
+        }
+    };
+    let written = std::fs::create_dir_all(out)
+        .and_then(|()| {
+            let json = serde_json::to_string_pretty(&merged).map_err(std::io::Error::other)?;
+            std::fs::write(out.join("matrix.json"), json + "\n")
+        })
+        .and_then(|()| std::fs::write(out.join("matrix.md"), merged.markdown()));
+    if let Err(e) = written {
+        eprintln!("error: cannot write the matrix to {}: {e}", out.display());
+        return ExitCode::from(exit::IO);
+    }
+    for c in &merged.columns {
+        println!("{}: {}", c.machine, c.files.join(", "));
+    }
+    let differing = merged.rows.iter().filter(|r| !r.differs.is_empty()).count();
+    println!(
+        "{} trials on {} machine(s) from commit {}; {} differ between them",
+        merged.rows.len(),
+        merged.columns.len(),
+        merged.commit.get(..7).unwrap_or(&merged.commit),
+        differing
+    );
+    println!("matrix: {}", out.join("matrix.json").display());
+    ExitCode::SUCCESS
 }

@@ -10,6 +10,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use casebook_harness::matrix::{MATRIX_JSON, Matrix};
 use casebook_harness::report::{EVIDENCE_JSON, Report};
 use casebook_harness::reproduce::Reproduction;
 use casebook_harness::sanitize::SanitizeReport;
@@ -66,6 +67,17 @@ pub fn generate(inputs: &Inputs) -> anyhow::Result<Book> {
         );
     }
     files.insert("docs/src/SUMMARY.md".into(), index::summary(inputs.catalog));
+    let matrix: Option<Matrix> = load(inputs.root, MATRIX_JSON)?;
+    files.insert(
+        "docs/src/fleet.md".into(),
+        match matrix {
+            Some(m) => m.markdown(),
+            None => "# The same failures on other GPUs\n\nNo fleet matrix is recorded yet: \
+                     `casebook matrix` merges run-all reports of one commit from several \
+                     machines into docs/evidence/matrix.json.\n"
+                .to_owned(),
+        },
+    );
     files.insert(
         "docs/src/bindings.md".into(),
         bindings::page(inputs.catalog, report.as_ref()),

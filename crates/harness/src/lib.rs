@@ -16,6 +16,7 @@ pub mod gpus;
 pub mod judge;
 pub mod leftover;
 pub mod lock;
+pub mod matrix;
 pub mod pytorch;
 pub mod report;
 pub mod reproduce;

@@ -128,6 +128,9 @@ pub struct RunFacts {
     pub leftovers: Vec<crate::leftover::Leftover>,
     /// Why the leftover-memory check did not run, if it did not.
     pub leftover_check_off: Option<String>,
+    /// The shard this run was (`run-all --partition K/N`), if it was one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partition: Option<crate::matrix::Partition>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

@@ -35,6 +35,9 @@ pub mod exit {
     /// Trials left by a run that ended hold GPU memory: they are named with
     /// the command that stops them, and the exclusive trials did not run.
     pub const LEFT_BY_AN_ENDED_RUN: u8 = 13;
+    /// `casebook matrix`: the reports cannot be merged (the error names the
+    /// file).
+    pub const CANNOT_MERGE: u8 = 14;
 }
 
 #[derive(Debug, Clone)]
@@ -47,6 +50,8 @@ pub struct Options {
     pub undecided: (usize, usize),
     /// Trials side by side at most; `None` for [`schedule::default_jobs`].
     pub jobs: Option<usize>,
+    /// Run only this shard of the catalogue.
+    pub partition: Option<crate::matrix::Partition>,
 }
 
 /// Makes Ctrl-C and SIGTERM stop the run: running children are killed with
@@ -284,10 +289,20 @@ pub fn execute(
 
 pub fn run_all(catalog: &[Scenario], options: &Options) -> ExitCode {
     let root = workspace::root();
-    let prepared = match prepare(catalog, &options.filters, "run-all") {
+    let mut prepared = match prepare(catalog, &options.filters, "run-all") {
         Ok(p) => p,
         Err(code) => return code,
     };
+    if let Some(shard) = options.partition {
+        let held = in_shard(catalog, shard);
+        prepared.trials.retain(|t| held(&t.name()));
+        prepared.skipped.retain(|s| held(&s.trial));
+        eprintln!(
+            "shard {shard}: {} trial(s) of the catalogue's {}",
+            prepared.trials.len() + prepared.skipped.len(),
+            schedule::select(catalog, &[]).len()
+        );
+    }
     let jobs = options.jobs.unwrap_or_else(schedule::default_jobs);
     let (mut report, start_errors) = execute(
         &root,
@@ -297,6 +312,7 @@ pub fn run_all(catalog: &[Scenario], options: &Options) -> ExitCode {
         jobs,
     );
     report.run.skipped.splice(0..0, prepared.skipped);
+    report.run.partition = options.partition;
     if prepared.trials.iter().any(|t| t.variant.needs_torch()) {
         report.run.pytorch = crate::pytorch::available().as_ref().ok().cloned();
     }
@@ -322,6 +338,22 @@ pub fn run_all(catalog: &[Scenario], options: &Options) -> ExitCode {
         return ExitCode::from(exit::IO);
     }
     exit_code(&report, &start_errors)
+}
+
+/// Whether a trial, by name, is in `shard`: the catalogue's trials, in
+/// order and unfiltered, dealt out one per shard in turn, so a trial's shard
+/// does not depend on the filters.
+pub fn in_shard(catalog: &[Scenario], shard: crate::matrix::Partition) -> impl Fn(&str) -> bool {
+    let names: Vec<String> = schedule::select(catalog, &[])
+        .iter()
+        .map(|t| t.name())
+        .collect();
+    move |name| {
+        names
+            .iter()
+            .position(|n| n == name)
+            .is_some_and(|i| shard.holds(i))
+    }
 }
 
 /// The exit code a finished (or interrupted) run amounts to.
@@ -434,6 +466,7 @@ mod exit_code_tests {
             INTERRUPTED,
             DRIVER_TOO_OLD,
             LEFT_BY_AN_ENDED_RUN,
+            CANNOT_MERGE,
             crate::sanitize::NO_SANITIZER,
             crate::reproduce::FLAKY,
         ];
