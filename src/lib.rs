@@ -75,8 +75,10 @@ pub mod cli {
         /// run side by side; those that need the whole GPU run alone on one.
         /// Whenever a GPU falls idle, its device memory must be back to its
         /// baseline, or the holder is named. No trial outlives the run,
-        /// however it ends (SIGKILL included). One GPU run at a time: a
-        /// second waits for the lock and says who holds it.
+        /// however it ends (SIGKILL included). One run at a time on each
+        /// GPU: a second on the same GPU waits for its lock and says who holds
+        /// it; runs pinned to different GPUs (CUDA_VISIBLE_DEVICES) go side by
+        /// side.
         ///
         /// Exit codes: 0 all held; 1 a trial failed; 3 no GPU or driver;
         /// 4 a filter matched nothing; 5 snapshots are new or changed; 6 the

@@ -1,6 +1,9 @@
-//! One GPU run at a time: `run-all`, `sanitize`, `bench` and `reproduce`
-//! take an exclusive lock on a file before they touch the GPU. A second run
-//! says who holds it and waits.
+//! One run at a time on each GPU: `run-all`, `sanitize`, `bench` and
+//! `reproduce` take an exclusive lock on a file per GPU they use (by its
+//! UUID) before they touch it, so runs pinned to different GPUs of one host
+//! (`CUDA_VISIBLE_DEVICES=0` and `=1`, the shards of a partitioned run) go
+//! side by side, and one that uses both waits for each. A second run on a
+//! GPU says who holds it and waits.
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{Read, Seek, Write};
@@ -15,18 +18,46 @@ pub struct GpuLock {
     _file: File,
 }
 
-/// The lock file: `$CASEBOOK_LOCK`, else `casebook-gpu.lock` in the
-/// system's temporary folder (one per machine, as the GPU is).
-pub fn path() -> PathBuf {
-    std::env::var_os(LOCK_ENV)
-        .map(PathBuf::from)
-        .unwrap_or_else(|| std::env::temp_dir().join("casebook-gpu.lock"))
+/// The lock files for a run on `gpus`: `$CASEBOOK_LOCK` alone where it is
+/// set, else `casebook-gpu-<UUID>.lock` in the system's temporary folder
+/// for each GPU, in UUID order (so two runs never wait on each other), or
+/// `casebook-gpu.lock` when the GPUs are not known.
+pub fn paths(gpus: &[crate::gpus::Gpu]) -> Vec<PathBuf> {
+    lock_paths(
+        std::env::var_os(LOCK_ENV).map(PathBuf::from),
+        &std::env::temp_dir(),
+        gpus,
+    )
 }
 
-/// Takes the lock for `what` (`run-all`, say), waiting for whoever holds
-/// it and saying so once on stderr.
-pub fn acquire(what: &str) -> std::io::Result<GpuLock> {
-    acquire_at(&path(), what)
+/// [`paths`], with the override and the folder given.
+fn lock_paths(
+    over: Option<PathBuf>,
+    dir: &std::path::Path,
+    gpus: &[crate::gpus::Gpu],
+) -> Vec<PathBuf> {
+    if let Some(path) = over {
+        return vec![path];
+    }
+    if gpus.is_empty() {
+        return vec![dir.join("casebook-gpu.lock")];
+    }
+    let mut uuids: Vec<&str> = gpus.iter().map(|g| g.uuid.as_str()).collect();
+    uuids.sort_unstable();
+    uuids.dedup();
+    uuids
+        .into_iter()
+        .map(|uuid| dir.join(format!("casebook-gpu-{uuid}.lock")))
+        .collect()
+}
+
+/// Takes the locks of `gpus` for `what` (`run-all`, say), waiting for
+/// whoever holds one and saying so once on stderr.
+pub fn acquire(what: &str, gpus: &[crate::gpus::Gpu]) -> std::io::Result<Vec<GpuLock>> {
+    paths(gpus)
+        .iter()
+        .map(|path| acquire_at(path, what))
+        .collect()
 }
 
 /// [`acquire`], with the lock file at `path`.
@@ -65,4 +96,36 @@ pub fn acquire_at(path: &std::path::Path, what: &str) -> std::io::Result<GpuLock
         humantime::format_rfc3339_seconds(std::time::SystemTime::now())
     )?;
     Ok(GpuLock { _file: file })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gpus::Gpu;
+
+    fn gpu(index: u32, uuid: &str) -> Gpu {
+        Gpu {
+            index,
+            uuid: uuid.to_owned(),
+            name: "NVIDIA H200".to_owned(),
+        }
+    }
+
+    #[test]
+    fn each_gpu_has_its_own_lock_taken_in_uuid_order() {
+        let dir = std::path::Path::new("/tmp");
+        let paths = |gpus: &[Gpu]| lock_paths(None, dir, gpus);
+        let zero = paths(&[gpu(0, "GPU-b")]);
+        let one = paths(&[gpu(1, "GPU-a")]);
+        assert_ne!(zero, one, "two GPUs share a lock");
+        let both = paths(&[gpu(0, "GPU-b"), gpu(1, "GPU-a")]);
+        assert_eq!(both, [one[0].clone(), zero[0].clone()]);
+        assert_eq!(paths(&[]), [dir.join("casebook-gpu.lock")]);
+        // The override is the one lock, whatever the GPUs.
+        let over = PathBuf::from("/x/casebook.lock");
+        assert_eq!(
+            lock_paths(Some(over.clone()), dir, &[gpu(0, "GPU-b")]),
+            [over]
+        );
+    }
 }

@@ -911,7 +911,9 @@ mod tests {
             "{e}"
         );
         let missing = dir.path().join("nowhere.json");
-        let e = merge(std::slice::from_ref(&missing)).unwrap_err().to_string();
+        let e = merge(std::slice::from_ref(&missing))
+            .unwrap_err()
+            .to_string();
         assert!(
             e.starts_with(&format!("{}: cannot read it", missing.display())),
             "{e}"

@@ -82,7 +82,7 @@ pub struct Prepared<'a> {
     pub environment: environment::Environment,
     /// The GPUs to spread the trials over (none: unpinned, as inherited).
     pub gpus: Vec<Gpu>,
-    pub lock: lock::GpuLock,
+    pub lock: Vec<lock::GpuLock>,
 }
 
 pub fn prepare<'a>(
@@ -110,18 +110,20 @@ pub fn prepare<'a>(
             return Err(ExitCode::from(exit::NO_GPU));
         }
     };
-    let lock = lock::acquire(what).map_err(|e| {
-        eprintln!(
-            "error: cannot take the GPU lock {}: {e}",
-            lock::path().display()
-        );
+    let gpus = visible_gpus();
+    let lock = lock::acquire(what, &gpus).map_err(|e| {
+        let paths: Vec<String> = lock::paths(&gpus)
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        eprintln!("error: cannot take the GPU lock {}: {e}", paths.join(", "));
         ExitCode::from(exit::IO)
     })?;
     Ok(Prepared {
         trials,
         skipped,
         environment,
-        gpus: visible_gpus(),
+        gpus,
         lock,
     })
 }
