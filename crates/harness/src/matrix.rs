@@ -929,6 +929,30 @@ mod tests {
     }
 
     #[test]
+    fn the_committed_shards_of_the_two_gpu_run_merge_into_one_whole_column() {
+        let root = crate::workspace::root();
+        let shards = [
+            root.join("docs/evidence/h200x2-shard1.json"),
+            root.join("docs/evidence/h200x2-shard2.json"),
+        ];
+        let m = merge(&shards).unwrap();
+        assert_eq!(m.columns.len(), 1);
+        let trials: usize = shards
+            .iter()
+            .map(|f| read_report(f).unwrap().summary.trials)
+            .sum();
+        assert_eq!(m.rows.len(), trials);
+        assert!(m.rows.iter().all(|r| r.cells[0].is_some()));
+        // One shard alone is missing the other.
+        let e = merge(&shards[..1]).unwrap_err().to_string();
+        assert!(e.starts_with("shard 2/2 of the run on H200"), "{e}");
+        // And they are of another commit than the H100's latest run.
+        let latest = root.join(crate::report::EVIDENCE_JSON);
+        let e = merge(&[latest, shards[0].clone()]).unwrap_err().to_string();
+        assert!(e.contains("h200x2-shard1.json: built from commit"), "{e}");
+    }
+
+    #[test]
     fn partitions_parse_and_deal_every_trial_to_one_shard() {
         assert!("0/2".parse::<Partition>().is_err());
         assert!("3/2".parse::<Partition>().is_err());
