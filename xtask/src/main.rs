@@ -1,5 +1,6 @@
 //! `cargo xtask`: the project's own automation. One module per command.
 
+mod archive;
 mod bless;
 mod book;
 mod bundle;
@@ -50,6 +51,10 @@ enum Command {
     /// Build the release binaries into target/bundle/, for a GPU machine
     /// that has no Rust toolchain.
     Bundle(bundle::Args),
+    /// Archive the snapshot suite with cargo nextest into target/archive/,
+    /// with cargo-nextest and the casebook binaries, for GPU machines that
+    /// have no Rust toolchain; prints the command that runs it there.
+    Archive(archive::Args),
     /// Accept reviewed snapshots: unpack a run's snapshots.tar if given,
     /// turn every .snap.new into .snap, and commit-ready the run's report.
     Bless(bless::Args),
@@ -72,6 +77,7 @@ fn main() -> ExitCode {
         Command::Reproduce(args) => run_all::reproduce(args),
         Command::Sanitize(args) => sanitize::run(args),
         Command::Bundle(args) => bundle::run(args),
+        Command::Archive(args) => archive::run(args),
         Command::Bless(args) => bless::run(args),
         Command::Docs(args) => docs::run(args),
         Command::Book(args) => book::run(args),

@@ -67,6 +67,10 @@ pub fn generate(inputs: &Inputs) -> anyhow::Result<Book> {
         );
     }
     files.insert("docs/src/SUMMARY.md".into(), index::summary(inputs.catalog));
+    files.insert(
+        casebook_harness::suite::NEXTEST_CONFIG.into(),
+        casebook_harness::suite::nextest_config(inputs.catalog),
+    );
     let matrix: Option<Matrix> = load(inputs.root, MATRIX_JSON)?;
     files.insert(
         "docs/src/fleet.md".into(),

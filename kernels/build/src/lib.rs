@@ -407,15 +407,48 @@ pub fn host_build(nvcc: &Nvcc) -> cc::Build {
     build
 }
 
-/// Where the static CUDA runtime is: the PyPI toolkit keeps it in lib/, a
-/// system one in lib64/.
+/// The static CUDA runtime the kernels link, copied from the toolkit (the
+/// PyPI toolkit keeps it in lib/, a system one in lib64/) into a folder of
+/// its own under the target directory, which is what the link searches: a
+/// link-search folder is also put on the run-time library path of the
+/// binaries, and packed whole into a nextest archive, and the toolkit's own
+/// holds its shared libraries too (libnvvm alone is 60 MB).
+const STATIC_RUNTIME: &[&str] = &["libcudart_static.a", "libcudadevrt.a"];
+
 fn link_search(nvcc: &Nvcc) {
     let home = nvcc.home();
-    for lib in ["lib", "lib64", "targets/x86_64-linux/lib"] {
-        let dir = home.join(lib);
-        if dir.join("libcudart_static.a").exists() {
-            println!("cargo::rustc-link-search=native={}", dir.display());
+    let Some(from) = ["lib", "lib64", "targets/x86_64-linux/lib"]
+        .iter()
+        .map(|lib| home.join(lib))
+        .find(|dir| dir.join(STATIC_RUNTIME[0]).exists())
+    else {
+        return;
+    };
+    let out = PathBuf::from(env::var("OUT_DIR").expect("run by cargo"));
+    // OUT_DIR is <target>/<profile>/build/<package>/out.
+    let to = out
+        .ancestors()
+        .nth(4)
+        .map(|target| target.join("cuda-static-runtime"))
+        .unwrap_or_else(|| out.join("cuda-static-runtime"));
+    let copied = std::fs::create_dir_all(&to).and_then(|()| {
+        for lib in STATIC_RUNTIME {
+            let source = from.join(lib);
+            if !source.exists() {
+                continue;
+            }
+            // Build scripts run side by side: each writes its own copy, then
+            // renames it into place, so none links a half-written file.
+            let part = to.join(format!("{lib}.{}", std::process::id()));
+            std::fs::copy(&source, &part)?;
+            std::fs::rename(&part, to.join(lib))?;
         }
+        Ok(())
+    });
+    match copied {
+        Ok(()) => println!("cargo::rustc-link-search=native={}", to.display()),
+        // Linking from the toolkit's folder still works.
+        Err(_) => println!("cargo::rustc-link-search=native={}", from.display()),
     }
     for lib in ["dl", "rt", "pthread"] {
         println!("cargo::rustc-link-lib={lib}");

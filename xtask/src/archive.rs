@@ -1,0 +1,91 @@
+//! `cargo xtask archive`: the snapshot suite as a nextest archive, for GPU
+//! machines without Rust. nextest builds the archive here and runs it there
+//! (`--archive-file`, `--workspace-remap`), shards it (`--partition`) and
+//! schedules the trials that need a whole GPU through the test group in
+//! `.config/nextest.toml`. What nextest does not carry is added beside it:
+//! `cargo-nextest` itself, and the `casebook` binaries (`run-all`,
+//! `sanitize`, `matrix`), which the archive holds as extra files.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+use anyhow::{Context, bail};
+
+use crate::toolkit;
+
+/// What travels with the working tree, which may be 64 MiB.
+const LIMIT: u64 = 56 << 20;
+
+/// Where the archive and what goes with it are written.
+pub const DIR: &str = "target/archive";
+
+#[derive(clap::Args)]
+pub struct Args {}
+
+pub fn run(_: Args) -> anyhow::Result<ExitCode> {
+    let root = crate::root();
+    // The casebook binaries first: the archive includes them.
+    toolkit::build_casebook()?;
+    let dir = root.join(DIR);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir)?;
+    let archive = dir.join("casebook-suite.tar.zst");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    eprintln!("archiving the snapshot suite with cargo nextest (release)…");
+    let status = Command::new(&cargo)
+        .args([
+            "nextest",
+            "archive",
+            "--release",
+            "--package",
+            "cuda-casebook",
+            "--test",
+            "snapshots",
+            "--archive-file",
+        ])
+        .arg(&archive)
+        .current_dir(&root)
+        .status()
+        .context(
+            "running cargo nextest: is cargo-nextest installed (cargo install cargo-nextest)?",
+        )?;
+    if !status.success() {
+        bail!("cargo nextest archive failed");
+    }
+    let nextest = which("cargo-nextest").context("cargo-nextest is not on PATH")?;
+    let carried = dir.join("cargo-nextest");
+    std::fs::copy(&nextest, &carried).with_context(|| format!("copying {}", nextest.display()))?;
+    let total = size(&archive)? + size(&carried)?;
+    if total > LIMIT {
+        bail!(
+            "the archive and cargo-nextest are {} MiB, over their {} MiB budget",
+            total >> 20,
+            LIMIT >> 20
+        );
+    }
+    println!(
+        "{} ({:.1} MiB): casebook-suite.tar.zst, cargo-nextest",
+        dir.display(),
+        total as f64 / (1 << 20) as f64
+    );
+    println!("on the GPU machine, from the repository root (a checkout of the same commit):");
+    println!(
+        "  CASEBOOK_REQUIRE_GPU=1 INSTA_UPDATE=no {DIR}/cargo-nextest nextest run \\\n    \
+         --archive-file {DIR}/casebook-suite.tar.zst --workspace-remap . [--partition count:K/N]"
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn size(path: &Path) -> anyhow::Result<u64> {
+    Ok(std::fs::metadata(path)
+        .with_context(|| format!("{} is missing", path.display()))?
+        .len())
+}
+
+fn which(program: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|p| p.join(program))
+            .find(|p| p.is_file())
+    })
+}
