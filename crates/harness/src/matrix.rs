@@ -610,15 +610,8 @@ impl Matrix {
         }
         md.push('\n');
         // The key figures first, one row each.
-        md.push_str("## Key figures\n\n| figure | trial |");
-        for c in &self.columns {
-            let _ = write!(md, " {} |", column_head(&c.machine));
-        }
-        md.push_str(" between machines |\n|---|---|");
-        for _ in &self.columns {
-            md.push_str("---|");
-        }
-        md.push_str("---|\n");
+        md.push_str("## Key figures\n\n");
+        md.push_str(&self.table_head(&["figure", "trial"]));
         for (scenario, variant, measure, what) in KEY_FIGURES {
             let Some(row) = self
                 .rows
@@ -650,15 +643,7 @@ impl Matrix {
             self.rows.len(),
             differing
         );
-        md.push_str("| trial |");
-        for c in &self.columns {
-            let _ = write!(md, " {} |", column_head(&c.machine));
-        }
-        md.push_str(" between machines |\n|---|");
-        for _ in &self.columns {
-            md.push_str("---|");
-        }
-        md.push_str("---|\n");
+        md.push_str(&self.table_head(&["trial"]));
         for row in &self.rows {
             let _ = write!(md, "| {}::{} |", row.scenario, row.variant);
             for cell in &row.cells {
@@ -676,6 +661,23 @@ impl Matrix {
             let _ = writeln!(md, " {flag} |");
         }
         md
+    }
+}
+
+impl Matrix {
+    /// A table's head: `first` columns, one per machine, then the flag.
+    fn table_head(&self, first: &[&str]) -> String {
+        let heads: Vec<String> = first
+            .iter()
+            .map(|h| (*h).to_owned())
+            .chain(self.columns.iter().map(|c| column_head(&c.machine)))
+            .chain(["between machines".to_owned()])
+            .collect();
+        format!(
+            "| {} |\n|{}\n",
+            heads.join(" | "),
+            "---|".repeat(heads.len())
+        )
     }
 }
 

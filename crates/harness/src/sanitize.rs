@@ -437,7 +437,7 @@ fn sanitize_one(
     };
     (cell.judgement, cell.passed) = judge_cell(v, &cell, run.is_ok());
     // It shared the GPU on the strength of a reduced form it did not run.
-    if let Some(why) = unreduced(v, outcome.is_some() && !timed_out, reduced) {
+    if let Some(why) = unreduced(v, ran_to_its_end == Some(true), reduced) {
         (cell.judgement, cell.passed) = (why, false);
     }
     cell
