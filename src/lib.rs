@@ -184,6 +184,25 @@ pub mod cli {
             #[arg(long, value_name = "DIR", default_value = "target/casebook")]
             out: PathBuf,
         },
+        /// Make a run-all report from the results the snapshot suite's trials
+        /// wrote where CASEBOOK_RESULTS pointed (under nextest, where each
+        /// trial is a process of its own, as in a shard of the nextest
+        /// archive), with this machine's environment: report.json, report.md
+        /// and junit.xml, which `casebook matrix` merges.
+        ///
+        /// Exit codes as for run-all; 3 without the GPU the trials ran on;
+        /// 6 the results cannot be read or the report written.
+        Collect {
+            /// The folder CASEBOOK_RESULTS named.
+            #[arg(value_name = "DIR")]
+            results: PathBuf,
+            /// The shard the results are of (`--partition count:K/N` to nextest).
+            #[arg(long, value_name = "K/N")]
+            partition: Option<casebook_harness::matrix::Partition>,
+            /// Folder for report.json, report.md and junit.xml.
+            #[arg(long, value_name = "DIR", default_value = "target/casebook")]
+            out: PathBuf,
+        },
         /// Generate the cookbook (docs/src, the scenarios' READMEs) from the
         /// scenarios, their sources and docs/evidence/latest.json.
         Docs {

@@ -35,6 +35,11 @@ fn main() -> ExitCode {
             )
         }
         Command::Matrix { reports, out } => matrix(&reports, &out),
+        Command::Collect {
+            results,
+            partition,
+            out,
+        } => collect(&catalog, &results, partition, &out),
         Command::Bench {
             selection: Selection { filters, out },
         } => {
@@ -197,4 +202,59 @@ fn matrix(reports: &[PathBuf], out: &Path) -> ExitCode {
     );
     println!("matrix: {}", out.join("matrix.json").display());
     ExitCode::SUCCESS
+}
+
+/// `casebook collect`: a shard's report from its trials' results.
+fn collect(
+    catalog: &[casebook_model::Scenario],
+    results: &Path,
+    partition: Option<casebook_harness::matrix::Partition>,
+    out: &Path,
+) -> ExitCode {
+    use casebook_harness::{environment, report, schedule};
+    let environment = match environment::detect() {
+        Ok(env) => env,
+        Err(reason) => {
+            eprintln!("error: collect needs the GPU the trials ran on: {reason}");
+            return ExitCode::from(run_all::exit::NO_GPU);
+        }
+    };
+    let order: Vec<String> = schedule::select(catalog, &[])
+        .iter()
+        .map(|t| t.name())
+        .collect();
+    let mut report = match report::collect(results, &order, environment) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!(
+                "error: cannot read the results in {}: {e}",
+                results.display()
+            );
+            return ExitCode::from(run_all::exit::IO);
+        }
+    };
+    report.run.partition = partition;
+    report.run.gpus = run_all::visible_gpus();
+    if report
+        .results
+        .iter()
+        .any(|r| r.binding == casebook_model::Binding::Pytorch)
+    {
+        report.run.pytorch = casebook_harness::pytorch::available()
+            .as_ref()
+            .ok()
+            .cloned();
+    }
+    println!(
+        "{} trial(s) collected from {}: {} passed, {} failed",
+        report.summary.trials,
+        results.display(),
+        report.summary.passed,
+        report.summary.failed
+    );
+    if let Err(e) = run_all::write_outputs(&workspace::root(), out, &report) {
+        eprintln!("error: cannot write the report to {}: {e}", out.display());
+        return ExitCode::from(run_all::exit::IO);
+    }
+    run_all::exit_code(&report, &[])
 }

@@ -24,8 +24,13 @@ pub struct Args {}
 
 pub fn run(_: Args) -> anyhow::Result<ExitCode> {
     let root = crate::root();
-    // The casebook binaries first: the archive includes them.
-    toolkit::build_casebook()?;
+    let source = crate::bundle::source()?;
+    // The casebook binaries first: the archive includes them, with the
+    // source.json that names their commit beside them (and only there: a
+    // later build in place reads git instead).
+    let casebook = toolkit::build_casebook()?;
+    let beside = casebook.with_file_name("source.json");
+    std::fs::write(&beside, serde_json::to_string_pretty(&source)?)?;
     let dir = root.join(DIR);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir)?;
@@ -48,8 +53,9 @@ pub fn run(_: Args) -> anyhow::Result<ExitCode> {
         .status()
         .context(
             "running cargo nextest: is cargo-nextest installed (cargo install cargo-nextest)?",
-        )?;
-    if !status.success() {
+        );
+    let _ = std::fs::remove_file(&beside);
+    if !status?.success() {
         bail!("cargo nextest archive failed");
     }
     let nextest = which("cargo-nextest").context("cargo-nextest is not on PATH")?;
@@ -68,11 +74,15 @@ pub fn run(_: Args) -> anyhow::Result<ExitCode> {
         dir.display(),
         total as f64 / (1 << 20) as f64
     );
+    println!("built from {source}");
     println!("on the GPU machine, from the repository root (a checkout of the same commit):");
     println!(
-        "  CASEBOOK_REQUIRE_GPU=1 INSTA_UPDATE=no {DIR}/cargo-nextest nextest run \\\n    \
-         --archive-file {DIR}/casebook-suite.tar.zst --workspace-remap . [--partition count:K/N]"
+        "  CASEBOOK_REQUIRE_GPU=1 INSTA_UPDATE=no CASEBOOK_RESULTS=$PWD/target/results \\\n    \
+         {DIR}/cargo-nextest nextest run --archive-file {DIR}/casebook-suite.tar.zst \\\n    \
+         --workspace-remap . [--partition count:K/N]"
     );
+    println!("then the shard's report, with the casebook binary the archive holds:");
+    println!("  casebook collect target/results [--partition K/N] --out OUT_DIR");
     Ok(ExitCode::SUCCESS)
 }
 

@@ -13,9 +13,9 @@ const LIMIT: u64 = 48 << 20;
 #[derive(clap::Args)]
 pub struct Args {}
 
-pub fn run(_: Args) -> anyhow::Result<ExitCode> {
-    // What the binaries are built from, taken before the build starts; the
-    // report of every run made with them names it (`report::Source`).
+/// What the binaries are built from, taken before the build starts; the
+/// report of every run made with them names it (`report::Source`).
+pub fn source() -> anyhow::Result<serde_json::Value> {
     let git = |args: &[&str]| -> anyhow::Result<String> {
         let out = Command::new("git")
             .args(args)
@@ -26,10 +26,14 @@ pub fn run(_: Args) -> anyhow::Result<ExitCode> {
         }
         Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
     };
-    let source = serde_json::json!({
+    Ok(serde_json::json!({
         "commit": git(&["rev-parse", "HEAD"])?,
         "dirty": !git(&["status", "--porcelain", "--untracked-files=no"])?.is_empty(),
-    });
+    }))
+}
+
+pub fn run(_: Args) -> anyhow::Result<ExitCode> {
+    let source = source()?;
     let casebook = toolkit::build_casebook()?;
     let root = crate::root();
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());

@@ -409,6 +409,50 @@ impl Report {
     }
 }
 
+/// A report made from the results the snapshot suite's trials wrote (see
+/// [`crate::suite::RESULTS_ENV`]), in `order` (trial names, the
+/// catalogue's): what a nextest shard ran, as run-all would have reported
+/// it. The wall time is the span from the first trial's start to the last
+/// one's end, by the files' times.
+pub fn collect(
+    dir: &std::path::Path,
+    order: &[String],
+    environment: Environment,
+) -> std::io::Result<Report> {
+    let mut entries = Vec::new();
+    let (mut first, mut last) = (None::<std::time::SystemTime>, None::<std::time::SystemTime>);
+    for file in std::fs::read_dir(dir)? {
+        let path = file?.path();
+        if path.extension().is_none_or(|e| e != "json") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path)?;
+        let entry: ResultEntry = serde_json::from_str(&text).map_err(|e| {
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("{}: not a trial's result: {e}", path.display()),
+            )
+        })?;
+        let ended = std::fs::metadata(&path)?.modified()?;
+        let started = ended
+            .checked_sub(std::time::Duration::from_secs_f64(entry.seconds.max(0.0)))
+            .unwrap_or(ended);
+        first = Some(first.map_or(started, |f| f.min(started)));
+        last = Some(last.map_or(ended, |l| l.max(ended)));
+        entries.push(entry);
+    }
+    let position = |e: &ResultEntry| {
+        let name = format!("{}::{}", e.scenario, e.variant);
+        order.iter().position(|n| *n == name).unwrap_or(usize::MAX)
+    };
+    entries.sort_by_key(position);
+    let wall = match (first, last) {
+        (Some(f), Some(l)) => l.duration_since(f).unwrap_or_default().as_secs_f64(),
+        _ => 0.0,
+    };
+    Ok(Report::new(environment, entries, wall))
+}
+
 #[cfg(test)]
 mod tests {
     use casebook_model::{Binding, Outcome, Role};
@@ -460,5 +504,46 @@ mod tests {
         assert_eq!(xml.matches("<failure").count(), 1, "{xml}");
         assert!(xml.contains("the bug no longer reproduces"), "{xml}");
         assert_eq!(report.summary.failed, 1);
+    }
+
+    #[test]
+    fn a_shard_report_is_collected_from_its_trials_results_in_catalogue_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let entry = |scenario: &str, variant: &str| {
+            let mut e: ResultEntry = serde_json::from_value(serde_json::json!({
+                "scenario": scenario, "variant": variant, "role": "fixed", "binding": "cudarc",
+                "expected": "clean", "observed": "clean", "verdict": "pass", "reason": null,
+                "symptoms": [], "claims": [], "snapshot": "matched", "seconds": 1.5,
+                "outcome": casebook_model::Outcome::empty(),
+            }))
+            .unwrap();
+            e.seconds = 1.5;
+            e
+        };
+        crate::suite::write_result(dir.path(), &entry("b", "fixed")).unwrap();
+        crate::suite::write_result(dir.path(), &entry("a", "fixed")).unwrap();
+        let order = vec!["a::fixed".to_owned(), "b::fixed".to_owned()];
+        let env = Environment {
+            gpu: "NVIDIA H200".into(),
+            driver: "580.159.04".into(),
+            cuda: "13.0".into(),
+            toolkit: "13.0.88".into(),
+            compute_capability: "9.0".into(),
+            memory_total_bytes: 1,
+            device_count: 1,
+        };
+        let r = collect(dir.path(), &order, env.clone()).unwrap();
+        let names: Vec<String> = r
+            .results
+            .iter()
+            .map(|e| format!("{}::{}", e.scenario, e.variant))
+            .collect();
+        assert_eq!(names, order);
+        assert_eq!((r.summary.trials, r.summary.passed), (2, 2));
+        assert!(r.wall_seconds >= 1.5, "{}", r.wall_seconds);
+        // A file that is no result is named.
+        std::fs::write(dir.path().join("junk.json"), "{}").unwrap();
+        let e = collect(dir.path(), &order, env).unwrap_err().to_string();
+        assert!(e.contains("junk.json: not a trial's result"), "{e}");
     }
 }

@@ -64,6 +64,22 @@ pub fn share_lock_path() -> std::path::PathBuf {
     std::env::temp_dir().join(format!("casebook-suite-gpus-{gpus}.lock"))
 }
 
+/// Where each GPU trial writes its result (`<slug>@<variant>.json`, the
+/// entry a run-all report holds) when set: under nextest, where every trial
+/// is a process of its own, `casebook collect` makes the shard's report from
+/// them.
+pub const RESULTS_ENV: &str = "CASEBOOK_RESULTS";
+
+/// Writes `entry` into `dir` as `<slug>@<variant>.json`.
+pub fn write_result(dir: &Path, entry: &report::ResultEntry) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let text = serde_json::to_string(entry).map_err(std::io::Error::other)?;
+    std::fs::write(
+        dir.join(format!("{}@{}.json", entry.scenario, entry.variant)),
+        text,
+    )
+}
+
 /// Where nextest reads its configuration: `casebook docs` writes it.
 pub const NEXTEST_CONFIG: &str = ".config/nextest.toml";
 
@@ -100,7 +116,8 @@ pub fn nextest_config(catalog: &[Scenario]) -> String {
          [profile.default.archive]\n\
          include = [\n    \
          {{ path = \"release/casebook\", relative-to = \"target\" }},\n    \
-         {{ path = \"release/casebook-cust\", relative-to = \"target\" }},\n\
+         {{ path = \"release/casebook-cust\", relative-to = \"target\" }},\n    \
+         {{ path = \"release/source.json\", relative-to = \"target\" }},\n\
          ]\n",
         alone.join(" | ")
     )
@@ -184,9 +201,19 @@ fn run_variant(scenario: &Scenario, vi: usize, root: &Path) -> Result<Completion
         })?;
         trial::run(scenario, variant).map_err(|e| format!("cannot start the child: {e}"))?
     };
+    let existed = snapshot::path(root, scenario.slug, variant.name).is_file();
     let snapshot = catch_unwind(AssertUnwindSafe(|| {
         snapshot::assert(root, scenario, &record.view)
     }));
+    if let Some(dir) = std::env::var_os(RESULTS_ENV) {
+        let status = match (snapshot.is_ok(), existed) {
+            (true, _) => snapshot::SnapshotStatus::Matched,
+            (false, true) => snapshot::SnapshotStatus::Changed,
+            (false, false) => snapshot::SnapshotStatus::New,
+        };
+        write_result(Path::new(&dir), &report::ResultEntry::new(&record, status))
+            .map_err(|e| format!("cannot write the trial's result to {}: {e}", dir.display()))?;
+    }
     if record.judgement.verdict == Verdict::Fail {
         return Err(report::failure_details(&record).into());
     }
