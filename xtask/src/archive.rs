@@ -16,6 +16,16 @@ use crate::toolkit;
 /// What travels with the working tree, which may be 64 MiB.
 const LIMIT: u64 = 56 << 20;
 
+/// The commands that run the archive on a GPU machine, from the repository
+/// root: the suite (a shard of it), then the shard's report.
+pub const RUN_THERE: &[&str] = &[
+    "mkdir -p target/nextest-archive",
+    "CASEBOOK_REQUIRE_GPU=1 INSTA_UPDATE=no CASEBOOK_RESULTS=$PWD/target/results \\",
+    "  target/archive/cargo-nextest nextest run --archive-file target/archive/casebook-suite.tar.zst \\",
+    "  --workspace-remap . --extract-to target/nextest-archive --partition count:1/2",
+    "target/nextest-archive/target/release/casebook collect target/results --partition 1/2 --out OUT_DIR",
+];
+
 /// Where the archive and what goes with it are written.
 pub const DIR: &str = "target/archive";
 
@@ -76,13 +86,9 @@ pub fn run(_: Args) -> anyhow::Result<ExitCode> {
     );
     println!("built from {source}");
     println!("on the GPU machine, from the repository root (a checkout of the same commit):");
-    println!(
-        "  CASEBOOK_REQUIRE_GPU=1 INSTA_UPDATE=no CASEBOOK_RESULTS=$PWD/target/results \\\n    \
-         {DIR}/cargo-nextest nextest run --archive-file {DIR}/casebook-suite.tar.zst \\\n    \
-         --workspace-remap . [--partition count:K/N]"
-    );
-    println!("then the shard's report, with the casebook binary the archive holds:");
-    println!("  casebook collect target/results [--partition K/N] --out OUT_DIR");
+    for line in RUN_THERE {
+        println!("  {line}");
+    }
     Ok(ExitCode::SUCCESS)
 }
 
