@@ -755,6 +755,11 @@ mod tests {
             .collect()
     }
 
+    /// `file`, shard `k_of_n` of a run on one H200 that ran `trials`.
+    fn shard<'a>(file: &'a str, k_of_n: &str, trials: &[(&str, &str)]) -> (&'a str, Report) {
+        (file, report("abc", "NVIDIA H200", Some(k_of_n), trials))
+    }
+
     fn error(reports: Vec<(&str, Report)>) -> String {
         merge_reports(&files(reports)).unwrap_err().to_string()
     }
@@ -790,14 +795,8 @@ mod tests {
     #[test]
     fn the_shards_of_one_run_make_one_column_and_a_trial_no_shard_ran_stays_empty() {
         let m = merge_reports(&files(vec![
-            (
-                "a.json",
-                report("abc", "NVIDIA H200", Some("1/2"), &TRIALS[..2]),
-            ),
-            (
-                "b.json",
-                report("abc", "NVIDIA H200", Some("2/2"), &TRIALS[2..]),
-            ),
+            shard("a.json", "1/2", &TRIALS[..2]),
+            shard("b.json", "2/2", &TRIALS[2..]),
             (
                 "h100.json",
                 report("abc", "NVIDIA H100 80GB HBM3", None, &TRIALS[..1]),
@@ -840,49 +839,28 @@ mod tests {
     #[test]
     fn a_shard_given_twice_or_missing_is_refused() {
         let e = error(vec![
-            (
-                "a.json",
-                report("abc", "NVIDIA H200", Some("1/2"), &TRIALS[..2]),
-            ),
-            (
-                "b.json",
-                report("abc", "NVIDIA H200", Some("1/2"), &TRIALS[2..]),
-            ),
+            shard("a.json", "1/2", &TRIALS[..2]),
+            shard("b.json", "1/2", &TRIALS[2..]),
         ]);
         assert!(
             e.starts_with("b.json: shard 1/2 again, as a.json is"),
             "{e}"
         );
         let e = error(vec![
-            (
-                "a.json",
-                report("abc", "NVIDIA H200", Some("1/3"), &TRIALS[..1]),
-            ),
-            (
-                "c.json",
-                report("abc", "NVIDIA H200", Some("3/3"), &TRIALS[2..]),
-            ),
+            shard("a.json", "1/3", &TRIALS[..1]),
+            shard("c.json", "3/3", &TRIALS[2..]),
         ]);
         assert!(e.starts_with("shard 2/3 of the run on H200"), "{e}");
         assert!(e.contains("given: a.json, c.json"), "{e}");
         // A whole run and a shard of one machine, or shards of two partitions.
         let e = error(vec![
             ("whole.json", report("abc", "NVIDIA H200", None, TRIALS)),
-            (
-                "a.json",
-                report("abc", "NVIDIA H200", Some("1/2"), &TRIALS[..1]),
-            ),
+            shard("a.json", "1/2", &TRIALS[..1]),
         ]);
         assert!(e.starts_with("a.json: shard 1/2 on H200"), "{e}");
         let e = error(vec![
-            (
-                "a.json",
-                report("abc", "NVIDIA H200", Some("1/2"), &TRIALS[..1]),
-            ),
-            (
-                "b.json",
-                report("abc", "NVIDIA H200", Some("2/3"), &TRIALS[1..]),
-            ),
+            shard("a.json", "1/2", &TRIALS[..1]),
+            shard("b.json", "2/3", &TRIALS[1..]),
         ]);
         assert!(e.starts_with("b.json: shard 2/3 on H200"), "{e}");
     }
