@@ -510,6 +510,11 @@ pub fn judge_cell(v: &Variant, cell: &Cell, started: bool) -> (String, bool) {
         *provokes,
         *ran_to_its_end,
     );
+    // A report counts as flagged however the tool exited: where the program
+    // ends on a signal, its exit code is the signal's, not the error code.
+    let ended_badly = kinds.iter().any(|k| k == ENDED_BADLY);
+    let reported = kinds.iter().any(|k| k != ENDED_BADLY);
+    let flagged = flagged || reported;
     let expects_clean =
         matches!(v.role, Role::Fixed) || (v.role == Role::Contrast && v.expect == Expect::Clean);
     let pool = v.needs_torch() && tool == "memcheck-leaks";
@@ -540,7 +545,7 @@ pub fn judge_cell(v: &Variant, cell: &Cell, started: bool) -> (String, bool) {
         {
             why.push(sees.why.to_owned());
         }
-        if after_its_end && kinds.iter().any(|k| k == ENDED_BADLY) {
+        if after_its_end && ended_badly {
             why.push(
                 "the process then ended on a signal under the tool, after the variant's end"
                     .to_owned(),
@@ -551,7 +556,7 @@ pub fn judge_cell(v: &Variant, cell: &Cell, started: bool) -> (String, bool) {
     match (flagged, expects_clean, v.role) {
         _ if !started => ("FAIL: compute-sanitizer did not start".to_owned(), false),
         // The process, not the program, outlived the limit.
-        (false, _, _) if timed_out && ran_to_its_end == Some(true) => (
+        (false, _, _) if timed_out && !reported && ran_to_its_end == Some(true) => (
             format!(
                 "no report while the variant ran; it ran to its end, then its process did not \
                  exit within {} s under the tool, so what the tool checks at exit went unchecked",
@@ -573,13 +578,13 @@ pub fn judge_cell(v: &Variant, cell: &Cell, started: bool) -> (String, bool) {
             ),
             true,
         ),
-        (false, _, _) if kinds.iter().any(|k| k == ENDED_BADLY) && ran_to_its_end == Some(true) => (
+        (false, _, _) if ended_badly && after_its_end => (
             "no report, but the process ended on a signal after the variant's end, so what the \
              tool checks at exit went unchecked"
                 .to_owned(),
             true,
         ),
-        (false, clean, _) if kinds.iter().any(|k| k == ENDED_BADLY) => (
+        (false, clean, _) if ended_badly => (
             format!(
                 "{}the process ended on a signal under the tool before the variant's end: the \
                  tool saw only part of it",
@@ -982,6 +987,15 @@ mod tests {
             };
             let (why, passed) = judge(Some(true));
             assert!(passed && why.contains("went unchecked"), "{why}");
+            // A report beside the signal is a report, whatever the exit code.
+            let mut c = cell(
+                "memcheck-leaks",
+                &[ENDED_BADLY, "Invalid __global__ read of size bytes"],
+            );
+            c.flagged = false;
+            let (why, passed) = judge_cell(&v, &c, true);
+            assert!(!why.contains("no report"), "{why}");
+            assert_eq!(passed, v.role != casebook_model::Role::Fixed, "{why}");
             // Killed before its end: a fixed variant fails, however recorded.
             for ended in [Some(false), None] {
                 let (why, passed) = judge(ended);
@@ -1005,6 +1019,9 @@ mod tests {
         timed_out.ran_to_its_end = Some(true);
         let (why, passed) = judge_cell(&slow, &timed_out, true);
         assert!(passed && why.contains("did not exit within 200 s"), "{why}");
+        // Unless the tool had reported something by then.
+        timed_out.kinds = vec!["Invalid __global__ read of size bytes".to_owned()];
+        assert!(!judge_cell(&slow, &timed_out, true).1);
     }
 
     #[test]
