@@ -224,6 +224,12 @@ fn compare_with(existed: bool, assertion: impl FnOnce()) -> SnapshotStatus {
     std::panic::set_hook(Box::new(|_| {}));
     let matched = catch_unwind(AssertUnwindSafe(assertion)).is_ok();
     std::panic::set_hook(previous_hook);
+    status(matched, existed)
+}
+
+/// What a comparison amounts to: whether the value matched, and whether a
+/// committed snapshot existed before it.
+pub fn status(matched: bool, existed: bool) -> SnapshotStatus {
     match (matched, existed) {
         (true, _) => SnapshotStatus::Matched,
         (false, true) => SnapshotStatus::Changed,

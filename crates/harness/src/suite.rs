@@ -206,11 +206,7 @@ fn run_variant(scenario: &Scenario, vi: usize, root: &Path) -> Result<Completion
         snapshot::assert(root, scenario, &record.view)
     }));
     if let Some(dir) = std::env::var_os(RESULTS_ENV) {
-        let status = match (snapshot.is_ok(), existed) {
-            (true, _) => snapshot::SnapshotStatus::Matched,
-            (false, true) => snapshot::SnapshotStatus::Changed,
-            (false, false) => snapshot::SnapshotStatus::New,
-        };
+        let status = snapshot::status(snapshot.is_ok(), existed);
         write_result(Path::new(&dir), &report::ResultEntry::new(&record, status))
             .map_err(|e| format!("cannot write the trial's result to {}: {e}", dir.display()))?;
     }

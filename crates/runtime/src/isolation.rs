@@ -185,20 +185,27 @@ fn tail(mut stream: impl Read) -> String {
 /// Whether the variant recorded its end (it returned or panicked), however
 /// its process ended afterwards.
 pub fn ended(run: &ChildRun) -> bool {
-    run.lines.iter().any(|line| {
-        serde_json::from_str::<Event>(line)
-            .is_ok_and(|event| matches!(event, Event::End { .. } | Event::Panic { .. }))
-    })
+    run.lines
+        .iter()
+        .any(|line| serde_json::from_str::<Event>(line).is_ok_and(|event| is_end(&event)))
+}
+
+/// The event a variant records as it returns or panics.
+fn is_end(event: &Event) -> bool {
+    matches!(event, Event::End { .. } | Event::Panic { .. })
 }
 
 /// The outcome a child run amounts to.
 pub fn outcome(run: &ChildRun) -> Outcome {
     let mut outcome = Outcome::empty();
-    let ended = ended(run);
+    let mut ended = false;
     let mut garbled = false;
     for line in run.lines.iter().filter(|l| !l.trim().is_empty()) {
         match serde_json::from_str::<Event>(line) {
-            Ok(event) => outcome.apply(event),
+            Ok(event) => {
+                ended |= is_end(&event);
+                outcome.apply(event);
+            }
             Err(_) => garbled = true,
         }
     }
