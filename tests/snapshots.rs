@@ -7,6 +7,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use casebook_model::Source;
 use libtest_mimic::{Completion, Failed, Trial};
 
 fn main() -> std::process::ExitCode {
@@ -34,19 +35,36 @@ fn main() -> std::process::ExitCode {
 }
 
 /// Every claim id is unique; docs/claims.json lists exactly the declared and
-/// the undecided claims; every quote stands, word for word, in its seed.
+/// the undecided claims; every quote stands, word for word, in its seed or
+/// in the passage of NVIDIA's documentation it is quoted from.
 fn check_ledger(root: &Path) -> Result<Completion, Failed> {
     let catalog = cuda_casebook::catalog();
-    let declared = catalog
-        .iter()
-        .flat_map(|s| s.claims.iter().map(|c| (c.id, c.seed, c.quote)));
+    let normal = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut problems = Vec::new();
+    let mut seeded = Vec::new();
+    for c in catalog.iter().flat_map(|s| s.claims.iter()) {
+        match c.source {
+            Source::Seed(file) => seeded.push((c.id, file, c.quote)),
+            Source::Nvidia(passage) => {
+                if !normal(passage.text).contains(&normal(c.quote)) {
+                    problems.push(format!(
+                        "{}: the quote is not word for word in its passage of {} ({})",
+                        c.id, passage.document, passage.url
+                    ));
+                }
+            }
+        }
+    }
+    let declared = catalog.iter().flat_map(|s| s.claims.iter().map(|c| c.id));
     let undecided = cuda_casebook::ledger::UNDECIDED
         .iter()
         .map(|u| (u.id, u.seed, u.quote));
-    let all: Vec<_> = declared.chain(undecided).collect();
-    let mut problems = Vec::new();
+    seeded.extend(undecided);
+    let all: Vec<&str> = declared
+        .chain(cuda_casebook::ledger::UNDECIDED.iter().map(|u| u.id))
+        .collect();
     let mut ids = BTreeSet::new();
-    for (id, _, _) in &all {
+    for id in &all {
         if !ids.insert(*id) {
             problems.push(format!("claim {id} is in the ledger twice"));
         }
@@ -74,8 +92,7 @@ fn check_ledger(root: &Path) -> Result<Completion, Failed> {
             "the seed articles are not here (../shared/seeds or CASEBOOK_SEEDS): quotes not checked",
         ));
     };
-    let normal = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
-    for (id, seed, quote) in &all {
+    for (id, seed, quote) in &seeded {
         match std::fs::read_to_string(seeds.join(seed)) {
             Err(e) => problems.push(format!("{id}: cannot read seed {seed}: {e}")),
             Ok(article) if !normal(&article).contains(&normal(quote)) => {

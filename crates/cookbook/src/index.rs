@@ -5,8 +5,8 @@ use std::fmt::Write as _;
 
 use casebook_harness::judge::Verdict;
 use casebook_harness::report::Report;
-use casebook_model::Scenario;
 use casebook_model::ledger::{Undecided, Why};
+use casebook_model::{Scenario, Source};
 
 use crate::page::{results, symptom_line, symptom_names, verdict_words};
 
@@ -145,9 +145,17 @@ pub fn ledger_json(
     for s in catalog {
         for c in s.claims {
             let mut entry = serde_json::json!({
-                "id": c.id, "seed": c.seed, "quote": c.quote, "status": "tested",
+                "id": c.id, "quote": c.quote, "status": "tested",
                 "scenario": s.slug, "variant": c.judged_by, "verdict": verdict_of(report, s, c),
             });
+            match c.source {
+                Source::Seed(file) => entry["seed"] = file.into(),
+                Source::Nvidia(p) => {
+                    entry["source"] = serde_json::json!({
+                        "document": p.document, "section": p.section, "url": p.url,
+                    })
+                }
+            }
             if let Some(why) = c.reach.cap() {
                 entry["at_best_partly"] = why.into();
             }
@@ -164,6 +172,15 @@ pub fn ledger_json(
     serde_json::to_string_pretty(&entries).unwrap_or_default() + "\n"
 }
 
+/// A claim's source in a table cell: the seed file, or a link to the
+/// documentation's section.
+pub fn source_cell(source: &Source) -> String {
+    match source {
+        Source::Seed(file) => format!("`{file}`"),
+        Source::Nvidia(p) => format!("[{}, {}]({})", p.document, p.section, p.url),
+    }
+}
+
 fn why_words(why: Why) -> (&'static str, &'static str) {
     match why {
         Why::Untestable(r) => ("untestable", r),
@@ -173,12 +190,12 @@ fn why_words(why: Why) -> (&'static str, &'static str) {
 
 pub fn claims(catalog: &[Scenario], undecided: &[Undecided], report: Option<&Report>) -> String {
     let mut md = String::from(
-        "# Claims of the articles\n\nEvery sentence from the seed articles that a scenario tests, with the \
+        "# Claims of the articles\n\nEvery sentence from the seed articles or NVIDIA's documentation that a scenario tests, with the \
          verdict its run computed. A claim is read with its hedges and conditions (\"can\" asks whether the \
          effect happens at all). A CPU test feeds every judge its run's outcome changed in what it reads (each \
          yes/no flipped, each figure scaled, the failed calls removed) and fails unless the judge can come out \
          either way. Where a run can test only part of a sentence, the claim says so as data: \"at best partly\", \
-         with the reason.\n\n| id | seed | claim | tested by | verdict |\n|---|---|---|---|---|\n",
+         with the reason.\n\n| id | source | claim | tested by | verdict |\n|---|---|---|---|---|\n",
     );
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
     for s in catalog {
@@ -192,9 +209,9 @@ pub fn claims(catalog: &[Scenario], undecided: &[Undecided], report: Option<&Rep
                 .unwrap_or_default();
             let _ = writeln!(
                 md,
-                "| `{}` | `{}` | \"{}\" | [{}](scenarios/{}.md) `{}` | **{verdict}**{cap} |",
+                "| `{}` | {} | \"{}\" | [{}](scenarios/{}.md) `{}` | **{verdict}**{cap} |",
                 c.id,
-                c.seed,
+                source_cell(&c.source),
                 c.quote.replace('|', "\\|"),
                 s.slug,
                 s.slug,

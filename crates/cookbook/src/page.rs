@@ -96,12 +96,13 @@ pub fn scenario_page(
     );
     let _ = writeln!(md, "{}\n", lib_doc(root, slug)?);
     let _ = writeln!(md, "**The real cause.** {}\n", scenario.cause);
+    reports_section(&mut md, scenario);
 
-    md.push_str("## What the articles claimed\n\n");
+    md.push_str("## What was claimed\n\n");
     if scenario.claims.is_empty() {
-        md.push_str("This scenario tests no sentence of the articles directly.\n\n");
+        md.push_str("This scenario tests no published sentence directly.\n\n");
     } else {
-        md.push_str("| Claim | Seed | Verdict, measured | Decided by |\n|---|---|---|---|\n");
+        md.push_str("| Claim | Source | Verdict, measured | Decided by |\n|---|---|---|---|\n");
         for claim in scenario.claims {
             let verdict = results(report, slug)
                 .filter(|r| r.variant == claim.judged_by)
@@ -115,12 +116,12 @@ pub fn scenario_page(
                 .unwrap_or_default();
             let _ = writeln!(
                 md,
-                "| \"{}\"<br><small>`{}`</small> | `{}` | **{verdict}**{cap} | `{}` |",
+                "| \"{}\"<br><small>`{}`</small> | {} | **{verdict}**{cap} | `{}` |",
                 claim.quote.replace('|', "\\|"),
                 // The id names the part of the sentence this claim decides,
                 // where two claims quote the same sentence.
                 claim.id,
-                claim.seed,
+                crate::index::source_cell(&claim.source),
                 claim.judged_by
             );
         }
@@ -305,6 +306,26 @@ pub fn figure(value: f64, unit: Unit) -> String {
     }
 }
 
+/// The public reports a scenario reproduces, each linked, with what it
+/// shows; nothing where it names none.
+fn reports_section(md: &mut String, scenario: &Scenario) {
+    if scenario.reports.is_empty() {
+        return;
+    }
+    md.push_str("## Reported in\n\n");
+    for r in scenario.reports {
+        match r.url() {
+            Some(url) => {
+                let _ = writeln!(md, "- [{}]({url}): {}", r.id, r.shows);
+            }
+            None => {
+                let _ = writeln!(md, "- {}: {}", r.id, r.shows);
+            }
+        }
+    }
+    md.push('\n');
+}
+
 /// The scenario folder's README: where to read it, and what is in it.
 pub fn scenario_readme(root: &Path, scenario: &Scenario) -> anyhow::Result<String> {
     let slug = scenario.slug;
@@ -312,6 +333,7 @@ pub fn scenario_readme(root: &Path, scenario: &Scenario) -> anyhow::Result<Strin
     let _ = writeln!(md, "# {slug}: {}\n", scenario.title);
     let _ = writeln!(md, "{}\n", lib_doc(root, slug)?);
     let _ = writeln!(md, "**The real cause.** {}\n", scenario.cause);
+    reports_section(&mut md, scenario);
     md.push_str("| variant | code | expected |\n|---|---|---|\n");
     for v in &scenario.variants {
         let src = source::locate(root, scenario, v)?;

@@ -292,7 +292,7 @@ pub fn short_of(claim: &Claim, reached: &BTreeSet<ClaimVerdict>) -> Option<Strin
 #[cfg(test)]
 mod tests {
     use super::*;
-    use casebook_model::{Event, FactName};
+    use casebook_model::{Event, FactName, Source};
 
     const SEEN: FactName = FactName("the effect was seen");
     const COUNT: FactName = FactName("times seen");
@@ -300,7 +300,7 @@ mod tests {
     fn claim(judge: fn(&Outcome) -> ClaimVerdict, reach: Reach) -> Claim {
         Claim {
             id: "000-test",
-            seed: "000_test.txt",
+            source: Source::Seed("000_test.txt"),
             quote: "q",
             judged_by: "v",
             judge,

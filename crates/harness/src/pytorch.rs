@@ -292,6 +292,7 @@ def global_names(rec):
             cause: "",
             symptoms: &[],
             requires: Requirement::GPU,
+            reports: &[],
             claims: &[],
             variants: vec![Variant::new(
                 function,

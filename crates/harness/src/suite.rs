@@ -453,7 +453,7 @@ mod tests {
 
     use casebook_model::{
         CheckName, Claim, ClaimVerdict, Event, Outcome, Program, Reach, Recorder, Requirement,
-        Scenario, Variant,
+        Scenario, Source, Variant,
     };
 
     const WRITTEN: CheckName = CheckName("written");
@@ -470,6 +470,7 @@ mod tests {
             cause: "",
             symptoms: &[],
             requires: &[Requirement::Gpu],
+            reports: &[],
             claims,
             variants: vec![Variant::fixed("fixed", Program::host(noop))],
         }
@@ -480,7 +481,7 @@ mod tests {
         const CLAIMS: &[Claim] = &[
             Claim {
                 id: "reads-what-is-there",
-                seed: "",
+                source: Source::Seed(""),
                 quote: "",
                 judged_by: "fixed",
                 reach: Reach::Either,
@@ -488,7 +489,7 @@ mod tests {
             },
             Claim {
                 id: "waits-on-nothing",
-                seed: "",
+                source: Source::Seed(""),
                 quote: "",
                 judged_by: "fixed",
                 reach: Reach::Either,

@@ -101,6 +101,7 @@ fn catalog() -> Vec<Scenario> {
         cause: "test-only variants that misbehave on purpose",
         symptoms: &[],
         requires: &[],
+        reports: &[],
         claims: &[],
         variants: vec![
             v(

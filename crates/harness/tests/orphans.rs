@@ -45,6 +45,7 @@ fn catalog() -> Vec<Scenario> {
         cause: "test-only variants that outlive their welcome",
         symptoms: &[],
         requires: &[],
+        reports: &[],
         claims: &[],
         variants: vec![v("first"), v("second")],
     }]

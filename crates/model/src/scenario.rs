@@ -12,7 +12,8 @@ pub type CppFn = unsafe extern "C" fn(*const CRecorder) -> i32;
 /// The program that serves the cust variants (see `crates/cust`).
 pub const CUST_PROGRAM: &str = "casebook-cust";
 
-/// One failure from the seed articles, with its broken and fixed variants.
+/// One failure, with its broken and fixed variants: from the seed articles,
+/// or from the public reports it names.
 #[derive(Debug, Clone)]
 pub struct Scenario {
     /// Names the bug: `missing-free`, `async-free-race`.
@@ -26,7 +27,9 @@ pub struct Scenario {
     pub symptoms: &'static [&'static str],
     /// What every variant of this scenario needs to run.
     pub requires: &'static [Requirement],
-    /// The seed claims this scenario tests.
+    /// The public reports of this failure that the scenario reproduces.
+    pub reports: &'static [Report],
+    /// The published claims this scenario tests.
     pub claims: &'static [Claim],
     pub variants: Vec<Variant>,
 }
@@ -108,8 +111,8 @@ pub enum Requirement {
 pub struct Claim {
     /// Stable id, unique across the catalogue: `000-second-call-fails`.
     pub id: &'static str,
-    /// The seed file, as named in `shared/seeds/`.
-    pub seed: &'static str,
+    /// Where the sentence was published.
+    pub source: Source,
     /// The exact quote.
     pub quote: &'static str,
     /// The variant whose outcome decides the claim.
@@ -127,6 +130,69 @@ impl Claim {
     /// [`Reach`].
     pub fn verdict(&self, outcome: &Outcome) -> ClaimVerdict {
         self.reach.bound((self.judge)(outcome))
+    }
+}
+
+/// Where a claim's sentence was published.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// A seed article, as named in `shared/seeds/`.
+    Seed(&'static str),
+    /// A passage of NVIDIA's documentation.
+    Nvidia(&'static Passage),
+}
+
+impl Source {
+    /// The seed file or the document's section, in a few words.
+    pub fn label(&self) -> String {
+        match self {
+            Source::Seed(file) => (*file).to_owned(),
+            Source::Nvidia(p) => format!("{}, {}", p.document, p.section),
+        }
+    }
+
+    /// The text the quote must stand in, word for word, where the source
+    /// is kept here (a seed file is read from `shared/seeds/`).
+    pub fn kept_text(&self) -> Option<&'static str> {
+        match self {
+            Source::Seed(_) => None,
+            Source::Nvidia(p) => Some(p.text),
+        }
+    }
+}
+
+/// A passage of NVIDIA's documentation, copied word for word with its
+/// address, so that a claim quoted from it can be checked offline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Passage {
+    /// "CUDA C++ Programming Guide".
+    pub document: &'static str,
+    /// The section's heading.
+    pub section: &'static str,
+    pub url: &'static str,
+    /// The paragraph, as published.
+    pub text: &'static str,
+}
+
+/// A public report of the failure a scenario reproduces, and what the
+/// report shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Report {
+    /// `owner/repo#N`.
+    pub id: &'static str,
+    /// What the report shows, in a sentence: the error its users saw and
+    /// the cause found.
+    pub shows: &'static str,
+}
+
+impl Report {
+    /// The report's address on GitHub (which sends an issue number that
+    /// names a pull request on to it).
+    pub fn url(&self) -> Option<String> {
+        let (repo, number) = self.id.split_once('#')?;
+        let (owner, name) = repo.split_once('/')?;
+        number.parse::<u64>().ok()?;
+        Some(format!("https://github.com/{owner}/{name}/issues/{number}"))
     }
 }
 
@@ -572,9 +638,22 @@ mod tests {
             cause: "c",
             symptoms: &[],
             requires,
+            reports: &[],
             claims: &[],
             variants,
         }
+    }
+
+    #[test]
+    fn a_report_links_to_its_thread_and_a_malformed_id_to_nothing() {
+        let report = |id| Report { id, shows: "" };
+        assert_eq!(
+            report("chelsea0x3b/cudarc#274").url().as_deref(),
+            Some("https://github.com/chelsea0x3b/cudarc/issues/274")
+        );
+        assert_eq!(report("chelsea0x3b/cudarc").url(), None);
+        assert_eq!(report("cudarc#274").url(), None);
+        assert_eq!(report("chelsea0x3b/cudarc#x").url(), None);
     }
 
     fn variant(name: &'static str) -> Variant {

@@ -11,8 +11,8 @@ use std::sync::Arc;
 use casebook_kernels::fatbin;
 use casebook_model::device;
 use casebook_model::{
-    Claim, ClaimVerdict, Expect, Outcome, Program, Reach, Recorder, Requirement, Scenario, Symptom,
-    Variant, cudarc,
+    Claim, ClaimVerdict, Expect, Outcome, Program, Reach, Recorder, Requirement, Scenario, Source,
+    Symptom, Variant, cudarc,
 };
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg, result, sys,
@@ -47,6 +47,7 @@ pub fn scenario() -> Scenario {
                 that stream's next allocation at once, while work on other streams still uses it.",
         symptoms: &["wrong results, no error"],
         requires: Requirement::GPU,
+        reports: &[],
         claims: CLAIMS,
         variants: vec![
             Variant::broken("broken", Symptom::check_failed(READER_OK), cudarc!(broken)).states(
@@ -79,7 +80,7 @@ pub fn scenario() -> Scenario {
 
 const CLAIMS: &[Claim] = &[Claim {
     id: "004-allocator-serves-from-cache-first",
-    seed: "004_dd8d91b458147886.txt",
+    source: Source::Seed("004_dd8d91b458147886.txt"),
     quote: "When a subsequent allocation request comes, it first attempts to fulfill it from these cached blocks.",
     judged_by: "broken-cpp",
     reach: Reach::Either,

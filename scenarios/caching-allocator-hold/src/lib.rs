@@ -38,6 +38,7 @@ pub fn scenario() -> Scenario {
                 (torch.cuda.empty_cache()); it cannot release blocks still referenced.",
         symptoms: &["out of memory", "out of memory though memory is free"],
         requires: Requirement::GPU_FILLED,
+        reports: &[],
         claims: &[],
         variants: vec![
             Variant::broken("broken", Symptom::check_failed(OTHER), cudarc!(broken)),

@@ -7,7 +7,7 @@
 
 use casebook_model::device::measure_bytes;
 use casebook_model::{
-    Claim, ClaimVerdict, Outcome, Program, Reach, Recorder, Requirement, Scenario, Symptom,
+    Claim, ClaimVerdict, Outcome, Program, Reach, Recorder, Requirement, Scenario, Source, Symptom,
     Variant, cudarc,
 };
 use cudarc::driver::{result, sys};
@@ -53,6 +53,7 @@ pub fn scenario() -> Scenario {
                 reported as out of memory. Use the primary context, or destroy what you create.",
         symptoms: &["out of memory", "out of memory though memory is free"],
         requires: Requirement::GPU_ALONE,
+        reports: &[],
         claims: CLAIMS,
         variants: vec![
             Variant::broken("broken", Symptom::cuda_error(OOM), cudarc!(broken)).states(
@@ -84,7 +85,7 @@ pub fn scenario() -> Scenario {
 const CLAIMS: &[Claim] = &[
     Claim {
         id: "003-context-setup-needs-memory",
-        seed: "003_a513a38b5daed103.txt",
+        source: Source::Seed("003_a513a38b5daed103.txt"),
         quote: "This highlights a scenario where the initial CUDA context setup requires a significant \
                 amount of memory.",
         judged_by: "broken",
@@ -98,7 +99,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "001-undestroyed-contexts-fail-new-ones",
-        seed: "001_eb72388bf55c7443.txt",
+        source: Source::Seed("001_eb72388bf55c7443.txt"),
         quote: "However, if these resources are not properly released or if the context is not destroyed \
                 appropriately after the first run, subsequent attempts to initialize a new context or utilize the \
                 same resources might fail.",
@@ -115,7 +116,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "004-oom-with-ample-free-memory",
-        seed: "004_dd8d91b458147886.txt",
+        source: Source::Seed("004_dd8d91b458147886.txt"),
         quote: "In my experience optimizing high-performance computing applications, I've repeatedly encountered out-of-memory errors even with seemingly ample free memory.",
         judged_by: "broken",
         reach: Reach::Either,

@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use casebook_model::device::{self, measure_bytes};
 use casebook_model::{
-    Claim, ClaimVerdict, Expect, Outcome, Reach, Recorder, Requirement, Scenario, Symptom, Variant,
-    cudarc,
+    Claim, ClaimVerdict, Expect, Outcome, Reach, Recorder, Requirement, Scenario, Source, Symptom,
+    Variant, cudarc,
 };
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg, sys,
@@ -69,6 +69,7 @@ pub fn scenario() -> Scenario {
             "out of memory though memory is free",
         ],
         requires: Requirement::GPU,
+        reports: &[],
         claims: CLAIMS,
         variants: vec![
             Variant::broken("broken", Symptom::cuda_error(FAULT), cudarc!(broken)),
@@ -93,7 +94,7 @@ pub fn scenario() -> Scenario {
 const CLAIMS: &[Claim] = &[
     Claim {
         id: "003-in-kernel-new-fragments-into-oom",
-        seed: "003_a513a38b5daed103.txt",
+        source: Source::Seed("003_a513a38b5daed103.txt"),
         quote: "The allocation of `temp` inside the kernel creates many small blocks, leading to rapid \
                 fragmentation. While `delete[] temp` is called, the released memory may not be \
                 consolidated, leading to out-of-memory errors, even with smaller input sizes.",
@@ -115,7 +116,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "003-as-written-kernel-fails",
-        seed: "003_a513a38b5daed103.txt",
+        source: Source::Seed("003_a513a38b5daed103.txt"),
         quote: "float* temp = new float[size * size]; // Potential source of error",
         judged_by: "broken-cpp",
         reach: Reach::Either,
@@ -130,7 +131,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "004-in-kernel-allocation-fragments",
-        seed: "004_dd8d91b458147886.txt",
+        source: Source::Seed("004_dd8d91b458147886.txt"),
         quote: "Furthermore, memory allocation within multithreaded CUDA kernels itself can exacerbate this \
                 situation, introducing more allocations that contribute to fragmented memory.",
         judged_by: "heap-fragmentation-cpp",
@@ -165,7 +166,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "003-large-launch-memory-pressure",
-        seed: "003_a513a38b5daed103.txt",
+        source: Source::Seed("003_a513a38b5daed103.txt"),
         quote: "The kernel launch uses a large number of threads and blocks, further adding memory pressure for \
                 registers and shared memory.",
         judged_by: "grid-size-cpp",
@@ -184,7 +185,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "003-size-knob-sets-memory-need",
-        seed: "003_a513a38b5daed103.txt",
+        source: Source::Seed("003_a513a38b5daed103.txt"),
         quote: "int size = 1024 * 1024 * 64; // Adjust to experiment with memory needs",
         judged_by: "as-written-cpp",
         reach: Reach::Either,

@@ -8,7 +8,7 @@
 //! context.
 
 use casebook_model::{
-    Claim, ClaimVerdict, Outcome, Reach, Requirement, Scenario, Symptom, Variant,
+    Claim, ClaimVerdict, Outcome, Reach, Requirement, Scenario, Source, Symptom, Variant,
 };
 
 casebook_model::names_module!();
@@ -31,6 +31,7 @@ pub fn scenario() -> Scenario {
                 destroy the contexts you create.",
         symptoms: &["memory that keeps shrinking", "out of memory"],
         requires: Requirement::GPU_ALONE,
+        reports: &[],
         claims: CLAIMS,
         variants: vec![
             Variant::broken("broken-cpp", Symptom::check_failed(BACK), cpp::broken),
@@ -51,7 +52,7 @@ fn primary_cleared(o: &Outcome) -> Option<bool> {
 const CLAIMS: &[Claim] = &[
     Claim {
         id: "002-free-null-and-reset-do-not-release",
-        seed: "002_245404227877bbf6.txt",
+        source: Source::Seed("002_245404227877bbf6.txt"),
         quote: "Simply calling `cudaFree(nullptr)` or `cudaDeviceReset()` does not guarantee the release \
                 of all allocated resources.",
         judged_by: "broken-cpp",
@@ -65,7 +66,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "003-reset-only-reclaims-runtime-memory",
-        seed: "003_a513a38b5daed103.txt",
+        source: Source::Seed("003_a513a38b5daed103.txt"),
         quote: "Clearing the cache using functions like `cudaFree(0)` or `cudaDeviceReset()` only reclaims \
                 memory that is directly managed by the CUDA runtime.",
         judged_by: "broken-cpp",
@@ -80,7 +81,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "000-reset-completely-resets",
-        seed: "000_1633914ffce0e075.txt",
+        source: Source::Seed("000_1633914ffce0e075.txt"),
         quote: "`cudaDeviceReset()` should be used cautiously; it completely resets the entire CUDA context \
                 on the device.",
         judged_by: "broken-cpp",
@@ -96,7 +97,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "000-reset-gives-a-clean-context",
-        seed: "000_1633914ffce0e075.txt",
+        source: Source::Seed("000_1633914ffce0e075.txt"),
         quote: "This example explicitly uses `cudaDeviceReset()` to ensure a clean context between calls.",
         judged_by: "broken-cpp",
         reach: Reach::Either,
@@ -114,7 +115,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "000-reset-releases-resources",
-        seed: "000_1633914ffce0e075.txt",
+        source: Source::Seed("000_1633914ffce0e075.txt"),
         quote: "cudaDeviceReset(); // This resets the context, releasing resources.",
         judged_by: "broken-cpp",
         reach: Reach::Either,
@@ -122,7 +123,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "002-free-null-frees-nothing",
-        seed: "002_245404227877bbf6.txt",
+        source: Source::Seed("002_245404227877bbf6.txt"),
         quote: "cudaFree(nullptr); // This doesn't actually free anything.",
         judged_by: "broken-cpp",
         reach: Reach::Either,
@@ -130,7 +131,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "003-reset-ignores-fragmentation-and-library-memory",
-        seed: "003_a513a38b5daed103.txt",
+        source: Source::Seed("003_a513a38b5daed103.txt"),
         quote: "It doesn't address fragmentation or memory held by libraries or dynamically allocated memory not explicitly tracked by the CUDA API.",
         judged_by: "broken-cpp",
         reach: Reach::AtBestPartly(

@@ -8,7 +8,8 @@ use std::sync::Arc;
 use casebook_kernels::fatbin;
 use casebook_model::device;
 use casebook_model::{
-    Claim, ClaimVerdict, Outcome, Reach, Recorder, Requirement, Scenario, Symptom, Variant, cudarc,
+    Claim, ClaimVerdict, Outcome, Reach, Recorder, Requirement, Scenario, Source, Symptom, Variant,
+    cudarc,
 };
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream};
 
@@ -60,6 +61,7 @@ pub fn scenario() -> Scenario {
                 only an owner that frees on every path (RAII) closes it.",
         symptoms: &["memory that keeps shrinking"],
         requires: Requirement::GPU_ALONE,
+        reports: &[],
         claims: CLAIMS,
         variants: vec![
             Variant::broken("broken", Symptom::check_failed(NO_LEAK), cudarc!(broken)),
@@ -72,7 +74,7 @@ pub fn scenario() -> Scenario {
 
 const CLAIMS: &[Claim] = &[Claim {
     id: "002-exception-skips-free",
-    seed: "002_245404227877bbf6.txt",
+    source: Source::Seed("002_245404227877bbf6.txt"),
     quote: "If an exception is thrown within the `try` block, `cudaFree(dev_ptr)` is not executed. This \
                 leaves the allocated device memory unreleased, contributing to memory exhaustion over multiple runs.",
     judged_by: "broken-cpp",

@@ -23,6 +23,7 @@ pub fn scenario() -> Scenario {
             "an error on the second call",
         ],
         requires: Requirement::GPU,
+        reports: &[],
         claims: &[],
         variants: vec![
             Variant::broken(

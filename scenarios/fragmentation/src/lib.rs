@@ -10,7 +10,7 @@
 
 use casebook_model::device::measure_bytes;
 use casebook_model::{
-    Claim, ClaimVerdict, Outcome, Program, Reach, Recorder, Requirement, Scenario, Symptom,
+    Claim, ClaimVerdict, Outcome, Program, Reach, Recorder, Requirement, Scenario, Source, Symptom,
     Variant, cudarc, pytorch,
 };
 use cudarc::driver::sys::CUdeviceptr;
@@ -48,6 +48,7 @@ pub fn scenario() -> Scenario {
                 region, as caching allocators do. Back the pool with virtual memory, or bin by size.",
         symptoms: &["out of memory", "out of memory though memory is free"],
         requires: Requirement::GPU_FILLED,
+        reports: &[],
         claims: CLAIMS,
         variants: vec![
             Variant::as_written("as-written-cpp", cpp::as_written),
@@ -101,7 +102,7 @@ fn carving_pool_verdict(o: &Outcome) -> ClaimVerdict {
 const CLAIMS: &[Claim] = &[
     Claim {
         id: "004-example-1-no-contiguous-block",
-        seed: "004_dd8d91b458147886.txt",
+        source: Source::Seed("004_dd8d91b458147886.txt"),
         quote: "Although there is memory available, no contiguous block of the correct size is available.",
         judged_by: "as-written-cpp",
         reach: Reach::Either,
@@ -109,7 +110,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "003-fragmentation-reduces-contiguous",
-        seed: "003_a513a38b5daed103.txt",
+        source: Source::Seed("003_a513a38b5daed103.txt"),
         quote: "This fragmentation effectively reduces the contiguous memory available for a single allocation, even if the \
                 total free space appears sufficient.",
         judged_by: "broken",
@@ -121,7 +122,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "003-fragmentation-gaps",
-        seed: "003_a513a38b5daed103.txt",
+        source: Source::Seed("003_a513a38b5daed103.txt"),
         quote: "Repeated allocation and deallocation of memory blocks – including those potentially associated with previous \
                 runs or related tasks – can lead to the creation of many small, unutilized gaps between larger occupied regions.",
         judged_by: "broken",
@@ -137,7 +138,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "004-fragmentation-root-cause",
-        seed: "004_dd8d91b458147886.txt",
+        source: Source::Seed("004_dd8d91b458147886.txt"),
         quote: "The root cause often lies not in a total lack of GPU resources, but in memory fragmentation and the specific \
                 allocation strategies used by CUDA.",
         judged_by: "broken",
@@ -148,7 +149,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "001-incomplete-free-fragments",
-        seed: "001_eb72388bf55c7443.txt",
+        source: Source::Seed("001_eb72388bf55c7443.txt"),
         quote: "In this raw CUDA example, the failure to completely free GPU memory in between runs can lead to fragmentation, resource exhaustion, or driver-level conflicts.",
         judged_by: "hard-form-cpp",
         reach: Reach::Either,
@@ -160,7 +161,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "004-nvidia-smi-free-not-allocatable",
-        seed: "004_dd8d91b458147886.txt",
+        source: Source::Seed("004_dd8d91b458147886.txt"),
         quote: "A common misconception when working with CUDA is assuming that unused GPU memory, as reported by tools like `nvidia-smi`, directly translates to availability for new allocations.",
         judged_by: "hard-form-cpp",
         reach: Reach::Either,
@@ -170,7 +171,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "004-mismatched-fragmented-request-fails",
-        seed: "004_dd8d91b458147886.txt",
+        source: Source::Seed("004_dd8d91b458147886.txt"),
         quote: "However, if the requested memory size or alignment doesn't match any cached blocks, and existing large blocks are fragmented by smaller allocations in between, the allocation might fail despite having enough total free memory to satisfy the requested size.",
         judged_by: "broken",
         reach: Reach::Either,
@@ -178,7 +179,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "004-fragmentation-hinders-large-chunks",
-        seed: "004_dd8d91b458147886.txt",
+        source: Source::Seed("004_dd8d91b458147886.txt"),
         quote: "This fragmentation, much like in hard disk management, makes it difficult to allocate large, contiguous chunks even if the total free memory exceeds the requested amount.",
         judged_by: "broken",
         reach: Reach::Either,
@@ -186,7 +187,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "004-example1-creates-fragmented-space",
-        seed: "004_dd8d91b458147886.txt",
+        source: Source::Seed("004_dd8d91b458147886.txt"),
         quote: "Although the total amount of memory allocated and released might be less than the total GPU memory, the allocator creates a fragmented memory space.",
         judged_by: "as-written-cpp",
         reach: Reach::Either,
@@ -201,7 +202,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "004-custom-pool-minimizes-fragmentation",
-        seed: "004_dd8d91b458147886.txt",
+        source: Source::Seed("004_dd8d91b458147886.txt"),
         quote: "Firstly, implement a custom memory pool manager that allocates larger chunks of memory initially and then subdivides these chunks into smaller blocks as needed. This minimizes fragmentation by reusing blocks from the pool.",
         judged_by: "broken",
         reach: Reach::Either,
@@ -215,7 +216,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "004-preallocate-or-pool",
-        seed: "004_dd8d91b458147886.txt",
+        source: Source::Seed("004_dd8d91b458147886.txt"),
         quote: "Mitigation strategies include pre-allocating and reusing buffers, or using a memory pool allocator.",
         judged_by: "fixed",
         reach: Reach::AtBestPartly(

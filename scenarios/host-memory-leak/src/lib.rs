@@ -6,7 +6,8 @@
 
 use casebook_model::device::{self, measure_bytes};
 use casebook_model::{
-    Claim, ClaimVerdict, Outcome, Reach, Recorder, Requirement, Scenario, Symptom, Variant, cudarc,
+    Claim, ClaimVerdict, Outcome, Reach, Recorder, Requirement, Scenario, Source, Symptom, Variant,
+    cudarc,
 };
 use cudarc::driver::CudaContext;
 
@@ -35,6 +36,7 @@ pub fn scenario() -> Scenario {
                 resident memory call after call; they do not touch the device's free memory.",
         symptoms: &["memory that keeps shrinking"],
         requires: Requirement::GPU_ALONE,
+        reports: &[],
         claims: CLAIMS,
         variants: vec![
             Variant::broken("broken", Symptom::check_failed(BACK), cudarc!(broken)),
@@ -47,7 +49,7 @@ pub fn scenario() -> Scenario {
 
 const CLAIMS: &[Claim] = &[Claim {
     id: "003-host-leak-influences-cuda-allocation",
-    seed: "003_a513a38b5daed103.txt",
+    source: Source::Seed("003_a513a38b5daed103.txt"),
     quote: "However, the crucial `delete[] h_data;` is omitted, which can lead to increasing host memory \
             consumption, impacting overall system memory pressure and ultimately influencing CUDA's memory \
             allocation capabilities.",

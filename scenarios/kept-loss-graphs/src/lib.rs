@@ -6,7 +6,8 @@
 //! here nearly every reserved byte is in use. The fix keeps the number.
 
 use casebook_model::{
-    Claim, ClaimVerdict, Outcome, Program, Reach, Requirement, Scenario, Symptom, Variant, pytorch,
+    Claim, ClaimVerdict, Outcome, Program, Reach, Requirement, Scenario, Source, Symptom, Variant,
+    pytorch,
 };
 
 casebook_model::names_module!();
@@ -22,6 +23,7 @@ pub fn scenario() -> Scenario {
                 tensor uses. Keep loss.item() (or detach()), or evaluate under torch.no_grad().",
         symptoms: &["out of memory", "out of memory with batch size 1"],
         requires: Requirement::GPU_FILLED,
+        reports: &[],
         claims: CLAIMS,
         variants: vec![
             Variant::broken(
@@ -53,7 +55,7 @@ fn bs1_verdict(o: &Outcome) -> ClaimVerdict {
 
 const CLAIMS: &[Claim] = &[Claim {
     id: "003-bs1-oom-after-cache-clear-from-fragmentation",
-    seed: "003_a513a38b5daed103.txt",
+    source: Source::Seed("003_a513a38b5daed103.txt"),
     quote: "CUDA out-of-memory errors with a batch size of 1, even after explicit cache clearing, \
             typically stem from memory fragmentation and resource mismanagement beyond the \
             immediate scope of the individual kernel launch.",

@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 use casebook_kernels::fatbin;
 use casebook_model::{
-    Claim, ClaimVerdict, Expect, Outcome, Reach, Recorder, Requirement, Scenario, Symptom, Variant,
-    cudarc, device,
+    Claim, ClaimVerdict, Expect, Outcome, Reach, Recorder, Requirement, Scenario, Source, Symptom,
+    Variant, cudarc, device,
 };
 use cudarc::driver::{CudaContext, CudaFunction, DriverError, LaunchConfig, PushKernelArg};
 
@@ -36,6 +36,7 @@ pub fn scenario() -> Scenario {
             "an illegal memory access was encountered",
         ],
         requires: Requirement::GPU,
+        reports: &[],
         claims: CLAIMS,
         variants: vec![
             Variant::broken("broken", Symptom::check_failed(AT_LAUNCH), cudarc!(broken)),
@@ -48,7 +49,7 @@ pub fn scenario() -> Scenario {
 const CLAIMS: &[Claim] = &[
     Claim {
         id: "000-errors-on-subsequent-calls",
-        seed: "000_1633914ffce0e075.txt",
+        source: Source::Seed("000_1633914ffce0e075.txt"),
         quote: "Improper handling of CUDA streams, memory allocations, and kernel launches leads to seemingly \
                 inexplicable errors on subsequent calls.",
         judged_by: "broken",
@@ -64,7 +65,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "000-error-messages-generic",
-        seed: "000_1633914ffce0e075.txt",
+        source: Source::Seed("000_1633914ffce0e075.txt"),
         quote: "The error messages themselves are often unhelpful, generically pointing to memory allocation issues or invalid device operations, making diagnosis challenging.",
         judged_by: "broken",
         reach: Reach::Either,

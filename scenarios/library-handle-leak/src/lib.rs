@@ -8,7 +8,8 @@
 
 use casebook_model::device::{self, PAGE, measure_bytes};
 use casebook_model::{
-    Claim, ClaimVerdict, Outcome, Reach, Recorder, Requirement, Scenario, Symptom, Variant, cudarc,
+    Claim, ClaimVerdict, Outcome, Reach, Recorder, Requirement, Scenario, Source, Symptom, Variant,
+    cudarc,
 };
 use cudarc::cublas::{result as blas, sys as blas_sys};
 use cudarc::driver::{CudaContext, result};
@@ -48,6 +49,7 @@ pub fn scenario() -> Scenario {
                 keep it.",
         symptoms: &["out of memory", "memory that keeps shrinking"],
         requires: Requirement::GPU_FILLED,
+        reports: &[],
         claims: CLAIMS,
         variants: vec![
             Variant::broken(
@@ -65,7 +67,7 @@ pub fn scenario() -> Scenario {
 const CLAIMS: &[Claim] = &[
     Claim {
         id: "002-library-leaks-invisible-in-app",
-        seed: "002_245404227877bbf6.txt",
+        source: Source::Seed("002_245404227877bbf6.txt"),
         quote: "In real-world scenarios, memory leaks can easily occur within third-party libraries or even \
                 within complex CUDA applications if memory allocation and deallocation aren't carefully paired \
                 within every function.",
@@ -80,7 +82,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "003-libraries-add-significant-memory",
-        seed: "003_a513a38b5daed103.txt",
+        source: Source::Seed("003_a513a38b5daed103.txt"),
         quote: "Additionally, carefully consider the memory requirements of all libraries and dependencies used in your project, as these can significantly contribute to overall memory consumption.",
         judged_by: "broken",
         reach: Reach::Either,

@@ -9,7 +9,7 @@
 //! at least 10× faster. The speed-up itself is in the JSON report.
 
 use casebook_model::{
-    Claim, ClaimVerdict, Outcome, Reach, Requirement, Scenario, Symptom, Variant,
+    Claim, ClaimVerdict, Outcome, Reach, Requirement, Scenario, Source, Symptom, Variant,
 };
 
 casebook_model::names_module!();
@@ -31,6 +31,7 @@ pub fn scenario() -> Scenario {
                 pool (cudaMallocAsync/cudaFreeAsync).",
         symptoms: &["slow, GPU idle"],
         requires: Requirement::GPU_ALONE,
+        reports: &[],
         claims: CLAIMS,
         variants: vec![
             Variant::broken("broken-cpp", Symptom::check_failed(WAITS), cpp::broken),
@@ -55,7 +56,7 @@ fn faster(o: &Outcome) -> ClaimVerdict {
 
 const CLAIMS: &[Claim] = &[Claim {
     id: "004-caching-reduces-overhead",
-    seed: "004_dd8d91b458147886.txt",
+    source: Source::Seed("004_dd8d91b458147886.txt"),
     quote: "This behavior is performance-driven, aiming to reduce the overhead of interacting with the GPU's memory management unit.",
     judged_by: "pool-cpp",
     reach: Reach::Either,

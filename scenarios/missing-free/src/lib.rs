@@ -7,8 +7,8 @@ use std::sync::Arc;
 use casebook_kernels::fatbin;
 use casebook_model::device::{self, PAGE};
 use casebook_model::{
-    Claim, ClaimVerdict, Expect, Outcome, Program, Reach, Recorder, Requirement, Scenario, Symptom,
-    Variant, cudarc,
+    Claim, ClaimVerdict, Expect, Outcome, Program, Reach, Recorder, Requirement, Scenario, Source,
+    Symptom, Variant, cudarc,
 };
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream};
 
@@ -45,6 +45,7 @@ pub fn scenario() -> Scenario {
                 forgets cuMemFree leaks its whole buffer, and the leaks add up to the free memory.",
         symptoms: &["out of memory", "memory that keeps shrinking"],
         requires: Requirement::GPU_FILLED,
+        reports: &[],
         claims: CLAIMS,
         variants: vec![
             Variant::broken("broken", Symptom::cuda_error(OOM), cudarc!(broken)).states(
@@ -99,7 +100,7 @@ pub fn scenario() -> Scenario {
 const CLAIMS: &[Claim] = &[
     Claim {
         id: "000-unfreed-memory-exhausts",
-        seed: "000_1633914ffce0e075.txt",
+        source: Source::Seed("000_1633914ffce0e075.txt"),
         quote: "For instance, failing to free allocated device memory after a kernel launch can exhaust \
                 GPU memory on subsequent calls, leading to allocation failures.",
         judged_by: "broken",
@@ -108,7 +109,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "000-second-call-fails",
-        seed: "000_1633914ffce0e075.txt",
+        source: Source::Seed("000_1633914ffce0e075.txt"),
         quote: "Attempting to reuse the same memory for a second kernel call will likely fail.",
         judged_by: "broken-cpp",
         reach: Reach::Either,
@@ -116,7 +117,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "001-previous-batch-not-released",
-        seed: "001_eb72388bf55c7443.txt",
+        source: Source::Seed("001_eb72388bf55c7443.txt"),
         quote: "The pipeline failed to properly release GPU memory occupied by the previous batch of \
                 images before loading the next, leading to memory exhaustion and subsequent cuDNN failures.",
         judged_by: "broken-cpp",
@@ -127,7 +128,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "000-runtime-does-not-clean-up",
-        seed: "000_1633914ffce0e075.txt",
+        source: Source::Seed("000_1633914ffce0e075.txt"),
         quote: "The CUDA runtime typically doesn't automatically clean up these resources after each call, \
                 necessitating explicit management within the application.",
         judged_by: "broken-cpp",
@@ -136,7 +137,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "000-cuda-keeps-state-between-calls",
-        seed: "000_1633914ffce0e075.txt",
+        source: Source::Seed("000_1633914ffce0e075.txt"),
         quote: "The core problem manifests because CUDA maintains state between calls.",
         judged_by: "broken-cpp",
         reach: Reach::Either,
@@ -146,7 +147,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "000-example1-memory-remains-allocated",
-        seed: "000_1633914ffce0e075.txt",
+        source: Source::Seed("000_1633914ffce0e075.txt"),
         quote: "This example omits the crucial `cudaFree(d_data)` call, leaving the GPU memory allocated.",
         judged_by: "broken-cpp",
         reach: Reach::Either,
@@ -154,7 +155,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "000-example1-further-allocation-errors",
-        seed: "000_1633914ffce0e075.txt",
+        source: Source::Seed("000_1633914ffce0e075.txt"),
         quote: "// ... subsequent code attempting to use d_data or allocate more device memory will result in errors",
         judged_by: "broken-cpp",
         reach: Reach::Either,
@@ -164,7 +165,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "001-cudafree-releases",
-        seed: "001_eb72388bf55c7443.txt",
+        source: Source::Seed("001_eb72388bf55c7443.txt"),
         quote: "cudaFree(dev_data); // Free allocated memory",
         judged_by: "fixed-cpp",
         reach: Reach::Either,
@@ -172,7 +173,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "001-raw-second-run-may-fail",
-        seed: "001_eb72388bf55c7443.txt",
+        source: Source::Seed("001_eb72388bf55c7443.txt"),
         quote: "// ... kernel launch ... // this may fail due to remaining allocations or driver issues",
         judged_by: "fixed-cpp",
         reach: Reach::Either,
@@ -187,7 +188,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "001-incomplete-free-exhausts",
-        seed: "001_eb72388bf55c7443.txt",
+        source: Source::Seed("001_eb72388bf55c7443.txt"),
         quote: "In this raw CUDA example, the failure to completely free GPU memory in between runs can lead to fragmentation, resource exhaustion, or driver-level conflicts.",
         judged_by: "broken-cpp",
         reach: Reach::Either,
@@ -195,7 +196,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "002-silent-accumulation-to-oom",
-        seed: "002_245404227877bbf6.txt",
+        source: Source::Seed("002_245404227877bbf6.txt"),
         quote: "My own experience reinforces the fact that a subtle memory leak in a seemingly unrelated part of the code, or an unhandled exception, can silently accumulate memory usage, eventually leading to this frustrating error.",
         judged_by: "broken-cpp",
         reach: Reach::AtBestPartly(

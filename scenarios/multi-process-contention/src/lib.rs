@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use casebook_model::device::{self, PAGE, measure_bytes};
 use casebook_model::{
-    Claim, ClaimVerdict, Outcome, Program, Reach, Recorder, Requirement, Scenario, Symptom,
+    Claim, ClaimVerdict, Outcome, Program, Reach, Recorder, Requirement, Scenario, Source, Symptom,
     Termination, Variant, cudarc, pytorch,
 };
 use casebook_runtime::worker;
@@ -35,6 +35,7 @@ pub fn scenario() -> Scenario {
                 plan on the same bytes, and the second to allocate fails. Plan a share per process.",
         symptoms: &["out of memory", "out of memory though memory is free"],
         requires: Requirement::GPU_FILLED,
+        reports: &[],
         claims: CLAIMS,
         variants: vec![
             Variant::broken("broken", Symptom::check_failed(BOTH), cudarc!(broken)),
@@ -55,7 +56,7 @@ pub fn scenario() -> Scenario {
 
 const CLAIMS: &[Claim] = &[Claim {
     id: "001-multiple-processes-exacerbate",
-    seed: "001_eb72388bf55c7443.txt",
+    source: Source::Seed("001_eb72388bf55c7443.txt"),
     quote: "This is exacerbated in situations with limited GPU memory or when running multiple processes \
                 concurrently that utilize CUDA.",
     judged_by: "broken",

@@ -8,7 +8,7 @@
 //! destroys its stream before the call returns.
 
 use casebook_model::{
-    Claim, ClaimVerdict, Outcome, Reach, Requirement, Scenario, Symptom, Variant,
+    Claim, ClaimVerdict, Outcome, Reach, Requirement, Scenario, Source, Symptom, Variant,
 };
 
 casebook_model::names_module!();
@@ -30,6 +30,7 @@ pub fn scenario() -> Scenario {
                 Synchronise and destroy a call's stream before it returns, or create it non-blocking.",
         symptoms: &["slow calls, no error"],
         requires: Requirement::GPU,
+        reports: &[],
         claims: CLAIMS,
         variants: vec![
             Variant::broken("broken-cpp", Symptom::check_failed(NO_WAIT), cpp::broken),
@@ -41,7 +42,7 @@ pub fn scenario() -> Scenario {
 const CLAIMS: &[Claim] = &[
     Claim {
         id: "000-open-streams-interfere",
-        seed: "000_1633914ffce0e075.txt",
+        source: Source::Seed("000_1633914ffce0e075.txt"),
         quote: "Similarly, leaving open CUDA streams can interfere with subsequent operations.",
         judged_by: "broken-cpp",
         reach: Reach::Either,
@@ -59,7 +60,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "000-synced-stream-no-conflicts",
-        seed: "000_1633914ffce0e075.txt",
+        source: Source::Seed("000_1633914ffce0e075.txt"),
         quote: "// ... subsequent model calls (No resource conflicts due to stream synchronization)",
         judged_by: "fixed-cpp",
         reach: Reach::Either,

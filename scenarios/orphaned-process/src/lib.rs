@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use casebook_model::device::{self, measure_bytes};
 use casebook_model::{
     Claim, ClaimVerdict, Expect, MeasureName, Outcome, Reach, Recorder, Requirement, Scenario,
-    Symptom, Variant, cudarc,
+    Source, Symptom, Variant, cudarc,
 };
 use casebook_runtime::worker;
 use cudarc::driver::CudaContext;
@@ -44,6 +44,7 @@ pub fn scenario() -> Scenario {
                 the worker's process group, and look for holders with nvidia-smi --query-compute-apps.",
         symptoms: &["out of memory", "out of memory though memory is free"],
         requires: Requirement::GPU_ALONE,
+        reports: &[],
         claims: CLAIMS,
         variants: vec![
             Variant::contrast("exit-and-kill", Expect::Records, cudarc!(exit_and_kill)),
@@ -65,7 +66,7 @@ fn back_after_exit_and_kill(o: &Outcome) -> ClaimVerdict {
 const CLAIMS: &[Claim] = &[
     Claim {
         id: "002-context-survives-termination",
-        seed: "002_245404227877bbf6.txt",
+        source: Source::Seed("002_245404227877bbf6.txt"),
         quote: "Its lifespan is critical; an improperly managed context can retain memory even after application termination.",
         judged_by: "exit-and-kill",
         reach: Reach::Either,
@@ -73,7 +74,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "002-driver-leak-root-cause",
-        seed: "002_245404227877bbf6.txt",
+        source: Source::Seed("002_245404227877bbf6.txt"),
         quote: "The error message misleadingly points to a lack of free memory, but the root cause is often a memory leak or \
                 unreleased resources within the CUDA driver itself, rather than a problem with active user processes.",
         judged_by: "broken",
@@ -88,7 +89,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "002-lingering-context-holds-memory",
-        seed: "002_245404227877bbf6.txt",
+        source: Source::Seed("002_245404227877bbf6.txt"),
         quote: "A lingering CUDA context might hold onto memory from previous allocations, resulting in the error even if no active processes are using CUDA.",
         judged_by: "exit-and-kill",
         reach: Reach::Either,
@@ -99,7 +100,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "002-oom-without-processes-from-driver-context",
-        seed: "002_245404227877bbf6.txt",
+        source: Source::Seed("002_245404227877bbf6.txt"),
         quote: "The CUDA out-of-memory error, even in the absence of overtly visible processes, stems from persistent allocations within the CUDA driver's context.",
         judged_by: "exit-and-kill",
         reach: Reach::Either,
@@ -107,7 +108,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "002-device-allocations-persist-until-freed",
-        seed: "002_245404227877bbf6.txt",
+        source: Source::Seed("002_245404227877bbf6.txt"),
         quote: "Allocations here persist until explicitly freed.",
         judged_by: "exit-and-kill",
         reach: Reach::Either,
@@ -115,7 +116,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "002-residual-allocations-from-previous-sessions",
-        seed: "002_245404227877bbf6.txt",
+        source: Source::Seed("002_245404227877bbf6.txt"),
         quote: "If this system detects insufficient free memory – a condition influenced not only by currently running processes but also by residual allocations from previous sessions or improperly closed contexts – the out-of-memory error is raised.",
         judged_by: "exit-and-kill",
         reach: Reach::Either,
@@ -123,7 +124,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "002-implicit-cleanup-unreliable",
-        seed: "002_245404227877bbf6.txt",
+        source: Source::Seed("002_245404227877bbf6.txt"),
         quote: "After all CUDA operations are complete, ensure that the context is destroyed using appropriate functions.  Avoid relying solely on implicit cleanup.",
         judged_by: "exit-and-kill",
         reach: Reach::Either,

@@ -11,7 +11,8 @@ use std::sync::Arc;
 use casebook_kernels::fatbin;
 use casebook_model::device::{self, PAGE, measure_bytes};
 use casebook_model::{
-    Claim, ClaimVerdict, Outcome, Reach, Recorder, Requirement, Scenario, Symptom, Variant, cudarc,
+    Claim, ClaimVerdict, Outcome, Reach, Recorder, Requirement, Scenario, Source, Symptom, Variant,
+    cudarc,
 };
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream, result};
 
@@ -53,6 +54,7 @@ pub fn scenario() -> Scenario {
                 the failure is clean and the context stays usable. Ask cudaMemGetInfo and work in tiles.",
         symptoms: &["out of memory", "out of memory with batch size 1"],
         requires: Requirement::GPU_FILLED,
+        reports: &[],
         claims: CLAIMS,
         variants: vec![
             Variant::broken("broken", Symptom::cuda_error(OOM), cudarc!(broken)),
@@ -71,7 +73,7 @@ pub fn scenario() -> Scenario {
 const CLAIMS: &[Claim] = &[
     Claim {
         id: "003-huge-allocation-never-reaches-next-line",
-        seed: "003_a513a38b5daed103.txt",
+        source: Source::Seed("003_a513a38b5daed103.txt"),
         quote: "// ... further operations that would never be reached due to insufficient memory.",
         judged_by: "as-written-cpp",
         reach: Reach::Either,
@@ -83,7 +85,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "003-one-allocation-exhausts",
-        seed: "003_a513a38b5daed103.txt",
+        source: Source::Seed("003_a513a38b5daed103.txt"),
         quote: "While the batch size is 1, the sheer size of the intended allocation can exhaust the available GPU memory.",
         judged_by: "broken",
         reach: Reach::Either,
@@ -97,7 +99,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "003-insufficient-memory-line-errors",
-        seed: "003_a513a38b5daed103.txt",
+        source: Source::Seed("003_a513a38b5daed103.txt"),
         quote: "// If your GPU doesn't have enough memory this line will generate error",
         judged_by: "as-written-cpp",
         reach: Reach::Either,
@@ -114,7 +116,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "003-worse-on-limited-vram",
-        seed: "003_a513a38b5daed103.txt",
+        source: Source::Seed("003_a513a38b5daed103.txt"),
         quote: "This is more pronounced on GPUs with limited VRAM.",
         judged_by: "as-written-cpp",
         reach: Reach::Either,
@@ -130,7 +132,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "000-allocation-exceeding-available-errors",
-        seed: "000_1633914ffce0e075.txt",
+        source: Source::Seed("000_1633914ffce0e075.txt"),
         quote: "A subsequent call attempting to allocate memory in the same region or exceeding the available memory will result in a CUDA error.",
         judged_by: "broken-cpp",
         reach: Reach::Either,

@@ -8,7 +8,7 @@
 //! fit, and checks the launch.
 
 use casebook_model::{
-    Claim, ClaimVerdict, Expect, Outcome, Reach, Requirement, Scenario, Symptom, Variant,
+    Claim, ClaimVerdict, Expect, Outcome, Reach, Requirement, Scenario, Source, Symptom, Variant,
 };
 
 casebook_model::names_module!();
@@ -32,6 +32,7 @@ pub fn scenario() -> Scenario {
                 Check every launch, opt in with cudaFuncSetAttribute, and tile to fit.",
         symptoms: &["wrong results, no error"],
         requires: Requirement::GPU,
+        reports: &[],
         claims: CLAIMS,
         variants: vec![
             Variant::broken("broken-cpp", Symptom::cuda_error(INVALID), cpp::broken)
@@ -64,7 +65,7 @@ fn shared_buffers_verdict(o: &Outcome) -> ClaimVerdict {
 const CLAIMS: &[Claim] = &[
     Claim {
         id: "004-shared-memory-fragments",
-        seed: "004_dd8d91b458147886.txt",
+        source: Source::Seed("004_dd8d91b458147886.txt"),
         quote: "The `extern __shared__ float shared[];` declaration requests memory from shared memory which is allocated for \
                 each thread block and might lead to fragmentation if kernels use different sizes and are not controlled by the user.",
         judged_by: "varying-sizes-cpp",
@@ -75,7 +76,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "004-shared-buffers-across-launches-fragment",
-        seed: "004_dd8d91b458147886.txt",
+        source: Source::Seed("004_dd8d91b458147886.txt"),
         quote: "The cumulative effect of these buffers, especially across multiple kernel launches, can result in a fragmented memory space.",
         judged_by: "varying-sizes-cpp",
         reach: Reach::Either,
@@ -83,7 +84,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "004-example2-kernel-uses-shared-buffer",
-        seed: "004_dd8d91b458147886.txt",
+        source: Source::Seed("004_dd8d91b458147886.txt"),
         quote: "This example demonstrates a kernel using shared memory as an intermediate buffer.",
         judged_by: "broken-cpp",
         reach: Reach::Either,

@@ -13,7 +13,8 @@ use std::sync::Arc;
 
 use casebook_model::device::{self, PAGE, measure_bytes};
 use casebook_model::{
-    Claim, ClaimVerdict, Outcome, Reach, Recorder, Requirement, Scenario, Symptom, Variant, cudarc,
+    Claim, ClaimVerdict, Outcome, Reach, Recorder, Requirement, Scenario, Source, Symptom, Variant,
+    cudarc,
 };
 use casebook_runtime::worker;
 use cudarc::driver::sys::{self, CUmemoryPool};
@@ -45,6 +46,7 @@ pub fn scenario() -> Scenario {
                 starved. Trim the pool (cudaMemPoolTrimTo) when a phase ends, or keep the threshold low.",
         symptoms: &["out of memory", "out of memory though memory is free"],
         requires: Requirement::GPU_FILLED,
+        reports: &[],
         claims: CLAIMS,
         variants: vec![
             Variant::as_written("as-written-cpp", cpp::as_written),
@@ -68,7 +70,7 @@ fn kept_only_when_raised(o: &Outcome) -> ClaimVerdict {
 const CLAIMS: &[Claim] = &[
     Claim {
         id: "004-allocator-caches-blocks",
-        seed: "004_dd8d91b458147886.txt",
+        source: Source::Seed("004_dd8d91b458147886.txt"),
         quote: "Instead of grabbing contiguous chunks of available memory whenever requested, CUDA's allocator often caches \
                 memory blocks internally.",
         judged_by: "broken",
@@ -77,7 +79,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "004-freed-not-immediately-available",
-        seed: "004_dd8d91b458147886.txt",
+        source: Source::Seed("004_dd8d91b458147886.txt"),
         quote: "The example shows that even if a specific stream has completed and the free operation is initiated, the \
                 allocator might not immediately make that memory available.",
         judged_by: "broken",
@@ -86,7 +88,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "004-free-async-not-instantly-available",
-        seed: "004_dd8d91b458147886.txt",
+        source: Source::Seed("004_dd8d91b458147886.txt"),
         quote: "Even with `cudaFreeAsync`, the memory is not instantly available; it might take some time before the GPU memory manager reclaims the blocks.",
         judged_by: "broken",
         reach: Reach::AtBestPartly(

@@ -10,8 +10,8 @@
 use std::time::Duration;
 
 use casebook_model::{
-    Claim, ClaimVerdict, Expect, Outcome, Program, Reach, Requirement, Scenario, Symptom, Variant,
-    pytorch,
+    Claim, ClaimVerdict, Expect, Outcome, Program, Reach, Requirement, Scenario, Source, Symptom,
+    Variant, pytorch,
 };
 
 casebook_model::names_module!();
@@ -39,6 +39,7 @@ pub fn scenario() -> Scenario {
                 out of memory. empty_cache returns only unused cached blocks; drop the references.",
         symptoms: &["out of memory", "an error on the second call"],
         requires: Requirement::GPU_FILLED,
+        reports: &[],
         claims: CLAIMS,
         variants: vec![
             Variant::as_written("as-written-py", Program::pytorch(FILE, "as_written")).also_differs(
@@ -99,7 +100,7 @@ fn when(
 const CLAIMS: &[Claim] = &[
     Claim {
         id: "001-pytorch-second-run-likely-fails",
-        seed: SEED,
+        source: Source::Seed(SEED),
         quote: "# Second run (likely to fail)",
         judged_by: "as-written-py",
         reach: Reach::Either,
@@ -114,7 +115,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "001-model-and-data-memory-remains-occupied",
-        seed: SEED,
+        source: Source::Seed(SEED),
         quote: "The GPU memory allocated for the model and data remains occupied, leading to potential \
                 conflicts during the second run, causing cuDNN errors.",
         judged_by: "broken-py",
@@ -133,7 +134,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "001-occupied-memory-causes-cudnn-errors",
-        seed: SEED,
+        source: Source::Seed(SEED),
         quote: "The GPU memory allocated for the model and data remains occupied, leading to potential \
                 conflicts during the second run, causing cuDNN errors.",
         judged_by: "cudnn-pressure-py",
@@ -151,7 +152,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "001-second-run-cudnn-errors",
-        seed: SEED,
+        source: Source::Seed(SEED),
         quote: "This frequently leads to errors related to memory allocation, device synchronization, or \
                 improper handle management, ultimately manifesting as cuDNN errors.",
         judged_by: "broken-py",
@@ -170,7 +171,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "001-empty-cache-mitigates",
-        seed: SEED,
+        source: Source::Seed(SEED),
         quote: "Explicitly calling `torch.cuda.empty_cache()` after the first training loop can mitigate \
                 the issue by releasing unused GPU memory.",
         judged_by: "empty-cache-py",
@@ -186,7 +187,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "001-catching-does-not-release",
-        seed: SEED,
+        source: Source::Seed(SEED),
         quote: "While catching exceptions provides logging information, it doesn’t automatically release \
                 the resources causing the error.",
         judged_by: "broken-py",

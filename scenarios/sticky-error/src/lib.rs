@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use casebook_model::{
     Claim, ClaimVerdict, Expect, Outcome, Program, Reach, Recorder, Requirement, ResultName,
-    Scenario, Symptom, Variant, cudarc, pytorch,
+    Scenario, Source, Symptom, Variant, cudarc, pytorch,
 };
 use cudarc::driver::{CudaContext, CudaFunction, DriverError, LaunchConfig, PushKernelArg, result};
 
@@ -42,6 +42,7 @@ pub fn scenario() -> Scenario {
             "an illegal memory access was encountered",
         ],
         requires: Requirement::GPU,
+        reports: &[],
         claims: CLAIMS,
         variants: vec![
             Variant::broken("broken", Symptom::cuda_error(FAULT), cudarc!(broken)),
@@ -84,7 +85,7 @@ fn second_call_verdict(o: &Outcome) -> ClaimVerdict {
 const CLAIMS: &[Claim] = &[
     Claim {
         id: "000-second-call-error-from-missing-reset",
-        seed: "000_1633914ffce0e075.txt",
+        source: Source::Seed("000_1633914ffce0e075.txt"),
         quote: "The recurring CUDA error on a second model call frequently stems from resource \
                 mismanagement, specifically the failure to properly reset the CUDA context or release \
                 allocated memory.",
@@ -96,7 +97,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "000-leftover-state-fails-later-calls",
-        seed: "000_1633914ffce0e075.txt",
+        source: Source::Seed("000_1633914ffce0e075.txt"),
         quote: "If a previous call leaves behind allocated memory, improperly closed streams, or an otherwise \
                 inconsistent context, subsequent calls will fail.",
         judged_by: "broken",
@@ -111,7 +112,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "000-no-reset-remnants-cause-errors",
-        seed: "000_1633914ffce0e075.txt",
+        source: Source::Seed("000_1633914ffce0e075.txt"),
         quote: "If the context isn't correctly reset between model calls, remnants from the previous invocation can lead to conflicts and errors.",
         judged_by: "broken",
         reach: Reach::Either,
@@ -121,7 +122,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "001-context-cleanup-beyond-empty-cache",
-        seed: "001_eb72388bf55c7443.txt",
+        source: Source::Seed("001_eb72388bf55c7443.txt"),
         quote: "However, for more robust management, context cleanup might be necessary, depending on the \
                 specific PyTorch version and CUDA setup.",
         judged_by: "device-assert-py",

@@ -28,6 +28,7 @@ pub fn scenario() -> Scenario {
                 unless the error path releases it (RAII), every retry runs with less memory.",
         symptoms: &["out of memory", "out of memory with batch size 1"],
         requires: Requirement::GPU_FILLED,
+        reports: &[],
         claims: &[],
         variants: vec![
             Variant::broken("broken", Symptom::check_failed(RETRY_OK), cudarc!(broken)),

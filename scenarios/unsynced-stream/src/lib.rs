@@ -11,8 +11,8 @@ use std::sync::Arc;
 use casebook_kernels::fatbin;
 use casebook_model::device;
 use casebook_model::{
-    Claim, ClaimVerdict, Expect, Outcome, Program, Reach, Recorder, Requirement, Scenario, Symptom,
-    Variant, cudarc,
+    Claim, ClaimVerdict, Expect, Outcome, Program, Reach, Recorder, Requirement, Scenario, Source,
+    Symptom, Variant, cudarc,
 };
 use cudarc::driver::{CudaFunction, CudaStream, LaunchConfig, PushKernelArg, result, sys};
 
@@ -51,6 +51,7 @@ pub fn scenario() -> Scenario {
                 stream (or an event) before it reads what they write.",
         symptoms: &["wrong results, no error"],
         requires: Requirement::GPU,
+        reports: &[],
         claims: CLAIMS,
         variants: vec![
             Variant::broken("broken", Symptom::check_failed(FRESH), cudarc!(broken)).states(
@@ -109,7 +110,7 @@ pub fn scenario() -> Scenario {
 const CLAIMS: &[Claim] = &[
     Claim {
         id: "000-premature-host-access-errors",
-        seed: "000_1633914ffce0e075.txt",
+        source: Source::Seed("000_1633914ffce0e075.txt"),
         quote: "If the CPU attempts to access GPU memory before the kernel has completed execution, it can \
                 result in errors.",
         judged_by: "broken-cpp",
@@ -120,7 +121,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "000-stream-sync-prevents-races",
-        seed: "000_1633914ffce0e075.txt",
+        source: Source::Seed("000_1633914ffce0e075.txt"),
         quote: "By ensuring all operations within a stream have concluded before proceeding, we prevent \
                 potential race conditions and errors caused by premature CPU access to GPU memory.",
         judged_by: "fixed-cpp",
@@ -133,7 +134,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "000-unsynced-streams-random-errors",
-        seed: "000_1633914ffce0e075.txt",
+        source: Source::Seed("000_1633914ffce0e075.txt"),
         quote: "Failure to synchronize streams can easily lead to seemingly random errors, especially during \
                 repeated model invocations.",
         judged_by: "repeated-cpp",
@@ -152,7 +153,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "000-device-sync-waits-for-all",
-        seed: "000_1633914ffce0e075.txt",
+        source: Source::Seed("000_1633914ffce0e075.txt"),
         quote: "This emphasizes the necessity for correctly using synchronization primitives like \
                 `cudaDeviceSynchronize()`, which ensures the GPU completes all pending operations before the CPU proceeds.",
         judged_by: "device-sync-cpp",
@@ -167,7 +168,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "000-stream-sync-completes-stream",
-        seed: "000_1633914ffce0e075.txt",
+        source: Source::Seed("000_1633914ffce0e075.txt"),
         quote: "cudaStreamSynchronize(stream); // Ensure all operations on the stream have completed",
         judged_by: "fixed-cpp",
         reach: Reach::Either,
@@ -175,7 +176,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "001-streams-run-kernels-concurrently",
-        seed: "001_eb72388bf55c7443.txt",
+        source: Source::Seed("001_eb72388bf55c7443.txt"),
         quote: "Streams, within a context, manage the execution of multiple kernels concurrently.",
         judged_by: "pipeline",
         reach: Reach::Either,
