@@ -345,13 +345,37 @@ pub fn scenario() {
     if cpp.is_empty() {
         return;
     }
-    let package = env::var("CARGO_PKG_NAME").expect("run by cargo");
-    let mut build = host_build(&nvcc);
-    build.include(&out).include(&device);
+    let library = env::var("CARGO_PKG_NAME")
+        .expect("run by cargo")
+        .replace('-', "_");
+    // The files compiled for the usual machine code make one library; a
+    // file that names its own (GENCODE_LINE) makes one of its own.
+    let mut usual = Vec::new();
     for file in cpp {
-        build.file(file);
+        let gencode = match gencode_of_file(&file) {
+            Ok(g) => g,
+            Err(e) => {
+                println!("cargo::error={e}");
+                return;
+            }
+        };
+        if gencode.iter().eq(GENCODE.iter()) {
+            usual.push(file);
+            continue;
+        }
+        let stem = file.file_stem().and_then(|s| s.to_str()).unwrap_or("cu");
+        let mut build = host_build_for(&nvcc, &gencode);
+        build.include(&out).include(&device).file(&file);
+        build.compile(&format!("{library}_{stem}"));
     }
-    build.compile(&package.replace('-', "_"));
+    if !usual.is_empty() {
+        let mut build = host_build(&nvcc);
+        build.include(&out).include(&device);
+        for file in usual {
+            build.file(file);
+        }
+        build.compile(&library);
+    }
 }
 
 /// What a scenario's build script is rerun for: its `names.toml`, `cpp/`
@@ -375,6 +399,12 @@ pub fn watched(scenario: &Path) -> Vec<&'static str> {
 /// A cc build for host C++ with device code: nvcc, C++17, the static CUDA
 /// runtime, the shared headers on the include path.
 pub fn host_build(nvcc: &Nvcc) -> cc::Build {
+    let gencode: Vec<String> = GENCODE.iter().map(|s| (*s).to_owned()).collect();
+    host_build_for(nvcc, &gencode)
+}
+
+/// [`host_build`], with the device code compiled for `gencode`.
+fn host_build_for(nvcc: &Nvcc, gencode: &[String]) -> cc::Build {
     let kernels = kernels_dir();
     println!(
         "cargo::rerun-if-changed={}",
@@ -400,7 +430,7 @@ pub fn host_build(nvcc: &Nvcc) -> cc::Build {
         // info is enough for the sanitizer's reports.
         .debug(false)
         .flag("-lineinfo");
-    for code in GENCODE {
+    for code in gencode {
         build.flag(code);
     }
     link_search(nvcc);
@@ -455,6 +485,35 @@ fn link_search(nvcc: &Nvcc) {
     }
 }
 
+/// The line by which a `.cu` file names the machine code it is compiled
+/// for, in place of [`GENCODE`]: `// gencode: -gencode=arch=compute_75,code=sm_75`.
+/// A scenario about architectures needs modules that lack the GPU's code.
+pub const GENCODE_LINE: &str = "// gencode:";
+
+/// The `-gencode` flags a source is compiled with: those its
+/// [`GENCODE_LINE`] names, or [`GENCODE`].
+pub fn gencode_of(source: &str) -> Result<Vec<String>, String> {
+    let Some(line) = source
+        .lines()
+        .find_map(|l| l.trim().strip_prefix(GENCODE_LINE))
+    else {
+        return Ok(GENCODE.iter().map(|s| (*s).to_owned()).collect());
+    };
+    let flags: Vec<String> = line.split_whitespace().map(str::to_owned).collect();
+    if flags.is_empty() || !flags.iter().all(|f| f.starts_with("-gencode=arch=")) {
+        return Err(format!(
+            "`{GENCODE_LINE}{line}`: name one or more -gencode=arch=…,code=… flags"
+        ));
+    }
+    Ok(flags)
+}
+
+fn gencode_of_file(source: &Path) -> Result<Vec<String>, String> {
+    let text =
+        fs::read_to_string(source).map_err(|e| format!("cannot read {}: {e}", source.display()))?;
+    gencode_of(&text).map_err(|e| format!("{}: {e}", source.display()))
+}
+
 /// Compiles each `.cu` of `dir` to a fatbin in OUT_DIR and returns the Rust
 /// source of one `pub const NAME: &[u8]` per kernel file.
 pub fn fatbins(nvcc: &Nvcc, dir: &Path) -> Result<String, String> {
@@ -469,7 +528,7 @@ pub fn fatbins(nvcc: &Nvcc, dir: &Path) -> Result<String, String> {
         let fatbin = out.join(format!("{stem}.fatbin"));
         let status = Command::new(&nvcc.path)
             .arg("-fatbin")
-            .args(GENCODE)
+            .args(gencode_of_file(&source)?)
             .arg("-I")
             .arg(dir)
             .arg("-o")
@@ -574,6 +633,19 @@ CURVE = { key = "free_bytes", per = "call", unit = "bytes" }
                 "}",
             ]
         );
+    }
+
+    #[test]
+    fn a_source_is_compiled_for_the_machine_code_it_names_or_the_usual() {
+        assert_eq!(gencode_of("__global__ void k() {}").unwrap(), GENCODE);
+        assert_eq!(
+            gencode_of("// gencode: -gencode=arch=compute_75,code=sm_75\n__global__ void k() {}")
+                .unwrap(),
+            ["-gencode=arch=compute_75,code=sm_75"]
+        );
+        let bad = gencode_of("// gencode: -arch=sm_75").unwrap_err();
+        assert!(bad.contains("-gencode=arch="), "{bad}");
+        assert!(gencode_of("// gencode:").is_err());
     }
 
     #[test]
