@@ -191,6 +191,18 @@ pub fn error_text(name: &str) -> Option<&'static str> {
             "CUDA-capable device(s) is/are busy or unavailable"
         }
         "CUBLAS_STATUS_ALLOC_FAILED" => "resource allocation failed",
+        "CUDA_ERROR_NO_BINARY_FOR_GPU" | "cudaErrorNoKernelImageForDevice" => {
+            "no kernel image is available for execution on the device"
+        }
+        "CUDA_ERROR_UNSUPPORTED_PTX_VERSION" | "cudaErrorUnsupportedPtxVersion" => {
+            "the provided PTX was compiled with an unsupported toolchain."
+        }
+        "CUDA_ERROR_ASSERT" | "cudaErrorAssert" => "device-side assert triggered",
+        "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES" | "cudaErrorLaunchOutOfResources" => {
+            "too many resources requested for launch"
+        }
+        "cudaErrorInvalidConfiguration" => "invalid configuration argument",
+        "CUDA_ERROR_INVALID_VALUE" | "cudaErrorInvalidValue" => "invalid argument",
         _ => return None,
     })
 }
