@@ -35,6 +35,9 @@ pub fn catalog() -> Vec<Scenario> {
         scenario_second_training_run::scenario(),
         scenario_kept_loss_graphs::scenario(),
         scenario_fork_after_init::scenario(),
+        scenario_arch_mismatch::scenario(),
+        scenario_device_assert::scenario(),
+        scenario_launch_out_of_resources::scenario(),
     ]
 }
 

@@ -1,0 +1,296 @@
+//! `arch-mismatch`: the program's kernels were built for GPUs other than
+//! the one it runs on. A module with machine code (SASS) for an older
+//! architecture only, and no PTX, fails to load with "no kernel image is
+//! available for execution on the device"; PTX written by a newer toolkit
+//! than the driver fails with "the provided PTX was compiled with an
+//! unsupported toolchain". Neither error corrupts the context: the next call
+//! works. The fix builds machine code for each target architecture plus PTX
+//! for the newest, which the driver compiles for a GPU the build never knew.
+
+use std::sync::Arc;
+
+use casebook_model::{
+    Claim, ClaimVerdict, Expect, Outcome, Passage, Reach, Recorder, Report, Requirement,
+    ResultName, Scenario, Source, Symptom, Variant, cudarc,
+};
+use cudarc::driver::{
+    CudaContext, CudaFunction, DriverError, LaunchConfig, PushKernelArg, result, sys,
+};
+
+mod broken;
+mod fixed;
+mod newer_ptx;
+mod ptx_only;
+
+casebook_model::names_module!();
+
+casebook_model::cpp_variants! {
+    "cpp/old_arch.cu" {
+        broken: casebook_arch_mismatch_broken_cpp,
+    }
+    "cpp/all_archs.cu" {
+        fixed: casebook_arch_mismatch_fixed_cpp,
+    }
+}
+
+/// The kernels of `device/`, each compiled for the machine code its
+/// `// gencode:` line names.
+pub mod fatbin {
+    include!(concat!(env!("OUT_DIR"), "/fatbins.rs"));
+}
+
+const NO_BINARY: &str = "CUDA_ERROR_NO_BINARY_FOR_GPU";
+const NO_IMAGE: &str = "cudaErrorNoKernelImageForDevice";
+const NEWER_PTX: &str = "CUDA_ERROR_UNSUPPORTED_PTX_VERSION";
+
+/// Elements the kernel scales.
+const N: usize = 1 << 20;
+
+pub fn scenario() -> Scenario {
+    Scenario {
+        slug: "arch-mismatch",
+        title: "no kernel image is available for execution on the device",
+        cause: "The module holds neither machine code for the GPU's architecture nor PTX the \
+                driver can compile: it was built for another GPU (`-arch=sm_75` alone, say), or \
+                its PTX comes from a toolkit newer than the driver. The error is returned where \
+                the module is loaded (the driver API) or where the kernel is launched (the \
+                runtime API), and it leaves the context usable.",
+        symptoms: &["no kernel image", "a kernel does not load"],
+        requires: Requirement::GPU,
+        reports: REPORTS,
+        claims: CLAIMS,
+        variants: vec![
+            Variant::broken("broken", Symptom::cuda_error(NO_BINARY), cudarc!(broken)),
+            Variant::fixed("fixed", cudarc!(fixed)),
+            Variant::broken("broken-cpp", Symptom::cuda_error(NO_IMAGE), cpp::broken),
+            Variant::fixed("fixed-cpp", cpp::fixed),
+            Variant::broken(
+                "newer-ptx",
+                Symptom::cuda_error(NEWER_PTX),
+                cudarc!(newer_ptx),
+            ),
+            Variant::contrast("ptx-only", Expect::Clean, cudarc!(ptx_only)),
+        ],
+    }
+}
+
+const REPORTS: &[Report] = &[
+    Report {
+        id: "NVIDIA/nvidia-docker#1055",
+        shows: "`cudaSuccess (48 vs. 0) no kernel image is available for execution on the device` \
+                from Caffe in NVIDIA's DIGITS 17.10 container (CUDA 8.0); closed without a cause.",
+    },
+    Report {
+        id: "zai-org/ChatGLM-6B#1347",
+        shows: "`RuntimeError: CUDA Error: no kernel image is available for execution on the device` \
+                from cuModuleLoadData on a Jetson Orin (compute capability 8.7): the shipped fatbin had \
+                no code for 8.7, and rebuilding it with `-gencode arch=compute_87,code=sm_87` fixed it.",
+    },
+    Report {
+        id: "filecoin-project/rust-gpu-tools#79",
+        shows: "`Cuda(NoBinaryForGpu)` from Rust on a Tesla K80 (3.7): the fatbin's lowest target \
+                was compute_52, so it held nothing the K80 could run; it ran on a V100.",
+    },
+    Report {
+        id: "huggingface/candle#2498",
+        shows: "`CUDA_ERROR_UNSUPPORTED_PTX_VERSION, \"the provided PTX was compiled with an \
+                unsupported toolchain.\"` loading candle's kernels built on another machine; \
+                building on the machine that runs them worked.",
+    },
+    Report {
+        id: "chelsea0x3b/cudarc#434",
+        shows: "the same `CUDA_ERROR_UNSUPPORTED_PTX_VERSION` from cudarc's tests on a fresh A10 \
+                machine with driver 570.148.08.",
+    },
+    Report {
+        id: "ComputationalRadiationPhysics/cuda_memtest#31",
+        shows: "`the provided PTX was compiled with an unsupported toolchain.`: the program was \
+                built with CUDA 11.3 and run on an older driver (460.80).",
+    },
+    Report {
+        id: "ingowald/pynari#6",
+        shows: "`CUDA_ERROR_UNSUPPORTED_PTX_VERSION` with the JIT's log `Unsupported .version 8.5; \
+                current version is '8.4'`: the module was built with a toolkit newer than the \
+                user's driver.",
+    },
+];
+
+const GUIDE: &str = "CUDA C++ Programming Guide";
+
+static BINARY_COMPATIBILITY: Passage = Passage {
+    document: GUIDE,
+    section: "Binary Compatibility",
+    url: "https://docs.nvidia.com/cuda/cuda-c-programming-guide/#binary-compatibility",
+    text: "Binary code is architecture-specific. A cubin object is generated using the compiler \
+           option -code that specifies the targeted architecture: For example, compiling with \
+           -code=sm_80 produces binary code for devices of compute capability 8.0. Binary \
+           compatibility is guaranteed from one minor revision to the next one, but not from one \
+           minor revision to the previous one or across major revisions. In other words, a cubin \
+           object generated for compute capability X.y will only execute on devices of compute \
+           capability X.z where z≥y.",
+};
+
+static JUST_IN_TIME: Passage = Passage {
+    document: GUIDE,
+    section: "Just-in-Time Compilation",
+    url: "https://docs.nvidia.com/cuda/cuda-c-programming-guide/#just-in-time-compilation",
+    text: "Any PTX code loaded by an application at runtime is compiled further to binary code by \
+           the device driver. This is called just-in-time compilation.",
+};
+
+static PTX_ON_OLDER_DRIVERS: Passage = Passage {
+    document: "CUDA Compatibility",
+    section: "Application Considerations for Minor Version Compatibility",
+    url: "https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html",
+    text: "Applications using PTX will see runtime issues. Applications that compile device code \
+           to PTX will not work on older drivers. If the application requires PTX then \
+           administrators have to upgrade the installed driver.",
+};
+
+const CLAIMS: &[Claim] = &[
+    Claim {
+        id: "nvidia-cubin-runs-only-on-same-major-newer-minor",
+        source: Source::Nvidia(&BINARY_COMPATIBILITY),
+        quote: "In other words, a cubin object generated for compute capability X.y will only \
+                execute on devices of compute capability X.z where z≥y.",
+        judged_by: "broken",
+        reach: Reach::Either,
+        // The module is a cubin for 7.5: the rule says whether it may run
+        // on this device; the load says whether it did.
+        judge: |o: &Outcome| match (o.flag(RULE_LETS_IT_RUN), o.flag(LOADED)) {
+            (Some(allowed), Some(loaded)) => ClaimVerdict::confirmed_if(Some(allowed == loaded)),
+            _ => ClaimVerdict::Undecided,
+        },
+    },
+    Claim {
+        id: "nvidia-driver-compiles-ptx-at-load",
+        source: Source::Nvidia(&JUST_IN_TIME),
+        quote: "Any PTX code loaded by an application at runtime is compiled further to binary \
+                code by the device driver.",
+        judged_by: "ptx-only",
+        reach: Reach::Either,
+        // A module with PTX for 7.5 and no machine code: the function the
+        // driver hands back either carries machine code for this device's
+        // architecture, or it does not (or the load failed).
+        judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.flag(MACHINE_CODE_FOR_DEVICE)),
+    },
+    Claim {
+        id: "nvidia-ptx-fails-on-older-drivers",
+        source: Source::Nvidia(&PTX_ON_OLDER_DRIVERS),
+        quote: "Applications that compile device code to PTX will not work on older drivers.",
+        judged_by: "newer-ptx",
+        reach: Reach::Either,
+        // Only a driver older than the toolkit that wrote the PTX tests it.
+        judge: |o: &Outcome| match o.flag(DRIVER_OLDER) {
+            Some(true) => ClaimVerdict::refuted_if(o.flag(LOADED)),
+            Some(false) => ClaimVerdict::Undecided,
+            None => ClaimVerdict::Undecided,
+        },
+    },
+];
+
+/// The driver's own words for an error (cuGetErrorString).
+pub(crate) fn message(e: &DriverError) -> String {
+    e.error_string()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| e.result_name())
+}
+
+/// After the failed load: an unrelated call, allocating and freeing 1 MiB.
+pub(crate) fn later_call(rec: &mut Recorder) {
+    let ok = (|| {
+        let buf = rec.step("later call: cuMemAlloc", unsafe {
+            result::malloc_sync(1 << 20)
+        })?;
+        rec.step("later call: cuMemFree", unsafe { result::free_sync(buf) })
+    })();
+    rec.fact(names::LATER_CALL, ok.is_ok());
+}
+
+/// cuDriverGetVersion, as (major, minor): (13, 0).
+pub(crate) fn driver_version(rec: &mut Recorder) -> Result<(i32, i32), DriverError> {
+    let mut version = 0;
+    rec.step(
+        "cuDriverGetVersion",
+        unsafe { sys::cuDriverGetVersion(&mut version) }.result(),
+    )?;
+    Ok((version / 1000, version % 1000 / 10))
+}
+
+/// Whether the Programming Guide's rule lets a cubin for compute
+/// capability 7.5 run on this device: it is of compute capability 7.z, z ≥ 5.
+pub(crate) fn rule_lets_sm75_run(
+    rec: &mut Recorder,
+    ctx: &Arc<CudaContext>,
+) -> Result<bool, DriverError> {
+    let (major, minor) = rec.step(
+        "cuDeviceGetAttribute (compute capability)",
+        ctx.compute_capability(),
+    )?;
+    Ok(major == 7 && minor >= 5)
+}
+
+/// The `.version` line of a PTX text: `9.1`.
+pub(crate) fn isa_version(ptx: &str) -> String {
+    ptx.lines()
+        .find_map(|l| l.trim().strip_prefix(".version "))
+        .unwrap_or("none")
+        .trim()
+        .to_owned()
+}
+
+/// Whether the loaded function's machine code is for the device's
+/// compute capability (its binary version, major × 10 + minor).
+pub(crate) fn machine_code_for_device(
+    rec: &mut Recorder,
+    ctx: &Arc<CudaContext>,
+    f: &CudaFunction,
+) -> Result<bool, DriverError> {
+    let (major, minor) = rec.step(
+        "cuDeviceGetAttribute (compute capability)",
+        ctx.compute_capability(),
+    )?;
+    let binary = rec.step(
+        "cuFuncGetAttribute (binary version)",
+        f.get_attribute(sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_BINARY_VERSION),
+    )?;
+    Ok(binary == major * 10 + minor)
+}
+
+/// Runs the kernel on N ones, doubling them, and checks every element.
+pub(crate) fn scale_and_check(
+    rec: &mut Recorder,
+    ctx: &Arc<CudaContext>,
+    scale: &CudaFunction,
+) -> Result<(), DriverError> {
+    let stream = ctx.default_stream();
+    let mut data = rec.step(
+        "cuMemAlloc + cuMemcpyHtoD",
+        stream.clone_htod(&vec![1.0f32; N]),
+    )?;
+    let n = N as i32;
+    let mut launch = stream.launch_builder(scale);
+    launch.arg(&mut data).arg(&n).arg(&2.0f32);
+    rec.step("cuLaunchKernel scale", unsafe {
+        launch.launch(LaunchConfig::for_num_elems(N as u32))
+    })?;
+    let out = rec.step("cuMemcpyDtoH", stream.clone_dtoh(&data))?;
+    rec.check(names::SCALED, out.iter().all(|&x| x == 2.0));
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_kept_ptx_is_the_newer_toolkits_and_names_its_version() {
+        assert_eq!(isa_version(newer_ptx::NEWER_PTX), "9.1");
+        let (major, minor) = newer_ptx::WRITTEN_BY;
+        assert!(
+            newer_ptx::NEWER_PTX
+                .contains(&format!("Cuda compilation tools, release {major}.{minor}"))
+        );
+        assert_eq!(isa_version("// no version here"), "none");
+    }
+}

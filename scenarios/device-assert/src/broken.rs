@@ -1,0 +1,47 @@
+//! The lookup is launched with an index past the table's end. The kernel's
+//! assert fails; the process then drops the lookup's buffers and goes on.
+//! Last, it does what the driver's documentation asks: it destroys the
+//! context (the primary context's reset) and tries again in a new one.
+
+use casebook_model::{Recorder, device};
+use cudarc::driver::{result, sys};
+
+use crate::names::*;
+use crate::{gather, indices, later_call, lookup, parked};
+
+// ANCHOR: run
+pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
+    let ctx = device::context(rec)?;
+    let gather = gather(rec, &ctx)?;
+    // BUG: the indices go to the kernel unchecked; one is past the table's end.
+    // The lookup's buffers are dropped as it returns the error: each Drop
+    // frees its buffer, meets the error, and has no way to return it.
+    let _ = lookup(rec, &ctx, &gather, &indices(true));
+    parked(rec, &ctx);
+    later_call(rec);
+
+    let dev = ctx.cu_device();
+    let _ = rec.step(
+        "cuDevicePrimaryCtxReset",
+        unsafe { sys::cuDevicePrimaryCtxReset_v2(dev) }.result(),
+    );
+    let fresh = (|| {
+        let fresh = rec.step("new context: cuDevicePrimaryCtxRetain", unsafe {
+            result::primary_ctx::retain(dev)
+        })?;
+        rec.step("new context: cuCtxSetCurrent", unsafe {
+            result::ctx::set_current(fresh)
+        })?;
+        let buf = rec.step("new context: cuMemAlloc", unsafe {
+            result::malloc_sync(1 << 20)
+        })?;
+        rec.step("new context: cuMemFree", unsafe { result::free_sync(buf) })
+    })();
+    rec.fact(AFTER_DESTROY, fresh.is_ok());
+    // The context these hold was destroyed under them; let the process end
+    // without running their destructors against it.
+    std::mem::forget(gather);
+    std::mem::forget(ctx);
+    Ok(())
+}
+// ANCHOR_END: run

@@ -1,0 +1,31 @@
+//! The indices are checked on the host, where a bad one is an ordinary
+//! error the program can report; the lookup runs only on valid indices.
+
+use casebook_model::{Recorder, device};
+
+use crate::names::*;
+use crate::{TABLE_LEN, gather, indices, later_call, lookup, parked, table};
+
+// ANCHOR: run
+pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
+    let ctx = device::context(rec)?;
+    let gather = gather(rec, &ctx)?;
+    // FIX: validate on the host, before the kernel can assert.
+    let valid = |index: &[i32]| index.iter().all(|&k| (0..TABLE_LEN).contains(&k));
+    rec.check(REJECTED_ON_HOST, !valid(&indices(true)));
+    let index = indices(false);
+    if valid(&index) {
+        let found = lookup(rec, &ctx, &gather, &index)?;
+        let out = rec.step("cuMemcpyDtoH", ctx.default_stream().clone_dtoh(&found))?;
+        let table = table();
+        let right = out
+            .iter()
+            .zip(&index)
+            .all(|(&x, &k)| x == table[k as usize]);
+        rec.check(GATHERED, right);
+    }
+    parked(rec, &ctx);
+    later_call(rec);
+    Ok(())
+}
+// ANCHOR_END: run

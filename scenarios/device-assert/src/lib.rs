@@ -1,0 +1,272 @@
+//! `device-assert`: an embedding lookup whose kernel asserts its index is in
+//! range is given one index past the table's end. The kernel's `assert()`
+//! fails, the next synchronisation returns "device-side assert triggered",
+//! and from then on every call in the process returns the same error,
+//! whatever it does. In Rust, cudarc's buffers free themselves in `Drop`,
+//! which cannot return that error: cudarc parks it in the context, and the
+//! next call through the context returns it. The fix checks the indices on
+//! the host before the launch.
+
+use std::sync::Arc;
+
+use casebook_model::{
+    Claim, ClaimVerdict, Outcome, Passage, Reach, Recorder, Report, Requirement, ResultName,
+    Scenario, Source, Symptom, Variant, cudarc, device,
+};
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaSlice, DriverError, LaunchConfig, PushKernelArg, result,
+};
+
+mod broken;
+mod fixed;
+
+casebook_model::names_module!();
+
+casebook_model::cpp_variants! {
+    "cpp/device_assert.cu" {
+        broken: casebook_device_assert_broken_cpp,
+        fixed: casebook_device_assert_fixed_cpp,
+    }
+}
+
+/// The kernels of `device/`, compiled by nvcc.
+pub mod fatbin {
+    include!(concat!(env!("OUT_DIR"), "/fatbins.rs"));
+}
+
+const ASSERT: &str = "CUDA_ERROR_ASSERT";
+const ASSERT_CPP: &str = "cudaErrorAssert";
+
+/// Entries in the table (as `kTableLen` in `device/gather.cuh`).
+pub(crate) const TABLE_LEN: i32 = 1024;
+/// Lookups per call (as `kLookups`).
+pub(crate) const LOOKUPS: usize = 4096;
+
+pub fn scenario() -> Scenario {
+    Scenario {
+        slug: "device-assert",
+        title: "CUDA error: device-side assert triggered, then every later call fails",
+        cause: "A failed assert() in a kernel stops the kernel and corrupts the context, as an \
+                illegal address does: the synchronisation after it returns the assert's error, \
+                and so does every later call in that process. Only a new process gets a working \
+                context.",
+        symptoms: &[
+            "an error on the second call",
+            "device-side assert triggered",
+        ],
+        requires: Requirement::GPU,
+        reports: REPORTS,
+        claims: CLAIMS,
+        variants: vec![
+            Variant::broken("broken", Symptom::cuda_error(ASSERT), cudarc!(broken)),
+            Variant::fixed("fixed", cudarc!(fixed)),
+            Variant::broken("broken-cpp", Symptom::cuda_error(ASSERT_CPP), cpp::broken),
+            Variant::fixed("fixed-cpp", cpp::fixed),
+        ],
+    }
+}
+
+const REPORTS: &[Report] = &[
+    Report {
+        id: "chelsea0x3b/cudarc#396",
+        shows: "a device-side assert under cudarc 0.16.0 made the whole program panic without \
+                unwinding: the backtrace runs through `CudaEvent::drop`, whose `unwrap` met the \
+                error as a `CudaSlice` was dropped. cudarc#399 made `Drop` park the error in the \
+                context instead, where the next call returns it.",
+    },
+    Report {
+        id: "pytorch/pytorch#2300",
+        shows: "`cuda runtime error (59) : device-side assert triggered` from an out-of-range index \
+                into `nn.Embedding`; afterwards \"any valid statement will fail\" with the same \
+                error, and a maintainer answered that the whole CUDA context is put into an \
+                incorrect state.",
+    },
+    Report {
+        id: "pytorch/pytorch#44624",
+        shows: "an out-of-range input to `binary_cross_entropy`, caught with try/except: \"now all \
+                operations give a RuntimeError\".",
+    },
+    Report {
+        id: "vllm-project/vllm#11931",
+        shows: "`CUDA error: device-side assert triggered` in model execution; vLLM's own attempt to \
+                save the failing inputs then failed with the same error.",
+    },
+    Report {
+        id: "Scalsol/RepPointsV2#15",
+        shows: "freeing a tensor after the assert threw `CUDA error: device-side assert triggered` \
+                from PyTorch's caching allocator inside a destructor, and the process aborted: \
+                the C++ form of a Rust `Drop` meeting the error.",
+    },
+];
+
+static CUDA_ERROR_ASSERT: Passage = Passage {
+    document: "CUDA Driver API",
+    section: "Data types used by CUDA driver: CUresult, CUDA_ERROR_ASSERT",
+    url: "https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__TYPES.html",
+    text: "A device-side assert triggered during kernel execution. The context cannot be used \
+           anymore, and must be destroyed. All existing device memory allocations from this \
+           context are invalid and must be reconstructed if the program is to continue using \
+           CUDA.",
+};
+
+static ASSERTION: Passage = Passage {
+    document: "CUDA C++ Programming Guide",
+    section: "Assertion",
+    url: "https://docs.nvidia.com/cuda/cuda-c-programming-guide/#assertion",
+    text: "Any subsequent host-side synchronization calls made for the same device will return \
+           cudaErrorAssert. No more commands can be sent to this device until cudaDeviceReset() \
+           is called to reinitialize the device.",
+};
+
+static CUDA_ERROR_ASSERT_RUNTIME: Passage = Passage {
+    document: "CUDA Runtime API",
+    section: "Data types used by CUDA Runtime: cudaError, cudaErrorAssert",
+    url: "https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html",
+    text: "An assert triggered in device code during kernel execution. The device cannot be used \
+           again. All existing allocations are invalid. To continue using CUDA, the process must \
+           be terminated and relaunched.",
+};
+
+const CLAIMS: &[Claim] = &[
+    Claim {
+        id: "nvidia-assert-reset-reinitialises",
+        source: Source::Nvidia(&ASSERTION),
+        quote: "No more commands can be sent to this device until cudaDeviceReset() is called to \
+                reinitialize the device.",
+        judged_by: "broken-cpp",
+        reach: Reach::Either,
+        // No more commands: an unrelated call after the assert fails. Until
+        // the reset: after cudaDeviceReset a call succeeds ("confirmed"),
+        // or it still fails ("partly": the reset does not bring it back).
+        judge: |o: &Outcome| match o.fact(LATER_CALL).and_then(|v| v.as_str()) {
+            Some("cudaSuccess") => ClaimVerdict::Refuted,
+            Some(_) => ClaimVerdict::when(
+                o.flag(AFTER_RESET),
+                ClaimVerdict::Confirmed,
+                ClaimVerdict::Partly,
+            ),
+            None => ClaimVerdict::Undecided,
+        },
+    },
+    Claim {
+        id: "nvidia-assert-process-must-be-relaunched",
+        source: Source::Nvidia(&CUDA_ERROR_ASSERT_RUNTIME),
+        quote: "To continue using CUDA, the process must be terminated and relaunched.",
+        judged_by: "broken-cpp",
+        reach: Reach::AtBestPartly(
+            "the run shows that the process cannot go on, even after cudaDeviceReset; that a \
+             relaunched process works is shown by the fixed variants, each in a process of its own",
+        ),
+        judge: |o: &Outcome| ClaimVerdict::refuted_if(o.flag(AFTER_RESET)),
+    },
+    Claim {
+        id: "nvidia-assert-context-unusable-until-destroyed",
+        source: Source::Nvidia(&CUDA_ERROR_ASSERT),
+        quote: "The context cannot be used anymore, and must be destroyed.",
+        judged_by: "broken",
+        reach: Reach::Either,
+        // Unusable: an unrelated call after the assert fails. Destroying it is
+        // what lets the program go on: a call in a new context succeeds
+        // ("confirmed"), or it fails too ("partly": destroying is not enough
+        // within this process).
+        judge: |o: &Outcome| match o.fact(LATER_CALL).and_then(|v| v.as_str()) {
+            Some(DriverError::SUCCESS) => ClaimVerdict::Refuted,
+            Some(_) => ClaimVerdict::when(
+                o.flag(AFTER_DESTROY),
+                ClaimVerdict::Confirmed,
+                ClaimVerdict::Partly,
+            ),
+            None => ClaimVerdict::Undecided,
+        },
+    },
+];
+
+/// The indices of one call: every entry of the table in turn, and, where
+/// `past_the_end` says, one index equal to the table's length.
+pub(crate) fn indices(past_the_end: bool) -> Vec<i32> {
+    let mut index: Vec<i32> = (0..LOOKUPS as i32).map(|i| i % TABLE_LEN).collect();
+    if past_the_end {
+        index[LOOKUPS / 2] = TABLE_LEN;
+    }
+    index
+}
+
+pub(crate) fn table() -> Vec<f32> {
+    (0..TABLE_LEN).map(|i| i as f32).collect()
+}
+
+/// Copies the table and the indices in and launches the lookup, then
+/// synchronises: the launch returns before the kernel runs, so an assert
+/// shows at the synchronisation. Returns the lookup's output.
+pub(crate) fn lookup(
+    rec: &mut Recorder,
+    ctx: &Arc<CudaContext>,
+    gather: &CudaFunction,
+    index: &[i32],
+) -> Result<CudaSlice<f32>, DriverError> {
+    let stream = ctx.default_stream();
+    let table = rec.step(
+        "cuMemAlloc + cuMemcpyHtoD (table)",
+        stream.clone_htod(&table()),
+    )?;
+    let index = rec.step(
+        "cuMemAlloc + cuMemcpyHtoD (indices)",
+        stream.clone_htod(index),
+    )?;
+    let mut out = rec.step("cuMemAlloc (out)", stream.alloc_zeros::<f32>(LOOKUPS))?;
+    let n = LOOKUPS as i32;
+    let mut launch = stream.launch_builder(gather);
+    launch
+        .arg(&mut out)
+        .arg(&table)
+        .arg(&index)
+        .arg(&n)
+        .arg(&TABLE_LEN);
+    rec.step("cuLaunchKernel gather", unsafe {
+        launch.launch(LaunchConfig::for_num_elems(LOOKUPS as u32))
+    })?;
+    let synced = rec.step("cuStreamSynchronize", stream.synchronize());
+    if let Err(e) = &synced {
+        rec.fact(names::MESSAGE, message(e));
+    }
+    synced.map(|()| out)
+}
+
+/// The driver's own words for an error (cuGetErrorString).
+pub(crate) fn message(e: &DriverError) -> String {
+    e.error_string()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| e.result_name())
+}
+
+/// After the lookup: an unrelated call, allocating and freeing 1 MiB.
+pub(crate) fn later_call(rec: &mut Recorder) {
+    let result = (|| {
+        let buf = rec.step("later call: cuMemAlloc", unsafe {
+            result::malloc_sync(1 << 20)
+        })?;
+        rec.step("later call: cuMemFree", unsafe { result::free_sync(buf) })
+    })();
+    let name = match result {
+        Ok(()) => DriverError::SUCCESS.to_owned(),
+        Err(e) => e.result_name(),
+    };
+    rec.fact(names::LATER_CALL, name);
+}
+
+/// What cudarc parked in the context from a `Drop` that met an error.
+pub(crate) fn parked(rec: &mut Recorder, ctx: &Arc<CudaContext>) {
+    let parked = rec.step("CudaContext::check_err", ctx.check_err());
+    let name = match parked {
+        Ok(()) => "none".to_owned(),
+        Err(e) => e.result_name(),
+    };
+    rec.fact(names::PARKED, name);
+}
+
+pub(crate) fn gather(
+    rec: &mut Recorder,
+    ctx: &Arc<CudaContext>,
+) -> Result<CudaFunction, DriverError> {
+    device::kernel(rec, ctx, fatbin::GATHER, "gather")
+}

@@ -1,0 +1,38 @@
+//! The kernel is launched with the largest block the device allows, 1024
+//! threads, as if every kernel could take it.
+
+use casebook_model::{Recorder, device};
+
+use crate::names::*;
+use crate::{BIG_BLOCK, kernel, launch, max_threads, registers};
+
+// ANCHOR: run
+pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
+    let ctx = device::context(rec)?;
+    let heavy = kernel(rec, &ctx, "heavy")?;
+    let regs = registers(rec, &heavy)?;
+    let limit = max_threads(rec, &heavy)?;
+    rec.measure(REGISTERS, regs.into());
+    rec.measure(MAX_THREADS, limit.into());
+    rec.fact(OVER_LIMIT, BIG_BLOCK as i32 > limit);
+    // BUG: a block size chosen without asking what this kernel can take.
+    let big = launch(
+        rec,
+        &ctx,
+        &heavy,
+        BIG_BLOCK,
+        "cuLaunchKernel heavy (1024 threads)",
+    );
+    rec.fact(LAUNCHED_1024, big.is_ok());
+    // The launch was refused before it ran: a smaller block still works.
+    let later = launch(
+        rec,
+        &ctx,
+        &heavy,
+        256,
+        "later: cuLaunchKernel heavy (256 threads)",
+    );
+    rec.fact(LATER_CALL, later.is_ok());
+    Ok(())
+}
+// ANCHOR_END: run

@@ -1,0 +1,70 @@
+//! The kernel is compiled with `__launch_bounds__(1024)`: the compiler
+//! keeps it within 65536 / 1024 = 64 registers a thread, spilling the rest
+//! to local memory, so the 1024-thread launch is accepted.
+
+use std::sync::Arc;
+
+use casebook_model::{Recorder, device};
+use cudarc::driver::{CudaContext, CudaFunction, LaunchConfig, PushKernelArg, sys};
+
+use crate::names::*;
+use crate::{BIG_BLOCK, N, attribute, input, kernel, launch, registers, right};
+
+// ANCHOR: run
+pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
+    let ctx = device::context(rec)?;
+    let heavy = kernel(rec, &ctx, "heavy")?;
+    // FIX: the kernel declares the block size it is launched with.
+    let bounded = kernel(rec, &ctx, "heavy_bounded")?;
+    let unbounded_regs = registers(rec, &heavy)?;
+    let regs = registers(rec, &bounded)?;
+    let local = attribute(
+        rec,
+        &bounded,
+        "local memory",
+        sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES,
+    )?;
+    rec.measure(BOUNDED_REGISTERS, regs.into());
+    rec.fact(SPILLS, regs < unbounded_regs && local > 0);
+    let out = launch(
+        rec,
+        &ctx,
+        &bounded,
+        BIG_BLOCK,
+        "cuLaunchKernel heavy_bounded (1024 threads)",
+    )?;
+    rec.check(RESULTS_RIGHT, right(&out));
+
+    // The bound is a promise the launch is held to: a kernel bounded to
+    // 256 threads, launched with 512.
+    let light = kernel(rec, &ctx, "light_bounded")?;
+    let over = over_bound(rec, &ctx, &light);
+    rec.fact(OVER_BOUND_LAUNCHES, over);
+    Ok(())
+}
+// ANCHOR_END: run
+
+/// Launches `light` with 512 threads a block, above its bound of 256; the
+/// refusal is provoked, so it is no symptom. Whether it was accepted.
+fn over_bound(rec: &mut Recorder, ctx: &Arc<CudaContext>, light: &CudaFunction) -> bool {
+    let stream = ctx.default_stream();
+    let Ok(input) = rec.step("cuMemAlloc + cuMemcpyHtoD", stream.clone_htod(&input())) else {
+        return false;
+    };
+    let Ok(mut out) = rec.step("cuMemAlloc (out)", stream.alloc_zeros::<f32>(N)) else {
+        return false;
+    };
+    let n = N as i32;
+    let mut builder = stream.launch_builder(light);
+    builder.arg(&mut out).arg(&input).arg(&n);
+    let config = LaunchConfig {
+        grid_dim: ((N as u32).div_ceil(512), 1, 1),
+        block_dim: (512, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    let launched = rec.tolerate(
+        "cuLaunchKernel light_bounded (512 threads, bound 256)",
+        unsafe { builder.launch(config) },
+    );
+    launched.is_ok()
+}

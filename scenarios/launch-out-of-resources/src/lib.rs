@@ -1,0 +1,329 @@
+//! `launch-out-of-resources`: a kernel that needs about 120 registers a
+//! thread is launched with 1024 threads a block. A block's threads share
+//! one multiprocessor's register file (65536 registers on sm_80 and sm_90),
+//! so the launch fails at once with "too many resources requested for
+//! launch"; a block of more than 1024 threads fails whatever the kernel,
+//! as "invalid argument" under CUDA 13.0 (older reports show "invalid
+//! configuration argument"). Neither error touches the context.
+//! The fixes: a block size from the occupancy API, which knows the
+//! kernel's registers, or `__launch_bounds__`, which makes the compiler fit
+//! the kernel to the block size it will be launched with.
+
+use std::sync::Arc;
+
+use casebook_model::{
+    Claim, ClaimVerdict, Outcome, Passage, Reach, Recorder, Report, Requirement, ResultName,
+    Scenario, Source, Symptom, Variant, cudarc, device,
+};
+use cudarc::driver::{CudaContext, CudaFunction, DriverError, LaunchConfig, PushKernelArg, sys};
+
+mod broken;
+mod fixed;
+mod launch_bounds;
+mod too_many_threads;
+
+casebook_model::names_module!();
+
+casebook_model::cpp_variants! {
+    "cpp/launch_out_of_resources.cu" {
+        broken: casebook_launch_out_of_resources_broken_cpp,
+        fixed: casebook_launch_out_of_resources_fixed_cpp,
+        too_many_threads: casebook_launch_out_of_resources_too_many_threads_cpp,
+    }
+}
+
+/// The kernels of `device/`, compiled by nvcc.
+pub mod fatbin {
+    include!(concat!(env!("OUT_DIR"), "/fatbins.rs"));
+}
+
+const OUT_OF_RESOURCES: &str = "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES";
+const OUT_OF_RESOURCES_CPP: &str = "cudaErrorLaunchOutOfResources";
+const INVALID_VALUE: &str = "CUDA_ERROR_INVALID_VALUE";
+/// What the runtime of CUDA 13.0 returns for a block of more than 1024
+/// threads (older reports show cudaErrorInvalidConfiguration).
+const INVALID_VALUE_CPP: &str = "cudaErrorInvalidValue";
+
+/// Elements each launch computes.
+pub(crate) const N: usize = 1 << 16;
+/// The block size of the broken launch: the device's maximum.
+pub(crate) const BIG_BLOCK: u32 = 1024;
+
+pub fn scenario() -> Scenario {
+    Scenario {
+        slug: "launch-out-of-resources",
+        title: "too many resources requested for launch",
+        cause: "A block's threads share one multiprocessor's registers: a kernel that needs R \
+                registers a thread can be launched with at most about 65536 / R threads a \
+                block, fewer than the 1024 the device allows in general. The launch is refused \
+                before the kernel runs, and the context stays usable.",
+        symptoms: &[
+            "a kernel does not launch",
+            "too many resources requested for launch",
+        ],
+        requires: Requirement::GPU,
+        reports: REPORTS,
+        claims: CLAIMS,
+        variants: vec![
+            Variant::broken(
+                "broken",
+                Symptom::cuda_error(OUT_OF_RESOURCES),
+                cudarc!(broken),
+            ),
+            Variant::fixed("fixed", cudarc!(fixed)),
+            Variant::fixed("launch-bounds", cudarc!(launch_bounds)),
+            Variant::broken(
+                "too-many-threads",
+                Symptom::cuda_error(INVALID_VALUE),
+                cudarc!(too_many_threads),
+            ),
+            Variant::broken(
+                "broken-cpp",
+                Symptom::cuda_error(OUT_OF_RESOURCES_CPP),
+                cpp::broken,
+            ),
+            Variant::fixed("fixed-cpp", cpp::fixed),
+            Variant::broken(
+                "too-many-threads-cpp",
+                Symptom::cuda_error(INVALID_VALUE_CPP),
+                cpp::too_many_threads,
+            ),
+        ],
+    }
+}
+
+const REPORTS: &[Report] = &[
+    Report {
+        id: "NVIDIA/cccl#6532",
+        shows: "`701 (too many resources requested for launch)` from CUB's block_reduce test, only \
+                in unoptimised builds: the kernel used too many registers for its launch grid. \
+                NVIDIA/cccl#6533 fixed it with `__launch_bounds__`.",
+    },
+    Report {
+        id: "HazyResearch/ThunderKittens#37",
+        shows: "`too many resources requested for launch` on an RTX 4090: 162 registers a thread \
+                allow about 65536 / 162 ≈ 404 threads a block, and the default block was 512; \
+                256 threads worked.",
+    },
+    Report {
+        id: "torch/cunn#271",
+        shows: "`error=7 : too many resources requested for launch` on a Jetson TK1, fixed with \
+                `__launch_bounds__(CUDA_NUM_THREADS)`, which limits the kernel's registers.",
+    },
+    Report {
+        id: "pytorch/pytorch#11934",
+        shows: "CTC loss's backward kernel ran out of resources; launch bounds were added so that \
+                a block of the maximum size is sure to fit on a multiprocessor.",
+    },
+    Report {
+        id: "tensorflow/tensorflow#34109",
+        shows: "`-G` makes kernels use more registers, and many then failed to launch for lack of \
+                resources: TensorFlow stopped compiling its CUDA kernels in debug mode.",
+    },
+    Report {
+        id: "yuxianzhi/Top-K#2",
+        shows: "`invalid configuration argument` from a launch; the maintainer's answer was to \
+                keep a block under 1024 threads (and its shared memory within the limit).",
+    },
+];
+
+const GUIDE: &str = "CUDA C++ Programming Guide";
+
+static THREAD_HIERARCHY: Passage = Passage {
+    document: GUIDE,
+    section: "Thread Hierarchy",
+    url: "https://docs.nvidia.com/cuda/cuda-c-programming-guide/#thread-hierarchy",
+    text: "There is a limit to the number of threads per block, since all threads of a block are \
+           expected to reside on the same streaming multiprocessor core and must share the \
+           limited memory resources of that core. On current GPUs, a thread block may contain up \
+           to 1024 threads.",
+};
+
+static LAUNCH_BOUNDS: Passage = Passage {
+    document: GUIDE,
+    section: "Launch Bounds",
+    url: "https://docs.nvidia.com/cuda/cuda-c-programming-guide/#launch-bounds",
+    text: "A kernel will fail to launch if it is executed with more threads per block than its \
+           launch bound maxThreadsPerBlock.",
+};
+
+static LAUNCH_BOUNDS_ADVICE: Passage = Passage {
+    document: "CUDA Programming Guide",
+    section: "Launch Bounds",
+    url: "https://docs.nvidia.com/cuda/cuda-programming-guide/05-appendices/cpp-language-extensions.html",
+    text: "The per-thread resources required by a CUDA kernel may limit the maximum block size in \
+           an undesirable way. To maintain forward compatibility with future hardware and \
+           toolkits, and to ensure that at least one thread block can run on a streaming \
+           multiprocessor, developers should include the single argument \
+           __launch_bounds__(maxThreadsPerBlock) which specifies the largest block size with \
+           which the kernel will launch. Failure to do so could result in “too many resources \
+           requested for launch” errors.",
+};
+
+static OCCUPANCY_CALCULATOR: Passage = Passage {
+    document: GUIDE,
+    section: "Occupancy Calculator",
+    url: "https://docs.nvidia.com/cuda/cuda-c-programming-guide/#occupancy-calculator",
+    text: "The occupancy-based launch configurator APIs, cudaOccupancyMaxPotentialBlockSize and \
+           cudaOccupancyMaxPotentialBlockSizeVariableSMem, heuristically calculate an execution \
+           configuration that achieves the maximum multiprocessor-level occupancy.",
+};
+
+const CLAIMS: &[Claim] = &[
+    Claim {
+        id: "nvidia-block-up-to-1024-threads",
+        source: Source::Nvidia(&THREAD_HIERARCHY),
+        quote: "On current GPUs, a thread block may contain up to 1024 threads.",
+        judged_by: "too-many-threads",
+        reach: Reach::Either,
+        // Up to 1024: a block of 1024 launches and one of 2048 does not.
+        judge: |o: &Outcome| match (o.flag(BLOCK_1024_LAUNCHES), o.flag(BLOCK_2048_LAUNCHES)) {
+            (Some(at), Some(over)) => ClaimVerdict::confirmed_if(Some(at && !over)),
+            _ => ClaimVerdict::Undecided,
+        },
+    },
+    Claim {
+        id: "nvidia-launch-above-bound-fails",
+        source: Source::Nvidia(&LAUNCH_BOUNDS),
+        quote: "A kernel will fail to launch if it is executed with more threads per block than \
+                its launch bound maxThreadsPerBlock.",
+        judged_by: "launch-bounds",
+        reach: Reach::Either,
+        judge: |o: &Outcome| ClaimVerdict::refuted_if(o.flag(OVER_BOUND_LAUNCHES)),
+    },
+    Claim {
+        id: "nvidia-no-launch-bounds-too-many-resources",
+        source: Source::Nvidia(&LAUNCH_BOUNDS_ADVICE),
+        quote: "Failure to do so could result in “too many resources requested for launch” errors.",
+        judged_by: "broken",
+        reach: Reach::Either,
+        // Tested where it applies: a kernel without bounds whose registers
+        // do not allow the block it is launched with. The driver refuses
+        // the launch, or it accepts it.
+        judge: |o: &Outcome| match o.flag(OVER_LIMIT) {
+            Some(true) => ClaimVerdict::refuted_if(o.flag(LAUNCHED_1024)),
+            _ => ClaimVerdict::Undecided,
+        },
+    },
+    Claim {
+        id: "nvidia-occupancy-api-maximises-occupancy",
+        source: Source::Nvidia(&OCCUPANCY_CALCULATOR),
+        quote: "The occupancy-based launch configurator APIs, cudaOccupancyMaxPotentialBlockSize \
+                and cudaOccupancyMaxPotentialBlockSizeVariableSMem, heuristically calculate an \
+                execution configuration that achieves the maximum multiprocessor-level occupancy.",
+        judged_by: "fixed",
+        reach: Reach::Either,
+        // Every block size the kernel allows, against the suggested one.
+        judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.flag(SUGGESTED_IS_BEST)),
+    },
+];
+
+/// The host's version of `casebook_mix` (`device/heavy.cuh`).
+pub(crate) fn mix(x: f32) -> f32 {
+    const LIVE: usize = 96;
+    let mut acc: Vec<f32> = (0..LIVE).map(|k| x + k as f32).collect();
+    for _ in 0..4 {
+        for k in 0..LIVE {
+            acc[k] = 0.5 * acc[k] + 0.25 * acc[(k + 1) % LIVE] + 0.25 * acc[(k + 7) % LIVE];
+        }
+    }
+    acc.iter().sum()
+}
+
+pub(crate) fn input() -> Vec<f32> {
+    (0..N).map(|i| (i % 100) as f32 / 100.0).collect()
+}
+
+/// Whether the device's results match the host's, to float rounding (the
+/// device may fuse a multiply and an add).
+pub(crate) fn right(out: &[f32]) -> bool {
+    out.len() == N
+        && input()
+            .iter()
+            .zip(out)
+            .all(|(&x, &y)| (mix(x) - y).abs() <= 1e-4 * mix(x).abs().max(1.0))
+}
+
+pub(crate) fn message(e: &DriverError) -> String {
+    e.error_string()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| e.result_name())
+}
+
+pub(crate) fn attribute(
+    rec: &mut Recorder,
+    f: &CudaFunction,
+    label: &str,
+    attribute: sys::CUfunction_attribute,
+) -> Result<i32, DriverError> {
+    rec.step(
+        &format!("cuFuncGetAttribute ({label})"),
+        f.get_attribute(attribute),
+    )
+}
+
+pub(crate) fn max_threads(rec: &mut Recorder, f: &CudaFunction) -> Result<i32, DriverError> {
+    attribute(
+        rec,
+        f,
+        "max threads per block",
+        sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+    )
+}
+
+pub(crate) fn registers(rec: &mut Recorder, f: &CudaFunction) -> Result<i32, DriverError> {
+    attribute(
+        rec,
+        f,
+        "registers",
+        sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_NUM_REGS,
+    )
+}
+
+pub(crate) fn kernel(
+    rec: &mut Recorder,
+    ctx: &Arc<CudaContext>,
+    name: &str,
+) -> Result<CudaFunction, DriverError> {
+    device::kernel(rec, ctx, fatbin::HEAVY, name)
+}
+
+/// Runs `f` over the input with `block` threads a block and returns the
+/// output, or the error of the launch.
+pub(crate) fn launch(
+    rec: &mut Recorder,
+    ctx: &Arc<CudaContext>,
+    f: &CudaFunction,
+    block: u32,
+    label: &str,
+) -> Result<Vec<f32>, DriverError> {
+    let stream = ctx.default_stream();
+    let input = rec.step("cuMemAlloc + cuMemcpyHtoD", stream.clone_htod(&input()))?;
+    let mut out = rec.step("cuMemAlloc (out)", stream.alloc_zeros::<f32>(N))?;
+    let n = N as i32;
+    let mut builder = stream.launch_builder(f);
+    builder.arg(&mut out).arg(&input).arg(&n);
+    let config = LaunchConfig {
+        grid_dim: ((N as u32).div_ceil(block), 1, 1),
+        block_dim: (block, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    let launched = rec.step(label, unsafe { builder.launch(config) });
+    if let Err(e) = &launched {
+        rec.fact(names::MESSAGE, message(e));
+    }
+    launched?;
+    rec.step("cuMemcpyDtoH", stream.clone_dtoh(&out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_host_mix_stays_finite_and_depends_on_its_input() {
+        let (a, b) = (mix(0.0), mix(0.99));
+        assert!(a.is_finite() && b.is_finite());
+        assert!((b - a).abs() > 1.0, "{a} {b}");
+    }
+}
