@@ -14,7 +14,8 @@ use cust::stream::{Stream, StreamFlags, StreamWaitEventFlags};
 use scenario_async_free_race::names::*;
 use scenario_async_free_race::{GIVEN, N, NEXT_OWNER, RUNS, SPIN_NS, tally};
 
-use crate::common::{cu, module, primary_context};
+use crate::common::{cu, keep_pool_pages, module, primary_context};
+use cust::context::Context;
 
 struct Streams {
     module: Module,
@@ -101,7 +102,18 @@ fn one_run(rec: &mut Recorder, s: &Streams, free: Free) -> anyhow::Result<(bool,
 }
 
 fn drive(rec: &mut Recorder, free: Free) -> anyhow::Result<()> {
-    let _ctx = primary_context(rec)?;
+    let ctx = primary_context(rec)?;
+    runs(rec, ctx, free)
+}
+
+/// [`drive`], with the pool keeping the pages of freed blocks mapped.
+fn drive_keeping_pages(rec: &mut Recorder, free: Free) -> anyhow::Result<()> {
+    let ctx = primary_context(rec)?;
+    keep_pool_pages(rec)?;
+    runs(rec, ctx, free)
+}
+
+fn runs(rec: &mut Recorder, _ctx: Context, free: Free) -> anyhow::Result<()> {
     let module = module(rec, fatbin::SPIN)?;
     let a = rec.step(
         "cuStreamCreate A",
@@ -159,7 +171,11 @@ pub fn fixed(rec: &mut Recorder) -> anyhow::Result<()> {
 
 // ANCHOR: drop
 pub fn plain_drop(rec: &mut Recorder) -> anyhow::Result<()> {
-    drive(rec, |_, _, x| {
+    // The pool keeps freed pages mapped: cuMemFree returns the block at
+    // once, and without this the reader at times faults on the unmapped
+    // pages (CUDA_ERROR_ILLEGAL_ADDRESS) instead of reading the next
+    // owner's values. Either way it read a block it no longer had.
+    drive_keeping_pages(rec, |_, _, x| {
         drop(x); // cust's Drop: cuMemFree, not ordered on any stream
         Ok(())
     })

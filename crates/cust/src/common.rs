@@ -113,6 +113,31 @@ pub fn module(rec: &mut Recorder, fatbin: &[u8]) -> anyhow::Result<Module> {
     Ok(rec.step("cuModuleLoadData", cu(Module::from_fatbin(fatbin, &[])))?)
 }
 
+/// Sets device 0's default memory pool to keep every page it holds mapped
+/// (its release threshold at the maximum), so that a block freed while a
+/// kernel still reads it stays readable (cust has no wrapper).
+pub fn keep_pool_pages(rec: &mut Recorder) -> anyhow::Result<()> {
+    let mut pool = std::ptr::null_mut();
+    // SAFETY: an out-pointer to a live local; device 0 exists once a
+    // context is retained on it.
+    let result = unsafe { cust::sys::cuDeviceGetDefaultMemPool(&mut pool, 0) };
+    rec.step("cuDeviceGetDefaultMemPool", raw(result))?;
+    let mut threshold = u64::MAX;
+    // SAFETY: the attribute takes a u64, read during the call.
+    let result = unsafe {
+        cust::sys::cuMemPoolSetAttribute(
+            pool,
+            cust::sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+            (&mut threshold as *mut u64).cast(),
+        )
+    };
+    rec.step(
+        "cuMemPoolSetAttribute (release threshold: keep all)",
+        raw(result),
+    )?;
+    Ok(())
+}
+
 /// Free device memory, as cuMemGetInfo reports it (cust has no wrapper).
 pub fn free_bytes(rec: &mut Recorder) -> anyhow::Result<usize> {
     let (mut free, mut total) = (0usize, 0usize);

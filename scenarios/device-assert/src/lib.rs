@@ -36,6 +36,9 @@ pub mod fatbin {
 
 const ASSERT: &str = "CUDA_ERROR_ASSERT";
 const ASSERT_CPP: &str = "cudaErrorAssert";
+/// What the runtime returns on the first call after cudaDeviceReset in a
+/// process whose device asserted.
+const AFTER_RESET_CPP: &str = "cudaErrorDevicesUnavailable";
 
 /// Entries in the table (as `kTableLen` in `device/gather.cuh`).
 pub(crate) const TABLE_LEN: i32 = 1024;
@@ -60,7 +63,8 @@ pub fn scenario() -> Scenario {
         variants: vec![
             Variant::broken("broken", Symptom::cuda_error(ASSERT), cudarc!(broken)),
             Variant::fixed("fixed", cudarc!(fixed)),
-            Variant::broken("broken-cpp", Symptom::cuda_error(ASSERT_CPP), cpp::broken),
+            Variant::broken("broken-cpp", Symptom::cuda_error(ASSERT_CPP), cpp::broken)
+                .then_shows(Symptom::cuda_error(AFTER_RESET_CPP)),
             Variant::fixed("fixed-cpp", cpp::fixed),
         ],
     }
