@@ -21,7 +21,7 @@ const LIMIT: u64 = 56 << 20;
 pub const RUN_THERE: &[&str] = &[
     "mkdir -p target/nextest-archive",
     "CASEBOOK_REQUIRE_GPU=1 INSTA_UPDATE=no CASEBOOK_RESULTS=$PWD/target/results \\",
-    "  target/archive/cargo-nextest nextest run --archive-file target/archive/casebook-suite.tar.zst \\",
+    "  target/archive/cargo-nextest nextest run --no-fail-fast --archive-file target/archive/casebook-suite.tar.zst \\",
     "  --workspace-remap . --extract-to target/nextest-archive --partition count:1/2",
     "target/nextest-archive/target/release/casebook collect target/results --partition 1/2 --out OUT_DIR",
 ];

@@ -123,6 +123,32 @@ pub struct Machine {
     pub pytorch: Option<String>,
 }
 
+impl Machine {
+    /// Whether two reports come from the same machine. A report whose
+    /// trials include no PyTorch variant (a shard, say) does not say which
+    /// PyTorch the machine has, and matches any.
+    fn same_as(&self, other: &Machine) -> bool {
+        let pytorch = match (&self.pytorch, &other.pytorch) {
+            (Some(a), Some(b)) => a == b,
+            _ => true,
+        };
+        pytorch
+            && (
+                &self.gpu,
+                self.gpus,
+                &self.driver,
+                &self.cuda,
+                &self.toolkit,
+            ) == (
+                &other.gpu,
+                other.gpus,
+                &other.driver,
+                &other.cuda,
+                &other.toolkit,
+            )
+    }
+}
+
 impl fmt::Display for Machine {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let gpu = self.gpu.strip_prefix("NVIDIA ").unwrap_or(&self.gpu);
@@ -387,16 +413,34 @@ pub fn merge_reports(reports: &[(PathBuf, Report)]) -> Result<Matrix, MergeError
         }
     }
     // Each machine's reports: one whole run, or the shards of one partition.
+    // A partitioned run is a column of its own beside a whole run on the
+    // same kind of machine (one H200, and a host of two that ran two
+    // shards): reports group by machine and by how many shards they are of.
     let mut machines: Vec<(Machine, Vec<usize>)> = Vec::new();
+    let shards_of = |i: usize| reports[i].1.run.partition.map(|p| p.count);
     for (i, (_, report)) in reports.iter().enumerate() {
         let machine = machine_of(report);
-        match machines.iter_mut().find(|(m, _)| *m == machine) {
-            Some((_, of)) => of.push(i),
+        let found = machines
+            .iter_mut()
+            .find(|(m, of)| m.same_as(&machine) && shards_of(of[0]) == shards_of(i));
+        match found {
+            Some((m, of)) => {
+                m.pytorch = m.pytorch.take().or(machine.pytorch);
+                of.push(i);
+            }
             None => machines.push((machine, vec![i])),
         }
     }
-    for (machine, of) in &machines {
+    for (machine, of) in &mut machines {
         check_shards(reports, machine, of)?;
+        // The shards of one run on several GPUs: the column names them all.
+        let gpus: BTreeSet<&str> = of
+            .iter()
+            .flat_map(|&i| reports[i].1.run.gpus.iter().map(|g| g.uuid.as_str()))
+            .collect();
+        if of.len() > 1 && gpus.len() > machine.gpus as usize {
+            machine.gpus = gpus.len() as u32;
+        }
     }
     // The rows: the trials in the order the reports list them.
     let mut order: Vec<(String, String)> = Vec::new();
@@ -793,6 +837,29 @@ mod tests {
     }
 
     #[test]
+    fn a_shard_that_ran_no_pytorch_variant_joins_the_shard_that_names_pytorch() {
+        let (a, mut with) = shard("a.json", "1/2", &TRIALS[..2]);
+        with.run.pytorch = Some("2.11.0+cu130, CUDA 13.0".into());
+        let m = merge_reports(&files(vec![
+            (a, with),
+            shard("b.json", "2/2", &TRIALS[2..]),
+        ]))
+        .unwrap();
+        assert_eq!(m.columns.len(), 1);
+        assert_eq!(
+            m.columns[0].machine.pytorch.as_deref(),
+            Some("2.11.0+cu130, CUDA 13.0")
+        );
+        // Two PyTorch versions are two machines: each shard set is then
+        // incomplete.
+        let (a, mut one) = shard("a.json", "1/2", &TRIALS[..2]);
+        one.run.pytorch = Some("2.11.0+cu130, CUDA 13.0".into());
+        let (b, mut other) = shard("b.json", "2/2", &TRIALS[2..]);
+        other.run.pytorch = Some("2.10.0+cu128, CUDA 12.8".into());
+        assert!(error(vec![(a, one), (b, other)]).contains("is missing"));
+    }
+
+    #[test]
     fn the_shards_of_one_run_make_one_column_and_a_trial_no_shard_ran_stays_empty() {
         let m = merge_reports(&files(vec![
             shard("a.json", "1/2", &TRIALS[..2]),
@@ -852,17 +919,31 @@ mod tests {
         ]);
         assert!(e.starts_with("shard 2/3 of the run on H200"), "{e}");
         assert!(e.contains("given: a.json, c.json"), "{e}");
-        // A whole run and a shard of one machine, or shards of two partitions.
+        // A whole run and a lone shard of one machine, or shards of two
+        // partitions: each partitioned run lacks shards.
         let e = error(vec![
             ("whole.json", report("abc", "NVIDIA H200", None, TRIALS)),
             shard("a.json", "1/2", &TRIALS[..1]),
         ]);
-        assert!(e.starts_with("a.json: shard 1/2 on H200"), "{e}");
+        assert!(e.starts_with("shard 2/2 of the run on H200"), "{e}");
+        assert!(e.contains("given: a.json"), "{e}");
         let e = error(vec![
             shard("a.json", "1/2", &TRIALS[..1]),
             shard("b.json", "2/3", &TRIALS[1..]),
         ]);
-        assert!(e.starts_with("b.json: shard 2/3 on H200"), "{e}");
+        assert!(e.starts_with("shard 2/2 of the run on H200"), "{e}");
+    }
+
+    #[test]
+    fn a_whole_run_and_the_shards_of_another_on_the_same_kind_of_gpu_are_two_columns() {
+        let m = merge_reports(&files(vec![
+            ("whole.json", report("abc", "NVIDIA H200", None, TRIALS)),
+            shard("a.json", "1/2", &TRIALS[..2]),
+            shard("b.json", "2/2", &TRIALS[2..]),
+        ]))
+        .unwrap();
+        assert_eq!(m.columns.len(), 2);
+        assert_eq!(m.columns[1].files, ["a.json", "b.json"]);
     }
 
     #[test]
@@ -909,7 +990,7 @@ mod tests {
     }
 
     #[test]
-    fn the_committed_shards_of_the_two_gpu_run_merge_into_one_whole_column() {
+    fn the_committed_shards_of_the_two_gpu_run_merge_into_one_whole_column_beside_the_others() {
         let root = crate::workspace::root();
         let shards = [
             root.join("docs/evidence/h200x2-shard1.json"),
@@ -926,10 +1007,16 @@ mod tests {
         // One shard alone is missing the other.
         let e = merge(&shards[..1]).unwrap_err().to_string();
         assert!(e.starts_with("shard 2/2 of the run on H200"), "{e}");
-        // And they are of another commit than the H100's latest run.
-        let latest = root.join(crate::report::EVIDENCE_JSON);
-        let e = merge(&[latest, shards[0].clone()]).unwrap_err().to_string();
-        assert!(e.contains("h200x2-shard1.json: built from commit"), "{e}");
+        // With the H100's latest run and the one-H200 run of the same
+        // commit: three columns, the last on two GPUs.
+        let mut all = vec![
+            root.join(crate::report::EVIDENCE_JSON),
+            root.join("docs/evidence/h200-cross-check.json"),
+        ];
+        all.extend(shards.iter().cloned());
+        let m = merge(&all).unwrap();
+        assert_eq!(m.columns.len(), 3);
+        assert_eq!(m.columns[2].machine.gpus, 2);
     }
 
     #[test]
