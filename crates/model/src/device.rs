@@ -27,6 +27,14 @@ pub fn kernel(
     rec.step("cuModuleGetFunction", module.load_function(kernel))
 }
 
+/// The driver's own words for an error (cuGetErrorString), as a user sees
+/// them printed; the error's name where the driver gives none.
+pub fn message(e: &DriverError) -> String {
+    e.error_string()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| crate::ResultName::result_name(e))
+}
+
 /// Free device memory now, as cuMemGetInfo reports it.
 pub fn free_bytes(rec: &mut Recorder, ctx: &Arc<CudaContext>) -> Result<usize, DriverError> {
     rec.step("cuMemGetInfo", ctx.mem_get_info())

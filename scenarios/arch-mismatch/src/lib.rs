@@ -10,8 +10,8 @@
 use std::sync::Arc;
 
 use casebook_model::{
-    Claim, ClaimVerdict, Expect, Outcome, Passage, Reach, Recorder, Report, Requirement,
-    ResultName, Scenario, Source, Symptom, Variant, cudarc,
+    Claim, ClaimVerdict, Expect, Outcome, Passage, Reach, Recorder, Report, Requirement, Scenario,
+    Source, Symptom, Variant, cudarc,
 };
 use cudarc::driver::{
     CudaContext, CudaFunction, DriverError, LaunchConfig, PushKernelArg, result, sys,
@@ -189,12 +189,7 @@ const CLAIMS: &[Claim] = &[
     },
 ];
 
-/// The driver's own words for an error (cuGetErrorString).
-pub(crate) fn message(e: &DriverError) -> String {
-    e.error_string()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|_| e.result_name())
-}
+pub(crate) use casebook_model::device::message;
 
 /// After the failed load: an unrelated call, allocating and freeing 1 MiB.
 pub(crate) fn later_call(rec: &mut Recorder) {

@@ -236,12 +236,7 @@ pub(crate) fn lookup(
     synced.map(|()| out)
 }
 
-/// The driver's own words for an error (cuGetErrorString).
-pub(crate) fn message(e: &DriverError) -> String {
-    e.error_string()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|_| e.result_name())
-}
+pub(crate) use casebook_model::device::message;
 
 /// After the lookup: an unrelated call, allocating and freeing 1 MiB.
 pub(crate) fn later_call(rec: &mut Recorder) {

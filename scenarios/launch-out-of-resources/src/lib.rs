@@ -12,8 +12,8 @@
 use std::sync::Arc;
 
 use casebook_model::{
-    Claim, ClaimVerdict, Outcome, Passage, Reach, Recorder, Report, Requirement, ResultName,
-    Scenario, Source, Symptom, Variant, cudarc, device,
+    Claim, ClaimVerdict, Outcome, Passage, Reach, Recorder, Report, Requirement, Scenario, Source,
+    Symptom, Variant, cudarc, device,
 };
 use cudarc::driver::{CudaContext, CudaFunction, DriverError, LaunchConfig, PushKernelArg, sys};
 
@@ -244,11 +244,7 @@ pub(crate) fn right(out: &[f32]) -> bool {
             .all(|(&x, &y)| (mix(x) - y).abs() <= 1e-4 * mix(x).abs().max(1.0))
 }
 
-pub(crate) fn message(e: &DriverError) -> String {
-    e.error_string()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|_| e.result_name())
-}
+pub(crate) use casebook_model::device::message;
 
 pub(crate) fn attribute(
     rec: &mut Recorder,
