@@ -35,6 +35,19 @@ pub fn message(e: &DriverError) -> String {
         .unwrap_or_else(|_| crate::ResultName::result_name(e))
 }
 
+/// A call that has nothing to do with what went before: allocate and free
+/// 1 MiB, each recorded as `<label>: cuMemAlloc` and `<label>: cuMemFree`.
+/// Whether it succeeds tells whether the process can still use the GPU.
+pub fn unrelated_call(rec: &mut Recorder, label: &str) -> Result<(), DriverError> {
+    // SAFETY: the buffer is freed at once and never touched.
+    let buf = rec.step(&format!("{label}: cuMemAlloc"), unsafe {
+        cudarc::driver::result::malloc_sync(1 << 20)
+    })?;
+    rec.step(&format!("{label}: cuMemFree"), unsafe {
+        cudarc::driver::result::free_sync(buf)
+    })
+}
+
 /// Free device memory now, as cuMemGetInfo reports it.
 pub fn free_bytes(rec: &mut Recorder, ctx: &Arc<CudaContext>) -> Result<usize, DriverError> {
     rec.step("cuMemGetInfo", ctx.mem_get_info())

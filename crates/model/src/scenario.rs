@@ -142,25 +142,6 @@ pub enum Source {
     Nvidia(&'static Passage),
 }
 
-impl Source {
-    /// The seed file or the document's section, in a few words.
-    pub fn label(&self) -> String {
-        match self {
-            Source::Seed(file) => (*file).to_owned(),
-            Source::Nvidia(p) => format!("{}, {}", p.document, p.section),
-        }
-    }
-
-    /// The text the quote must stand in, word for word, where the source
-    /// is kept here (a seed file is read from `shared/seeds/`).
-    pub fn kept_text(&self) -> Option<&'static str> {
-        match self {
-            Source::Seed(_) => None,
-            Source::Nvidia(p) => Some(p.text),
-        }
-    }
-}
-
 /// A passage of NVIDIA's documentation, copied word for word with its
 /// address, so that a claim quoted from it can be checked offline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

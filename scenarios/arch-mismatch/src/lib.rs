@@ -13,9 +13,7 @@ use casebook_model::{
     Claim, ClaimVerdict, Expect, Outcome, Passage, Reach, Recorder, Report, Requirement, Scenario,
     Source, Symptom, Variant, cudarc,
 };
-use cudarc::driver::{
-    CudaContext, CudaFunction, DriverError, LaunchConfig, PushKernelArg, result, sys,
-};
+use cudarc::driver::{CudaContext, CudaFunction, DriverError, LaunchConfig, PushKernelArg, sys};
 
 mod broken;
 mod fixed;
@@ -193,12 +191,7 @@ pub(crate) use casebook_model::device::message;
 
 /// After the failed load: an unrelated call, allocating and freeing 1 MiB.
 pub(crate) fn later_call(rec: &mut Recorder) {
-    let ok = (|| {
-        let buf = rec.step("later call: cuMemAlloc", unsafe {
-            result::malloc_sync(1 << 20)
-        })?;
-        rec.step("later call: cuMemFree", unsafe { result::free_sync(buf) })
-    })();
+    let ok = casebook_model::device::unrelated_call(rec, "later call");
     rec.fact(names::LATER_CALL, ok.is_ok());
 }
 

@@ -32,10 +32,7 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
         rec.step("new context: cuCtxSetCurrent", unsafe {
             result::ctx::set_current(fresh)
         })?;
-        let buf = rec.step("new context: cuMemAlloc", unsafe {
-            result::malloc_sync(1 << 20)
-        })?;
-        rec.step("new context: cuMemFree", unsafe { result::free_sync(buf) })
+        device::unrelated_call(rec, "new context")
     })();
     rec.fact(AFTER_DESTROY, fresh.is_ok());
     // The context these hold was destroyed under them; let the process end

@@ -14,7 +14,7 @@ use casebook_model::{
     Scenario, Source, Symptom, Variant, cudarc, device,
 };
 use cudarc::driver::{
-    CudaContext, CudaFunction, CudaSlice, DriverError, LaunchConfig, PushKernelArg, result,
+    CudaContext, CudaFunction, CudaSlice, DriverError, LaunchConfig, PushKernelArg,
 };
 
 mod broken;
@@ -240,13 +240,7 @@ pub(crate) use casebook_model::device::message;
 
 /// After the lookup: an unrelated call, allocating and freeing 1 MiB.
 pub(crate) fn later_call(rec: &mut Recorder) {
-    let result = (|| {
-        let buf = rec.step("later call: cuMemAlloc", unsafe {
-            result::malloc_sync(1 << 20)
-        })?;
-        rec.step("later call: cuMemFree", unsafe { result::free_sync(buf) })
-    })();
-    let name = match result {
+    let name = match device::unrelated_call(rec, "later call") {
         Ok(()) => DriverError::SUCCESS.to_owned(),
         Err(e) => e.result_name(),
     };

@@ -9,7 +9,7 @@ use casebook_model::{
     Claim, ClaimVerdict, Expect, Outcome, Program, Reach, Recorder, Requirement, ResultName,
     Scenario, Source, Symptom, Variant, cudarc, pytorch,
 };
-use cudarc::driver::{CudaContext, CudaFunction, DriverError, LaunchConfig, PushKernelArg, result};
+use cudarc::driver::{CudaContext, CudaFunction, DriverError, LaunchConfig, PushKernelArg};
 
 mod broken;
 mod fixed;
@@ -166,12 +166,4 @@ pub(crate) fn faulting_call(rec: &mut Recorder, ctx: &Arc<CudaContext>, fault: &
     let _ = rec.tolerate("first call: cuCtxSynchronize", ctx.synchronize());
 }
 
-/// A call that has nothing to do with the fault: allocate and free 1 MiB.
-pub(crate) fn unrelated_call(rec: &mut Recorder, label: &str) -> Result<(), DriverError> {
-    let buf = rec.step(&format!("{label}: cuMemAlloc"), unsafe {
-        result::malloc_sync(1 << 20)
-    })?;
-    rec.step(&format!("{label}: cuMemFree"), unsafe {
-        result::free_sync(buf)
-    })
-}
+pub(crate) use casebook_model::device::unrelated_call;
