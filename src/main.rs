@@ -80,13 +80,18 @@ fn main() -> ExitCode {
                         scenario.runs_alone(variant),
                         scenario.runs_alone_under_sanitizer(variant),
                     ) {
-                        (true, true) => "alone",
-                        (true, false) => "alone, shares under the sanitizer",
-                        (false, true) => "shares, alone under the sanitizer",
-                        (false, false) => "shares",
+                        _ if scenario.holds_within(variant, u64::MAX) => format!(
+                            "beside light ones on {}+ GiB, else alone",
+                            (variant.holds.unwrap_or(0) + casebook_model::NEIGHBOURS_ROOM)
+                                .div_ceil(1 << 30)
+                        ),
+                        (true, true) => "alone".to_owned(),
+                        (true, false) => "alone, shares under the sanitizer".to_owned(),
+                        (false, true) => "shares, alone under the sanitizer".to_owned(),
+                        (false, false) => "shares".to_owned(),
                     };
                     let line = format!(
-                        "{:<44} {:<34} {}",
+                        "{:<44} {:<40} {}",
                         scenario.trial_name(variant),
                         placement,
                         variant.expected_text()

@@ -58,6 +58,10 @@ pub struct Bench {
 pub struct BenchTrial {
     pub trial: String,
     pub exclusive: bool,
+    /// It ran beside light trials but not beside another like it (it holds
+    /// much of the GPU's memory).
+    #[serde(default)]
+    pub holds: bool,
     #[serde(alias = "serial_seconds")]
     pub baseline_seconds: Option<f64>,
     pub seconds: Option<f64>,
@@ -113,12 +117,15 @@ pub fn run(catalog: &[Scenario], options: &Options) -> ExitCode {
             .find(|e| format!("{}::{}", e.scenario, e.variant) == name)
             .map(|e| e.seconds)
     };
+    let memory = crate::schedule::smallest_memory(gpus);
     let rows: Vec<BenchTrial> = trials
         .iter()
         .map(|t| {
             let name = t.name();
+            let place = t.place(memory);
             BenchTrial {
-                exclusive: t.is_exclusive(),
+                exclusive: place == crate::schedule::Place::Alone,
+                holds: place == crate::schedule::Place::Holds,
                 baseline_seconds: seconds(&serial, &name),
                 seconds: seconds(&report, &name),
                 trial: name,
@@ -135,8 +142,15 @@ pub fn run(catalog: &[Scenario], options: &Options) -> ExitCode {
         .filter(|r| !r.exclusive)
         .filter_map(|r| r.seconds)
         .fold(0.0, f64::max);
+    // Those that hold much memory run one after another beside the shared ones.
+    let holding: f64 = rows
+        .iter()
+        .filter(|r| r.holds)
+        .filter_map(|r| r.seconds)
+        .sum();
     let longest = rows.iter().filter_map(|r| r.seconds).fold(0.0, f64::max);
-    let critical = ((exclusive + longest_shared) / gpus.len().max(1) as f64).max(longest);
+    let critical =
+        ((exclusive + longest_shared.max(holding)) / gpus.len().max(1) as f64).max(longest);
     let bench = Bench {
         jobs,
         gpus: gpus.clone(),
@@ -195,7 +209,7 @@ fn table(b: &Bench) -> String {
         ]);
     }
     t.add_row([
-        "critical path (exclusive trials + longest shared, over the GPUs)".to_owned(),
+        "critical path (exclusive trials + the longest shared one or those that hold much memory, one after another; over the GPUs)".to_owned(),
         format!("{:.1}", b.critical_path_seconds),
         String::new(),
     ]);

@@ -12,6 +12,10 @@ pub struct Gpu {
     pub index: u32,
     pub uuid: String,
     pub name: String,
+    /// Its device memory, as NVML counts it; 0 where unknown (a report from
+    /// before this was recorded).
+    #[serde(default)]
+    pub memory_bytes: u64,
 }
 
 impl Gpu {
@@ -43,6 +47,7 @@ pub fn visible(nvml: &Nvml, visible: Option<&str>) -> Result<Vec<Gpu>, String> {
             index,
             uuid: device.uuid().map_err(|e| format!("NVML: {e}"))?,
             name: device.name().unwrap_or_else(|_| "unknown GPU".to_owned()),
+            memory_bytes: device.memory_info().map(|m| m.total).unwrap_or(0),
         });
     }
     Ok(select(&all, visible))
@@ -85,6 +90,7 @@ mod tests {
                 index: i,
                 uuid: format!("GPU-{i}aaa-uuid"),
                 name: "H200".into(),
+                memory_bytes: 150 << 30,
             })
             .collect()
     }

@@ -108,6 +108,7 @@ mod tests {
             index,
             uuid: uuid.to_owned(),
             name: "NVIDIA H200".to_owned(),
+            memory_bytes: 150 << 30,
         }
     }
 

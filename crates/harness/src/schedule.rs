@@ -32,6 +32,37 @@ impl Trial<'_> {
     pub fn is_exclusive(&self) -> bool {
         self.scenario.runs_alone(self.variant)
     }
+
+    /// Where it runs on GPUs of `memory` bytes (the smallest of the run's;
+    /// `None`: unknown).
+    pub fn place(&self, memory: Option<u64>) -> Place {
+        if !self.is_exclusive() {
+            Place::Shared
+        } else if memory.is_some_and(|m| self.scenario.holds_within(self.variant, m)) {
+            Place::Holds
+        } else {
+            Place::Alone
+        }
+    }
+}
+
+/// Where a trial runs on its GPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    /// Beside other trials.
+    Shared,
+    /// Beside light trials, but never beside another that holds much of the
+    /// GPU's memory (see `Variant::holds_memory`).
+    Holds,
+    /// With the GPU to itself.
+    Alone,
+}
+
+/// The device memory of the smallest of `gpus`; `None` if any is unknown
+/// or there is none (the run uses what it inherits, unpinned).
+pub fn smallest_memory(gpus: &[Gpu]) -> Option<u64> {
+    let smallest = gpus.iter().map(|g| g.memory_bytes).min()?;
+    (smallest > 0).then_some(smallest)
 }
 
 /// Every variant of `catalog` whose name contains one of `filters` (all of
@@ -187,8 +218,10 @@ pub struct Placement<'a> {
 /// One GPU's state while the run goes on.
 #[derive(Default)]
 struct Slot {
-    /// Shared trials running on it.
+    /// Shared trials running on it (those that hold much memory included).
     shared: usize,
+    /// A trial that holds much of its memory runs on it.
+    holds: bool,
     /// An exclusive trial has it.
     exclusive: bool,
     /// No new shared trial starts on it: an exclusive one waits for it.
@@ -215,7 +248,8 @@ impl Slot {
 
 /// Runs `trials`, each on one GPU of `placement` (its first if it names
 /// none): shared trials side by side, up to `jobs` on each GPU; exclusive
-/// ones alone on theirs. Longer trials (by `placement.expected`) start
+/// ones alone on theirs; one that holds much memory beside shared ones, but
+/// not beside another such. Longer trials (by `placement.expected`) start
 /// first. With one GPU the shared trials run first, as nothing overlaps
 /// an exclusive trial anyway; with several, a waiting exclusive trial
 /// drains the GPU that frees up first while the others go on. Whenever a
@@ -243,6 +277,8 @@ pub fn execute(
         placement.gpus.iter().map(Some).collect()
     };
     let jobs = jobs.max(1);
+    let memory = smallest_memory(&placement.gpus);
+    let places: Vec<Place> = trials.iter().map(|t| t.place(memory)).collect();
     let mut slots: Vec<Slot> = gpus.iter().map(|_| Slot::default()).collect();
     let expected = |i: usize| {
         placement
@@ -254,7 +290,7 @@ pub fn execute(
     // Waiting trials, in the order they should start.
     let mut waiting: Vec<usize> = (0..trials.len()).collect();
     waiting.sort_by(|&a, &b| {
-        let one_gpu_order = |i: usize| gpus.len() == 1 && trials[i].is_exclusive();
+        let one_gpu_order = |i: usize| gpus.len() == 1 && places[i] == Place::Alone;
         one_gpu_order(a)
             .cmp(&one_gpu_order(b))
             .then(expected(b).total_cmp(&expected(a)))
@@ -278,13 +314,12 @@ pub fn execute(
                 let mut k = 0;
                 while k < waiting.len() {
                     let i = waiting[k];
-                    let exclusive = trials[i].is_exclusive();
-                    let fits = |s: &Slot| {
-                        if exclusive {
-                            s.idle()
-                        } else {
-                            !s.exclusive && !s.draining && s.shared < jobs
-                        }
+                    let place = places[i];
+                    let exclusive = place == Place::Alone;
+                    let fits = |s: &Slot| match place {
+                        Place::Alone => s.idle(),
+                        Place::Holds => !s.exclusive && !s.draining && s.shared < jobs && !s.holds,
+                        Place::Shared => !s.exclusive && !s.draining && s.shared < jobs,
                     };
                     let Some(g) = (0..slots.len()).find(|&g| fits(&slots[g])) else {
                         if exclusive && gpus.len() > 1 && !slots.iter().any(|s| s.draining) {
@@ -305,6 +340,7 @@ pub fn execute(
                         slot.draining = false;
                     } else {
                         slot.shared += 1;
+                        slot.holds |= place == Place::Holds;
                     }
                     let name = trials[i].name();
                     slot.since_check.push(name.clone());
@@ -335,10 +371,13 @@ pub fn execute(
                 let name = trials[i].name();
                 progress.running.retain(|r| *r != name);
                 let slot = &mut slots[g];
-                if trials[i].is_exclusive() {
-                    slot.exclusive = false;
-                } else {
-                    slot.shared -= 1;
+                match places[i] {
+                    Place::Alone => slot.exclusive = false,
+                    Place::Holds => {
+                        slot.shared -= 1;
+                        slot.holds = false;
+                    }
+                    Place::Shared => slot.shared -= 1,
                 }
                 slot.running.retain(|(j, _, _)| *j != i);
                 match result {

@@ -2,14 +2,16 @@
 //! GPUs that do not exist, and each child records what it was pinned to
 //! and when it ran. An exclusive trial must have its GPU to itself, no GPU
 //! may run more shared trials than `jobs`, every trial is pinned, and the
-//! record says where each ran.
+//! record says where each ran. Trials that hold much of a GPU's memory run
+//! beside shared ones where the GPU has room, but never two at once on one
+//! GPU; where it has not, alone.
 
 use std::process::ExitCode;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use casebook_harness::child;
 use casebook_harness::gpus::Gpu;
-use casebook_harness::schedule::{self, Placement, Trial as Planned};
+use casebook_harness::schedule::{self, Place, Placement, Trial as Planned};
 use casebook_model::{
     Expect, Program, Recorder, Requirement, Role, Scenario, Variant, VariantFn, vocabulary,
 };
@@ -52,6 +54,12 @@ fn catalog() -> Vec<Scenario> {
     };
     let shared = ["s1", "s2", "s3", "s4", "s5", "s6"].map(v).to_vec();
     let alone = ["x1", "x2", "x3"].map(v).to_vec();
+    // On GPUs of 80 GiB: room for 40 GiB and the neighbours, not for 70.
+    let holding = vec![
+        v("h1").holds_memory(40 << 30),
+        v("h2").holds_memory(40 << 30),
+        v("h3").holds_memory(70 << 30),
+    ];
     vec![
         Scenario {
             slug: "shared",
@@ -73,6 +81,16 @@ fn catalog() -> Vec<Scenario> {
             claims: &[],
             variants: alone,
         },
+        Scenario {
+            slug: "holding",
+            title: "trials that hold much of a GPU's memory",
+            cause: "test-only",
+            symptoms: &[],
+            requires: &[],
+            reports: &[],
+            claims: &[],
+            variants: holding,
+        },
     ]
 }
 
@@ -82,6 +100,7 @@ fn gpus() -> Vec<Gpu> {
             index: index + 4,
             uuid: format!("GPU-test-{index}"),
             name: "no such GPU".into(),
+            memory_bytes: 80 << 30,
         })
         .collect()
 }
@@ -102,7 +121,20 @@ fn spread() -> Result<(), libtest_mimic::Failed> {
         ..Placement::default()
     };
     let executed = schedule::execute(&trials, JOBS, Some(&placement), |_, _, _| {});
-    // (gpu uuid, exclusive, start, end) of each trial.
+    let memory = schedule::smallest_memory(&placement.gpus);
+    let places: Vec<Place> = trials.iter().map(|t| t.place(memory)).collect();
+    let expected = |name: &str| match name {
+        "holding::h1" | "holding::h2" => Place::Holds,
+        "holding::h3" => Place::Alone,
+        n if n.starts_with("alone::") => Place::Alone,
+        _ => Place::Shared,
+    };
+    for (t, p) in trials.iter().zip(&places) {
+        if *p != expected(&t.name()) {
+            return Err(format!("{} placed {p:?}", t.name()).into());
+        }
+    }
+    // (gpu uuid, place, start, end) of each trial.
     let mut ran = Vec::new();
     for (t, r) in trials.iter().zip(&executed.records) {
         let r = r.as_ref().ok_or(format!("{} did not run", t.name()))?;
@@ -128,7 +160,7 @@ fn spread() -> Result<(), libtest_mimic::Failed> {
             r.outcome.measure(STARTED_AT).ok_or("no start")?,
             r.outcome.measure(ENDED_AT).ok_or("no end")?,
         );
-        ran.push((pinned, t.is_exclusive(), start, end, t.name()));
+        ran.push((pinned, places[ran.len()], start, end, t.name()));
     }
     for gpu in gpus() {
         let on: Vec<_> = ran.iter().filter(|r| r.0 == gpu.uuid).collect();
@@ -140,8 +172,14 @@ fn spread() -> Result<(), libtest_mimic::Failed> {
                 .iter()
                 .filter(|b| b.4 != a.4 && b.2 < a.3 && a.2 < b.3)
                 .count();
-            if a.1 && overlapping > 0 {
+            if a.1 == Place::Alone && overlapping > 0 {
                 return Err(format!("{} shared {} with another trial", a.4, gpu.uuid).into());
+            }
+            let beside_its_like = on.iter().any(|b| {
+                b.4 != a.4 && a.1 == Place::Holds && b.1 == Place::Holds && b.2 < a.3 && a.2 < b.3
+            });
+            if beside_its_like {
+                return Err(format!("{} ran beside another that holds much memory", a.4).into());
             }
             // The most trials at once on a GPU is reached as one starts.
             let at_its_start = on.iter().filter(|b| b.2 <= a.2 && a.2 < b.3).count();

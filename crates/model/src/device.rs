@@ -54,6 +54,58 @@ pub fn free_bytes(rec: &mut Recorder, ctx: &Arc<CudaContext>) -> Result<usize, D
         .map(|(free, _total)| free)
 }
 
+/// The device memory this process holds, as NVML counts it: the figure
+/// nvidia-smi lists for the process, summed over the GPUs. Unlike free
+/// memory it is this process's own, whatever else runs on the GPU, so a
+/// variant that reads it can share the GPU. `None` when NVML lists the
+/// process on no GPU (in a container that hides the host's process ids, or
+/// before the process has a context).
+pub fn own_memory(rec: &mut Recorder) -> Result<Option<u64>, nvml_wrapper::error::NvmlError> {
+    static NVML: std::sync::OnceLock<nvml_wrapper::Nvml> = std::sync::OnceLock::new();
+    let nvml = match NVML.get() {
+        Some(nvml) => nvml,
+        None => {
+            let nvml = rec.step("nvmlInit", nvml_wrapper::Nvml::init())?;
+            NVML.get_or_init(|| nvml)
+        }
+    };
+    rec.step(
+        "nvmlDeviceGetComputeRunningProcesses",
+        held_by(nvml, std::process::id()),
+    )
+}
+
+fn held_by(
+    nvml: &nvml_wrapper::Nvml,
+    pid: u32,
+) -> Result<Option<u64>, nvml_wrapper::error::NvmlError> {
+    use nvml_wrapper::enums::device::UsedGpuMemory;
+    let mut held = None;
+    for index in 0..nvml.device_count()? {
+        for p in nvml.device_by_index(index)?.running_compute_processes()? {
+            if p.pid == pid {
+                let bytes = match p.used_gpu_memory {
+                    UsedGpuMemory::Used(bytes) => bytes,
+                    UsedGpuMemory::Unavailable => continue,
+                };
+                *held.get_or_insert(0) += bytes;
+            }
+        }
+    }
+    Ok(held)
+}
+
+/// [`own_memory`], or an error that says why there is no figure.
+pub fn own_memory_bytes(rec: &mut Recorder) -> anyhow::Result<u64> {
+    own_memory(rec)?.ok_or_else(|| {
+        anyhow::anyhow!(
+            "NVML lists no device memory for this process (pid {}): its process ids are not this \
+             process's (a container without the host's pid namespace)",
+            std::process::id()
+        )
+    })
+}
+
 /// Records a byte count as a raw figure.
 pub fn measure_bytes(rec: &mut Recorder, name: MeasureName, bytes: usize) {
     debug_assert_eq!(

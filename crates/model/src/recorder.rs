@@ -23,6 +23,17 @@ impl ResultName for DriverError {
     }
 }
 
+impl ResultName for nvml_wrapper::error::NvmlError {
+    const SUCCESS: &'static str = "NVML_SUCCESS";
+    fn result_name(&self) -> String {
+        // The error's kind (`NotFound`, `LibloadingError`), without the
+        // message some kinds carry.
+        let debug = format!("{self:?}");
+        let kind = debug.split(['(', ' ', '{']).next().unwrap_or_default();
+        format!("NVML {kind}")
+    }
+}
+
 impl ResultName for cudarc::cublas::result::CublasError {
     const SUCCESS: &'static str = "CUBLAS_STATUS_SUCCESS";
     fn result_name(&self) -> String {

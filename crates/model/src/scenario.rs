@@ -53,7 +53,19 @@ impl Scenario {
     /// does (unless this variant is declared to share it), or this variant
     /// measures device-wide free memory.
     pub fn runs_alone(&self, variant: &Variant) -> bool {
-        (self.is_exclusive() && !variant.shares) || variant.alone
+        (self.is_exclusive() && !variant.shares) || variant.alone || variant.holds.is_some()
+    }
+
+    /// Whether `variant`, which [`runs_alone`](Self::runs_alone) only because
+    /// it holds much of a GPU's memory, may run beside light trials on a GPU
+    /// of `memory` bytes: there is room for what it holds and
+    /// [`NEIGHBOURS_ROOM`] more. One such trial at a time per GPU.
+    pub fn holds_within(&self, variant: &Variant, memory: u64) -> bool {
+        let alone_anyway = (self.is_exclusive() && !variant.shares) || variant.alone;
+        !alone_anyway
+            && variant
+                .holds
+                .is_some_and(|need| need.saturating_add(NEIGHBOURS_ROOM) <= memory)
     }
 
     /// Whether it must run alone under compute-sanitizer too.
@@ -78,6 +90,11 @@ impl Scenario {
         format!("{}::{}", self.slug, variant.name)
     }
 }
+
+/// The device memory left for the light trials beside one that holds much
+/// of the GPU (see [`Variant::holds_memory`]): eight trials side by side,
+/// each with a context and a little memory of its own.
+pub const NEIGHBOURS_ROOM: u64 = 16 << 30;
 
 /// The requirement sets scenarios declare.
 impl Requirement {
@@ -419,6 +436,9 @@ pub struct Variant {
     /// of device memory, so there it shares the GPU although its scenario
     /// fills it (see [`Variant::small_when_reduced`]).
     pub small_when_reduced: bool,
+    /// It holds up to this much device memory and reads only its own
+    /// figures (see [`Variant::holds_memory`]).
+    pub holds: Option<u64>,
     /// Its code (see [`Variant::code`]).
     pub code: Option<Code>,
     /// What else differs from the variant it pairs with, besides the fix,
@@ -472,6 +492,7 @@ impl Variant {
             alone: false,
             shares: false,
             small_when_reduced: false,
+            holds: None,
             code: program.code,
             also_differs: None,
             statements: Vec::new(),
@@ -602,6 +623,17 @@ impl Variant {
         self
     }
 
+    /// It holds up to `bytes` of device memory but reads only figures of its
+    /// own (the memory NVML counts for its process), never free memory. On a
+    /// GPU with room for `bytes` and [`NEIGHBOURS_ROOM`] it runs beside light
+    /// trials in `run-all`, one such trial at a time; elsewhere, and in the
+    /// snapshot suite, it runs alone. Its reduced form under compute-sanitizer
+    /// must be small: there it shares the GPU.
+    pub fn holds_memory(mut self, bytes: u64) -> Self {
+        self.holds = Some(bytes);
+        self
+    }
+
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
         self
@@ -654,6 +686,28 @@ mod tests {
         assert!(!s.runs_alone(&s.variants[1]));
         assert!(s.runs_alone_under_sanitizer(&s.variants[0]));
         assert!(!s.runs_alone_under_sanitizer(&s.variants[1]));
+    }
+
+    #[test]
+    fn a_variant_that_holds_much_memory_shares_only_a_gpu_with_room_for_it_and_its_neighbours() {
+        let need = 60u64 << 30;
+        let s = scenario(
+            Requirement::GPU,
+            vec![variant("leak").holds_memory(need), variant("light")],
+        );
+        let (leak, light) = (&s.variants[0], &s.variants[1]);
+        assert!(s.runs_alone(leak));
+        assert!(!s.runs_alone(light));
+        assert!(s.holds_within(leak, need + NEIGHBOURS_ROOM));
+        assert!(!s.holds_within(leak, need + NEIGHBOURS_ROOM - 1));
+        assert!(!s.holds_within(light, u64::MAX));
+        assert!(!s.runs_alone_under_sanitizer(leak));
+        // A scenario that needs the whole GPU keeps it whatever its variant holds.
+        let s = scenario(
+            Requirement::GPU_ALONE,
+            vec![variant("leak").holds_memory(1)],
+        );
+        assert!(!s.holds_within(&s.variants[0], u64::MAX));
     }
 
     #[test]
