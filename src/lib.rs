@@ -38,6 +38,7 @@ pub fn catalog() -> Vec<Scenario> {
         scenario_arch_mismatch::scenario(),
         scenario_device_assert::scenario(),
         scenario_launch_out_of_resources::scenario(),
+        scenario_wrong_context_thread::scenario(),
     ]
 }
 

@@ -203,6 +203,8 @@ pub fn error_text(name: &str) -> Option<&'static str> {
         }
         "cudaErrorInvalidConfiguration" => "invalid configuration argument",
         "CUDA_ERROR_INVALID_VALUE" | "cudaErrorInvalidValue" => "invalid argument",
+        "CUDA_ERROR_NOT_INITIALIZED" | "cudaErrorInitializationError" => "initialization error",
+        "CUDA_ERROR_INVALID_CONTEXT" | "cudaErrorDeviceUninitialized" => "invalid device context",
         _ => return None,
     })
 }

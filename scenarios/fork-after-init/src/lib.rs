@@ -1,13 +1,35 @@
-//! `fork-after-init`: a PyTorch program uses CUDA, then starts a worker with
-//! multiprocessing's `fork` (the default start method on Linux before
-//! Python 3.14). The worker is a copy of the parent's memory without its
-//! CUDA context, which cannot be copied: its first CUDA call fails with
-//! "Cannot re-initialize CUDA in forked subprocess". The `spawn` start
-//! method makes a fresh interpreter, which starts CUDA itself.
+//! `fork-after-init`: a process uses CUDA, then forks a worker that makes
+//! CUDA calls of its own. The worker is a copy of the parent's memory
+//! without its CUDA context, which cannot be copied, and CUDA does not start
+//! again in the copy. In Rust and C++ the worker's first driver or runtime
+//! call fails; in PyTorch (multiprocessing's `fork`, the default start
+//! method on Linux before Python 3.14) it raises "Cannot re-initialize CUDA
+//! in forked subprocess". Forking before the parent touches CUDA, or the
+//! `spawn` start method (a fresh interpreter), gives a worker that starts
+//! CUDA itself.
 
-use casebook_model::{Program, Requirement, Scenario, Symptom, Variant, pytorch};
+use casebook_model::{
+    Claim, ClaimVerdict, Outcome, Passage, Program, Reach, Report, Requirement, Scenario, Source,
+    Symptom, Variant, cudarc, pytorch,
+};
+
+mod broken;
+mod fixed;
+pub mod worker;
 
 casebook_model::names_module!();
+
+casebook_model::cpp_variants! {
+    "cpp/fork_after_init.cu" {
+        broken: casebook_fork_after_init_broken_cpp,
+        fixed: casebook_fork_after_init_fixed_cpp,
+    }
+}
+
+/// What the worker's first driver call returns in the copy.
+const NOT_INITIALIZED: &str = "CUDA_ERROR_NOT_INITIALIZED";
+/// What the worker's first runtime call returns in the copy.
+const NOT_INITIALIZED_CPP: &str = "cudaErrorInitializationError";
 
 const FILE: &str = "python/workers.py";
 
@@ -21,10 +43,11 @@ pub fn scenario() -> Scenario {
         symptoms: &[
             "an error in a worker process",
             "an error on the second call",
+            "initialization error",
         ],
         requires: Requirement::GPU,
-        reports: &[],
-        claims: &[],
+        reports: REPORTS,
+        claims: CLAIMS,
         variants: vec![
             Variant::broken(
                 "broken-py",
@@ -33,6 +56,84 @@ pub fn scenario() -> Scenario {
             )
             .then_shows(Symptom::check_failed(WORKER_COMPUTED)),
             Variant::fixed("fixed-py", Program::pytorch(FILE, "fixed")),
+            Variant::broken(
+                "broken",
+                Symptom::cuda_error(NOT_INITIALIZED),
+                cudarc!(broken),
+            )
+            .then_shows(Symptom::check_failed(WORKER_COMPUTED)),
+            Variant::fixed("fixed", cudarc!(fixed)),
+            Variant::broken(
+                "broken-cpp",
+                Symptom::cuda_error(NOT_INITIALIZED_CPP),
+                cpp::broken,
+            )
+            .then_shows(Symptom::check_failed(WORKER_COMPUTED)),
+            Variant::fixed("fixed-cpp", cpp::fixed),
         ],
     }
 }
+
+const REPORTS: &[Report] = &[
+    Report {
+        id: "pytorch/pytorch#17357",
+        shows: "`RuntimeError: cuda runtime error (3) : initialization error` from \
+                `torch.cuda.set_device` in a child process started after the parent ran \
+                `torch.rand(20, 2).cuda()`; without that line the child worked. PyTorch's own \
+                check for bad forks had missed the case.",
+    },
+    Report {
+        id: "vllm-project/vllm#8893",
+        shows: "its title is PyTorch's message, \"RuntimeError: Cannot re-initialize CUDA in forked \
+                subprocess. To use CUDA with multiprocessing, you must use the 'spawn' start \
+                method\"; a later comment traces the parent's CUDA start to vLLM's import.",
+    },
+    Report {
+        id: "pytorch/pytorch#81758",
+        shows: "from PyTorch 1.12, `import torch` itself started CUDA, so a child that only called \
+                `torch.cuda.set_device(0)` failed with \"Cannot re-initialize CUDA in forked \
+                subprocess\".",
+    },
+    Report {
+        id: "tensorflow/tensorflow#57877",
+        shows: "a forked subprocess failed with `CUDA_ERROR_NOT_INITIALIZED: initialization \
+                error` and then crashed with exit code -6.",
+    },
+    Report {
+        id: "triton-lang/triton#10443",
+        shows: "\"A process that was fork()ed after its parent already initialized CUDA gets \
+                CUDA_ERROR_NOT_INITIALIZED (rc=3) from cuInit\", verified on an 8 × H100 host.",
+    },
+    Report {
+        id: "chainer/chainer#1087",
+        shows: "CuPy in a forked process: `cudaErrorInitializationError: initialization error`.",
+    },
+];
+
+static FORK_RULE: Passage = Passage {
+    document: "NVIDIA CUDA C++ Guidelines for robust and safety-critical programming, v3.0.1 \
+               (rule CUDA 1.6, as reproduced by Qt Axivion)",
+    section: "CUDA 1.6 [fork]: A call to fork must be immediately followed to a call to exec",
+    url: "https://doc.qt.io/axivion/reference/analysis_configuration/CUDA-1.6.html",
+    text: "CUDA does not duplicate any of its internal data structures or threads to other \
+           processes upon a call to fork. Any use of CUDA after a call to fork and before a \
+           subsequent call to exec has undefined behavior.",
+};
+
+const CLAIMS: &[Claim] = &[Claim {
+    id: "nvidia-fork-does-not-duplicate-cuda",
+    source: Source::Nvidia(&FORK_RULE),
+    quote: "CUDA does not duplicate any of its internal data structures or threads to other \
+            processes upon a call to fork.",
+    judged_by: "broken",
+    reach: Reach::Either,
+    // The parent has a working context when it forks. If the copy had
+    // CUDA's state, the worker's job would run; it fails at its first call
+    // (confirmed) or runs (refuted).
+    judge: |o: &Outcome| match (o.first_error_is(NOT_INITIALIZED), o.check(WORKER_COMPUTED)) {
+        (_, Some(true)) => ClaimVerdict::Refuted,
+        (Some(true), Some(false)) => ClaimVerdict::Confirmed,
+        (Some(false), Some(false)) => ClaimVerdict::Partly,
+        _ => ClaimVerdict::Undecided,
+    },
+}];

@@ -1,0 +1,145 @@
+// wrong-context-thread, C++. The driver calls go through the runtime's
+// cudaGetDriverEntryPointByVersion, so the program links only the runtime,
+// as the other C++ variants do.
+
+#include "casebook.h"
+#include "names.h"
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
+#include <thread>
+
+using namespace casebook;
+
+namespace {
+
+struct Driver {
+  PFN_cuCtxCreate_v12050 cuCtxCreate = nullptr;
+  PFN_cuCtxDestroy_v4000 cuCtxDestroy = nullptr;
+  PFN_cuCtxGetCurrent_v4000 cuCtxGetCurrent = nullptr;
+  PFN_cuCtxSetCurrent_v4000 cuCtxSetCurrent = nullptr;
+  PFN_cuMemAlloc_v3020 cuMemAlloc = nullptr;
+  PFN_cuMemFree_v3020 cuMemFree = nullptr;
+  PFN_cuGetErrorName_v6000 cuGetErrorName = nullptr;
+};
+
+template <class F>
+cudaError_t entry(const casebook_recorder *r, const char *symbol, int version, F *f) {
+  cudaDriverEntryPointQueryResult found;
+  char label[96];
+  std::snprintf(label, sizeof label, "cudaGetDriverEntryPointByVersion (%s)", symbol);
+  cudaError_t err = rec(r, label, cudaGetDriverEntryPointByVersion(symbol, (void **)f, version, cudaEnableDefault, &found));
+  return err == cudaSuccess && found != cudaDriverEntryPointSuccess ? cudaErrorSymbolNotFound : err;
+}
+
+cudaError_t driver(const casebook_recorder *r, Driver *d) {
+  cudaError_t err = cudaSuccess;
+  if (!err) err = entry(r, "cuCtxCreate", 12050, &d->cuCtxCreate);
+  if (!err) err = entry(r, "cuCtxDestroy", 4000, &d->cuCtxDestroy);
+  if (!err) err = entry(r, "cuCtxGetCurrent", 4000, &d->cuCtxGetCurrent);
+  if (!err) err = entry(r, "cuCtxSetCurrent", 4000, &d->cuCtxSetCurrent);
+  if (!err) err = entry(r, "cuMemAlloc", 3020, &d->cuMemAlloc);
+  if (!err) err = entry(r, "cuMemFree", 3020, &d->cuMemFree);
+  if (!err) err = entry(r, "cuGetErrorName", 6000, &d->cuGetErrorName);
+  return err;
+}
+
+// Records a driver call by its result's name.
+CUresult rec_cu(const casebook_recorder *r, const Driver &d, const char *call, CUresult res) {
+  const char *name = "CUDA_ERROR_UNKNOWN";
+  d.cuGetErrorName(res, &name);
+  r->step(r->ctx, call, name, 0);
+  return res;
+}
+
+// What the worker thread saw and did, recorded after it is joined.
+struct ThreadCalls {
+  CUresult current = CUDA_SUCCESS, bind = CUDA_SUCCESS, alloc = CUDA_SUCCESS, free = CUDA_SUCCESS;
+  bool had_context = false, bound = false;
+};
+
+// The worker's work: allocate and free 1 MiB through the driver API.
+void thread_work(const Driver &d, ThreadCalls *t) {
+  CUdeviceptr p = 0;
+  t->alloc = d.cuMemAlloc(&p, 1 << 20);
+  if (t->alloc == CUDA_SUCCESS) t->free = d.cuMemFree(p);
+}
+
+void record_thread(const casebook_recorder *r, const Driver &d, const ThreadCalls &t) {
+  rec_cu(r, d, "thread: cuCtxGetCurrent", t.current);
+  fact_text(r, names::CURRENT_ON_THE_THREAD, t.had_context ? "a context" : "none");
+  if (t.bound) rec_cu(r, d, "thread: cuCtxSetCurrent", t.bind);
+  rec_cu(r, d, "thread: cuMemAlloc", t.alloc);
+  if (t.alloc == CUDA_SUCCESS) rec_cu(r, d, "thread: cuMemFree", t.free);
+  check(r, names::THREAD_ALLOCATES, t.alloc == CUDA_SUCCESS);
+}
+
+template <bool kBind>
+int drive(const casebook_recorder *r) {
+  Driver d;
+  if (driver(r, &d) != cudaSuccess) return 1;
+  rec(r, "cudaSetDevice", cudaSetDevice(0));
+  rec(r, "cudaFree(0)", cudaFree(0));  // the primary context, current on this thread
+  CUcontext ctx = nullptr;
+  rec_cu(r, d, "cuCtxGetCurrent", d.cuCtxGetCurrent(&ctx));
+  ThreadCalls t;
+  std::thread worker([&] {
+    CUcontext mine = nullptr;
+    t.current = d.cuCtxGetCurrent(&mine);
+    t.had_context = mine != nullptr;
+    if (kBind) {
+      t.bound = true;
+      t.bind = d.cuCtxSetCurrent(ctx);  // FIX: make the context current on this thread
+    }
+    thread_work(d, &t);
+  });
+  worker.join();
+  record_thread(r, d, t);
+  return 0;
+}
+
+}  // namespace
+
+// ANCHOR: broken
+extern "C" int casebook_wrong_context_thread_broken_cpp(const casebook_recorder *r) {
+  // The main thread's context is current there only; the worker thread
+  // makes driver calls with none current (BUG).
+  return drive<false>(r);
+}
+// ANCHOR_END: broken
+
+// ANCHOR: fixed
+extern "C" int casebook_wrong_context_thread_fixed_cpp(const casebook_recorder *r) {
+  // The worker thread makes the main thread's context current first.
+  return drive<true>(r);
+}
+// ANCHOR_END: fixed
+
+// ANCHOR: silent_primary
+extern "C" int casebook_wrong_context_thread_silent_primary_cpp(const casebook_recorder *r) {
+  Driver d;
+  if (driver(r, &d) != cudaSuccess) return 1;
+  CUcontext own = nullptr;
+  // The process works in a context of its own, made with the driver API.
+  if (rec_cu(r, d, "cuCtxCreate", d.cuCtxCreate(&own, nullptr, 0, 0)) != CUDA_SUCCESS) return 1;
+  size_t before = 0, after = 0, total = 0;
+  rec(r, "cudaMemGetInfo", cudaMemGetInfo(&before, &total));
+  cudaError_t thread_result = cudaSuccess;
+  void *p = nullptr;
+  std::thread worker([&] {
+    // No context is current here: the runtime takes the primary context.
+    thread_result = cudaMalloc(&p, 1 << 20);
+    if (thread_result == cudaSuccess) thread_result = cudaFree(p);
+  });
+  worker.join();
+  rec(r, "thread: cudaMalloc, cudaFree", thread_result);
+  check(r, names::THREAD_ALLOCATES, thread_result == cudaSuccess);
+  rec(r, "cudaMemGetInfo", cudaMemGetInfo(&after, &total));
+  double taken = before > after ? (double)(before - after) : 0.0;
+  measure(r, names::SILENT_CONTEXT_BYTES, taken);
+  fact_text(r, names::SILENT_COST, taken >= 64.0 * (1 << 20) ? "64 MiB or more" : taken > 0 ? "under 64 MiB" : "none");
+  rec_cu(r, d, "cuCtxDestroy", d.cuCtxDestroy(own));
+  return 0;
+}
+// ANCHOR_END: silent_primary

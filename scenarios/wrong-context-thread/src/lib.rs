@@ -1,0 +1,216 @@
+//! `wrong-context-thread`: CUDA's driver API keeps the current context per
+//! host thread. A thread the program starts has none, so a driver call on
+//! it returns CUDA_ERROR_INVALID_CONTEXT ("invalid device context") until
+//! a context is made current there. The runtime API never shows that
+//! error: on a thread without a current context it uses the device's
+//! primary context, and if the process works in a context of its own it
+//! silently makes the primary one, with its device memory, beside it.
+
+use casebook_model::{
+    Claim, ClaimVerdict, Outcome, Passage, Reach, Recorder, Report, Requirement, Scenario, Source,
+    Symptom, Variant, cudarc,
+};
+use cudarc::driver::{DriverError, result};
+
+mod broken;
+mod fixed;
+
+casebook_model::names_module!();
+
+casebook_model::cpp_variants! {
+    "cpp/wrong_context_thread.cu" {
+        broken: casebook_wrong_context_thread_broken_cpp,
+        fixed: casebook_wrong_context_thread_fixed_cpp,
+        silent_primary: casebook_wrong_context_thread_silent_primary_cpp,
+    }
+}
+
+const INVALID_CONTEXT: &str = "CUDA_ERROR_INVALID_CONTEXT";
+
+pub fn scenario() -> Scenario {
+    Scenario {
+        slug: "wrong-context-thread",
+        title: "CUDA error: invalid device context on a worker thread",
+        cause: "The driver API's current context belongs to one host thread. A new thread has \
+                none, and every driver call there that works in a context returns \
+                CUDA_ERROR_INVALID_CONTEXT until one is made current on it (cuCtxSetCurrent, \
+                cudarc's bind_to_thread). The runtime API instead takes the device's primary \
+                context on such a thread: no error, but where the process works in a context of \
+                its own, a second context and its device memory appear unasked.",
+        symptoms: &["an error in a worker thread", "invalid device context"],
+        requires: Requirement::GPU,
+        reports: REPORTS,
+        claims: CLAIMS,
+        variants: vec![
+            Variant::broken(
+                "broken",
+                Symptom::cuda_error(INVALID_CONTEXT),
+                cudarc!(broken),
+            )
+            .then_shows(Symptom::check_failed(THREAD_ALLOCATES)),
+            Variant::fixed("fixed", cudarc!(fixed::bind at "bind")),
+            Variant::fixed("safe-api", cudarc!(fixed::safe_api at "safe_api")),
+            Variant::broken(
+                "broken-cpp",
+                Symptom::cuda_error(INVALID_CONTEXT),
+                cpp::broken,
+            )
+            .then_shows(Symptom::check_failed(THREAD_ALLOCATES)),
+            Variant::fixed("fixed-cpp", cpp::fixed),
+            // It reads free memory before and after the thread's call.
+            Variant::contrast(
+                "silent-primary-cpp",
+                casebook_model::Expect::Records,
+                cpp::silent_primary,
+            )
+            .alone(),
+        ],
+    }
+}
+
+const REPORTS: &[Report] = &[
+    Report {
+        id: "chelsea0x3b/cudarc#112",
+        shows: "the pull request that added `bind_to_thread`, with a test in which two threads \
+                allocate through one device and one of them gets \
+                `DriverError(CUDA_ERROR_INVALID_CONTEXT)`: the context was current only on the \
+                thread that made it.",
+    },
+    Report {
+        id: "chelsea0x3b/cudarc#165",
+        shows: "the maintainer's account: CUDA needs a context bound to the calling thread, and \
+                each driver call must make its own context current first; fixed by binding the \
+                context in every safe call (#166), as cudarc 0.19 does.",
+    },
+    Report {
+        id: "NVIDIA/TransformerEngine#734",
+        shows: "`CUDA Error: invalid device context` when kernels were loaded on a thread other \
+                than the main one (PyTorch's autograd thread) where no context had been made \
+                current.",
+    },
+    Report {
+        id: "pytorch/FBGEMM#530",
+        shows: "the runtime-API side: cudaFree called from a thread that never used CUDA \
+                \"helpfully allocates\" a context on device 0, and fails with out of memory \
+                where device 0 has no room for one.",
+    },
+    Report {
+        id: "vllm-project/vllm#37449",
+        shows: "a new thread's runtime call made a context on device 0: after a benchmark, each \
+                worker held about 800 MiB there.",
+    },
+    Report {
+        id: "meta-pytorch/torchcomms#777",
+        shows: "a watchdog thread's runtime calls made a primary context on GPU 0 because new \
+                threads default to device 0; \"On H100, each primary context costs ~534 MiB.\"",
+    },
+];
+
+static CONTEXT: Passage = Passage {
+    document: "CUDA C++ Programming Guide",
+    section: "Driver API: Context",
+    url: "https://docs.nvidia.com/cuda/cuda-c-programming-guide/#context",
+    text: "A host thread may have only one device context current at a time. When a context is \
+           created with cuCtxCreate(), it is made current to the calling host thread. CUDA \
+           functions that operate in a context (most functions that do not involve device \
+           enumeration or context management) will return CUDA_ERROR_INVALID_CONTEXT if a valid \
+           context is not current to the thread.",
+};
+
+static DRIVER_VS_RUNTIME: Passage = Passage {
+    document: "CUDA Driver API",
+    section: "Difference between the driver and runtime APIs: Context management",
+    url: "https://docs.nvidia.com/cuda/cuda-driver-api/driver-vs-runtime-api.html",
+    text: "Context management can be done through the driver API, but is not exposed in the \
+           runtime API. Instead, the runtime API decides itself which context to use for a \
+           thread: if a context has been made current to the calling thread through the driver \
+           API, the runtime will use that, but if there is no such context, it uses a \"primary \
+           context.\" Primary contexts are created as needed, one per device per process, are \
+           reference-counted, and are then destroyed when there are no more references to them.",
+};
+
+const CLAIMS: &[Claim] = &[
+    Claim {
+        id: "nvidia-no-current-context-invalid-context",
+        source: Source::Nvidia(&CONTEXT),
+        quote: "CUDA functions that operate in a context (most functions that do not involve \
+                device enumeration or context management) will return CUDA_ERROR_INVALID_CONTEXT \
+                if a valid context is not current to the thread.",
+        judged_by: "broken",
+        reach: Reach::Either,
+        // The thread starts with no context current (else the experiment did
+        // not set up the condition); then its allocation fails so, or not.
+        judge: |o: &Outcome| {
+            if o.fact(CURRENT_ON_THE_THREAD).and_then(|v| v.as_str()) != Some("none") {
+                return ClaimVerdict::Undecided;
+            }
+            match (o.first_error_is(INVALID_CONTEXT), o.check(THREAD_ALLOCATES)) {
+                (Some(true), Some(false)) => ClaimVerdict::Confirmed,
+                (_, Some(true)) | (Some(false), _) => ClaimVerdict::Refuted,
+                _ => ClaimVerdict::Undecided,
+            }
+        },
+    },
+    Claim {
+        id: "nvidia-runtime-takes-the-primary-context",
+        source: Source::Nvidia(&DRIVER_VS_RUNTIME),
+        quote: "if a context has been made current to the calling thread through the driver API, \
+                the runtime will use that, but if there is no such context, it uses a \"primary \
+                context.\"",
+        judged_by: "silent-primary-cpp",
+        reach: Reach::Either,
+        // The process works in a context of its own; a thread without a
+        // current context makes a runtime call. It succeeds, and a context's
+        // worth of device memory appears (the primary context): confirmed.
+        // It fails, or takes no memory (it used the process's own): refuted.
+        judge: |o: &Outcome| match (o.check(THREAD_ALLOCATES), o.measure(SILENT_CONTEXT_BYTES)) {
+            (Some(true), Some(b)) => ClaimVerdict::confirmed_if(Some(b >= (64u64 << 20) as f64)),
+            (Some(false), _) => ClaimVerdict::Refuted,
+            _ => ClaimVerdict::Undecided,
+        },
+    },
+];
+
+/// The calls a worker thread made, in order, each with its result.
+pub type Calls = Vec<(&'static str, Result<(), DriverError>)>;
+
+/// Runs `work` on a new thread; records, as steps of this variant, which
+/// context was current there when it started and every call it made, and
+/// whether its allocation succeeded.
+pub fn on_a_new_thread(
+    rec: &mut Recorder,
+    work: impl FnOnce(&mut Calls) -> Result<bool, DriverError> + Send + 'static,
+) -> anyhow::Result<()> {
+    let (current, calls, allocated) = std::thread::spawn(move || {
+        // Which context this thread has, if any; binds nothing.
+        let current = result::ctx::get_current().map(|c| c.is_some());
+        let mut calls = Calls::new();
+        let allocated = work(&mut calls);
+        (current, calls, allocated)
+    })
+    .join()
+    .map_err(|_| anyhow::anyhow!("the worker thread panicked"))?;
+    let current = rec.step("thread: cuCtxGetCurrent", current)?;
+    rec.fact(
+        CURRENT_ON_THE_THREAD,
+        if current { "a context" } else { "none" },
+    );
+    for (call, result) in calls {
+        let _ = rec.step(&format!("thread: {call}"), result);
+    }
+    rec.check(THREAD_ALLOCATES, allocated.unwrap_or(false));
+    Ok(())
+}
+
+/// The worker's work: allocate and free 1 MiB through the raw driver layer,
+/// which binds nothing. Whether the allocation succeeded.
+pub fn thread_allocates(calls: &mut Calls) -> Result<bool, DriverError> {
+    // SAFETY: the buffer is freed at once and never touched.
+    let buf = unsafe { result::malloc_sync(1 << 20) };
+    calls.push(("cuMemAlloc", buf.map(drop)));
+    let Ok(buf) = buf else { return Ok(false) };
+    // SAFETY: as above.
+    let freed = unsafe { result::free_sync(buf) };
+    calls.push(("cuMemFree", freed));
+    Ok(true)
+}
