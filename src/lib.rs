@@ -39,6 +39,8 @@ pub fn catalog() -> Vec<Scenario> {
         scenario_device_assert::scenario(),
         scenario_launch_out_of_resources::scenario(),
         scenario_wrong_context_thread::scenario(),
+        scenario_graph_capture_misuse::scenario(),
+        scenario_index_overflow::scenario(),
     ]
 }
 

@@ -85,13 +85,16 @@ fn main() -> ExitCode {
                             (variant.holds.unwrap_or(0) + casebook_model::NEIGHBOURS_ROOM)
                                 .div_ceil(1 << 30)
                         ),
+                        (false, _) if variant.creates_contexts => {
+                            "beside light ones, one such at a time".to_owned()
+                        }
                         (true, true) => "alone".to_owned(),
                         (true, false) => "alone, shares under the sanitizer".to_owned(),
                         (false, true) => "shares, alone under the sanitizer".to_owned(),
                         (false, false) => "shares".to_owned(),
                     };
                     let line = format!(
-                        "{:<44} {:<40} {}",
+                        "{:<44} {:<42} {}",
                         scenario.trial_name(variant),
                         placement,
                         variant.expected_text()

@@ -204,6 +204,12 @@ pub fn error_text(name: &str) -> Option<&'static str> {
         "cudaErrorInvalidConfiguration" => "invalid configuration argument",
         "CUDA_ERROR_INVALID_VALUE" | "cudaErrorInvalidValue" => "invalid argument",
         "CUDA_ERROR_NOT_INITIALIZED" | "cudaErrorInitializationError" => "initialization error",
+        "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED" | "cudaErrorStreamCaptureUnsupported" => {
+            "operation not permitted when stream is capturing"
+        }
+        "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED" | "cudaErrorStreamCaptureInvalidated" => {
+            "operation failed due to a previous error during capture"
+        }
         "CUDA_ERROR_INVALID_CONTEXT" | "cudaErrorDeviceUninitialized" => "invalid device context",
         _ => return None,
     })

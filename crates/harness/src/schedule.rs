@@ -37,7 +37,11 @@ impl Trial<'_> {
     /// `None`: unknown).
     pub fn place(&self, memory: Option<u64>) -> Place {
         if !self.is_exclusive() {
-            Place::Shared
+            if self.variant.creates_contexts {
+                Place::Holds
+            } else {
+                Place::Shared
+            }
         } else if memory.is_some_and(|m| self.scenario.holds_within(self.variant, m)) {
             Place::Holds
         } else {
@@ -52,7 +56,8 @@ pub enum Place {
     /// Beside other trials.
     Shared,
     /// Beside light trials, but never beside another that holds much of the
-    /// GPU's memory (see `Variant::holds_memory`).
+    /// GPU's memory or creates contexts in a loop (see
+    /// `Variant::holds_memory`, `Variant::creates_contexts`).
     Holds,
     /// With the GPU to itself.
     Alone,

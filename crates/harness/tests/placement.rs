@@ -59,6 +59,7 @@ fn catalog() -> Vec<Scenario> {
         v("h1").holds_memory(40 << 30),
         v("h2").holds_memory(40 << 30),
         v("h3").holds_memory(70 << 30),
+        v("c1").creates_contexts(),
     ];
     vec![
         Scenario {
@@ -124,7 +125,7 @@ fn spread() -> Result<(), libtest_mimic::Failed> {
     let memory = schedule::smallest_memory(&placement.gpus);
     let places: Vec<Place> = trials.iter().map(|t| t.place(memory)).collect();
     let expected = |name: &str| match name {
-        "holding::h1" | "holding::h2" => Place::Holds,
+        "holding::h1" | "holding::h2" | "holding::c1" => Place::Holds,
         "holding::h3" => Place::Alone,
         n if n.starts_with("alone::") => Place::Alone,
         _ => Place::Shared,

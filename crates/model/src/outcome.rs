@@ -18,9 +18,15 @@ pub struct Step {
     pub tolerated: bool,
 }
 
-/// Success in each API: the driver's, the runtime's, cuBLAS's, and a Python
-/// call that returned (`ok`, as the Python recorder writes it).
-const SUCCESS_NAMES: &[&str] = &["CUDA_SUCCESS", "cudaSuccess", "CUBLAS_STATUS_SUCCESS", "ok"];
+/// Success in each API: the driver's, the runtime's, cuBLAS's, NVML's, and a
+/// Python call that returned (`ok`, as the Python recorder writes it).
+const SUCCESS_NAMES: &[&str] = &[
+    "CUDA_SUCCESS",
+    "cudaSuccess",
+    "CUBLAS_STATUS_SUCCESS",
+    "NVML_SUCCESS",
+    "ok",
+];
 
 impl Step {
     pub fn is_error(&self) -> bool {
@@ -483,6 +489,21 @@ pub mod audit {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn every_api_s_success_is_known_as_success() {
+        use crate::ResultName;
+        for success in [
+            cudarc::driver::DriverError::SUCCESS,
+            cudarc::cublas::result::CublasError::SUCCESS,
+            nvml_wrapper::error::NvmlError::SUCCESS,
+        ] {
+            assert!(
+                SUCCESS_NAMES.contains(&success),
+                "{success} is not a success"
+            );
+        }
+    }
+
     use super::*;
 
     fn step(call: &str, result: &str) -> Event {

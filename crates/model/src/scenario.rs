@@ -439,6 +439,8 @@ pub struct Variant {
     /// It holds up to this much device memory and reads only its own
     /// figures (see [`Variant::holds_memory`]).
     pub holds: Option<u64>,
+    /// It creates contexts in a loop (see [`Variant::creates_contexts`]).
+    pub creates_contexts: bool,
     /// Its code (see [`Variant::code`]).
     pub code: Option<Code>,
     /// What else differs from the variant it pairs with, besides the fix,
@@ -493,6 +495,7 @@ impl Variant {
             shares: false,
             small_when_reduced: false,
             holds: None,
+            creates_contexts: false,
             code: program.code,
             also_differs: None,
             statements: Vec::new(),
@@ -631,6 +634,18 @@ impl Variant {
     /// must be small: there it shares the GPU.
     pub fn holds_memory(mut self, bytes: u64) -> Self {
         self.holds = Some(bytes);
+        self
+    }
+
+    /// It creates (and destroys) contexts in a loop. Two such loops side by
+    /// side on one GPU each ran many times slower on an H100 (20 contexts
+    /// created and destroyed: 3 s alone, 68 s beside a loop that leaks
+    /// them), so `run-all` runs it beside light trials but never beside
+    /// another that creates contexts or holds much memory, as if it held
+    /// much memory itself. A variant that holds memory by leaking contexts
+    /// declares [`Variant::holds_memory`] as well.
+    pub fn creates_contexts(mut self) -> Self {
+        self.creates_contexts = true;
         self
     }
 

@@ -70,15 +70,15 @@ pub fn scenario() -> Scenario {
                 "cuCtxCreate per call without cuCtxDestroy fails with CUDA_ERROR_OUT_OF_MEMORY.",
                 |o| o.first_error_is("CUDA_ERROR_OUT_OF_MEMORY"),
                 |o| o.measure_text(CALLS_COMPLETED, " contexts"),
-            ).timeout(std::time::Duration::from_secs(300)).holds_memory(LEAK_HOLDS),
+            ).timeout(std::time::Duration::from_secs(300)).holds_memory(LEAK_HOLDS).creates_contexts(),
             Variant::fixed("fixed", cudarc!(fixed::primary)),
-            Variant::fixed("fixed-destroy", cudarc!(fixed::destroy at "destroy")),
+            Variant::fixed("fixed-destroy", cudarc!(fixed::destroy at "destroy")).creates_contexts(),
             Variant::broken("broken-cust", Symptom::cuda_error(OOM), Program::cust("broken")).states(
                 "A Context kept alive per call leaks as cuCtxCreate does, and fails at the same count.",
                 |o| o.first_error_is("CUDA_ERROR_OUT_OF_MEMORY"),
                 |o| o.measure_text(CALLS_COMPLETED, " contexts"),
-            ).timeout(std::time::Duration::from_secs(300)).holds_memory(LEAK_HOLDS),
-            Variant::fixed("fixed-cust", Program::cust("fixed")).states(
+            ).timeout(std::time::Duration::from_secs(300)).holds_memory(LEAK_HOLDS).creates_contexts(),
+            Variant::fixed("fixed-cust", Program::cust("fixed")).creates_contexts().states(
                 "A legacy Context dropped at the end of its call is destroyed: nothing leaks.",
                 |o| o.check(OWN_MEMORY_RETURNS_TO_ITS_BASELINE),
                 |o| {

@@ -1,0 +1,57 @@
+// index-overflow, C++: the same kernels through the runtime API.
+
+#include "casebook.h"
+#include "fill.cuh"
+#include "names.h"
+
+using namespace casebook;
+
+static __global__ void fillIntIndex(float *out, long long n) { casebook_fill_int_index(out, n); }
+static __global__ void fill64BitIndex(float *out, long long n, long long *last) { casebook_fill_64bit_index(out, n, last); }
+static __global__ void countUnset(const float *out, long long n, unsigned long long *unset) {
+  casebook_count_unset(out, n, unset);
+}
+
+static unsigned blocks() { return (unsigned)((kElements + kThreads - 1) / kThreads); }
+
+// ANCHOR: broken
+extern "C" int casebook_index_overflow_broken_cpp(const casebook_recorder *r) {
+  measure(r, names::ELEMENTS, (double)kElements);
+  float *out = nullptr;
+  if (rec(r, "cudaMalloc", cudaMalloc((void **)&out, kElements * sizeof(float))) != cudaSuccess) return 1;
+  fillIntIndex<<<blocks(), kThreads>>>(out, kElements);  // int index: wraps past 2^31 - 1
+  rec(r, "fillIntIndex<<<>>>", cudaGetLastError());
+  cudaError_t err = rec(r, "cudaDeviceSynchronize", cudaDeviceSynchronize());
+  // ANCHOR_END: broken
+  rec(r, "cudaFree", cudaFree(out));
+  return err;
+}
+
+// ANCHOR: fixed
+extern "C" int casebook_index_overflow_fixed_cpp(const casebook_recorder *r) {
+  measure(r, names::ELEMENTS, (double)kElements);
+  float *out = nullptr;
+  long long *last = nullptr;
+  unsigned long long *unset = nullptr;
+  if (rec(r, "cudaMalloc", cudaMalloc((void **)&out, kElements * sizeof(float))) != cudaSuccess) return 1;
+  rec(r, "cudaMalloc", cudaMalloc((void **)&last, sizeof(long long)));
+  rec(r, "cudaMalloc", cudaMalloc((void **)&unset, sizeof(unsigned long long)));
+  rec(r, "cudaMemset", cudaMemset(unset, 0, sizeof(unsigned long long)));
+  fill64BitIndex<<<blocks(), kThreads>>>(out, kElements, last);  // 64-bit index
+  rec(r, "fill64BitIndex<<<>>>", cudaGetLastError());
+  // ANCHOR_END: fixed
+  countUnset<<<blocks(), kThreads>>>(out, kElements, unset);
+  rec(r, "countUnset<<<>>>", cudaGetLastError());
+  rec(r, "cudaDeviceSynchronize", cudaDeviceSynchronize());
+  unsigned long long n_unset = 1;
+  long long offset = 0;
+  rec(r, "cudaMemcpy (unset)", cudaMemcpy(&n_unset, unset, sizeof n_unset, cudaMemcpyDeviceToHost));
+  rec(r, "cudaMemcpy (last block offset)", cudaMemcpy(&offset, last, sizeof offset, cudaMemcpyDeviceToHost));
+  check(r, names::EVERY_ELEMENT_WRITTEN, n_unset == 0);
+  measure(r, names::LAST_BLOCK_OFFSET, (double)offset);
+  fact_text(r, names::PRODUCT_SIGN, offset >= (1LL << 31) ? "positive: unsigned arithmetic" : "negative: it wrapped");
+  rec(r, "cudaFree", cudaFree(out));
+  rec(r, "cudaFree", cudaFree(last));
+  rec(r, "cudaFree", cudaFree(unset));
+  return 0;
+}

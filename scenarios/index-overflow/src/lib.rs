@@ -1,0 +1,160 @@
+//! `index-overflow`: an elementwise kernel computes its element's index as
+//! `int i = blockIdx.x * blockDim.x + threadIdx.x`, one thread per element,
+//! over an array of 2^31 + 2^20 floats (8.6 GB, which an 80 GB GPU holds).
+//! The product is unsigned 32-bit arithmetic; stored in an `int`, every
+//! index past 2^31 - 1 wraps negative, passes the `i < n` bound check, and
+//! the thread writes 8 GB before the array: an illegal address (or, where
+//! that memory is mapped, silently wrong data). The fix forms the index in
+//! 64 bits before the product.
+
+use std::sync::Arc;
+
+use casebook_model::{
+    Claim, ClaimVerdict, Outcome, Passage, Reach, Recorder, Report, Requirement, Scenario, Source,
+    Symptom, Variant, cudarc, device,
+};
+use cudarc::driver::{CudaContext, CudaFunction, DriverError, LaunchConfig};
+
+mod broken;
+mod fixed;
+
+casebook_model::names_module!();
+
+casebook_model::cpp_variants! {
+    "cpp/index_overflow.cu" {
+        broken: casebook_index_overflow_broken_cpp,
+        fixed: casebook_index_overflow_fixed_cpp,
+    }
+}
+
+/// The kernels of `device/`, compiled by nvcc.
+pub mod fatbin {
+    include!(concat!(env!("OUT_DIR"), "/fatbins.rs"));
+}
+
+/// Elements, as `kElements` in `device/fill.cuh`: 2^31 + 2^20.
+pub const ELEMENTS_N: i64 = (1 << 31) + (1 << 20);
+/// Threads per block, as `kThreads`.
+pub const THREADS: u32 = 256;
+/// Each variant holds the array (8.6 GB) and a little more.
+pub const HOLDS: u64 = 9 << 30;
+
+const ILLEGAL: &str = "CUDA_ERROR_ILLEGAL_ADDRESS";
+const ILLEGAL_CPP: &str = "cudaErrorIllegalAddress";
+
+pub fn scenario() -> Scenario {
+    let sanitizer_limit = std::time::Duration::from_secs(90);
+    Scenario {
+        slug: "index-overflow",
+        title: "An illegal memory access only on arrays of more than 2^31 elements",
+        cause: "blockIdx.x * blockDim.x + threadIdx.x is unsigned 32-bit arithmetic; stored in an \
+                int, it wraps negative past 2^31 - 1 elements, the bound check `i < n` still \
+                passes, and the thread writes before the array. Small inputs never reach the \
+                wrap, so the kernel passes every test until an array of 2^31 elements (8.6 GB of \
+                floats) comes. Form the index in 64 bits: (long long)blockIdx.x * blockDim.x.",
+        symptoms: &[
+            "an illegal memory access was encountered",
+            "wrong results, no error",
+        ],
+        requires: Requirement::GPU,
+        reports: REPORTS,
+        claims: CLAIMS,
+        variants: vec![
+            Variant::broken("broken", Symptom::cuda_error(ILLEGAL), cudarc!(broken))
+                .holds_memory(HOLDS)
+                .sanitizer_time_limit(sanitizer_limit),
+            Variant::fixed("fixed", cudarc!(fixed))
+                .holds_memory(HOLDS)
+                .sanitizer_time_limit(sanitizer_limit),
+            Variant::broken("broken-cpp", Symptom::cuda_error(ILLEGAL_CPP), cpp::broken)
+                .holds_memory(HOLDS)
+                .sanitizer_time_limit(sanitizer_limit),
+            Variant::fixed("fixed-cpp", cpp::fixed)
+                .holds_memory(HOLDS)
+                .sanitizer_time_limit(sanitizer_limit),
+        ],
+    }
+}
+
+const REPORTS: &[Report] = &[
+    Report {
+        id: "microsoft/onnxruntime#28107",
+        shows: "the CUDA Gather kernel failed with `cudaErrorIllegalAddress` (700) on tensors of \
+                more than 2^31 elements: its index was `CUDA_LONG`, an `int32_t`, and overflowed \
+                to a negative or wrapped value.",
+    },
+    Report {
+        id: "microsoft/onnxruntime#28385",
+        shows: "the Cast kernel's `int32_t` element index \"wraps to negative once the element \
+                count crosses INT32_MAX. The bound check `if (id < N)` then passes for invalid \
+                offsets and the kernel reads / writes out of bounds.\"",
+    },
+    Report {
+        id: "tensorflow/tensorflow#124949",
+        shows: "on an H100, \"2^31 - 65536 elements works, 2^31 + 65536 elements crashes.\"",
+    },
+    Report {
+        id: "fla-org/flash-linear-attention#1080",
+        shows: "both outcomes of a wrapped index: silently corrupted output where the address lands \
+                in mapped memory, `an illegal memory access was encountered` where it does not.",
+    },
+    Report {
+        id: "huggingface/candle#3604",
+        shows: "the Rust form: `LaunchConfig::for_num_elems(el as u32)` wraps the element count \
+                past 2^32, giving `CUDA_ERROR_INVALID_VALUE` or a silently wrong count.",
+    },
+];
+
+static BUILT_IN_VARIABLES: Passage = Passage {
+    document: "CUDA Programming Guide",
+    section: "C++ Language Extensions: Built-in Variables",
+    url: "https://docs.nvidia.com/cuda/cuda-programming-guide/05-appendices/cpp-language-extensions.html#built-in-variables",
+    text: "The values used to specify and retrieve the kernel configuration for the grid and \
+           blocks along the x, y, and z dimensions are of type dim3. The variables used to obtain \
+           the block and thread indices are of type uint3. Both dim3 and uint3 are trivial \
+           structures consisting of three unsigned values named x, y, and z.",
+};
+
+const CLAIMS: &[Claim] = &[Claim {
+    id: "nvidia-block-index-is-unsigned",
+    source: Source::Nvidia(&BUILT_IN_VARIABLES),
+    quote: "Both dim3 and uint3 are trivial structures consisting of three unsigned values named \
+            x, y, and z.",
+    judged_by: "fixed-cpp",
+    reach: Reach::Either,
+    // blockIdx.x * blockDim.x for the last block is past 2^31: unsigned, it
+    // stays positive (confirmed); signed, it would have wrapped negative.
+    judge: |o: &Outcome| match o.measure(LAST_BLOCK_OFFSET) {
+        Some(v) if v >= (1u64 << 31) as f64 => ClaimVerdict::Confirmed,
+        Some(_) => ClaimVerdict::Refuted,
+        None => ClaimVerdict::Undecided,
+    },
+}];
+
+pub(crate) struct Kernels {
+    pub ctx: Arc<CudaContext>,
+    pub fill_int_index: CudaFunction,
+    pub fill_64bit_index: CudaFunction,
+    pub count_unset: CudaFunction,
+}
+
+pub(crate) fn kernels(rec: &mut Recorder) -> Result<Kernels, DriverError> {
+    let ctx = device::context(rec)?;
+    rec.measure(ELEMENTS, ELEMENTS_N as f64);
+    Ok(Kernels {
+        fill_int_index: device::kernel(rec, &ctx, fatbin::FILL, "fill_int_index")?,
+        fill_64bit_index: device::kernel(rec, &ctx, fatbin::FILL, "fill_64bit_index")?,
+        count_unset: device::kernel(rec, &ctx, fatbin::FILL, "count_unset")?,
+        ctx,
+    })
+}
+
+/// One thread per element.
+pub(crate) fn per_element() -> LaunchConfig {
+    let blocks = (ELEMENTS_N as u64).div_ceil(u64::from(THREADS));
+    LaunchConfig {
+        grid_dim: (u32::try_from(blocks).expect("under 2^31 blocks"), 1, 1),
+        block_dim: (THREADS, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
