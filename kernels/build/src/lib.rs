@@ -551,6 +551,11 @@ pub fn fatbins(nvcc: &Nvcc, dir: &Path) -> Result<String, String> {
 }
 
 /// `names.h`: the vocabulary as typed C++ constants, in `namespace names`.
+/// They are `static`: each translation unit keeps its own scenario's. Every
+/// scenario's C++ is linked into one program, and scenarios reuse
+/// identifiers (`LATER_CALL`) for different texts; with external linkage
+/// (`inline constexpr`) the linker keeps one of them, and a variant records
+/// another scenario's name.
 pub fn header(vocabulary: &[Name]) -> String {
     let mut h = String::from(
         "// Generated from names.toml by casebook-build: do not edit.\n\
@@ -575,13 +580,13 @@ pub fn header(vocabulary: &[Name]) -> String {
                 name.ident
             ),
         };
-        let _ = writeln!(h, "inline constexpr {line};");
+        let _ = writeln!(h, "static constexpr {line};");
     }
     h.push_str(
         "}  // namespace names\n\nnamespace casebook {\n\
          // Whether the variant runs under compute-sanitizer, where heavy variants\n\
          // run a reduced form; records that it does.\n\
-         inline bool under_sanitizer(const casebook_recorder *r) {\n  \
+         static inline bool under_sanitizer(const casebook_recorder *r) {\n  \
          return under_sanitizer(r, names::REDUCED);\n}\n}  // namespace casebook\n",
     );
     h
@@ -606,16 +611,32 @@ CURVE = { key = "free_bytes", per = "call", unit = "bytes" }
     fn the_header_declares_every_name_with_its_unit() {
         let h = header(&parse_vocabulary(SAMPLE).unwrap());
         assert!(h.contains(
-            r#"inline constexpr casebook::CheckName OK{"reader sees \"what\" it was given"};"#
+            r#"static constexpr casebook::CheckName OK{"reader sees \"what\" it was given"};"#
         ));
-        assert!(h.contains(r#"inline constexpr casebook::FactName REUSED{"reused"};"#));
+        assert!(h.contains(r#"static constexpr casebook::FactName REUSED{"reused"};"#));
         assert!(h.contains(
-            r#"inline constexpr casebook::MeasureName FREE{"free_bytes", casebook::Bytes};"#
+            r#"static constexpr casebook::MeasureName FREE{"free_bytes", casebook::Bytes};"#
         ));
         assert!(h.contains(
-            r#"inline constexpr casebook::SeriesName CURVE{"free_bytes", "call", casebook::Bytes};"#
+            r#"static constexpr casebook::SeriesName CURVE{"free_bytes", "call", casebook::Bytes};"#
         ));
         assert!(h.contains(r#"FactName REDUCED{"reduced for the sanitizer"}"#));
+    }
+
+    #[test]
+    fn every_name_in_the_header_is_local_to_its_translation_unit() {
+        // Two scenarios may give one identifier different texts; their C++
+        // is linked into one program, so nothing here may have external
+        // linkage (an `inline` variable or function would be merged).
+        let h = header(&parse_vocabulary(SAMPLE).unwrap());
+        for line in h
+            .lines()
+            .filter(|l| l.contains("constexpr") || l.contains('('))
+        {
+            let local =
+                line.starts_with("static ") || !line.contains("constexpr") && !line.contains(") {");
+            assert!(local, "external linkage: {line}");
+        }
     }
 
     #[test]
