@@ -11,7 +11,7 @@
 //! driver refuses a context, one at a time and only where the GPU has room
 //! for them and their neighbours.
 
-use casebook_model::device::{measure_bytes, own_memory_bytes};
+use casebook_model::device::{measure_bytes, own_memory, own_memory_bytes};
 use casebook_model::{
     Claim, ClaimVerdict, Outcome, Program, Reach, Recorder, Requirement, Scenario, Source, Symptom,
     Variant, cudarc,
@@ -170,19 +170,25 @@ pub fn leak_until_failure<E: Into<anyhow::Error>>(
     total: usize,
     mut call: impl FnMut(&mut Recorder) -> Result<usize, E>,
 ) -> anyhow::Result<()> {
+    // NVML starts here, so that every call below records the same steps
+    // (the snapshot shows them once, however many calls the driver allows).
+    own_memory(rec)?;
     let mut held = Vec::new();
     let mut last_free = None;
     let mut failure = None;
     for n in 0..calls {
-        match rec.iteration("call", &mut call) {
-            Ok(free) => {
-                let own = own_memory_bytes(rec)?;
+        let called = rec.iteration("call", |rec| -> anyhow::Result<(usize, u64)> {
+            let free = call(rec).map_err(Into::into)?;
+            Ok((free, own_memory_bytes(rec)?))
+        });
+        match called {
+            Ok((free, own)) => {
                 rec.point(HELD_BYTES, (n + 1) as f64, own as f64);
                 held.push(own);
                 last_free = Some(free);
             }
             Err(e) => {
-                failure = Some(e.into());
+                failure = Some(e);
                 break;
             }
         }
