@@ -1007,10 +1007,10 @@ mod tests {
         // One shard alone is missing the other.
         let e = merge(&shards[..1]).unwrap_err().to_string();
         assert!(e.starts_with("shard 2/2 of the run on H200"), "{e}");
-        // With the H100's latest run and the one-H200 run of the same
-        // commit: three columns, the last on two GPUs.
+        // With the H100 and one-H200 runs of the same commit (the fleet):
+        // three columns, the last on two GPUs.
         let mut all = vec![
-            root.join(crate::report::EVIDENCE_JSON),
+            root.join("docs/evidence/h100-fleet.json"),
             root.join("docs/evidence/h200-cross-check.json"),
         ];
         all.extend(shards.iter().cloned());
