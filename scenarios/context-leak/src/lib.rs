@@ -23,6 +23,13 @@ mod fixed;
 
 casebook_model::names_module!();
 
+casebook_model::cpp_variants! {
+    "cpp/context_leak.cu" {
+        broken: casebook_context_leak_broken_cpp,
+        fixed: casebook_context_leak_fixed_cpp,
+    }
+}
+
 /// The broken loop stops here if nothing has failed by then.
 pub const MAX_CALLS: usize = 2000;
 /// Under compute-sanitizer both loops are cut to this: a hundred contexts
@@ -78,6 +85,12 @@ pub fn scenario() -> Scenario {
                 |o| o.first_error_is("CUDA_ERROR_OUT_OF_MEMORY"),
                 |o| o.measure_text(CALLS_COMPLETED, " contexts"),
             ).timeout(std::time::Duration::from_secs(300)).holds_memory(LEAK_HOLDS).creates_contexts(),
+            Variant::broken("broken-cpp", Symptom::cuda_error(OOM), cpp::broken)
+                .timeout(std::time::Duration::from_secs(300))
+                .holds_memory(LEAK_HOLDS)
+                .creates_contexts(),
+            // It reads device-wide free memory before and after its loop.
+            Variant::fixed("fixed-cpp", cpp::fixed).alone(),
             Variant::fixed("fixed-cust", Program::cust("fixed")).creates_contexts().states(
                 "A legacy Context dropped at the end of its call is destroyed: nothing leaks.",
                 |o| o.check(OWN_MEMORY_RETURNS_TO_ITS_BASELINE),

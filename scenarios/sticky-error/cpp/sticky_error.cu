@@ -8,6 +8,11 @@
 #include "casebook.h"
 #include "names.h"
 
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 using namespace casebook;
 
 static __global__ void faultingKernel() { *(volatile int *)nullptr = 1; }
@@ -59,3 +64,61 @@ extern "C" int casebook_sticky_error_as_written_cpp(const casebook_recorder *r) 
   return 0;
 }
 // ANCHOR_END: as_written
+
+// The faulting model call as the child process runs it: it records nothing
+// (the recorder is the parent's) and returns what the synchronisation gave.
+static cudaError_t childModel() {
+  float *d_data = nullptr;
+  cudaError_t err = cudaMalloc((void **)&d_data, 1 << 20);
+  if (err != cudaSuccess) return err;
+  faultingKernel<<<1, 32>>>();
+  err = cudaDeviceSynchronize();
+  cudaFree(d_data);
+  return err;
+}
+
+// Runs childModel in a process forked before this one touches CUDA; its
+// result, or cudaErrorUnknown if the child sent none within a minute.
+static cudaError_t inChildProcess() {
+  int fds[2];
+  if (pipe(fds) != 0) return cudaErrorUnknown;
+  pid_t pid = fork();
+  if (pid < 0) return cudaErrorUnknown;
+  if (pid == 0) {
+    close(fds[0]);
+    int err = (int)childModel();
+    ssize_t ignored = write(fds[1], &err, sizeof err);
+    (void)ignored;
+    _exit(0);
+  }
+  close(fds[1]);
+  int err = (int)cudaErrorUnknown;
+  struct pollfd p = {fds[0], POLLIN, 0};
+  if (poll(&p, 1, 60 * 1000) <= 0 || read(fds[0], &err, sizeof err) != (ssize_t)sizeof err) {
+    kill(pid, SIGKILL);
+    err = (int)cudaErrorUnknown;
+  }
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return (cudaError_t)err;
+}
+
+// ANCHOR: fixed
+extern "C" int casebook_sticky_error_fixed_cpp(const casebook_recorder *r) {
+  // FIX: the call that may fault gets a process of its own, started before
+  // this one touches CUDA; its fault dies with it.
+  tolerate(r, "child process: first model call", inChildProcess());
+  cudaError_t second;
+  {
+    Iteration it(r, "second model call");
+    second = runModel(r, false);  // Second model call, in this process's clean context
+  }
+  fact_text(r, names::SECOND, cudaGetErrorName(second));
+  // ANCHOR_END: fixed
+  void *p = nullptr;
+  cudaError_t third = rec(r, "third call: cudaMalloc", cudaMalloc(&p, 1 << 20));
+  if (third == cudaSuccess) third = rec(r, "third call: cudaFree", cudaFree(p));
+  fact_text(r, names::THIRD_CALL_RETURNS, cudaGetErrorName(third));
+  return 0;
+}

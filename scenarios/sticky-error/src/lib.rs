@@ -19,6 +19,7 @@ casebook_model::names_module!();
 casebook_model::cpp_variants! {
     "cpp/sticky_error.cu" {
         as_written: casebook_sticky_error_as_written_cpp,
+        fixed: casebook_sticky_error_fixed_cpp,
     }
 }
 
@@ -52,6 +53,10 @@ pub fn scenario() -> Scenario {
                      fix is the process boundary, so the program is shaped around it.",
             ),
             Variant::as_written("as-written-cpp", cpp::as_written),
+            Variant::fixed("fixed-cpp", cpp::fixed).also_differs(
+                "as in `fixed`: the first, faulting model call runs in a child process forked \
+                 before the parent touches CUDA, and the article's cudaDeviceReset is gone.",
+            ),
             Variant::broken(
                 "device-assert-py",
                 Symptom::cuda_error(pytorch::DEVICE_ASSERT),

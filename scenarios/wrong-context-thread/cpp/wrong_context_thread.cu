@@ -78,7 +78,7 @@ void record_thread(const casebook_recorder *r, const Driver &d, const ThreadCall
 template <bool kBind>
 int drive(const casebook_recorder *r) {
   Driver d;
-  if (driver(r, &d) != cudaSuccess) return 1;
+  if (cudaError_t err = driver(r, &d)) return err;
   rec(r, "cudaSetDevice", cudaSetDevice(0));
   rec(r, "cudaFree(0)", cudaFree(0));  // the primary context, current on this thread
   CUcontext ctx = nullptr;
@@ -119,10 +119,10 @@ extern "C" int casebook_wrong_context_thread_fixed_cpp(const casebook_recorder *
 // ANCHOR: silent_primary
 extern "C" int casebook_wrong_context_thread_silent_primary_cpp(const casebook_recorder *r) {
   Driver d;
-  if (driver(r, &d) != cudaSuccess) return 1;
+  if (cudaError_t err = driver(r, &d)) return err;
   CUcontext own = nullptr;
   // The process works in a context of its own, made with the driver API.
-  if (rec_cu(r, d, "cuCtxCreate", d.cuCtxCreate(&own, nullptr, 0, 0)) != CUDA_SUCCESS) return 1;
+  if (rec_cu(r, d, "cuCtxCreate", d.cuCtxCreate(&own, nullptr, 0, 0)) != CUDA_SUCCESS) return 0;
   size_t before = 0, after = 0, total = 0;
   rec(r, "cudaMemGetInfo", cudaMemGetInfo(&before, &total));
   cudaError_t thread_result = cudaSuccess;
