@@ -5,12 +5,8 @@
 // the runtime, as the other C++ variants do.
 
 #include "casebook.h"
+#include "casebook_driver.h"
 #include "names.h"
-
-#include <cuda.h>
-#include <cudaTypedefs.h>
-
-#include <cstdio>
 
 using namespace casebook;
 
@@ -29,32 +25,20 @@ struct Driver {
   PFN_cuGetErrorName_v6000 cuGetErrorName = nullptr;
 };
 
-template <class F>
-cudaError_t entry(const casebook_recorder *r, const char *symbol, int version, F *f) {
-  cudaDriverEntryPointQueryResult found;
-  char label[96];
-  std::snprintf(label, sizeof label, "cudaGetDriverEntryPointByVersion (%s)", symbol);
-  cudaError_t err = rec(r, label, cudaGetDriverEntryPointByVersion(symbol, (void **)f, version, cudaEnableDefault, &found));
-  return err == cudaSuccess && found != cudaDriverEntryPointSuccess ? cudaErrorSymbolNotFound : err;
-}
-
 cudaError_t driver(const casebook_recorder *r, Driver *d) {
   cudaError_t err = cudaSuccess;
-  if (!err) err = entry(r, "cuCtxCreate", 12050, &d->cuCtxCreate);
-  if (!err) err = entry(r, "cuCtxDestroy", 4000, &d->cuCtxDestroy);
-  if (!err) err = entry(r, "cuCtxSetCurrent", 4000, &d->cuCtxSetCurrent);
-  if (!err) err = entry(r, "cuMemAlloc", 3020, &d->cuMemAlloc);
-  if (!err) err = entry(r, "cuMemFree", 3020, &d->cuMemFree);
-  if (!err) err = entry(r, "cuMemGetInfo", 3020, &d->cuMemGetInfo);
-  if (!err) err = entry(r, "cuGetErrorName", 6000, &d->cuGetErrorName);
+  if (!err) err = driver_entry(r, "cuCtxCreate", 12050, &d->cuCtxCreate);
+  if (!err) err = driver_entry(r, "cuCtxDestroy", 4000, &d->cuCtxDestroy);
+  if (!err) err = driver_entry(r, "cuCtxSetCurrent", 4000, &d->cuCtxSetCurrent);
+  if (!err) err = driver_entry(r, "cuMemAlloc", 3020, &d->cuMemAlloc);
+  if (!err) err = driver_entry(r, "cuMemFree", 3020, &d->cuMemFree);
+  if (!err) err = driver_entry(r, "cuMemGetInfo", 3020, &d->cuMemGetInfo);
+  if (!err) err = driver_entry(r, "cuGetErrorName", 6000, &d->cuGetErrorName);
   return err;
 }
 
 CUresult rec_cu(const casebook_recorder *r, const Driver &d, const char *call, CUresult res) {
-  const char *name = "CUDA_ERROR_UNKNOWN";
-  d.cuGetErrorName(res, &name);
-  r->step(r->ctx, call, name, 0);
-  return res;
+  return casebook::rec_cu(r, d.cuGetErrorName, call, res);
 }
 
 // One call's work in whatever context is current: allocate and free 1 MiB.

@@ -1,0 +1,35 @@
+// Driver API calls from a C++ variant that links only the runtime: each
+// function is looked up through cudaGetDriverEntryPointByVersion (the
+// lookup recorded as a step), and each call recorded by the name
+// cuGetErrorName gives its result.
+#pragma once
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
+#include <cstdio>
+
+#include "casebook.h"
+
+namespace casebook {
+
+// Looks `symbol` up as the driver of `version` (CUDA 12.5: 12050) has it.
+template <class F>
+static inline cudaError_t driver_entry(const casebook_recorder *r, const char *symbol, int version, F *f) {
+  cudaDriverEntryPointQueryResult found;
+  char label[96];
+  std::snprintf(label, sizeof label, "cudaGetDriverEntryPointByVersion (%s)", symbol);
+  cudaError_t err = rec(r, label, cudaGetDriverEntryPointByVersion(symbol, (void **)f, version, cudaEnableDefault, &found));
+  return err == cudaSuccess && found != cudaDriverEntryPointSuccess ? cudaErrorSymbolNotFound : err;
+}
+
+// Records a driver call by its result's name and passes the result through.
+static inline CUresult rec_cu(const casebook_recorder *r, PFN_cuGetErrorName_v6000 error_name, const char *call,
+                              CUresult res) {
+  const char *name = "CUDA_ERROR_UNKNOWN";
+  error_name(res, &name);
+  r->step(r->ctx, call, name, 0);
+  return res;
+}
+
+}  // namespace casebook
