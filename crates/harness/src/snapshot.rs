@@ -219,6 +219,21 @@ pub fn compare(root: &Path, scenario: &Scenario, view: &SnapshotView) -> Snapsho
     })
 }
 
+/// Whether `view` matches its committed snapshot, leaving nothing to
+/// review: a `.snap.new` the comparison writes is removed again (one that
+/// was there before, from a GPU run, stays). For checks that rebuild a
+/// snapshot from recorded evidence, whose differences are not new results
+/// and must never be blessed as such.
+pub fn matches_committed(root: &Path, scenario: &Scenario, view: &SnapshotView) -> bool {
+    let pending = path(root, scenario.slug, &view.variant).with_extension("snap.new");
+    let was_pending = pending.exists();
+    let matched = compare(root, scenario, view) == SnapshotStatus::Matched;
+    if !was_pending {
+        let _ = std::fs::remove_file(&pending);
+    }
+    matched
+}
+
 fn compare_with(existed: bool, assertion: impl FnOnce()) -> SnapshotStatus {
     let previous_hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));

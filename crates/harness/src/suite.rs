@@ -427,7 +427,7 @@ pub fn check_evidence(catalog: &[Scenario], root: &Path, path: &Path) -> Result<
                     }
                     problems.extend(unrecorded_reads(s, v, &r.outcome));
                     let view = snapshot::SnapshotView::new(s, v, &r.outcome, &now, &claims);
-                    if snapshot::compare(root, s, &view) != snapshot::SnapshotStatus::Matched {
+                    if !snapshot::matches_committed(root, s, &view) {
                         problems.push(format!(
                             "{}: rebuilt from its outcome in {}, the snapshot differs (the \
                              evidence and the snapshots come from different runs, or the \
@@ -510,6 +510,25 @@ mod tests {
             problems,
             vec!["claim waits-on-nothing reads \"never written\", which s::fixed did not record"]
         );
+    }
+
+    #[test]
+    fn evidence_that_differs_from_a_snapshot_leaves_nothing_to_bless() {
+        let root = tempfile::tempdir().unwrap();
+        let s = scenario(&[]);
+        let v = &s.variants[0];
+        let outcome = Outcome::empty();
+        let verdict = crate::judge::judge(v, &outcome);
+        let view = crate::snapshot::SnapshotView::new(&s, v, &outcome, &verdict, &[]);
+        let committed = crate::snapshot::path(root.path(), s.slug, v.name);
+        std::fs::create_dir_all(committed.parent().unwrap()).unwrap();
+        std::fs::write(&committed, "---\nsource: elsewhere\n---\nsomething else\n").unwrap();
+        assert!(!crate::snapshot::matches_committed(root.path(), &s, &view));
+        assert!(!committed.with_extension("snap.new").exists());
+        // A review that was pending before stays.
+        std::fs::write(committed.with_extension("snap.new"), "from a GPU run").unwrap();
+        assert!(!crate::snapshot::matches_committed(root.path(), &s, &view));
+        assert!(committed.with_extension("snap.new").exists());
     }
 
     #[test]
