@@ -154,8 +154,9 @@ const CLAIMS: &[Claim] = &[
     Claim {
         id: "nvidia-runtime-takes-the-primary-context",
         source: Source::Nvidia(&DRIVER_VS_RUNTIME),
-        quote: "if a context has been made current to the calling thread through the driver API, \
-                the runtime will use that, but if there is no such context, it uses a \"primary \
+        quote: "Instead, the runtime API decides itself which context to use for a thread: if a \
+                context has been made current to the calling thread through the driver API, the \
+                runtime will use that, but if there is no such context, it uses a \"primary \
                 context.\"",
         judged_by: "silent-primary-cpp",
         reach: Reach::Either,
