@@ -1,0 +1,383 @@
+//! `lazy-loading`: since CUDA 12.2 on Linux a kernel's code is loaded at its
+//! first launch, not when its module is. A program launches a kernel that
+//! waits for a flag, then, on another stream, launches for the first time
+//! the kernel that sets it. Loading that kernel waits for the work already
+//! running, which is the waiter: each waits for the other. The waiter here
+//! gives up after a few seconds, so the hang is bounded and measured. The
+//! fix loads the kernel before the waiter starts (`cuFuncLoad`,
+//! `cudaFuncGetAttributes`), or runs with `CUDA_MODULE_LOADING=EAGER`.
+
+use std::time::{Duration, Instant};
+
+use casebook_model::{
+    Claim, ClaimVerdict, Expect, Outcome, Passage, Reach, Recorder, Report, Requirement, Scenario,
+    Source, Symptom, Variant, cudarc,
+};
+use std::ffi::{CStr, c_void};
+use std::sync::Arc;
+
+use cudarc::driver::{CudaContext, result, sys};
+
+mod broken;
+mod eager;
+mod fixed;
+
+casebook_model::names_module!();
+
+casebook_model::cpp_variants! {
+    "cpp/lazy_loading.cu" {
+        broken: casebook_lazy_loading_broken_cpp,
+        fixed: casebook_lazy_loading_fixed_cpp,
+    }
+}
+
+pub mod fatbin {
+    include!(concat!(env!("OUT_DIR"), "/fatbins.rs"));
+}
+
+/// The waiter gives up after this long; a first launch that returns only
+/// then waited for it.
+pub const WAITER_LIMIT: Duration = Duration::from_secs(5);
+/// A launch that takes longer than this did not return at once.
+const AT_ONCE: Duration = Duration::from_secs(1);
+/// What the waiter writes (device/lazy_loading.cuh).
+const RELEASED_CODE: u32 = 1;
+const GAVE_UP_CODE: u32 = 2;
+
+const AT_ONCE_TEXT: &str = "at once";
+const AFTER_A_WAIT: &str = "after a wait";
+const WAITER_RELEASED: &str = "released";
+const WAITER_GAVE_UP: &str = "gave up waiting";
+
+pub fn scenario() -> Scenario {
+    Scenario {
+        slug: "lazy-loading",
+        title: "A kernel launch that hangs while another kernel runs (lazy loading, CUDA 12.2 and later)",
+        cause: "With lazy loading, the default since CUDA 12.2 on Linux, a kernel's code is loaded \
+                into the context at its first launch, and loading it waits for the work already \
+                running there. If a running kernel waits for the kernel being launched (a \
+                persistent kernel polling a flag, say), each waits for the other and the program \
+                hangs: through the driver's library API the launch call itself blocks; through \
+                the runtime the launch returns and the kernel never starts. Load the kernels that \
+                must run side by side before starting any of them (cuFuncLoad, \
+                cudaFuncGetAttributes), or set CUDA_MODULE_LOADING=EAGER.",
+        symptoms: &["a hang, no error"],
+        requires: Requirement::GPU,
+        reports: REPORTS,
+        claims: CLAIMS,
+        variants: vec![
+            Variant::broken("broken", Symptom::check_failed(RELEASED), cudarc!(broken)),
+            Variant::fixed("fixed", cudarc!(fixed)),
+            Variant::contrast("eager", Expect::Clean, cudarc!(eager)).also_differs(
+                "the broken program, unchanged, run in a worker process with \
+                 CUDA_MODULE_LOADING=EAGER: the variable is read when CUDA starts.",
+            ),
+            Variant::broken("broken-cpp", Symptom::check_failed(RELEASED), cpp::broken),
+            Variant::fixed("fixed-cpp", cpp::fixed),
+        ],
+    }
+}
+
+const REPORTS: &[Report] = &[
+    Report {
+        id: "meta-pytorch/torchcomms#2334",
+        shows: "a minimal reproducer of a production hang: with CUDA_MODULE_LOADING=LAZY the \
+                first launch of a kernel from a module not yet loaded waits for the GPU's work \
+                to drain; with a persistent kernel that polls a flag only another call can set, \
+                the process wedges, and with EAGER it completes.",
+    },
+    Report {
+        id: "NVIDIA/nvbench#136",
+        shows: "\"The recent switch to lazy loading by default in CTK 12.2 seems to have broken \
+                the async benchmarks\"; the deadlock is fixed by CUDA_MODULE_LOADING=EAGER.",
+    },
+    Report {
+        id: "NVIDIA/cccl#3585",
+        shows: "libcudacxx's tests deadlocked under lazy loading; the fix enables eager module \
+                loading.",
+    },
+];
+
+static LEGACY_DEADLOCK: Passage = Passage {
+    document: "CUDA C++ Programming Guide (legacy)",
+    section: "Lazy Loading: Possible Issues when Adopting Lazy Loading: Concurrent Execution",
+    url: "https://docs.nvidia.com/cuda/archive/12.2.1/cuda-c-programming-guide/index.html#concurrent-execution",
+    text: "Loading kernels might require context synchronization. Some programs incorrectly treat \
+           the possibility of concurrent execution of kernels as a guarantee. In such cases, if \
+           program assumes that two kernels will be able to execute concurrently, and one of the \
+           kernels will not return without the other kernel executing, there is a possibility of \
+           a deadlock. If kernel A will be spinning in an infinite loop until kernel B is \
+           executing. In such case launching kernel B will trigger lazy loading of kernel B. If \
+           this loading will require context synchronization, then we have a deadlock: kernel A \
+           is waiting for kernel B, but loading kernel B is stuck waiting for kernel A to finish \
+           to synchronize the context.",
+};
+
+static REMEDY: Passage = Passage {
+    document: "CUDA Programming Guide",
+    section: "Lazy Loading: Impact on Concurrent Kernel Execution",
+    url: "https://docs.nvidia.com/cuda/cuda-programming-guide/04-special-topics/lazy-loading.html",
+    text: "Some programs incorrectly assume that concurrent kernel execution is guaranteed. A \
+           deadlock can occur if cross-kernel synchronization is required, but kernel execution \
+           has been serialized. To minimize the impact of lazy loading on concurrent kernel \
+           execution, do the following: preload all kernels that you hope to execute \
+           concurrently prior to launching them or run application with `CUDA_MODULE_LOADING = \
+           EAGER` to force loading data eagerly without forcing each function to load eagerly",
+};
+
+static EAGER_MODE: Passage = Passage {
+    document: "CUDA Programming Guide",
+    section: "Environment Variables: CUDA_MODULE_LOADING",
+    url: "https://docs.nvidia.com/cuda/cuda-programming-guide/05-appendices/environment-variables.html",
+    text: "`EAGER`: Fully loads CUDA modules and kernels at program initialization.",
+};
+
+/// What the waiter saw: released (`Some(true)`) or gave up (`Some(false)`).
+fn released(o: &Outcome, prefix: &str) -> Option<bool> {
+    match o.fact_named(&format!("{prefix}{}", WAITER.0))?.as_str()? {
+        WAITER_RELEASED => Some(true),
+        WAITER_GAVE_UP => Some(false),
+        _ => None,
+    }
+}
+
+const CLAIMS: &[Claim] = &[
+    Claim {
+        id: "nvidia-lazy-loading-first-launch-deadlock",
+        source: Source::Nvidia(&LEGACY_DEADLOCK),
+        quote: "If kernel A will be spinning in an infinite loop until kernel B is executing. In \
+                such case launching kernel B will trigger lazy loading of kernel B. If this \
+                loading will require context synchronization, then we have a deadlock: kernel A \
+                is waiting for kernel B, but loading kernel B is stuck waiting for kernel A to \
+                finish to synchronize the context.",
+        judged_by: "broken",
+        reach: Reach::Either,
+        // Confirmed if the releasing kernel ran only once the waiting kernel
+        // had given up (each waited for the other until the waiter's own
+        // limit broke the tie); refuted if it ran while the waiter waited:
+        // its first launch then did not wait for the running kernel.
+        judge: |o: &Outcome| match released(o, "") {
+            Some(false) => ClaimVerdict::Confirmed,
+            Some(true) => ClaimVerdict::Refuted,
+            None => ClaimVerdict::Undecided,
+        },
+    },
+    Claim {
+        id: "nvidia-lazy-loading-preload-remedy",
+        source: Source::Nvidia(&REMEDY),
+        quote: "To minimize the impact of lazy loading on concurrent kernel execution, do the \
+                following: preload all kernels that you hope to execute concurrently prior to \
+                launching them or run application with `CUDA_MODULE_LOADING = EAGER` to force \
+                loading data eagerly without forcing each function to load eagerly",
+        judged_by: "fixed",
+        reach: Reach::Either,
+        // The fix preloads the releasing kernel (the first remedy); the
+        // second is the `eager` variant's.
+        judge: |o: &Outcome| match released(o, "") {
+            Some(true) => ClaimVerdict::Confirmed,
+            Some(false) => ClaimVerdict::Refuted,
+            None => ClaimVerdict::Undecided,
+        },
+    },
+    Claim {
+        id: "nvidia-eager-loads-kernels-at-start",
+        source: Source::Nvidia(&EAGER_MODE),
+        quote: "`EAGER`: Fully loads CUDA modules and kernels at program initialization.",
+        judged_by: "eager",
+        reach: Reach::Either,
+        // Loaded at start, the releasing kernel has nothing to load at its
+        // first launch, so it runs while the waiter waits.
+        judge: |o: &Outcome| match released(o, &format!("{}: ", eager::ROLE)) {
+            Some(true) => ClaimVerdict::Confirmed,
+            Some(false) => ClaimVerdict::Refuted,
+            None => ClaimVerdict::Undecided,
+        },
+    },
+];
+
+/// The two kernels, each from a library of its own, loaded at start the
+/// way the runtime loads a program's modules (cuLibraryLoadData): under lazy
+/// loading a kernel's code reaches the context at its first launch.
+pub(crate) struct Kernels {
+    pub waiter: sys::CUkernel,
+    pub release: sys::CUkernel,
+}
+
+pub(crate) fn load(rec: &mut Recorder) -> anyhow::Result<Kernels> {
+    let mut mode = sys::CUmoduleLoadingMode::CU_MODULE_LAZY_LOADING;
+    // SAFETY: an out-pointer to a local.
+    rec.step("cuModuleGetLoadingMode", unsafe {
+        sys::cuModuleGetLoadingMode(&mut mode).result()
+    })?;
+    rec.fact(
+        LOADING_MODE,
+        match mode {
+            sys::CUmoduleLoadingMode::CU_MODULE_EAGER_LOADING => "eager",
+            sys::CUmoduleLoadingMode::CU_MODULE_LAZY_LOADING => "lazy",
+        },
+    );
+    Ok(Kernels {
+        waiter: kernel(rec, fatbin::WAITER, c"wait_for_release")?,
+        release: kernel(rec, fatbin::RELEASE, c"release")?,
+    })
+}
+
+/// Loads `image` as a library (it stays loaded until the process ends) and
+/// returns its kernel `name`.
+fn kernel(rec: &mut Recorder, image: &[u8], name: &CStr) -> anyhow::Result<sys::CUkernel> {
+    // A Vec keeps the image aligned as the loader wants it; the library
+    // keeps its own copy.
+    let image = image.to_vec();
+    let mut library: sys::CUlibrary = std::ptr::null_mut();
+    let mut kernel: sys::CUkernel = std::ptr::null_mut();
+    // SAFETY: a fatbin image, no options, out-pointers to locals.
+    unsafe {
+        rec.step(
+            &format!("cuLibraryLoadData ({})", name.to_string_lossy()),
+            sys::cuLibraryLoadData(
+                &mut library,
+                image.as_ptr().cast(),
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                0,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                0,
+            )
+            .result(),
+        )?;
+        rec.step(
+            &format!("cuLibraryGetKernel ({})", name.to_string_lossy()),
+            sys::cuLibraryGetKernel(&mut kernel, library, name.as_ptr()).result(),
+        )?;
+    }
+    Ok(kernel)
+}
+
+/// Whether `f`'s code is in the context now (cuFuncIsLoaded).
+pub(crate) fn loading_state(
+    rec: &mut Recorder,
+    f: sys::CUfunction,
+) -> anyhow::Result<&'static str> {
+    let mut state = sys::CUfunctionLoadingState::CU_FUNCTION_LOADING_STATE_UNLOADED;
+    // SAFETY: a live function handle and an out-pointer to a local.
+    rec.step("cuFuncIsLoaded", unsafe {
+        sys::cuFuncIsLoaded(&mut state, f).result()
+    })?;
+    Ok(match state {
+        sys::CUfunctionLoadingState::CU_FUNCTION_LOADING_STATE_LOADED => "loaded",
+        _ => "not loaded",
+    })
+}
+
+/// The program: the waiter starts on one stream, then the releasing kernel
+/// is launched for the first time on another. Records how long that launch
+/// and the releasing kernel's stream took, and what the waiter saw.
+pub(crate) fn run_pair(
+    rec: &mut Recorder,
+    ctx: &Arc<CudaContext>,
+    kernels: &Kernels,
+) -> anyhow::Result<()> {
+    let waits = rec.step("cuStreamCreate (waiter)", ctx.new_stream())?;
+    let releases = rec.step("cuStreamCreate (release)", ctx.new_stream())?;
+    // SAFETY: two words, freed below; only the two kernels touch them.
+    let (flag, result_word) = unsafe {
+        let flag = rec.step("cuMemAlloc (flag)", result::malloc_sync(4))?;
+        let word = rec.step("cuMemAlloc (result)", result::malloc_sync(4))?;
+        rec.step(
+            "cuMemsetD32 (flag)",
+            sys::cuMemsetD32_v2(flag, 0, 1).result(),
+        )?;
+        rec.step(
+            "cuMemsetD32 (result)",
+            sys::cuMemsetD32_v2(word, 0, 1).result(),
+        )?;
+        (flag, word)
+    };
+    let mut limit_ns = WAITER_LIMIT.as_nanos() as u64;
+    let (mut f, mut r) = (flag, result_word);
+    let mut waiter_args = [
+        (&mut f) as *mut _ as *mut c_void,
+        (&mut r) as *mut _ as *mut c_void,
+        (&mut limit_ns) as *mut _ as *mut c_void,
+    ];
+    // SAFETY: the arguments match wait_for_release(flag, result, limit_ns);
+    // a CUkernel may be launched as a CUfunction of the current context.
+    rec.step("cuLaunchKernel wait_for_release", unsafe {
+        result::launch_kernel(
+            kernels.waiter as sys::CUfunction,
+            (1, 1, 1),
+            (1, 1, 1),
+            0,
+            waits.cu_stream(),
+            &mut waiter_args,
+        )
+    })?;
+    let mut f2 = flag;
+    let mut release_args = [(&mut f2) as *mut _ as *mut c_void];
+    let start = Instant::now();
+    // SAFETY: the argument matches release(flag).
+    rec.step("cuLaunchKernel release (its first launch)", unsafe {
+        result::launch_kernel(
+            kernels.release as sys::CUfunction,
+            (1, 1, 1),
+            (1, 1, 1),
+            0,
+            releases.cu_stream(),
+            &mut release_args,
+        )
+    })?;
+    let launched = start.elapsed();
+    rec.measure(RELEASE_LAUNCH_SECONDS, launched.as_secs_f64());
+    rec.fact(
+        LAUNCH_RETURNED,
+        if launched < AT_ONCE {
+            AT_ONCE_TEXT
+        } else {
+            AFTER_A_WAIT
+        },
+    );
+    rec.step("cuStreamSynchronize (release)", releases.synchronize())?;
+    rec.measure(RELEASE_DONE_SECONDS, start.elapsed().as_secs_f64());
+    rec.step("cuStreamSynchronize (waiter)", waits.synchronize())?;
+    let mut seen = [0u32; 1];
+    // SAFETY: one word, and both streams are idle.
+    rec.step("cuMemcpyDtoH (result)", unsafe {
+        result::memcpy_dtoh_sync(&mut seen, result_word)
+    })?;
+    rec.fact(
+        WAITER,
+        match seen[0] {
+            RELEASED_CODE => WAITER_RELEASED,
+            GAVE_UP_CODE => WAITER_GAVE_UP,
+            _ => "wrote nothing",
+        },
+    );
+    rec.check(RELEASED, seen[0] == RELEASED_CODE);
+    // SAFETY: nothing uses the words any more.
+    unsafe {
+        rec.step("cuMemFree (flag)", result::free_sync(flag))?;
+        rec.step("cuMemFree (result)", result::free_sync(result_word))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use casebook_model::Outcome;
+
+    fn outcome(waiter: &str) -> Outcome {
+        let mut o = Outcome::empty();
+        o.facts.insert(WAITER.0.into(), waiter.into());
+        o
+    }
+
+    #[test]
+    fn the_deadlock_claim_is_judged_on_what_the_waiter_saw() {
+        let judge = CLAIMS[0].judge;
+        assert_eq!(judge(&outcome(WAITER_GAVE_UP)), ClaimVerdict::Confirmed);
+        assert_eq!(judge(&outcome(WAITER_RELEASED)), ClaimVerdict::Refuted);
+        assert_eq!(judge(&outcome("wrote nothing")), ClaimVerdict::Undecided);
+    }
+}
