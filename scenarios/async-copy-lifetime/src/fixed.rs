@@ -1,0 +1,34 @@
+//! An event is recorded after the copy, and the host waits for it before
+//! it reuses the buffer.
+
+use casebook_model::Recorder;
+use cudarc::driver::{result, sys};
+
+use crate::{OVERWRITTEN, Pinned, SENT, setup};
+
+// ANCHOR: run
+pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
+    let (_ctx, gpu) = setup(rec)?;
+    let mut host = Pinned::new(rec)?;
+    host.as_mut_slice().fill(SENT);
+    gpu.hold_stream(rec)?;
+    gpu.copy(rec, host.as_mut_slice())?;
+    // FIX: the buffer is reused only once the copy from it is done.
+    let copied = rec.step(
+        "cuEventCreate",
+        result::event::create(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING),
+    )?;
+    // SAFETY: a live event and stream; the event is destroyed below.
+    unsafe {
+        rec.step(
+            "cuEventRecord",
+            result::event::record(copied, gpu.stream.cu_stream()),
+        )?;
+        rec.step("cuEventSynchronize", result::event::synchronize(copied))?;
+    }
+    host.as_mut_slice().fill(OVERWRITTEN);
+    // ANCHOR_END: run
+    // SAFETY: nothing waits on the event any more.
+    unsafe { rec.step("cuEventDestroy", result::event::destroy(copied))? };
+    gpu.finish(rec)
+}

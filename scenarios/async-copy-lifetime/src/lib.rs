@@ -1,0 +1,313 @@
+//! `async-copy-lifetime`: a program copies a host buffer to the device with
+//! cuMemcpyHtoDAsync / cudaMemcpyAsync and reuses the buffer at once. From
+//! pinned memory the copy is truly asynchronous: the DMA reads the buffer
+//! when the stream reaches it, so the device gets what the host wrote
+//! afterwards. No call reports an error. The fix waits for an event
+//! recorded after the copy before it touches the buffer.
+//!
+//! Deterministic by construction: a kernel that waits 200 ms on the GPU's
+//! timer is queued on the stream first, so the copy cannot start before the
+//! host has overwritten the buffer.
+
+use std::time::Instant;
+
+use casebook_kernels::fatbin;
+use casebook_model::{
+    Claim, ClaimVerdict, Expect, Outcome, Passage, Reach, Recorder, Report, Requirement, Scenario,
+    Source, Symptom, Variant, cudarc, device,
+};
+use cudarc::driver::{
+    CudaContext, CudaStream, DriverError, LaunchConfig, PushKernelArg, result, sys,
+};
+use std::sync::Arc;
+
+mod broken;
+mod fixed;
+mod pageable;
+
+casebook_model::names_module!();
+
+casebook_model::cpp_variants! {
+    "cpp/async_copy_lifetime.cu" {
+        broken: casebook_async_copy_lifetime_broken_cpp,
+        fixed: casebook_async_copy_lifetime_fixed_cpp,
+    }
+}
+
+/// 32-bit words copied: 16 MiB.
+pub const WORDS: usize = 4 << 20;
+/// What the program means to send.
+pub const SENT: u32 = 0x5e5e_5e5e;
+/// What it writes into the buffer right after the copy call.
+pub const OVERWRITTEN: u32 = 0x0b0b_0b0b;
+/// How long the kernel queued before the copy waits.
+pub const SPIN_NS: u64 = 200_000_000;
+
+const WHAT_WAS_SENT: &str = "what was sent";
+const WHAT_CAME_AFTER: &str = "what was written after the call";
+
+pub fn scenario() -> Scenario {
+    Scenario {
+        slug: "async-copy-lifetime",
+        title: "Wrong data on the GPU after cudaMemcpyAsync, no error (the host buffer was reused too soon)",
+        cause: "cudaMemcpyAsync from pinned memory only queues the copy; the DMA reads the host \
+                buffer when the stream reaches it. Writing to (or freeing) the buffer before then \
+                changes what the device receives. Record an event after the copy and wait for it \
+                (or synchronise the stream) before touching the buffer. From pageable memory the \
+                driver stages the data before the call returns, which hides the bug.",
+        symptoms: &[
+            "wrong results, no error",
+            "data copied to the GPU is corrupted",
+        ],
+        requires: Requirement::GPU,
+        reports: REPORTS,
+        claims: CLAIMS,
+        variants: vec![
+            Variant::broken(
+                "broken",
+                Symptom::check_failed(DEVICE_HOLDS_SENT),
+                cudarc!(broken),
+            ),
+            Variant::fixed("fixed", cudarc!(fixed)),
+            Variant::contrast("pageable", Expect::Clean, cudarc!(pageable)).also_differs(
+                "the source is pageable memory (a Vec) instead of pinned memory; the copy call \
+                 and the reuse are the broken program's.",
+            ),
+            Variant::broken(
+                "broken-cpp",
+                Symptom::check_failed(DEVICE_HOLDS_SENT),
+                cpp::broken,
+            ),
+            Variant::fixed("fixed-cpp", cpp::fixed),
+        ],
+    }
+}
+
+const REPORTS: &[Report] = &[
+    Report {
+        id: "chelsea0x3b/cudarc#340",
+        shows: "\"The non-`sync` copy interfaces do not hold onto the host memory, so subsequent \
+                modification of the host memory can race with the DMA transfer to device\": a \
+                test writes into the pinned buffer right after the asynchronous copy and finds \
+                the device copy changed (\"N=10000 here fails every time\").",
+    },
+    Report {
+        id: "chelsea0x3b/cudarc#314",
+        shows: "the fix as an API: record an event at the copy, keep it with the memory, and \
+                synchronise on it before the host memory is dropped.",
+    },
+    Report {
+        id: "NVIDIA/cudf#22284",
+        shows: "a staging buffer changed from pageable to pinned memory turned a safe pattern \
+                (destroy the host buffer after cudaMemcpyAsync returns) into corruption: with \
+                the pinned source \"the call is a true async DMA that reads the pinned buffer \
+                when the stream executes the copy\".",
+    },
+    Report {
+        id: "Rust-GPU/rust-cuda#15",
+        shows: "the pageable side: a copy from pageable memory returns once the data is staged, \
+                and runs on the null stream, so it races with work on non-blocking streams; \
+                cust disabled `StreamFlags::NON_BLOCKING` for it.",
+    },
+];
+
+static SYNC_BEHAVIOR: Passage = Passage {
+    document: "CUDA Driver API",
+    section: "API synchronization behavior: Memcpy: Asynchronous",
+    url: "https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html",
+    text: "For transfers between device memory and pageable host memory, the function might be \
+           synchronous with respect to host. For transfers from any host memory to any host \
+           memory, the function is fully synchronous with respect to the host. If pageable \
+           memory must first be staged to pinned memory, the driver may synchronize with the \
+           stream and stage the copy into pinned memory. For all other transfers, the function \
+           should be fully asynchronous.",
+};
+
+static PAGEABLE_NOTE: Passage = Passage {
+    document: "CUDA Programming Guide",
+    section: "Asynchronous Execution: Launching Memory Transfers in CUDA Streams",
+    url: "https://docs.nvidia.com/cuda/cuda-programming-guide/02-basics/asynchronous-execution.html",
+    text: "In order for memory copies involving CPU memory to be carried out asynchronously, the \
+           host buffers must be pinned and page-locked. `cudaMemcpyAsync()` will function \
+           correctly if host memory which is not pinned and page-locked is used, but it will \
+           revert to a synchronous behavior which will not overlap with other work.",
+};
+
+/// (the copy was still queued when the call returned, the device holds what was sent)
+fn observed(o: &Outcome) -> Option<(bool, bool)> {
+    Some((o.flag(STILL_QUEUED)?, o.check(DEVICE_HOLDS_SENT)?))
+}
+
+const CLAIMS: &[Claim] = &[
+    Claim {
+        id: "nvidia-pinned-copy-fully-asynchronous",
+        source: Source::Nvidia(&SYNC_BEHAVIOR),
+        quote: "For all other transfers, the function should be fully asynchronous.",
+        judged_by: "broken",
+        reach: Reach::Either,
+        // From pinned memory to the device is one of "all other
+        // transfers": the call must return with the copy still queued
+        // behind the waiting kernel.
+        judge: |o: &Outcome| match o.flag(STILL_QUEUED) {
+            Some(true) => ClaimVerdict::Confirmed,
+            Some(false) => ClaimVerdict::Refuted,
+            None => ClaimVerdict::Undecided,
+        },
+    },
+    Claim {
+        id: "nvidia-pageable-async-copy-reverts-to-synchronous",
+        source: Source::Nvidia(&PAGEABLE_NOTE),
+        quote: "`cudaMemcpyAsync()` will function correctly if host memory which is not pinned \
+                and page-locked is used, but it will revert to a synchronous behavior which will \
+                not overlap with other work.",
+        judged_by: "pageable",
+        reach: Reach::Either,
+        // "Function correctly": the device gets what was in the buffer at
+        // the call. "Revert to a synchronous behavior": the call returns
+        // only when the copy is no longer queued. Both: confirmed; correct
+        // data from a call that returned with the copy still queued (the
+        // data was staged, the copy itself is not synchronous): partly;
+        // wrong data: refuted.
+        judge: |o: &Outcome| match observed(o) {
+            Some((false, true)) => ClaimVerdict::Confirmed,
+            Some((true, true)) => ClaimVerdict::Partly,
+            Some((_, false)) => ClaimVerdict::Refuted,
+            None => ClaimVerdict::Undecided,
+        },
+    },
+];
+
+/// The stream, the device buffer, and the kernel that holds the stream.
+pub(crate) struct Setup {
+    pub stream: Arc<CudaStream>,
+    pub dst: sys::CUdeviceptr,
+    spin: cudarc::driver::CudaFunction,
+}
+
+pub(crate) fn setup(rec: &mut Recorder) -> anyhow::Result<(Arc<CudaContext>, Setup)> {
+    let ctx = device::context(rec)?;
+    let spin = device::kernel(rec, &ctx, fatbin::SPIN, "spin_then_fill")?;
+    let stream = rec.step("cuStreamCreate", ctx.new_stream())?;
+    // SAFETY: freed in `finish`.
+    let dst = rec.step("cuMemAlloc", unsafe { result::malloc_sync(WORDS * 4) })?;
+    Ok((ctx, Setup { stream, dst, spin }))
+}
+
+impl Setup {
+    /// Queues a kernel that only waits (it fills nothing), so what is
+    /// queued after it starts no sooner than SPIN_NS from now.
+    pub fn hold_stream(&self, rec: &mut Recorder) -> anyhow::Result<()> {
+        let nothing: sys::CUdeviceptr = 0;
+        let n = 0i32;
+        let value = 0f32;
+        let mut launch = self.stream.launch_builder(&self.spin);
+        launch.arg(&nothing).arg(&n).arg(&value).arg(&SPIN_NS);
+        rec.step(
+            "cuLaunchKernel spin_then_fill (waits, fills nothing)",
+            unsafe {
+                launch.launch(LaunchConfig {
+                    grid_dim: (1, 1, 1),
+                    block_dim: (1, 1, 1),
+                    shared_mem_bytes: 0,
+                })
+            },
+        )?;
+        Ok(())
+    }
+
+    /// The copy, timed, and whether the stream still had it queued when
+    /// the call returned (cuStreamQuery).
+    pub fn copy(&self, rec: &mut Recorder, src: &[u32]) -> anyhow::Result<()> {
+        let start = Instant::now();
+        // SAFETY: `src` is WORDS long and `dst` holds WORDS words. The
+        // caller decides when `src` may be touched again: that is the bug.
+        rec.step("cuMemcpyHtoDAsync", unsafe {
+            result::memcpy_htod_async(self.dst, src, self.stream.cu_stream())
+        })?;
+        rec.measure(COPY_CALL_SECONDS, start.elapsed().as_secs_f64());
+        // SAFETY: a live stream.
+        let query = unsafe { sys::cuStreamQuery(self.stream.cu_stream()) }.result();
+        let queued = matches!(&query, Err(e) if e.0 == sys::CUresult::CUDA_ERROR_NOT_READY);
+        let _ = rec.tolerate("cuStreamQuery", query);
+        rec.fact(STILL_QUEUED, queued);
+        Ok(())
+    }
+
+    /// Waits for the stream, reads the device buffer back and says what it
+    /// holds; frees it.
+    pub fn finish(self, rec: &mut Recorder) -> anyhow::Result<()> {
+        rec.step("cuStreamSynchronize", self.stream.synchronize())?;
+        let mut back = vec![0u32; WORDS];
+        // SAFETY: the stream is idle; `dst` holds WORDS words.
+        rec.step("cuMemcpyDtoH", unsafe {
+            result::memcpy_dtoh_sync(&mut back, self.dst)
+        })?;
+        let sent = back.iter().all(|&w| w == SENT);
+        let after = back.iter().all(|&w| w == OVERWRITTEN);
+        rec.fact(
+            DEVICE_HOLDS,
+            if sent {
+                WHAT_WAS_SENT
+            } else if after {
+                WHAT_CAME_AFTER
+            } else {
+                "a mix"
+            },
+        );
+        rec.check(DEVICE_HOLDS_SENT, sent);
+        // SAFETY: nothing uses the buffer any more.
+        rec.step("cuMemFree", unsafe { result::free_sync(self.dst) })?;
+        Ok(())
+    }
+}
+
+/// A pinned host buffer (cuMemHostAlloc) of WORDS words, freed on drop.
+pub(crate) struct Pinned {
+    ptr: *mut u32,
+}
+
+impl Pinned {
+    pub fn new(rec: &mut Recorder) -> Result<Pinned, DriverError> {
+        // SAFETY: WORDS words of page-locked memory, freed in Drop.
+        let ptr = rec.step("cuMemHostAlloc", unsafe {
+            result::malloc_host(WORDS * 4, 0)
+        })?;
+        Ok(Pinned { ptr: ptr.cast() })
+    }
+
+    pub fn as_mut_slice(&mut self) -> &mut [u32] {
+        // SAFETY: WORDS words, owned by this value; the caller decides
+        // whether a copy may still be reading them.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, WORDS) }
+    }
+}
+
+impl Drop for Pinned {
+    fn drop(&mut self) {
+        // SAFETY: allocated by cuMemHostAlloc; every copy from it is done.
+        let _ = unsafe { result::free_host(self.ptr.cast()) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outcome(queued: bool, sent: bool) -> Outcome {
+        let mut o = Outcome::empty();
+        o.facts.insert(STILL_QUEUED.0.into(), queued.into());
+        o.checks.push(casebook_model::Check {
+            name: DEVICE_HOLDS_SENT.0.into(),
+            ok: sent,
+        });
+        o
+    }
+
+    #[test]
+    fn the_pageable_claim_names_each_case() {
+        let judge = CLAIMS[1].judge;
+        assert_eq!(judge(&outcome(false, true)), ClaimVerdict::Confirmed);
+        assert_eq!(judge(&outcome(true, true)), ClaimVerdict::Partly);
+        assert_eq!(judge(&outcome(false, false)), ClaimVerdict::Refuted);
+    }
+}
