@@ -22,6 +22,13 @@ mod fixed;
 
 casebook_model::names_module!();
 
+casebook_model::cpp_variants! {
+    "cpp/multi_process_contention.cu" {
+        broken: casebook_multi_process_contention_broken_cpp,
+        fixed: casebook_multi_process_contention_fixed_cpp,
+    }
+}
+
 pub const WORKERS: usize = 2;
 const BARRIER_ENV: &str = "CASEBOOK_BARRIER";
 
@@ -46,6 +53,8 @@ pub fn scenario() -> Scenario {
                 Program::pytorch(PYTHON, "broken"),
             )
             .then_shows(Symptom::cuda_error(pytorch::OUT_OF_MEMORY)),
+            Variant::broken("broken-cpp", Symptom::check_failed(BOTH), cpp::broken),
+            Variant::fixed("fixed-cpp", cpp::fixed),
             Variant::fixed("fixed-py", Program::pytorch(PYTHON, "fixed")).also_differs(
                 "each process sizes its work from its share, 45% of the device, as the Rust \
                  `fixed` does; PyTorch's allocator also refuses to go past it.",
