@@ -8,10 +8,7 @@
 // cudaDeviceReset(). fixed: frees what it allocated and has the library
 // destroy its context. Free memory is read with cudaMemGetInfo throughout.
 
-#include <cuda.h>
-#include <cudaTypedefs.h>
-
-#include "casebook.h"
+#include "casebook_driver.h"
 #include "names.h"
 
 using namespace casebook;
@@ -31,38 +28,17 @@ struct Driver {
   PFN_cuCtxPopCurrent_v4000 ctxPop = nullptr;
   PFN_cuMemAlloc_v3020 memAlloc = nullptr;
   PFN_cuMemFree_v3020 memFree = nullptr;
+  PFN_cuGetErrorName_v6000 errorName = nullptr;
 };
 
-cudaError_t entry(const casebook_recorder *r, const char *symbol, void **fn, unsigned version) {
-  cudaDriverEntryPointQueryResult found;
-  char call[96];
-  std::snprintf(call, sizeof call, "cudaGetDriverEntryPointByVersion %s", symbol);
-  cudaError_t err = rec(r, call, cudaGetDriverEntryPointByVersion(symbol, fn, version, cudaEnableDefault, &found));
-  if (err == cudaSuccess && found != cudaDriverEntryPointSuccess) err = cudaErrorSymbolNotFound;
-  return err;
-}
-
 bool load(const casebook_recorder *r, Driver &d) {
-  return entry(r, "cuCtxCreate", (void **)&d.ctxCreate, 3020) == cudaSuccess &&
-         entry(r, "cuCtxDestroy", (void **)&d.ctxDestroy, 4000) == cudaSuccess &&
-         entry(r, "cuCtxPushCurrent", (void **)&d.ctxPush, 4000) == cudaSuccess &&
-         entry(r, "cuCtxPopCurrent", (void **)&d.ctxPop, 4000) == cudaSuccess &&
-         entry(r, "cuMemAlloc", (void **)&d.memAlloc, 3020) == cudaSuccess &&
-         entry(r, "cuMemFree", (void **)&d.memFree, 3020) == cudaSuccess;
-}
-
-// A driver call, recorded under its name with the driver's error name.
-CUresult drv(const casebook_recorder *r, const char *call, CUresult res) {
-  const char *name = "CUDA_ERROR_UNKNOWN";
-  switch (res) {
-    case CUDA_SUCCESS: name = "CUDA_SUCCESS"; break;
-    case CUDA_ERROR_OUT_OF_MEMORY: name = "CUDA_ERROR_OUT_OF_MEMORY"; break;
-    case CUDA_ERROR_INVALID_VALUE: name = "CUDA_ERROR_INVALID_VALUE"; break;
-    case CUDA_ERROR_INVALID_CONTEXT: name = "CUDA_ERROR_INVALID_CONTEXT"; break;
-    default: break;
-  }
-  r->step(r->ctx, call, name, 0);
-  return res;
+  return driver_entry(r, "cuGetErrorName", 6000, &d.errorName) == cudaSuccess &&
+         driver_entry(r, "cuCtxCreate", 3020, &d.ctxCreate) == cudaSuccess &&
+         driver_entry(r, "cuCtxDestroy", 4000, &d.ctxDestroy) == cudaSuccess &&
+         driver_entry(r, "cuCtxPushCurrent", 4000, &d.ctxPush) == cudaSuccess &&
+         driver_entry(r, "cuCtxPopCurrent", 4000, &d.ctxPop) == cudaSuccess &&
+         driver_entry(r, "cuMemAlloc", 3020, &d.memAlloc) == cudaSuccess &&
+         driver_entry(r, "cuMemFree", 3020, &d.memFree) == cudaSuccess;
 }
 
 // A library that keeps a context of its own, as some do.
@@ -72,18 +48,18 @@ struct Library {
 };
 
 bool library_init(const casebook_recorder *r, const Driver &d, Library &lib) {
-  if (drv(r, "cuCtxCreate", d.ctxCreate(&lib.ctx, 0, 0)) != CUDA_SUCCESS) return false;
-  if (drv(r, "cuMemAlloc", d.memAlloc(&lib.buffer, kLibrary)) != CUDA_SUCCESS) return false;
+  if (rec_cu(r, d.errorName, "cuCtxCreate", d.ctxCreate(&lib.ctx, 0, 0)) != CUDA_SUCCESS) return false;
+  if (rec_cu(r, d.errorName, "cuMemAlloc", d.memAlloc(&lib.buffer, kLibrary)) != CUDA_SUCCESS) return false;
   CUcontext popped;
-  return drv(r, "cuCtxPopCurrent", d.ctxPop(&popped)) == CUDA_SUCCESS;
+  return rec_cu(r, d.errorName, "cuCtxPopCurrent", d.ctxPop(&popped)) == CUDA_SUCCESS;
 }
 
 void library_teardown(const casebook_recorder *r, const Driver &d, Library &lib) {
   CUcontext popped;
-  drv(r, "cuCtxPushCurrent", d.ctxPush(lib.ctx));
-  drv(r, "cuMemFree", d.memFree(lib.buffer));
-  drv(r, "cuCtxPopCurrent", d.ctxPop(&popped));
-  drv(r, "cuCtxDestroy", d.ctxDestroy(lib.ctx));
+  rec_cu(r, d.errorName, "cuCtxPushCurrent", d.ctxPush(lib.ctx));
+  rec_cu(r, d.errorName, "cuMemFree", d.memFree(lib.buffer));
+  rec_cu(r, d.errorName, "cuCtxPopCurrent", d.ctxPop(&popped));
+  rec_cu(r, d.errorName, "cuCtxDestroy", d.ctxDestroy(lib.ctx));
 }
 
 // What the process holds beyond where it started.
