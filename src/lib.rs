@@ -41,6 +41,8 @@ pub fn catalog() -> Vec<Scenario> {
         scenario_wrong_context_thread::scenario(),
         scenario_graph_capture_misuse::scenario(),
         scenario_index_overflow::scenario(),
+        scenario_async_copy_lifetime::scenario(),
+        scenario_lazy_loading::scenario(),
     ]
 }
 

@@ -8,7 +8,7 @@ use casebook_harness::report::Report;
 use casebook_model::ledger::{Undecided, Why};
 use casebook_model::{Scenario, Source};
 
-use crate::page::{results, symptom_line, symptom_names, verdict_words};
+use crate::page::{results, scenario_symptom_line, symptom_line, symptom_names, verdict_words};
 
 pub fn summary(catalog: &[Scenario]) -> String {
     let mut md = String::from(
@@ -84,7 +84,7 @@ pub fn symptoms(catalog: &[Scenario], report: Option<&Report>) -> String {
                 "- [{}](scenarios/{}.md): {}",
                 s.title,
                 s.slug,
-                symptom_line(&symptom_names(s, report))
+                scenario_symptom_line(s, report)
             );
         }
         md.push('\n');

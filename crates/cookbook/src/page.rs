@@ -60,6 +60,20 @@ pub fn symptom_names(scenario: &Scenario, report: Option<&Report>) -> Vec<String
     names.into_iter().collect()
 }
 
+/// The page's symptom line for `scenario`: the errors its broken code
+/// shows, or, where it shows none, what goes wrong instead.
+pub fn scenario_symptom_line(scenario: &Scenario, report: Option<&Report>) -> String {
+    let names = symptom_names(scenario, report);
+    if names.is_empty() && scenario.symptoms.iter().any(|s| s.starts_with(HANG)) {
+        return "no error is reported: the program hangs".to_owned();
+    }
+    symptom_line(&names)
+}
+
+/// The symptom of the index under which a scenario whose program hangs is
+/// listed.
+pub const HANG: &str = "a hang";
+
 pub fn symptom_line(names: &[String]) -> String {
     if names.is_empty() {
         return "no error is reported: the results, or the memory, are wrong".to_owned();
@@ -92,7 +106,7 @@ pub fn scenario_page(
     let _ = writeln!(
         md,
         "**Symptom:** {}.\n",
-        symptom_line(&symptom_names(scenario, report))
+        scenario_symptom_line(scenario, report)
     );
     let _ = writeln!(md, "{}\n", lib_doc(root, slug)?);
     let _ = writeln!(md, "**The real cause.** {}\n", scenario.cause);
@@ -370,5 +384,36 @@ mod figure_tests {
         assert_eq!(figure(0.000_022_6, Unit::Seconds), "22.6 µs");
         assert_eq!(figure(0.25, Unit::Ratio), "25.0%");
         assert_eq!(figure(18.49, Unit::Factor), "18.5×");
+    }
+}
+
+#[cfg(test)]
+mod symptom_tests {
+    use super::*;
+    use casebook_model::Requirement;
+
+    fn scenario(symptoms: &'static [&'static str]) -> Scenario {
+        Scenario {
+            slug: "s",
+            title: "t",
+            cause: "",
+            symptoms,
+            requires: Requirement::GPU,
+            reports: &[],
+            claims: &[],
+            variants: vec![],
+        }
+    }
+
+    #[test]
+    fn a_program_that_hangs_without_an_error_is_said_to_hang() {
+        assert_eq!(
+            scenario_symptom_line(&scenario(&["a hang, no error"]), None),
+            "no error is reported: the program hangs"
+        );
+        assert_eq!(
+            scenario_symptom_line(&scenario(&["wrong results, no error"]), None),
+            "no error is reported: the results, or the memory, are wrong"
+        );
     }
 }
