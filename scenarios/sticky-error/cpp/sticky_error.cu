@@ -35,6 +35,9 @@ static cudaError_t runModel(const casebook_recorder *r, bool faulty) {
     err = tolerate(r, "cudaDeviceSynchronize", cudaDeviceSynchronize());
     tolerate(r, "cudaFree", cudaFree(d_data));
   } else {
+    // The model's input: without it the kernel would scale uninitialised
+    // memory, which compute-sanitizer's initcheck reports.
+    rec(r, "cudaMemset (input)", cudaMemset(d_data, 0, n * sizeof(float)));
     scaleKernel<<<(n + 255) / 256, 256>>>(d_data, n);
     rec(r, "scaleKernel<<<>>>", cudaGetLastError());
     err = rec(r, "cudaDeviceSynchronize", cudaDeviceSynchronize());
