@@ -133,8 +133,8 @@ static EAGER_MODE: Passage = Passage {
 };
 
 /// What the waiter saw: released (`Some(true)`) or gave up (`Some(false)`).
-fn released(o: &Outcome, prefix: &str) -> Option<bool> {
-    match o.fact_named(&format!("{prefix}{}", WAITER.0))?.as_str()? {
+fn released(o: &Outcome) -> Option<bool> {
+    match o.fact(WAITER)?.as_str()? {
         WAITER_RELEASED => Some(true),
         WAITER_GAVE_UP => Some(false),
         _ => None,
@@ -156,7 +156,7 @@ const CLAIMS: &[Claim] = &[
         // had given up (each waited for the other until the waiter's own
         // limit broke the tie); refuted if it ran while the waiter waited:
         // its first launch then did not wait for the running kernel.
-        judge: |o: &Outcome| match released(o, "") {
+        judge: |o: &Outcome| match released(o) {
             Some(false) => ClaimVerdict::Confirmed,
             Some(true) => ClaimVerdict::Refuted,
             None => ClaimVerdict::Undecided,
@@ -173,7 +173,7 @@ const CLAIMS: &[Claim] = &[
         reach: Reach::Either,
         // The fix preloads the releasing kernel (the first remedy); the
         // second is the `eager` variant's.
-        judge: |o: &Outcome| match released(o, "") {
+        judge: |o: &Outcome| match released(o) {
             Some(true) => ClaimVerdict::Confirmed,
             Some(false) => ClaimVerdict::Refuted,
             None => ClaimVerdict::Undecided,
@@ -186,8 +186,9 @@ const CLAIMS: &[Claim] = &[
         judged_by: "eager",
         reach: Reach::Either,
         // Loaded at start, the releasing kernel has nothing to load at its
-        // first launch, so it runs while the waiter waits.
-        judge: |o: &Outcome| match released(o, &format!("{}: ", eager::ROLE)) {
+        // first launch, so it runs while the waiter waits: the variant's
+        // check is the worker's.
+        judge: |o: &Outcome| match o.check(RELEASED) {
             Some(true) => ClaimVerdict::Confirmed,
             Some(false) => ClaimVerdict::Refuted,
             None => ClaimVerdict::Undecided,
