@@ -17,13 +17,14 @@ use casebook_model::{
     Source, Symptom, Variant, cudarc, device,
 };
 use cudarc::driver::{
-    CudaContext, CudaStream, DriverError, LaunchConfig, PushKernelArg, result, sys,
+    CudaContext, CudaFunction, CudaStream, DriverError, LaunchConfig, PushKernelArg, result, sys,
 };
 use std::sync::Arc;
 
 mod broken;
 mod fixed;
 mod pageable;
+mod safe_api;
 
 casebook_model::names_module!();
 
@@ -45,6 +46,9 @@ pub const SPIN_NS: u64 = 200_000_000;
 
 const WHAT_WAS_SENT: &str = "what was sent";
 const WHAT_CAME_AFTER: &str = "what was written after the call";
+
+const SAFE_API_WAITS: &str = "A `PinnedHostSlice` cannot be written by the host while a copy \
+                              from it is still queued: `as_mut_slice()` waits for the copy.";
 
 pub fn scenario() -> Scenario {
     Scenario {
@@ -72,6 +76,25 @@ pub fn scenario() -> Scenario {
             Variant::contrast("pageable", Expect::Clean, cudarc!(pageable)).also_differs(
                 "the source is pageable memory (a Vec) instead of pinned memory; the copy call \
                  and the reuse are the broken program's.",
+            ),
+            Variant::contrast("safe-api", Expect::Clean, cudarc!(safe_api)).states(
+                SAFE_API_WAITS,
+                |o| o.check(DEVICE_HOLDS_SENT),
+                device_holds_text,
+            ),
+            Variant::contrast(
+                "safe-api-default-stream",
+                Expect::Fails(Symptom::check_failed(DEVICE_HOLDS_SENT)),
+                cudarc!(safe_api::default_stream at "default"),
+            )
+            .also_differs(
+                "safe-api's code on the context's default stream, in a context that created no \
+                 stream of its own.",
+            )
+            .states(
+                SAFE_API_WAITS,
+                |o| o.check(DEVICE_HOLDS_SENT),
+                device_holds_text,
             ),
             Variant::broken(
                 "broken-cpp",
@@ -194,25 +217,9 @@ pub(crate) fn setup(rec: &mut Recorder) -> anyhow::Result<(Arc<CudaContext>, Set
 }
 
 impl Setup {
-    /// Queues a kernel that only waits (it fills nothing), so what is
-    /// queued after it starts no sooner than SPIN_NS from now.
+    /// Queues a kernel that only waits: see [`hold_stream`].
     pub fn hold_stream(&self, rec: &mut Recorder) -> anyhow::Result<()> {
-        let nothing: sys::CUdeviceptr = 0;
-        let n = 0i32;
-        let value = 0f32;
-        let mut launch = self.stream.launch_builder(&self.spin);
-        launch.arg(&nothing).arg(&n).arg(&value).arg(&SPIN_NS);
-        rec.step(
-            "cuLaunchKernel spin_then_fill (waits, fills nothing)",
-            unsafe {
-                launch.launch(LaunchConfig {
-                    grid_dim: (1, 1, 1),
-                    block_dim: (1, 1, 1),
-                    shared_mem_bytes: 0,
-                })
-            },
-        )?;
-        Ok(())
+        hold_stream(rec, &self.stream, &self.spin)
     }
 
     /// The copy, timed, and whether the stream still had it queued when
@@ -225,11 +232,7 @@ impl Setup {
             result::memcpy_htod_async(self.dst, src, self.stream.cu_stream())
         })?;
         rec.measure(COPY_CALL_SECONDS, start.elapsed().as_secs_f64());
-        // SAFETY: a live stream.
-        let query = unsafe { sys::cuStreamQuery(self.stream.cu_stream()) }.result();
-        let queued = matches!(&query, Err(e) if e.0 == sys::CUresult::CUDA_ERROR_NOT_READY);
-        let _ = rec.tolerate("cuStreamQuery", query);
-        rec.fact(STILL_QUEUED, queued);
+        still_queued(rec, &self.stream);
         Ok(())
     }
 
@@ -242,23 +245,68 @@ impl Setup {
         rec.step("cuMemcpyDtoH", unsafe {
             result::memcpy_dtoh_sync(&mut back, self.dst)
         })?;
-        let sent = back.iter().all(|&w| w == SENT);
-        let after = back.iter().all(|&w| w == OVERWRITTEN);
-        rec.fact(
-            DEVICE_HOLDS,
-            if sent {
-                WHAT_WAS_SENT
-            } else if after {
-                WHAT_CAME_AFTER
-            } else {
-                "a mix"
-            },
-        );
-        rec.check(DEVICE_HOLDS_SENT, sent);
+        what_device_holds(rec, &back);
         // SAFETY: nothing uses the buffer any more.
         rec.step("cuMemFree", unsafe { result::free_sync(self.dst) })?;
         Ok(())
     }
+}
+
+fn device_holds_text(o: &Outcome) -> String {
+    let holds = o.fact(DEVICE_HOLDS).and_then(|v| v.as_str());
+    format!("the device holds {}", holds.unwrap_or("nothing recorded"))
+}
+
+/// Queues a kernel that only waits (it fills nothing), so what is queued
+/// after it on `stream` starts no sooner than SPIN_NS from now.
+pub(crate) fn hold_stream(
+    rec: &mut Recorder,
+    stream: &Arc<CudaStream>,
+    spin: &CudaFunction,
+) -> anyhow::Result<()> {
+    let nothing: sys::CUdeviceptr = 0;
+    let n = 0i32;
+    let value = 0f32;
+    let mut launch = stream.launch_builder(spin);
+    launch.arg(&nothing).arg(&n).arg(&value).arg(&SPIN_NS);
+    rec.step(
+        "cuLaunchKernel spin_then_fill (waits, fills nothing)",
+        unsafe {
+            launch.launch(LaunchConfig {
+                grid_dim: (1, 1, 1),
+                block_dim: (1, 1, 1),
+                shared_mem_bytes: 0,
+            })
+        },
+    )?;
+    Ok(())
+}
+
+/// Whether `stream` still has work queued (cuStreamQuery), as the fact
+/// [`STILL_QUEUED`].
+pub(crate) fn still_queued(rec: &mut Recorder, stream: &CudaStream) {
+    // SAFETY: a live stream (or the default stream's null handle).
+    let query = unsafe { sys::cuStreamQuery(stream.cu_stream()) }.result();
+    let queued = matches!(&query, Err(e) if e.0 == sys::CUresult::CUDA_ERROR_NOT_READY);
+    let _ = rec.tolerate("cuStreamQuery", query);
+    rec.fact(STILL_QUEUED, queued);
+}
+
+/// Records what the words read back from the device are, and the check.
+pub(crate) fn what_device_holds(rec: &mut Recorder, back: &[u32]) {
+    let sent = back.iter().all(|&w| w == SENT);
+    let after = back.iter().all(|&w| w == OVERWRITTEN);
+    rec.fact(
+        DEVICE_HOLDS,
+        if sent {
+            WHAT_WAS_SENT
+        } else if after {
+            WHAT_CAME_AFTER
+        } else {
+            "a mix"
+        },
+    );
+    rec.check(DEVICE_HOLDS_SENT, sent);
 }
 
 /// A pinned host buffer (cuMemHostAlloc) of WORDS words, freed on drop.
