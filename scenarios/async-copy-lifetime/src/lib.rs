@@ -120,6 +120,19 @@ const REPORTS: &[Report] = &[
                 synchronise on it before the host memory is dropped.",
     },
     Report {
+        id: "chelsea0x3b/cudarc#591",
+        shows: "the change behind `safe-api-default-stream`: \"`SyncOnDrop::Record`'s `Drop` impl \
+                now skips `event.record(stream)` when `is_managing_stream_synchronization()` is \
+                false\" (a fix for #590). A `PinnedHostSlice` copied on the default stream of a \
+                context with no stream of its own so gets no event, and `as_mut_slice()` waits \
+                for nothing; the pull request does not discuss host slices.",
+    },
+    Report {
+        id: "chelsea0x3b/cudarc#368",
+        shows: "the maintainer's account of the safe copy: \"If you use `&PinnedHostSlice<T>`, the \
+                drop of the value will just do an event record, and not synchronize.\"",
+    },
+    Report {
         id: "NVIDIA/cudf#22284",
         shows: "a staging buffer changed from pageable to pinned memory turned a safe pattern \
                 (destroy the host buffer after cudaMemcpyAsync returns) into corruption: with \
