@@ -184,11 +184,7 @@ const CLAIMS: &[Claim] = &[
         // From pinned memory to the device is one of "all other
         // transfers": the call must return with the copy still queued
         // behind the waiting kernel.
-        judge: |o: &Outcome| match o.flag(STILL_QUEUED) {
-            Some(true) => ClaimVerdict::Confirmed,
-            Some(false) => ClaimVerdict::Refuted,
-            None => ClaimVerdict::Undecided,
-        },
+        judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.flag(STILL_QUEUED)),
     },
     Claim {
         id: "nvidia-pageable-async-copy-reverts-to-synchronous",

@@ -156,11 +156,7 @@ const CLAIMS: &[Claim] = &[
         // had given up (each waited for the other until the waiter's own
         // limit broke the tie); refuted if it ran while the waiter waited:
         // its first launch then did not wait for the running kernel.
-        judge: |o: &Outcome| match released(o) {
-            Some(false) => ClaimVerdict::Confirmed,
-            Some(true) => ClaimVerdict::Refuted,
-            None => ClaimVerdict::Undecided,
-        },
+        judge: |o: &Outcome| ClaimVerdict::refuted_if(released(o)),
     },
     Claim {
         id: "nvidia-lazy-loading-preload-remedy",
@@ -173,11 +169,7 @@ const CLAIMS: &[Claim] = &[
         reach: Reach::Either,
         // The fix preloads the releasing kernel (the first remedy); the
         // second is the `eager` variant's.
-        judge: |o: &Outcome| match released(o) {
-            Some(true) => ClaimVerdict::Confirmed,
-            Some(false) => ClaimVerdict::Refuted,
-            None => ClaimVerdict::Undecided,
-        },
+        judge: |o: &Outcome| ClaimVerdict::confirmed_if(released(o)),
     },
     Claim {
         id: "nvidia-eager-loads-kernels-at-start",
@@ -188,11 +180,7 @@ const CLAIMS: &[Claim] = &[
         // Loaded at start, the releasing kernel has nothing to load at its
         // first launch, so it runs while the waiter waits: the variant's
         // check is the worker's.
-        judge: |o: &Outcome| match o.check(RELEASED) {
-            Some(true) => ClaimVerdict::Confirmed,
-            Some(false) => ClaimVerdict::Refuted,
-            None => ClaimVerdict::Undecided,
-        },
+        judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.check(RELEASED)),
     },
 ];
 
