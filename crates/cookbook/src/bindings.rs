@@ -69,7 +69,10 @@ pub fn page(catalog: &[Scenario], report: Option<&Report>) -> String {
          nothing for stream ordering (the stale read and the asynchronous free race happen as in any \
          binding), and cust adds two failures of its own: its Drop implementations discard the \
          result of cuMemFree, and `Stream::new` makes every stream blocking, so one synchronous copy \
-         serialises a pipeline meant to overlap.\n",
+         serialises a pipeline meant to overlap. cudarc's safe layer guards host memory only \
+         where it tracks events: a `PinnedHostSlice` copied on a stream the program created is \
+         waited for before the host writes it again, and on the default stream of a context with \
+         no stream of its own it is not (the two async-copy-lifetime rows).\n",
     );
     md
 }
