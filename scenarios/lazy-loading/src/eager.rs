@@ -8,7 +8,7 @@ use casebook_runtime::worker;
 
 use crate::names::*;
 
-pub(crate) const ROLE: &str = "broken program with CUDA_MODULE_LOADING=EAGER";
+const ROLE: &str = "broken program with CUDA_MODULE_LOADING=EAGER";
 
 pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
     if worker::role().as_deref() == Some(ROLE) {
