@@ -106,6 +106,18 @@ pub fn own_memory_bytes(rec: &mut Recorder) -> anyhow::Result<u64> {
     })
 }
 
+/// The process's resident memory in bytes, from /proc/self/statm.
+pub fn resident_bytes() -> usize {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let pages: usize = statm
+        .split_whitespace()
+        .nth(1)
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(0);
+    // SAFETY: sysconf has no preconditions.
+    pages * unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize
+}
+
 /// Records a byte count as a raw figure.
 pub fn measure_bytes(rec: &mut Recorder, name: MeasureName, bytes: usize) {
     debug_assert_eq!(

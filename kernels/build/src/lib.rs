@@ -488,6 +488,8 @@ fn link_search(nvcc: &Nvcc) {
 /// The line by which a `.cu` file names the machine code it is compiled
 /// for, in place of [`GENCODE`]: `// gencode: -gencode=arch=compute_75,code=sm_75`.
 /// A scenario about architectures needs modules that lack the GPU's code.
+/// The line may also ask for a compressed fatbin (`--compress-mode=size`),
+/// for a module of many kernels.
 pub const GENCODE_LINE: &str = "// gencode:";
 
 /// The `-gencode` flags a source is compiled with: those its
@@ -500,9 +502,11 @@ pub fn gencode_of(source: &str) -> Result<Vec<String>, String> {
         return Ok(GENCODE.iter().map(|s| (*s).to_owned()).collect());
     };
     let flags: Vec<String> = line.split_whitespace().map(str::to_owned).collect();
-    if flags.is_empty() || !flags.iter().all(|f| f.starts_with("-gencode=arch=")) {
+    let allowed = |f: &String| f.starts_with("-gencode=arch=") || f.starts_with("--compress-mode=");
+    if !flags.iter().any(|f| f.starts_with("-gencode=arch=")) || !flags.iter().all(allowed) {
         return Err(format!(
-            "`{GENCODE_LINE}{line}`: name one or more -gencode=arch=…,code=… flags"
+            "`{GENCODE_LINE}{line}`: name one or more -gencode=arch=…,code=… flags, and at most \
+             a --compress-mode=…"
         ));
     }
     Ok(flags)
@@ -667,6 +671,16 @@ CURVE = { key = "free_bytes", per = "call", unit = "bytes" }
         let bad = gencode_of("// gencode: -arch=sm_75").unwrap_err();
         assert!(bad.contains("-gencode=arch="), "{bad}");
         assert!(gencode_of("// gencode:").is_err());
+        assert_eq!(
+            gencode_of("// gencode: -gencode=arch=compute_90,code=sm_90 --compress-mode=size")
+                .unwrap(),
+            [
+                "-gencode=arch=compute_90,code=sm_90",
+                "--compress-mode=size"
+            ]
+        );
+        assert!(gencode_of("// gencode: --compress-mode=size").is_err());
+        assert!(gencode_of("// gencode: -gencode=arch=compute_90,code=sm_90 -O0").is_err());
     }
 
     #[test]

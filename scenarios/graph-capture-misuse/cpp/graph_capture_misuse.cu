@@ -78,3 +78,73 @@ extern "C" int casebook_graph_capture_misuse_fixed_cpp(const casebook_recorder *
   rec(r, "cudaStreamDestroy", cudaStreamDestroy(s));
   return 0;
 }
+
+// The second half: a buffer's tracking event (the event a wrapper records
+// after each use of the buffer, as cudarc's safe API does) is recorded
+// during the capture and waited on by the buffer's teardown after the graph
+// is gone. A destructor cannot return the wait's error, so it stays the
+// thread's last error, and the next check reports it.
+
+__global__ void casebook_graph_touch(int *p) { *p = 1; }
+
+// Fills the buffer in a capture; `track_in_capture` says whether the
+// tracking event is recorded inside it too. Runs and destroys the graph,
+// then does the buffer's teardown and an unrelated launch with its check.
+static void tracked_buffer(const casebook_recorder *r, bool track_in_capture) {
+  cudaStream_t s;
+  rec(r, "cudaStreamCreateWithFlags", cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  int *d = nullptr, *other = nullptr;
+  rec(r, "cudaMalloc", cudaMalloc((void **)&d, kWords * sizeof(int)));
+  rec(r, "cudaMalloc (another buffer)", cudaMalloc((void **)&other, sizeof(int)));
+  cudaEvent_t tracking;
+  rec(r, "cudaEventCreateWithFlags", cudaEventCreateWithFlags(&tracking, cudaEventDisableTiming));
+  // ANCHOR: captured_event
+  // ANCHOR: event_outside_capture
+  rec(r, "cudaEventRecord (tracking, after the allocation)", cudaEventRecord(tracking, s));
+  rec(r, "cudaStreamBeginCapture", cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  rec(r, "cudaMemsetAsync (captured)", cudaMemsetAsync(d, 0x2a, kWords * sizeof(int), s));
+  if (track_in_capture) {
+    // BUG (broken): the event now stands for a node of the graph.
+    rec(r, "cudaEventRecord (tracking, during capture)", cudaEventRecord(tracking, s));
+    fact_text(r, names::TRACKING_EVENT, "recorded during the capture");
+  } else {
+    // FIX: a use inside a capture leaves the tracking event alone.
+    fact_text(r, names::TRACKING_EVENT, "not recorded while the stream captured");
+  }
+  cudaGraph_t graph = end_capture(r, s);
+  cudaGraphExec_t exec = nullptr;
+  rec(r, "cudaGraphInstantiate", cudaGraphInstantiate(&exec, graph, 0));
+  rec(r, "cudaGraphLaunch", cudaGraphLaunch(exec, s));
+  rec(r, "cudaStreamSynchronize", cudaStreamSynchronize(s));
+  rec(r, "cudaGraphExecDestroy", cudaGraphExecDestroy(exec));
+  rec(r, "cudaGraphDestroy", cudaGraphDestroy(graph));
+  // The buffer's teardown, in a destructor: its result goes unchecked.
+  cudaError_t waited = rec(r, "cudaStreamWaitEvent (teardown)", cudaStreamWaitEvent(s, tracking, 0));
+  fact_text(r, names::TEARDOWN_WAIT, cudaGetErrorName(waited));
+  // Later, unrelated work, checked the usual way.
+  casebook_graph_touch<<<1, 1, 0, s>>>(other);
+  cudaError_t last = rec(r, "cudaGetLastError (after an unrelated launch)", cudaGetLastError());
+  fact_text(r, names::LAST_ERROR, cudaGetErrorName(last));
+  // ANCHOR_END: event_outside_capture
+  // ANCHOR_END: captured_event
+  rec(r, "cudaStreamSynchronize", cudaStreamSynchronize(s));
+  std::vector<int> host(kWords, 0);
+  rec(r, "cudaMemcpy", cudaMemcpy(host.data(), d, kWords * sizeof(int), cudaMemcpyDeviceToHost));
+  bool all = true;
+  for (int v : host) all = all && v == 0x2a2a2a2a;
+  check(r, names::GRAPH_RAN, all);
+  rec(r, "cudaEventDestroy", cudaEventDestroy(tracking));
+  rec(r, "cudaFree (another buffer)", cudaFree(other));
+  rec(r, "cudaFree", cudaFree(d));
+  rec(r, "cudaStreamDestroy", cudaStreamDestroy(s));
+}
+
+extern "C" int casebook_graph_capture_misuse_captured_event_cpp(const casebook_recorder *r) {
+  tracked_buffer(r, /*track_in_capture=*/true);
+  return 0;
+}
+
+extern "C" int casebook_graph_capture_misuse_event_outside_capture_cpp(const casebook_recorder *r) {
+  tracked_buffer(r, /*track_in_capture=*/false);
+  return 0;
+}

@@ -5,15 +5,23 @@
 //! is invalidated, and ending it returns "operation failed due to a
 //! previous error during capture" and no graph. The fix makes only calls
 //! that can be captured inside the capture, and the rest before or after.
+//!
+//! The second half is cudarc#590: a buffer's tracking event, recorded
+//! during a capture, stands for a node of the graph, and the buffer's
+//! teardown waits on it after the graph is destroyed: "invalid argument",
+//! from a call that looks harmless, or from a later one that checks.
 
 use casebook_model::{
-    Claim, ClaimVerdict, Outcome, Passage, Reach, Recorder, Report, Requirement, ResultName,
-    Scenario, Source, Symptom, Variant, cudarc, device,
+    Claim, ClaimVerdict, Expect, Outcome, Passage, Reach, Recorder, Report, Requirement,
+    ResultName, Scenario, Source, Symptom, Variant, cudarc, device,
 };
 use cudarc::driver::{DriverError, result, sys};
 
 mod broken;
+mod captured_event;
+mod event_outside_capture;
 mod fixed;
+mod safe_api;
 
 casebook_model::names_module!();
 
@@ -21,6 +29,8 @@ casebook_model::cpp_variants! {
     "cpp/graph_capture_misuse.cu" {
         broken: casebook_graph_capture_misuse_broken_cpp,
         fixed: casebook_graph_capture_misuse_fixed_cpp,
+        captured_event: casebook_graph_capture_misuse_captured_event_cpp,
+        event_outside_capture: casebook_graph_capture_misuse_event_outside_capture_cpp,
     }
 }
 
@@ -28,6 +38,30 @@ const UNSUPPORTED: &str = "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED";
 const INVALIDATED: &str = "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED";
 const UNSUPPORTED_CPP: &str = "cudaErrorStreamCaptureUnsupported";
 const INVALIDATED_CPP: &str = "cudaErrorStreamCaptureInvalidated";
+const INVALID_VALUE: &str = "CUDA_ERROR_INVALID_VALUE";
+const ISOLATION: &str = "CUDA_ERROR_STREAM_CAPTURE_ISOLATION";
+
+const TRACKING_OFF_SAFE: &str = "With event tracking off, a buffer used inside a capture and \
+                                 dropped after its graph leaves no error behind (cudarc#590, \
+                                 fixed by cudarc#591).";
+const TRACKING_ON_CAPTURES: &str = "With its default event tracking, a buffer written before a \
+                                    capture can be used inside it.";
+
+fn parked_text(o: &Outcome) -> String {
+    match o.fact(PARKED_ERROR).and_then(|v| v.as_str()) {
+        Some("none") => "no error parked after the drops".to_owned(),
+        Some(e) => format!("{e} parked by the drops"),
+        None => "the drops were not reached".to_owned(),
+    }
+}
+
+fn graph_text(o: &Outcome) -> String {
+    match o.fact(GRAPH).and_then(|v| v.as_str()) {
+        Some("a graph") => "the capture gave a graph".to_owned(),
+        _ => format!("the capture gave no graph: {}", o.first_error_text()),
+    }
+}
+const INVALID_VALUE_CPP: &str = "cudaErrorInvalidValue";
 
 /// The captured work fills this many 32-bit words with [`PATTERN`].
 pub const WORDS: usize = 1 << 20;
@@ -41,10 +75,15 @@ pub fn scenario() -> Scenario {
                 a call that waits for it (a stream or device synchronisation) or that cannot be \
                 recorded (cudaMalloc, a synchronous copy) is refused, and the capture is \
                 invalidated: ending it returns an error and no graph. Make such calls before \
-                the capture begins or after it ends.",
+                the capture begins or after it ends. Events follow the same rule: one recorded \
+                during a capture stands for a node of the graph, and once the graph is \
+                destroyed a stream that is not capturing gets CUDA_ERROR_INVALID_VALUE when \
+                it waits on it; a capturing stream cannot wait on one recorded outside it. A wrapper that records a buffer's uses with events must leave \
+                them alone while a stream captures.",
         symptoms: &[
             "operation not permitted when stream is capturing",
             "an error on the second call",
+            "invalid argument from a call that did nothing wrong",
         ],
         requires: Requirement::GPU,
         reports: REPORTS,
@@ -60,6 +99,51 @@ pub fn scenario() -> Scenario {
             )
             .then_shows(Symptom::cuda_error(INVALIDATED_CPP)),
             Variant::fixed("fixed-cpp", cpp::fixed),
+            Variant::broken(
+                "captured-event",
+                Symptom::cuda_error(INVALID_VALUE),
+                cudarc!(captured_event),
+            ),
+            Variant::fixed("event-outside-capture", cudarc!(event_outside_capture)),
+            Variant::contrast("safe-api", Expect::Clean, cudarc!(safe_api))
+                .also_differs(
+                    "cudarc's safe API instead of driver calls, with event tracking turned off \
+                     before the capture, as cudarc's maintainer advises (cudarc#501).",
+                )
+                .states(
+                    TRACKING_OFF_SAFE,
+                    |o| {
+                        o.fact(PARKED_ERROR)
+                            .and_then(|v| v.as_str())
+                            .map(|v| v == "none")
+                    },
+                    parked_text,
+                ),
+            Variant::contrast(
+                "safe-api-tracked",
+                Expect::Fails(Symptom::cuda_error(INVALIDATED)),
+                cudarc!(safe_api::tracked at "tracked"),
+            )
+            .then_shows(Symptom::cuda_error(ISOLATION))
+            .also_differs(
+                "safe-api's program with cudarc's default: the context tracks every use of the \
+                 buffer with events, including the uses inside the capture.",
+            )
+            .states(
+                TRACKING_ON_CAPTURES,
+                |o| {
+                    o.fact(GRAPH)
+                        .and_then(|v| v.as_str())
+                        .map(|v| v == "a graph")
+                },
+                graph_text,
+            ),
+            Variant::broken(
+                "captured-event-cpp",
+                Symptom::cuda_error(INVALID_VALUE_CPP),
+                cpp::captured_event,
+            ),
+            Variant::fixed("event-outside-capture-cpp", cpp::event_outside_capture),
         ],
     }
 }
@@ -89,6 +173,18 @@ const REPORTS: &[Report] = &[
                 is capturing (code 900, ERROR_STREAM_CAPTURE_UNSUPPORTED)`.",
     },
     Report {
+        id: "chelsea0x3b/cudarc#590",
+        shows: "a `CudaSlice` used inside a capture gets its event recorded as a node of the \
+                graph; dropped after the graph is destroyed, its `Drop` waits on that captured \
+                event, which fails with `CUDA_ERROR_INVALID_VALUE`; the error is parked in the \
+                context and returned by a later, unrelated call.",
+    },
+    Report {
+        id: "chelsea0x3b/cudarc#591",
+        shows: "the fix of #590: `SyncOnDrop`'s record and `CudaSlice`'s waits on drop are \
+                skipped when the context is not managing stream synchronisation.",
+    },
+    Report {
         id: "NVIDIA/cuopt#1758",
         shows: "one `cudaErrorStreamCaptureUnsupported` inside a capture region showed in CI as a \
                 cascade of `cudaErrorStreamCaptureInvalidated` errors from unrelated call sites.",
@@ -116,6 +212,28 @@ static INVALIDATION: Passage = Passage {
            will return an error, until stream capture is ended with cudaStreamEndCapture(). This \
            call will take the associated streams out of capture mode, but will also return an \
            error value and a NULL graph.",
+};
+
+static NON_CAPTURED_WAIT: Passage = Passage {
+    document: "CUDA Programming Guide",
+    section: "CUDA Graphs: Stream Capture: Prohibited and Unhandled Operations",
+    url: "https://docs.nvidia.com/cuda/cuda-programming-guide/04-special-topics/cuda-graphs.html",
+    text: "It is invalid to merge two separate capture graphs by waiting on a captured event from \
+           a stream which is being captured and is associated with a different capture graph \
+           than the event. It is invalid to wait on a non-captured event from a stream which is \
+           being captured without specifying the `cudaEventWaitExternal` flag.",
+};
+
+static GENERAL_RULE: Passage = Passage {
+    document: "CUDA Programming Guide",
+    section: "CUDA Graphs: Stream Capture: Prohibited and Unhandled Operations",
+    url: "https://docs.nvidia.com/cuda/cuda-programming-guide/04-special-topics/cuda-graphs.html",
+    text: "As a general rule, when a dependency relation would connect something that is \
+           captured with something that was not captured and instead enqueued for execution, \
+           CUDA prefers to return an error rather than ignore the dependency. An exception is \
+           made for placing a stream into or out of capture mode; this severs a dependency \
+           relation between items added to the stream immediately before and after the mode \
+           transition.",
 };
 
 const CLAIMS: &[Claim] = &[
@@ -153,6 +271,47 @@ const CLAIMS: &[Claim] = &[
                         (false, _) => ClaimVerdict::Refuted,
                     }
                 }
+                _ => ClaimVerdict::Undecided,
+            }
+        },
+    },
+    Claim {
+        id: "nvidia-captured-and-enqueued-dependency-is-an-error",
+        source: Source::Nvidia(&GENERAL_RULE),
+        quote: "As a general rule, when a dependency relation would connect something that is \
+                captured with something that was not captured and instead enqueued for \
+                execution, CUDA prefers to return an error rather than ignore the dependency.",
+        judged_by: "captured-event",
+        reach: Reach::Either,
+        // The teardown's wait connects work enqueued on the stream with an
+        // event that stands for a node of the (destroyed) graph: an error
+        // confirms, success refutes.
+        judge: |o: &Outcome| {
+            ClaimVerdict::confirmed_if(
+                o.fact(TEARDOWN_WAIT)
+                    .and_then(|v| v.as_str())
+                    .map(|r| r != DriverError::SUCCESS),
+            )
+        },
+    },
+    Claim {
+        id: "nvidia-non-captured-event-wait-is-invalid",
+        source: Source::Nvidia(&NON_CAPTURED_WAIT),
+        quote: "It is invalid to wait on a non-captured event from a stream which is being \
+                captured without specifying the `cudaEventWaitExternal` flag.",
+        judged_by: "safe-api-tracked",
+        reach: Reach::Either,
+        // cudarc's default tracking makes the captured use wait on the
+        // buffer's write event, recorded before the capture, with no flag:
+        // the only difference from safe-api, whose capture gives a graph.
+        // A graph refutes; a capture refused with the isolation error
+        // confirms.
+        judge: |o: &Outcome| {
+            let graph = o.fact(GRAPH).and_then(|v| v.as_str());
+            let isolation = o.steps.iter().any(|s| s.result == ISOLATION);
+            match (graph, isolation) {
+                (Some("a graph"), _) => ClaimVerdict::Refuted,
+                (_, true) => ClaimVerdict::Confirmed,
                 _ => ClaimVerdict::Undecided,
             }
         },
@@ -219,4 +378,84 @@ pub(crate) fn begin_capture(rec: &mut Recorder, stream: sys::CUstream) -> Result
             sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_GLOBAL,
         )
     })
+}
+
+pub(crate) fn new_event(rec: &mut Recorder) -> Result<sys::CUevent, DriverError> {
+    rec.step(
+        "cuEventCreate",
+        result::event::create(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING),
+    )
+}
+
+pub(crate) fn record_event(
+    rec: &mut Recorder,
+    label: &str,
+    event: sys::CUevent,
+    stream: sys::CUstream,
+) -> Result<(), DriverError> {
+    // SAFETY: a live event and a live stream.
+    rec.step(label, unsafe { result::event::record(event, stream) })
+}
+
+pub(crate) fn destroy_event(rec: &mut Recorder, event: sys::CUevent) -> Result<(), DriverError> {
+    // SAFETY: nothing waits on the event any more.
+    rec.step("cuEventDestroy", unsafe { result::event::destroy(event) })
+}
+
+/// What a buffer's teardown does first: the stream waits for the buffer's
+/// last use, as its tracking event marks it. Records what the wait
+/// returned.
+pub(crate) fn teardown_wait(
+    rec: &mut Recorder,
+    event: sys::CUevent,
+    stream: sys::CUstream,
+) -> Result<(), DriverError> {
+    // SAFETY: a live stream and a live event.
+    let waited = unsafe {
+        sys::cuStreamWaitEvent(
+            stream,
+            event,
+            sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT as u32,
+        )
+        .result()
+    };
+    rec.fact(
+        TEARDOWN_WAIT,
+        match &waited {
+            Ok(()) => DriverError::SUCCESS.to_owned(),
+            Err(e) => e.result_name(),
+        },
+    );
+    rec.step("cuStreamWaitEvent (teardown)", waited)
+}
+
+/// Instantiates `graph`, launches it on `stream`, waits for it, and
+/// destroys the instance and the graph.
+pub(crate) fn launch_graph(
+    rec: &mut Recorder,
+    graph: sys::CUgraph,
+    stream: sys::CUstream,
+) -> Result<(), DriverError> {
+    // SAFETY: a graph just captured, destroyed here once it has run.
+    unsafe {
+        let exec = rec.step(
+            "cuGraphInstantiate",
+            result::graph::instantiate(graph, sys::CUgraphInstantiate_flags(0)),
+        )?;
+        rec.step("cuGraphLaunch", result::graph::launch(exec, stream))?;
+        rec.step("cuStreamSynchronize", result::stream::synchronize(stream))?;
+        rec.step("cuGraphExecDestroy", result::graph::exec_destroy(exec))?;
+        rec.step("cuGraphDestroy", result::graph::destroy(graph))
+    }
+}
+
+/// Reads the buffer back and checks that the graph's fill reached it.
+pub(crate) fn check_graph_ran(rec: &mut Recorder, buf: sys::CUdeviceptr) -> anyhow::Result<()> {
+    let mut host = vec![0u32; WORDS];
+    // SAFETY: the buffer holds WORDS words, and nothing else uses it now.
+    rec.step("cuMemcpyDtoH", unsafe {
+        result::memcpy_dtoh_sync(&mut host, buf)
+    })?;
+    rec.check(GRAPH_RAN, host.iter().all(|&w| w == PATTERN));
+    Ok(())
 }

@@ -65,18 +65,6 @@ const CLAIMS: &[Claim] = &[Claim {
     },
 }];
 
-/// The process's resident memory in bytes, from /proc/self/statm.
-pub fn resident_bytes() -> usize {
-    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
-    let pages: usize = statm
-        .split_whitespace()
-        .nth(1)
-        .and_then(|p| p.parse().ok())
-        .unwrap_or(0);
-    // SAFETY: sysconf has no preconditions.
-    pages * unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize
-}
-
 /// Runs CALLS calls and measures host and device memory around them.
 pub(crate) fn drive(
     rec: &mut Recorder,
@@ -84,13 +72,17 @@ pub(crate) fn drive(
 ) -> anyhow::Result<()> {
     let ctx = device::context(rec)?;
     call(rec, &ctx)?; // one warm-up call, so the baseline includes the runtime's own buffers
-    let host_before = resident_bytes();
+    let host_before = device::resident_bytes();
     let device_before = device::free_bytes(rec, &ctx)?;
     for i in 0..CALLS {
         rec.iteration("model call", |rec| call(rec, &ctx))?;
-        rec.point(RESIDENT_BYTES, (i + 1) as f64, resident_bytes() as f64);
+        rec.point(
+            RESIDENT_BYTES,
+            (i + 1) as f64,
+            device::resident_bytes() as f64,
+        );
     }
-    let host_after = resident_bytes();
+    let host_after = device::resident_bytes();
     let device_after = device::free_bytes(rec, &ctx)?;
     measure_bytes(rec, RESIDENT_BEFORE, host_before);
     measure_bytes(rec, RESIDENT_AFTER, host_after);

@@ -6,6 +6,9 @@
 //! gives up after a few seconds, so the hang is bounded and measured. The
 //! fix loads the kernel before the waiter starts (`cuFuncLoad`,
 //! `cudaFuncGetAttributes`), or runs with `CUDA_MODULE_LOADING=EAGER`.
+//!
+//! `footprint` measures what the fix by EAGER costs: a library of many
+//! kernels, of which the program uses one, loaded under each mode.
 
 use std::time::{Duration, Instant};
 
@@ -21,6 +24,7 @@ use cudarc::driver::{CudaContext, result, sys};
 mod broken;
 mod eager;
 mod fixed;
+mod footprint;
 
 casebook_model::names_module!();
 
@@ -74,6 +78,16 @@ pub fn scenario() -> Scenario {
             ),
             Variant::broken("broken-cpp", Symptom::check_failed(RELEASED), cpp::broken),
             Variant::fixed("fixed-cpp", cpp::fixed),
+            Variant::contrast(
+                "footprint",
+                Expect::Clean,
+                cudarc!(footprint::run at "measure"),
+            )
+            .also_differs(
+                "not the pair of kernels: a library of 1026 kernels, of which the program \
+                 launches one, loaded in one worker under CUDA_MODULE_LOADING=LAZY and in \
+                 another under EAGER, each measuring its own time and memory.",
+            ),
         ],
     }
 }
@@ -123,6 +137,19 @@ static REMEDY: Passage = Passage {
            execution, do the following: preload all kernels that you hope to execute \
            concurrently prior to launching them or run application with `CUDA_MODULE_LOADING = \
            EAGER` to force loading data eagerly without forcing each function to load eagerly",
+};
+
+static WHAT_IT_SAVES: Passage = Passage {
+    document: "CUDA C++ Programming Guide (legacy)",
+    section: "Lazy Loading: What is Lazy Loading?",
+    url: "https://docs.nvidia.com/cuda/archive/12.2.1/cuda-c-programming-guide/index.html#what-is-lazy-loading",
+    text: "Lazy Loading delays loading of CUDA modules and kernels from program initialization \
+           closer to kernels execution. If a program does not use every single kernel it has \
+           included, then some kernels will be loaded unneccessarily. This is very common, \
+           especially if you include any libraries. Most of the time, programs only use a small \
+           amount of kernels from libraries they include. Thanks to Lazy Loading, programs are \
+           able to only load kernels they are actually going to use, saving time on \
+           initialization. This reduces memory overhead, both on GPU memory and host memory.",
 };
 
 static EAGER_MODE: Passage = Passage {
@@ -182,6 +209,38 @@ const CLAIMS: &[Claim] = &[
         // check is the worker's.
         judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.check(RELEASED)),
     },
+    Claim {
+        id: "nvidia-lazy-loading-saves-time-and-memory",
+        source: Source::Nvidia(&WHAT_IT_SAVES),
+        quote: "Thanks to Lazy Loading, programs are able to only load kernels they are actually \
+                going to use, saving time on initialization. This reduces memory overhead, both \
+                on GPU memory and host memory.",
+        judged_by: "footprint",
+        reach: Reach::Either,
+        // The program the passage describes: it launches one kernel of a
+        // library of many. Three savings are claimed: the load's time, and the
+        // device and host memory the library adds by the time the program
+        // has run; each counts when it is larger under EAGER by a margin
+        // (and a fifth, for the time: footprint::compared). All three
+        // confirm, none refutes, some are partly.
+        judge: |o: &Outcome| {
+            let saved = |name, word: &str| {
+                o.fact(name)
+                    .and_then(|v| v.as_str())
+                    .map(|v| v == format!("{word} under EAGER"))
+            };
+            match (
+                saved(LOAD_TIME, "longer"),
+                saved(DEVICE_MEMORY, "more"),
+                saved(HOST_MEMORY, "more"),
+            ) {
+                (Some(true), Some(true), Some(true)) => ClaimVerdict::Confirmed,
+                (Some(false), Some(false), Some(false)) => ClaimVerdict::Refuted,
+                (Some(_), Some(_), Some(_)) => ClaimVerdict::Partly,
+                _ => ClaimVerdict::Undecided,
+            }
+        },
+    },
 ];
 
 /// The two kernels, each from a library of its own, loaded at start the
@@ -193,6 +252,15 @@ pub(crate) struct Kernels {
 }
 
 pub(crate) fn load(rec: &mut Recorder) -> anyhow::Result<Kernels> {
+    record_loading_mode(rec)?;
+    Ok(Kernels {
+        waiter: kernel(rec, fatbin::WAITER, c"wait_for_release")?,
+        release: kernel(rec, fatbin::RELEASE, c"release")?,
+    })
+}
+
+/// Records the loading mode CUDA started with (cuModuleGetLoadingMode).
+pub(crate) fn record_loading_mode(rec: &mut Recorder) -> anyhow::Result<()> {
     let mut mode = sys::CUmoduleLoadingMode::CU_MODULE_LAZY_LOADING;
     // SAFETY: an out-pointer to a local.
     rec.step("cuModuleGetLoadingMode", unsafe {
@@ -205,10 +273,7 @@ pub(crate) fn load(rec: &mut Recorder) -> anyhow::Result<Kernels> {
             sys::CUmoduleLoadingMode::CU_MODULE_LAZY_LOADING => "lazy",
         },
     );
-    Ok(Kernels {
-        waiter: kernel(rec, fatbin::WAITER, c"wait_for_release")?,
-        release: kernel(rec, fatbin::RELEASE, c"release")?,
-    })
+    Ok(())
 }
 
 /// Loads `image` as a library (it stays loaded until the process ends) and

@@ -1,0 +1,47 @@
+//! A buffer's tracking event, recorded after every use of the buffer the
+//! way cudarc's safe API records it (cudarc#590), is recorded while the
+//! stream is capturing: it becomes a captured event, a node of the graph.
+//! After the graph is destroyed, the buffer's teardown waits on it.
+
+use casebook_model::{Recorder, device};
+use cudarc::driver::result;
+
+use crate::names::*;
+use crate::{
+    WORDS, begin_capture, captured_fill, check_graph_ran, destroy_event, end_capture, later_call,
+    launch_graph, new_event, record_event, teardown_wait,
+};
+
+// ANCHOR: run
+pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
+    let ctx = device::context(rec)?;
+    let stream = rec.step("cuStreamCreate", ctx.new_stream())?;
+    let s = stream.cu_stream();
+    // SAFETY: freed below, after the teardown's wait; only this stream uses it.
+    let buf = rec.step("cuMemAlloc", unsafe { result::malloc_sync(WORDS * 4) })?;
+    let tracking = new_event(rec)?; // the buffer's "last use" event
+    record_event(
+        rec,
+        "cuEventRecord (tracking, after the allocation)",
+        tracking,
+        s,
+    )?;
+    begin_capture(rec, s)?;
+    captured_fill(rec, buf, s)?;
+    // BUG: the use inside the capture records the tracking event too, so
+    // the event now stands for a node of the graph, not for work enqueued.
+    record_event(rec, "cuEventRecord (tracking, during capture)", tracking, s)?;
+    let graph = end_capture(rec, s)?;
+    launch_graph(rec, graph, s)?; // runs it, then destroys the graph
+    // The buffer's teardown: wait for its last use, then free it.
+    let waited = teardown_wait(rec, tracking, s);
+    rec.fact(TRACKING_EVENT, "recorded during the capture");
+    // ANCHOR_END: run
+    let _ = waited;
+    check_graph_ran(rec, buf)?;
+    // SAFETY: the graph is gone and the stream idle.
+    rec.step("cuMemFree", unsafe { result::free_sync(buf) })?;
+    destroy_event(rec, tracking)?;
+    later_call(rec);
+    Ok(())
+}

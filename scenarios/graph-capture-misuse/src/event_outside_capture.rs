@@ -1,0 +1,52 @@
+//! The fix of cudarc#591, in driver calls: the buffer's tracking event is
+//! recorded only when the stream is not capturing, so it always stands for
+//! work enqueued, and the teardown's wait is valid after the graph is gone.
+
+use casebook_model::{Recorder, device};
+use cudarc::driver::{result, sys};
+
+use crate::names::*;
+use crate::{
+    WORDS, begin_capture, captured_fill, check_graph_ran, destroy_event, end_capture, later_call,
+    launch_graph, new_event, record_event, teardown_wait,
+};
+
+// ANCHOR: run
+pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
+    let ctx = device::context(rec)?;
+    let stream = rec.step("cuStreamCreate", ctx.new_stream())?;
+    let s = stream.cu_stream();
+    // SAFETY: freed below, after the teardown's wait; only this stream uses it.
+    let buf = rec.step("cuMemAlloc", unsafe { result::malloc_sync(WORDS * 4) })?;
+    let tracking = new_event(rec)?;
+    record_event(
+        rec,
+        "cuEventRecord (tracking, after the allocation)",
+        tracking,
+        s,
+    )?;
+    begin_capture(rec, s)?;
+    captured_fill(rec, buf, s)?;
+    // FIX: a use inside a capture leaves the tracking event alone.
+    // SAFETY: a live stream.
+    let status = rec.step("cuStreamIsCapturing", unsafe {
+        result::stream::is_capturing(s)
+    })?;
+    if status == sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE {
+        record_event(rec, "cuEventRecord (tracking)", tracking, s)?;
+        rec.fact(TRACKING_EVENT, "recorded during the capture");
+    } else {
+        rec.fact(TRACKING_EVENT, "not recorded while the stream captured");
+    }
+    let graph = end_capture(rec, s)?;
+    launch_graph(rec, graph, s)?;
+    let waited = teardown_wait(rec, tracking, s);
+    // ANCHOR_END: run
+    waited?;
+    check_graph_ran(rec, buf)?;
+    // SAFETY: the graph is gone and the stream idle.
+    rec.step("cuMemFree", unsafe { result::free_sync(buf) })?;
+    destroy_event(rec, tracking)?;
+    later_call(rec);
+    Ok(())
+}

@@ -1,0 +1,217 @@
+//! What lazy loading saves, and what it costs: a library of 1026 kernels,
+//! of which the program uses one, is loaded in a worker under
+//! CUDA_MODULE_LOADING=LAZY and in another under EAGER. Each worker records
+//! the time the load takes, the time of the used kernel's first and second
+//! launch, and the device and host memory the process gained by the time
+//! the program has run.
+
+use std::ffi::c_void;
+use std::time::{Duration, Instant};
+
+use casebook_model::{MeasureName, Recorder, device};
+use casebook_runtime::worker;
+use cudarc::driver::{result, sys};
+
+use crate::names::*;
+
+const LAZY_ROLE: &str = "the library loaded under CUDA_MODULE_LOADING=LAZY";
+const EAGER_ROLE: &str = "the library loaded under CUDA_MODULE_LOADING=EAGER";
+
+/// The figures one worker records, under its mode's names.
+struct Figures {
+    load: MeasureName,
+    device: MeasureName,
+    host: MeasureName,
+    first_launch: MeasureName,
+    second_launch: MeasureName,
+}
+
+const LAZY: Figures = Figures {
+    load: LAZY_LOAD_SECONDS,
+    device: LAZY_DEVICE_BYTES,
+    host: LAZY_HOST_BYTES,
+    first_launch: LAZY_FIRST_LAUNCH_SECONDS,
+    second_launch: LAZY_SECOND_LAUNCH_SECONDS,
+};
+
+const EAGER: Figures = Figures {
+    load: EAGER_LOAD_SECONDS,
+    device: EAGER_DEVICE_BYTES,
+    host: EAGER_HOST_BYTES,
+    first_launch: EAGER_FIRST_LAUNCH_SECONDS,
+    second_launch: EAGER_SECOND_LAUNCH_SECONDS,
+};
+
+/// Elements the used kernel runs over.
+const ELEMENTS: usize = 1 << 20;
+
+pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
+    match worker::role().as_deref() {
+        Some(LAZY_ROLE) => return measure(rec, &LAZY),
+        Some(EAGER_ROLE) => return measure(rec, &EAGER),
+        _ => {}
+    }
+    let mut outcomes = Vec::new();
+    for (role, mode) in [(LAZY_ROLE, "LAZY"), (EAGER_ROLE, "EAGER")] {
+        let outcome = worker::run(
+            role,
+            Duration::from_secs(120),
+            &[("CUDA_MODULE_LOADING", mode)],
+        )?;
+        worker::replay(rec, role, &outcome);
+        for (key, m) in &outcome.measures {
+            rec.measure_named(key, m.value, m.unit);
+        }
+        outcomes.push(outcome);
+    }
+    let (lazy, eager) = (&outcomes[0], &outcomes[1]);
+    let compare = |rec: &mut Recorder, fact, at_lazy: MeasureName, at_eager, least, ratio| {
+        let words = match at_lazy.unit {
+            casebook_model::Unit::Seconds => ["longer", "shorter"],
+            _ => ["more", "less"],
+        };
+        if let (Some(l), Some(e)) = (lazy.measure(at_lazy), eager.measure(at_eager)) {
+            rec.fact(fact, compared(e, l, least, ratio, words));
+        }
+    };
+    let (page, mib) = (device::PAGE as f64, (1 << 20) as f64);
+    compare(rec, LOAD_TIME, LAZY.load, EAGER.load, 2e-3, 1.2);
+    compare(rec, DEVICE_MEMORY, LAZY.device, EAGER.device, page, 1.0);
+    compare(rec, HOST_MEMORY, LAZY.host, EAGER.host, 4.0 * mib, 1.0);
+    compare(
+        rec,
+        FIRST_LAUNCH,
+        LAZY.first_launch,
+        EAGER.first_launch,
+        1e-3,
+        1.2,
+    );
+    Ok(())
+}
+
+/// How a figure under EAGER compares with the same under LAZY, in words:
+/// "<more> under EAGER" when it is larger by at least `least` and by at
+/// least the factor `ratio`, "<less> under EAGER" the other way round, and
+/// "about the same" between. Memory takes a margin alone (one NVML page on
+/// the device, 4 MiB of resident host memory: the readings repeat to within
+/// kilobytes); times, which other processes on the machine stretch, take a
+/// margin and a fifth.
+pub(crate) fn compared(eager: f64, lazy: f64, least: f64, ratio: f64, words: [&str; 2]) -> String {
+    if eager >= ratio * lazy && eager - lazy >= least {
+        format!("{} under EAGER", words[0])
+    } else if lazy >= ratio * eager && lazy - eager >= least {
+        format!("{} under EAGER", words[1])
+    } else {
+        "about the same".to_owned()
+    }
+}
+
+/// One worker. The context and the kernel's buffer come first (they cost
+/// the same under both modes); then the library is loaded and its one
+/// used kernel launched twice; then the memory the process gained is
+/// read. Only the first load is timed: it is the program's start. Loading
+/// the same image again is no measure of it: on an H200, reloads of this
+/// image, unloaded in between, took no longer under EAGER than under LAZY.
+// ANCHOR: measure
+fn measure(rec: &mut Recorder, figures: &Figures) -> anyhow::Result<()> {
+    let _ctx = device::context(rec)?;
+    crate::record_loading_mode(rec)?;
+    // SAFETY: ELEMENTS floats, freed below; only the used kernel touches them.
+    let x = rec.step("cuMemAlloc", unsafe { result::malloc_sync(ELEMENTS * 4) })?;
+    // SAFETY: the buffer holds ELEMENTS words.
+    rec.step("cuMemsetD32", unsafe {
+        sys::cuMemsetD32_v2(x, 0, ELEMENTS).result()
+    })?;
+    let device_before = device::own_memory_bytes(rec)?;
+    let host_before = device::resident_bytes();
+    // A Vec keeps the image aligned as the loader wants it.
+    let image = crate::fatbin::LIBRARY.to_vec();
+    let start = Instant::now();
+    let (_library, used) = load_library(rec, &image)?;
+    rec.measure(figures.load, start.elapsed().as_secs_f64());
+    for (label, name) in [
+        ("first", figures.first_launch),
+        ("second", figures.second_launch),
+    ] {
+        let launched = launch(rec, used, x, label)?;
+        rec.measure(name, launched.as_secs_f64());
+    }
+    let device_after = device::own_memory_bytes(rec)?;
+    let host_after = device::resident_bytes();
+    rec.measure(
+        figures.device,
+        device_after.saturating_sub(device_before) as f64,
+    );
+    rec.measure(figures.host, host_after.saturating_sub(host_before) as f64);
+    // SAFETY: the stream is idle; nothing uses the buffer any more.
+    rec.step("cuMemFree", unsafe { result::free_sync(x) })?;
+    Ok(())
+}
+// ANCHOR_END: measure
+
+/// Loads the library and returns it with the kernel the program uses.
+fn load_library(
+    rec: &mut Recorder,
+    image: &[u8],
+) -> anyhow::Result<(sys::CUlibrary, sys::CUkernel)> {
+    let mut library: sys::CUlibrary = std::ptr::null_mut();
+    let mut kernel: sys::CUkernel = std::ptr::null_mut();
+    // SAFETY: a fatbin image, no options, out-pointers to locals.
+    unsafe {
+        rec.step(
+            "cuLibraryLoadData (1026 kernels)",
+            sys::cuLibraryLoadData(
+                &mut library,
+                image.as_ptr().cast(),
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                0,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                0,
+            )
+            .result(),
+        )?;
+        rec.step(
+            "cuLibraryGetKernel (the one used)",
+            sys::cuLibraryGetKernel(&mut kernel, library, c"casebook_library_used".as_ptr())
+                .result(),
+        )?;
+    }
+    Ok((library, kernel))
+}
+/// Launches the used kernel over the buffer on the null stream, waits for
+/// it, and returns how long the launch call took: under lazy loading, a
+/// first launch loads the kernel inside that call.
+fn launch(
+    rec: &mut Recorder,
+    kernel: sys::CUkernel,
+    x: sys::CUdeviceptr,
+    label: &str,
+) -> anyhow::Result<Duration> {
+    let (mut x, mut n) = (x, ELEMENTS as i32);
+    let mut args = [
+        (&mut x) as *mut _ as *mut c_void,
+        (&mut n) as *mut _ as *mut c_void,
+    ];
+    let start = Instant::now();
+    // SAFETY: the arguments match casebook_library_used(float *, int); a
+    // CUkernel may be launched as a CUfunction of the current context.
+    let launched = unsafe {
+        result::launch_kernel(
+            kernel as sys::CUfunction,
+            ((ELEMENTS / 256) as u32, 1, 1),
+            (256, 1, 1),
+            0,
+            std::ptr::null_mut(),
+            &mut args,
+        )
+    };
+    let took = start.elapsed();
+    rec.step(&format!("cuLaunchKernel ({label} launch)"), launched)?;
+    rec.step(
+        &format!("cuCtxSynchronize ({label} launch)"),
+        result::ctx::synchronize(),
+    )?;
+    Ok(took)
+}
