@@ -72,7 +72,10 @@ pub fn page(catalog: &[Scenario], report: Option<&Report>) -> String {
          serialises a pipeline meant to overlap. cudarc's safe layer guards host memory only \
          where it tracks events: a `PinnedHostSlice` copied on a stream the program created is \
          waited for before the host writes it again, and on the default stream of a context with \
-         no stream of its own it is not (the two async-copy-lifetime rows).\n",
+         no stream of its own it is not (the two async-copy-lifetime rows). The same event \
+         tracking breaks stream capture: with it on, a buffer written before a capture cannot be \
+         used inside it, and with it off (since cudarc#591) a buffer used in a capture and dropped \
+         after its graph leaves no error behind (the two graph-capture-misuse rows).\n",
     );
     md
 }
