@@ -3,29 +3,19 @@
 //! stream is capturing: it becomes a captured event, a node of the graph.
 //! After the graph is destroyed, the buffer's teardown waits on it.
 
-use casebook_model::{Recorder, device};
+use casebook_model::Recorder;
 use cudarc::driver::result;
 
 use crate::names::*;
 use crate::{
-    WORDS, begin_capture, captured_fill, check_graph_ran, destroy_event, end_capture, later_call,
-    launch_graph, new_event, record_event, teardown_wait,
+    begin_capture, captured_fill, check_graph_ran, destroy_event, end_capture, later_call,
+    launch_graph, record_event, teardown_wait, tracked_buffer,
 };
 
 // ANCHOR: run
 pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
-    let ctx = device::context(rec)?;
-    let stream = rec.step("cuStreamCreate", ctx.new_stream())?;
+    let (stream, buf, tracking) = tracked_buffer(rec)?;
     let s = stream.cu_stream();
-    // SAFETY: freed below, after the teardown's wait; only this stream uses it.
-    let buf = rec.step("cuMemAlloc", unsafe { result::malloc_sync(WORDS * 4) })?;
-    let tracking = new_event(rec)?; // the buffer's "last use" event
-    record_event(
-        rec,
-        "cuEventRecord (tracking, after the allocation)",
-        tracking,
-        s,
-    )?;
     begin_capture(rec, s)?;
     captured_fill(rec, buf, s)?;
     // BUG: the use inside the capture records the tracking event too, so

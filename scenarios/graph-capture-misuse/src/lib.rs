@@ -15,7 +15,9 @@ use casebook_model::{
     Claim, ClaimVerdict, Expect, Outcome, Passage, Reach, Recorder, Report, Requirement,
     ResultName, Scenario, Source, Symptom, Variant, cudarc, device,
 };
-use cudarc::driver::{DriverError, result, sys};
+use std::sync::Arc;
+
+use cudarc::driver::{CudaStream, DriverError, result, sys};
 
 mod broken;
 mod captured_event;
@@ -340,16 +342,21 @@ pub(crate) fn end_capture(
         result::stream::is_capturing(stream)
     });
     if let Ok(status) = status {
-        rec.fact(
-            STREAM_AFTER,
-            if status == sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE {
-                "out of capture mode"
-            } else {
-                "still capturing"
-            },
-        );
+        record_stream_after(rec, status);
     }
     ended.map(|()| graph)
+}
+
+/// Records whether the stream is out of capture mode after the capture.
+pub(crate) fn record_stream_after(rec: &mut Recorder, status: sys::CUstreamCaptureStatus) {
+    rec.fact(
+        STREAM_AFTER,
+        if status == sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE {
+            "out of capture mode"
+        } else {
+            "still capturing"
+        },
+    );
 }
 
 /// An unrelated allocation after the capture, and whether it works.
@@ -378,6 +385,27 @@ pub(crate) fn begin_capture(rec: &mut Recorder, stream: sys::CUstream) -> Result
             sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_GLOBAL,
         )
     })
+}
+
+/// What both tracking variants start with: a stream, a buffer, and the
+/// buffer's tracking event, recorded after the allocation.
+pub(crate) fn tracked_buffer(
+    rec: &mut Recorder,
+) -> anyhow::Result<(Arc<CudaStream>, sys::CUdeviceptr, sys::CUevent)> {
+    let ctx = device::context(rec)?;
+    let stream = rec.step("cuStreamCreate", ctx.new_stream())?;
+    // SAFETY: freed by the caller, after the teardown's wait; only this
+    // stream uses it.
+    let buf = rec.step("cuMemAlloc", unsafe { result::malloc_sync(WORDS * 4) })?;
+    let tracking = new_event(rec)?; // the buffer's "last use" event
+    let s = stream.cu_stream();
+    record_event(
+        rec,
+        "cuEventRecord (tracking, after the allocation)",
+        tracking,
+        s,
+    )?;
+    Ok((stream, buf, tracking))
 }
 
 pub(crate) fn new_event(rec: &mut Recorder) -> Result<sys::CUevent, DriverError> {

@@ -17,13 +17,7 @@ use crate::{PATTERN, WORDS, later_call};
 /// Event tracking turned off before the capture, as cudarc's maintainer
 /// advises for capture (cudarc#501).
 pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
-    let ctx = device::context(rec)?;
-    let stream = rec.step("CudaContext::new_stream", ctx.new_stream())?;
-    let buf = rec.step(
-        "CudaStream::clone_htod",
-        stream.clone_htod(&vec![PATTERN; WORDS]),
-    )?;
-    rec.step("CudaStream::synchronize", stream.synchronize())?;
+    let (ctx, stream, buf) = written_buffer(rec)?;
     // SAFETY: one stream uses the buffer from here on.
     unsafe { ctx.disable_event_tracking() };
     capture_and_drop(rec, &ctx, &stream, buf)
@@ -33,6 +27,17 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
 // ANCHOR: tracked
 /// The same with cudarc's defaults: the context tracks every use.
 pub fn tracked(rec: &mut Recorder) -> anyhow::Result<()> {
+    let (ctx, stream, buf) = written_buffer(rec)?;
+    capture_and_drop(rec, &ctx, &stream, buf)
+}
+// ANCHOR_END: tracked
+
+/// A stream of its own (so the context is in multi-stream mode, where
+/// cudarc tracks uses with events) and a buffer written on it, made while
+/// tracking is on.
+fn written_buffer(
+    rec: &mut Recorder,
+) -> anyhow::Result<(Arc<CudaContext>, Arc<CudaStream>, CudaSlice<u32>)> {
     let ctx = device::context(rec)?;
     let stream = rec.step("CudaContext::new_stream", ctx.new_stream())?;
     let buf = rec.step(
@@ -40,9 +45,8 @@ pub fn tracked(rec: &mut Recorder) -> anyhow::Result<()> {
         stream.clone_htod(&vec![PATTERN; WORDS]),
     )?;
     rec.step("CudaStream::synchronize", stream.synchronize())?;
-    capture_and_drop(rec, &ctx, &stream, buf)
+    Ok((ctx, stream, buf))
 }
-// ANCHOR_END: tracked
 
 /// Captures a zeroing of `buf`, runs the graph, destroys it, then drops
 /// the buffer and asks the context for an error parked by a drop.
@@ -66,14 +70,7 @@ fn capture_and_drop(
         stream.end_capture(sys::CUgraphInstantiate_flags(0)),
     );
     if let Ok(status) = rec.step("CudaStream::capture_status", stream.capture_status()) {
-        rec.fact(
-            STREAM_AFTER,
-            if status == sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE {
-                "out of capture mode"
-            } else {
-                "still capturing"
-            },
-        );
+        crate::record_stream_after(rec, status);
     }
     let graph = match (zeroed, graph) {
         (Ok(()), Ok(Some(graph))) => graph,

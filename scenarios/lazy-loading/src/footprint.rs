@@ -124,10 +124,14 @@ fn measure(rec: &mut Recorder, figures: &Figures) -> anyhow::Result<()> {
     })?;
     let device_before = device::own_memory_bytes(rec)?;
     let host_before = device::resident_bytes();
-    // A Vec keeps the image aligned as the loader wants it.
-    let image = crate::fatbin::LIBRARY.to_vec();
     let start = Instant::now();
-    let (_library, used) = load_library(rec, &image)?;
+    let (_library, used) = crate::library_kernel(
+        rec,
+        crate::fatbin::LIBRARY,
+        "cuLibraryLoadData (1026 kernels)",
+        "cuLibraryGetKernel (the one used)",
+        c"casebook_library_used",
+    )?;
     rec.measure(figures.load, start.elapsed().as_secs_f64());
     for (label, name) in [
         ("first", figures.first_launch),
@@ -149,37 +153,6 @@ fn measure(rec: &mut Recorder, figures: &Figures) -> anyhow::Result<()> {
 }
 // ANCHOR_END: measure
 
-/// Loads the library and returns it with the kernel the program uses.
-fn load_library(
-    rec: &mut Recorder,
-    image: &[u8],
-) -> anyhow::Result<(sys::CUlibrary, sys::CUkernel)> {
-    let mut library: sys::CUlibrary = std::ptr::null_mut();
-    let mut kernel: sys::CUkernel = std::ptr::null_mut();
-    // SAFETY: a fatbin image, no options, out-pointers to locals.
-    unsafe {
-        rec.step(
-            "cuLibraryLoadData (1026 kernels)",
-            sys::cuLibraryLoadData(
-                &mut library,
-                image.as_ptr().cast(),
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-                0,
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-                0,
-            )
-            .result(),
-        )?;
-        rec.step(
-            "cuLibraryGetKernel (the one used)",
-            sys::cuLibraryGetKernel(&mut kernel, library, c"casebook_library_used".as_ptr())
-                .result(),
-        )?;
-    }
-    Ok((library, kernel))
-}
 /// Launches the used kernel over the buffer on the null stream, waits for
 /// it, and returns how long the launch call took: under lazy loading, a
 /// first launch loads the kernel inside that call.

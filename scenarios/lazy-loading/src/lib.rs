@@ -279,6 +279,26 @@ pub(crate) fn record_loading_mode(rec: &mut Recorder) -> anyhow::Result<()> {
 /// Loads `image` as a library (it stays loaded until the process ends) and
 /// returns its kernel `name`.
 fn kernel(rec: &mut Recorder, image: &[u8], name: &CStr) -> anyhow::Result<sys::CUkernel> {
+    let name_text = name.to_string_lossy();
+    let (_library, kernel) = library_kernel(
+        rec,
+        image,
+        &format!("cuLibraryLoadData ({name_text})"),
+        &format!("cuLibraryGetKernel ({name_text})"),
+        name,
+    )?;
+    Ok(kernel)
+}
+
+/// Loads `image` as a library and gets its kernel `name`, each call
+/// recorded under its label.
+pub(crate) fn library_kernel(
+    rec: &mut Recorder,
+    image: &[u8],
+    load_label: &str,
+    kernel_label: &str,
+    name: &CStr,
+) -> anyhow::Result<(sys::CUlibrary, sys::CUkernel)> {
     // A Vec keeps the image aligned as the loader wants it; the library
     // keeps its own copy.
     let image = image.to_vec();
@@ -287,7 +307,7 @@ fn kernel(rec: &mut Recorder, image: &[u8], name: &CStr) -> anyhow::Result<sys::
     // SAFETY: a fatbin image, no options, out-pointers to locals.
     unsafe {
         rec.step(
-            &format!("cuLibraryLoadData ({})", name.to_string_lossy()),
+            load_label,
             sys::cuLibraryLoadData(
                 &mut library,
                 image.as_ptr().cast(),
@@ -301,11 +321,11 @@ fn kernel(rec: &mut Recorder, image: &[u8], name: &CStr) -> anyhow::Result<sys::
             .result(),
         )?;
         rec.step(
-            &format!("cuLibraryGetKernel ({})", name.to_string_lossy()),
+            kernel_label,
             sys::cuLibraryGetKernel(&mut kernel, library, name.as_ptr()).result(),
         )?;
     }
-    Ok(kernel)
+    Ok((library, kernel))
 }
 
 /// Whether `f`'s code is in the context now (cuFuncIsLoaded).
