@@ -8,7 +8,7 @@
 use std::ffi::c_void;
 use std::time::{Duration, Instant};
 
-use casebook_model::{MeasureName, Recorder, device};
+use casebook_model::{MeasureName, Recorder, Termination, device};
 use casebook_runtime::worker;
 use cudarc::driver::{result, sys};
 
@@ -59,6 +59,16 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
             &[("CUDA_MODULE_LOADING", mode)],
         )?;
         worker::replay(rec, role, &outcome);
+        if outcome.termination != Termination::Completed {
+            // Without both workers' figures there is nothing to compare.
+            anyhow::bail!(
+                "{role}: {}",
+                outcome
+                    .error
+                    .clone()
+                    .unwrap_or_else(|| outcome.termination.to_string())
+            );
+        }
         for (key, m) in &outcome.measures {
             rec.measure_named(key, m.value, m.unit);
         }
