@@ -210,6 +210,9 @@ pub fn error_text(name: &str) -> Option<&'static str> {
         "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED" | "cudaErrorStreamCaptureInvalidated" => {
             "operation failed due to a previous error during capture"
         }
+        "CUDA_ERROR_STREAM_CAPTURE_ISOLATION" | "cudaErrorStreamCaptureIsolation" => {
+            "dependency created on uncaptured work in another stream"
+        }
         "CUDA_ERROR_INVALID_CONTEXT" | "cudaErrorDeviceUninitialized" => "invalid device context",
         _ => return None,
     })

@@ -41,13 +41,18 @@ pub fn results<'a>(
 }
 
 /// The error names a user of this scenario's broken code sees: those its
-/// broken variants declare, and every error their calls returned in the
-/// last run, provoked ones included (a user's program gets those too).
+/// failing variants declare (with the errors that follow), and every error
+/// its broken variants' calls returned in the last run, provoked ones
+/// included (a user's program gets those too).
 pub fn symptom_names(scenario: &Scenario, report: Option<&Report>) -> Vec<String> {
     let mut names = BTreeSet::new();
     for v in &scenario.variants {
-        if let Expect::Fails(Symptom::CudaError(name)) = &v.expect {
-            names.insert(name.clone());
+        if let Expect::Fails(symptom) = &v.expect {
+            for s in std::iter::once(symptom).chain(&v.then_shows) {
+                if let Symptom::CudaError(name) = s {
+                    names.insert(name.clone());
+                }
+            }
         }
     }
     for r in results(report, scenario.slug) {
@@ -414,6 +419,41 @@ mod symptom_tests {
         assert_eq!(
             scenario_symptom_line(&scenario(&["wrong results, no error"]), None),
             "no error is reported: the results, or the memory, are wrong"
+        );
+    }
+
+    fn nothing(_: &mut casebook_model::Recorder) -> anyhow::Result<()> {
+        Ok(())
+    }
+
+    #[test]
+    fn the_errors_that_follow_a_declared_symptom_are_listed_too() {
+        let mut s = scenario(&["an error"]);
+        let program = casebook_model::Program::cudarc(
+            nothing,
+            casebook_model::Code {
+                file: "src/x.rs",
+                anchor: None,
+            },
+        );
+        s.variants = vec![
+            casebook_model::Variant::contrast(
+                "c",
+                Expect::Fails(Symptom::cuda_error("CUDA_ERROR_STREAM_CAPTURE_INVALIDATED")),
+                program,
+            )
+            .then_shows(Symptom::cuda_error("CUDA_ERROR_STREAM_CAPTURE_ISOLATION")),
+        ];
+        assert_eq!(
+            symptom_names(&s, None),
+            [
+                "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED",
+                "CUDA_ERROR_STREAM_CAPTURE_ISOLATION"
+            ]
+        );
+        assert!(
+            scenario_symptom_line(&s, None)
+                .contains("(\"dependency created on uncaptured work in another stream\")")
         );
     }
 }
