@@ -4,8 +4,7 @@
 use casebook_model::{Recorder, device};
 use cudarc::driver::{result, sys};
 
-use crate::names::*;
-use crate::{PATTERN, WORDS, begin_capture, captured_fill, end_capture, later_call};
+use crate::{WORDS, begin_capture, captured_fill, check_graph_ran, end_capture, later_call};
 
 // ANCHOR: run
 pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
@@ -25,12 +24,7 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
     })?;
     rec.step("cuStreamSynchronize", stream.synchronize())?; // after the capture: allowed
     // ANCHOR_END: run
-    let mut host = vec![0u32; WORDS];
-    // SAFETY: the buffer holds WORDS words, and the stream is idle.
-    rec.step("cuMemcpyDtoH", unsafe {
-        result::memcpy_dtoh_sync(&mut host, buf)
-    })?;
-    rec.check(GRAPH_RAN, host.iter().all(|&w| w == PATTERN));
+    check_graph_ran(rec, buf)?;
     // SAFETY: the graph and its instance are no longer launched.
     unsafe {
         rec.step("cuGraphExecDestroy", result::graph::exec_destroy(exec))?;
