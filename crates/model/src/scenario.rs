@@ -74,10 +74,14 @@ impl Scenario {
     }
 
     /// Whether `variant` must have the GPU to itself under compute-sanitizer:
-    /// its scenario fills the GPU and its reduced form still does, or it
-    /// runs alone anyway.
+    /// its scenario fills the GPU and its reduced form still does. What
+    /// makes a variant run alone elsewhere (device-wide free memory, kernels
+    /// timed against each other) is not judged under the tool, whose cells
+    /// are judged by its reports alone, so such a variant shares the GPU
+    /// there, as a scenario that only reads free memory does; where it would
+    /// fill the GPU, its form under the tool must not.
     pub fn runs_alone_under_sanitizer(&self, variant: &Variant) -> bool {
-        (self.fills_gpu() && !variant.shares && !variant.small_when_reduced) || variant.alone
+        self.fills_gpu() && !variant.shares && !variant.small_when_reduced
     }
 
     /// The claims judged from the outcome of `variant`.
@@ -426,7 +430,8 @@ pub struct Variant {
     pub timeout: Duration,
     /// It reads device-wide free memory, or times its kernels against each
     /// other, so it runs alone even where its scenario's other variants
-    /// share the GPU.
+    /// share the GPU. Under compute-sanitizer it shares the GPU (see
+    /// [`Scenario::runs_alone_under_sanitizer`]).
     pub alone: bool,
     /// It runs beside other trials although its scenario needs the GPU to
     /// itself: at its scale it neither fills the GPU nor reads device-wide
@@ -733,14 +738,27 @@ mod tests {
         );
         assert!(s.runs_alone(&s.variants[0]));
         assert!(!s.runs_alone_under_sanitizer(&s.variants[0]));
-        // A scenario that only reads free memory shares under the tool anyway;
-        // a variant that runs alone does so there too.
+        // A scenario that only reads free memory shares under the tool, and
+        // so does a variant that runs alone for what it reads or times; in a
+        // scenario that fills the GPU, only a small reduced form shares.
         let s = scenario(
             Requirement::GPU_ALONE,
             vec![variant("v"), variant("w").alone()],
         );
         assert!(s.runs_alone(&s.variants[0]));
+        assert!(s.runs_alone(&s.variants[1]));
         assert!(!s.runs_alone_under_sanitizer(&s.variants[0]));
-        assert!(s.runs_alone_under_sanitizer(&s.variants[1]));
+        assert!(!s.runs_alone_under_sanitizer(&s.variants[1]));
+        let s = scenario(Requirement::GPU, vec![variant("w").alone()]);
+        assert!(!s.runs_alone_under_sanitizer(&s.variants[0]));
+        let s = scenario(
+            Requirement::GPU_FILLED,
+            vec![
+                variant("v").alone(),
+                variant("w").alone().small_when_reduced(),
+            ],
+        );
+        assert!(s.runs_alone_under_sanitizer(&s.variants[0]));
+        assert!(!s.runs_alone_under_sanitizer(&s.variants[1]));
     }
 }
