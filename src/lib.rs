@@ -155,8 +155,10 @@ pub mod cli {
             /// Folder for sanitize.json and snapshots.tar.
             #[arg(long, value_name = "DIR", default_value = "target/casebook")]
             out: PathBuf,
-            /// Sanitizer runs at once for scenarios that do not fill the GPU
-            /// (those that do run one at a time, after the others).
+            /// Sanitizer runs at once on each GPU for scenarios that do not
+            /// fill it (those that do run one at a time, after the others).
+            /// A variant expected clean that times out beside others runs
+            /// again alone at the end; only that run counts.
             #[arg(long, default_value_t = 8)]
             jobs: usize,
             /// Run nothing: assemble the report and the matrix snapshots from

@@ -71,6 +71,10 @@ pub struct Cell {
     pub seconds: f64,
     pub exit_code: Option<i32>,
     pub log_tail: String,
+    /// It first timed out beside other cells, and this is its run alone
+    /// (see [`retry_alone`]).
+    #[serde(default)]
+    pub retried_alone: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -149,24 +153,27 @@ pub fn run(catalog: &[Scenario], options: &Options) -> ExitCode {
     // keeps what it measured.
     let _ = std::fs::create_dir_all(&options.out);
     let mut progress = std::fs::File::create(options.out.join("sanitize-cells.jsonl")).ok();
-    let mut record = |(s, v, _): (&Scenario, &Variant, usize), cell: Cell| {
-        if let Some(file) = progress.as_mut() {
+    let keep = |file: &mut Option<std::fs::File>, cell: &Cell| {
+        if let Some(file) = file.as_mut() {
             use std::io::Write as _;
-            let _ = writeln!(file, "{}", serde_json::to_string(&cell).unwrap_or_default());
+            let _ = writeln!(file, "{}", serde_json::to_string(cell).unwrap_or_default());
+        }
+    };
+    // Cells that timed out beside others, to run again alone: their places
+    // in `work`.
+    let mut again: Vec<usize> = Vec::new();
+    let mut record = |(s, v, t): (&Scenario, &Variant, usize), cell: Cell| {
+        keep(&mut progress, &cell);
+        if retry_alone(s, v, &cell) {
+            let same = |(ws, wv, wt): &(&Scenario, &Variant, usize)| {
+                std::ptr::eq(*ws, s) && std::ptr::eq(*wv, v) && *wt == t
+            };
+            again.extend(work.iter().position(same));
         }
         done.push(cell.clone());
         eprintln!(
-            "[{:>3}/{total}] {:<40} {:<22} {:<10} {:>6.1} s  {}",
-            done.len(),
-            s.trial_name(v),
-            cell.tool,
-            if cell.flagged { "flagged" } else { "clean" },
-            cell.seconds,
-            if cell.passed {
-                cell.judgement.clone()
-            } else {
-                format!("FAIL {}", cell.judgement)
-            }
+            "{}",
+            cell_line(&format!("{:>3}/{total}", done.len()), s, v, &cell)
         );
     };
     let one = |(s, v, t): (&Scenario, &Variant, usize), gpu: Option<&Gpu>| {
@@ -182,6 +189,27 @@ pub fn run(catalog: &[Scenario], options: &Options) -> ExitCode {
     crate::schedule::side_by_side(&shared, &shared_lanes, one, &mut record);
     let alone_lanes = crate::schedule::lanes(gpus, 1);
     crate::schedule::side_by_side(&exclusive, &alone_lanes, one, &mut record);
+    let again: Vec<_> = again.into_iter().map(|k| work[k]).collect();
+    if !again.is_empty() && !isolation::interrupted() {
+        eprintln!(
+            "{} cell(s) of variants expected clean timed out beside others: each runs again alone",
+            again.len()
+        );
+        let count = again.len();
+        let mut n = 0;
+        crate::schedule::side_by_side(&again, &alone_lanes, one, |(s, v, _), mut cell: Cell| {
+            cell.retried_alone = true;
+            keep(&mut progress, &cell);
+            n += 1;
+            eprintln!("{}", cell_line(&format!("alone {n}/{count}"), s, v, &cell));
+            let same = |c: &Cell| {
+                (&c.scenario, &c.variant, &c.tool) == (&cell.scenario, &cell.variant, &cell.tool)
+            };
+            if let Some(slot) = done.iter_mut().find(|c| same(c)) {
+                *slot = cell;
+            }
+        });
+    }
     let mut cells = done;
     let order = |c: &Cell| {
         work.iter()
@@ -199,6 +227,31 @@ pub fn run(catalog: &[Scenario], options: &Options) -> ExitCode {
         cells,
     };
     finish(catalog, &options.out, &report)
+}
+
+/// A cell's progress line: `[at] trial tool clean|flagged seconds judgement`.
+fn cell_line(at: &str, s: &Scenario, v: &Variant, cell: &Cell) -> String {
+    format!(
+        "[{at}] {:<40} {:<22} {:<10} {:>6.1} s  {}",
+        s.trial_name(v),
+        cell.tool,
+        if cell.flagged { "flagged" } else { "clean" },
+        cell.seconds,
+        if cell.passed {
+            cell.judgement.clone()
+        } else {
+            format!("FAIL {}", cell.judgement)
+        }
+    )
+}
+
+/// Whether `cell` runs again, alone on its GPU, after the pass: it failed
+/// only by timing out while it shared the GPU with other cells. Many
+/// instrumented processes side by side slow each other, and a variant
+/// expected clean that outlives the limit there says nothing about the
+/// variant. One that times out alone too still fails.
+pub fn retry_alone(s: &Scenario, v: &Variant, cell: &Cell) -> bool {
+    !s.runs_alone_under_sanitizer(v) && cell.timed_out && !cell.passed && !cell.retried_alone
 }
 
 /// Where each cell's expected seconds come from: the committed matrix.
@@ -434,6 +487,7 @@ fn sanitize_one(
         seconds,
         exit_code,
         log_tail: text[tail_start..].to_owned(),
+        retried_alone: false,
     };
     (cell.judgement, cell.passed) = judge_cell(v, &cell, run.is_ok());
     // It shared the GPU on the strength of a reduced form it did not run.
@@ -829,6 +883,7 @@ mod tests {
             seconds: 1.0,
             exit_code: None,
             log_tail: String::new(),
+            retried_alone: false,
         }
     }
 
@@ -845,6 +900,53 @@ mod tests {
         );
         assert!(expected.len() > 100, "{} cells", expected.len());
         assert!(expected.get(&key).is_some_and(|s| *s > 0.0));
+    }
+
+    #[test]
+    fn only_a_clean_variant_s_timeout_beside_others_runs_again_alone() {
+        use casebook_model::{Requirement, Symptom};
+        let scenario = |requires, variants| Scenario {
+            slug: "s",
+            title: "",
+            cause: "",
+            symptoms: &[],
+            requires,
+            reports: &[],
+            claims: &[],
+            variants,
+        };
+        fn nothing(_: &mut casebook_model::Recorder) -> anyhow::Result<()> {
+            Ok(())
+        }
+        let program = || casebook_model::Program::host(nothing as casebook_model::VariantFn);
+        let fixed = || Variant::fixed("v", program());
+        let broken = Variant::broken("b", Symptom::cuda_error("E"), program());
+        let timed_out = |v: &Variant| {
+            let mut c = cell("racecheck", &[]);
+            (c.timed_out, c.ran_to_its_end) = (true, Some(false));
+            (c.judgement, c.passed) = judge_cell(v, &c, true);
+            c
+        };
+        let shared = scenario(Requirement::GPU, vec![fixed(), broken]);
+        let (f, b) = (&shared.variants[0], &shared.variants[1]);
+        assert!(retry_alone(&shared, f, &timed_out(f)));
+        // A broken variant's timeout passes as it is.
+        assert!(!retry_alone(&shared, b, &timed_out(b)));
+        // Its run alone is final.
+        let mut again = timed_out(f);
+        again.retried_alone = true;
+        assert!(!retry_alone(&shared, f, &again));
+        // A cell that ran alone already, and one that failed otherwise.
+        let filled = scenario(Requirement::GPU_FILLED, vec![fixed()]);
+        assert!(!retry_alone(&filled, &filled.variants[0], &timed_out(f)));
+        let (judgement, passed) = judged(f, "racecheck", &["Race reported"]);
+        let flagged = Cell {
+            judgement,
+            passed,
+            ..cell("racecheck", &["Race reported"])
+        };
+        assert!(!flagged.passed);
+        assert!(!retry_alone(&shared, f, &flagged));
     }
 
     #[test]
