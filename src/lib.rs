@@ -157,8 +157,9 @@ pub mod cli {
             out: PathBuf,
             /// Sanitizer runs at once on each GPU for scenarios that do not
             /// fill it (those that do run one at a time, after the others).
-            /// A variant expected clean that times out beside others runs
-            /// again alone at the end; only that run counts.
+            /// A cell spoiled beside others (a variant expected clean timed
+            /// out, or an out-of-memory error the variant does not declare)
+            /// runs again alone at the end; only that run counts.
             #[arg(long, default_value_t = 8)]
             jobs: usize,
             /// Run nothing: assemble the report and the matrix snapshots from

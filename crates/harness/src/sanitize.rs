@@ -71,8 +71,8 @@ pub struct Cell {
     pub seconds: f64,
     pub exit_code: Option<i32>,
     pub log_tail: String,
-    /// It first timed out beside other cells, and this is its run alone
-    /// (see [`retry_alone`]).
+    /// Its first run, beside other cells, was spoiled by them, and this is
+    /// its run alone (see [`retry_alone`]).
     #[serde(default)]
     pub retried_alone: bool,
 }
@@ -159,8 +159,8 @@ pub fn run(catalog: &[Scenario], options: &Options) -> ExitCode {
             let _ = writeln!(file, "{}", serde_json::to_string(cell).unwrap_or_default());
         }
     };
-    // Cells that timed out beside others, to run again alone: their places
-    // in `work`.
+    // Cells spoiled beside others (see `retry_alone`), to run again alone:
+    // their places in `work`.
     let mut again: Vec<usize> = Vec::new();
     let mut record = |(s, v, t): (&Scenario, &Variant, usize), cell: Cell| {
         keep(&mut progress, &cell);
@@ -192,7 +192,8 @@ pub fn run(catalog: &[Scenario], options: &Options) -> ExitCode {
     let again: Vec<_> = again.into_iter().map(|k| work[k]).collect();
     if !again.is_empty() && !isolation::interrupted() {
         eprintln!(
-            "{} cell(s) of variants expected clean timed out beside others: each runs again alone",
+            "{} cell(s) spoiled beside others (a clean variant timed out, or an out-of-memory \
+             error the variant does not declare): each runs again alone",
             again.len()
         );
         let count = again.len();
@@ -245,13 +246,49 @@ fn cell_line(at: &str, s: &Scenario, v: &Variant, cell: &Cell) -> String {
     )
 }
 
-/// Whether `cell` runs again, alone on its GPU, after the pass: it failed
-/// only by timing out while it shared the GPU with other cells. Many
-/// instrumented processes side by side slow each other, and a variant
-/// expected clean that outlives the limit there says nothing about the
-/// variant. One that times out alone too still fails.
+/// Whether `cell` runs again, alone on its GPU, after the pass, because
+/// its neighbours spoiled it while it shared the GPU with other cells:
+/// - a variant expected clean timed out: many instrumented processes side
+///   by side slow each other, and outliving the limit there says nothing
+///   about the variant (one that times out alone too still fails);
+/// - the tool reports an out-of-memory error from a CUDA call of a variant
+///   that runs out of memory neither by its declaration nor on purpose: the
+///   neighbours took the memory, and the tool then "catches" that instead
+///   of the variant's bug (index-overflow::broken-cpp's 8.6 GB allocation
+///   did so once).
+///
+/// Only the run alone counts, and it is not run again.
 pub fn retry_alone(s: &Scenario, v: &Variant, cell: &Cell) -> bool {
-    !s.runs_alone_under_sanitizer(v) && cell.timed_out && !cell.passed && !cell.retried_alone
+    let timed_out = cell.timed_out && !cell.passed;
+    let starved =
+        cell.kinds.iter().any(|k| out_of_memory(k)) && !declares_out_of_memory(v) && !cell.provokes;
+    !s.runs_alone_under_sanitizer(v) && !cell.retried_alone && (timed_out || starved)
+}
+
+/// A report of a CUDA call that failed for want of device memory, as the
+/// tool names it (`API error CUDA_ERROR_OUT_OF_MEMORY`).
+fn out_of_memory(kind: &str) -> bool {
+    kind.starts_with("API error")
+        && (kind.contains("OUT_OF_MEMORY") || kind.contains("cudaErrorMemoryAllocation"))
+}
+
+/// Whether running out of device memory is what `v` shows, or what its
+/// libraries do under the tool by its declaration.
+fn declares_out_of_memory(v: &Variant) -> bool {
+    let oom = |symptom: &casebook_model::Symptom| {
+        matches!(symptom, casebook_model::Symptom::CudaError(name)
+            if name.contains("OUT_OF_MEMORY")
+                || name.contains("MemoryAllocation")
+                || name.contains("out of memory"))
+    };
+    let shown = match &v.expect {
+        Expect::Fails(symptom) => oom(symptom),
+        _ => false,
+    };
+    shown
+        || v.then_shows.iter().any(oom)
+        || v.sanitizer_sees
+            .is_some_and(|sees| sees.kinds.iter().any(|k| out_of_memory(k)))
 }
 
 /// Where each cell's expected seconds come from: the committed matrix.
@@ -947,6 +984,60 @@ mod tests {
         };
         assert!(!flagged.passed);
         assert!(!retry_alone(&shared, f, &flagged));
+    }
+
+    #[test]
+    fn an_out_of_memory_the_variant_does_not_declare_runs_again_alone() {
+        use casebook_model::{Requirement, Symptom};
+        fn nothing(_: &mut casebook_model::Recorder) -> anyhow::Result<()> {
+            Ok(())
+        }
+        let program = || casebook_model::Program::host(nothing as casebook_model::VariantFn);
+        let illegal = Variant::broken(
+            "b",
+            Symptom::cuda_error("cudaErrorIllegalAddress"),
+            program(),
+        );
+        let leak = Variant::broken(
+            "l",
+            Symptom::cuda_error("CUDA_ERROR_OUT_OF_MEMORY"),
+            program(),
+        );
+        let after = Variant::broken(
+            "a",
+            Symptom::check_failed(casebook_model::CheckName("x")),
+            program(),
+        )
+        .then_shows(Symptom::cuda_error("cudaErrorMemoryAllocation"));
+        let s = Scenario {
+            slug: "s",
+            title: "",
+            cause: "",
+            symptoms: &[],
+            requires: Requirement::GPU,
+            reports: &[],
+            claims: &[],
+            variants: vec![illegal, leak, after],
+        };
+        let starved = |v: &Variant| {
+            let mut c = cell("memcheck-leaks", &["API error cudaErrorMemoryAllocation"]);
+            (c.judgement, c.passed) = judge_cell(v, &c, true);
+            c
+        };
+        let (illegal, leak, after) = (&s.variants[0], &s.variants[1], &s.variants[2]);
+        // "Caught", but by what the neighbours did.
+        assert!(starved(illegal).passed);
+        assert!(retry_alone(&s, illegal, &starved(illegal)));
+        assert!(!retry_alone(&s, leak, &starved(leak)));
+        assert!(!retry_alone(&s, after, &starved(after)));
+        let mut provoked = starved(illegal);
+        provoked.provokes = true;
+        assert!(!retry_alone(&s, illegal, &provoked));
+        let caught = cell(
+            "memcheck-leaks",
+            &["Invalid __global__ write of size bytes"],
+        );
+        assert!(!retry_alone(&s, illegal, &caught));
     }
 
     #[test]
