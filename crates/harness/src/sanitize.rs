@@ -71,6 +71,12 @@ pub struct Cell {
     pub seconds: f64,
     pub exit_code: Option<i32>,
     pub log_tail: String,
+    /// The variant's own first failed call under the tool, that it does not
+    /// provoke on purpose: `call: result`. The tool's reports are what a
+    /// cell is judged by; this says whether the variant got as far as the
+    /// code the cell is about.
+    #[serde(default)]
+    pub first_error: Option<String>,
     /// Its first run, beside other cells, was spoiled by them, and this is
     /// its run alone (see [`retry_alone`]).
     #[serde(default)]
@@ -251,17 +257,22 @@ fn cell_line(at: &str, s: &Scenario, v: &Variant, cell: &Cell) -> String {
 /// - a variant expected clean timed out: many instrumented processes side
 ///   by side slow each other, and outliving the limit there says nothing
 ///   about the variant (one that times out alone too still fails);
-/// - the tool reports an out-of-memory error from a CUDA call of a variant
-///   that runs out of memory neither by its declaration nor on purpose: the
-///   neighbours took the memory, and the tool then "catches" that instead
-///   of the variant's bug (index-overflow::broken-cpp's 8.6 GB allocation
-///   did so once).
+/// - the variant ran out of device memory (the tool reports it from a CUDA
+///   call, or the variant's own first failed call says so), which it does
+///   neither by its declaration nor on purpose: the neighbours took the
+///   memory, and the tool then "catches" that instead of the variant's bug
+///   (index-overflow::broken-cpp's 8.6 GB allocation did so once), or sees
+///   a fixed variant stop before its fix and calls it clean.
 ///
 /// Only the run alone counts, and it is not run again.
 pub fn retry_alone(s: &Scenario, v: &Variant, cell: &Cell) -> bool {
     let timed_out = cell.timed_out && !cell.passed;
-    let starved =
-        cell.kinds.iter().any(|k| out_of_memory(k)) && !declares_out_of_memory(v) && !cell.provokes;
+    let failed_for_memory = cell.first_error.as_deref().is_some_and(|e| {
+        e.contains("OUT_OF_MEMORY") || e.contains("MemoryAllocation") || e.contains("out of memory")
+    });
+    let starved = (cell.kinds.iter().any(|k| out_of_memory(k)) || failed_for_memory)
+        && !declares_out_of_memory(v)
+        && !cell.provokes;
     !s.runs_alone_under_sanitizer(v) && !cell.retried_alone && (timed_out || starved)
 }
 
@@ -524,6 +535,10 @@ fn sanitize_one(
         seconds,
         exit_code,
         log_tail: text[tail_start..].to_owned(),
+        first_error: outcome
+            .as_ref()
+            .and_then(|o| o.first_error())
+            .map(|step| format!("{}: {}", step.call, step.result)),
         retried_alone: false,
     };
     (cell.judgement, cell.passed) = judge_cell(v, &cell, run.is_ok());
@@ -920,6 +935,7 @@ mod tests {
             seconds: 1.0,
             exit_code: None,
             log_tail: String::new(),
+            first_error: None,
             retried_alone: false,
         }
     }
@@ -1038,6 +1054,19 @@ mod tests {
             &["Invalid __global__ write of size bytes"],
         );
         assert!(!retry_alone(&s, illegal, &caught));
+        // racecheck reports no API error: the variant's own failed call
+        // says it stopped for want of memory, though the cell looks clean.
+        let quiet = Cell {
+            first_error: Some("cudaMalloc: cudaErrorMemoryAllocation".to_owned()),
+            ..cell("racecheck", &[])
+        };
+        assert!(retry_alone(&s, illegal, &quiet));
+        assert!(!retry_alone(&s, leak, &quiet));
+        let other = Cell {
+            first_error: Some("cudaDeviceSynchronize: cudaErrorIllegalAddress".to_owned()),
+            ..cell("racecheck", &[])
+        };
+        assert!(!retry_alone(&s, illegal, &other));
     }
 
     #[test]
