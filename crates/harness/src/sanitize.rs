@@ -955,10 +955,12 @@ mod tests {
         assert!(expected.get(&key).is_some_and(|s| *s > 0.0));
     }
 
-    #[test]
-    fn only_a_clean_variant_s_timeout_beside_others_runs_again_alone() {
-        use casebook_model::{Requirement, Symptom};
-        let scenario = |requires, variants| Scenario {
+    /// A scenario `s` with `variants` and nothing else.
+    fn scenario(
+        requires: &'static [casebook_model::Requirement],
+        variants: Vec<Variant>,
+    ) -> Scenario {
+        Scenario {
             slug: "s",
             title: "",
             cause: "",
@@ -967,11 +969,20 @@ mod tests {
             reports: &[],
             claims: &[],
             variants,
-        };
+        }
+    }
+
+    /// A Rust program that does nothing.
+    fn program() -> casebook_model::Program {
         fn nothing(_: &mut casebook_model::Recorder) -> anyhow::Result<()> {
             Ok(())
         }
-        let program = || casebook_model::Program::host(nothing as casebook_model::VariantFn);
+        casebook_model::Program::host(nothing as casebook_model::VariantFn)
+    }
+
+    #[test]
+    fn only_a_clean_variant_s_timeout_beside_others_runs_again_alone() {
+        use casebook_model::{Requirement, Symptom};
         let fixed = || Variant::fixed("v", program());
         let broken = Variant::broken("b", Symptom::cuda_error("E"), program());
         let timed_out = |v: &Variant| {
@@ -1005,10 +1016,6 @@ mod tests {
     #[test]
     fn an_out_of_memory_the_variant_does_not_declare_runs_again_alone() {
         use casebook_model::{Requirement, Symptom};
-        fn nothing(_: &mut casebook_model::Recorder) -> anyhow::Result<()> {
-            Ok(())
-        }
-        let program = || casebook_model::Program::host(nothing as casebook_model::VariantFn);
         let illegal = Variant::broken(
             "b",
             Symptom::cuda_error("cudaErrorIllegalAddress"),
@@ -1025,16 +1032,7 @@ mod tests {
             program(),
         )
         .then_shows(Symptom::cuda_error("cudaErrorMemoryAllocation"));
-        let s = Scenario {
-            slug: "s",
-            title: "",
-            cause: "",
-            symptoms: &[],
-            requires: Requirement::GPU,
-            reports: &[],
-            claims: &[],
-            variants: vec![illegal, leak, after],
-        };
+        let s = scenario(Requirement::GPU, vec![illegal, leak, after]);
         let starved = |v: &Variant| {
             let mut c = cell("memcheck-leaks", &["API error cudaErrorMemoryAllocation"]);
             (c.judgement, c.passed) = judge_cell(v, &c, true);
