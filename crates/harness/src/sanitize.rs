@@ -267,37 +267,35 @@ fn cell_line(at: &str, s: &Scenario, v: &Variant, cell: &Cell) -> String {
 /// Only the run alone counts, and it is not run again.
 pub fn retry_alone(s: &Scenario, v: &Variant, cell: &Cell) -> bool {
     let timed_out = cell.timed_out && !cell.passed;
-    let failed_for_memory = cell.first_error.as_deref().is_some_and(|e| {
-        e.contains("OUT_OF_MEMORY") || e.contains("MemoryAllocation") || e.contains("out of memory")
-    });
-    let starved = (cell.kinds.iter().any(|k| out_of_memory(k)) || failed_for_memory)
+    let starved = (cell
+        .kinds
+        .iter()
+        .any(|k| k.starts_with("API error") && out_of_memory(k))
+        || cell.first_error.as_deref().is_some_and(out_of_memory))
         && !declares_out_of_memory(v)
         && !cell.provokes;
     !s.runs_alone_under_sanitizer(v) && !cell.retried_alone && (timed_out || starved)
 }
 
-/// A report of a CUDA call that failed for want of device memory, as the
-/// tool names it (`API error CUDA_ERROR_OUT_OF_MEMORY`).
-fn out_of_memory(kind: &str) -> bool {
-    kind.starts_with("API error")
-        && (kind.contains("OUT_OF_MEMORY") || kind.contains("cudaErrorMemoryAllocation"))
+/// Whether an error's name says device memory ran out: the driver's
+/// `CUDA_ERROR_OUT_OF_MEMORY`, the runtime's `cudaErrorMemoryAllocation`,
+/// PyTorch's "CUDA out of memory".
+fn out_of_memory(error: &str) -> bool {
+    [
+        "OUT_OF_MEMORY",
+        "cudaErrorMemoryAllocation",
+        "out of memory",
+    ]
+    .iter()
+    .any(|name| error.contains(name))
 }
 
 /// Whether running out of device memory is what `v` shows, or what its
 /// libraries do under the tool by its declaration.
 fn declares_out_of_memory(v: &Variant) -> bool {
-    let oom = |symptom: &casebook_model::Symptom| {
-        matches!(symptom, casebook_model::Symptom::CudaError(name)
-            if name.contains("OUT_OF_MEMORY")
-                || name.contains("MemoryAllocation")
-                || name.contains("out of memory"))
-    };
-    let shown = match &v.expect {
-        Expect::Fails(symptom) => oom(symptom),
-        _ => false,
-    };
-    shown
-        || v.then_shows.iter().any(oom)
+    let shows = |symptom: &casebook_model::Symptom| matches!(symptom, casebook_model::Symptom::CudaError(name) if out_of_memory(name));
+    matches!(&v.expect, Expect::Fails(symptom) if shows(symptom))
+        || v.then_shows.iter().any(shows)
         || v.sanitizer_sees
             .is_some_and(|sees| sees.kinds.iter().any(|k| out_of_memory(k)))
 }
