@@ -158,7 +158,7 @@ pub mod cli {
             /// Sanitizer runs at once on each GPU for scenarios that do not
             /// fill it (those that do run one at a time, after the others).
             /// A cell spoiled beside others (a variant expected clean timed
-            /// out, or an out-of-memory error the variant does not declare)
+            /// out, or the variant ran out of memory it does not declare)
             /// runs again alone at the end; only that run counts.
             #[arg(long, default_value_t = 8)]
             jobs: usize,

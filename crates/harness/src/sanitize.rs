@@ -198,8 +198,8 @@ pub fn run(catalog: &[Scenario], options: &Options) -> ExitCode {
     let again: Vec<_> = again.into_iter().map(|k| work[k]).collect();
     if !again.is_empty() && !isolation::interrupted() {
         eprintln!(
-            "{} cell(s) spoiled beside others (a clean variant timed out, or an out-of-memory \
-             error the variant does not declare): each runs again alone",
+            "{} cell(s) spoiled beside others (a clean variant timed out, or the variant ran \
+             out of memory it does not declare): each runs again alone",
             again.len()
         );
         let count = again.len();
