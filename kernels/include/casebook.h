@@ -11,7 +11,8 @@
 extern "C" {
 typedef struct casebook_recorder {
   void *ctx;
-  void (*step)(void *ctx, const char *call, const char *result, int tolerated);
+  // message: the library's sentence for a failed call (NULL on success).
+  void (*step)(void *ctx, const char *call, const char *result, const char *message, int tolerated);
   void (*check)(void *ctx, const char *name, int ok);
   void (*fact)(void *ctx, const char *key, const char *json_value);
   void (*measure)(void *ctx, const char *key, double value, int unit);
@@ -46,13 +47,13 @@ struct SeriesName {
 // Records a runtime call by name and passes its result through, so a
 // variant reads like the article's code: `rec(r, "cudaMalloc", cudaMalloc(..))`.
 inline cudaError_t rec(const casebook_recorder *r, const char *call, cudaError_t err) {
-  r->step(r->ctx, call, cudaGetErrorName(err), 0);
+  r->step(r->ctx, call, cudaGetErrorName(err), err == cudaSuccess ? nullptr : cudaGetErrorString(err), 0);
   return err;
 }
 
 // The same for an error the variant provokes on purpose.
 inline cudaError_t tolerate(const casebook_recorder *r, const char *call, cudaError_t err) {
-  r->step(r->ctx, call, cudaGetErrorName(err), 1);
+  r->step(r->ctx, call, cudaGetErrorName(err), err == cudaSuccess ? nullptr : cudaGetErrorString(err), 1);
   return err;
 }
 

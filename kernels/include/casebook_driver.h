@@ -28,7 +28,19 @@ static inline CUresult rec_cu(const casebook_recorder *r, PFN_cuGetErrorName_v60
                               CUresult res) {
   const char *name = "CUDA_ERROR_UNKNOWN";
   error_name(res, &name);
-  r->step(r->ctx, call, name, 0);
+  const char *message = nullptr;
+  if (res != CUDA_SUCCESS) {
+    // The driver's sentence for the error, as a user reads it: a lookup in
+    // its table, unrecorded, that touches no context.
+    static PFN_cuGetErrorString_v6000 error_string = nullptr;
+    cudaDriverEntryPointQueryResult found;
+    if (!error_string &&
+        cudaGetDriverEntryPointByVersion("cuGetErrorString", (void **)&error_string, 6000, cudaEnableDefault, &found) !=
+            cudaSuccess)
+      error_string = nullptr;
+    if (!error_string || error_string(res, &message) != CUDA_SUCCESS) message = nullptr;
+  }
+  r->step(r->ctx, call, name, message, 0);
   return res;
 }
 

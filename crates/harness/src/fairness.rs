@@ -392,12 +392,14 @@ mod tests {
             call: "cuMemAlloc".into(),
             result: "CUDA_ERROR_OUT_OF_MEMORY".into(),
             tolerated: false,
+            message: None,
         }));
         let mut sibling = Outcome::empty();
         sibling.apply(Event::Step(Step {
             call: "cuMemAlloc".into(),
             result: "CUDA_ERROR_INVALID_VALUE".into(),
             tolerated: false,
+            message: None,
         }));
         let pool = Pool::of(&[&base]);
         let reached = reachable(&c, &base, &pool, &[&sibling]);

@@ -152,6 +152,7 @@ mod tests {
             call: "cuMemAlloc".into(),
             result: "CUDA_ERROR_OUT_OF_MEMORY".into(),
             tolerated: false,
+            message: None,
         }));
         o.apply(Event::End {
             error: Some("out of memory".into()),
@@ -216,6 +217,7 @@ mod tests {
             call: call.into(),
             result: result.into(),
             tolerated: false,
+            message: None,
         }));
     }
 

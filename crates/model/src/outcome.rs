@@ -16,6 +16,12 @@ pub struct Step {
     /// limit, say), so it is no symptom.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub tolerated: bool,
+    /// What the library says of a failed call, whole, as a user reads it:
+    /// `cuGetErrorString`'s or `cudaGetErrorString`'s text, a Python
+    /// exception's message with its figures. It goes to the report and to
+    /// `explain`'s index, never to a snapshot: its figures differ by GPU.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
 }
 
 /// Success in each API: the driver's, the runtime's, cuBLAS's, NVML's, and a
@@ -511,6 +517,7 @@ mod tests {
             call: call.into(),
             result: result.into(),
             tolerated: false,
+            message: None,
         })
     }
 
@@ -548,6 +555,7 @@ mod tests {
             call: "cuMemAlloc".into(),
             result: "CUDA_ERROR_OUT_OF_MEMORY".into(),
             tolerated: true,
+            message: None,
         }));
         outcome.apply(Event::End { error: None });
         assert!(outcome.symptoms().is_empty());

@@ -11,6 +11,10 @@ pub trait ResultName {
     /// The name of success in this API: `CUDA_SUCCESS`, `cudaSuccess`.
     const SUCCESS: &'static str;
     fn result_name(&self) -> String;
+    /// The library's own sentence for the error, as a user reads it.
+    fn message(&self) -> Option<String> {
+        None
+    }
 }
 
 impl ResultName for DriverError {
@@ -20,6 +24,13 @@ impl ResultName for DriverError {
         // with cuGetErrorName would be one more call into a possibly
         // poisoned context.
         format!("{:?}", self.0)
+    }
+    fn message(&self) -> Option<String> {
+        // cuGetErrorString is a lookup in the driver's table: it touches no
+        // context, so it answers in a poisoned one too.
+        self.error_string()
+            .ok()
+            .map(|s| s.to_string_lossy().into_owned())
     }
 }
 
@@ -32,12 +43,20 @@ impl ResultName for nvml_wrapper::error::NvmlError {
         let kind = debug.split(['(', ' ', '{']).next().unwrap_or_default();
         format!("NVML {kind}")
     }
+    fn message(&self) -> Option<String> {
+        Some(self.to_string())
+    }
 }
 
 impl ResultName for cudarc::cublas::result::CublasError {
     const SUCCESS: &'static str = "CUBLAS_STATUS_SUCCESS";
     fn result_name(&self) -> String {
         format!("{:?}", self.0)
+    }
+    fn message(&self) -> Option<String> {
+        // cuBLAS's own sentence, from the library the variant already loaded.
+        let text = unsafe { cudarc::cublas::sys::cublasGetStatusString(self.0) };
+        (!text.is_null()).then(|| unsafe { CStr::from_ptr(text) }.to_string_lossy().into_owned())
     }
 }
 
@@ -85,14 +104,15 @@ impl Recorder {
         result: &Result<T, E>,
         tolerated: bool,
     ) {
-        let result = match result {
-            Ok(_) => E::SUCCESS.to_owned(),
-            Err(e) => e.result_name(),
+        let (result, message) = match result {
+            Ok(_) => (E::SUCCESS.to_owned(), None),
+            Err(e) => (e.result_name(), e.message()),
         };
         self.emit(&Event::Step(Step {
             call: call.to_owned(),
             result,
             tolerated,
+            message,
         }));
     }
 
@@ -177,7 +197,7 @@ impl Recorder {
 #[repr(C)]
 pub struct CRecorder {
     ctx: *mut c_void,
-    step: extern "C" fn(*mut c_void, *const c_char, *const c_char, c_int),
+    step: extern "C" fn(*mut c_void, *const c_char, *const c_char, *const c_char, c_int),
     check: extern "C" fn(*mut c_void, *const c_char, c_int),
     fact: extern "C" fn(*mut c_void, *const c_char, *const c_char),
     measure: extern "C" fn(*mut c_void, *const c_char, f64, c_int),
@@ -204,14 +224,17 @@ extern "C" fn c_step(
     ctx: *mut c_void,
     call: *const c_char,
     result: *const c_char,
+    message: *const c_char,
     tolerated: c_int,
 ) {
     let (call, result) = unsafe { (text(call), text(result)) };
+    let message = (!message.is_null()).then(|| unsafe { text(message) });
     let rec = unsafe { recorder(ctx) };
     rec.emit(&Event::Step(Step {
         call,
         result,
         tolerated: tolerated != 0,
+        message,
     }));
 }
 
@@ -314,6 +337,7 @@ mod tests {
             table.ctx,
             c"cudaMalloc".as_ptr(),
             c"cudaErrorMemoryAllocation".as_ptr(),
+            c"out of memory".as_ptr(),
             0,
         );
         (table.check)(table.ctx, c"memory back".as_ptr(), 1);
@@ -321,7 +345,13 @@ mod tests {
         (table.fact)(table.ctx, c"note".as_ptr(), c"plain words".as_ptr());
         (table.measure)(table.ctx, c"free".as_ptr(), 42.0, 0);
         (table.iteration)(table.ctx, c"call".as_ptr());
-        (table.step)(table.ctx, c"cudaFree".as_ptr(), c"cudaSuccess".as_ptr(), 0);
+        (table.step)(
+            table.ctx,
+            c"cudaFree".as_ptr(),
+            c"cudaSuccess".as_ptr(),
+            std::ptr::null(),
+            0,
+        );
         (table.iteration)(table.ctx, std::ptr::null());
         let outcome = replay(&shared.0.borrow());
         assert_eq!(
@@ -333,6 +363,8 @@ mod tests {
             }]
         );
         assert_eq!(outcome.steps[0].result, "cudaErrorMemoryAllocation");
+        assert_eq!(outcome.steps[0].message.as_deref(), Some("out of memory"));
+        assert_eq!(outcome.steps[1].message, None);
         assert_eq!(outcome.check_named("memory back"), Some(true));
         assert_eq!(
             outcome.fact_named("second_call_ok"),

@@ -115,9 +115,7 @@ def result_name(exc: BaseException) -> str:
     gives the same name. ``torch.OutOfMemoryError: CUDA out of memory. Tried
     to allocate …``, ``torch.AcceleratorError: CUDA error: device-side assert
     triggered``."""
-    kind = type(exc)
-    module = kind.__module__.split(".")[0]
-    named = kind.__qualname__ if module == "builtins" else f"{module}.{kind.__qualname__}"
+    named = qualified_name(exc)
     lines = str(exc).strip().splitlines()
     if not lines:
         return named
@@ -129,6 +127,22 @@ def result_name(exc: BaseException) -> str:
             break
         kept.append(sentence)
     return f"{named}: {' '.join(kept)}"
+
+
+MESSAGE_LIMIT = 2000
+
+
+def qualified_name(exc: BaseException) -> str:
+    """`torch.OutOfMemoryError`, `RuntimeError`: as a traceback names it."""
+    kind = type(exc)
+    module = kind.__module__.split(".")[0]
+    return kind.__qualname__ if module == "builtins" else f"{module}.{kind.__qualname__}"
+
+
+def message_of(exc: BaseException) -> str:
+    """The error as a traceback's last line shows it: the exception's
+    qualified name and its whole message."""
+    return f"{qualified_name(exc)}: {str(exc).strip()}"
 
 
 def without_figures(text: str) -> str:
@@ -171,10 +185,14 @@ class Recorder:
         self._sink.write(json.dumps(event, allow_nan=False) + "\n")
         self._sink.flush()
 
-    def _step(self, call: str, result: str, tolerated: bool) -> None:
+    def _step(self, call: str, result: str, tolerated: bool, message: str | None = None) -> None:
         step: dict[str, Any] = {"call": call, "result": result}
         if tolerated:
             step["tolerated"] = True
+        if message:
+            # The whole text a user sees, figures and all: for the report and
+            # `explain`'s index, never the snapshot.
+            step["message"] = message[:MESSAGE_LIMIT]
         self.emit({"step": step})
 
     def step(self, call: str, run: Callable[[], Any]) -> Any:
@@ -184,7 +202,7 @@ class Recorder:
             value = run()
         except Exception as exc:
             name = result_name(exc)
-            self._step(call, name, False)
+            self._step(call, name, False, message_of(exc))
             raise Recorded(call, name, str(exc)) from None
         self._step(call, SUCCESS, False)
         return value
@@ -196,8 +214,9 @@ class Recorder:
             value = run()
         except Exception as exc:
             name, message = result_name(exc), str(exc)
+            whole = message_of(exc)
             del exc
-            self._step(call, name, tolerated)
+            self._step(call, name, tolerated, whole)
             return Attempt(ok=False, error=name, message=message)
         self._step(call, SUCCESS, tolerated)
         return Attempt(ok=True, value=value)
