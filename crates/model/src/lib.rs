@@ -13,6 +13,7 @@ mod outcome;
 pub mod pytorch;
 mod recorder;
 mod scenario;
+pub mod timing;
 
 pub use names::{CheckName, FactName, MeasureName, Name, SeriesName};
 pub use outcome::{

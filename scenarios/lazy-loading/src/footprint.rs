@@ -1,6 +1,8 @@
 //! What lazy loading saves, and what it costs: a library of 1026 kernels,
 //! of which the program uses one, is loaded in a worker under
-//! CUDA_MODULE_LOADING=LAZY and in another under EAGER. Each worker records
+//! CUDA_MODULE_LOADING=LAZY and in another under EAGER, in five interleaved
+//! pairs, so that what runs beside the trial stretches both sides of a pair
+//! alike (`casebook_model::timing`). Each worker records
 //! the time the load takes, the time of the used kernel's first and second
 //! launch, and the device and host memory the process gained by the time
 //! the program has run.
@@ -8,7 +10,7 @@
 use std::ffi::c_void;
 use std::time::{Duration, Instant};
 
-use casebook_model::{MeasureName, Recorder, Termination, device};
+use casebook_model::{MeasureName, Outcome, Recorder, Termination, device, timing};
 use casebook_runtime::worker;
 use cudarc::driver::{result, sys};
 
@@ -45,43 +47,66 @@ const EAGER: Figures = Figures {
 /// Elements the used kernel runs over.
 const ELEMENTS: usize = 1 << 20;
 
+/// Interleaved pairs of workers, LAZY then EAGER: a neighbour that slows
+/// the machine for a while slows both sides of a pair.
+const PAIRS: usize = 5;
+
 pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
     match worker::role().as_deref() {
         Some(LAZY_ROLE) => return measure(rec, &LAZY),
         Some(EAGER_ROLE) => return measure(rec, &EAGER),
         _ => {}
     }
-    let mut outcomes = Vec::new();
-    for (role, mode) in [(LAZY_ROLE, "LAZY"), (EAGER_ROLE, "EAGER")] {
-        let outcome = worker::run(
-            role,
-            Duration::from_secs(120),
-            &[("CUDA_MODULE_LOADING", mode)],
-        )?;
-        worker::replay(rec, role, &outcome);
-        if outcome.termination != Termination::Completed {
-            // Without both workers' figures there is nothing to compare.
-            anyhow::bail!(
-                "{role}: {}",
-                outcome
-                    .error
-                    .clone()
-                    .unwrap_or_else(|| outcome.termination.to_string())
-            );
+    let mut pairs: Vec<(Outcome, Outcome)> = Vec::new();
+    for _ in 0..PAIRS {
+        let mut pair = Vec::new();
+        for (role, mode) in [(LAZY_ROLE, "LAZY"), (EAGER_ROLE, "EAGER")] {
+            let outcome = worker::run(
+                role,
+                Duration::from_secs(60),
+                &[("CUDA_MODULE_LOADING", mode)],
+            )?;
+            worker::replay(rec, role, &outcome);
+            if outcome.termination != Termination::Completed {
+                // Without both workers' figures there is nothing to compare.
+                anyhow::bail!(
+                    "{role}: {}",
+                    outcome
+                        .error
+                        .clone()
+                        .unwrap_or_else(|| outcome.termination.to_string())
+                );
+            }
+            pair.push(outcome);
         }
-        for (key, m) in &outcome.measures {
-            rec.measure_named(key, m.value, m.unit);
-        }
-        outcomes.push(outcome);
+        let eager = pair.pop().expect("two workers");
+        let lazy = pair.pop().expect("two workers");
+        pairs.push((lazy, eager));
     }
-    let (lazy, eager) = (&outcomes[0], &outcomes[1]);
+    // Each figure's median over the workers of its mode.
+    for figures in [&LAZY, &EAGER] {
+        for name in figures.all() {
+            let values: Vec<f64> = pairs
+                .iter()
+                .flat_map(|(l, e)| [l.measure(name), e.measure(name)])
+                .flatten()
+                .collect();
+            if !values.is_empty() {
+                rec.measure(name, timing::median(&values));
+            }
+        }
+    }
     let compare = |rec: &mut Recorder, fact, at_lazy: MeasureName, at_eager, least, ratio| {
         let words = match at_lazy.unit {
             casebook_model::Unit::Seconds => ["longer", "shorter"],
             _ => ["more", "less"],
         };
-        if let (Some(l), Some(e)) = (lazy.measure(at_lazy), eager.measure(at_eager)) {
-            rec.fact(fact, compared(e, l, least, ratio, words));
+        let figures: Vec<(f64, f64)> = pairs
+            .iter()
+            .filter_map(|(l, e)| Some((e.measure(at_eager)?, l.measure(at_lazy)?)))
+            .collect();
+        if figures.len() == pairs.len() {
+            rec.fact(fact, compared(&figures, least, ratio, words));
         }
     };
     let (page, mib) = (device::PAGE as f64, (1 << 20) as f64);
@@ -99,20 +124,31 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// How a figure under EAGER compares with the same under LAZY, in words:
-/// "<more> under EAGER" when it is larger by at least `least` and by at
-/// least the factor `ratio`, "<less> under EAGER" the other way round, and
-/// "about the same" between. Memory takes a margin alone (one NVML page on
-/// the device, 4 MiB of resident host memory: the readings repeat to within
-/// kilobytes); times, which other processes on the machine stretch, take a
-/// margin and a fifth.
-pub(crate) fn compared(eager: f64, lazy: f64, least: f64, ratio: f64, words: [&str; 2]) -> String {
-    if eager >= ratio * lazy && eager - lazy >= least {
-        format!("{} under EAGER", words[0])
-    } else if lazy >= ratio * eager && lazy - eager >= least {
-        format!("{} under EAGER", words[1])
-    } else {
-        "about the same".to_owned()
+impl Figures {
+    fn all(&self) -> [MeasureName; 5] {
+        [
+            self.load,
+            self.device,
+            self.host,
+            self.first_launch,
+            self.second_launch,
+        ]
+    }
+}
+
+/// How a figure under EAGER compares with the same under LAZY over the
+/// interleaved pairs `(eager, lazy)`, in words: "<more> under EAGER" when
+/// it is larger by at least `least` and by at least the factor `ratio`
+/// ([`timing::compare_pairs`]), "<less> under EAGER" the other way round,
+/// and "about the same" between. Memory takes a margin alone (one NVML page
+/// on the device, 4 MiB of resident host memory: the readings repeat to
+/// within kilobytes); times, which other processes on the machine stretch,
+/// take a margin and a fifth.
+pub(crate) fn compared(pairs: &[(f64, f64)], least: f64, ratio: f64, words: [&str; 2]) -> String {
+    match timing::compare_pairs(pairs, least, ratio).larger {
+        timing::Larger::A => format!("{} under EAGER", words[0]),
+        timing::Larger::B => format!("{} under EAGER", words[1]),
+        timing::Larger::Neither => "about the same".to_owned(),
     }
 }
 

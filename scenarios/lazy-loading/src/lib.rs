@@ -65,6 +65,9 @@ pub fn scenario() -> Scenario {
                 the runtime the launch returns and the kernel never starts. Load the kernels that \
                 must run side by side before starting any of them (cuFuncLoad, \
                 cudaFuncGetAttributes), or set CUDA_MODULE_LOADING=EAGER.",
+        fix: "Load every kernel that must run alongside another before launching any of them \
+              (cudaFuncGetAttributes, or cuKernelGetFunction + cuFuncLoad), or run with \
+              CUDA_MODULE_LOADING=EAGER.",
         symptoms: &["a hang, no error"],
         requires: Requirement::GPU,
         reports: REPORTS,
@@ -85,8 +88,9 @@ pub fn scenario() -> Scenario {
             )
             .also_differs(
                 "not the pair of kernels: a library of 1026 kernels, of which the program \
-                 launches one, loaded in one worker under CUDA_MODULE_LOADING=LAZY and in \
-                 another under EAGER, each measuring its own time and memory.",
+                 launches one, loaded in workers under CUDA_MODULE_LOADING=LAZY and under \
+                 EAGER, five of each, interleaved (LAZY, EAGER, LAZY, …), each measuring its \
+                 own time and memory; each fact is read from the five pairs.",
             ),
         ],
     }
