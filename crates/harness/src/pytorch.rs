@@ -290,6 +290,7 @@ def global_names(rec):
             slug: "python-protocol",
             title: "",
             cause: "",
+            fix: "",
             symptoms: &[],
             requires: Requirement::GPU,
             reports: &[],

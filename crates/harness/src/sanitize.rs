@@ -962,6 +962,7 @@ mod tests {
             slug: "s",
             title: "",
             cause: "",
+            fix: "",
             symptoms: &[],
             requires,
             reports: &[],

@@ -468,6 +468,7 @@ mod tests {
             slug: "s",
             title: "",
             cause: "",
+            fix: "",
             symptoms: &[],
             requires: &[Requirement::Gpu],
             reports: &[],

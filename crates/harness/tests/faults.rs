@@ -99,6 +99,7 @@ fn catalog() -> Vec<Scenario> {
         slug: "faults",
         title: "the harness survives its variants",
         cause: "test-only variants that misbehave on purpose",
+        fix: "",
         symptoms: &[],
         requires: &[],
         reports: &[],

@@ -43,6 +43,7 @@ fn catalog() -> Vec<Scenario> {
         slug: "orphans",
         title: "a killed harness leaves nothing behind",
         cause: "test-only variants that outlive their welcome",
+        fix: "",
         symptoms: &[],
         requires: &[],
         reports: &[],

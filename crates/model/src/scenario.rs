@@ -22,6 +22,9 @@ pub struct Scenario {
     pub title: &'static str,
     /// The real cause, in one sentence.
     pub cause: &'static str,
+    /// The fix, in one sentence, as a user applies it: what the fixed
+    /// variants do.
+    pub fix: &'static str,
     /// The headings of the cookbook's index by symptom this scenario is
     /// listed under: "out of memory", "wrong results, no error", …
     pub symptoms: &'static [&'static str],
@@ -669,6 +672,7 @@ mod tests {
             slug: "s",
             title: "t",
             cause: "c",
+            fix: "",
             symptoms: &[],
             requires,
             reports: &[],

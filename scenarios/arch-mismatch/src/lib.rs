@@ -53,6 +53,9 @@ pub fn scenario() -> Scenario {
                 its PTX comes from a toolkit newer than the driver. The error is returned where \
                 the module is loaded (the driver API) or where the kernel is launched (the \
                 runtime API), and it leaves the context usable.",
+        fix: "Compile with -gencode for each target architecture plus PTX for the newest (e.g. \
+              -gencode=arch=compute_90,code=[sm_90,compute_90]), so the driver runs matching machine \
+              code or JIT-compiles the PTX.",
         symptoms: &["no kernel image", "a kernel does not load"],
         requires: Requirement::GPU,
         reports: REPORTS,

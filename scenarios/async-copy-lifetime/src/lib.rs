@@ -59,6 +59,8 @@ pub fn scenario() -> Scenario {
                 changes what the device receives. Record an event after the copy and wait for it \
                 (or synchronise the stream) before touching the buffer. From pageable memory the \
                 driver stages the data before the call returns, which hides the bug.",
+        fix: "After cudaMemcpyAsync from pinned memory, record an event on the stream and \
+              cudaEventSynchronize it before writing to or freeing the host buffer.",
         symptoms: &[
             "wrong results, no error",
             "data copied to the GPU is corrupted",

@@ -45,6 +45,9 @@ pub fn scenario() -> Scenario {
         title: "Wrong values after cudaFreeAsync (a block is reused while another stream still reads it)",
         cause: "cudaFreeAsync orders the free on its own stream only; the pool may hand the block to \
                 that stream's next allocation at once, while work on other streams still uses it.",
+        fix: "Before cudaFreeAsync on stream A, record an event on the stream still reading the buffer \
+              and make A wait on it with cudaStreamWaitEvent, so the pool cannot reuse the block \
+              early.",
         symptoms: &["wrong results, no error"],
         requires: Requirement::GPU,
         reports: &[],

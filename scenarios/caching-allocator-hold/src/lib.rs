@@ -36,6 +36,9 @@ pub fn scenario() -> Scenario {
         cause: "A caching allocator keeps freed blocks reserved for reuse: allocated drops to zero, reserved \
                 does not, and no other process can have that memory. Release the cache between phases \
                 (torch.cuda.empty_cache()); it cannot release blocks still referenced.",
+        fix: "Between phases, once the phase's blocks are freed, release the caching allocator's cache \
+              to the driver (torch.cuda.empty_cache() in PyTorch); blocks still referenced are not \
+              released, so drop them first.",
         symptoms: &["out of memory", "out of memory though memory is free"],
         requires: Requirement::GPU_FILLED,
         reports: &[],

@@ -68,6 +68,8 @@ pub fn scenario() -> Scenario {
                 CUDA_ERROR_OUT_OF_MEMORY. Measured on an H100 and an H200, it fails at the same number \
                 of contexts with much of the memory still free: what runs out is a limit on contexts, \
                 reported as out of memory. Use the primary context, or destroy what you create.",
+        fix: "Reuse the device's primary context for every call instead of calling cuCtxCreate per \
+              call, or pair each cuCtxCreate with cuCtxDestroy before the call returns.",
         symptoms: &["out of memory", "out of memory though memory is free"],
         requires: Requirement::GPU,
         reports: &[],

@@ -53,6 +53,8 @@ pub fn scenario() -> Scenario {
                 illegal address does: the synchronisation after it returns the assert's error, \
                 and so does every later call in that process. Only a new process gets a working \
                 context.",
+        fix: "Validate every index against the table length on the host before launching the lookup \
+              kernel, and launch only with valid indices, so the kernel's assert() never fires.",
         symptoms: &[
             "an error on the second call",
             "device-side assert triggered",

@@ -64,6 +64,9 @@ pub fn scenario() -> Scenario {
         cause: "In-kernel new and malloc draw on the device heap, 8 MiB by default whatever the GPU's \
                 free memory; most threads get null, and writing through it faults. Raise \
                 cudaLimitMallocHeapSize before the first launch, from the real need, and check for null.",
+        fix: "Before the first launch, raise cudaLimitMallocHeapSize with cudaDeviceSetLimit to \
+              resident threads × per-thread allocation (with allocator headroom), and check every in- \
+              kernel new/malloc result for null.",
         symptoms: &[
             "an illegal memory access was encountered",
             "out of memory though memory is free",

@@ -29,6 +29,9 @@ pub fn scenario() -> Scenario {
                 setting the runtime made in it; a context created through the driver API, as some \
                 libraries do, is not the primary one and keeps its memory. Free what you allocate and \
                 destroy the contexts you create.",
+        fix: "Replace cudaFree(nullptr) and cudaDeviceReset with real cleanup: cudaFree each buffer \
+              you allocated, and have a library that created its own driver context free its memory \
+              and cuCtxDestroy it.",
         symptoms: &["memory that keeps shrinking", "out of memory"],
         requires: Requirement::GPU_ALONE,
         reports: &[],

@@ -59,6 +59,8 @@ pub fn scenario() -> Scenario {
         title: "GPU memory shrinks after every error (an exception or early return skips cudaFree)",
         cause: "An error path between cudaMalloc and cudaFree leaves the allocation behind; \
                 only an owner that frees on every path (RAII) closes it.",
+        fix: "Own each device allocation with an RAII holder (std::unique_ptr with a cudaFree deleter, \
+              or cudarc's CudaSlice) so exceptions, early returns and panics still free it.",
         symptoms: &["memory that keeps shrinking"],
         requires: Requirement::GPU_ALONE,
         reports: &[],

@@ -40,6 +40,8 @@ pub fn scenario() -> Scenario {
         cause: "fork copies a process's memory but not its CUDA context, and the CUDA runtime \
                 cannot start again in the copy. Start workers with spawn (or forkserver), or \
                 fork before the parent touches CUDA.",
+        fix: "Start CUDA-using workers with multiprocessing's spawn start method, or fork them before \
+              the parent makes any CUDA call, so each worker initialises CUDA itself.",
         symptoms: &[
             "an error in a worker process",
             "an error on the second call",

@@ -82,6 +82,9 @@ pub fn scenario() -> Scenario {
                 destroyed a stream that is not capturing gets CUDA_ERROR_INVALID_VALUE when \
                 it waits on it; a capturing stream cannot wait on one recorded outside it. A wrapper that records a buffer's uses with events must leave \
                 them alone while a stream captures.",
+        fix: "Between cudaStreamBeginCapture and EndCapture enqueue only capturable async work: \
+              cudaMalloc before the capture, cudaStreamSynchronize after cudaGraphLaunch, and no event \
+              records while cudaStreamIsCapturing reports capturing.",
         symptoms: &[
             "operation not permitted when stream is capturing",
             "an error on the second call",

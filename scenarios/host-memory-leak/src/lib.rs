@@ -34,6 +34,9 @@ pub fn scenario() -> Scenario {
         title: "Host memory grows with every call (new without delete, cudaMallocHost without cudaFreeHost)",
         cause: "Host buffers and pinned staging buffers that are never freed grow the process's \
                 resident memory call after call; they do not touch the device's free memory.",
+        fix: "Free each call's host buffers before it returns: delete[] the new'd input and \
+              cudaFreeHost the pinned staging buffer, or hold them in RAII owners (Vec, \
+              PinnedHostSlice).",
         symptoms: &["memory that keeps shrinking"],
         requires: Requirement::GPU_ALONE,
         reports: &[],

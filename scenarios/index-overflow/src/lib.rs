@@ -56,6 +56,9 @@ pub fn scenario() -> Scenario {
                 passes, and the thread writes before the array. Small inputs never reach the \
                 wrap, so the kernel passes every test until an array of 2^31 elements (8.6 GB of \
                 floats) comes. Form the index in 64 bits: (long long)blockIdx.x * blockDim.x.",
+        fix: "Form the element index in 64 bits before the multiply, long long i = (long \
+              long)blockIdx.x * blockDim.x + threadIdx.x, so arrays past 2^31 elements are indexed \
+              correctly.",
         symptoms: &[
             "an illegal memory access was encountered",
             "wrong results, no error",

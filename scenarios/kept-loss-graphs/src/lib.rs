@@ -21,6 +21,8 @@ pub fn scenario() -> Scenario {
         cause: "Live tensors hold the memory: a list of losses keeps every step's autograd graph, \
                 and with it the saved activations. empty_cache returns only cached blocks that no \
                 tensor uses. Keep loss.item() (or detach()), or evaluate under torch.no_grad().",
+        fix: "Append loss.item() (a Python number) to the loss log instead of the loss tensor, so each \
+              step's autograd graph and saved activations can be freed.",
         symptoms: &["out of memory", "out of memory with batch size 1"],
         requires: Requirement::GPU_FILLED,
         reports: &[],

@@ -31,6 +31,8 @@ pub fn scenario() -> Scenario {
         title: "CUDA error from an unrelated call (illegal address reported by a later memcpy)",
         cause: "Kernel launches are asynchronous: a fault is reported by the first later call that \
                 waits for the GPU, not by the launch. Check right after the launch to name the culprit.",
+        fix: "Synchronise (cuCtxSynchronize) and check the result right after each kernel launch, so a \
+              fault is reported at the launch that caused it, not by a later copy.",
         symptoms: &[
             "an error on the second call",
             "an illegal memory access was encountered",

@@ -57,6 +57,9 @@ pub fn scenario() -> Scenario {
                 registers a thread can be launched with at most about 65536 / R threads a \
                 block, fewer than the 1024 the device allows in general. The launch is refused \
                 before the kernel runs, and the context stays usable.",
+        fix: "Take the block size from cudaOccupancyMaxPotentialBlockSize for that kernel, or compile \
+              it with __launch_bounds__(1024) so the compiler caps its registers to fit a 1024-thread \
+              block.",
         symptoms: &[
             "a kernel does not launch",
             "too many resources requested for launch",

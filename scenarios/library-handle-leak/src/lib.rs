@@ -47,6 +47,8 @@ pub fn scenario() -> Scenario {
         cause: "A cuBLAS handle owns device memory (its workspace) until cublasDestroy; handles \
                 created per call and never destroyed leak it call after call. Create one handle and \
                 keep it.",
+        fix: "Create one cuBLAS handle with cublasCreate before the calls, reuse it for every GEMM, \
+              and cublasDestroy it once at the end instead of creating a handle per call.",
         symptoms: &["out of memory", "memory that keeps shrinking"],
         requires: Requirement::GPU_FILLED,
         reports: &[],

@@ -29,6 +29,9 @@ pub fn scenario() -> Scenario {
         cause: "cudaFree waits for the device to finish all its work, so allocating and freeing inside \
                 the loop serialises host and device. Allocate once and reuse, or use the stream-ordered \
                 pool (cudaMallocAsync/cudaFreeAsync).",
+        fix: "Allocate the loop's temporaries once before the loop and reuse them every step, or take \
+              them from the stream-ordered pool (cudaMallocAsync/cudaFreeAsync) with its release \
+              threshold raised.",
         symptoms: &["slow, GPU idle"],
         requires: Requirement::GPU_ALONE,
         reports: &[],

@@ -43,6 +43,8 @@ pub fn scenario() -> Scenario {
         title: "CUDA out of memory after many calls (each call leaks its buffer)",
         cause: "Device memory stays allocated until it is freed or the process ends; a call that \
                 forgets cuMemFree leaks its whole buffer, and the leaks add up to the free memory.",
+        fix: "Free each call's device buffer before the call returns (the missing cudaFree), or hold \
+              it in an owner that frees it on drop, such as cudarc's CudaSlice or cust's DeviceBuffer.",
         symptoms: &["out of memory", "memory that keeps shrinking"],
         requires: Requirement::GPU_FILLED,
         reports: &[],

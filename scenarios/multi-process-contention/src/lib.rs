@@ -40,6 +40,9 @@ pub fn scenario() -> Scenario {
         title: "CUDA out of memory in the second process (each sized itself from the free memory it saw)",
         cause: "Free memory is shared: two processes that each plan on what cudaMemGetInfo said at start \
                 plan on the same bytes, and the second to allocate fails. Plan a share per process.",
+        fix: "Size each process's allocations from its share of a shared plan (90% of free memory \
+              divided by the process count, or torch.cuda.set_per_process_memory_fraction), not from \
+              all the free memory.",
         symptoms: &["out of memory", "out of memory though memory is free"],
         requires: Requirement::GPU_FILLED,
         reports: &[],

@@ -28,6 +28,8 @@ pub fn scenario() -> Scenario {
                 blocking streams (those made by cudaStreamCreate). A call that returns with work still \
                 queued on such a stream makes the next call wait for it; idle open streams cost nothing. \
                 Synchronise and destroy a call's stream before it returns, or create it non-blocking.",
+        fix: "Before a call returns, cudaStreamSynchronize its stream and cudaStreamDestroy it, so no \
+              unfinished work on a blocking stream delays the next call's cudaMemcpy.",
         symptoms: &["slow calls, no error"],
         requires: Requirement::GPU,
         reports: &[],

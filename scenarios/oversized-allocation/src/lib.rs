@@ -52,6 +52,8 @@ pub fn scenario() -> Scenario {
         title: "CUDA out of memory with batch size 1 (one allocation larger than the free memory)",
         cause: "A single allocation larger than the free memory fails, however small the batch count; \
                 the failure is clean and the context stays usable. Ask cudaMemGetInfo and work in tiles.",
+        fix: "Query free memory (cudaMemGetInfo), allocate one tile that fits (half the free memory), \
+              and stream the batch through it tile by tile instead of allocating it whole.",
         symptoms: &["out of memory", "out of memory with batch size 1"],
         requires: Requirement::GPU_FILLED,
         reports: &[],

@@ -30,6 +30,9 @@ pub fn scenario() -> Scenario {
         cause: "A launch whose dynamic shared memory exceeds the block's limit fails with \
                 cudaErrorInvalidValue and runs nothing; unchecked, the program goes on with stale output. \
                 Check every launch, opt in with cudaFuncSetAttribute, and tile to fit.",
+        fix: "Read cudaDevAttrMaxSharedMemoryPerBlockOptin, opt the kernel in with \
+              cudaFuncSetAttribute(cudaFuncAttributeMaxDynamicSharedMemorySize), tile the data so each \
+              block's shared buffer fits, and check every launch with cudaGetLastError.",
         symptoms: &["wrong results, no error"],
         requires: Requirement::GPU,
         reports: &[],

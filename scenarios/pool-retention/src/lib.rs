@@ -44,6 +44,8 @@ pub fn scenario() -> Scenario {
         cause: "The stream-ordered pool returns freed memory to the device at a synchronise, unless its \
                 release threshold is raised; then it keeps it for this process, and other processes are \
                 starved. Trim the pool (cudaMemPoolTrimTo) when a phase ends, or keep the threshold low.",
+        fix: "When a phase that raised the pool's release threshold ends, call cudaMemPoolTrimTo(pool, \
+              0) (cuMemPoolTrimTo) so its freed memory goes back to the device for other processes.",
         symptoms: &["out of memory", "out of memory though memory is free"],
         requires: Requirement::GPU_FILLED,
         reports: &[],

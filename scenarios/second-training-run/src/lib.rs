@@ -37,6 +37,8 @@ pub fn scenario() -> Scenario {
         cause: "Memory of the first run stays allocated while anything refers to it (a model, an \
                 optimizer, the last batch), and the second run needs room beside it: PyTorch's \
                 out of memory. empty_cache returns only unused cached blocks; drop the references.",
+        fix: "Before training again in the same process, drop every reference to the first run's model \
+              and optimizer (set them to None) and call gc.collect(), so their memory is freed.",
         symptoms: &["out of memory", "an error on the second call"],
         requires: Requirement::GPU_FILLED,
         reports: &[],

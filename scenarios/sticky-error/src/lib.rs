@@ -38,6 +38,9 @@ pub fn scenario() -> Scenario {
         cause: "A kernel fault (illegal address, misaligned access, trap) corrupts the context: \
                 every later call in the process returns the same error, and cudaDeviceReset \
                 does not recover it. Only a new process does.",
+        fix: "Run the call that may fault in a child process started before the parent touches CUDA, \
+              instead of cudaDeviceReset; after a kernel fault only a new process gets a working \
+              context.",
         symptoms: &[
             "an error on the second call",
             "an illegal memory access was encountered",

@@ -26,6 +26,8 @@ pub fn scenario() -> Scenario {
         title: "Out of memory on every retry after catching the first out-of-memory error",
         cause: "Catching the error does not free what the failed attempt had already allocated; \
                 unless the error path releases it (RAII), every retry runs with less memory.",
+        fix: "Hold each attempt's allocations in RAII owners (cudarc's CudaSlice) so returning on out- \
+              of-memory frees the layers already allocated before retrying with a smaller batch.",
         symptoms: &["out of memory", "out of memory with batch size 1"],
         requires: Requirement::GPU_FILLED,
         reports: &[],

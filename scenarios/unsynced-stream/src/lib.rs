@@ -49,6 +49,8 @@ pub fn scenario() -> Scenario {
         title: "Wrong or stale results, no CUDA error (host reads before the stream is synchronised)",
         cause: "Kernels and cuMemcpyAsync return before the work is done; the host must wait for the \
                 stream (or an event) before it reads what they write.",
+        fix: "Call cudaStreamSynchronize on the stream after enqueuing the kernel and cudaMemcpyAsync, \
+              and only then read the pinned host buffer.",
         symptoms: &["wrong results, no error"],
         requires: Requirement::GPU,
         reports: &[],

@@ -37,6 +37,9 @@ pub fn scenario() -> Scenario {
                 cudarc's bind_to_thread). The runtime API instead takes the device's primary \
                 context on such a thread: no error, but where the process works in a context of \
                 its own, a second context and its device memory appear unasked.",
+        fix: "On each worker thread, make the context current with cuCtxSetCurrent (cudarc's \
+              bind_to_thread) before any driver call, or use cudarc's safe API, which binds it before \
+              every call.",
         symptoms: &["an error in a worker thread", "invalid device context"],
         requires: Requirement::GPU,
         reports: REPORTS,
