@@ -65,7 +65,7 @@ pub mod cli {
     #[derive(clap::Args)]
     pub struct Selection {
         /// Run only trials whose `<slug>::<variant>` contains this (repeatable).
-        #[arg(long = "filter", short = 'f', value_name = "TEXT")]
+        #[arg(long = "filter", short = 'f', value_name = "TEXT", allow_hyphen_values = true)]
         pub filters: Vec<String>,
         /// Folder for report.json, report.md, junit.xml, snapshots.tar (and
         /// reproduce.json, for reproduce).
@@ -75,6 +75,13 @@ pub mod cli {
 
     #[derive(Subcommand)]
     pub enum Command {
+        /// Find the reproduced case behind a pasted CUDA error: paste the
+        /// whole traceback or log (figures, paths and device numbers are
+        /// ignored). Needs no GPU.
+        ///
+        /// Exit codes: 0 a case matches; 15 no case matches (a report to
+        /// file is printed); 2 the text is empty or the index unreadable.
+        Explain(casebook_explain::cli::Args),
         /// Run every trial (or the filtered ones) on the GPU, each variant in its
         /// own process; print a table, write the reports and pack new snapshots.
         ///
@@ -150,7 +157,7 @@ pub mod cli {
         /// 8 no compute-sanitizer.
         Sanitize {
             /// Run only trials whose `<slug>::<variant>` contains this (repeatable).
-            #[arg(long = "filter", short = 'f', value_name = "TEXT")]
+            #[arg(long = "filter", short = 'f', value_name = "TEXT", allow_hyphen_values = true)]
             filters: Vec<String>,
             /// Folder for sanitize.json and snapshots.tar.
             #[arg(long, value_name = "DIR", default_value = "target/casebook")]

@@ -106,6 +106,7 @@ fn main() -> ExitCode {
             }
             ExitCode::SUCCESS
         }
+        Command::Explain(args) => casebook_explain::cli::run(&args),
         Command::Env => match casebook_harness::environment::detect() {
             Ok(env) => {
                 println!("{}", serde_json::to_string_pretty(&env).unwrap_or_default());

@@ -17,6 +17,7 @@ use casebook_harness::sanitize::SanitizeReport;
 use casebook_model::Scenario;
 
 mod bindings;
+pub mod explain_index;
 mod index;
 mod page;
 mod plot;
@@ -67,6 +68,10 @@ pub fn generate(inputs: &Inputs) -> anyhow::Result<Book> {
         );
     }
     files.insert("docs/src/SUMMARY.md".into(), index::summary(inputs.catalog));
+    files.insert(
+        explain_index::PATH.into(),
+        explain_index::index_json(inputs.root, inputs.catalog, report.as_ref())?,
+    );
     files.insert(
         casebook_harness::suite::NEXTEST_CONFIG.into(),
         casebook_harness::suite::nextest_config(inputs.catalog),

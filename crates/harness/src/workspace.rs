@@ -3,7 +3,8 @@ use std::path::{Path, PathBuf};
 /// The root of the cuda-casebook tree: where `scenarios/` and the snapshots
 /// are. `CASEBOOK_ROOT` or `INSTA_WORKSPACE_ROOT` if set; else the nearest
 /// folder above the current one that holds `scenarios/` and `Cargo.toml`;
-/// else the tree this binary was built from.
+/// else the nearest such folder above this binary (a bundle in
+/// `target/bundle/`); else the tree this binary was built from.
 pub fn root() -> PathBuf {
     for var in ["CASEBOOK_ROOT", "INSTA_WORKSPACE_ROOT"] {
         if let Some(dir) = std::env::var_os(var) {
@@ -12,6 +13,12 @@ pub fn root() -> PathBuf {
     }
     if let Ok(cwd) = std::env::current_dir()
         && let Some(found) = cwd.ancestors().find(|d| is_root(d))
+    {
+        return found.to_path_buf();
+    }
+    // A bundle's binaries (`target/bundle/casebook`) sit inside the tree.
+    if let Ok(exe) = std::env::current_exe()
+        && let Some(found) = exe.ancestors().find(|d| is_root(d))
     {
         return found.to_path_buf();
     }

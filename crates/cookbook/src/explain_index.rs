@@ -1,0 +1,256 @@
+//! `explain`'s index (`docs/src/explain/index.json`), made from what ran and
+//! what users wrote: the error each variant returned in the committed GPU
+//! run (its name and the library's whole sentence), the device-side
+//! assertions it printed, and the texts users paste for the same failure,
+//! kept in each case's `pasted.toml`. Failures the project cannot provoke
+//! on its machines come from `known-failures/*.toml`, as entries that say
+//! so.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use anyhow::Context;
+use casebook_explain::features;
+use casebook_explain::index::{Case, Index, RunCommands, RunInfo, Text};
+use casebook_harness::report::Report;
+use casebook_model::{Binding, Role, Scenario};
+use serde::Deserialize;
+
+pub use casebook_explain::index::INDEX_JSON as PATH;
+
+/// A case's `pasted.toml`.
+pub const PASTED_TOML: &str = "pasted.toml";
+
+/// The folder of failures that cannot be provoked here.
+pub const KNOWN_FAILURES: &str = "known-failures";
+
+/// Results that say "not yet", not "went wrong" (`cuStreamQuery` while the
+/// work runs): NVIDIA documents them as no error.
+const NOT_ERRORS: &[&str] = &["CUDA_ERROR_NOT_READY", "cudaErrorNotReady"];
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Pasted {
+    #[serde(default)]
+    pub text: Vec<PastedText>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PastedText {
+    /// `owner/repo#N`.
+    pub report: String,
+    pub versions: Option<String>,
+    pub text: String,
+}
+
+/// A `known-failures/<slug>.toml`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KnownFailure {
+    pub title: String,
+    pub cause: String,
+    pub check: String,
+    pub why_not_here: String,
+    pub reports: Vec<String>,
+    #[serde(default)]
+    pub text: Vec<PastedText>,
+}
+
+pub fn read_pasted(path: &Path) -> anyhow::Result<Vec<PastedText>> {
+    if !path.exists() {
+        return Ok(Vec::new());
+    }
+    let raw = std::fs::read_to_string(path).with_context(|| format!("{}", path.display()))?;
+    let pasted: Pasted = toml::from_str(&raw).with_context(|| format!("{}", path.display()))?;
+    Ok(pasted.text)
+}
+
+pub fn read_known_failures(root: &Path) -> anyhow::Result<Vec<(String, KnownFailure)>> {
+    let dir = root.join(KNOWN_FAILURES);
+    let mut out = Vec::new();
+    if !dir.exists() {
+        return Ok(out);
+    }
+    let mut paths: Vec<_> = std::fs::read_dir(&dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    paths.sort();
+    for path in paths {
+        let slug = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .context("a known failure's file name")?
+            .to_owned();
+        let raw = std::fs::read_to_string(&path)?;
+        let known: KnownFailure =
+            toml::from_str(&raw).with_context(|| format!("{}", path.display()))?;
+        out.push((slug, known));
+    }
+    Ok(out)
+}
+
+/// The index, as JSON with a final newline.
+pub fn index_json(root: &Path, catalog: &[Scenario], report: Option<&Report>) -> anyhow::Result<String> {
+    let index = build(root, catalog, report)?;
+    Ok(serde_json::to_string_pretty(&index)? + "\n")
+}
+
+pub fn build(root: &Path, catalog: &[Scenario], report: Option<&Report>) -> anyhow::Result<Index> {
+    let run = report.map(|r| RunInfo {
+        gpu: r.environment.gpu.clone(),
+        driver: r.environment.driver.clone(),
+        cuda: r.environment.cuda.clone(),
+        pytorch: r.run.pytorch.clone(),
+        commit: r.source.commit.clone(),
+        date: r.created.get(..10).unwrap_or(&r.created).to_owned(),
+    });
+    let mut cases = Vec::new();
+    for scenario in catalog {
+        let mut texts = report.map(|r| run_texts(scenario, r)).unwrap_or_default();
+        let pasted = read_pasted(&root.join("scenarios").join(scenario.slug).join(PASTED_TOML))?;
+        let mut reports: Vec<String> = scenario.reports.iter().map(|r| r.id.to_owned()).collect();
+        for p in pasted {
+            if !reports.contains(&p.report) {
+                reports.push(p.report.clone());
+            }
+            texts.push(Text {
+                text: p.text.trim().to_owned(),
+                from: p.report,
+                variant: None,
+                versions: p.versions,
+            });
+        }
+        let filter = scenario.slug;
+        cases.push(Case {
+            scenario: scenario.slug.to_owned(),
+            reproduced: true,
+            title: scenario.title.to_owned(),
+            cause: scenario.cause.to_owned(),
+            fix: scenario.fix.to_owned(),
+            page: Some(format!("docs/src/scenarios/{}.md", scenario.slug)),
+            book_page: Some(format!("scenarios/{}.html", scenario.slug)),
+            run: Some(RunCommands {
+                cargo: format!("cargo xtask run-all --filter {filter}"),
+                bundle: format!("CASEBOOK_ROOT=$PWD target/bundle/casebook run-all --filter {filter}"),
+            }),
+            pytorch: scenario.variants.iter().any(|v| v.binding == Binding::Pytorch),
+            reports,
+            why_not_here: None,
+            texts,
+        });
+    }
+    for (slug, known) in read_known_failures(root)? {
+        cases.push(Case {
+            scenario: slug,
+            reproduced: false,
+            title: known.title,
+            cause: known.cause,
+            fix: known.check,
+            page: None,
+            book_page: None,
+            run: None,
+            pytorch: false,
+            reports: known.reports,
+            why_not_here: Some(known.why_not_here),
+            texts: known
+                .text
+                .into_iter()
+                .map(|p| Text {
+                    text: p.text.trim().to_owned(),
+                    from: p.report,
+                    variant: None,
+                    versions: p.versions,
+                })
+                .collect(),
+        });
+    }
+    Ok(Index {
+        schema: Index::SCHEMA,
+        run,
+        cases,
+    })
+}
+
+/// The errors a scenario's variants returned in the run, each once (by what
+/// the matcher reads of it): the error's name with the library's sentence,
+/// and the device-side assertions the variant printed. A fixed variant's
+/// errors are probes it makes on purpose, so they are left out.
+fn run_texts(scenario: &Scenario, report: &Report) -> Vec<Text> {
+    let mut seen: BTreeSet<BTreeSet<String>> = BTreeSet::new();
+    let mut out = Vec::new();
+    let driver = format!(
+        "{} {}, driver {}, CUDA {}",
+        "run on", report.environment.gpu, report.environment.driver, report.environment.cuda
+    );
+    for entry in report.results.iter().filter(|e| e.scenario == scenario.slug) {
+        if entry.role == Role::Fixed {
+            continue;
+        }
+        let versions = match (&entry.binding, &report.run.pytorch) {
+            (Binding::Pytorch, Some(p)) => format!("{driver}, PyTorch {p}"),
+            _ => driver.clone(),
+        };
+        let mut add = |text: String| {
+            let f = features::features(&text);
+            if !f.is_empty() && seen.insert(f) {
+                out.push(Text {
+                    text,
+                    from: "run".to_owned(),
+                    variant: Some(entry.variant.clone()),
+                    versions: Some(versions.clone()),
+                });
+            }
+        };
+        for step in entry.outcome.steps.iter().filter(|s| s.is_error()) {
+            if NOT_ERRORS.contains(&step.result.as_str()) {
+                continue;
+            }
+            add(step_text(&step.result, step.message.as_deref()));
+        }
+        for line in entry.outcome.stderr_tail.lines() {
+            if line.contains("Assertion `") && line.contains("failed") {
+                add(line.trim().to_owned());
+            }
+        }
+    }
+    out
+}
+
+/// `cudaErrorIllegalAddress: an illegal memory access was encountered`; a
+/// Python message already starts with its exception's name.
+fn step_text(result: &str, message: Option<&str>) -> String {
+    match message {
+        Some(m) => {
+            let name = result.split(':').next().unwrap_or(result);
+            if m.starts_with(name) {
+                m.to_owned()
+            } else {
+                format!("{result}: {m}")
+            }
+        }
+        None => result.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_step_reads_as_its_name_and_sentence() {
+        assert_eq!(
+            step_text("cudaErrorIllegalAddress", Some("an illegal memory access was encountered")),
+            "cudaErrorIllegalAddress: an illegal memory access was encountered"
+        );
+        assert_eq!(
+            step_text(
+                "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate …",
+                Some("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.")
+            ),
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB."
+        );
+        assert_eq!(step_text("CUDA_ERROR_ASSERT", None), "CUDA_ERROR_ASSERT");
+    }
+}

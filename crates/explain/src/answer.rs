@@ -1,0 +1,189 @@
+//! What `explain` answers: the errors in the text, the matching cases, and,
+//! where none matches, a report a user can file.
+
+use serde::Serialize;
+
+use crate::features::{self, Token};
+use crate::index::{Case, Index, RunCommands, RunInfo};
+use crate::rank::{Ranked, Ranker};
+
+/// Fragments of errors that the GPU reports after the fact: the call that
+/// returns them need not be the one that failed.
+const ASYNCHRONOUS: &[&str] = &[
+    "illegal memory access",
+    "device-side assert",
+    "misaligned address",
+    "unspecified launch failure",
+    "illegal instruction",
+    "hardware stack error",
+    "asynchronously reported",
+    "cuda_error_illegal_address",
+    "cudaerrorillegaladdress",
+    "cuda_error_assert",
+    "cudaerrorassert",
+    "cuda_error_launch_failed",
+    "cudaerrorlaunchfailure",
+    "cuda_error_misaligned_address",
+    "cudaerrormisalignedaddress",
+];
+
+pub const ASYNCHRONOUS_HINT: &str = "The GPU reports this error after the fact: the call that \
+     returned it need not be the one that failed. Run again with CUDA_LAUNCH_BLOCKING=1 (every \
+     launch then waits for its kernel, so the error comes from the kernel that failed), or under \
+     `compute-sanitizer --tool memcheck`, which names the kernel, the thread and the address.";
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Answer {
+    /// The errors the text shows, in order; the first is the likely cause.
+    pub errors: Vec<String>,
+    /// Whether the first error is one the GPU reports asynchronously.
+    pub asynchronous: bool,
+    /// Best first; empty when nothing matches.
+    pub matches: Vec<Match>,
+    /// Where nothing matches: a report to file, prefilled.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub report: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Match {
+    pub scenario: String,
+    pub reproduced: bool,
+    pub title: String,
+    pub matched: Vec<String>,
+    pub score: f64,
+    pub cause: String,
+    pub fix: String,
+    pub page: Option<String>,
+    pub run: Option<RunCommands>,
+    /// Where the case was reproduced: GPU, driver, CUDA, PyTorch where its
+    /// variants use it, commit.
+    pub reproduced_on: Option<RunInfo>,
+    pub reports: Vec<String>,
+    /// For a case not reproduced here: why not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why_not_here: Option<String>,
+}
+
+pub fn explain(index: &Index, text: &str) -> Answer {
+    let ranker = Ranker::new(index);
+    let errors: Vec<String> = ranker.errors(text).into_iter().map(|e| e.line).collect();
+    let first = errors.first().map(|l| l.to_ascii_lowercase());
+    let asynchronous = first.is_some_and(|l| ASYNCHRONOUS.iter().any(|a| l.contains(a)));
+    let matches: Vec<Match> = ranker
+        .rank(text)
+        .into_iter()
+        .map(|r| to_match(index, r))
+        .collect();
+    let report = matches.is_empty().then(|| prefilled_report(text));
+    Answer {
+        errors,
+        asynchronous,
+        matches,
+        report,
+    }
+}
+
+fn to_match(index: &Index, r: Ranked) -> Match {
+    let c: &Case = r.case;
+    let reproduced_on = c.reproduced.then(|| index.run.clone()).flatten().map(|mut run| {
+        if !c.pytorch {
+            run.pytorch = None;
+        }
+        run
+    });
+    Match {
+        scenario: c.scenario.clone(),
+        reproduced: c.reproduced,
+        title: c.title.clone(),
+        matched: r.matched,
+        score: (r.score * 100.0).round() / 100.0,
+        cause: c.cause.clone(),
+        fix: c.fix.clone(),
+        page: c.page.clone(),
+        run: c.run.clone(),
+        reproduced_on,
+        reports: c.reports.clone(),
+        why_not_here: c.why_not_here.clone(),
+    }
+}
+
+/// The text as the matcher read it (frames dropped, figures and paths as
+/// `…`), with the versions the log states: what an issue about a failure
+/// the casebook lacks should hold.
+pub fn prefilled_report(text: &str) -> String {
+    let mut lines = Vec::new();
+    for line in features::without_frames(text) {
+        let words: Vec<String> = features::line_tokens(line)
+            .into_iter()
+            .map(|t| match t {
+                Token::Word(w) => w,
+                Token::Break => "…".to_owned(),
+            })
+            .collect();
+        let mut joined = words.join(" ");
+        while joined.contains("… …") {
+            joined = joined.replace("… …", "…");
+        }
+        if !joined.is_empty() {
+            lines.push(joined);
+        }
+    }
+    let mut out = String::from("### Error text (figures and paths removed)\n\n```\n");
+    out.push_str(&lines.join("\n"));
+    out.push_str("\n```\n");
+    let versions = versions(text);
+    if !versions.is_empty() {
+        out.push_str("\n### Versions the log shows\n\n");
+        for v in versions {
+            out.push_str(&format!("- {v}\n"));
+        }
+    }
+    out.push_str(
+        "\n### What is missing\n\nNo reproduced case of cuda-casebook matches this text. \
+         What the program did before the error, and the smallest code that shows it, would \
+         let a case reproduce it.\n",
+    );
+    out
+}
+
+/// Lines of a log that state a version: PyTorch's `collect_env`,
+/// nvidia-smi's header, nvcc's banner.
+fn versions(text: &str) -> Vec<String> {
+    const MARKERS: &[&str] = &[
+        "PyTorch version:",
+        "CUDA used to build PyTorch:",
+        "Is CUDA available:",
+        "CUDA runtime version:",
+        "GPU models and configuration:",
+        "Nvidia driver version:",
+        "cuDNN version:",
+        "Driver Version:",
+        "CUDA Version:",
+        "Cuda compilation tools, release",
+        "torch==",
+        "torch.__version__",
+    ];
+    let mut out: Vec<String> = Vec::new();
+    for line in text.lines() {
+        let t = line.trim().trim_matches('|').trim();
+        if MARKERS.iter().any(|m| t.contains(m)) && !out.iter().any(|o| o == t) {
+            out.push(t.to_owned());
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_report_keeps_words_and_versions_and_drops_figures() {
+        let text = "| NVIDIA-SMI 550.54.15   Driver Version: 550.54.15   CUDA Version: 12.4 |\nRuntimeError: CUDA error: invalid device ordinal at /x/y.cpp:12";
+        let r = prefilled_report(text);
+        assert!(r.contains("RuntimeError CUDA error invalid device ordinal at …"));
+        assert!(r.contains("Driver Version: 550.54.15"));
+        assert!(!r.contains("/x/y.cpp"));
+    }
+}

@@ -1,0 +1,189 @@
+//! The command line that `casebook explain` and `casebook-explain` share.
+
+use std::io::{IsTerminal, Read};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use crate::answer::{self, ASYNCHRONOUS_HINT, Answer, Match};
+use crate::index::Index;
+
+/// Exit codes of `explain`.
+pub mod exit {
+    /// No case of the index matches the text.
+    pub const NO_CASE_MATCHES: u8 = 15;
+    /// The text is empty, or the index cannot be read.
+    pub const BAD_INPUT: u8 = 2;
+}
+
+/// Finds the reproduced CUDA failure behind an error text.
+///
+/// Paste the whole error, a traceback or a log with nvidia-smi's output and
+/// all: figures, paths and device numbers are ignored. In a log with
+/// several errors the first is taken as the likely cause. Exit codes: 0 a
+/// case matches; 15 no case matches (a report to file is printed); 2 the
+/// text is empty or the index cannot be read.
+#[derive(clap::Args, Debug, Clone)]
+pub struct Args {
+    /// The error text. None, or `-`: the whole text from standard input.
+    #[arg(value_name = "TEXT", allow_hyphen_values = true)]
+    pub text: Vec<String>,
+    /// Print JSON for tools: {"matches": [...], "errors": [...], ...}.
+    #[arg(long)]
+    pub json: bool,
+    /// How many matches to print, best first.
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    pub top: usize,
+    /// Read this index instead of the one built in
+    /// (docs/src/explain/index.json).
+    #[arg(long, value_name = "FILE")]
+    pub index: Option<PathBuf>,
+}
+
+/// Runs `explain`; errors are printed as one line.
+pub fn run(args: &Args) -> ExitCode {
+    match run_inner(args) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("explain: {e:#}");
+            ExitCode::from(exit::BAD_INPUT)
+        }
+    }
+}
+
+fn run_inner(args: &Args) -> anyhow::Result<ExitCode> {
+    let index = match &args.index {
+        Some(path) => {
+            let json = std::fs::read_to_string(path)
+                .map_err(|e| anyhow::anyhow!("cannot read the index {}: {e}", path.display()))?;
+            Index::parse(&json)
+                .map_err(|e| anyhow::anyhow!("{} is not an explain index: {e}", path.display()))?
+        }
+        None => Index::embedded()?,
+    };
+    let text = input(&args.text)?;
+    anyhow::ensure!(
+        !text.trim().is_empty(),
+        "no text to explain: give it as an argument, or paste it on standard input"
+    );
+    let mut answer = answer::explain(&index, &text);
+    let found = !answer.matches.is_empty();
+    answer.matches.truncate(args.top.max(1));
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&answer)?);
+    } else {
+        print!("{}", render(&answer));
+    }
+    Ok(if found {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(exit::NO_CASE_MATCHES)
+    })
+}
+
+fn input(args: &[String]) -> anyhow::Result<String> {
+    if !args.is_empty() && args.iter().any(|a| a != "-") {
+        return Ok(args.join(" "));
+    }
+    let mut stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        eprintln!("Paste the error (a whole traceback is fine), then press Ctrl-D.");
+    }
+    let mut text = String::new();
+    stdin
+        .read_to_string(&mut text)
+        .map_err(|e| anyhow::anyhow!("cannot read standard input: {e}"))?;
+    Ok(text)
+}
+
+/// The answer as a person reads it.
+pub fn render(answer: &Answer) -> String {
+    let mut out = String::new();
+    if !answer.errors.is_empty() {
+        out.push_str("Errors in the text, in order:\n");
+        for (i, e) in answer.errors.iter().enumerate() {
+            let role = if i == 0 {
+                "  <- the first: the likely cause"
+            } else {
+                "  (after the first: likely its consequence)"
+            };
+            let role = if answer.errors.len() == 1 { "" } else { role };
+            out.push_str(&format!("  {}. {}{role}\n", i + 1, shorten(e, 110)));
+        }
+        out.push('\n');
+    }
+    if answer.asynchronous {
+        out.push_str(&format!("Note: {ASYNCHRONOUS_HINT}\n\n"));
+    }
+    if answer.matches.is_empty() {
+        out.push_str(
+            "No reproduced case matches this text. To ask for one, file an issue with this:\n\n",
+        );
+        if let Some(r) = &answer.report {
+            out.push_str(r);
+        }
+        return out;
+    }
+    for (i, m) in answer.matches.iter().enumerate() {
+        out.push_str(&render_match(i + 1, m));
+    }
+    out
+}
+
+fn render_match(rank: usize, m: &Match) -> String {
+    let mut out = format!("{rank}. {}: {}\n", m.scenario, m.title);
+    let field = |name: &str, value: &str| format!("   {name:<11} {value}\n");
+    out.push_str(&field("matched", &m.matched.join(" | ")));
+    out.push_str(&field("cause", &m.cause));
+    out.push_str(&field("fix", &m.fix));
+    if m.reproduced {
+        if let Some(on) = &m.reproduced_on {
+            let pytorch = on
+                .pytorch
+                .as_deref()
+                .map(|p| format!(", PyTorch {p}"))
+                .unwrap_or_default();
+            out.push_str(&field(
+                "reproduced",
+                &format!(
+                    "{}, driver {}, CUDA {}{pytorch}, commit {} ({})",
+                    on.gpu,
+                    on.driver,
+                    on.cuda,
+                    &on.commit[..on.commit.len().min(7)],
+                    on.date
+                ),
+            ));
+        }
+    } else {
+        out.push_str(&field(
+            "reproduced",
+            &format!(
+                "no: {}",
+                m.why_not_here
+                    .as_deref()
+                    .unwrap_or("it cannot be provoked on the casebook's GPU machines")
+            ),
+        ));
+    }
+    if !m.reports.is_empty() {
+        out.push_str(&field("reports", &m.reports.join(", ")));
+    }
+    if let Some(page) = &m.page {
+        out.push_str(&field("page", page));
+    }
+    if let Some(run) = &m.run {
+        out.push_str(&field("run it", &run.cargo));
+        out.push_str(&field("", &format!("{}   (GPU box without Rust)", run.bundle)));
+    }
+    out.push('\n');
+    out
+}
+
+fn shorten(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_owned()
+    } else {
+        let cut: String = s.chars().take(max - 1).collect();
+        format!("{cut}…")
+    }
+}

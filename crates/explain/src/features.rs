@@ -1,0 +1,266 @@
+//! From a pasted text to the features it is matched on.
+//!
+//! The same steps run in the book's "Paste your error" page
+//! (`docs/src/explain/explain.js`), which the book check holds to the same
+//! answers. Change one, change the other.
+//!
+//! 1. Python traceback frames (`File "…", line N, in f` and the code line
+//!    under it) and lines of only `^` and `~` are dropped: they name the
+//!    user's code, not the error.
+//! 2. The text is cut into words at whitespace. A chunk holding `/` or `\`
+//!    (a path, an address) is dropped; the rest is split into runs of
+//!    letters, digits and `_`. A word holding a digit is a figure (a size, a
+//!    device index, a pointer, a line number) and is dropped. Each dropped
+//!    chunk or figure is a break: no phrase spans it.
+//! 3. The sentences frameworks append to every CUDA error (PyTorch's
+//!    "CUDA kernel errors might be asynchronously reported …") are removed,
+//!    word for word, and leave a break.
+//! 4. Features: every identifier (a word with `_` inside, or camelCase) that
+//!    is not a generic one (`RuntimeError`), as `id:<word>`; and every three
+//!    consecutive words without a break, lowercased, that are not all
+//!    generic words, as `w:<a> <b> <c>`.
+
+use std::collections::BTreeSet;
+
+/// Words that never make a match on their own: a phrase of only these is no
+/// feature.
+pub const GENERIC_WORDS: &[&str] = &[
+    "a", "an", "and", "are", "as", "at", "be", "been", "by", "call", "can", "could", "cuda",
+    "device", "error", "errors", "exception", "failed", "failure", "file", "for", "from", "gpu",
+    "if", "in", "invalid", "is", "it", "its", "line", "may", "might", "no", "not", "of", "on", "or",
+    "please", "runtime", "runtimeerror", "see", "set", "that", "the", "this", "to", "torch", "try",
+    "use", "using", "was", "were", "with", "you", "your",
+];
+
+/// Identifiers every framework error carries, whatever the cause.
+pub const GENERIC_IDENTIFIERS: &[&str] = &[
+    "runtimeerror",
+    "acceleratorerror",
+    "valueerror",
+    "typeerror",
+    "exception",
+    "cuda_launch_blocking",
+    "torch_use_cuda_dsa",
+];
+
+/// Sentences appended to every error of their kind, removed before
+/// matching: they say how to debug, not what went wrong.
+pub const BOILERPLATE: &[&str] = &[
+    "CUDA kernel errors might be asynchronously reported at some other API call, so the \
+     stacktrace below might be incorrect.",
+    "For debugging consider passing CUDA_LAUNCH_BLOCKING=1",
+    "Compile with TORCH_USE_CUDA_DSA to enable device-side assertions.",
+    "Device-side assertion tracking was not enabled by user.",
+    "Traceback (most recent call last):",
+    "The above exception was the direct cause of the following exception:",
+    "During handling of the above exception, another exception occurred:",
+];
+
+/// One word of a text, or a break where a figure, a path or removed
+/// boilerplate was.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Token {
+    Word(String),
+    Break,
+}
+
+/// Drops traceback frames and caret lines (step 1).
+pub fn without_frames(text: &str) -> Vec<&str> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut kept = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i];
+        let trimmed = line.trim_start();
+        if trimmed.starts_with("File \"") && trimmed.contains("\", line ") {
+            let indent = line.len() - trimmed.len();
+            let next = lines.get(i + 1).copied().unwrap_or("");
+            let next_trimmed = next.trim_start();
+            let next_indent = next.len() - next_trimmed.len();
+            let code_line = !next_trimmed.is_empty()
+                && next_indent > indent
+                && !next_trimmed.starts_with("File \"");
+            i += if code_line { 2 } else { 1 };
+            continue;
+        }
+        if !trimmed.is_empty() && trimmed.chars().all(|c| matches!(c, '^' | '~' | ' ')) {
+            i += 1;
+            continue;
+        }
+        kept.push(line);
+        i += 1;
+    }
+    kept
+}
+
+/// The words of one line, with breaks (step 2).
+pub fn line_tokens(line: &str) -> Vec<Token> {
+    let mut out = Vec::new();
+    for chunk in line.split_whitespace() {
+        if chunk.contains('/') || chunk.contains('\\') {
+            out.push(Token::Break);
+            continue;
+        }
+        let mut word = String::new();
+        for c in chunk.chars().chain(std::iter::once(' ')) {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                word.push(c);
+            } else if !word.is_empty() {
+                let w = std::mem::take(&mut word);
+                if w.chars().any(|c| c.is_ascii_digit()) {
+                    out.push(Token::Break);
+                } else {
+                    out.push(Token::Word(w));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Every token of a text (steps 1 to 3), lines joined without a break, so a
+/// message wrapped over two lines reads as one.
+pub fn tokens(text: &str) -> Vec<Token> {
+    let mut all = Vec::new();
+    for line in without_frames(text) {
+        all.extend(line_tokens(line));
+    }
+    remove_boilerplate(all)
+}
+
+fn remove_boilerplate(tokens: Vec<Token>) -> Vec<Token> {
+    let sentences: Vec<Vec<String>> = BOILERPLATE
+        .iter()
+        .map(|s| {
+            line_tokens(s)
+                .into_iter()
+                .filter_map(|t| match t {
+                    Token::Word(w) => Some(w.to_ascii_lowercase()),
+                    Token::Break => None,
+                })
+                .collect()
+        })
+        .collect();
+    // Positions of the words, breaks skipped: boilerplate matches across a
+    // figure (`CUDA_LAUNCH_BLOCKING=1`).
+    let words: Vec<(usize, String)> = tokens
+        .iter()
+        .enumerate()
+        .filter_map(|(i, t)| match t {
+            Token::Word(w) => Some((i, w.to_ascii_lowercase())),
+            Token::Break => None,
+        })
+        .collect();
+    let mut removed = vec![false; tokens.len()];
+    let mut k = 0;
+    while k < words.len() {
+        let hit = sentences.iter().find(|s| {
+            !s.is_empty()
+                && k + s.len() <= words.len()
+                && s.iter().zip(&words[k..]).all(|(a, (_, b))| a == b)
+        });
+        match hit {
+            Some(s) => {
+                for (i, _) in &words[k..k + s.len()] {
+                    removed[*i] = true;
+                }
+                k += s.len();
+            }
+            None => k += 1,
+        }
+    }
+    let mut out = Vec::with_capacity(tokens.len());
+    for (i, t) in tokens.into_iter().enumerate() {
+        if removed[i] {
+            if out.last() != Some(&Token::Break) {
+                out.push(Token::Break);
+            }
+        } else {
+            out.push(t);
+        }
+    }
+    out
+}
+
+/// A word with `_` between letters, or camelCase: an API's name for a
+/// thing (`CUDA_ERROR_OUT_OF_MEMORY`, `cudaErrorAssert`, `OutOfMemoryError`).
+pub fn is_identifier(word: &str) -> bool {
+    let bytes = word.as_bytes();
+    let inner_underscore = word.trim_matches('_').contains('_');
+    let camel = bytes
+        .windows(2)
+        .any(|w| w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase());
+    word.len() > 3 && (inner_underscore || camel)
+}
+
+fn generic(word: &str) -> bool {
+    GENERIC_WORDS.contains(&word)
+}
+
+/// The features of a text (step 4), as a sorted set.
+pub fn features(text: &str) -> BTreeSet<String> {
+    features_of(&tokens(text))
+}
+
+pub fn features_of(tokens: &[Token]) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut run: Vec<String> = Vec::new();
+    for t in tokens.iter().chain(std::iter::once(&Token::Break)) {
+        match t {
+            Token::Word(w) => {
+                let lower = w.to_ascii_lowercase();
+                if is_identifier(w) && !GENERIC_IDENTIFIERS.contains(&lower.as_str()) {
+                    out.insert(format!("id:{lower}"));
+                }
+                run.push(lower);
+                if run.len() >= 3 {
+                    let tri = &run[run.len() - 3..];
+                    if !tri.iter().all(|w| generic(w)) {
+                        out.insert(format!("w:{} {} {}", tri[0], tri[1], tri[2]));
+                    }
+                }
+            }
+            Token::Break => run.clear(),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn figures_paths_and_frames_break_phrases() {
+        let text = "Traceback (most recent call last):\n  File \"/home/u/train.py\", line 12, in <module>\n    loss = model(x)\n    ^^^^^^^^\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.19 GiB";
+        let f = features(text);
+        assert!(f.contains("id:outofmemoryerror"));
+        assert!(f.contains("w:out of memory"));
+        assert!(f.contains("w:tried to allocate"));
+        // The figure breaks the phrase: "allocate gib gpu" is no feature.
+        assert!(!f.iter().any(|x| x.contains("allocate gib")));
+        // The frame and its code line are gone.
+        assert!(!f.iter().any(|x| x.contains("loss") || x.contains("model")));
+    }
+
+    #[test]
+    fn boilerplate_and_generic_words_make_no_feature() {
+        let text = "RuntimeError: CUDA error: invalid device ordinal\nCUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.\nFor debugging consider passing CUDA_LAUNCH_BLOCKING=1\nCompile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.";
+        let f = features(text);
+        assert!(f.contains("w:invalid device ordinal"));
+        assert!(!f.contains("w:cuda error invalid"));
+        assert!(!f.iter().any(|x| x.contains("asynchronously") || x.contains("assertions")));
+        assert!(!f.contains("id:runtimeerror"));
+        assert!(!f.contains("id:cuda_launch_blocking"));
+    }
+
+    #[test]
+    fn identifiers_are_api_names() {
+        assert!(is_identifier("CUDA_ERROR_ILLEGAL_ADDRESS"));
+        assert!(is_identifier("cudaErrorIllegalAddress"));
+        assert!(is_identifier("CUBLAS_STATUS_ALLOC_FAILED"));
+        assert!(!is_identifier("CUDA"));
+        assert!(!is_identifier("__init__"));
+        assert!(!is_identifier("memory"));
+    }
+}

@@ -1,0 +1,99 @@
+//! The index `explain` reads: every case with the texts its GPU run
+//! returned and the texts users paste for it. `cargo xtask docs` writes it
+//! (`docs/src/explain/index.json`) from the catalogue, the committed report
+//! and each case's `pasted.toml`; this crate only reads it.
+
+use serde::{Deserialize, Serialize};
+
+/// Where the generated index lives, relative to the repository root.
+pub const INDEX_JSON: &str = "docs/src/explain/index.json";
+
+/// The index this binary was built with.
+pub const EMBEDDED: &str = include_str!("../../../docs/src/explain/index.json");
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Index {
+    /// Bumped when the format changes.
+    pub schema: u32,
+    /// The GPU run the run texts come from.
+    pub run: Option<RunInfo>,
+    pub cases: Vec<Case>,
+}
+
+/// The committed GPU run: what reproduced the cases.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunInfo {
+    pub gpu: String,
+    pub driver: String,
+    pub cuda: String,
+    pub pytorch: Option<String>,
+    pub commit: String,
+    pub date: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Case {
+    /// The case's slug: a scenario's folder, or a known failure's file.
+    pub scenario: String,
+    /// Whether a variant of the catalogue provokes it on a GPU.
+    pub reproduced: bool,
+    pub title: String,
+    pub cause: String,
+    pub fix: String,
+    /// The cookbook page, relative to the repository root.
+    pub page: Option<String>,
+    /// The same page in the built book, relative to its root.
+    pub book_page: Option<String>,
+    /// The commands that run the case: with Rust, and from the bundle.
+    pub run: Option<RunCommands>,
+    /// Whether the case has PyTorch variants (the run's PyTorch applies).
+    #[serde(default)]
+    pub pytorch: bool,
+    /// Public reports (`owner/repo#N`) of this failure.
+    #[serde(default)]
+    pub reports: Vec<String>,
+    /// For a case not reproduced here: why not, and what a user can check.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why_not_here: Option<String>,
+    pub texts: Vec<Text>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunCommands {
+    pub cargo: String,
+    pub bundle: String,
+}
+
+/// One text that belongs to a case.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Text {
+    pub text: String,
+    /// `run` for a text a variant returned on the GPU, else the public
+    /// report (`owner/repo#N`) a user pasted it in.
+    pub from: String,
+    /// The variant that returned it, for a run text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variant: Option<String>,
+    /// The versions the text comes from, as its thread or the run states.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub versions: Option<String>,
+}
+
+impl Index {
+    pub const SCHEMA: u32 = 1;
+
+    pub fn parse(json: &str) -> anyhow::Result<Index> {
+        let index: Index = serde_json::from_str(json)?;
+        anyhow::ensure!(
+            index.schema == Self::SCHEMA,
+            "the index has schema {}, this explain reads {}",
+            index.schema,
+            Self::SCHEMA
+        );
+        Ok(index)
+    }
+
+    pub fn embedded() -> anyhow::Result<Index> {
+        Self::parse(EMBEDDED)
+    }
+}
