@@ -79,7 +79,7 @@ pub mod cli {
         /// whole traceback or log (figures, paths and device numbers are
         /// ignored). Needs no GPU.
         ///
-        /// Exit codes: 0 a case matches; 15 no case matches (a report to
+        /// Exit codes: 0 a reproduced case matches; 15 none does (a report to
         /// file is printed); 2 the text is empty or the index unreadable.
         Explain(casebook_explain::cli::Args),
         /// Run every trial (or the filtered ones) on the GPU, each variant in its

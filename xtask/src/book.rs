@@ -67,6 +67,7 @@ fn check(browser: Result<&Path, &str>) -> anyhow::Result<ExitCode> {
         for page in &pages {
             problems.extend(check_page(browser, &profile, &book, page)?);
         }
+        problems.extend(explain_parity(&root, browser, &profile, &book)?);
         let shots = root.join("target/book-check");
         std::fs::create_dir_all(&shots)?;
         let shot = shots.join("missing-free.png");
@@ -213,6 +214,73 @@ fn check_page(
     Ok(problems)
 }
 
+/// The page that answers a pasted error in the browser.
+const EXPLAIN_PAGE: &str = "paste-your-error.html";
+
+/// The "Paste your error" page must give the first three answers that
+/// `casebook-explain` gives, in the same order, for every held-out text and
+/// every indexed text: it runs the page's self-test in the browser and the
+/// binary's here, and compares them line by line.
+fn explain_parity(
+    root: &Path,
+    browser: &Path,
+    profile: &Path,
+    book: &Path,
+) -> anyhow::Result<Vec<String>> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let cli = Command::new(cargo)
+        .args(["run", "--quiet", "--package", "casebook-explain", "--", "--index"])
+        .arg(root.join("docs/src/explain/index.json"))
+        .arg("--selftest")
+        .arg(root.join("crates/explain/tests/texts.toml"))
+        .current_dir(root)
+        .output()?;
+    if !cli.status.success() {
+        bail!(
+            "casebook-explain --selftest failed: {}",
+            String::from_utf8_lossy(&cli.stderr)
+        );
+    }
+    let expected: Vec<String> = String::from_utf8_lossy(&cli.stdout)
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    let out = browser_cmd(browser, profile)
+        .arg("--virtual-time-budget=30000")
+        .arg("--dump-dom")
+        .arg(format!("{}#selftest", file_url(&book.join(EXPLAIN_PAGE))))
+        .output()?;
+    let dom = String::from_utf8_lossy(&out.stdout);
+    let got: Vec<String> = dom
+        .split("<pre id=\"selftest\">")
+        .nth(1)
+        .and_then(|r| r.split("</pre>").next())
+        .map(|t| t.lines().map(str::to_owned).collect())
+        .unwrap_or_default();
+    Ok(parity_problems(&expected, &got))
+}
+
+fn parity_problems(expected: &[String], got: &[String]) -> Vec<String> {
+    if got.is_empty() {
+        return vec![format!("{EXPLAIN_PAGE}: its self-test wrote nothing")];
+    }
+    let mut problems: Vec<String> = expected
+        .iter()
+        .zip(got)
+        .filter(|(e, g)| e != g)
+        .take(5)
+        .map(|(e, g)| format!("{EXPLAIN_PAGE}: the page answers `{g}` where casebook-explain answers `{e}`"))
+        .collect();
+    if expected.len() != got.len() {
+        problems.push(format!(
+            "{EXPLAIN_PAGE}: the page ranked {} texts, casebook-explain {}",
+            got.len(),
+            expected.len()
+        ));
+    }
+    problems
+}
+
 fn browser_cmd(browser: &Path, profile: &Path) -> Command {
     let mut cmd = Command::new(browser);
     cmd.args([
@@ -249,7 +317,18 @@ fn file_url(path: &Path) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::summary;
+    use super::{parity_problems, summary};
+
+    #[test]
+    fn the_page_and_the_cli_must_answer_alike() {
+        let lines = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        let cli = lines(&["h0 sticky-error,late-error", "h1 "]);
+        assert!(parity_problems(&cli, &cli).is_empty());
+        let swapped = lines(&["h0 late-error,sticky-error", "h1 "]);
+        assert_eq!(parity_problems(&cli, &swapped).len(), 1);
+        assert_eq!(parity_problems(&cli, &lines(&["h0 sticky-error,late-error"])).len(), 1);
+        assert_eq!(parity_problems(&cli, &[]).len(), 1);
+    }
 
     #[test]
     fn a_skipped_browser_check_is_said_with_its_reason() {

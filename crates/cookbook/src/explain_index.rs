@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use anyhow::Context;
-use casebook_explain::features;
+use casebook_explain::{features, heldout};
 use casebook_explain::index::{Case, Index, RunCommands, RunInfo, Text};
 use casebook_harness::report::Report;
 use casebook_model::{Binding, Role, Scenario};
@@ -91,10 +91,76 @@ pub fn read_known_failures(root: &Path) -> anyhow::Result<Vec<(String, KnownFail
     Ok(out)
 }
 
+/// The held-out texts as the book's page reads them: a JSON array of the
+/// texts, in the file's order.
+pub const HELDOUT_JSON: &str = "docs/src/explain/heldout.json";
+
+/// The "Paste your error" page.
+pub const PAGE: &str = "docs/src/paste-your-error.md";
+
+pub fn heldout_json(root: &Path) -> anyhow::Result<String> {
+    let held = read_heldout(root)?;
+    let texts: Vec<&str> = held.paste.iter().map(|p| p.text.as_str()).collect();
+    Ok(serde_json::to_string(&texts)? + "\n")
+}
+
+pub fn read_heldout(root: &Path) -> anyhow::Result<heldout::HeldOut> {
+    let path = root.join(heldout::TEXTS_TOML);
+    let raw = std::fs::read_to_string(&path).with_context(|| format!("{}", path.display()))?;
+    heldout::parse(&raw).with_context(|| format!("{}", path.display()))
+}
+
+/// The page: a text box, the answer computed in the page from the same
+/// index by the same ranking (`docs/src/explain/explain.js`), and how well
+/// the ranking did on the held-out texts.
+pub fn page(index: &Index, root: &Path) -> anyhow::Result<String> {
+    let held = read_heldout(root)?;
+    let score = heldout::evaluate(index, &held);
+    let reproduced = index.cases.iter().filter(|c| c.reproduced).count();
+    let known = index.cases.len() - reproduced;
+    let texts: usize = index.cases.iter().map(|c| c.texts.len()).sum();
+    let users: usize = index
+        .cases
+        .iter()
+        .flat_map(|c| &c.texts)
+        .filter(|t| t.from != "run")
+        .count();
+    Ok(format!(
+        "# Paste your error\n\n\
+         Paste a CUDA error as you got it: the whole traceback, the log with nvidia-smi's output, \
+         figures, paths and device numbers and all. The page names the cases of this casebook that \
+         reproduce it, best first, with the cause, the fix and the page that shows both running. \
+         Nothing leaves your browser: the answer is computed here, from the same index and by the \
+         same ranking as `casebook explain`.\n\n\
+         <textarea id=\"explain-input\" rows=\"12\" style=\"width: 100%; font-family: monospace;\" \
+         placeholder=\"RuntimeError: CUDA error: device-side assert triggered\"></textarea>\n\n\
+         <div id=\"explain-output\"></div>\n\n\
+         ## What it knows\n\n\
+         {reproduced} cases reproduced on a GPU and {known} known failures that cannot be provoked on \
+         the casebook's machines (each says why), with {texts} texts: the errors each case's variants \
+         returned in the latest GPU run, and {users} texts users pasted in public threads, each \
+         cited. A match needs an error name or a phrase of a message in common with a case; words \
+         every CUDA error has (\"CUDA\", \"error\", \"failed\") never make one.\n\n\
+         ## How well it finds the case\n\n\
+         Measured on {total} whole texts from public threads that no case cites, each labelled with \
+         the case its thread's cause is, or none ({heldout}): {summary}.\n\n\
+         <script id=\"casebook-index\" type=\"application/json\">\n\
+         {{{{#include explain/index.json}}}}\n\
+         </script>\n\
+         <script id=\"casebook-heldout\" type=\"application/json\">\n\
+         {{{{#include explain/heldout.json}}}}\n\
+         </script>\n\
+         <script src=\"explain/explain.js\"></script>\n\
+         <script src=\"explain/page.js\"></script>\n",
+        total = held.paste.len(),
+        heldout = heldout::TEXTS_TOML,
+        summary = score.summary(),
+    ))
+}
+
 /// The index, as JSON with a final newline.
-pub fn index_json(root: &Path, catalog: &[Scenario], report: Option<&Report>) -> anyhow::Result<String> {
-    let index = build(root, catalog, report)?;
-    Ok(serde_json::to_string_pretty(&index)? + "\n")
+pub fn index_json(index: &Index) -> anyhow::Result<String> {
+    Ok(serde_json::to_string_pretty(index)? + "\n")
 }
 
 pub fn build(root: &Path, catalog: &[Scenario], report: Option<&Report>) -> anyhow::Result<Index> {

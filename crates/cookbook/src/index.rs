@@ -12,7 +12,7 @@ use crate::page::{results, scenario_symptom_line, symptom_line, symptom_names, v
 
 pub fn summary(catalog: &[Scenario]) -> String {
     let mut md = String::from(
-        "# Summary\n\n[Introduction](introduction.md)\n\n- [Index by symptom](symptoms.md)\n- [Claims of the articles](claims.md)\n- [cudarc and cust, side by side](bindings.md)\n- [How to run it](running.md)\n- [The same failures on other GPUs](fleet.md)\n\n# Scenarios\n\n",
+        "# Summary\n\n[Paste your error](paste-your-error.md)\n[Introduction](introduction.md)\n\n- [Index by symptom](symptoms.md)\n- [Claims of the articles](claims.md)\n- [cudarc and cust, side by side](bindings.md)\n- [How to run it](running.md)\n- [The same failures on other GPUs](fleet.md)\n\n# Scenarios\n\n",
     );
     for s in catalog {
         let _ = writeln!(md, "- [{}](scenarios/{}.md)", s.slug, s.slug);
@@ -24,7 +24,9 @@ pub fn introduction(catalog: &[Scenario], report: Option<&Report>) -> String {
     let mut md = String::from(
         "# cuda-casebook\n\nThe ways CUDA programs fail, reproduced on a real GPU next to their fixes. Each page \
          takes one failure from an article, shows the broken code and the fixed code that ran, and the \
-         evidence: what each variant did on the GPU, and whether the article's claims held.\n\n",
+         evidence: what each variant did on the GPU, and whether the article's claims held.\n\n\
+         **Got a CUDA error?** Paste it, traceback and all, into [Paste your error](paste-your-error.md), \
+         or into `casebook explain` on the command line: either names the case that reproduces it.\n\n",
     );
     match report {
         Some(r) => {

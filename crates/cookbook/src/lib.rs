@@ -68,9 +68,18 @@ pub fn generate(inputs: &Inputs) -> anyhow::Result<Book> {
         );
     }
     files.insert("docs/src/SUMMARY.md".into(), index::summary(inputs.catalog));
+    let explain = explain_index::build(inputs.root, inputs.catalog, report.as_ref())?;
     files.insert(
         explain_index::PATH.into(),
-        explain_index::index_json(inputs.root, inputs.catalog, report.as_ref())?,
+        explain_index::index_json(&explain)?,
+    );
+    files.insert(
+        explain_index::HELDOUT_JSON.into(),
+        explain_index::heldout_json(inputs.root)?,
+    );
+    files.insert(
+        explain_index::PAGE.into(),
+        explain_index::page(&explain, inputs.root)?,
     );
     files.insert(
         casebook_harness::suite::NEXTEST_CONFIG.into(),

@@ -40,7 +40,7 @@ pub struct Answer {
     pub asynchronous: bool,
     /// Best first; empty when nothing matches.
     pub matches: Vec<Match>,
-    /// Where nothing matches: a report to file, prefilled.
+    /// Where no reproduced case matches: a report to file, prefilled.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub report: Option<String>,
 }
@@ -75,7 +75,7 @@ pub fn explain(index: &Index, text: &str) -> Answer {
         .into_iter()
         .map(|r| to_match(index, r))
         .collect();
-    let report = matches.is_empty().then(|| prefilled_report(text));
+    let report = (!matches.iter().any(|m| m.reproduced)).then(|| prefilled_report(text));
     Answer {
         errors,
         asynchronous,

@@ -9,7 +9,8 @@ use crate::index::Index;
 
 /// Exit codes of `explain`.
 pub mod exit {
-    /// No case of the index matches the text.
+    /// No reproduced case matches the text (a known failure that cannot be
+    /// provoked here may).
     pub const NO_CASE_MATCHES: u8 = 15;
     /// The text is empty, or the index cannot be read.
     pub const BAD_INPUT: u8 = 2;
@@ -20,8 +21,8 @@ pub mod exit {
 /// Paste the whole error, a traceback or a log with nvidia-smi's output and
 /// all: figures, paths and device numbers are ignored. In a log with
 /// several errors the first is taken as the likely cause. Exit codes: 0 a
-/// case matches; 15 no case matches (a report to file is printed); 2 the
-/// text is empty or the index cannot be read.
+/// reproduced case matches; 15 none does (a report to file is printed); 2
+/// the text is empty or the index cannot be read.
 #[derive(clap::Args, Debug, Clone)]
 pub struct Args {
     /// The error text. None, or `-`: the whole text from standard input.
@@ -37,6 +38,10 @@ pub struct Args {
     /// (docs/src/explain/index.json).
     #[arg(long, value_name = "FILE")]
     pub index: Option<PathBuf>,
+    /// Print the first three answers for every text of this held-out file
+    /// and every indexed text, as the book's page does in its self-test.
+    #[arg(long, value_name = "TEXTS_TOML", hide = true)]
+    pub selftest: Option<PathBuf>,
 }
 
 /// Runs `explain`; errors are printed as one line.
@@ -60,13 +65,20 @@ fn run_inner(args: &Args) -> anyhow::Result<ExitCode> {
         }
         None => Index::embedded()?,
     };
+    if let Some(path) = &args.selftest {
+        let held = crate::heldout::parse(&std::fs::read_to_string(path)?)?;
+        for line in crate::heldout::selftest_lines(&index, &held) {
+            println!("{line}");
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let text = input(&args.text)?;
     anyhow::ensure!(
         !text.trim().is_empty(),
         "no text to explain: give it as an argument, or paste it on standard input"
     );
     let mut answer = answer::explain(&index, &text);
-    let found = !answer.matches.is_empty();
+    let found = answer.matches.iter().any(|m| m.reproduced);
     answer.matches.truncate(args.top.max(1));
     if args.json {
         println!("{}", serde_json::to_string_pretty(&answer)?);
@@ -114,17 +126,18 @@ pub fn render(answer: &Answer) -> String {
     if answer.asynchronous {
         out.push_str(&format!("Note: {ASYNCHRONOUS_HINT}\n\n"));
     }
-    if answer.matches.is_empty() {
-        out.push_str(
-            "No reproduced case matches this text. To ask for one, file an issue with this:\n\n",
-        );
-        if let Some(r) = &answer.report {
-            out.push_str(r);
-        }
-        return out;
-    }
     for (i, m) in answer.matches.iter().enumerate() {
         out.push_str(&render_match(i + 1, m));
+    }
+    if let Some(r) = &answer.report {
+        out.push_str(if answer.matches.is_empty() {
+            "No reproduced case matches this text."
+        } else {
+            "No reproduced case matches this text: the failures above cannot be provoked on \
+             the casebook's machines."
+        });
+        out.push_str(" To ask for a case, file an issue with this:\n\n");
+        out.push_str(r);
     }
     out
 }

@@ -19,6 +19,11 @@
 //!    is not a generic one (`RuntimeError`), as `id:<word>`; and every three
 //!    consecutive words without a break, lowercased, that are not all
 //!    generic words, as `w:<a> <b> <c>`.
+//! 5. What the figures of PyTorch's out-of-memory message say, read before
+//!    they are dropped ([`figures`]): the request is larger than the whole
+//!    GPU (`fig:request-exceeds-capacity`), or memory PyTorch reserved but
+//!    left unallocated would hold it and is a twentieth of the GPU or more
+//!    (`fig:unallocated-reserve-holds-request`).
 
 use std::collections::BTreeSet;
 
@@ -197,9 +202,90 @@ fn generic(word: &str) -> bool {
     GENERIC_WORDS.contains(&word)
 }
 
-/// The features of a text (step 4), as a sorted set.
+/// The features of a text (steps 4 and 5), as a sorted set.
 pub fn features(text: &str) -> BTreeSet<String> {
-    features_of(&tokens(text))
+    let mut f = features_of(&tokens(text));
+    f.extend(figures(text));
+    f
+}
+
+/// The features of one line, as [`features`] reads a whole text.
+pub fn line_features(line: &str) -> BTreeSet<String> {
+    let mut f = features_of(&line_tokens(line));
+    f.extend(figures(line));
+    f
+}
+
+/// What the figures of an out-of-memory message say (step 5). PyTorch 2.x
+/// writes "Tried to allocate 2.00 GiB. GPU 0 has a total capacity of
+/// 79.19 GiB of which … is free. … 1.05 GiB is reserved by PyTorch but
+/// unallocated"; 1.x wrote "Tried to allocate 20.00 MiB (GPU 0; 7.79 GiB
+/// total capacity; 5.59 GiB already allocated; 19.75 MiB free; 5.85 GiB
+/// reserved in total by PyTorch)".
+pub fn figures(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let Some(request) = size_after(text, "Tried to allocate ") else {
+        return out;
+    };
+    let capacity = size_after(text, "total capacity of ").or_else(|| size_before(text, " total capacity"));
+    if capacity.is_some_and(|c| request > c) {
+        out.push("fig:request-exceeds-capacity".to_owned());
+    }
+    let unallocated = size_before(text, " is reserved by PyTorch but unallocated").or_else(|| {
+        let reserved = size_before(text, " reserved in total by PyTorch")?;
+        let allocated = size_before(text, " already allocated")?;
+        Some(reserved - allocated)
+    });
+    // "Large", as PyTorch's advice has it: at least the request, and at
+    // least a twentieth of the GPU.
+    let large = |u: f64| u >= request && capacity.is_none_or(|c| u >= c / 20.0);
+    if unallocated.is_some_and(large) {
+        out.push("fig:unallocated-reserve-holds-request".to_owned());
+    }
+    out
+}
+
+const UNITS: &[(&str, f64)] = &[
+    ("B", 1.0),
+    ("bytes", 1.0),
+    ("KiB", 1024.0),
+    ("MiB", 1048576.0),
+    ("GiB", 1073741824.0),
+    ("TiB", 1099511627776.0),
+    ("KB", 1e3),
+    ("MB", 1e6),
+    ("GB", 1e9),
+    ("TB", 1e12),
+];
+
+fn unit(word: &str) -> Option<f64> {
+    UNITS.iter().find(|(u, _)| *u == word).map(|(_, f)| *f)
+}
+
+/// "<number> <unit>" right after the first `marker`, in bytes.
+fn size_after(text: &str, marker: &str) -> Option<f64> {
+    let rest = &text[text.find(marker)? + marker.len()..];
+    let number: String = rest
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '.')
+        .collect();
+    let rest = rest[number.len()..].trim_start();
+    let word: String = rest.chars().take_while(|c| c.is_ascii_alphabetic()).collect();
+    Some(number.parse::<f64>().ok()? * unit(&word)?)
+}
+
+/// "<number> <unit>" right before the first `marker`, in bytes.
+fn size_before(text: &str, marker: &str) -> Option<f64> {
+    let head = text[..text.find(marker)?].trim_end();
+    let word_start = head
+        .rfind(|c: char| !c.is_ascii_alphabetic())
+        .map_or(0, |i| i + 1);
+    let factor = unit(&head[word_start..])?;
+    let head = head[..word_start].trim_end();
+    let number_start = head
+        .rfind(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .map_or(0, |i| i + 1);
+    Some(head[number_start..].parse::<f64>().ok()? * factor)
 }
 
 pub fn features_of(tokens: &[Token]) -> BTreeSet<String> {
@@ -252,6 +338,18 @@ mod tests {
         assert!(!f.iter().any(|x| x.contains("asynchronously") || x.contains("assertions")));
         assert!(!f.contains("id:runtimeerror"));
         assert!(!f.contains("id:cuda_launch_blocking"));
+    }
+
+    #[test]
+    fn the_figures_of_an_out_of_memory_message_are_read_in_both_forms() {
+        let new = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.50 GiB. GPU 0 has a total capacity of 79.19 GiB of which 30.1 MiB is free. Of the allocated memory 44.00 GiB is allocated by PyTorch, and 32.90 GiB is reserved by PyTorch but unallocated.";
+        assert_eq!(figures(new), vec!["fig:unallocated-reserve-holds-request"]);
+        let old = "RuntimeError: CUDA out of memory. Tried to allocate 305.18 GiB (GPU 0; 14.75 GiB total capacity; 1.25 GiB already allocated; 12.94 GiB free; 1.27 GiB reserved in total by PyTorch)";
+        assert_eq!(figures(old), vec!["fig:request-exceeds-capacity"]);
+        let plain = "RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 7.79 GiB total capacity; 5.59 GiB already allocated; 19.75 MiB free; 5.85 GiB reserved in total by PyTorch)";
+        // 0.26 GiB reserved but unallocated on a 7.79 GiB GPU is no large share.
+        assert!(figures(plain).is_empty());
+        assert!(figures("CUDA out of memory").is_empty());
     }
 
     #[test]

@@ -11,6 +11,7 @@
 pub mod answer;
 pub mod cli;
 pub mod features;
+pub mod heldout;
 pub mod index;
 pub mod rank;
 

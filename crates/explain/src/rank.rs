@@ -2,10 +2,12 @@
 //!
 //! A case's features are the union of its texts' features. A feature shared
 //! by few cases weighs more: `ln(1 + cases / cases holding it)`, so a
-//! `CUBLAS_STATUS_ALLOC_FAILED` outweighs a generic "out of memory". A case's
-//! score is the sum of the weights of the features it shares with the text;
-//! those of the first error in the text (the likely cause) count twice. A
-//! case matches when its score reaches [`MIN_SCORE`]. The book's page runs
+//! `CUBLAS_STATUS_ALLOC_FAILED` outweighs a generic "out of memory". A text
+//! of a case scores the sum of the weights of the features it shares with
+//! the pasted text, those of the first error in it (the likely cause)
+//! counting twice; a case scores as its best text, so a case that cites
+//! many threads gains nothing from their number. A case matches when its
+//! score reaches [`MIN_SCORE`]. The book's page runs
 //! the same ranking (`docs/src/explain/explain.js`).
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -22,7 +24,8 @@ pub const FIRST_ERROR_WEIGHT: f64 = 2.0;
 
 pub struct Ranker<'a> {
     pub index: &'a Index,
-    case_features: Vec<BTreeSet<String>>,
+    /// Each case's texts' features.
+    text_features: Vec<Vec<BTreeSet<String>>>,
     weight: BTreeMap<String, f64>,
 }
 
@@ -45,14 +48,15 @@ pub struct ErrorLine {
 
 impl<'a> Ranker<'a> {
     pub fn new(index: &'a Index) -> Self {
-        let case_features: Vec<BTreeSet<String>> = index
+        let text_features: Vec<Vec<BTreeSet<String>>> = index
             .cases
             .iter()
-            .map(|c| c.texts.iter().flat_map(|t| features::features(&t.text)).collect())
+            .map(|c| c.texts.iter().map(|t| features::features(&t.text)).collect())
             .collect();
         let mut holders: BTreeMap<String, usize> = BTreeMap::new();
-        for set in &case_features {
-            for f in set {
+        for texts in &text_features {
+            let case: BTreeSet<&String> = texts.iter().flatten().collect();
+            for f in case {
                 *holders.entry(f.clone()).or_default() += 1;
             }
         }
@@ -63,7 +67,7 @@ impl<'a> Ranker<'a> {
             .collect();
         Ranker {
             index,
-            case_features,
+            text_features,
             weight,
         }
     }
@@ -78,7 +82,7 @@ impl<'a> Ranker<'a> {
     pub fn errors(&self, text: &str) -> Vec<ErrorLine> {
         let mut out: Vec<ErrorLine> = Vec::new();
         for line in features::without_frames(text) {
-            let f: BTreeSet<String> = features::features_of(&features::line_tokens(line))
+            let f: BTreeSet<String> = features::line_features(line)
                 .into_iter()
                 .filter(|f| self.weight.contains_key(f))
                 .collect();
@@ -96,7 +100,8 @@ impl<'a> Ranker<'a> {
     /// Every matching case, best first (ties by catalogue order).
     pub fn rank(&self, text: &str) -> Vec<Ranked<'a>> {
         let tokens = features::tokens(text);
-        let query = features::features_of(&tokens);
+        let mut query = features::features_of(&tokens);
+        query.extend(features::figures(text));
         let first: BTreeSet<String> = self
             .errors(text)
             .into_iter()
@@ -104,9 +109,8 @@ impl<'a> Ranker<'a> {
             .map(|e| e.features)
             .unwrap_or_default();
         let mut ranked: Vec<(usize, Ranked<'a>)> = Vec::new();
-        for (i, (case, own)) in self.index.cases.iter().zip(&self.case_features).enumerate() {
-            let shared: BTreeSet<&String> = query.intersection(own).collect();
-            let score: f64 = shared
+        let score_of = |shared: &BTreeSet<&String>| -> f64 {
+            shared
                 .iter()
                 .map(|f| {
                     let boost = if first.contains(*f) {
@@ -116,7 +120,19 @@ impl<'a> Ranker<'a> {
                     };
                     self.weight(f) * boost
                 })
-                .sum();
+                .sum()
+        };
+        for (i, (case, texts)) in self.index.cases.iter().zip(&self.text_features).enumerate() {
+            // The best text; the first of equals.
+            let mut best: Option<(f64, BTreeSet<&String>)> = None;
+            for own in texts {
+                let shared: BTreeSet<&String> = query.intersection(own).collect();
+                let score = score_of(&shared);
+                if best.as_ref().is_none_or(|(b, _)| score > *b) {
+                    best = Some((score, shared));
+                }
+            }
+            let Some((score, shared)) = best else { continue };
             if score >= MIN_SCORE {
                 ranked.push((
                     i,

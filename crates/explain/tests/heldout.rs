@@ -1,0 +1,56 @@
+//! The held-out measure, on the committed index: texts pasted in public
+//! threads that no case cites, each labelled with its case or `none`.
+
+use std::collections::BTreeSet;
+
+use casebook_explain::Index;
+use casebook_explain::heldout::{self, NONE};
+
+fn held() -> heldout::HeldOut {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(heldout::TEXTS_TOML);
+    heldout::parse(&std::fs::read_to_string(path).expect("the held-out texts"))
+        .expect("the held-out texts parse")
+}
+
+#[test]
+fn no_case_cites_a_held_out_thread() {
+    let index = Index::embedded().unwrap();
+    let cited: BTreeSet<&str> = index
+        .cases
+        .iter()
+        .flat_map(|c| c.reports.iter().map(String::as_str).chain(c.texts.iter().map(|t| t.from.as_str())))
+        .collect();
+    let held = held();
+    let shared: Vec<&str> = held
+        .paste
+        .iter()
+        .map(|p| p.report.as_str())
+        .filter(|r| cited.contains(r))
+        .collect();
+    assert!(shared.is_empty(), "held-out threads that cases cite: {shared:?}");
+    let distinct: BTreeSet<&str> = held.paste.iter().map(|p| p.report.as_str()).collect();
+    assert_eq!(distinct.len(), held.paste.len(), "a thread appears twice");
+}
+
+#[test]
+fn every_label_is_a_case_or_none() {
+    let index = Index::embedded().unwrap();
+    for p in &held().paste {
+        assert!(
+            p.expect == NONE || index.cases.iter().any(|c| c.reproduced && c.scenario == p.expect),
+            "{}: `{}` is no reproduced case",
+            p.report,
+            p.expect
+        );
+    }
+}
+
+#[test]
+fn the_set_is_large_enough_to_measure() {
+    let held = held();
+    assert!(held.paste.len() >= 40, "{} texts", held.paste.len());
+    let near = held.paste.iter().filter(|p| p.near_miss && p.expect == NONE).count();
+    assert!(near >= 10, "{near} near misses");
+}

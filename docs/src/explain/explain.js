@@ -1,0 +1,286 @@
+// The ranking of `casebook explain`, in the page: the same steps as
+// crates/explain/src/features.rs and rank.rs, on the same generated index.
+// The book check runs the held-out texts and every indexed text through
+// both and requires the same first three answers in the same order.
+(function () {
+  "use strict";
+
+  var GENERIC_WORDS = [
+    "a", "an", "and", "are", "as", "at", "be", "been", "by", "call", "can", "could", "cuda",
+    "device", "error", "errors", "exception", "failed", "failure", "file", "for", "from", "gpu",
+    "if", "in", "invalid", "is", "it", "its", "line", "may", "might", "no", "not", "of", "on", "or",
+    "please", "runtime", "runtimeerror", "see", "set", "that", "the", "this", "to", "torch", "try",
+    "use", "using", "was", "were", "with", "you", "your",
+  ];
+  var GENERIC_IDENTIFIERS = [
+    "runtimeerror", "acceleratorerror", "valueerror", "typeerror", "exception",
+    "cuda_launch_blocking", "torch_use_cuda_dsa",
+  ];
+  var BOILERPLATE = [
+    "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.",
+    "For debugging consider passing CUDA_LAUNCH_BLOCKING=1",
+    "Compile with TORCH_USE_CUDA_DSA to enable device-side assertions.",
+    "Device-side assertion tracking was not enabled by user.",
+    "Traceback (most recent call last):",
+    "The above exception was the direct cause of the following exception:",
+    "During handling of the above exception, another exception occurred:",
+  ];
+  var MIN_SCORE = 2.5;
+  var FIRST_ERROR_WEIGHT = 2.0;
+  var BREAK = null;
+
+  function lines(text) {
+    var out = text.split("\n").map(function (l) {
+      return l.endsWith("\r") ? l.slice(0, -1) : l;
+    });
+    if (out.length && out[out.length - 1] === "") out.pop();
+    return out;
+  }
+
+  function withoutFrames(text) {
+    var all = lines(text);
+    var kept = [];
+    var i = 0;
+    while (i < all.length) {
+      var line = all[i];
+      var trimmed = line.trimStart();
+      if (trimmed.startsWith('File "') && trimmed.indexOf('", line ') >= 0) {
+        var indent = line.length - trimmed.length;
+        var next = i + 1 < all.length ? all[i + 1] : "";
+        var nextTrimmed = next.trimStart();
+        var nextIndent = next.length - nextTrimmed.length;
+        var codeLine = nextTrimmed.length > 0 && nextIndent > indent && !nextTrimmed.startsWith('File "');
+        i += codeLine ? 2 : 1;
+        continue;
+      }
+      if (trimmed.length > 0 && /^[\^~ ]+$/.test(trimmed)) {
+        i += 1;
+        continue;
+      }
+      kept.push(line);
+      i += 1;
+    }
+    return kept;
+  }
+
+  function isWordChar(c) {
+    return /^[A-Za-z0-9_]$/.test(c);
+  }
+
+  function lineTokens(line) {
+    var out = [];
+    var chunks = line.split(/\s+/).filter(function (c) { return c.length > 0; });
+    chunks.forEach(function (chunk) {
+      if (chunk.indexOf("/") >= 0 || chunk.indexOf("\\") >= 0) {
+        out.push(BREAK);
+        return;
+      }
+      var word = "";
+      var chars = chunk + " ";
+      for (var k = 0; k < chars.length; k++) {
+        var c = chars[k];
+        if (isWordChar(c)) {
+          word += c;
+        } else if (word.length > 0) {
+          out.push(/[0-9]/.test(word) ? BREAK : word);
+          word = "";
+        }
+      }
+    });
+    return out;
+  }
+
+  function lower(w) {
+    return w.replace(/[A-Z]/g, function (c) { return c.toLowerCase(); });
+  }
+
+  var SENTENCES = BOILERPLATE.map(function (s) {
+    return lineTokens(s).filter(function (t) { return t !== BREAK; }).map(lower);
+  });
+
+  function removeBoilerplate(tokens) {
+    var words = [];
+    tokens.forEach(function (t, i) {
+      if (t !== BREAK) words.push([i, lower(t)]);
+    });
+    var removed = tokens.map(function () { return false; });
+    var k = 0;
+    while (k < words.length) {
+      var hit = null;
+      for (var s = 0; s < SENTENCES.length && !hit; s++) {
+        var sent = SENTENCES[s];
+        if (sent.length === 0 || k + sent.length > words.length) continue;
+        var all = true;
+        for (var j = 0; j < sent.length; j++) {
+          if (sent[j] !== words[k + j][1]) { all = false; break; }
+        }
+        if (all) hit = sent;
+      }
+      if (hit) {
+        for (var m = k; m < k + hit.length; m++) removed[words[m][0]] = true;
+        k += hit.length;
+      } else {
+        k += 1;
+      }
+    }
+    var out = [];
+    tokens.forEach(function (t, i) {
+      if (removed[i]) {
+        if (out.length === 0 || out[out.length - 1] !== BREAK) out.push(BREAK);
+      } else {
+        out.push(t);
+      }
+    });
+    return out;
+  }
+
+  function tokens(text) {
+    var all = [];
+    withoutFrames(text).forEach(function (line) {
+      all = all.concat(lineTokens(line));
+    });
+    return removeBoilerplate(all);
+  }
+
+  function isIdentifier(word) {
+    var inner = word.replace(/^_+|_+$/g, "").indexOf("_") >= 0;
+    var camel = /[a-z][A-Z]/.test(word);
+    return word.length > 3 && (inner || camel);
+  }
+
+  function featuresOf(toks) {
+    var out = new Set();
+    var run = [];
+    toks.concat([BREAK]).forEach(function (t) {
+      if (t === BREAK) {
+        run = [];
+        return;
+      }
+      var l = lower(t);
+      if (isIdentifier(t) && GENERIC_IDENTIFIERS.indexOf(l) < 0) out.add("id:" + l);
+      run.push(l);
+      if (run.length >= 3) {
+        var tri = run.slice(run.length - 3);
+        var allGeneric = tri.every(function (w) { return GENERIC_WORDS.indexOf(w) >= 0; });
+        if (!allGeneric) out.add("w:" + tri.join(" "));
+      }
+    });
+    return out;
+  }
+
+  function features(text) {
+    return featuresOf(tokens(text));
+  }
+
+  function byteOrder(a, b) {
+    return a < b ? -1 : a > b ? 1 : 0;
+  }
+
+  function Ranker(index) {
+    this.index = index;
+    this.caseFeatures = index.cases.map(function (c) {
+      var set = new Set();
+      c.texts.forEach(function (t) {
+        features(t.text).forEach(function (f) { set.add(f); });
+      });
+      return set;
+    });
+    var holders = new Map();
+    this.caseFeatures.forEach(function (set) {
+      set.forEach(function (f) { holders.set(f, (holders.get(f) || 0) + 1); });
+    });
+    var n = Math.max(index.cases.length, 1);
+    this.weight = new Map();
+    var self = this;
+    holders.forEach(function (k, f) { self.weight.set(f, Math.log(1 + n / k)); });
+  }
+
+  Ranker.prototype.errors = function (text) {
+    var self = this;
+    var out = [];
+    withoutFrames(text).forEach(function (line) {
+      var f = Array.from(featuresOf(lineTokens(line))).filter(function (x) { return self.weight.has(x); }).sort(byteOrder);
+      if (f.length === 0) return;
+      var key = f.join("\n");
+      if (out.some(function (e) { return e.key === key; })) return;
+      out.push({ line: line.trim(), features: new Set(f), key: key });
+    });
+    return out;
+  };
+
+  Ranker.prototype.rank = function (text) {
+    var self = this;
+    var toks = tokens(text);
+    var query = featuresOf(toks);
+    var errs = this.errors(text);
+    var first = errs.length ? errs[0].features : new Set();
+    var ranked = [];
+    this.index.cases.forEach(function (c, i) {
+      var own = self.caseFeatures[i];
+      var shared = Array.from(query).filter(function (f) { return own.has(f); }).sort(byteOrder);
+      var score = 0;
+      shared.forEach(function (f) {
+        score += self.weight.get(f) * (first.has(f) ? FIRST_ERROR_WEIGHT : 1.0);
+      });
+      if (score >= MIN_SCORE) {
+        ranked.push({ i: i, case: c, score: score, matched: matchedSpans(toks, new Set(shared)) });
+      }
+    });
+    ranked.sort(function (a, b) { return b.score - a.score || a.i - b.i; });
+    return ranked;
+  };
+
+  function matchedSpans(toks, shared) {
+    var covered = toks.map(function () { return false; });
+    var ident = toks.map(function () { return false; });
+    var run = [];
+    toks.forEach(function (t, i) {
+      if (t === BREAK) { run = []; return; }
+      if (shared.has("id:" + lower(t))) ident[i] = true;
+      run.push(i);
+      if (run.length >= 3) {
+        var tri = run.slice(run.length - 3);
+        var key = "w:" + tri.map(function (j) { return lower(toks[j]); }).join(" ");
+        if (shared.has(key)) tri.forEach(function (j) { covered[j] = true; });
+      }
+    });
+    var out = [];
+    var phrase = [];
+    function flush() {
+      if (phrase.length) {
+        var p = phrase.join(" ");
+        if (out.indexOf(p) < 0) out.push(p);
+        phrase = [];
+      }
+    }
+    toks.forEach(function (t, i) {
+      if (t === BREAK) { flush(); return; }
+      if (covered[i]) { phrase.push(t); return; }
+      flush();
+      if (ident[i] && out.indexOf(t) < 0) out.push(t);
+    });
+    flush();
+    return out;
+  }
+
+  var ASYNCHRONOUS = [
+    "illegal memory access", "device-side assert", "misaligned address", "unspecified launch failure",
+    "illegal instruction", "hardware stack error", "asynchronously reported",
+    "cuda_error_illegal_address", "cudaerrorillegaladdress", "cuda_error_assert", "cudaerrorassert",
+    "cuda_error_launch_failed", "cudaerrorlaunchfailure", "cuda_error_misaligned_address",
+    "cudaerrormisalignedaddress",
+  ];
+
+  function explain(index, text) {
+    var ranker = new Ranker(index);
+    var errs = ranker.errors(text);
+    var first = errs.length ? lower(errs[0].line) : null;
+    return {
+      errors: errs.map(function (e) { return e.line; }),
+      asynchronous: first !== null && ASYNCHRONOUS.some(function (a) { return first.indexOf(a) >= 0; }),
+      matches: ranker.rank(text),
+    };
+  }
+
+  window.casebookExplain = { explain: explain, features: features, Ranker: Ranker };
+})();
