@@ -65,7 +65,12 @@ pub mod cli {
     #[derive(clap::Args)]
     pub struct Selection {
         /// Run only trials whose `<slug>::<variant>` contains this (repeatable).
-        #[arg(long = "filter", short = 'f', value_name = "TEXT", allow_hyphen_values = true)]
+        #[arg(
+            long = "filter",
+            short = 'f',
+            value_name = "TEXT",
+            allow_hyphen_values = true
+        )]
         pub filters: Vec<String>,
         /// Folder for report.json, report.md, junit.xml, snapshots.tar (and
         /// reproduce.json, for reproduce).
@@ -144,8 +149,22 @@ pub mod cli {
             #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
             jobs: Option<u16>,
         },
-        /// List the trials, one `<slug>::<variant>` a line, with where each runs (alone on its GPU, or sharing it with other trials; in run-all and under compute-sanitizer) and what it expects.
-        List,
+        /// List the trials, one `<slug>::<variant>` a line under a header,
+        /// with where each runs (alone on its GPU, or sharing it with other
+        /// trials; in run-all and under compute-sanitizer) and what it
+        /// expects.
+        ///
+        /// Exit codes: 0 listed; 4 a filter matched nothing.
+        List {
+            /// List only trials whose `<slug>::<variant>` contains this (repeatable).
+            #[arg(
+                long = "filter",
+                short = 'f',
+                value_name = "TEXT",
+                allow_hyphen_values = true
+            )]
+            filters: Vec<String>,
+        },
         /// Print the environment fingerprint (GPU, driver, CUDA, toolkit) as JSON.
         Env,
         /// Run every variant under compute-sanitizer (memcheck with leak
@@ -157,7 +176,12 @@ pub mod cli {
         /// 8 no compute-sanitizer.
         Sanitize {
             /// Run only trials whose `<slug>::<variant>` contains this (repeatable).
-            #[arg(long = "filter", short = 'f', value_name = "TEXT", allow_hyphen_values = true)]
+            #[arg(
+                long = "filter",
+                short = 'f',
+                value_name = "TEXT",
+                allow_hyphen_values = true
+            )]
             filters: Vec<String>,
             /// Folder for sanitize.json and snapshots.tar.
             #[arg(long, value_name = "DIR", default_value = "target/casebook")]

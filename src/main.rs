@@ -69,43 +69,7 @@ fn main() -> ExitCode {
                 },
             )
         }
-        Command::List => {
-            use std::io::Write as _;
-            // Written line by line, stopping quietly where the reader has
-            // gone (`casebook list | head`).
-            let mut out = std::io::stdout().lock();
-            for scenario in &catalog {
-                for variant in &scenario.variants {
-                    let placement = match (
-                        scenario.runs_alone(variant),
-                        scenario.runs_alone_under_sanitizer(variant),
-                    ) {
-                        _ if scenario.holds_within(variant, u64::MAX) => format!(
-                            "beside light ones on {}+ GiB, else alone",
-                            (variant.holds.unwrap_or(0) + casebook_model::NEIGHBOURS_ROOM)
-                                .div_ceil(1 << 30)
-                        ),
-                        (false, _) if variant.creates_contexts => {
-                            "beside light ones, one such at a time".to_owned()
-                        }
-                        (true, true) => "alone".to_owned(),
-                        (true, false) => "alone, shares under the sanitizer".to_owned(),
-                        (false, true) => "shares, alone under the sanitizer".to_owned(),
-                        (false, false) => "shares".to_owned(),
-                    };
-                    let line = format!(
-                        "{:<44} {:<42} {}",
-                        scenario.trial_name(variant),
-                        placement,
-                        variant.expected_text()
-                    );
-                    if writeln!(out, "{}", line.trim_end()).is_err() {
-                        return ExitCode::SUCCESS;
-                    }
-                }
-            }
-            ExitCode::SUCCESS
-        }
+        Command::List { filters } => list(&catalog, &filters),
         Command::Explain(args) => casebook_explain::cli::run(&args),
         Command::Env => match casebook_harness::environment::detect() {
             Ok(env) => {
@@ -140,6 +104,54 @@ fn main() -> ExitCode {
             }
         }
     }
+}
+
+/// `casebook list`: a header, then one trial a line, in catalogue order.
+fn list(catalog: &[casebook_model::Scenario], filters: &[String]) -> ExitCode {
+    use std::io::Write as _;
+    let trials = casebook_harness::schedule::select(catalog, filters);
+    if trials.is_empty() {
+        eprintln!("error: no trial matches {filters:?}");
+        return ExitCode::from(run_all::exit::NO_MATCH);
+    }
+    let row = |trial: &str, placement: &str, expected: &str| {
+        format!("{trial:<44} {placement:<42} {expected}")
+            .trim_end()
+            .to_owned()
+    };
+    // Written line by line, stopping quietly where the reader has gone
+    // (`casebook list | head`).
+    let mut out = std::io::stdout().lock();
+    if writeln!(out, "{}", row("trial", "where it runs", "expected")).is_err() {
+        return ExitCode::SUCCESS;
+    }
+    for casebook_harness::schedule::Trial { scenario, variant } in trials {
+        let placement = match (
+            scenario.runs_alone(variant),
+            scenario.runs_alone_under_sanitizer(variant),
+        ) {
+            _ if scenario.holds_within(variant, u64::MAX) => format!(
+                "beside light ones on {}+ GiB, else alone",
+                (variant.holds.unwrap_or(0) + casebook_model::NEIGHBOURS_ROOM).div_ceil(1 << 30)
+            ),
+            (false, _) if variant.creates_contexts => {
+                "beside light ones, one such at a time".to_owned()
+            }
+            (true, true) => "alone".to_owned(),
+            (true, false) => "alone, shares under the sanitizer".to_owned(),
+            (false, true) => "shares, alone under the sanitizer".to_owned(),
+            (false, false) => "shares".to_owned(),
+        };
+        let line = row(
+            &scenario.trial_name(variant),
+            &placement,
+            &variant.expected_text(),
+        );
+        if writeln!(out, "{line}").is_err() {
+            return ExitCode::SUCCESS;
+        }
+    }
+    ExitCode::SUCCESS
 }
 
 fn docs(root: &std::path::Path, check: bool) -> ExitCode {
