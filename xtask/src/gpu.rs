@@ -20,25 +20,51 @@ pub const NO_SANITIZER: u8 = 8;
 /// `None` where trials may run; otherwise says, in one line, why not and
 /// returns the exit `casebook <command>` would give after the build.
 pub fn require(command: &str) -> Option<ExitCode> {
-    let libcuda_in_dirs = loader_dirs().iter().any(|dir| holds_libcuda(dir));
-    let why = verdict(ldconfig().as_deref(), libcuda_in_dirs, nvidia_smi())?;
+    let why = no_gpu()?;
     eprintln!("error: {command} needs a GPU: {why}");
     Some(ExitCode::from(NO_GPU))
 }
 
-/// For `sanitize`: compute-sanitizer where `casebook sanitize` looks for it
-/// (PATH, then /usr/local/cuda/bin), else the same one-line error and exit.
-pub fn require_sanitizer() -> Option<ExitCode> {
+/// For `sanitize`: [`require`]'s check, then compute-sanitizer where
+/// `casebook sanitize` looks for it (PATH, then /usr/local/cuda/bin); the
+/// first that fails is said in one line, with its exit.
+pub fn require_sanitize() -> Option<ExitCode> {
+    let (code, why) = sanitize_refusal(no_gpu(), sanitizer_found)?;
+    eprintln!("error: {why}");
+    Some(ExitCode::from(code))
+}
+
+/// Why trials cannot run here, where that is certain.
+fn no_gpu() -> Option<String> {
+    let libcuda_in_dirs = loader_dirs().iter().any(|dir| holds_libcuda(dir));
+    verdict(ldconfig().as_deref(), libcuda_in_dirs, nvidia_smi())
+}
+
+fn sanitizer_found() -> bool {
     let path = std::env::var_os("PATH").unwrap_or_default();
-    let found = std::env::split_paths(&path)
+    std::env::split_paths(&path)
         .map(|d| d.join("compute-sanitizer"))
         .chain(["/usr/local/cuda/bin/compute-sanitizer".into()])
-        .any(|p| p.is_file());
-    if found {
-        return None;
+        .any(|p| p.is_file())
+}
+
+/// `sanitize`'s refusal, the missing GPU first: a machine without one
+/// seldom has compute-sanitizer either, and "no GPU" (exit 3) is the answer
+/// that tells its user what to do; compute-sanitizer is looked for only
+/// where there may be a GPU.
+fn sanitize_refusal(
+    no_gpu: Option<String>,
+    sanitizer_found: impl FnOnce() -> bool,
+) -> Option<(u8, String)> {
+    if let Some(why) = no_gpu {
+        return Some((NO_GPU, format!("sanitize needs a GPU: {why}")));
     }
-    eprintln!("error: compute-sanitizer not found on PATH or in /usr/local/cuda/bin");
-    Some(ExitCode::from(NO_SANITIZER))
+    (!sanitizer_found()).then(|| {
+        (
+            NO_SANITIZER,
+            "compute-sanitizer not found on PATH or in /usr/local/cuda/bin".to_owned(),
+        )
+    })
 }
 
 /// The decision, from what was seen: `ldconfig -p`'s listing (`None` when
@@ -124,7 +150,7 @@ fn nvidia_smi() -> Option<(Option<i32>, String)> {
 
 #[cfg(test)]
 mod tests {
-    use super::verdict;
+    use super::{NO_GPU, NO_SANITIZER, sanitize_refusal, verdict};
 
     const WITH_DRIVER: &str = "1234 libs found in cache `/etc/ld.so.cache'\n\
         \tlibcudart.so.13 (libc6,x86-64) => /usr/local/cuda/lib64/libcudart.so.13\n\
@@ -173,5 +199,31 @@ mod tests {
                 .to_owned(),
         ));
         assert!(verdict(Some(WITH_DRIVER), false, unloaded).is_some());
+    }
+
+    #[test]
+    fn sanitize_without_a_gpu_is_no_gpu_whether_or_not_compute_sanitizer_is_here() {
+        let no_gpu = || Some("no CUDA driver: no libcuda.so.1".to_owned());
+        let asked = std::cell::Cell::new(false);
+        let absent = || {
+            asked.set(true);
+            false
+        };
+        let (code, why) = sanitize_refusal(no_gpu(), absent).unwrap();
+        assert_eq!(code, NO_GPU);
+        assert_eq!(why, "sanitize needs a GPU: no CUDA driver: no libcuda.so.1");
+        assert!(
+            !asked.get(),
+            "compute-sanitizer was looked for before the GPU"
+        );
+        assert_eq!(sanitize_refusal(no_gpu(), || true).unwrap().0, NO_GPU);
+    }
+
+    #[test]
+    fn sanitize_with_a_gpu_needs_compute_sanitizer() {
+        let (code, why) = sanitize_refusal(None, || false).unwrap();
+        assert_eq!(code, NO_SANITIZER);
+        assert!(why.starts_with("compute-sanitizer not found"), "{why}");
+        assert_eq!(sanitize_refusal(None, || true), None);
     }
 }

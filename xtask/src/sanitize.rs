@@ -14,9 +14,9 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    // What `casebook sanitize` would refuse after the build, refused before it.
-    if let Some(exit) = crate::gpu::require_sanitizer().or_else(|| crate::gpu::require("sanitize"))
-    {
+    // What `casebook sanitize` would refuse after the build, refused before
+    // it: no GPU (3) first, then no compute-sanitizer (8).
+    if let Some(exit) = crate::gpu::require_sanitize() {
         return Ok(exit);
     }
     let root = crate::root();
