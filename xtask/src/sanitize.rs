@@ -9,7 +9,12 @@ use crate::toolkit;
 #[derive(clap::Args)]
 pub struct Args {
     /// Run only trials whose `<slug>::<variant>` contains this (repeatable).
-    #[arg(long = "filter", short = 'f', value_name = "TEXT")]
+    #[arg(
+        long = "filter",
+        short = 'f',
+        value_name = "TEXT",
+        allow_hyphen_values = true
+    )]
     filters: Vec<String>,
 }
 
