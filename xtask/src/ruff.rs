@@ -70,6 +70,9 @@ fn install() -> anyhow::Result<PathBuf> {
         ])
         .arg(tools())
         .arg(RUFF)
+        // pip warns against installing as root into the system; this goes
+        // into a folder of the build's own, so the warning says nothing here.
+        .env("PIP_ROOT_USER_ACTION", "ignore")
         .status()
         .context("installing ruff needs python3 with pip")?;
     if !status.success() {

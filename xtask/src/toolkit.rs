@@ -103,6 +103,9 @@ fn install() -> anyhow::Result<()> {
         ])
         .arg(&target)
         .args(WHEELS)
+        // pip warns against installing as root into the system; this goes
+        // into a folder of the build's own, so the warning says nothing here.
+        .env("PIP_ROOT_USER_ACTION", "ignore")
         .status()
         .with_context(|| format!("cannot run {python} -m pip"))?;
     if !status.success() {
