@@ -1,5 +1,6 @@
 //! `cargo xtask test`: the whole suite, anywhere.
 
+use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, ExitCode, Stdio};
 
@@ -55,6 +56,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     }
     let mut totals = Totals::default();
+    let mut skips = Skips::default();
     for (what, argv) in steps {
         eprintln!("== {what}: cargo {}", argv.join(" "));
         let mut cmd = Command::new(&cargo);
@@ -67,9 +69,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let stdout = child.stdout.take().expect("piped");
         for line in BufReader::new(stdout).lines() {
             let line = line?;
+            if skips.take(&line) {
+                continue;
+            }
+            // The counts go just before the closing line of their binary,
+            // which stays last, as it came.
+            if line.starts_with("test result: ") {
+                skips.drain().iter().for_each(|l| println!("{l}"));
+            }
             println!("{line}");
             totals.add(&line);
         }
+        skips.drain().iter().for_each(|l| println!("{l}"));
         let status = child.wait()?;
         if !status.success() {
             eprintln!("error: {what} failed");
@@ -89,6 +100,80 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
 fn words(s: &str) -> Vec<String> {
     s.split_whitespace().map(str::to_owned).collect()
+}
+
+/// The snapshot suite's trials skipped for want of a GPU or of PyTorch,
+/// counted by reason instead of listed one a line (161 lines, all alike,
+/// where there is no GPU). Every other line, a failure's included, passes
+/// through as it came; `cargo test` run directly still lists each trial.
+#[derive(Default)]
+struct Skips {
+    /// Why there is no GPU → the trials skipped for it, and of those, the
+    /// PyTorch ones by why there is no PyTorch either.
+    no_gpu: BTreeMap<String, (u64, BTreeMap<String, u64>)>,
+    /// Why there is no PyTorch → the PyTorch trials skipped for it, where
+    /// there is a GPU.
+    no_torch: BTreeMap<String, u64>,
+}
+
+/// How the suite words its reasons (`casebook_harness::suite`, `pytorch`).
+const NEEDS_GPU: &str = "needs a GPU: ";
+const ALSO_TORCH: &str = "; it also needs PyTorch with CUDA: ";
+const NEEDS_TORCH: &str = "needs PyTorch with CUDA: ";
+
+impl Skips {
+    /// Counts `line` and returns true if it is a trial skipped for want of
+    /// a GPU or PyTorch: `test <name> ... ignored (<reason>)`.
+    fn take(&mut self, line: &str) -> bool {
+        let Some(reason) = line
+            .strip_prefix("test ")
+            .and_then(|rest| rest.split_once(" ... ignored ("))
+            .and_then(|(_, reason)| reason.strip_suffix(')'))
+        else {
+            return false;
+        };
+        if let Some(why) = reason.strip_prefix(NEEDS_GPU) {
+            let (gpu, torch) = match why.split_once(ALSO_TORCH) {
+                Some((gpu, torch)) => (gpu, Some(torch)),
+                None => (why, None),
+            };
+            let (n, torches) = self.no_gpu.entry(gpu.to_owned()).or_default();
+            *n += 1;
+            if let Some(torch) = torch {
+                *torches.entry(torch.to_owned()).or_default() += 1;
+            }
+            return true;
+        }
+        if let Some(why) = reason.strip_prefix(NEEDS_TORCH) {
+            *self.no_torch.entry(why.to_owned()).or_default() += 1;
+            return true;
+        }
+        false
+    }
+
+    /// One line per reason, and the counts emptied.
+    fn drain(&mut self) -> Vec<String> {
+        let plural = |n: u64| if n == 1 { "" } else { "s" };
+        let mut lines = Vec::new();
+        for (why, (n, torches)) in std::mem::take(&mut self.no_gpu) {
+            let mut line = format!("{n} GPU trial{} skipped: no GPU ({why})", plural(n));
+            for (torch, m) in torches {
+                line += &format!(
+                    "; of them, {m} PyTorch variant{} also need{} PyTorch with CUDA ({torch})",
+                    plural(m),
+                    if m == 1 { "s" } else { "" }
+                );
+            }
+            lines.push(line);
+        }
+        for (why, n) in std::mem::take(&mut self.no_torch) {
+            lines.push(format!(
+                "{n} PyTorch trial{} skipped: no PyTorch with CUDA ({why})",
+                plural(n)
+            ));
+        }
+        lines
+    }
 }
 
 #[derive(Default)]
@@ -131,7 +216,48 @@ impl Totals {
 
 #[cfg(test)]
 mod tests {
-    use super::Totals;
+    use super::{Skips, Totals};
+
+    #[test]
+    fn trials_skipped_for_want_of_a_gpu_are_counted_once_with_the_reason() {
+        let driver = "no CUDA driver: libcuda.so.1 cannot be loaded";
+        let torch =
+            "python3 cannot run PyTorch on a GPU: ModuleNotFoundError: No module named 'torch'";
+        let mut skips = Skips::default();
+        for name in ["missing-free::broken", "missing-free::fixed  "] {
+            assert!(skips.take(&format!("test {name} ... ignored (needs a GPU: {driver})")));
+        }
+        assert!(skips.take(&format!(
+            "test fork-after-init::broken-py ... ignored (needs a GPU: {driver}; it also needs \
+             PyTorch with CUDA: {torch})"
+        )));
+        for kept in [
+            "test catalog::docs-are-fresh            ... FAILED",
+            "test catalog::claims-ledger ... ignored (the seed articles are not here)",
+            "test gpu::tests::probe ... ignored, needs a GPU: none here",
+            "test result: ok. 6 passed; 0 failed; 3 ignored; 0 measured; 0 filtered out",
+            "running 9 tests",
+        ] {
+            assert!(!skips.take(kept), "{kept}");
+        }
+        assert_eq!(
+            skips.drain(),
+            [format!(
+                "3 GPU trials skipped: no GPU ({driver}); of them, 1 PyTorch variant also needs \
+                 PyTorch with CUDA ({torch})"
+            )]
+        );
+        assert!(skips.drain().is_empty());
+        assert!(skips.take(&format!(
+            "test sticky-error::validated-py ... ignored (needs PyTorch with CUDA: {torch})"
+        )));
+        assert_eq!(
+            skips.drain(),
+            [format!(
+                "1 PyTorch trial skipped: no PyTorch with CUDA ({torch})"
+            )]
+        );
+    }
 
     #[test]
     fn totals_add_up_libtest_closing_lines() {
