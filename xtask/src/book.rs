@@ -116,7 +116,7 @@ fn ensure_mdbook(root: &Path) -> anyhow::Result<PathBuf> {
     );
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let status = Command::new(cargo)
-        .args(["install", "--locked", "--root"])
+        .args(["install", "--quiet", "--locked", "--root"])
         .arg(root.join("target/tools"))
         .args(["mdbook", "--version", MDBOOK_VERSION])
         .status()?;
@@ -229,7 +229,14 @@ fn explain_parity(
 ) -> anyhow::Result<Vec<String>> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let cli = Command::new(cargo)
-        .args(["run", "--quiet", "--package", "casebook-explain", "--", "--index"])
+        .args([
+            "run",
+            "--quiet",
+            "--package",
+            "casebook-explain",
+            "--",
+            "--index",
+        ])
         .arg(root.join("docs/src/explain/index.json"))
         .arg("--selftest")
         .arg(root.join("crates/explain/tests/texts.toml"))
@@ -269,7 +276,9 @@ fn parity_problems(expected: &[String], got: &[String]) -> Vec<String> {
         .zip(got)
         .filter(|(e, g)| e != g)
         .take(5)
-        .map(|(e, g)| format!("{EXPLAIN_PAGE}: the page answers `{g}` where casebook-explain answers `{e}`"))
+        .map(|(e, g)| {
+            format!("{EXPLAIN_PAGE}: the page answers `{g}` where casebook-explain answers `{e}`")
+        })
         .collect();
     if expected.len() != got.len() {
         problems.push(format!(
@@ -326,7 +335,10 @@ mod tests {
         assert!(parity_problems(&cli, &cli).is_empty());
         let swapped = lines(&["h0 late-error,sticky-error", "h1 "]);
         assert_eq!(parity_problems(&cli, &swapped).len(), 1);
-        assert_eq!(parity_problems(&cli, &lines(&["h0 sticky-error,late-error"])).len(), 1);
+        assert_eq!(
+            parity_problems(&cli, &lines(&["h0 sticky-error,late-error"])).len(),
+            1
+        );
         assert_eq!(parity_problems(&cli, &[]).len(), 1);
     }
 

@@ -31,8 +31,9 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run the whole suite anywhere: format, lints, unit and fault tests, and
-    /// the snapshot suite (GPU trials are ignored, with the reason, when
-    /// there is no GPU). Installs the CUDA toolkit first if none is found.
+    /// the snapshot suite (without a GPU, the GPU trials are counted as
+    /// skipped, once, with the reason). Installs the CUDA toolkit first if
+    /// none is found.
     Test(test::Args),
     /// Build, then run every trial on this machine's GPU and write the
     /// reports; a missing GPU is a failure. A full run also refreshes

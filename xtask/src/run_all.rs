@@ -10,7 +10,12 @@ use crate::toolkit;
 #[derive(clap::Args)]
 pub struct Args {
     /// Run only trials whose `<slug>::<variant>` contains this (repeatable).
-    #[arg(long = "filter", short = 'f', value_name = "TEXT")]
+    #[arg(
+        long = "filter",
+        short = 'f',
+        value_name = "TEXT",
+        allow_hyphen_values = true
+    )]
     filters: Vec<String>,
     /// Trials side by side at most [default: one per CPU, at most 8].
     #[arg(long, short = 'j', value_name = "N")]
@@ -20,7 +25,12 @@ pub struct Args {
 #[derive(clap::Args)]
 pub struct BenchArgs {
     /// Run only trials whose `<slug>::<variant>` contains this (repeatable).
-    #[arg(long = "filter", short = 'f', value_name = "TEXT")]
+    #[arg(
+        long = "filter",
+        short = 'f',
+        value_name = "TEXT",
+        allow_hyphen_values = true
+    )]
     filters: Vec<String>,
 }
 
@@ -30,7 +40,12 @@ pub struct ReproduceArgs {
     #[arg(long, default_value_t = 10)]
     runs: u16,
     /// Run only trials whose `<slug>::<variant>` contains this (repeatable).
-    #[arg(long = "filter", short = 'f', value_name = "TEXT")]
+    #[arg(
+        long = "filter",
+        short = 'f',
+        value_name = "TEXT",
+        allow_hyphen_values = true
+    )]
     filters: Vec<String>,
 }
 

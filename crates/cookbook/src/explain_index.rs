@@ -10,8 +10,8 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use anyhow::Context;
-use casebook_explain::{features, heldout};
 use casebook_explain::index::{Case, Index, RunCommands, RunInfo, Text};
+use casebook_explain::{features, heldout};
 use casebook_harness::report::Report;
 use casebook_model::{Binding, Role, Scenario};
 use serde::Deserialize;
@@ -199,9 +199,12 @@ pub fn build(root: &Path, catalog: &[Scenario], report: Option<&Report>) -> anyh
             book_page: Some(format!("scenarios/{}.html", scenario.slug)),
             run: Some(RunCommands {
                 cargo: format!("cargo xtask run-all --filter {filter}"),
-                bundle: format!("CASEBOOK_ROOT=$PWD target/bundle/casebook run-all --filter {filter}"),
+                bundle: format!("target/bundle/casebook run-all --filter {filter}"),
             }),
-            pytorch: scenario.variants.iter().any(|v| v.binding == Binding::Pytorch),
+            pytorch: scenario
+                .variants
+                .iter()
+                .any(|v| v.binding == Binding::Pytorch),
             reports,
             why_not_here: None,
             texts,
@@ -250,7 +253,11 @@ fn run_texts(scenario: &Scenario, report: &Report) -> Vec<Text> {
         "{} {}, driver {}, CUDA {}",
         "run on", report.environment.gpu, report.environment.driver, report.environment.cuda
     );
-    for entry in report.results.iter().filter(|e| e.scenario == scenario.slug) {
+    for entry in report
+        .results
+        .iter()
+        .filter(|e| e.scenario == scenario.slug)
+    {
         if entry.role == Role::Fixed {
             continue;
         }
@@ -307,7 +314,10 @@ mod tests {
     #[test]
     fn a_step_reads_as_its_name_and_sentence() {
         assert_eq!(
-            step_text("cudaErrorIllegalAddress", Some("an illegal memory access was encountered")),
+            step_text(
+                "cudaErrorIllegalAddress",
+                Some("an illegal memory access was encountered")
+            ),
             "cudaErrorIllegalAddress: an illegal memory access was encountered"
         );
         assert_eq!(

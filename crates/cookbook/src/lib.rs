@@ -21,6 +21,7 @@ pub mod explain_index;
 mod index;
 mod page;
 mod plot;
+mod readme;
 mod source;
 
 /// The generated files, by path relative to the repository root.
@@ -80,6 +81,10 @@ pub fn generate(inputs: &Inputs) -> anyhow::Result<Book> {
     files.insert(
         explain_index::PAGE.into(),
         explain_index::page(&explain, inputs.root)?,
+    );
+    files.insert(
+        "README.md".into(),
+        readme::readme(inputs.root, inputs.catalog, &explain, report.as_ref())?,
     );
     files.insert(
         casebook_harness::suite::NEXTEST_CONFIG.into(),

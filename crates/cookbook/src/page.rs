@@ -402,6 +402,7 @@ mod symptom_tests {
             slug: "s",
             title: "t",
             cause: "",
+            fix: "",
             symptoms,
             requires: Requirement::GPU,
             reports: &[],

@@ -86,12 +86,16 @@ pub fn explain(index: &Index, text: &str) -> Answer {
 
 fn to_match(index: &Index, r: Ranked) -> Match {
     let c: &Case = r.case;
-    let reproduced_on = c.reproduced.then(|| index.run.clone()).flatten().map(|mut run| {
-        if !c.pytorch {
-            run.pytorch = None;
-        }
-        run
-    });
+    let reproduced_on = c
+        .reproduced
+        .then(|| index.run.clone())
+        .flatten()
+        .map(|mut run| {
+            if !c.pytorch {
+                run.pytorch = None;
+            }
+            run
+        });
     Match {
         scenario: c.scenario.clone(),
         reproduced: c.reproduced,

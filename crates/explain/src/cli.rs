@@ -153,7 +153,8 @@ fn render_match(rank: usize, m: &Match) -> String {
             let pytorch = on
                 .pytorch
                 .as_deref()
-                .map(|p| format!(", PyTorch {p}"))
+                // `2.11.0+cu130, CUDA 13.0`: the CUDA is the run's own.
+                .map(|p| format!(", PyTorch {}", p.split(',').next().unwrap_or(p)))
                 .unwrap_or_default();
             out.push_str(&field(
                 "reproduced",
@@ -179,14 +180,22 @@ fn render_match(rank: usize, m: &Match) -> String {
         ));
     }
     if !m.reports.is_empty() {
-        out.push_str(&field("reports", &m.reports.join(", ")));
+        let shown: Vec<&str> = m.reports.iter().take(3).map(String::as_str).collect();
+        let more = match m.reports.len().saturating_sub(3) {
+            0 => String::new(),
+            n => format!(" and {n} more"),
+        };
+        out.push_str(&field("reports", &format!("{}{more}", shown.join(", "))));
     }
     if let Some(page) = &m.page {
         out.push_str(&field("page", page));
     }
     if let Some(run) = &m.run {
         out.push_str(&field("run it", &run.cargo));
-        out.push_str(&field("", &format!("{}   (GPU box without Rust)", run.bundle)));
+        out.push_str(&field(
+            "",
+            &format!("{}   (GPU box without Rust)", run.bundle),
+        ));
     }
     out.push('\n');
     out

@@ -30,11 +30,61 @@ use std::collections::BTreeSet;
 /// Words that never make a match on their own: a phrase of only these is no
 /// feature.
 pub const GENERIC_WORDS: &[&str] = &[
-    "a", "an", "and", "are", "as", "at", "be", "been", "by", "call", "can", "could", "cuda",
-    "device", "error", "errors", "exception", "failed", "failure", "file", "for", "from", "gpu",
-    "if", "in", "invalid", "is", "it", "its", "line", "may", "might", "no", "not", "of", "on", "or",
-    "please", "runtime", "runtimeerror", "see", "set", "that", "the", "this", "to", "torch", "try",
-    "use", "using", "was", "were", "with", "you", "your",
+    "a",
+    "an",
+    "and",
+    "are",
+    "as",
+    "at",
+    "be",
+    "been",
+    "by",
+    "call",
+    "can",
+    "could",
+    "cuda",
+    "device",
+    "error",
+    "errors",
+    "exception",
+    "failed",
+    "failure",
+    "file",
+    "for",
+    "from",
+    "gpu",
+    "if",
+    "in",
+    "invalid",
+    "is",
+    "it",
+    "its",
+    "line",
+    "may",
+    "might",
+    "no",
+    "not",
+    "of",
+    "on",
+    "or",
+    "please",
+    "runtime",
+    "runtimeerror",
+    "see",
+    "set",
+    "that",
+    "the",
+    "this",
+    "to",
+    "torch",
+    "try",
+    "use",
+    "using",
+    "was",
+    "were",
+    "with",
+    "you",
+    "your",
 ];
 
 /// Identifiers every framework error carries, whatever the cause.
@@ -227,7 +277,8 @@ pub fn figures(text: &str) -> Vec<String> {
     let Some(request) = size_after(text, "Tried to allocate ") else {
         return out;
     };
-    let capacity = size_after(text, "total capacity of ").or_else(|| size_before(text, " total capacity"));
+    let capacity =
+        size_after(text, "total capacity of ").or_else(|| size_before(text, " total capacity"));
     if capacity.is_some_and(|c| request > c) {
         out.push("fig:request-exceeds-capacity".to_owned());
     }
@@ -270,7 +321,10 @@ fn size_after(text: &str, marker: &str) -> Option<f64> {
         .take_while(|c| c.is_ascii_digit() || *c == '.')
         .collect();
     let rest = rest[number.len()..].trim_start();
-    let word: String = rest.chars().take_while(|c| c.is_ascii_alphabetic()).collect();
+    let word: String = rest
+        .chars()
+        .take_while(|c| c.is_ascii_alphabetic())
+        .collect();
     Some(number.parse::<f64>().ok()? * unit(&word)?)
 }
 
@@ -335,7 +389,10 @@ mod tests {
         let f = features(text);
         assert!(f.contains("w:invalid device ordinal"));
         assert!(!f.contains("w:cuda error invalid"));
-        assert!(!f.iter().any(|x| x.contains("asynchronously") || x.contains("assertions")));
+        assert!(
+            !f.iter()
+                .any(|x| x.contains("asynchronously") || x.contains("assertions"))
+        );
         assert!(!f.contains("id:runtimeerror"));
         assert!(!f.contains("id:cuda_launch_blocking"));
     }

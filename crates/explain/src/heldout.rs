@@ -89,7 +89,8 @@ pub fn evaluate(index: &Index, held: &HeldOut) -> Score {
         if got.first() == Some(&p.expect.as_str()) {
             s.first += 1;
         } else {
-            s.misses.push(format!("{}: {} -> {shown}", p.report, p.expect));
+            s.misses
+                .push(format!("{}: {} -> {shown}", p.report, p.expect));
         }
         if got.contains(&p.expect.as_str()) {
             s.top3 += 1;

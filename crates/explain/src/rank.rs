@@ -51,7 +51,12 @@ impl<'a> Ranker<'a> {
         let text_features: Vec<Vec<BTreeSet<String>>> = index
             .cases
             .iter()
-            .map(|c| c.texts.iter().map(|t| features::features(&t.text)).collect())
+            .map(|c| {
+                c.texts
+                    .iter()
+                    .map(|t| features::features(&t.text))
+                    .collect()
+            })
             .collect();
         let mut holders: BTreeMap<String, usize> = BTreeMap::new();
         for texts in &text_features {
@@ -132,14 +137,19 @@ impl<'a> Ranker<'a> {
                     best = Some((score, shared));
                 }
             }
-            let Some((score, shared)) = best else { continue };
+            let Some((score, shared)) = best else {
+                continue;
+            };
             if score >= MIN_SCORE {
                 ranked.push((
                     i,
                     Ranked {
                         case,
                         score,
-                        matched: matched_spans(&tokens, &shared),
+                        matched: matched_spans(&tokens, &shared)
+                            .into_iter()
+                            .map(|m| as_written(text, &m).unwrap_or(m))
+                            .collect(),
                     },
                 ));
             }
@@ -207,6 +217,36 @@ fn matched_spans(tokens: &[Token], shared: &BTreeSet<&String>) -> Vec<String> {
     }
     flush(&mut phrase, &mut out);
     out
+}
+
+/// The stretch of `text` that holds the phrase's words in order with only
+/// punctuation and spaces between them: the phrase as the user wrote it.
+fn as_written(text: &str, phrase: &str) -> Option<String> {
+    let words: Vec<&str> = phrase.split(' ').collect();
+    let first = words.first()?;
+    let mut from = 0;
+    while let Some(at) = text[from..].find(first) {
+        let start = from + at;
+        let mut end = start + first.len();
+        let mut ok = true;
+        for w in &words[1..] {
+            let rest = &text[end..];
+            let skip = rest
+                .find(|c: char| c.is_ascii_alphanumeric() || c == '_')
+                .unwrap_or(rest.len());
+            let between = &rest[..skip];
+            if between.contains('\n') || !rest[skip..].starts_with(w) {
+                ok = false;
+                break;
+            }
+            end += skip + w.len();
+        }
+        if ok {
+            return Some(text[start..end].to_owned());
+        }
+        from = start + first.len();
+    }
+    None
 }
 
 fn word(t: &Token) -> &str {

@@ -20,7 +20,12 @@ fn no_case_cites_a_held_out_thread() {
     let cited: BTreeSet<&str> = index
         .cases
         .iter()
-        .flat_map(|c| c.reports.iter().map(String::as_str).chain(c.texts.iter().map(|t| t.from.as_str())))
+        .flat_map(|c| {
+            c.reports
+                .iter()
+                .map(String::as_str)
+                .chain(c.texts.iter().map(|t| t.from.as_str()))
+        })
         .collect();
     let held = held();
     let shared: Vec<&str> = held
@@ -29,7 +34,10 @@ fn no_case_cites_a_held_out_thread() {
         .map(|p| p.report.as_str())
         .filter(|r| cited.contains(r))
         .collect();
-    assert!(shared.is_empty(), "held-out threads that cases cite: {shared:?}");
+    assert!(
+        shared.is_empty(),
+        "held-out threads that cases cite: {shared:?}"
+    );
     let distinct: BTreeSet<&str> = held.paste.iter().map(|p| p.report.as_str()).collect();
     assert_eq!(distinct.len(), held.paste.len(), "a thread appears twice");
 }
@@ -39,7 +47,11 @@ fn every_label_is_a_case_or_none() {
     let index = Index::embedded().unwrap();
     for p in &held().paste {
         assert!(
-            p.expect == NONE || index.cases.iter().any(|c| c.reproduced && c.scenario == p.expect),
+            p.expect == NONE
+                || index
+                    .cases
+                    .iter()
+                    .any(|c| c.reproduced && c.scenario == p.expect),
             "{}: `{}` is no reproduced case",
             p.report,
             p.expect
@@ -51,6 +63,10 @@ fn every_label_is_a_case_or_none() {
 fn the_set_is_large_enough_to_measure() {
     let held = held();
     assert!(held.paste.len() >= 40, "{} texts", held.paste.len());
-    let near = held.paste.iter().filter(|p| p.near_miss && p.expect == NONE).count();
+    let near = held
+        .paste
+        .iter()
+        .filter(|p| p.near_miss && p.expect == NONE)
+        .count();
     assert!(near >= 10, "{near} near misses");
 }

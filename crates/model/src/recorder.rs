@@ -56,7 +56,11 @@ impl ResultName for cudarc::cublas::result::CublasError {
     fn message(&self) -> Option<String> {
         // cuBLAS's own sentence, from the library the variant already loaded.
         let text = unsafe { cudarc::cublas::sys::cublasGetStatusString(self.0) };
-        (!text.is_null()).then(|| unsafe { CStr::from_ptr(text) }.to_string_lossy().into_owned())
+        (!text.is_null()).then(|| {
+            unsafe { CStr::from_ptr(text) }
+                .to_string_lossy()
+                .into_owned()
+        })
     }
 }
 

@@ -168,8 +168,65 @@
     return out;
   }
 
+  var UNITS = { B: 1, bytes: 1, KiB: 1024, MiB: 1048576, GiB: 1073741824, TiB: 1099511627776, KB: 1e3, MB: 1e6, GB: 1e9, TB: 1e12 };
+
+  // As Rust's f64 parse reads digits and one dot: "1.", ".5", "1.5".
+  function parseNumber(s) {
+    return /^([0-9]+\.?[0-9]*|\.[0-9]+)$/.test(s) ? parseFloat(s) : NaN;
+  }
+
+  function sizeAfter(text, marker) {
+    var at = text.indexOf(marker);
+    if (at < 0) return null;
+    var rest = text.slice(at + marker.length);
+    var number = /^[0-9.]*/.exec(rest)[0];
+    rest = rest.slice(number.length).trimStart();
+    var word = /^[A-Za-z]*/.exec(rest)[0];
+    var n = parseNumber(number);
+    return isNaN(n) || !(word in UNITS) ? null : n * UNITS[word];
+  }
+
+  function sizeBefore(text, marker) {
+    var at = text.indexOf(marker);
+    if (at < 0) return null;
+    var head = text.slice(0, at).trimEnd();
+    var word = /[A-Za-z]*$/.exec(head)[0];
+    if (!(word in UNITS)) return null;
+    head = head.slice(0, head.length - word.length).trimEnd();
+    var number = /[0-9.]*$/.exec(head)[0];
+    var n = parseNumber(number);
+    return isNaN(n) ? null : n * UNITS[word];
+  }
+
+  function figures(text) {
+    var out = [];
+    var request = sizeAfter(text, "Tried to allocate ");
+    if (request === null) return out;
+    var capacity = sizeAfter(text, "total capacity of ");
+    if (capacity === null) capacity = sizeBefore(text, " total capacity");
+    if (capacity !== null && request > capacity) out.push("fig:request-exceeds-capacity");
+    var unallocated = sizeBefore(text, " is reserved by PyTorch but unallocated");
+    if (unallocated === null) {
+      var reserved = sizeBefore(text, " reserved in total by PyTorch");
+      var allocated = sizeBefore(text, " already allocated");
+      unallocated = reserved !== null && allocated !== null ? reserved - allocated : null;
+    }
+    if (unallocated !== null && unallocated >= request && (capacity === null || unallocated >= capacity / 20.0)) {
+      out.push("fig:unallocated-reserve-holds-request");
+    }
+    return out;
+  }
+
   function features(text) {
-    return featuresOf(tokens(text));
+    var f = featuresOf(tokens(text));
+    figures(text).forEach(function (x) { f.add(x); });
+    return f;
+  }
+
+  function lineFeatures(line) {
+    var f = featuresOf(lineTokens(line));
+    figures(line).forEach(function (x) { f.add(x); });
+    return f;
   }
 
   function byteOrder(a, b) {
@@ -178,15 +235,13 @@
 
   function Ranker(index) {
     this.index = index;
-    this.caseFeatures = index.cases.map(function (c) {
-      var set = new Set();
-      c.texts.forEach(function (t) {
-        features(t.text).forEach(function (f) { set.add(f); });
-      });
-      return set;
+    this.textFeatures = index.cases.map(function (c) {
+      return c.texts.map(function (t) { return features(t.text); });
     });
     var holders = new Map();
-    this.caseFeatures.forEach(function (set) {
+    this.textFeatures.forEach(function (texts) {
+      var set = new Set();
+      texts.forEach(function (f) { f.forEach(function (x) { set.add(x); }); });
       set.forEach(function (f) { holders.set(f, (holders.get(f) || 0) + 1); });
     });
     var n = Math.max(index.cases.length, 1);
@@ -199,7 +254,7 @@
     var self = this;
     var out = [];
     withoutFrames(text).forEach(function (line) {
-      var f = Array.from(featuresOf(lineTokens(line))).filter(function (x) { return self.weight.has(x); }).sort(byteOrder);
+      var f = Array.from(lineFeatures(line)).filter(function (x) { return self.weight.has(x); }).sort(byteOrder);
       if (f.length === 0) return;
       var key = f.join("\n");
       if (out.some(function (e) { return e.key === key; })) return;
@@ -212,16 +267,24 @@
     var self = this;
     var toks = tokens(text);
     var query = featuresOf(toks);
+    figures(text).forEach(function (x) { query.add(x); });
     var errs = this.errors(text);
     var first = errs.length ? errs[0].features : new Set();
     var ranked = [];
     this.index.cases.forEach(function (c, i) {
-      var own = self.caseFeatures[i];
-      var shared = Array.from(query).filter(function (f) { return own.has(f); }).sort(byteOrder);
-      var score = 0;
-      shared.forEach(function (f) {
-        score += self.weight.get(f) * (first.has(f) ? FIRST_ERROR_WEIGHT : 1.0);
+      // The best text; the first of equals.
+      var best = null;
+      self.textFeatures[i].forEach(function (own) {
+        var shared = Array.from(query).filter(function (f) { return own.has(f); }).sort(byteOrder);
+        var score = 0;
+        shared.forEach(function (f) {
+          score += self.weight.get(f) * (first.has(f) ? FIRST_ERROR_WEIGHT : 1.0);
+        });
+        if (best === null || score > best.score) best = { score: score, shared: shared };
       });
+      if (best === null) return;
+      var score = best.score;
+      var shared = best.shared;
       if (score >= MIN_SCORE) {
         ranked.push({ i: i, case: c, score: score, matched: matchedSpans(toks, new Set(shared)) });
       }
