@@ -135,14 +135,23 @@ pub mod cli {
             selection: Selection,
         },
         /// Run the trials N times and report every trial whose
-        /// hardware-independent outcome differed between runs, and how often
-        /// each broken variant reproduced its failure.
+        /// hardware-independent outcome differed between runs, every claim
+        /// whose verdict differed, and how often each broken variant
+        /// reproduced its failure. Unfiltered, each run is a whole run-all,
+        /// schedule and neighbours included. With --from, compare run-all
+        /// reports of one commit made one at a time instead of running.
         ///
-        /// Exit codes as for run-all, and 12 when an outcome differed.
+        /// Exit codes as for run-all, and 12 when an outcome or a verdict
+        /// differed; 14 when the reports given are of different commits, of
+        /// uncommitted changes, or not reports.
         Reproduce {
             /// How many runs.
             #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..))]
             runs: u16,
+            /// Run nothing: compare these run-all report.json files, each a
+            /// whole run of one commit.
+            #[arg(long, value_name = "REPORT", num_args = 1.., conflicts_with = "runs")]
+            from: Vec<PathBuf>,
             #[command(flatten)]
             selection: Selection,
             /// Trials side by side at most [default: one per CPU, at most 8].

@@ -54,9 +54,15 @@ fn main() -> ExitCode {
             )
         }
         Command::Reproduce {
+            from,
+            selection: Selection { out, .. },
+            ..
+        } if !from.is_empty() => casebook_harness::reproduce::from_reports(&catalog, &from, &out),
+        Command::Reproduce {
             runs,
             selection: Selection { filters, out },
             jobs,
+            ..
         } => {
             workspace::quiet_insta();
             casebook_harness::reproduce::run(

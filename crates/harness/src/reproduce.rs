@@ -1,7 +1,11 @@
-//! `casebook reproduce --runs N`: the suite N times in one invocation. A
-//! trial whose hardware-independent outcome (its snapshot view) differs
-//! between runs is flaky, which is a bug in its scenario; the broken
-//! variants' reproduction rate is how often each showed its failure.
+//! `casebook reproduce --runs N`: the suite N times in one invocation, each
+//! run a whole one, schedule included (unless filtered), so a trial runs
+//! beside the neighbours it has in `run-all`. A trial whose
+//! hardware-independent outcome (its snapshot view) differs between runs is
+//! flaky, which is a bug in its scenario; so is a claim whose verdict
+//! differs. The broken variants' reproduction rate is how often each showed
+//! its failure. `--from` reads run-all reports of one commit made one at a
+//! time (a machine that lends the GPU for less than N runs) instead.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -13,6 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::environment::Environment;
 use crate::judge::Verdict;
+use crate::report::Report;
 use crate::run_all::{self, exit};
 use crate::{isolation, schedule, workspace};
 
@@ -28,6 +33,19 @@ pub struct Reproduction {
     pub trials: Vec<TrialRuns>,
     /// The trials whose outcome was not the same in every run.
     pub differing: Vec<String>,
+    /// The claims whose verdict was not the same in every run, each with
+    /// its verdicts, run by run.
+    #[serde(default)]
+    pub differing_claims: Vec<ClaimRuns>,
+    /// The commit the runs were built from, where the reports say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ClaimRuns {
+    pub claim: String,
+    pub verdicts: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -58,10 +76,8 @@ pub fn run(catalog: &[Scenario], options: &Options) -> ExitCode {
     };
     let jobs = options.jobs.unwrap_or_else(schedule::default_jobs);
     let trials = &prepared.trials;
-    // Per trial: the serialised view of each run, and how many passed.
-    let mut seen: BTreeMap<String, (Vec<String>, usize)> = BTreeMap::new();
-    let mut walls = Vec::new();
-    let mut last = None;
+    let mut reports = Vec::new();
+    let mut last_errors = Vec::new();
     for n in 1..=options.runs {
         eprintln!("run {n}/{}", options.runs);
         let (report, errors) = run_all::execute(
@@ -71,24 +87,124 @@ pub fn run(catalog: &[Scenario], options: &Options) -> ExitCode {
             &prepared.gpus,
             jobs,
         );
-        walls.push(report.wall_seconds);
+        let stop = isolation::interrupted() || !errors.is_empty();
+        reports.push(report);
+        last_errors = errors;
+        if stop {
+            break;
+        }
+    }
+    let result = summarize(trials, &reports, prepared.environment.clone(), jobs);
+    if let Err(code) = print_and_write(&result, &options.out) {
+        return code;
+    }
+    let Some(report) = reports.pop() else {
+        return ExitCode::from(exit::IO);
+    };
+    // The last run's report is written whatever happened, partial or not.
+    if let Err(e) = run_all::write_outputs(&root, &options.out, &report) {
+        eprintln!(
+            "error: cannot write the report to {}: {e}",
+            options.out.display()
+        );
+        return ExitCode::from(exit::IO);
+    }
+    if report.run.interrupted.is_none() && last_errors.is_empty() && result.flaky() {
+        return ExitCode::from(FLAKY);
+    }
+    run_all::exit_code(&report, &last_errors)
+}
+
+/// `casebook reproduce --from REPORT...`: the same comparison, from run-all
+/// reports of one commit (each a whole run) made one at a time. Reports of
+/// different commits, or built from uncommitted changes, are refused: their
+/// outcomes may differ for a reason other than chance.
+pub fn from_reports(catalog: &[Scenario], paths: &[PathBuf], out: &std::path::Path) -> ExitCode {
+    let mut reports = Vec::new();
+    for path in paths {
+        let read = std::fs::read_to_string(path)
+            .map_err(|e| e.to_string())
+            .and_then(|t| serde_json::from_str::<Report>(&t).map_err(|e| e.to_string()));
+        match read {
+            Ok(r) => reports.push(r),
+            Err(e) => {
+                eprintln!("error: {} is not a run-all report: {e}", path.display());
+                return ExitCode::from(exit::CANNOT_MERGE);
+            }
+        }
+    }
+    if let Err(e) = same_commit(&reports, paths) {
+        eprintln!("error: {e}");
+        return ExitCode::from(exit::CANNOT_MERGE);
+    }
+    let Some(first) = reports.first() else {
+        eprintln!("error: no report given");
+        return ExitCode::from(exit::CANNOT_MERGE);
+    };
+    let trials = schedule::select(catalog, &[]);
+    let result = summarize(&trials, &reports, first.environment.clone(), first.run.jobs);
+    if let Err(code) = print_and_write(&result, out) {
+        return code;
+    }
+    if result.flaky() {
+        ExitCode::from(FLAKY)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// Every report is of one commit, built from it unchanged.
+fn same_commit(reports: &[Report], paths: &[PathBuf]) -> Result<(), String> {
+    let first = reports.first().ok_or("no report given")?;
+    for (r, path) in reports.iter().zip(paths) {
+        if r.source.dirty {
+            return Err(format!(
+                "{} was built from uncommitted changes",
+                path.display()
+            ));
+        }
+        if r.source.commit != first.source.commit {
+            return Err(format!(
+                "{} is of commit {}, the first report of {}",
+                path.display(),
+                r.source.commit,
+                first.source.commit
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Compares the runs' outcomes, trial by trial and claim by claim.
+pub fn summarize(
+    trials: &[schedule::Trial],
+    reports: &[Report],
+    environment: Environment,
+    jobs: usize,
+) -> Reproduction {
+    // Per trial: the serialised view of each run, and how many passed.
+    let mut seen: BTreeMap<String, (Vec<String>, usize)> = BTreeMap::new();
+    let mut verdicts: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for report in reports {
         for r in &report.results {
             let entry = seen
                 .entry(format!("{}::{}", r.scenario, r.variant))
                 .or_default();
             entry.1 += usize::from(r.verdict == Verdict::Pass);
+            for c in &r.claims {
+                verdicts
+                    .entry(c.id.clone())
+                    .or_default()
+                    .push(format!("{:?}", c.verdict).to_lowercase());
+            }
         }
-        for (t, view) in report_views(trials, &report) {
+        for (t, view) in report_views(trials, report) {
             seen.entry(t).or_default().0.push(view);
-        }
-        let stop = isolation::interrupted() || !errors.is_empty();
-        last = Some((report, errors));
-        if stop {
-            break;
         }
     }
     let rows: Vec<TrialRuns> = trials
         .iter()
+        .filter(|t| seen.contains_key(&t.name()))
         .map(|t| {
             let name = t.name();
             let (views, passed) = seen.get(&name).cloned().unwrap_or_default();
@@ -106,60 +222,76 @@ pub fn run(catalog: &[Scenario], options: &Options) -> ExitCode {
         .collect();
     let differing: Vec<String> = rows
         .iter()
-        .filter(|r| r.distinct_outcomes > 1)
+        .filter(|r| r.distinct_outcomes > 1 || r.runs != reports.len())
         .map(|r| r.trial.clone())
         .collect();
-    let result = Reproduction {
-        environment: prepared.environment.clone(),
-        runs: walls.len(),
+    let differing_claims: Vec<ClaimRuns> = verdicts
+        .into_iter()
+        .filter(|(_, v)| v.len() != reports.len() || v.iter().any(|x| x != &v[0]))
+        .map(|(claim, verdicts)| ClaimRuns { claim, verdicts })
+        .collect();
+    let commit = reports.first().map(|r| r.source.commit.clone());
+    Reproduction {
+        environment,
+        runs: reports.len(),
         jobs,
-        wall_seconds: walls,
+        wall_seconds: reports.iter().map(|r| r.wall_seconds).collect(),
         trials: rows,
         differing,
-    };
-    println!("{}", table(&result));
+        differing_claims,
+        commit,
+    }
+}
+
+impl Reproduction {
+    /// Whether any trial's outcome or any claim's verdict differed.
+    pub fn flaky(&self) -> bool {
+        !self.differing.is_empty() || !self.differing_claims.is_empty()
+    }
+}
+
+fn print_and_write(result: &Reproduction, out: &std::path::Path) -> Result<(), ExitCode> {
+    println!("{}", table(result));
     println!(
-        "{} runs; {} trial(s) with outcomes that differ between runs{}",
+        "{} runs; {} trial(s) with outcomes that differ between runs{}; {} claim(s) with \
+         verdicts that differ{}",
         result.runs,
         result.differing.len(),
         if result.differing.is_empty() {
             String::new()
         } else {
             format!(": {}", result.differing.join(", "))
+        },
+        result.differing_claims.len(),
+        if result.differing_claims.is_empty() {
+            String::new()
+        } else {
+            format!(
+                ": {}",
+                result
+                    .differing_claims
+                    .iter()
+                    .map(|c| format!("{} ({})", c.claim, c.verdicts.join(", ")))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            )
         }
     );
-    let written = std::fs::create_dir_all(&options.out).and_then(|()| {
+    let written = std::fs::create_dir_all(out).and_then(|()| {
         std::fs::write(
-            options.out.join("reproduce.json"),
-            serde_json::to_string_pretty(&result)? + "\n",
+            out.join("reproduce.json"),
+            serde_json::to_string_pretty(result)? + "\n",
         )
     });
     if let Err(e) = written {
-        eprintln!("error: cannot write {}: {e}", options.out.display());
-        return ExitCode::from(exit::IO);
+        eprintln!("error: cannot write {}: {e}", out.display());
+        return Err(ExitCode::from(exit::IO));
     }
-    let Some((report, errors)) = last else {
-        return ExitCode::from(exit::IO);
-    };
-    // The last run's report is written whatever happened, partial or not.
-    if let Err(e) = run_all::write_outputs(&root, &options.out, &report) {
-        eprintln!(
-            "error: cannot write the report to {}: {e}",
-            options.out.display()
-        );
-        return ExitCode::from(exit::IO);
-    }
-    if report.run.interrupted.is_none() && errors.is_empty() && !result.differing.is_empty() {
-        return ExitCode::from(FLAKY);
-    }
-    run_all::exit_code(&report, &errors)
+    Ok(())
 }
 
 /// Each finished trial's snapshot view, serialised: what must not change.
-fn report_views(
-    trials: &[schedule::Trial],
-    report: &crate::report::Report,
-) -> Vec<(String, String)> {
+fn report_views(trials: &[schedule::Trial], report: &Report) -> Vec<(String, String)> {
     report
         .results
         .iter()
