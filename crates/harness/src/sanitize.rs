@@ -107,13 +107,14 @@ fn find_sanitizer() -> Option<PathBuf> {
 }
 
 pub fn run(catalog: &[Scenario], options: &Options) -> ExitCode {
-    let Some(sanitizer) = find_sanitizer() else {
-        eprintln!("error: compute-sanitizer not found on PATH or in /usr/local/cuda/bin");
-        return ExitCode::from(NO_SANITIZER);
-    };
+    // The GPU first: a machine with neither a GPU nor the tool has no GPU (3).
     let prepared = match crate::run_all::prepare(catalog, &options.filters, "sanitize") {
         Ok(p) => p,
         Err(code) => return code,
+    };
+    let Some(sanitizer) = find_sanitizer() else {
+        eprintln!("error: compute-sanitizer not found on PATH or in /usr/local/cuda/bin");
+        return ExitCode::from(NO_SANITIZER);
     };
     let version = std::process::Command::new(&sanitizer)
         .arg("--version")
