@@ -174,11 +174,48 @@ pub fn ledger_json(
     serde_json::to_string_pretty(&entries).unwrap_or_default() + "\n"
 }
 
-/// A claim's source in a table cell: the seed file, or a link to the
-/// documentation's section.
+/// The seed articles, by their file name in `shared/seeds/`, each with the
+/// title its front matter gives (`title: "..."`), copied verbatim. The
+/// seeds are not in the repository, so a reader knows an article by this
+/// title, never by its file name; a test compares the table with the seed
+/// files wherever they are at hand.
+const SEED_TITLES: &[(&str, &str)] = &[
+    (
+        "000_1633914ffce0e075.txt",
+        "Why does a CUDA error occur when calling a model a second time?",
+    ),
+    (
+        "001_eb72388bf55c7443.txt",
+        "Why does my CNN model fail on the second run, encountering cuDNN errors?",
+    ),
+    (
+        "002_245404227877bbf6.txt",
+        "Why is there a CUDA out-of-memory error if no processes are running?",
+    ),
+    (
+        "003_a513a38b5daed103.txt",
+        "Why is CUDA experiencing out-of-memory errors with a batch size of 1, even after clearing the cache?",
+    ),
+    (
+        "004_dd8d91b458147886.txt",
+        "Why am I getting a CUDA out-of-memory error despite available GPU memory?",
+    ),
+];
+
+/// A seed article by its title, in a table cell: the file name only where
+/// the table has no title for it.
+pub fn seed_cell(file: &str) -> String {
+    match SEED_TITLES.iter().find(|(f, _)| *f == file) {
+        Some((_, title)) => format!("*{}*", title.replace('|', "\\|")),
+        None => format!("`{file}`"),
+    }
+}
+
+/// A claim's source in a table cell: the seed article's title, or a link to
+/// the documentation's section.
 pub fn source_cell(source: &Source) -> String {
     match source {
-        Source::Seed(file) => format!("`{file}`"),
+        Source::Seed(file) => seed_cell(file),
         Source::Nvidia(p) => format!("[{}, {}]({})", p.document, p.section, p.url),
     }
 }
@@ -197,7 +234,7 @@ pub fn claims(catalog: &[Scenario], undecided: &[Undecided], report: Option<&Rep
          effect happens at all). A CPU test feeds every judge its run's outcome changed in what it reads (each \
          yes/no flipped, each figure scaled, the failed calls removed) and fails unless the judge can come out \
          either way. Where a run can test only part of a sentence, the claim says so as data: \"at best partly\", \
-         with the reason.\n\n| id | source | claim | tested by | verdict |\n|---|---|---|---|---|\n",
+         with the reason.\n\n| verdict | claim | source | tested by |\n|---|---|---|---|\n",
     );
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
     for s in catalog {
@@ -207,14 +244,19 @@ pub fn claims(catalog: &[Scenario], undecided: &[Undecided], report: Option<&Rep
             let cap = c
                 .reach
                 .cap()
-                .map(|why| format!("<br>at best partly: {}", why.replace('|', "\\|")))
+                .map(|why| {
+                    format!(
+                        "<br><small>At best partly: {}</small>",
+                        why.replace('|', "\\|")
+                    )
+                })
                 .unwrap_or_default();
             let _ = writeln!(
                 md,
-                "| `{}` | {} | \"{}\" | [{}](scenarios/{}.md) `{}` | **{verdict}**{cap} |",
+                "| **{verdict}** | \"{}\"<br><small>`{}`</small>{cap} | {} | [{}](scenarios/{}.md) `{}` |",
+                c.quote.replace('|', "\\|"),
                 c.id,
                 source_cell(&c.source),
-                c.quote.replace('|', "\\|"),
                 s.slug,
                 s.slug,
                 c.judged_by
@@ -222,17 +264,17 @@ pub fn claims(catalog: &[Scenario], undecided: &[Undecided], report: Option<&Rep
         }
     }
     md.push_str(
-        "\n## Claims no scenario decides\n\n| id | seed | claim | why |\n|---|---|---|---|\n",
+        "\n## Claims no scenario decides\n\n| verdict | claim | source | why |\n|---|---|---|---|\n",
     );
     for u in undecided {
         let (status, reason) = why_words(u.why);
         *counts.entry(status).or_default() += 1;
         let _ = writeln!(
             md,
-            "| `{}` | `{}` | \"{}\" | **{status}**: {} |",
-            u.id,
-            u.seed,
+            "| **{status}** | \"{}\"<br><small>`{}`</small> | {} | {} |",
             u.quote.replace('|', "\\|"),
+            u.id,
+            seed_cell(u.seed),
             reason.replace('|', "\\|")
         );
     }
@@ -379,5 +421,48 @@ fn source_text(source: &casebook_harness::report::Source) -> String {
         "unknown".to_owned()
     } else {
         format!("`{}`", source.short())
+    }
+}
+
+#[cfg(test)]
+mod seed_tests {
+    use super::{SEED_TITLES, seed_cell};
+
+    /// Where the seed articles lie beside a checkout, if they do.
+    fn seeds_dir() -> std::path::PathBuf {
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/seeds")
+    }
+
+    #[test]
+    fn each_seed_is_named_by_the_title_it_gives_itself() {
+        let Ok(entries) = std::fs::read_dir(seeds_dir()) else {
+            return; // no seeds beside this checkout: nothing to compare
+        };
+        let mut files = Vec::new();
+        for entry in entries.flatten() {
+            let file = entry.file_name().to_string_lossy().into_owned();
+            if !file.ends_with(".txt") {
+                continue;
+            }
+            let text = std::fs::read_to_string(entry.path()).unwrap();
+            let title = text
+                .lines()
+                .find_map(|l| l.strip_prefix("title:"))
+                .map(|t| t.trim().trim_matches('"').to_owned())
+                .unwrap_or_else(|| panic!("{file} gives no title"));
+            let listed = SEED_TITLES.iter().find(|(f, _)| *f == file);
+            assert_eq!(listed.map(|(_, t)| *t), Some(title.as_str()), "{file}");
+            files.push(file);
+        }
+        assert_eq!(files.len(), SEED_TITLES.len(), "a listed seed is gone");
+    }
+
+    #[test]
+    fn a_seed_reads_as_its_title_and_an_unknown_one_as_its_file() {
+        assert_eq!(
+            seed_cell("002_245404227877bbf6.txt"),
+            "*Why is there a CUDA out-of-memory error if no processes are running?*"
+        );
+        assert_eq!(seed_cell("009_unknown.txt"), "`009_unknown.txt`");
     }
 }

@@ -121,7 +121,7 @@ pub fn scenario_page(
     if scenario.claims.is_empty() {
         md.push_str("This scenario tests no published sentence directly.\n\n");
     } else {
-        md.push_str("| Claim | Source | Verdict, measured | Decided by |\n|---|---|---|---|\n");
+        md.push_str("| Verdict, measured | Claim | Source | Decided by |\n|---|---|---|---|\n");
         for claim in scenario.claims {
             let verdict = results(report, slug)
                 .filter(|r| r.variant == claim.judged_by)
@@ -131,11 +131,16 @@ pub fn scenario_page(
             let cap = claim
                 .reach
                 .cap()
-                .map(|why| format!(" (at best partly: {})", why.replace('|', "\\|")))
+                .map(|why| {
+                    format!(
+                        "<br><small>At best partly: {}</small>",
+                        why.replace('|', "\\|")
+                    )
+                })
                 .unwrap_or_default();
             let _ = writeln!(
                 md,
-                "| \"{}\"<br><small>`{}`</small> | {} | **{verdict}**{cap} | `{}` |",
+                "| **{verdict}** | \"{}\"<br><small>`{}`</small>{cap} | {} | `{}` |",
                 claim.quote.replace('|', "\\|"),
                 // The id names the part of the sentence this claim decides,
                 // where two claims quote the same sentence.
