@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use casebook_harness::report::{Report, ResultEntry};
-use casebook_harness::sanitize::SanitizeReport;
+use casebook_harness::sanitize::{Cell, SanitizeReport, error_kinds};
 use casebook_model::{Binding, ClaimVerdict, Expect, Scenario, Symptom, Unit};
 
 use crate::error_text;
@@ -221,7 +221,11 @@ pub fn scenario_page(
                 let _ = writeln!(
                     md,
                     "| `{}` | {} | {} | {:?} | {:.2} s |",
-                    res.variant, res.expected, res.observed, res.verdict, res.seconds
+                    res.variant,
+                    plain(&res.expected),
+                    plain(&res.observed),
+                    res.verdict,
+                    res.seconds
                 );
             }
             md.push_str(
@@ -232,7 +236,7 @@ pub fn scenario_page(
                     .outcome
                     .measures
                     .iter()
-                    .map(|(k, m)| format!("{k} = {}", figure(m.value, m.unit)))
+                    .map(|(k, m)| format!("{} = {}", code_span(k), figure(m.value, m.unit)))
                     .collect();
                 if !figures.is_empty() {
                     let _ = writeln!(md, "- `{}`: {}", res.variant, figures.join("; "));
@@ -291,7 +295,14 @@ fn detection(md: &mut String, scenario: &Scenario, sanitize: Option<&SanitizeRep
                         "**missed**".to_owned()
                     }
                     Some(c) if !c.flagged => "clean".to_owned(),
-                    Some(c) => format!("flagged: {}", c.kinds.join("; ")),
+                    Some(c) => format!(
+                        "flagged: {}",
+                        c.kinds
+                            .iter()
+                            .map(|k| kind_as_printed(k, c, &cells, &report.cells))
+                            .collect::<Vec<_>>()
+                            .join("; ")
+                    ),
                 },
             )
             .collect();
@@ -308,6 +319,104 @@ fn detection(md: &mut String, scenario: &Scenario, sanitize: Option<&SanitizeRep
          Run it: `cargo xtask sanitize --filter {}`.\n",
         scenario.slug
     );
+}
+
+/// A kind of report in a table cell, as the tool printed it. The cell's
+/// kinds have their figures taken out, so that runs compare; the page shows
+/// the report's first line from the log, figures included (an address at
+/// its end left out), found in this cell's log, else in another cell's of
+/// the same variant, else of the same scenario, where a log's kept tail was
+/// cut before it. Where none kept it, the line of another scenario's report
+/// of that kind shows where the figures stood, each as `…`.
+fn kind_as_printed(kind: &str, cell: &Cell, scenario: &[&Cell], all: &[Cell]) -> String {
+    if let Some(name) = kind.strip_prefix("API error ") {
+        return format!("API error {}", code_span(name));
+    }
+    if kind == "leaked allocation" {
+        return kind.to_owned();
+    }
+    let first_line = |cells: &mut dyn Iterator<Item = &Cell>| {
+        cells
+            .flat_map(|c| c.log_tail.lines())
+            .filter_map(|line| line.strip_prefix("========= "))
+            .find(|line| {
+                error_kinds(&format!("========= {line}"))
+                    .iter()
+                    .any(|k| k == kind)
+            })
+            .map(|line| match line.trim_end().rsplit_once(" at ") {
+                Some((head, address)) if address.starts_with("0x") => head.to_owned(),
+                _ => line.trim_end().to_owned(),
+            })
+    };
+    let own = first_line(
+        &mut std::iter::once(cell)
+            .chain(
+                scenario
+                    .iter()
+                    .copied()
+                    .filter(|c| c.variant == cell.variant),
+            )
+            .chain(
+                scenario
+                    .iter()
+                    .copied()
+                    .filter(|c| c.variant != cell.variant),
+            ),
+    );
+    let printed = own
+        .or_else(|| {
+            first_line(&mut all.iter()).map(|line| {
+                line.split(' ')
+                    .map(|w| {
+                        if w.starts_with("0x") || w.starts_with(|c: char| c.is_ascii_digit()) {
+                            "…"
+                        } else {
+                            w
+                        }
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+        })
+        .unwrap_or_else(|| kind.to_owned());
+    code_span(&printed).replace('|', "\\|")
+}
+
+/// `text` as inline code: what a tool printed or a name in code, shown as
+/// it is (no `__global__` read as bold).
+pub fn code_span(text: &str) -> String {
+    let fence = if text.contains('`') { "``" } else { "`" };
+    let pad = if text.starts_with('`') || text.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{text}{pad}{fence}")
+}
+
+/// Text read from a record (an outcome, a report), escaped so that markdown
+/// shows it as it is: `*`, `__global__` and the rest are never emphasis,
+/// code or a table's column. An underscore inside a word (`CUDA_ERROR_…`),
+/// which markdown never reads as emphasis, is left as it is.
+pub fn plain(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    for (i, &ch) in chars.iter().enumerate() {
+        let inside_word = ch == '_'
+            && i > 0
+            && chars[i - 1].is_alphanumeric()
+            && chars.get(i + 1).is_some_and(|c| c.is_alphanumeric());
+        if matches!(
+            ch,
+            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '|' | '#'
+        ) && !inside_word
+        {
+            out.push('\\');
+        }
+        out.push(ch);
+    }
+    out
 }
 
 /// A raw figure in words: bytes in GiB or MiB, seconds in s, ms or µs,
@@ -461,5 +570,81 @@ mod symptom_tests {
             scenario_symptom_line(&s, None)
                 .contains("(\"dependency created on uncaptured work in another stream\")")
         );
+    }
+}
+
+#[cfg(test)]
+mod sanitizer_text_tests {
+    use super::*;
+
+    fn cell(scenario: &str, variant: &str, tool: &str, kinds: &[&str], log: &str) -> Cell {
+        serde_json::from_value(serde_json::json!({
+            "scenario": scenario, "variant": variant, "tool": tool, "flagged": true,
+            "timed_out": false, "kinds": kinds, "leaked_bytes": null, "reduced": false,
+            "provokes": false, "judgement": "caught", "passed": true, "seconds": 1.0,
+            "exit_code": 1, "log_tail": log,
+        }))
+        .unwrap()
+    }
+
+    const WRITE: &str = "Invalid __global__ write of size bytes";
+
+    #[test]
+    fn a_report_is_shown_with_its_figures_as_the_tool_printed_it() {
+        let printed =
+            "========= Invalid __global__ write of size 4 bytes\n=========     at k+0x10\n";
+        let own = cell("s", "broken", "memcheck", &[WRITE], printed);
+        let cut = cell(
+            "s",
+            "broken",
+            "racecheck",
+            &[WRITE],
+            "=========   Host Frame: x\n",
+        );
+        let all = [own.clone(), cut.clone()];
+        let cells: Vec<&Cell> = all.iter().collect();
+        assert_eq!(
+            kind_as_printed(WRITE, &own, &cells, &all),
+            "`Invalid __global__ write of size 4 bytes`"
+        );
+        // A log whose kept tail lost the line: another cell of the variant has it.
+        assert_eq!(
+            kind_as_printed(WRITE, &cut, &cells, &all),
+            "`Invalid __global__ write of size 4 bytes`"
+        );
+        assert_eq!(
+            kind_as_printed("API error CUDA_ERROR_LAUNCH_FAILED", &own, &cells, &all),
+            "API error `CUDA_ERROR_LAUNCH_FAILED`"
+        );
+        // No log of this scenario kept it: another scenario's line shows
+        // where the figure stood, never its value.
+        let elsewhere = cell(
+            "t",
+            "broken",
+            "memcheck",
+            &[WRITE],
+            "=========   Host Frame: x\n",
+        );
+        let mine = [elsewhere.clone()];
+        assert_eq!(
+            kind_as_printed(WRITE, &elsewhere, &mine.iter().collect::<Vec<_>>(), &all),
+            "`Invalid __global__ write of size … bytes`"
+        );
+        assert_eq!(
+            kind_as_printed("Warp assert", &elsewhere, &[], &[]),
+            "`Warp assert`"
+        );
+    }
+
+    #[test]
+    fn recorded_text_is_never_read_as_markdown() {
+        assert_eq!(plain("__global__ *p"), "\\_\\_global\\_\\_ \\*p");
+        assert_eq!(
+            plain("CUDA_ERROR_OUT_OF_MEMORY"),
+            "CUDA_ERROR_OUT_OF_MEMORY"
+        );
+        assert_eq!(plain("a | b"), "a \\| b");
+        assert_eq!(code_span("__global__"), "`__global__`");
+        assert_eq!(code_span("a`b"), "``a`b``");
     }
 }
