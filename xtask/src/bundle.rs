@@ -65,11 +65,20 @@ pub fn run(_: Args) -> anyhow::Result<ExitCode> {
     let dir = root.join("target/bundle");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir)?;
+    let explain_built = Command::new(&cargo)
+        .args(["build", "--release", "--package", "casebook-explain"])
+        .current_dir(&root)
+        .status()?;
+    if !explain_built.success() {
+        bail!("building casebook-explain failed");
+    }
     let mut total = 0;
     let cust = casebook.with_file_name("casebook-cust");
+    let explain = casebook.with_file_name("casebook-explain");
     for (from, name) in [
         (casebook, "casebook"),
         (cust, "casebook-cust"),
+        (explain, "casebook-explain"),
         (suite, "snapshots"),
     ] {
         let to = dir.join(name);
@@ -90,12 +99,13 @@ pub fn run(_: Args) -> anyhow::Result<ExitCode> {
         );
     }
     println!(
-        "{} ({:.1} MiB): casebook, casebook-cust, snapshots",
+        "{} ({:.1} MiB): casebook, casebook-cust, casebook-explain, snapshots",
         dir.display(),
         total as f64 / (1 << 20) as f64
     );
     println!("on the GPU machine, from the repository root:");
-    println!("  CASEBOOK_ROOT=$PWD target/bundle/casebook run-all --out OUT_DIR");
-    println!("  CASEBOOK_ROOT=$PWD CASEBOOK_REQUIRE_GPU=1 INSTA_UPDATE=no target/bundle/snapshots");
+    println!("  target/bundle/casebook run-all --out OUT_DIR");
+    println!("  CASEBOOK_REQUIRE_GPU=1 INSTA_UPDATE=no target/bundle/snapshots");
+    println!("  target/bundle/casebook-explain < error.txt");
     Ok(ExitCode::SUCCESS)
 }

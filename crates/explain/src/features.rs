@@ -7,11 +7,11 @@
 //! 1. Python traceback frames (`File "…", line N, in f` and the code line
 //!    under it) and lines of only `^` and `~` are dropped: they name the
 //!    user's code, not the error.
-//! 2. The text is cut into words at whitespace. A chunk holding `/` or `\`
+//! 2. The text is cut into lines, and each line into words at whitespace. A chunk holding `/` or `\`
 //!    (a path, an address) is dropped; the rest is split into runs of
 //!    letters, digits and `_`. A word holding a digit is a figure (a size, a
 //!    device index, a pointer, a line number) and is dropped. Each dropped
-//!    chunk or figure is a break: no phrase spans it.
+//!    chunk or figure, and each line's end, is a break: no phrase spans it.
 //! 3. The sentences frameworks append to every CUDA error (PyTorch's
 //!    "CUDA kernel errors might be asynchronously reported …") are removed,
 //!    word for word, and leave a break.
@@ -109,6 +109,11 @@ pub const BOILERPLATE: &[&str] = &[
     "Traceback (most recent call last):",
     "The above exception was the direct cause of the following exception:",
     "During handling of the above exception, another exception occurred:",
+    "If reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.",
+    "If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.",
+    "See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF",
+    "See documentation for Memory Management",
+    "terminate called after throwing an instance of",
 ];
 
 /// One word of a text, or a break where a figure, a path or removed
@@ -173,12 +178,14 @@ pub fn line_tokens(line: &str) -> Vec<Token> {
     out
 }
 
-/// Every token of a text (steps 1 to 3), lines joined without a break, so a
-/// message wrapped over two lines reads as one.
+/// Every token of a text (steps 1 to 3), each line ending in a break: a
+/// phrase never spans two lines (boilerplate, matched word by word across
+/// breaks, may).
 pub fn tokens(text: &str) -> Vec<Token> {
     let mut all = Vec::new();
     for line in without_frames(text) {
         all.extend(line_tokens(line));
+        all.push(Token::Break);
     }
     remove_boilerplate(all)
 }
@@ -235,6 +242,27 @@ fn remove_boilerplate(tokens: Vec<Token>) -> Vec<Token> {
         }
     }
     out
+}
+
+/// The prefixes of the error names of CUDA and its libraries, lowercased.
+pub const ERROR_NAME_PREFIXES: &[&str] = &[
+    "cuda_error_",
+    "cudaerror",
+    "cublas_status_",
+    "cudnn_status_",
+    "cusolver_status_",
+    "cusparse_status_",
+    "curand_status_",
+    "cufft_",
+    "nvml_error_",
+    "nccl",
+];
+
+/// Whether a feature is an error's name (`id:cuda_error_out_of_memory`).
+pub fn is_error_name(feature: &str) -> bool {
+    feature
+        .strip_prefix("id:")
+        .is_some_and(|w| ERROR_NAME_PREFIXES.iter().any(|p| w.starts_with(p)))
 }
 
 /// A word with `_` between letters, or camelCase: an API's name for a

@@ -6,8 +6,9 @@
 //! of a case scores the sum of the weights of the features it shares with
 //! the pasted text, those of the first error in it (the likely cause)
 //! counting twice; a case scores as its best text, so a case that cites
-//! many threads gains nothing from their number. A case matches when its
-//! score reaches [`MIN_SCORE`]. The book's page runs
+//! many threads gains nothing from their number, except between cases whose
+//! best texts score the same: then the one whose texts score more in all
+//! comes first. A case matches when its score reaches [`MIN_SCORE`]. The book's page runs
 //! the same ranking (`docs/src/explain/explain.js`).
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -21,6 +22,11 @@ pub const MIN_SCORE: f64 = 2.5;
 
 /// How much the features of the first error weigh against those after it.
 pub const FIRST_ERROR_WEIGHT: f64 = 2.0;
+
+/// What a text of a case counts for when it names errors and the pasted
+/// text names others, none of them the same: a different error that shares
+/// the words around it (a TensorFlow preamble, an out-of-memory hint).
+pub const OTHER_ERROR_WEIGHT: f64 = 0.5;
 
 pub struct Ranker<'a> {
     pub index: &'a Index,
@@ -113,26 +119,43 @@ impl<'a> Ranker<'a> {
             .next()
             .map(|e| e.features)
             .unwrap_or_default();
-        let mut ranked: Vec<(usize, Ranked<'a>)> = Vec::new();
-        let score_of = |shared: &BTreeSet<&String>| -> f64 {
-            shared
-                .iter()
-                .map(|f| {
-                    let boost = if first.contains(*f) {
-                        FIRST_ERROR_WEIGHT
-                    } else {
-                        1.0
-                    };
-                    self.weight(f) * boost
-                })
-                .sum()
+        let mut ranked: Vec<(usize, f64, Ranked<'a>)> = Vec::new();
+        let query_errors: BTreeSet<&String> = query
+            .iter()
+            .filter(|f| features::is_error_name(f))
+            .collect();
+        let score_of = |own: &BTreeSet<String>, shared: &BTreeSet<&String>| -> f64 {
+            let names_others = !query_errors.is_empty()
+                && own.iter().any(|f| features::is_error_name(f))
+                && !query_errors.iter().any(|f| own.contains(*f));
+            let factor = if names_others {
+                OTHER_ERROR_WEIGHT
+            } else {
+                1.0
+            };
+            factor
+                * shared
+                    .iter()
+                    .map(|f| {
+                        let boost = if first.contains(*f) {
+                            FIRST_ERROR_WEIGHT
+                        } else {
+                            1.0
+                        };
+                        self.weight(f) * boost
+                    })
+                    .sum::<f64>()
         };
         for (i, (case, texts)) in self.index.cases.iter().zip(&self.text_features).enumerate() {
-            // The best text; the first of equals.
+            // The best text (the first of equals), and all texts together:
+            // where two cases' best texts tie, the case more of whose texts
+            // users pasted or the run returned for this text comes first.
             let mut best: Option<(f64, BTreeSet<&String>)> = None;
+            let mut total = 0.0;
             for own in texts {
                 let shared: BTreeSet<&String> = query.intersection(own).collect();
-                let score = score_of(&shared);
+                let score = score_of(own, &shared);
+                total += score;
                 if best.as_ref().is_none_or(|(b, _)| score > *b) {
                     best = Some((score, shared));
                 }
@@ -143,6 +166,7 @@ impl<'a> Ranker<'a> {
             if score >= MIN_SCORE {
                 ranked.push((
                     i,
+                    total,
                     Ranked {
                         case,
                         score,
@@ -154,8 +178,13 @@ impl<'a> Ranker<'a> {
                 ));
             }
         }
-        ranked.sort_by(|(ia, a), (ib, b)| b.score.total_cmp(&a.score).then(ia.cmp(ib)));
-        ranked.into_iter().map(|(_, r)| r).collect()
+        ranked.sort_by(|(ia, ta, a), (ib, tb, b)| {
+            b.score
+                .total_cmp(&a.score)
+                .then(tb.total_cmp(ta))
+                .then(ia.cmp(ib))
+        });
+        ranked.into_iter().map(|(_, _, r)| r).collect()
     }
 }
 

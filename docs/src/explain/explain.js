@@ -24,9 +24,25 @@
     "Traceback (most recent call last):",
     "The above exception was the direct cause of the following exception:",
     "During handling of the above exception, another exception occurred:",
+    "If reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.",
+    "If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.",
+    "See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF",
+    "See documentation for Memory Management",
+    "terminate called after throwing an instance of",
   ];
   var MIN_SCORE = 2.5;
   var FIRST_ERROR_WEIGHT = 2.0;
+  var OTHER_ERROR_WEIGHT = 0.5;
+  var ERROR_NAME_PREFIXES = [
+    "cuda_error_", "cudaerror", "cublas_status_", "cudnn_status_", "cusolver_status_",
+    "cusparse_status_", "curand_status_", "cufft_", "nvml_error_", "nccl",
+  ];
+
+  function isErrorName(f) {
+    if (!f.startsWith("id:")) return false;
+    var w = f.slice(3);
+    return ERROR_NAME_PREFIXES.some(function (p) { return w.startsWith(p); });
+  }
   var BREAK = null;
 
   function lines(text) {
@@ -138,6 +154,7 @@
     var all = [];
     withoutFrames(text).forEach(function (line) {
       all = all.concat(lineTokens(line));
+      all.push(BREAK);
     });
     return removeBoilerplate(all);
   }
@@ -270,26 +287,31 @@
     figures(text).forEach(function (x) { query.add(x); });
     var errs = this.errors(text);
     var first = errs.length ? errs[0].features : new Set();
+    var queryErrors = Array.from(query).filter(isErrorName);
     var ranked = [];
     this.index.cases.forEach(function (c, i) {
-      // The best text; the first of equals.
+      // The best text (the first of equals), and all texts together.
       var best = null;
+      var total = 0;
       self.textFeatures[i].forEach(function (own) {
         var shared = Array.from(query).filter(function (f) { return own.has(f); }).sort(byteOrder);
-        var score = 0;
+        var namesOthers = queryErrors.length > 0 &&
+          Array.from(own).some(isErrorName) &&
+          !queryErrors.some(function (f) { return own.has(f); });
+        var sum = 0;
         shared.forEach(function (f) {
-          score += self.weight.get(f) * (first.has(f) ? FIRST_ERROR_WEIGHT : 1.0);
+          sum += self.weight.get(f) * (first.has(f) ? FIRST_ERROR_WEIGHT : 1.0);
         });
+        var score = (namesOthers ? OTHER_ERROR_WEIGHT : 1.0) * sum;
+        total += score;
         if (best === null || score > best.score) best = { score: score, shared: shared };
       });
       if (best === null) return;
-      var score = best.score;
-      var shared = best.shared;
-      if (score >= MIN_SCORE) {
-        ranked.push({ i: i, case: c, score: score, matched: matchedSpans(toks, new Set(shared)) });
+      if (best.score >= MIN_SCORE) {
+        ranked.push({ i: i, total: total, case: c, score: best.score, matched: matchedSpans(toks, new Set(best.shared)) });
       }
     });
-    ranked.sort(function (a, b) { return b.score - a.score || a.i - b.i; });
+    ranked.sort(function (a, b) { return b.score - a.score || b.total - a.total || a.i - b.i; });
     return ranked;
   };
 
