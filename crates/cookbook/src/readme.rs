@@ -19,11 +19,11 @@ const EXAMPLE: &str = "RuntimeError: Cannot re-initialize CUDA in forked subproc
 
 /// The trials whose rows the README shows.
 const EXAMPLE_ROWS: &[(&str, &str)] = &[
-    ("kept-loss-graphs", "broken-py"),
-    ("kept-loss-graphs", "fixed-py"),
-    ("fragmentation", "caching-allocator-py"),
-    ("fragmentation", "expandable-segments-py"),
+    ("fork-after-init", "broken-py"),
+    ("fork-after-init", "fixed-py"),
     ("missing-free", "broken"),
+    ("missing-free", "fixed"),
+    ("sticky-error", "broken"),
 ];
 
 pub fn readme(
@@ -105,7 +105,7 @@ fn rows(report: &Report) -> String {
 /// Each case with PyTorch variants that fail, and the errors they returned
 /// (their names, cut before the first figure), each once.
 fn pytorch_texts(catalog: &[Scenario], report: &Report) -> String {
-    let mut by_case: BTreeMap<usize, (String, Vec<String>)> = BTreeMap::new();
+    let mut by_case: BTreeMap<usize, Vec<String>> = BTreeMap::new();
     for r in &report.results {
         if r.binding != Binding::Pytorch || r.role == Role::Fixed {
             continue;
@@ -113,25 +113,25 @@ fn pytorch_texts(catalog: &[Scenario], report: &Report) -> String {
         let Some(pos) = catalog.iter().position(|s| s.slug == r.scenario) else {
             continue;
         };
-        let entry = by_case
-            .entry(pos)
-            .or_insert_with(|| (catalog[pos].title.to_owned(), Vec::new()));
+        let entry = by_case.entry(pos).or_default();
         for step in r.outcome.steps.iter().filter(|s| s.is_error()) {
-            if !entry.1.contains(&step.result) {
-                entry.1.push(step.result.clone());
+            if !entry.contains(&step.result) {
+                entry.push(step.result.clone());
             }
         }
     }
     let mut md = String::new();
-    for (pos, (title, texts)) in by_case {
+    for (pos, texts) in by_case {
         if texts.is_empty() {
             continue;
         }
         let slug = catalog[pos].slug;
-        let _ = writeln!(md, "- [{slug}](docs/src/scenarios/{slug}.md), {title}:");
-        for t in texts {
-            let _ = writeln!(md, "  - `{t}`");
-        }
+        let quoted: Vec<String> = texts.iter().map(|t| format!("`{t}`")).collect();
+        let _ = writeln!(
+            md,
+            "- [{slug}](docs/src/scenarios/{slug}.md): {}",
+            quoted.join("; ")
+        );
     }
     md
 }
