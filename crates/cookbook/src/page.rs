@@ -1,6 +1,6 @@
 //! One page per scenario: symptom, claims, cause, code, evidence, detection.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -93,6 +93,94 @@ pub fn symptom_line(names: &[String]) -> String {
         .join(", ")
 }
 
+/// What a user reads for an error, whatever wraps it: CUDA's description
+/// of an error name, or what follows "CUDA error: " in the text PyTorch
+/// raises; any other name is its own.
+fn error_key(name: &str) -> &str {
+    match error_text(name) {
+        Some(text) => text,
+        None => name
+            .split_once("CUDA error: ")
+            .map_or(name, |(_, text)| text.trim()),
+    }
+}
+
+/// The variants of other cases that return an error this case's broken
+/// code shows, by the name each returned (the same error where the name is
+/// the same, or the text a user reads: `CUDA_ERROR_ASSERT` and PyTorch's
+/// "CUDA error: device-side assert triggered"), from the run's report.
+/// Fixed variants, whose errors are not the failure, are left out.
+pub fn also_reproduced_by<'a>(
+    scenario: &Scenario,
+    report: Option<&'a Report>,
+) -> Vec<(&'a str, Vec<&'a ResultEntry>)> {
+    let own = symptom_names(scenario, report);
+    let keys: BTreeSet<&str> = own.iter().map(|n| error_key(n)).collect();
+    let mut by_name: BTreeMap<&str, Vec<&ResultEntry>> = BTreeMap::new();
+    for r in report.into_iter().flat_map(|r| r.results.iter()) {
+        if r.scenario == scenario.slug || r.role == casebook_model::Role::Fixed {
+            continue;
+        }
+        let names: BTreeSet<&str> = r
+            .outcome
+            .steps
+            .iter()
+            .filter(|s| s.is_error() && keys.contains(error_key(&s.result)))
+            .map(|s| s.result.as_str())
+            .collect();
+        for name in names {
+            by_name.entry(name).or_default().push(r);
+        }
+    }
+    let mut found: Vec<_> = by_name.into_iter().collect();
+    // A text this page does not show otherwise (PyTorch's, say) first, in
+    // the order of the errors it stands for.
+    found.sort_by_key(|(name, _)| {
+        (
+            own.iter().any(|n| n == name),
+            own.iter().position(|n| error_key(n) == error_key(name)),
+            *name,
+        )
+    });
+    found
+}
+
+/// The lines that send a reader to the other cases that reproduce this
+/// case's error; nothing where none does.
+fn also_reproduced_section(md: &mut String, scenario: &Scenario, report: Option<&Report>) {
+    let found = also_reproduced_by(scenario, report);
+    if found.is_empty() {
+        return;
+    }
+    md.push_str("**Also reproduced by** other cases, whose variants return the same error:\n\n");
+    for (name, entries) in found {
+        let mut by_case: BTreeMap<&str, Vec<&ResultEntry>> = BTreeMap::new();
+        for r in entries {
+            by_case.entry(r.scenario.as_str()).or_default().push(r);
+        }
+        let cases: Vec<String> = by_case
+            .into_iter()
+            .map(|(slug, variants)| {
+                let mut by_binding: Vec<(&str, Vec<String>)> = Vec::new();
+                for r in variants {
+                    let words = binding_words(r.binding);
+                    match by_binding.iter_mut().find(|(b, _)| *b == words) {
+                        Some((_, names)) => names.push(code_span(&r.variant)),
+                        None => by_binding.push((words, vec![code_span(&r.variant)])),
+                    }
+                }
+                let variants: Vec<String> = by_binding
+                    .into_iter()
+                    .map(|(words, names)| format!("{} ({words})", names.join(", ")))
+                    .collect();
+                format!("[{slug}]({slug}.md): {}", variants.join(", "))
+            })
+            .collect();
+        let _ = writeln!(md, "- {}: {}", code_span(name), cases.join("; "));
+    }
+    md.push('\n');
+}
+
 fn lib_doc(root: &Path, slug: &str) -> anyhow::Result<String> {
     let text = std::fs::read_to_string(root.join(format!("scenarios/{slug}/src/lib.rs")))?;
     Ok(leading_comment(&text, "//!"))
@@ -113,6 +201,7 @@ pub fn scenario_page(
         "**Symptom:** {}.\n",
         scenario_symptom_line(scenario, report)
     );
+    also_reproduced_section(&mut md, scenario, report);
     let _ = writeln!(md, "{}\n", lib_doc(root, slug)?);
     let _ = writeln!(md, "**The real cause.** {}\n", scenario.cause);
     reports_section(&mut md, scenario);
@@ -535,6 +624,36 @@ mod symptom_tests {
             scenario_symptom_line(&scenario(&["wrong results, no error"]), None),
             "no error is reported: the results, or the memory, are wrong"
         );
+    }
+
+    #[test]
+    fn a_pytorch_text_and_a_cuda_name_are_one_error() {
+        let assert = error_key("CUDA_ERROR_ASSERT");
+        assert_eq!(
+            error_key("torch.AcceleratorError: CUDA error: device-side assert triggered"),
+            assert
+        );
+        assert_eq!(error_key("cudaErrorAssert"), assert);
+        assert_ne!(error_key("CUDA_ERROR_ILLEGAL_ADDRESS"), assert);
+    }
+
+    #[test]
+    fn the_committed_run_sends_device_assert_to_its_pytorch_variants() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/evidence/latest.json");
+        let Ok(text) = std::fs::read_to_string(path) else {
+            return;
+        };
+        let report: Report = serde_json::from_str(&text).unwrap();
+        let mut s = scenario(&["device-side assert triggered"]);
+        s.slug = "device-assert";
+        let found = also_reproduced_by(&s, Some(&report));
+        let (first, variants) = &found[0];
+        assert_eq!(
+            *first,
+            "torch.AcceleratorError: CUDA error: device-side assert triggered"
+        );
+        let names: Vec<&str> = variants.iter().map(|r| r.variant.as_str()).collect();
+        assert_eq!(names, ["device-assert-py", "launch-blocking-py"]);
     }
 
     fn nothing(_: &mut casebook_model::Recorder) -> anyhow::Result<()> {
