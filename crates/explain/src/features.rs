@@ -18,7 +18,7 @@
 //! 4. Features: every identifier (a word with `_` inside, or camelCase) that
 //!    is not a generic one (`RuntimeError`), as `id:<word>`; and every three
 //!    consecutive words without a break, lowercased, that are not all
-//!    generic words, as `w:<a> <b> <c>`.
+//!    generic words or generic identifiers, as `w:<a> <b> <c>`.
 //! 5. What the figures of PyTorch's out-of-memory message say, read before
 //!    they are dropped ([`figures`]): the request is larger than the whole
 //!    GPU (`fig:request-exceeds-capacity`), or memory PyTorch reserved but
@@ -276,8 +276,9 @@ pub fn is_identifier(word: &str) -> bool {
     word.len() > 3 && (inner_underscore || camel)
 }
 
+/// A generic word, or a generic identifier read as a word (`runtimeerror`).
 fn generic(word: &str) -> bool {
-    GENERIC_WORDS.contains(&word)
+    GENERIC_WORDS.contains(&word) || GENERIC_IDENTIFIERS.contains(&word)
 }
 
 /// The features of a text (steps 4 and 5), as a sorted set.
@@ -289,7 +290,7 @@ pub fn features(text: &str) -> BTreeSet<String> {
 
 /// The features of one line, as [`features`] reads a whole text.
 pub fn line_features(line: &str) -> BTreeSet<String> {
-    let mut f = features_of(&line_tokens(line));
+    let mut f = features_of(&remove_boilerplate(line_tokens(line)));
     f.extend(figures(line));
     f
 }
@@ -423,6 +424,11 @@ mod tests {
         );
         assert!(!f.contains("id:runtimeerror"));
         assert!(!f.contains("id:cuda_launch_blocking"));
+        // A framework's generic exception name makes no phrase either.
+        let f = features("torch.AcceleratorError: CUDA error: invalid device ordinal");
+        assert!(!f.contains("w:torch acceleratorerror cuda"));
+        assert!(!f.contains("w:acceleratorerror cuda error"));
+        assert!(line_features("Traceback (most recent call last):").is_empty());
     }
 
     #[test]

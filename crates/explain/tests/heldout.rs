@@ -83,7 +83,7 @@ fn the_ranking_keeps_what_it_reaches_on_the_held_out_texts() {
     for m in &score.misses {
         println!("  miss: {m}");
     }
-    assert!(score.first >= 19, "{}", score.summary());
-    assert!(score.top3 >= 25, "{}", score.summary());
-    assert!(score.no_match >= 14, "{}", score.summary());
+    assert!(score.first >= 20, "{}", score.summary());
+    assert!(score.top3 >= 26, "{}", score.summary());
+    assert!(score.no_match >= 13, "{}", score.summary());
 }

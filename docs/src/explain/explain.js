@@ -178,7 +178,9 @@
       run.push(l);
       if (run.length >= 3) {
         var tri = run.slice(run.length - 3);
-        var allGeneric = tri.every(function (w) { return GENERIC_WORDS.indexOf(w) >= 0; });
+        var allGeneric = tri.every(function (w) {
+          return GENERIC_WORDS.indexOf(w) >= 0 || GENERIC_IDENTIFIERS.indexOf(w) >= 0;
+        });
         if (!allGeneric) out.add("w:" + tri.join(" "));
       }
     });
@@ -241,7 +243,7 @@
   }
 
   function lineFeatures(line) {
-    var f = featuresOf(lineTokens(line));
+    var f = featuresOf(removeBoilerplate(lineTokens(line)));
     figures(line).forEach(function (x) { f.add(x); });
     return f;
   }

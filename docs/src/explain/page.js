@@ -1,5 +1,6 @@
 // The "Paste your error" page: a text box and the answer of
 // `casebook explain`, computed here from the generated index (explain.js).
+// With #q=<text> in the address, the page opens with that text pasted.
 // With #selftest in the address, it ranks the held-out texts and every
 // indexed text and writes the first three answers of each into
 // <pre id="selftest">, which the book check compares with the CLI's.
@@ -101,6 +102,10 @@
       var text = box.value;
       if (text.trim().length === 0) { out.innerHTML = ""; return; }
       render(index, window.casebookExplain.explain(index, text), out);
+    }
+    // #q=<text>: a link that opens the page with a text pasted.
+    if (window.location.hash.startsWith("#q=")) {
+      box.value = decodeURIComponent(window.location.hash.slice(3));
     }
     box.addEventListener("input", function () {
       clearTimeout(timer);
