@@ -43,6 +43,7 @@ pub fn catalog() -> Vec<Scenario> {
         scenario_index_overflow::scenario(),
         scenario_async_copy_lifetime::scenario(),
         scenario_lazy_loading::scenario(),
+        scenario_invalid_device_ordinal::scenario(),
     ]
 }
 

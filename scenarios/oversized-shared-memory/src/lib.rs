@@ -8,7 +8,8 @@
 //! fit, and checks the launch.
 
 use casebook_model::{
-    Claim, ClaimVerdict, Expect, Outcome, Reach, Requirement, Scenario, Source, Symptom, Variant,
+    Claim, ClaimVerdict, Expect, Outcome, Program, Reach, Requirement, Scenario, Source, Symptom,
+    Variant,
 };
 
 casebook_model::names_module!();
@@ -23,6 +24,13 @@ casebook_model::cpp_variants! {
 
 const INVALID: &str = "cudaErrorInvalidValue";
 
+/// What Triton raises at the launch of a kernel whose shared memory exceeds
+/// the block's limit, cut before its figures.
+const TRITON_OUT_OF_RESOURCES: &str =
+    "triton.OutOfResources: out of resource: shared memory, Required: …";
+
+const TRITON: &str = "python/triton_matmul.py";
+
 pub fn scenario() -> Scenario {
     Scenario {
         slug: "oversized-shared-memory",
@@ -33,7 +41,7 @@ pub fn scenario() -> Scenario {
         fix: "Read cudaDevAttrMaxSharedMemoryPerBlockOptin, opt the kernel in with \
               cudaFuncSetAttribute(cudaFuncAttributeMaxDynamicSharedMemorySize), tile the data so each \
               block's shared buffer fits, and check every launch with cudaGetLastError.",
-        symptoms: &["wrong results, no error"],
+        symptoms: &["wrong results, no error", "out of resource: shared memory"],
         requires: Requirement::GPU,
         reports: &[],
         claims: CLAIMS,
@@ -41,6 +49,18 @@ pub fn scenario() -> Scenario {
             Variant::broken("broken-cpp", Symptom::cuda_error(INVALID), cpp::broken)
                 .then_shows(Symptom::check_failed(OUTPUT_HOLDS_INPUT_2_1)),
             Variant::fixed("fixed-cpp", cpp::fixed),
+            Variant::broken(
+                "triton-py",
+                Symptom::cuda_error(TRITON_OUT_OF_RESOURCES),
+                Program::pytorch(TRITON, "broken"),
+            )
+            .then_shows(Symptom::check_failed(PRODUCT_IS_RIGHT))
+            .also_differs(
+                "a Triton matmul, not the article's kernel: Triton keeps each pipeline stage's \
+                 tiles in shared memory and checks the block's limit at the launch, which the \
+                 article's unchecked launch does not.",
+            ),
+            Variant::fixed("triton-fixed-py", Program::pytorch(TRITON, "fixed")),
             Variant::contrast("varying-sizes-cpp", Expect::Clean, cpp::varying_sizes)
                 .alone().states(
                 "Launches with dynamic shared buffers of every size up to the most a block may have leave device memory as it was.",

@@ -1,0 +1,179 @@
+//! `invalid-device-ordinal`: a job addresses its GPU by an ordinal from its
+//! configuration (`cuda:1`, `--gpu 1`, a rank), and the process does not
+//! see that many GPUs: a machine with one GPU, or CUDA_VISIBLE_DEVICES
+//! naming fewer than the job assumes. CUDA refuses the ordinal before any
+//! work starts ("invalid device ordinal"); nothing else is wrong, and the
+//! same call with an ordinal the process sees works. Each variant asks for
+//! the ordinal one past the last GPU it sees, which is `cuda:1` on a
+//! machine with one GPU, so that it fails the same way on every machine.
+
+use casebook_model::{
+    Claim, ClaimVerdict, Outcome, Passage, Program, Reach, Recorder, Report, Requirement, Scenario,
+    Source, Symptom, Variant, cudarc,
+};
+use cudarc::driver::{DriverError, result, sys};
+
+mod broken;
+mod fixed;
+
+casebook_model::names_module!();
+
+casebook_model::cpp_variants! {
+    "cpp/invalid_device_ordinal.cu" {
+        broken: casebook_invalid_device_ordinal_broken_cpp,
+        fixed: casebook_invalid_device_ordinal_fixed_cpp,
+    }
+}
+
+/// What cuDeviceGet returns for an ordinal the process does not see.
+const INVALID_DEVICE: &str = "CUDA_ERROR_INVALID_DEVICE";
+/// What cudaSetDevice returns for it.
+const INVALID_DEVICE_CPP: &str = "cudaErrorInvalidDevice";
+/// What PyTorch raises for it.
+const INVALID_DEVICE_PY: &str = "torch.AcceleratorError: CUDA error: invalid device ordinal";
+
+const FILE: &str = "python/ordinal.py";
+
+pub fn scenario() -> Scenario {
+    Scenario {
+        slug: "invalid-device-ordinal",
+        title: "CUDA error: invalid device ordinal (cuda:1 on a machine with one GPU)",
+        cause: "The job names its GPU by an ordinal from its configuration (cuda:1, a rank), and \
+                the process sees fewer GPUs: the machine has fewer, or CUDA_VISIBLE_DEVICES \
+                shows fewer and renumbers them from 0. CUDA refuses the ordinal at the first \
+                call that selects the device.",
+        fix: "Take the ordinal from what the process sees (torch.cuda.device_count(), the local \
+              rank modulo the count) and choose the physical GPU with CUDA_VISIBLE_DEVICES \
+              before the process starts, instead of hard-coding cuda:1.",
+        symptoms: &["an error on the first call", "invalid device ordinal"],
+        requires: Requirement::GPU,
+        reports: REPORTS,
+        claims: CLAIMS,
+        variants: vec![
+            Variant::broken(
+                "broken-py",
+                Symptom::cuda_error(INVALID_DEVICE_PY),
+                Program::pytorch(FILE, "broken"),
+            )
+            .then_shows(Symptom::check_failed(RAN)),
+            Variant::fixed("fixed-py", Program::pytorch(FILE, "fixed")),
+            Variant::broken(
+                "broken",
+                Symptom::cuda_error(INVALID_DEVICE),
+                cudarc!(broken),
+            )
+            .then_shows(Symptom::check_failed(RAN)),
+            Variant::fixed("fixed", cudarc!(fixed)),
+            Variant::broken(
+                "broken-cpp",
+                Symptom::cuda_error(INVALID_DEVICE_CPP),
+                cpp::broken,
+            )
+            .then_shows(Symptom::check_failed(RAN)),
+            Variant::fixed("fixed-cpp", cpp::fixed),
+        ],
+    }
+}
+
+const REPORTS: &[Report] = &[
+    Report {
+        id: "yihong-chen/neural-collaborative-filtering#1",
+        shows: "`RuntimeError: cuda runtime error (10) : invalid device ordinal`: the script's \
+                default device_id was 7 on a server with 4 GPUs.",
+    },
+    Report {
+        id: "yuanzhoulvpi2017/documentsearch#4",
+        shows: "`RuntimeError: CUDA error: invalid device ordinal` on Colab's one GPU; the \
+                answer: the demo's `.cuda(1)` must be `.cuda(0)`.",
+    },
+    Report {
+        id: "meta-pytorch/tritonparse#176",
+        shows: "`torch.AcceleratorError: CUDA error: invalid device ordinal` when a run \
+                recorded on GPU 6 was reproduced on a machine with fewer GPUs.",
+    },
+];
+
+static INVALID_DEVICE_DOC: Passage = Passage {
+    document: "CUDA Runtime API, Data types used by CUDA Runtime",
+    section: "enum cudaError: cudaErrorInvalidDevice = 101",
+    url: "https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html",
+    text: "This indicates that the device ordinal supplied by the user does not correspond to a \
+           valid CUDA device or that the action requested is invalid for the specified device.",
+};
+
+const CLAIMS: &[Claim] = &[Claim {
+    id: "nvidia-invalid-device-is-the-ordinal",
+    source: Source::Nvidia(&INVALID_DEVICE_DOC),
+    quote: "This indicates that the device ordinal supplied by the user does not correspond to a \
+            valid CUDA device",
+    judged_by: "broken-cpp",
+    reach: Reach::Either,
+    // The ordinal one past the last GPU the process sees: cudaSetDevice
+    // returns cudaErrorInvalidDevice (confirmed), or accepts it and the work
+    // runs (refuted); fixed-cpp, the same program with an ordinal the
+    // process sees, is the control, in which no such error comes.
+    judge: |o: &Outcome| match (o.first_error_is(INVALID_DEVICE_CPP), o.check(RAN)) {
+        (Some(true), Some(false)) => ClaimVerdict::Confirmed,
+        (_, Some(true)) => ClaimVerdict::Refuted,
+        (Some(false), Some(false)) => ClaimVerdict::Partly,
+        _ => ClaimVerdict::Undecided,
+    },
+}];
+
+/// The job's work on the device it got: its primary context, a buffer
+/// written and freed. Nothing runs where the device was refused.
+pub(crate) fn work(
+    rec: &mut Recorder,
+    device: Result<sys::CUdevice, DriverError>,
+) -> anyhow::Result<()> {
+    let device = device?;
+    let ctx = rec.step("cuDevicePrimaryCtxRetain", unsafe {
+        result::primary_ctx::retain(device)
+    })?;
+    rec.step("cuCtxSetCurrent", unsafe { result::ctx::set_current(ctx) })?;
+    // SAFETY: 4 KiB, freed below.
+    let buffer = rec.step("cuMemAlloc", unsafe { result::malloc_sync(4096) })?;
+    rec.step("cuMemsetD8", unsafe {
+        result::memset_d8_sync(buffer, 1, 4096)
+    })?;
+    // SAFETY: nothing uses the buffer any more.
+    rec.step("cuMemFree", unsafe { result::free_sync(buffer) })?;
+    rec.step("cuDevicePrimaryCtxRelease", unsafe {
+        result::primary_ctx::release(device)
+    })?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outcome(first: &str, ran: bool) -> Outcome {
+        let mut o = Outcome::empty();
+        o.steps.push(casebook_model::Step {
+            call: "cudaSetDevice".into(),
+            result: first.into(),
+            tolerated: false,
+            message: None,
+        });
+        o.checks.push(casebook_model::Check {
+            name: RAN.0.into(),
+            ok: ran,
+        });
+        o
+    }
+
+    #[test]
+    fn the_claim_turns_on_the_refusal() {
+        let judge = CLAIMS[0].judge;
+        assert_eq!(
+            judge(&outcome(INVALID_DEVICE_CPP, false)),
+            ClaimVerdict::Confirmed
+        );
+        assert_eq!(judge(&outcome("cudaSuccess", true)), ClaimVerdict::Refuted);
+        assert_eq!(
+            judge(&outcome("cudaErrorNoDevice", false)),
+            ClaimVerdict::Partly
+        );
+    }
+}
