@@ -26,16 +26,35 @@ fn entry<'a>(report: Option<&'a Report>, slug: &str, variant: &str) -> Option<&'
         .find(|r| r.scenario == slug && r.variant == variant)
 }
 
+/// A count in words, as a sentence says it.
+fn count_words(n: usize) -> String {
+    const WORDS: [&str; 11] = [
+        "no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+    ];
+    WORDS
+        .get(n)
+        .map_or_else(|| n.to_string(), |w| (*w).to_owned())
+}
+
 /// The page: every statement a variant of the catalogue declares.
 pub fn page(catalog: &[Scenario], report: Option<&Report>) -> String {
-    let mut md = String::from(
+    let both = catalog
+        .iter()
+        .filter(|s| {
+            let has = |b: Binding| s.variants.iter().any(|v| v.binding == b);
+            has(Binding::Cudarc) && has(Binding::Cust)
+        })
+        .count();
+    let mut md = format!(
         "# cudarc and cust, side by side\n\n\
-         The catalogue runs four failures through both Rust bindings: cudarc (driver API, loaded at \
+         The catalogue runs {} failure{} through both Rust bindings: cudarc (driver API, loaded at \
          run time) and Rust-CUDA's cust 0.3.2 (links libcuda, so its variants live in their own \
          binary, `casebook-cust`, which the harness starts as a child where a driver exists). Each \
          statement below names the variant that shows it; the last two columns are computed from \
          that variant's outcome in the latest GPU run.\n\n\
          | failure | binding | statement | variant | measured | shown |\n|---|---|---|---|---|---|\n",
+        count_words(both),
+        if both == 1 { "" } else { "s" },
     );
     for scenario in catalog {
         for variant in &scenario.variants {

@@ -291,21 +291,56 @@ pub fn claims(catalog: &[Scenario], undecided: &[Undecided], report: Option<&Rep
 /// Where the committed bench of the schedule on several GPUs lies.
 pub const BENCH_FILE: &str = "docs/evidence/h200x2-bench.json";
 
+/// Which run a report is, in words: its day and the commit it was built
+/// from, so that its counts read as that run's.
+fn run_words(r: &Report) -> String {
+    format!(
+        "of {} built from commit {}",
+        r.created.get(..10).unwrap_or(&r.created),
+        source_text(&r.source)
+    )
+}
+
+/// How the latest run's count of trials compares, for a count of an
+/// older run: nothing where they are the same run or count.
+fn against_latest(trials: usize, latest: Option<&Report>, same_run: bool) -> String {
+    match latest {
+        Some(l) if !same_run && l.summary.trials != trials => format!(
+            "; the latest run, {}, has {}",
+            run_words(l),
+            l.summary.trials
+        ),
+        _ => String::new(),
+    }
+}
+
 /// The "How fast" section of one bench, from `file`.
-fn bench_section(r: &Report, b: &casebook_harness::bench::Bench, file: &str) -> String {
+fn bench_section(
+    r: &Report,
+    b: &casebook_harness::bench::Bench,
+    file: &str,
+    latest: Option<&Report>,
+) -> String {
     let mut md = String::new();
     let several = b.gpus.len() > 1;
     let _ = write!(
         md,
-        "\n## How fast{}\n\nOn {} ({} trials), from {file}:\n\n\
+        "\n## How fast{}\n\nThe bench {} on {}, from {file}, with {} trials (the catalogue \
+         as it was then{}):\n\n\
          | | seconds |\n|---|---|\n\
          | {} | {:.1} |\n\
          | default schedule, {} side by side on each of {} GPU(s) | {:.1} |\n\
          | critical path: the exclusive trials plus the longest shared one{} | {:.1} |\n\
          | wall time / critical path (`critical_path_ratio`) | {:.2} |\n",
         if several { " on several GPUs" } else { "" },
+        run_words(r),
         r.environment.gpu,
         b.trials.len(),
+        against_latest(
+            b.trials.len(),
+            latest,
+            latest.is_some_and(|l| l.created == r.created)
+        ),
         if b.baseline.is_empty() {
             "one trial at a time"
         } else {
@@ -386,16 +421,27 @@ pub fn running(
         .chain(bench.map(|r| (r, BENCH_FILE)));
     for (r, file) in benches {
         if let Some(b) = &r.bench {
-            md.push_str(&bench_section(r, b, file));
+            md.push_str(&bench_section(r, b, file, report));
         }
     }
     if !reproductions.is_empty() {
-        md.push_str("\n## How repeatable\n\n| GPU | runs | trials | trials whose outcome differed |\n|---|---|---|---|\n");
+        let _ = write!(
+            md,
+            "\n## How repeatable\n\n`casebook reproduce` runs the trials several times and compares \
+             their outcomes. Each row counts the trials of its own run, the catalogue as it was \
+             then{}.\n\n| GPU | run | runs | trials | trials whose outcome differed |\n|---|---|---|---|---|\n",
+            report.map_or(String::new(), |l| format!(
+                " (the latest run, {}, has {})",
+                run_words(l),
+                l.summary.trials
+            ))
+        );
         for r in reproductions {
             let _ = writeln!(
                 md,
-                "| {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} |",
                 r.environment.gpu,
+                reproduction_words(r),
                 r.runs,
                 r.trials.len(),
                 if r.differing.is_empty() {
@@ -412,6 +458,33 @@ pub fn running(
         run_all_help.trim_end()
     );
     md
+}
+
+/// Reproductions recorded before `casebook reproduce` wrote the commit it
+/// was built from, each known by its GPU and its numbers of runs and
+/// trials: the commit that added its file, and that commit's day.
+const REPRODUCTIONS_WITHOUT_COMMIT: &[(&str, usize, usize, &str, &str)] = &[
+    ("NVIDIA H100 80GB HBM3", 10, 62, "06c4344", "2026-11-22"),
+    ("NVIDIA H200", 3, 62, "06c4344", "2026-11-22"),
+];
+
+/// Which run a reproduction is: the commit it was built from, or, for one
+/// recorded before it said, the commit that added it.
+fn reproduction_words(r: &casebook_harness::reproduce::Reproduction) -> String {
+    if let Some(commit) = &r.commit {
+        return format!("built from `{}`", commit.get(..7).unwrap_or(commit));
+    }
+    REPRODUCTIONS_WITHOUT_COMMIT
+        .iter()
+        .find(|(gpu, runs, trials, _, _)| {
+            *gpu == r.environment.gpu && *runs == r.runs && *trials == r.trials.len()
+        })
+        .map_or_else(
+            || "its commit is not recorded".to_owned(),
+            |(_, _, _, commit, day)| {
+                format!("committed with `{commit}` on {day} (the file names no commit)")
+            },
+        )
 }
 
 /// `4068e38`, `4068e38 with uncommitted changes`, or `unknown` for a report
@@ -464,5 +537,48 @@ mod seed_tests {
             "*Why is there a CUDA out-of-memory error if no processes are running?*"
         );
         assert_eq!(seed_cell("009_unknown.txt"), "`009_unknown.txt`");
+    }
+}
+
+#[cfg(test)]
+mod count_tests {
+    use super::reproduction_words;
+    use casebook_harness::reproduce::Reproduction;
+
+    fn reproduction(gpu: &str, runs: usize, trials: usize, commit: Option<&str>) -> Reproduction {
+        let trials: Vec<_> = (0..trials)
+            .map(|i| {
+                serde_json::json!({"trial": format!("s::v{i}"), "role": "broken", "runs": runs,
+                    "passed": runs, "distinct_outcomes": 1})
+            })
+            .collect();
+        serde_json::from_value(serde_json::json!({
+            "environment": {"gpu": gpu, "driver": "580", "cuda": "13.0", "toolkit": "13.0",
+                "compute_capability": "9.0", "memory_total_bytes": 1, "device_count": 1},
+            "runs": runs, "jobs": 8, "wall_seconds": [], "trials": trials, "differing": [],
+            "commit": commit,
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_reproduction_says_which_run_its_counts_are() {
+        assert_eq!(
+            reproduction_words(&reproduction("NVIDIA H200", 3, 62, None)),
+            "committed with `06c4344` on 2026-11-22 (the file names no commit)"
+        );
+        assert_eq!(
+            reproduction_words(&reproduction(
+                "NVIDIA H200",
+                3,
+                161,
+                Some("0c04cf6cf715e2bc40d6b4667ea4976206f48ea0")
+            )),
+            "built from `0c04cf6`"
+        );
+        assert_eq!(
+            reproduction_words(&reproduction("NVIDIA H200", 3, 70, None)),
+            "its commit is not recorded"
+        );
     }
 }
