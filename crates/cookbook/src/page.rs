@@ -66,13 +66,28 @@ pub fn symptom_names(scenario: &Scenario, report: Option<&Report>) -> Vec<String
 }
 
 /// The page's symptom line for `scenario`: the errors its broken code
-/// shows, or, where it shows none, what goes wrong instead.
+/// shows, or, where it shows none, what its user sees instead, from the
+/// symptoms it is filed under: a hang, slowness, out of memory in a later
+/// program, memory that shrinks, or wrong results.
 pub fn scenario_symptom_line(scenario: &Scenario, report: Option<&Report>) -> String {
     let names = symptom_names(scenario, report);
-    if names.is_empty() && scenario.symptoms.iter().any(|s| s.starts_with(HANG)) {
-        return "no error is reported: the program hangs".to_owned();
+    if !names.is_empty() {
+        return symptom_line(&names);
     }
-    symptom_line(&names)
+    let filed = |p: fn(&str) -> bool| scenario.symptoms.iter().any(|s| p(s));
+    if filed(|s| s.starts_with(HANG)) {
+        "no error is reported: the program hangs"
+    } else if filed(|s| s.starts_with("slow")) {
+        "no error is reported: the program is slow"
+    } else if filed(|s| s.contains("out of memory")) {
+        "out of memory in a later allocation (the run measures the memory held; none of its own \
+         calls fails)"
+    } else if filed(|s| s.contains("memory that keeps shrinking")) {
+        "no error is reported: free memory keeps shrinking"
+    } else {
+        "no error is reported: the results are wrong"
+    }
+    .to_owned()
 }
 
 /// The symptom of the index under which a scenario whose program hangs is
@@ -81,7 +96,7 @@ pub const HANG: &str = "a hang";
 
 pub fn symptom_line(names: &[String]) -> String {
     if names.is_empty() {
-        return "no error is reported: the results, or the memory, are wrong".to_owned();
+        return "no error is reported".to_owned();
     }
     names
         .iter()
@@ -615,14 +630,30 @@ mod symptom_tests {
     }
 
     #[test]
-    fn a_program_that_hangs_without_an_error_is_said_to_hang() {
+    fn a_case_without_an_error_is_said_to_show_what_its_user_sees() {
+        let line = |symptoms| scenario_symptom_line(&scenario(symptoms), None);
         assert_eq!(
-            scenario_symptom_line(&scenario(&["a hang, no error"]), None),
+            line(&["a hang, no error"]),
             "no error is reported: the program hangs"
         );
         assert_eq!(
-            scenario_symptom_line(&scenario(&["wrong results, no error"]), None),
-            "no error is reported: the results, or the memory, are wrong"
+            line(&["wrong results, no error"]),
+            "no error is reported: the results are wrong"
+        );
+        // open-streams, malloc-in-loop and orphaned-process: slowness, and
+        // out of memory in the next program, never "wrong results".
+        assert_eq!(
+            line(&["slow calls, no error"]),
+            "no error is reported: the program is slow"
+        );
+        assert_eq!(line(&["slow, GPU idle"]), line(&["slow calls, no error"]));
+        assert!(
+            line(&["out of memory", "out of memory though memory is free"])
+                .starts_with("out of memory in a later allocation")
+        );
+        assert_eq!(
+            line(&["memory that keeps shrinking"]),
+            "no error is reported: free memory keeps shrinking"
         );
     }
 
