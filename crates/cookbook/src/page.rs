@@ -196,6 +196,46 @@ fn also_reproduced_section(md: &mut String, scenario: &Scenario, report: Option<
     md.push('\n');
 }
 
+/// The code mdBook's `{{#include file:anchor}}` would put in the page, read
+/// here so that the page carries it: a repository host shows a page's
+/// markdown as it is, where an include line shows no code. As mdBook does:
+/// the lines between `ANCHOR: anchor` and `ANCHOR_END: anchor`, less every
+/// other anchor's marker lines, or, without an anchor, the whole file; the
+/// lines joined without a final newline.
+fn included(root: &Path, file: &str, anchor: Option<&str>) -> anyhow::Result<String> {
+    let text = std::fs::read_to_string(root.join(file))
+        .map_err(|e| anyhow::anyhow!("reading {file}: {e}"))?;
+    let Some(anchor) = anchor else {
+        return Ok(text.lines().collect::<Vec<_>>().join("\n"));
+    };
+    let mut kept = Vec::new();
+    let mut inside = false;
+    for line in text.lines() {
+        if !inside {
+            inside = anchor_name(line, "ANCHOR:") == Some(anchor);
+            continue;
+        }
+        match anchor_name(line, "ANCHOR_END:") {
+            Some(name) if name == anchor => break,
+            Some(_) => {}
+            None if anchor_name(line, "ANCHOR:").is_none() => kept.push(line),
+            None => {}
+        }
+    }
+    Ok(kept.join("\n"))
+}
+
+/// The anchor a line marks with `marker` (`ANCHOR:` or `ANCHOR_END:`),
+/// read as mdBook reads it: after the marker and any blanks, the longest
+/// run of word characters and `-`.
+fn anchor_name<'a>(line: &'a str, marker: &str) -> Option<&'a str> {
+    let rest = line[line.find(marker)? + marker.len()..].trim_start();
+    let end = rest
+        .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-'))
+        .unwrap_or(rest.len());
+    (end > 0).then(|| &rest[..end])
+}
+
 fn lib_doc(root: &Path, slug: &str) -> anyhow::Result<String> {
     let text = std::fs::read_to_string(root.join(format!("scenarios/{slug}/src/lib.rs")))?;
     Ok(leading_comment(&text, "//!"))
@@ -276,29 +316,28 @@ pub fn scenario_page(
         if let Some(what) = variant.also_differs {
             let _ = writeln!(md, "**Besides the fix, this variant differs:** {what}\n");
         }
-        let anchor = src
-            .anchor
-            .as_deref()
-            .map(|a| format!(":{a}"))
-            .unwrap_or_default();
         let _ = writeln!(
             md,
-            "```{}\n{{{{#include ../../../{}{anchor}}}}}\n```\n",
-            src.language, src.file
+            "```{}\n{}\n```\n",
+            src.language,
+            included(root, &src.file, src.anchor.as_deref())?
         );
         let _ = writeln!(md, "<small>Source: `{}`</small>\n", src.file);
         // A Python file's helpers are in the file itself: shown once, whole.
         if variant.binding == Binding::Pytorch && whole_shown.insert(src.file.clone()) {
             let _ = writeln!(
                 md,
-                "<details><summary>The whole file: <code>{}</code></summary>\n\n```python\n{{{{#include ../../../{}}}}}\n```\n\n</details>\n",
-                src.file, src.file
+                "<details><summary>The whole file: <code>{}</code></summary>\n\n```python\n{}\n```\n\n</details>\n",
+                src.file,
+                included(root, &src.file, None)?
             );
         }
     }
+    let shared = format!("scenarios/{slug}/src/lib.rs");
     let _ = writeln!(
         md,
-        "<details><summary>What the variants share: <code>scenarios/{slug}/src/lib.rs</code></summary>\n\n```rust\n{{{{#include ../../../scenarios/{slug}/src/lib.rs}}}}\n```\n\n</details>\n"
+        "<details><summary>What the variants share: <code>{shared}</code></summary>\n\n```rust\n{}\n```\n\n</details>\n",
+        included(root, &shared, None)?
     );
 
     md.push_str("## Evidence\n\n");
@@ -796,5 +835,27 @@ mod sanitizer_text_tests {
         assert_eq!(plain("a | b"), "a \\| b");
         assert_eq!(code_span("__global__"), "`__global__`");
         assert_eq!(code_span("a`b"), "``a`b``");
+    }
+}
+
+#[cfg(test)]
+mod include_tests {
+    use super::included;
+
+    #[test]
+    fn the_code_is_read_as_mdbook_includes_it() {
+        let dir = std::env::temp_dir().join(format!("cookbook-include-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let text = "fn a() {}\n// ANCHOR: outer\nfn b() {}\n// ANCHOR: inner\nfn c() {}\n\
+                    // ANCHOR_END: inner\n// ANCHOR_END: outer\nfn d() {}\n";
+        std::fs::write(dir.join("x.rs"), text).unwrap();
+        let read = |anchor| included(&dir, "x.rs", anchor).unwrap();
+        // Another anchor's markers are left out; the text has no final newline.
+        assert_eq!(read(Some("outer")), "fn b() {}\nfn c() {}");
+        assert_eq!(read(Some("inner")), "fn c() {}");
+        // The whole file, as `{{#include file}}` gives it: markers and all.
+        assert_eq!(read(None), text.trim_end());
+        assert_eq!(read(Some("absent")), "");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
