@@ -1,6 +1,7 @@
 //! `cargo xtask book`: build the cookbook with mdBook and read it in a real
 //! headless browser: every page renders, every internal link resolves, every
-//! image loads, no code block is empty. Keeps a screenshot of one page.
+//! image loads, no code block is empty, no table is wider than the page at
+//! 1280 px. Keeps a screenshot of one page.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -97,11 +98,15 @@ fn check(browser: Result<&Path, &str>) -> anyhow::Result<ExitCode> {
 fn summary(pages: usize, browser_skipped: Option<&str>) -> String {
     match browser_skipped {
         None => {
-            format!("book: {pages} pages render, links resolve, images load, code blocks have text")
+            format!(
+                "book: {pages} pages render, links resolve, images load, code blocks have text, \
+                 tables fit {READER_WIDTH} px"
+            )
         }
         Some(why) => format!(
             "book: {pages} pages built, links resolve; the browser check was skipped ({why}), \
-             so whether pages render, images load and code blocks have text was not checked"
+             so whether pages render, images load, code blocks have text and tables fit was not \
+             checked"
         ),
     }
 }
@@ -180,8 +185,12 @@ fn check_page(
     book: &Path,
     page: &str,
 ) -> anyhow::Result<Vec<String>> {
+    // A reader's window: 1280 px wide at the default zoom, where a table
+    // wider than the page hides its last columns.
     let out = browser_cmd(browser, profile)
         .arg("--virtual-time-budget=5000")
+        .arg(format!("--window-size={READER_WIDTH},900"))
+        .arg("--force-device-scale-factor=1")
         .arg("--dump-dom")
         .arg(file_url(&book.join(page)))
         .output()?;
@@ -211,7 +220,29 @@ fn check_page(
             attr("data-empty-code-blocks").unwrap_or_default()
         ));
     }
+    problems.extend(overflow_problem(
+        page,
+        attr("data-overflowing-tables").as_deref(),
+        attr("data-overflowing-table-headers").as_deref(),
+    ));
     Ok(problems)
+}
+
+/// The width of the window the pages are read in, in CSS pixels.
+const READER_WIDTH: u32 = 1280;
+
+/// A page with a table wider than the page at [`READER_WIDTH`], as
+/// checks.js counted them (with each such table's header row).
+fn overflow_problem(page: &str, count: Option<&str>, headers: Option<&str>) -> Option<String> {
+    match count {
+        Some("0") => None,
+        Some(n) => Some(format!(
+            "{page}: {n} table(s) wider than the page at {READER_WIDTH} px, their last columns \
+             out of sight: {}",
+            headers.unwrap_or_default()
+        )),
+        None => Some(format!("{page}: its tables were not measured")),
+    }
 }
 
 /// The page that answers a pasted error in the browser.
@@ -343,6 +374,16 @@ mod tests {
     }
 
     #[test]
+    fn a_table_wider_than_the_page_fails_the_page() {
+        use super::overflow_problem;
+        assert_eq!(overflow_problem("claims.html", Some("0"), Some("")), None);
+        let problem = overflow_problem("fleet.html", Some("1"), Some("trial | H100")).unwrap();
+        assert!(problem.starts_with("fleet.html: 1 table(s) wider than the page at 1280 px"));
+        assert!(problem.ends_with("trial | H100"), "{problem}");
+        assert!(overflow_problem("x.html", None, None).is_some());
+    }
+
+    #[test]
     fn a_skipped_browser_check_is_said_with_its_reason() {
         let line = summary(26, Some(super::NO_CHROMIUM));
         assert!(
@@ -352,7 +393,8 @@ mod tests {
         assert!(!line.starts_with("book: 26 pages render"), "{line}");
         assert_eq!(
             summary(26, None),
-            "book: 26 pages render, links resolve, images load, code blocks have text"
+            "book: 26 pages render, links resolve, images load, code blocks have text, tables fit \
+             1280 px"
         );
     }
 }
