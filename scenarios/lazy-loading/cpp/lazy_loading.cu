@@ -31,6 +31,9 @@ static int run_pair(const casebook_recorder *r) {
   rec(r, "cudaMalloc (result)", cudaMalloc((void **)&result, sizeof(unsigned int)));
   rec(r, "cudaMemset (flag)", cudaMemset(flag, 0, sizeof(unsigned int)));
   rec(r, "cudaMemset (result)", cudaMemset(result, 0, sizeof(unsigned int)));
+  // cudaMemset runs on the legacy default stream, which does not order the
+  // non-blocking streams below, and may return before it is done.
+  rec(r, "cudaDeviceSynchronize (the words are zero)", cudaDeviceSynchronize());
   wait_for_release<<<1, 1, 0, waits>>>(flag, result, kLimitNs);
   rec(r, "wait_for_release<<<>>>", cudaGetLastError());
   auto start = std::chrono::steady_clock::now();

@@ -372,6 +372,13 @@ pub(crate) fn run_pair(
         )?;
         (flag, word)
     };
+    // The memsets run on the legacy default stream, which does not order
+    // the kernels' non-blocking streams, and return before they are done: a
+    // memset that lands after the kernels would erase what they wrote.
+    rec.step(
+        "cuCtxSynchronize (the words are zero)",
+        result::ctx::synchronize(),
+    )?;
     let mut limit_ns = WAITER_LIMIT.as_nanos() as u64;
     let (mut f, mut r) = (flag, result_word);
     let mut waiter_args = [
