@@ -86,6 +86,7 @@ fn check(browser: Result<&Path, &str>) -> anyhow::Result<ExitCode> {
     }
     if problems.is_empty() {
         println!("{}", summary(pages.len(), browser.err()));
+        println!("book: written to {}", book.join("index.html").display());
         return Ok(ExitCode::SUCCESS);
     }
     for p in &problems {

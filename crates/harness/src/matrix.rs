@@ -628,8 +628,9 @@ impl Matrix {
         let mut md = String::from("# The same failures on other GPUs\n\n");
         let _ = writeln!(
             md,
-            "Every trial of the catalogue, run from one commit ({}) on each machine below, \
-             merged by `casebook matrix`. A cell is the verdict against what the variant \
+            "Every trial of the catalogue as it stood at commit {} (the introduction counts \
+             the catalogue as it is now), run on each machine below and merged by \
+             `casebook matrix`. A cell is the verdict against what the variant \
              declares, what it showed, and the figures that tell machines apart. Where the \
              machines differ the row is flagged (**differs**) and each machine's value shown; \
              a figure differs when the largest exceeds the smallest by more than {:.0}% of it. \
@@ -683,7 +684,7 @@ impl Matrix {
         let differing = self.rows.iter().filter(|r| !r.differs.is_empty()).count();
         let _ = writeln!(
             md,
-            "\n## Every trial\n\n{} trials; {} differ between the machines.\n",
+            "\n## Every trial\n\n{} trials of that commit; {} differ between the machines.\n",
             self.rows.len(),
             differing
         );
