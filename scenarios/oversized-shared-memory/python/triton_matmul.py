@@ -58,7 +58,7 @@ def _shared_limit(rec):
 def broken(rec):
     _shared_limit(rec)
     # ANCHOR: broken
-    _multiply(rec, block_k=128, stages=6)  # BUG: tuned elsewhere: six stages of 128 x 128 x 128 tiles
+    _multiply(rec, block_k=128, stages=6)  # BUG: tuned elsewhere: six stages of 128^3 tiles
     # ANCHOR_END: broken
 
 
