@@ -27,7 +27,13 @@ impl ResultName for DriverError {
     }
     fn message(&self) -> Option<String> {
         // cuGetErrorString is a lookup in the driver's table: it touches no
-        // context, so it answers in a poisoned one too.
+        // context, so it answers in a poisoned one too. Where no driver
+        // library loads (a test of the recorder on a machine without a GPU),
+        // there is no sentence to ask for, and asking would panic.
+        // SAFETY: only loads the library, as any driver call would.
+        if !unsafe { cudarc::driver::sys::is_culib_present() } {
+            return None;
+        }
         self.error_string()
             .ok()
             .map(|s| s.to_string_lossy().into_owned())
@@ -54,7 +60,12 @@ impl ResultName for cudarc::cublas::result::CublasError {
         format!("{:?}", self.0)
     }
     fn message(&self) -> Option<String> {
-        // cuBLAS's own sentence, from the library the variant already loaded.
+        // cuBLAS's own sentence, from the library the variant already loaded
+        // (asked only where it loads: asking where it does not would panic).
+        // SAFETY: a lookup in cuBLAS's table of status strings.
+        if !unsafe { cudarc::cublas::sys::is_culib_present() } {
+            return None;
+        }
         let text = unsafe { cudarc::cublas::sys::cublasGetStatusString(self.0) };
         (!text.is_null()).then(|| {
             unsafe { CStr::from_ptr(text) }
