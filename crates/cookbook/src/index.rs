@@ -429,7 +429,10 @@ pub fn running(
             md,
             "\n## How repeatable\n\n`casebook reproduce` runs the trials several times and compares \
              their outcomes. Each row counts the trials of its own run, the catalogue as it was \
-             then{}.\n\n| GPU | run | runs | trials | trials whose outcome differed |\n|---|---|---|---|---|\n",
+             then{}. A reproduction made of whole runs (each a full run-all, neighbours \
+             included) also compares the claims' verdicts.\n\n| GPU | run | runs | trials | \
+             trials whose outcome differed | claims whose verdict differed |\n\
+             |---|---|---|---|---|---|\n",
             report.map_or(String::new(), |l| format!(
                 " (the latest run, {}, has {})",
                 run_words(l),
@@ -439,7 +442,7 @@ pub fn running(
         for r in reproductions {
             let _ = writeln!(
                 md,
-                "| {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {} |",
                 r.environment.gpu,
                 reproduction_words(r),
                 r.runs,
@@ -448,6 +451,15 @@ pub fn running(
                     "none".to_owned()
                 } else {
                     r.differing.join(", ")
+                },
+                if r.differing_claims.is_empty() {
+                    "none".to_owned()
+                } else {
+                    r.differing_claims
+                        .iter()
+                        .map(|c| format!("{} ({})", c.claim, c.verdicts.join(", ")))
+                        .collect::<Vec<_>>()
+                        .join("; ")
                 }
             );
         }
