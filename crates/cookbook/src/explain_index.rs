@@ -141,6 +141,7 @@ pub fn page(index: &Index, root: &Path) -> anyhow::Result<String> {
          returned in the latest GPU run, and {users} texts users pasted in public threads, each \
          cited. A match needs an error name or a phrase of a message in common with a case; words \
          every CUDA error has (\"CUDA\", \"error\", \"failed\") never make one.\n\n\
+         {known_list}\
          ## How well it finds the case\n\n\
          Measured on {total} whole texts from public threads that no case cites, each labelled with \
          the case its thread's cause is, or none ({heldout}): {summary}.\n\n\
@@ -152,10 +153,33 @@ pub fn page(index: &Index, root: &Path) -> anyhow::Result<String> {
          </script>\n\
          <script src=\"explain/explain.js\"></script>\n\
          <script src=\"explain/page.js\"></script>\n",
+        known_list = known_failures_section(index),
         total = held.paste.len(),
         heldout = heldout::TEXTS_TOML,
         summary = score.summary(),
     ))
+}
+
+/// The failures the index knows but no variant provokes here, each with
+/// why and what a user can check.
+fn known_failures_section(index: &Index) -> String {
+    let mut md = String::from(
+        "## Failures it knows but cannot provoke here\n\n\
+         An answer names these as not reproduced; each entry's cause comes from the public \
+         threads it cites.\n\n",
+    );
+    for c in index.cases.iter().filter(|c| !c.reproduced) {
+        md.push_str(&format!(
+            "- **{}**: {} *Why not here:* {} *What to check:* {} ({})\n",
+            c.title,
+            c.cause,
+            c.why_not_here.as_deref().unwrap_or(""),
+            c.fix,
+            c.reports.join(", ")
+        ));
+    }
+    md.push('\n');
+    md
 }
 
 /// The index, as JSON with a final newline.
@@ -205,6 +229,12 @@ pub fn build(root: &Path, catalog: &[Scenario], report: Option<&Report>) -> anyh
                 .variants
                 .iter()
                 .any(|v| v.binding == Binding::Pytorch),
+            reproduced_on: run
+                .as_ref()
+                .filter(|_| {
+                    report.is_some_and(|r| r.results.iter().any(|e| e.scenario == scenario.slug))
+                })
+                .cloned(),
             reports,
             why_not_here: None,
             texts,
@@ -221,6 +251,7 @@ pub fn build(root: &Path, catalog: &[Scenario], report: Option<&Report>) -> anyh
             book_page: None,
             run: None,
             pytorch: false,
+            reproduced_on: None,
             reports: known.reports,
             why_not_here: Some(known.why_not_here),
             texts: known

@@ -70,11 +70,7 @@ pub fn explain(index: &Index, text: &str) -> Answer {
     let errors: Vec<String> = ranker.errors(text).into_iter().map(|e| e.line).collect();
     let first = errors.first().map(|l| l.to_ascii_lowercase());
     let asynchronous = first.is_some_and(|l| ASYNCHRONOUS.iter().any(|a| l.contains(a)));
-    let matches: Vec<Match> = ranker
-        .rank(text)
-        .into_iter()
-        .map(|r| to_match(index, r))
-        .collect();
+    let matches: Vec<Match> = ranker.rank(text).into_iter().map(to_match).collect();
     let report = (!matches.iter().any(|m| m.reproduced)).then(|| prefilled_report(text));
     Answer {
         errors,
@@ -84,18 +80,14 @@ pub fn explain(index: &Index, text: &str) -> Answer {
     }
 }
 
-fn to_match(index: &Index, r: Ranked) -> Match {
+fn to_match(r: Ranked) -> Match {
     let c: &Case = r.case;
-    let reproduced_on = c
-        .reproduced
-        .then(|| index.run.clone())
-        .flatten()
-        .map(|mut run| {
-            if !c.pytorch {
-                run.pytorch = None;
-            }
-            run
-        });
+    let reproduced_on = c.reproduced_on.clone().map(|mut run| {
+        if !c.pytorch {
+            run.pytorch = None;
+        }
+        run
+    });
     Match {
         scenario: c.scenario.clone(),
         reproduced: c.reproduced,

@@ -22,7 +22,8 @@ pub mod exit {
 /// all: figures, paths and device numbers are ignored. In a log with
 /// several errors the first is taken as the likely cause. Exit codes: 0 a
 /// reproduced case matches; 15 none does (a report to file is printed); 2
-/// the text is empty or the index cannot be read.
+/// the text is empty, standard input cannot be read, or the index cannot be
+/// read.
 #[derive(clap::Args, Debug, Clone)]
 pub struct Args {
     /// The error text. None, or `-`: the whole text from standard input.
@@ -32,8 +33,8 @@ pub struct Args {
     #[arg(long)]
     pub json: bool,
     /// How many matches to print, best first.
-    #[arg(long, default_value_t = 3, value_name = "N")]
-    pub top: usize,
+    #[arg(long, default_value_t = 3, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub top: u16,
     /// Read this index instead of the one built in
     /// (docs/src/explain/index.json).
     #[arg(long, value_name = "FILE")]
@@ -79,7 +80,7 @@ fn run_inner(args: &Args) -> anyhow::Result<ExitCode> {
     );
     let mut answer = answer::explain(&index, &text);
     let found = answer.matches.iter().any(|m| m.reproduced);
-    answer.matches.truncate(args.top.max(1));
+    answer.matches.truncate(usize::from(args.top));
     if args.json {
         println!("{}", serde_json::to_string_pretty(&answer)?);
     } else {
@@ -100,11 +101,13 @@ fn input(args: &[String]) -> anyhow::Result<String> {
     if stdin.is_terminal() {
         eprintln!("Paste the error (a whole traceback is fine), then press Ctrl-D.");
     }
-    let mut text = String::new();
+    let mut bytes = Vec::new();
     stdin
-        .read_to_string(&mut text)
+        .read_to_end(&mut bytes)
         .map_err(|e| anyhow::anyhow!("cannot read standard input: {e}"))?;
-    Ok(text)
+    // A log may hold a byte that is not UTF-8 (a Windows path, say): it is
+    // read as U+FFFD, and the rest of the log as written.
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 /// The answer as a person reads it.
@@ -149,6 +152,12 @@ fn render_match(rank: usize, m: &Match) -> String {
     out.push_str(&field("cause", &m.cause));
     out.push_str(&field("fix", &m.fix));
     if m.reproduced {
+        if m.reproduced_on.is_none() {
+            out.push_str(&field(
+                "reproduced",
+                "not in the committed GPU run yet: a case added since; its page says what ran",
+            ));
+        }
         if let Some(on) = &m.reproduced_on {
             let pytorch = on
                 .pytorch

@@ -267,13 +267,30 @@ pub fn is_error_name(feature: &str) -> bool {
 
 /// A word with `_` between letters, or camelCase: an API's name for a
 /// thing (`CUDA_ERROR_OUT_OF_MEMORY`, `cudaErrorAssert`, `OutOfMemoryError`).
+/// camelCase means a lowercase start with a capital after it (`cudaMalloc`),
+/// or two humps or more (`OutOfResources`): one hump is a name or a plain
+/// exception (`PyTorch`, `RuntimeError`), no API's word.
 pub fn is_identifier(word: &str) -> bool {
     let bytes = word.as_bytes();
     let inner_underscore = word.trim_matches('_').contains('_');
-    let camel = bytes
+    let humps = bytes
         .windows(2)
-        .any(|w| w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase());
+        .filter(|w| w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase())
+        .count();
+    let lower_start = bytes.first().is_some_and(u8::is_ascii_lowercase);
+    let camel = humps >= 2 || (humps == 1 && lower_start);
     word.len() > 3 && (inner_underscore || camel)
+}
+
+/// Whether a line says it reports an error: an exception's name before a
+/// colon (`RuntimeError:`, `torch.OutOfMemoryError:`), `error:` in any
+/// case, or a device-side assertion.
+pub fn says_error(line: &str) -> bool {
+    let lower = line.to_ascii_lowercase();
+    line.contains("Error:")
+        || line.contains("Exception:")
+        || lower.contains("error:")
+        || line.contains("Assertion `")
 }
 
 /// A generic word, or a generic identifier read as a word (`runtimeerror`).
@@ -451,5 +468,9 @@ mod tests {
         assert!(!is_identifier("CUDA"));
         assert!(!is_identifier("__init__"));
         assert!(!is_identifier("memory"));
+        assert!(is_identifier("cudaMalloc"));
+        assert!(is_identifier("OutOfResources"));
+        assert!(!is_identifier("PyTorch"));
+        assert!(!is_identifier("RuntimeError"));
     }
 }

@@ -49,6 +49,10 @@ pub struct Case {
     /// Whether the case has PyTorch variants (the run's PyTorch applies).
     #[serde(default)]
     pub pytorch: bool,
+    /// The run that reproduced it, where the committed report holds its
+    /// trials (a case added since has none until a full run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reproduced_on: Option<RunInfo>,
     /// Public reports (`owner/repo#N`) of this failure.
     #[serde(default)]
     pub reports: Vec<String>,

@@ -88,22 +88,45 @@ impl<'a> Ranker<'a> {
         self.weight.get(feature).copied().unwrap_or(0.0)
     }
 
-    /// The lines of `text` that hold a feature some case holds, in order,
-    /// each error once: the first is the likely cause.
+    /// The errors of `text`, in order, each once: the first is the likely
+    /// cause. An error starts at a line that says it is one (`…Error:`,
+    /// `error:`, an assertion), or at a line that holds what some case
+    /// holds; the lines right after it that say no new error but hold what
+    /// a case holds continue it (a message wrapped over lines).
     pub fn errors(&self, text: &str) -> Vec<ErrorLine> {
         let mut out: Vec<ErrorLine> = Vec::new();
+        let mut continuing = false;
         for line in features::without_frames(text) {
             let f: BTreeSet<String> = features::line_features(line)
                 .into_iter()
                 .filter(|f| self.weight.contains_key(f))
                 .collect();
-            if f.is_empty() || out.iter().any(|e| e.features == f) {
+            let marked = features::says_error(line);
+            if !marked && f.is_empty() {
+                continuing = false;
                 continue;
             }
-            out.push(ErrorLine {
-                line: line.trim().to_owned(),
-                features: f,
+            if !marked && continuing {
+                if let Some(last) = out.last_mut() {
+                    last.features.extend(f);
+                }
+                continue;
+            }
+            let trimmed = line.trim().to_owned();
+            let repeated = out.iter().any(|e| {
+                if f.is_empty() {
+                    e.line == trimmed
+                } else {
+                    e.features == f
+                }
             });
+            continuing = !repeated;
+            if !repeated {
+                out.push(ErrorLine {
+                    line: trimmed,
+                    features: f,
+                });
+            }
         }
         out
     }

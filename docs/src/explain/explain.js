@@ -161,8 +161,20 @@
 
   function isIdentifier(word) {
     var inner = word.replace(/^_+|_+$/g, "").indexOf("_") >= 0;
-    var camel = /[a-z][A-Z]/.test(word);
+    var humps = (word.match(/[a-z](?=[A-Z])/g) || []).length;
+    var lowerStart = /^[a-z]/.test(word);
+    var camel = humps >= 2 || (humps === 1 && lowerStart);
     return word.length > 3 && (inner || camel);
+  }
+
+  function saysError(line) {
+    var lower = lower_(line);
+    return line.indexOf("Error:") >= 0 || line.indexOf("Exception:") >= 0 ||
+      lower.indexOf("error:") >= 0 || line.indexOf("Assertion `") >= 0;
+  }
+
+  function lower_(s) {
+    return s.replace(/[A-Z]/g, function (c) { return c.toLowerCase(); });
   }
 
   function featuresOf(toks) {
@@ -272,12 +284,22 @@
   Ranker.prototype.errors = function (text) {
     var self = this;
     var out = [];
+    var continuing = false;
     withoutFrames(text).forEach(function (line) {
-      var f = Array.from(lineFeatures(line)).filter(function (x) { return self.weight.has(x); }).sort(byteOrder);
-      if (f.length === 0) return;
-      var key = f.join("\n");
-      if (out.some(function (e) { return e.key === key; })) return;
-      out.push({ line: line.trim(), features: new Set(f), key: key });
+      var f = Array.from(lineFeatures(line)).filter(function (x) { return self.weight.has(x); });
+      var marked = saysError(line);
+      if (!marked && f.length === 0) { continuing = false; return; }
+      if (!marked && continuing) {
+        if (out.length) f.forEach(function (x) { out[out.length - 1].features.add(x); });
+        return;
+      }
+      var trimmed = line.trim();
+      var key = f.slice().sort(byteOrder).join("\n");
+      var repeated = out.some(function (e) {
+        return f.length === 0 ? e.line === trimmed : Array.from(e.features).sort(byteOrder).join("\n") === key;
+      });
+      continuing = !repeated;
+      if (!repeated) out.push({ line: trimmed, features: new Set(f) });
     });
     return out;
   };

@@ -27,7 +27,7 @@
 
   function render(index, answer, out) {
     out.innerHTML = "";
-    if (answer.errors.length > 1) {
+    if (answer.errors.length > 0) {
       var list = el("ol", {}, answer.errors.map(function (e, i) {
         return el("li", {}, [el("code", {}, [e]), i === 0 ? " (the first: the likely cause)" : " (after the first: likely its consequence)"]);
       }));
@@ -43,7 +43,7 @@
     }
     if (answer.matches.length === 0) {
       out.appendChild(el("p", { class: "explain-none" }, [
-        "No reproduced case matches this text. `casebook explain` prints a report to file for it.",
+        "No reproduced case matches this text. casebook-explain prints the text of an issue to file for it.",
       ]));
       return;
     }
@@ -58,13 +58,15 @@
         field("cause", el("span", {}, [c.cause])),
         field(c.reproduced ? "fix" : "what to check", el("span", {}, [c.fix])),
       ]);
-      if (c.reproduced && index.run) {
-        var r = index.run;
+      if (c.reproduced && c.reproduced_on) {
+        var r = c.reproduced_on;
         var torch = c.pytorch && r.pytorch ? ", PyTorch " + r.pytorch.split(",")[0] : "";
         box.appendChild(field("reproduced", el("span", {}, [
           r.gpu + ", driver " + r.driver + ", CUDA " + r.cuda + torch + ", commit " + r.commit.slice(0, 7) + " (" + r.date + ")",
         ])));
-      } else if (!c.reproduced) {
+      } else if (c.reproduced) {
+        box.appendChild(field("reproduced", el("span", {}, ["not in the committed GPU run yet: a case added since"])));
+      } else {
         box.appendChild(field("reproduced", el("span", {}, ["no: " + (c.why_not_here || "")])));
       }
       if (c.reports.length) box.appendChild(field("reports", el("span", {}, [c.reports.join(", ")])));
