@@ -53,8 +53,9 @@ pub fn scenario() -> Scenario {
                 illegal address does: the synchronisation after it returns the assert's error, \
                 and so does every later call in that process. Only a new process gets a working \
                 context.",
-        fix: "Validate every index against the table length on the host before launching the lookup \
-              kernel, and launch only with valid indices, so the kernel's assert() never fires.",
+        fix: "Validate every index (class labels, embedding ids) against the table's length on the \
+              host before the lookup kernel runs, and run it only with valid indices, so its assert() \
+              never fires (sticky-error's validated-py does the same in PyTorch).",
         symptoms: &[
             "an error on the second call",
             "device-side assert triggered",

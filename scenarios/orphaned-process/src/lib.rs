@@ -43,8 +43,8 @@ pub fn scenario() -> Scenario {
                 is held by a process still alive: often a worker's child that outlived its parent. Kill \
                 the worker's process group, and look for holders with nvidia-smi --query-compute-apps.",
         fix: "Start data-loader workers in their own process group and kill the whole group (killpg, \
-              SIGKILL), not the worker's pid alone; find any surviving holder with nvidia-smi --query- \
-              compute-apps.",
+              SIGKILL), not the worker's pid alone; find any surviving holder with \
+              nvidia-smi --query-compute-apps.",
         symptoms: &["out of memory", "out of memory though memory is free"],
         requires: Requirement::GPU_ALONE,
         reports: &[],

@@ -34,13 +34,15 @@ const TRITON: &str = "python/triton_matmul.py";
 pub fn scenario() -> Scenario {
     Scenario {
         slug: "oversized-shared-memory",
-        title: "Kernel output is garbage, no error (a launch asked for more shared memory than a block has)",
+        title: "A launch asks for more shared memory than a block has: garbage output with no error \
+                (CUDA C++), or Triton's OutOfResources: out of resource: shared memory",
         cause: "A launch whose dynamic shared memory exceeds the block's limit fails with \
                 cudaErrorInvalidValue and runs nothing; unchecked, the program goes on with stale output. \
                 Check every launch, opt in with cudaFuncSetAttribute, and tile to fit.",
         fix: "Read cudaDevAttrMaxSharedMemoryPerBlockOptin, opt the kernel in with \
               cudaFuncSetAttribute(cudaFuncAttributeMaxDynamicSharedMemorySize), tile the data so each \
-              block's shared buffer fits, and check every launch with cudaGetLastError.",
+              block's shared buffer fits, and check every launch with cudaGetLastError; in Triton, \
+              size the tiles and num_stages from the device's max_shared_mem.",
         symptoms: &["wrong results, no error", "out of resource: shared memory"],
         requires: Requirement::GPU,
         reports: &[],
