@@ -269,8 +269,11 @@ pub mod cli {
         let mut cmd = Cli::command();
         cmd.find_subcommand_mut("run-all")
             .map(|c| {
+                // Wrapped at 100 columns, so the page shows it without a
+                // sideways scroll.
                 c.clone()
                     .bin_name("casebook run-all")
+                    .term_width(100)
                     .render_long_help()
                     .to_string()
             })

@@ -129,7 +129,8 @@ fn pytorch_texts(catalog: &[Scenario], report: &Report) -> String {
         let quoted: Vec<String> = texts.iter().map(|t| format!("`{t}`")).collect();
         let _ = writeln!(
             md,
-            "- [{slug}](docs/src/scenarios/{slug}.md): {}",
+            "- [{slug}](docs/src/scenarios/{slug}.md) ({}): {}",
+            catalog[pos].title,
             quoted.join("; ")
         );
     }
