@@ -141,6 +141,7 @@ pub fn generate(inputs: &Inputs) -> anyhow::Result<Book> {
 pub const REPRODUCE_JSON: &[&str] = &[
     "docs/evidence/reproduce-h100.json",
     "docs/evidence/reproduce-h200.json",
+    "docs/evidence/reproduce-whole-h100-859e916.json",
     "docs/evidence/reproduce-whole-h100.json",
 ];
 
