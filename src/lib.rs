@@ -62,10 +62,12 @@ pub mod cli {
         pub command: Command,
     }
 
-    /// Which trials to run, and where the reports go.
+    /// Which trials a command takes: every command that selects trials
+    /// reads the same option.
     #[derive(clap::Args)]
-    pub struct Selection {
-        /// Run only trials whose `<slug>::<variant>` contains this (repeatable).
+    pub struct Filters {
+        /// Only trials whose `<slug>::<variant>` contains this (repeatable;
+        /// a value may start with '-': `--filter -py`).
         #[arg(
             long = "filter",
             short = 'f',
@@ -73,6 +75,13 @@ pub mod cli {
             allow_hyphen_values = true
         )]
         pub filters: Vec<String>,
+    }
+
+    /// Which trials to run, and where the reports go.
+    #[derive(clap::Args)]
+    pub struct Selection {
+        #[command(flatten)]
+        pub filter: Filters,
         /// Folder for report.json, report.md, junit.xml, snapshots.tar (and
         /// reproduce.json, for reproduce).
         #[arg(long, value_name = "DIR", default_value = "target/casebook")]
@@ -166,14 +175,8 @@ pub mod cli {
         ///
         /// Exit codes: 0 listed; 4 a filter matched nothing.
         List {
-            /// List only trials whose `<slug>::<variant>` contains this (repeatable).
-            #[arg(
-                long = "filter",
-                short = 'f',
-                value_name = "TEXT",
-                allow_hyphen_values = true
-            )]
-            filters: Vec<String>,
+            #[command(flatten)]
+            filter: Filters,
         },
         /// Print the environment fingerprint (GPU, driver, CUDA, toolkit) as JSON.
         Env,
@@ -185,14 +188,8 @@ pub mod cli {
         /// 4 a filter matched nothing; 5 matrix snapshots new or changed;
         /// 8 no compute-sanitizer.
         Sanitize {
-            /// Run only trials whose `<slug>::<variant>` contains this (repeatable).
-            #[arg(
-                long = "filter",
-                short = 'f',
-                value_name = "TEXT",
-                allow_hyphen_values = true
-            )]
-            filters: Vec<String>,
+            #[command(flatten)]
+            filter: Filters,
             /// Folder for sanitize.json and snapshots.tar.
             #[arg(long, value_name = "DIR", default_value = "target/casebook")]
             out: PathBuf,

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use casebook_harness::{child, run_all, workspace};
 use clap::Parser;
-use cuda_casebook::cli::{Cli, Command, Selection};
+use cuda_casebook::cli::{Cli, Command, Filters, Selection};
 
 /// Exit code of `casebook docs --check` when pages are stale.
 const DOCS_STALE: u8 = 7;
@@ -18,7 +18,11 @@ fn main() -> ExitCode {
     workspace::pin_insta_root(&root);
     match Cli::parse().command {
         Command::RunAll {
-            selection: Selection { filters, out },
+            selection:
+                Selection {
+                    filter: Filters { filters },
+                    out,
+                },
             jobs,
             partition,
         } => {
@@ -41,7 +45,11 @@ fn main() -> ExitCode {
             out,
         } => collect(&catalog, &results, partition, &out),
         Command::Bench {
-            selection: Selection { filters, out },
+            selection:
+                Selection {
+                    filter: Filters { filters },
+                    out,
+                },
         } => {
             workspace::quiet_insta();
             casebook_harness::bench::run(
@@ -60,7 +68,11 @@ fn main() -> ExitCode {
         } if !from.is_empty() => casebook_harness::reproduce::from_reports(&catalog, &from, &out),
         Command::Reproduce {
             runs,
-            selection: Selection { filters, out },
+            selection:
+                Selection {
+                    filter: Filters { filters },
+                    out,
+                },
             jobs,
             ..
         } => {
@@ -75,7 +87,9 @@ fn main() -> ExitCode {
                 },
             )
         }
-        Command::List { filters } => list(&catalog, &filters),
+        Command::List {
+            filter: Filters { filters },
+        } => list(&catalog, &filters),
         Command::Explain(args) => casebook_explain::cli::run(&args),
         Command::Env => match casebook_harness::environment::detect() {
             Ok(env) => {
@@ -94,7 +108,7 @@ fn main() -> ExitCode {
         },
         Command::Docs { check } => docs(&root, check),
         Command::Sanitize {
-            filters,
+            filter: Filters { filters },
             out,
             jobs,
             from_cells,

@@ -269,6 +269,7 @@ pub fn build(root: &Path, catalog: &[Scenario], report: Option<&Report>) -> anyh
     Ok(Index {
         schema: Index::SCHEMA,
         run,
+        matcher: Some(casebook_explain::index::Matcher::of_this_build()),
         cases,
     })
 }

@@ -9,7 +9,7 @@ use crate::rank::{Ranked, Ranker};
 
 /// Fragments of errors that the GPU reports after the fact: the call that
 /// returns them need not be the one that failed.
-const ASYNCHRONOUS: &[&str] = &[
+pub const ASYNCHRONOUS: &[&str] = &[
     "illegal memory access",
     "device-side assert",
     "misaligned address",

@@ -342,7 +342,7 @@ pub fn figures(text: &str) -> Vec<String> {
     out
 }
 
-const UNITS: &[(&str, f64)] = &[
+pub const UNITS: &[(&str, f64)] = &[
     ("B", 1.0),
     ("bytes", 1.0),
     ("KiB", 1024.0),

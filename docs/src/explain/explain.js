@@ -5,45 +5,42 @@
 (function () {
   "use strict";
 
-  var GENERIC_WORDS = [
-    "a", "an", "and", "are", "as", "at", "be", "been", "by", "call", "can", "could", "cuda",
-    "device", "error", "errors", "exception", "failed", "failure", "file", "for", "from", "gpu",
-    "if", "in", "invalid", "is", "it", "its", "line", "may", "might", "no", "not", "of", "on", "or",
-    "please", "runtime", "runtimeerror", "see", "set", "that", "the", "this", "to", "torch", "try",
-    "use", "using", "was", "were", "with", "you", "your",
-  ];
-  var GENERIC_IDENTIFIERS = [
-    "runtimeerror", "acceleratorerror", "valueerror", "typeerror", "exception",
-    "cuda_launch_blocking", "torch_use_cuda_dsa",
-  ];
-  var BOILERPLATE = [
-    "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.",
-    "For debugging consider passing CUDA_LAUNCH_BLOCKING=1",
-    "Compile with TORCH_USE_CUDA_DSA to enable device-side assertions.",
-    "Device-side assertion tracking was not enabled by user.",
-    "Traceback (most recent call last):",
-    "The above exception was the direct cause of the following exception:",
-    "During handling of the above exception, another exception occurred:",
-    "If reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.",
-    "If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.",
-    "See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF",
-    "See documentation for Memory Management",
-    "terminate called after throwing an instance of",
-  ];
-  var MIN_SCORE = 2.5;
-  var FIRST_ERROR_WEIGHT = 2.0;
-  var OTHER_ERROR_WEIGHT = 0.5;
-  var ERROR_NAME_PREFIXES = [
-    "cuda_error_", "cudaerror", "cublas_status_", "cudnn_status_", "cusolver_status_",
-    "cusparse_status_", "curand_status_", "cufft_", "nvml_error_", "nccl",
-  ];
+  // The word lists and weights come from the index (its `matcher`, written
+  // from crates/explain's constants): set by configure() before ranking.
+  var GENERIC_WORDS = [];
+  var GENERIC_IDENTIFIERS = [];
+  var BOILERPLATE = [];
+  var ERROR_NAME_PREFIXES = [];
+  var UNITS = {};
+  var ASYNCHRONOUS = [];
+  var MIN_SCORE = 0;
+  var FIRST_ERROR_WEIGHT = 0;
+  var OTHER_ERROR_WEIGHT = 0;
+  var SENTENCES = [];
+
+  function configure(matcher) {
+    GENERIC_WORDS = matcher.generic_words;
+    GENERIC_IDENTIFIERS = matcher.generic_identifiers;
+    BOILERPLATE = matcher.boilerplate;
+    ERROR_NAME_PREFIXES = matcher.error_name_prefixes;
+    UNITS = {};
+    matcher.units.forEach(function (u) { UNITS[u[0]] = u[1]; });
+    ASYNCHRONOUS = matcher.asynchronous;
+    MIN_SCORE = matcher.min_score;
+    FIRST_ERROR_WEIGHT = matcher.first_error_weight;
+    OTHER_ERROR_WEIGHT = matcher.other_error_weight;
+    SENTENCES = BOILERPLATE.map(function (x) {
+      return lineTokens(x).filter(function (t) { return t !== BREAK; }).map(lower);
+    });
+  }
+
+  var BREAK = null;
 
   function isErrorName(f) {
     if (!f.startsWith("id:")) return false;
     var w = f.slice(3);
     return ERROR_NAME_PREFIXES.some(function (p) { return w.startsWith(p); });
   }
-  var BREAK = null;
 
   function lines(text) {
     var out = text.split("\n").map(function (l) {
@@ -110,9 +107,6 @@
     return w.replace(/[A-Z]/g, function (c) { return c.toLowerCase(); });
   }
 
-  var SENTENCES = BOILERPLATE.map(function (s) {
-    return lineTokens(s).filter(function (t) { return t !== BREAK; }).map(lower);
-  });
 
   function removeBoilerplate(tokens) {
     var words = [];
@@ -199,7 +193,6 @@
     return out;
   }
 
-  var UNITS = { B: 1, bytes: 1, KiB: 1024, MiB: 1048576, GiB: 1073741824, TiB: 1099511627776, KB: 1e3, MB: 1e6, GB: 1e9, TB: 1e12 };
 
   // As Rust's f64 parse reads digits and one dot: "1.", ".5", "1.5".
   function parseNumber(s) {
@@ -265,6 +258,7 @@
   }
 
   function Ranker(index) {
+    configure(index.matcher);
     this.index = index;
     this.textFeatures = index.cases.map(function (c) {
       return c.texts.map(function (t) { return features(t.text); });
@@ -372,13 +366,6 @@
     return out;
   }
 
-  var ASYNCHRONOUS = [
-    "illegal memory access", "device-side assert", "misaligned address", "unspecified launch failure",
-    "illegal instruction", "hardware stack error", "asynchronously reported",
-    "cuda_error_illegal_address", "cudaerrorillegaladdress", "cuda_error_assert", "cudaerrorassert",
-    "cuda_error_launch_failed", "cudaerrorlaunchfailure", "cuda_error_misaligned_address",
-    "cudaerrormisalignedaddress",
-  ];
 
   function explain(index, text) {
     var ranker = new Ranker(index);
@@ -391,5 +378,5 @@
     };
   }
 
-  window.casebookExplain = { explain: explain, features: features, Ranker: Ranker };
+  window.casebookExplain = { explain: explain, features: features, Ranker: Ranker, configure: configure };
 })();

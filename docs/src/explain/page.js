@@ -35,11 +35,7 @@
       out.appendChild(list);
     }
     if (answer.asynchronous) {
-      out.appendChild(el("blockquote", {}, [
-        "The GPU reports this error after the fact: the call that returned it need not be the one that failed. " +
-        "Run again with CUDA_LAUNCH_BLOCKING=1 (every launch then waits for its kernel), or under " +
-        "compute-sanitizer --tool memcheck, which names the kernel, the thread and the address.",
-      ]));
+      out.appendChild(el("blockquote", {}, [index.matcher.asynchronous_hint.replace(/`/g, "")]));
     }
     if (answer.matches.length === 0) {
       out.appendChild(el("p", { class: "explain-none" }, [
