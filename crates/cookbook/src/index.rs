@@ -23,8 +23,14 @@ pub fn summary(catalog: &[Scenario]) -> String {
 pub fn introduction(catalog: &[Scenario], report: Option<&Report>) -> String {
     let mut md = String::from(
         "# cuda-casebook\n\nThe ways CUDA programs fail, reproduced on a real GPU next to their fixes. Each page \
-         takes one failure from an article, shows the broken code and the fixed code that ran, and the \
-         evidence: what each variant did on the GPU, and whether the article's claims held.\n\n\
+         takes one failure, from an article or from the errors users report in public issue \
+         trackers, shows the broken code and the fixed code that ran, and the evidence: what each \
+         variant did on the GPU, and whether the claims made about it (the articles', NVIDIA's) \
+         held.\n\n\
+         A **case** is one failure; its **variants** are the broken program, the fixed one and \
+         sometimes the article's code as printed or a third way; each variant's run on a GPU, in \
+         a process of its own, is a **trial**. The first cases came from five articles, the \
+         **seeds**.\n\n\
          **Got a CUDA error?** Paste it, traceback and all, into [Paste your error](paste-your-error.md), \
          or into `casebook explain` on the command line: either names the case that reproduces it.\n\n",
     );
