@@ -19,11 +19,11 @@ const EXAMPLE: &str = "RuntimeError: Cannot re-initialize CUDA in forked subproc
 
 /// The trials whose rows the README shows.
 const EXAMPLE_ROWS: &[(&str, &str)] = &[
-    ("fork-after-init", "broken-py"),
-    ("fork-after-init", "fixed-py"),
     ("missing-free", "broken"),
     ("missing-free", "fixed"),
     ("sticky-error", "broken"),
+    ("invalid-device-ordinal", "broken-cpp"),
+    ("invalid-device-ordinal", "fixed-cpp"),
 ];
 
 pub fn readme(
@@ -129,8 +129,7 @@ fn pytorch_texts(catalog: &[Scenario], report: &Report) -> String {
         let quoted: Vec<String> = texts.iter().map(|t| format!("`{t}`")).collect();
         let _ = writeln!(
             md,
-            "- [{slug}](docs/src/scenarios/{slug}.md) ({}): {}",
-            catalog[pos].title,
+            "- [{slug}](docs/src/scenarios/{slug}.md): {}",
             quoted.join("; ")
         );
     }
