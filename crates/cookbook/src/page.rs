@@ -179,9 +179,14 @@ fn also_reproduced_section(md: &mut String, scenario: &Scenario, report: Option<
                 let mut by_binding: Vec<(&str, Vec<String>)> = Vec::new();
                 for r in variants {
                     let words = binding_words(r.binding);
+                    let link = format!(
+                        "[{}]({slug}.md#{})",
+                        code_span(&r.variant),
+                        variant_anchor(&r.variant)
+                    );
                     match by_binding.iter_mut().find(|(b, _)| *b == words) {
-                        Some((_, names)) => names.push(code_span(&r.variant)),
-                        None => by_binding.push((words, vec![code_span(&r.variant)])),
+                        Some((_, names)) => names.push(link),
+                        None => by_binding.push((words, vec![link])),
                     }
                 }
                 let variants: Vec<String> = by_binding
@@ -200,13 +205,21 @@ fn also_reproduced_section(md: &mut String, scenario: &Scenario, report: Option<
 /// here so that the page carries it: a repository host shows a page's
 /// markdown as it is, where an include line shows no code. As mdBook does:
 /// the lines between `ANCHOR: anchor` and `ANCHOR_END: anchor`, less every
-/// other anchor's marker lines, or, without an anchor, the whole file; the
-/// lines joined without a final newline.
+/// other anchor's marker lines, or, without an anchor, the whole file less
+/// every marker line; the lines joined without a final newline.
 fn included(root: &Path, file: &str, anchor: Option<&str>) -> anyhow::Result<String> {
     let text = std::fs::read_to_string(root.join(file))
         .map_err(|e| anyhow::anyhow!("reading {file}: {e}"))?;
     let Some(anchor) = anchor else {
-        return Ok(text.lines().collect::<Vec<_>>().join("\n"));
+        // The whole file, less the anchors' marker lines, which say nothing
+        // to a reader.
+        return Ok(text
+            .lines()
+            .filter(|l| {
+                anchor_name(l, "ANCHOR:").is_none() && anchor_name(l, "ANCHOR_END:").is_none()
+            })
+            .collect::<Vec<_>>()
+            .join("\n"));
     };
     let mut kept = Vec::new();
     let mut inside = false;
@@ -223,6 +236,11 @@ fn included(root: &Path, file: &str, anchor: Option<&str>) -> anyhow::Result<Str
         }
     }
     Ok(kept.join("\n"))
+}
+
+/// The page anchor of a variant's section: `variant-device-assert-py`.
+pub(crate) fn variant_anchor(name: &str) -> String {
+    format!("variant-{name}")
 }
 
 /// The anchor a line marks with `marker` (`ANCHOR:` or `ANCHOR_END:`),
@@ -302,6 +320,8 @@ pub fn scenario_page(
     let mut whole_shown = BTreeSet::new();
     for variant in &scenario.variants {
         let src = source::locate(root, scenario, variant)?;
+        // A short anchor per variant, for links from other pages.
+        let _ = writeln!(md, "<a id=\"{}\"></a>\n", variant_anchor(variant.name));
         let _ = writeln!(
             md,
             "### `{}` ({}): expected {}\n",
@@ -371,9 +391,11 @@ pub fn scenario_page(
                     res.seconds
                 );
             }
-            md.push_str(
-                "\nRaw figures (they differ between GPUs, so they are not in the snapshots):\n\n",
-            );
+            if results(report, slug).any(|r| !r.outcome.measures.is_empty()) {
+                md.push_str(
+                    "\nRaw figures (they differ between GPUs, so they are not in the snapshots):\n\n",
+                );
+            }
             for res in results(report, slug) {
                 let figures: Vec<String> = res
                     .outcome
@@ -853,8 +875,9 @@ mod include_tests {
         // Another anchor's markers are left out; the text has no final newline.
         assert_eq!(read(Some("outer")), "fn b() {}\nfn c() {}");
         assert_eq!(read(Some("inner")), "fn c() {}");
-        // The whole file, as `{{#include file}}` gives it: markers and all.
-        assert_eq!(read(None), text.trim_end());
+        // The whole file, less the markers, which mdBook's whole-file
+        // include would show and which say nothing to a reader.
+        assert_eq!(read(None), "fn a() {}\nfn b() {}\nfn c() {}\nfn d() {}");
         assert_eq!(read(Some("absent")), "");
         std::fs::remove_dir_all(&dir).unwrap();
     }

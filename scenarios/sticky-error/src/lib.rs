@@ -44,6 +44,7 @@ pub fn scenario() -> Scenario {
         symptoms: &[
             "an error on the second call",
             "an illegal memory access was encountered",
+            "device-side assert triggered",
         ],
         requires: Requirement::GPU,
         reports: &[],
