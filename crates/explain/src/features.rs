@@ -114,6 +114,10 @@ pub const BOILERPLATE: &[&str] = &[
     "See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF",
     "See documentation for Memory Management",
     "terminate called after throwing an instance of",
+    // PyTorch 2.x: "Search for `cudaErrorAssert' in <the runtime's docs> for
+    // more information." The error's name in it stays.
+    "Search for",
+    "for more information.",
 ];
 
 /// One word of a text, or a break where a figure, a path or removed
