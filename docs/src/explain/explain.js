@@ -326,12 +326,40 @@
       });
       if (best === null) return;
       if (best.score >= MIN_SCORE) {
-        ranked.push({ i: i, total: total, case: c, score: best.score, matched: matchedSpans(toks, new Set(best.shared)) });
+        var matched = matchedSpans(toks, new Set(best.shared)).map(function (m) {
+          return asWritten(text, m) || m;
+        });
+        ranked.push({ i: i, total: total, case: c, score: best.score, matched: matched });
       }
     });
     ranked.sort(function (a, b) { return b.score - a.score || b.total - a.total || a.i - b.i; });
     return ranked;
   };
+
+  // The stretch of the text that holds the phrase's words in order with
+  // only punctuation and spaces between them, as rank.rs's as_written.
+  function asWritten(text, phrase) {
+    var words = phrase.split(" ");
+    var from = 0;
+    for (;;) {
+      var start = text.indexOf(words[0], from);
+      if (start < 0) return null;
+      var end = start + words[0].length;
+      var ok = true;
+      for (var k = 1; k < words.length; k++) {
+        var rest = text.slice(end);
+        var skip = rest.search(/[A-Za-z0-9_]/);
+        if (skip < 0) skip = rest.length;
+        if (rest.slice(0, skip).indexOf("\n") >= 0 || !rest.slice(skip).startsWith(words[k])) {
+          ok = false;
+          break;
+        }
+        end += skip + words[k].length;
+      }
+      if (ok) return text.slice(start, end);
+      from = start + words[0].length;
+    }
+  }
 
   function matchedSpans(toks, shared) {
     var covered = toks.map(function () { return false; });
