@@ -5,7 +5,7 @@
 use serde::Deserialize;
 
 use crate::index::Index;
-use crate::rank::Ranker;
+use crate::rank::{Ranked, Ranker};
 
 /// Where the held-out texts live, relative to the repository root.
 pub const TEXTS_TOML: &str = "crates/explain/tests/texts.toml";
@@ -63,11 +63,7 @@ pub fn evaluate(index: &Index, held: &HeldOut) -> Score {
     };
     for p in &held.paste {
         let ranked = ranker.rank(&p.text);
-        let got: Vec<&str> = ranked
-            .iter()
-            .take(3)
-            .map(|r| r.case.scenario.as_str())
-            .collect();
+        let got = first_three(&ranked);
         let reproduced = ranked.iter().any(|r| r.case.reproduced);
         let shown = if got.is_empty() {
             "no match".to_owned()
@@ -116,15 +112,7 @@ impl Score {
 /// writes in its self-test, for the book check to compare.
 pub fn selftest_lines(index: &Index, held: &HeldOut) -> Vec<String> {
     let ranker = Ranker::new(index);
-    let top3 = |text: &str| {
-        ranker
-            .rank(text)
-            .iter()
-            .take(3)
-            .map(|r| r.case.scenario.as_str())
-            .collect::<Vec<_>>()
-            .join(",")
-    };
+    let top3 = |text: &str| first_three(&ranker.rank(text)).join(",");
     let mut lines: Vec<String> = held
         .paste
         .iter()
@@ -137,4 +125,13 @@ pub fn selftest_lines(index: &Index, held: &HeldOut) -> Vec<String> {
         }
     }
     lines
+}
+
+/// The slugs of the first three answers.
+fn first_three<'a>(ranked: &[Ranked<'a>]) -> Vec<&'a str> {
+    ranked
+        .iter()
+        .take(3)
+        .map(|r| r.case.scenario.as_str())
+        .collect()
 }
