@@ -67,10 +67,15 @@ pub struct Match {
 
 pub fn explain(index: &Index, text: &str) -> Answer {
     let ranker = Ranker::new(index);
-    let errors: Vec<String> = ranker.errors(text).into_iter().map(|e| e.line).collect();
+    let found = ranker.errors(text);
+    let matches: Vec<Match> = ranker
+        .rank_with(text, &found)
+        .into_iter()
+        .map(to_match)
+        .collect();
+    let errors: Vec<String> = found.into_iter().map(|e| e.line).collect();
     let first = errors.first().map(|l| l.to_ascii_lowercase());
     let asynchronous = first.is_some_and(|l| ASYNCHRONOUS.iter().any(|a| l.contains(a)));
-    let matches: Vec<Match> = ranker.rank(text).into_iter().map(to_match).collect();
     let report = (!matches.iter().any(|m| m.reproduced)).then(|| prefilled_report(text));
     Answer {
         errors,

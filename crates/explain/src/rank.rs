@@ -133,15 +133,17 @@ impl<'a> Ranker<'a> {
 
     /// Every matching case, best first (ties by catalogue order).
     pub fn rank(&self, text: &str) -> Vec<Ranked<'a>> {
+        self.rank_with(text, &self.errors(text))
+    }
+
+    /// [`rank`](Self::rank), given the text's errors (as [`errors`](Self::errors)
+    /// reads them), for a caller that has them already.
+    pub fn rank_with(&self, text: &str, errors: &[ErrorLine]) -> Vec<Ranked<'a>> {
         let tokens = features::tokens(text);
         let mut query = features::features_of(&tokens);
         query.extend(features::figures(text));
-        let first: BTreeSet<String> = self
-            .errors(text)
-            .into_iter()
-            .next()
-            .map(|e| e.features)
-            .unwrap_or_default();
+        let empty = BTreeSet::new();
+        let first: &BTreeSet<String> = errors.first().map_or(&empty, |e| &e.features);
         let mut ranked: Vec<(usize, f64, Ranked<'a>)> = Vec::new();
         let query_errors: BTreeSet<&String> = query
             .iter()

@@ -299,11 +299,15 @@
   };
 
   Ranker.prototype.rank = function (text) {
+    return this.rankWith(text, this.errors(text));
+  };
+
+  // rank(), given the text's errors, for a caller that has them already.
+  Ranker.prototype.rankWith = function (text, errs) {
     var self = this;
     var toks = tokens(text);
     var query = featuresOf(toks);
     figures(text).forEach(function (x) { query.add(x); });
-    var errs = this.errors(text);
     var first = errs.length ? errs[0].features : new Set();
     var queryErrors = Array.from(query).filter(isErrorName);
     var ranked = [];
@@ -402,7 +406,7 @@
     return {
       errors: errs.map(function (e) { return e.line; }),
       asynchronous: first !== null && ASYNCHRONOUS.some(function (a) { return first.indexOf(a) >= 0; }),
-      matches: ranker.rank(text),
+      matches: ranker.rankWith(text, errs),
     };
   }
 
