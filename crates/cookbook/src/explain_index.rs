@@ -41,6 +41,9 @@ pub struct PastedText {
     /// `owner/repo#N`.
     pub report: String,
     pub versions: Option<String>,
+    /// Who in the thread traced the failure to the case's cause, and how:
+    /// for a reader checking that the text belongs here.
+    pub cause: Option<String>,
     pub text: String,
 }
 

@@ -32,6 +32,13 @@ pub const ASYNCHRONOUS_HINT: &str = "The GPU reports this error after the fact: 
      launch then waits for its kernel, so the error comes from the kernel that failed), or under \
      `compute-sanitizer --tool memcheck`, which names the kernel, the thread and the address.";
 
+/// Said where the first matches tie (`{n}`: how many): the text names an
+/// error that several cases return in the same words.
+pub const TIED_NOTE: &str = "The first {n} cases match this text equally: each returns this \
+     error in the same words, and the text alone does not tell which one you hit. Their causes \
+     differ: read each cause below against what your program does, or paste more of the log \
+     (the lines before the error, the output of a run with CUDA_LAUNCH_BLOCKING=1).";
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Answer {
     /// The errors the text shows, in order; the first is the likely cause.
@@ -40,6 +47,9 @@ pub struct Answer {
     pub asynchronous: bool,
     /// Best first; empty when nothing matches.
     pub matches: Vec<Match>,
+    /// How many matches, from the first, score the same as the first: two
+    /// or more, and the text alone does not tell those cases apart.
+    pub tied: usize,
     /// Where no reproduced case matches: a report to file, prefilled.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub report: Option<String>,
@@ -68,11 +78,11 @@ pub struct Match {
 pub fn explain(index: &Index, text: &str) -> Answer {
     let ranker = Ranker::new(index);
     let found = ranker.errors(text);
-    let matches: Vec<Match> = ranker
-        .rank_with(text, &found)
-        .into_iter()
-        .map(to_match)
-        .collect();
+    let ranked = ranker.rank_with(text, &found);
+    let tied = ranked.first().map_or(0, |best| {
+        ranked.iter().take_while(|r| r.score == best.score).count()
+    });
+    let matches: Vec<Match> = ranked.into_iter().map(to_match).collect();
     let errors: Vec<String> = found.into_iter().map(|e| e.line).collect();
     let first = errors.first().map(|l| l.to_ascii_lowercase());
     let asynchronous = first.is_some_and(|l| ASYNCHRONOUS.iter().any(|a| l.contains(a)));
@@ -81,6 +91,7 @@ pub fn explain(index: &Index, text: &str) -> Answer {
         errors,
         asynchronous,
         matches,
+        tied,
         report,
     }
 }

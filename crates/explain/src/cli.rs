@@ -4,7 +4,7 @@ use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::answer::{self, ASYNCHRONOUS_HINT, Answer, Match};
+use crate::answer::{self, ASYNCHRONOUS_HINT, Answer, Match, TIED_NOTE};
 use crate::index::Index;
 
 /// Exit codes of `explain`.
@@ -128,6 +128,10 @@ pub fn render(answer: &Answer) -> String {
     }
     if answer.asynchronous {
         out.push_str(&format!("Note: {ASYNCHRONOUS_HINT}\n\n"));
+    }
+    if answer.tied > 1 {
+        out.push_str(&TIED_NOTE.replace("{n}", &answer.tied.to_string()));
+        out.push_str("\n\n");
     }
     for (i, m) in answer.matches.iter().enumerate() {
         out.push_str(&render_match(i + 1, m));

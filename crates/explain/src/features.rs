@@ -19,11 +19,13 @@
 //!    is not a generic one (`RuntimeError`), as `id:<word>`; and every three
 //!    consecutive words without a break, lowercased, that are not all
 //!    generic words or generic identifiers, as `w:<a> <b> <c>`.
-//! 5. What the figures of PyTorch's out-of-memory message say, read before
-//!    they are dropped ([`figures`]): the request is larger than the whole
-//!    GPU (`fig:request-exceeds-capacity`), or memory PyTorch reserved but
-//!    left unallocated would hold it and is a twentieth of the GPU or more
-//!    (`fig:unallocated-reserve-holds-request`).
+//! 5. What the figures of an out-of-memory message say, read before they
+//!    are dropped ([`figures`]): the request is larger than the whole GPU;
+//!    the memory is there but in pieces; another process holds it; this
+//!    process's own tensors fill the GPU. The message's frame around its
+//!    figures ("total capacity", "already allocated", …) is the same
+//!    whatever the cause, and is removed as boilerplate (step 3). A unit
+//!    after a figure ("2.00 GiB") is part of the figure.
 
 use std::collections::BTreeSet;
 
@@ -112,8 +114,21 @@ pub const BOILERPLATE: &[&str] = &[
     "If reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.",
     "If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.",
     "See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF",
+    // The frame of PyTorch's out-of-memory message around its figures:
+    // the same for every cause; what the figures say is read apart
+    // ([`figures`]). 2.x, then 1.4 to 1.13, then 0.4 to 1.3.
+    "GPU has a total capacity of of which is free.",
+    "Process has memory in use.",
+    "Including non-PyTorch memory, this process has memory in use.",
+    "Of the allocated memory is allocated by PyTorch, and is reserved by PyTorch but unallocated.",
+    "GPU total capacity; already allocated; free; reserved in total by PyTorch)",
+    "GPU total capacity; already allocated; free; cached)",
+    "GPU total capacity; already allocated; free; cache)",
     "See documentation for Memory Management",
     "terminate called after throwing an instance of",
+    // The prefix PyTorch and most frameworks put before every CUDA error's
+    // own words ("CUDA error: an illegal memory access was encountered").
+    "CUDA error",
     // PyTorch 2.x: "Search for `cudaErrorAssert' in <the runtime's docs> for
     // more information." The error's name in it stays.
     "Search for",
@@ -171,7 +186,10 @@ pub fn line_tokens(line: &str) -> Vec<Token> {
                 word.push(c);
             } else if !word.is_empty() {
                 let w = std::mem::take(&mut word);
-                if w.chars().any(|c| c.is_ascii_digit()) {
+                let figure = w.chars().any(|c| c.is_ascii_digit());
+                // A unit after a figure is part of it: "2.00 GiB".
+                let unit_of_figure = unit(&w).is_some() && out.last() == Some(&Token::Break);
+                if figure || unit_of_figure {
                     out.push(Token::Break);
                 } else {
                     out.push(Token::Word(w));
@@ -316,32 +334,94 @@ pub fn line_features(line: &str) -> BTreeSet<String> {
     f
 }
 
-/// What the figures of an out-of-memory message say (step 5). PyTorch 2.x
-/// writes "Tried to allocate 2.00 GiB. GPU 0 has a total capacity of
-/// 79.19 GiB of which … is free. … 1.05 GiB is reserved by PyTorch but
-/// unallocated"; 1.x wrote "Tried to allocate 20.00 MiB (GPU 0; 7.79 GiB
-/// total capacity; 5.59 GiB already allocated; 19.75 MiB free; 5.85 GiB
-/// reserved in total by PyTorch)".
+/// The sizes an out-of-memory message gives, in bytes. PyTorch 2.x writes
+/// "Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.19 GiB of
+/// which 30.1 MiB is free. Including non-PyTorch memory, this process has
+/// 79.1 GiB memory in use. Of the allocated memory 44.0 GiB is allocated by
+/// PyTorch, and 1.05 GiB is reserved by PyTorch but unallocated"; 1.4 to
+/// 1.13 wrote "Tried to allocate 20.00 MiB (GPU 0; 7.79 GiB total capacity;
+/// 5.59 GiB already allocated; 19.75 MiB free; 5.85 GiB reserved in total by
+/// PyTorch)"; 0.4 to 1.3 ended "…; 19.75 MiB free; 260.0 MiB cached)", where
+/// "cached" is what PyTorch holds beyond what is allocated.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct OomSizes {
+    pub request: f64,
+    pub capacity: Option<f64>,
+    pub free: Option<f64>,
+    /// Allocated to tensors by PyTorch.
+    pub allocated: Option<f64>,
+    /// Reserved by PyTorch's caching allocator and not allocated.
+    pub unallocated: Option<f64>,
+    /// All this process holds on the GPU, PyTorch's or not (2.x only).
+    pub in_use: Option<f64>,
+}
+
+impl OomSizes {
+    /// The sizes of the first out-of-memory message in `text`, if it has
+    /// one with a request.
+    pub fn read(text: &str) -> Option<OomSizes> {
+        let request = size_after(text, "Tried to allocate ")?;
+        let allocated = size_before(text, " is allocated by PyTorch")
+            .or_else(|| size_before(text, " already allocated"));
+        let unallocated = size_before(text, " is reserved by PyTorch but unallocated")
+            .or_else(|| Some(size_before(text, " reserved in total by PyTorch")? - allocated?))
+            .or_else(|| size_before(text, " cached)"))
+            .or_else(|| size_before(text, " cache)"));
+        Some(OomSizes {
+            request,
+            capacity: size_after(text, "total capacity of ")
+                .or_else(|| size_before(text, " total capacity")),
+            free: size_before(text, " is free").or_else(|| size_before(text, " free;")),
+            allocated,
+            unallocated,
+            in_use: size_after(text, "this process has "),
+        })
+    }
+
+    /// What this process holds: as the message says (2.x), or what PyTorch
+    /// holds, allocated or not (1.x, which leaves out the context's own).
+    fn this_process(&self) -> Option<f64> {
+        self.in_use
+            .or_else(|| Some(self.allocated? + self.unallocated.unwrap_or(0.0)))
+    }
+}
+
+/// What the figures of an out-of-memory message say (step 5), each a
+/// feature a case's texts can share:
+/// - `fig:request-exceeds-capacity`: one request larger than the whole GPU.
+/// - `fig:unallocated-reserve-holds-request`: free and reserved-but-
+///   unallocated memory together would hold the request, and the unallocated
+///   part is a twentieth of the GPU or more. The memory is there, in pieces.
+/// - `fig:memory-held-outside-this-process`: a quarter of the GPU or more
+///   is neither free nor this process's: another process holds it.
+/// - `fig:this-process-holds-the-gpu`: what PyTorch holds in this process is
+///   three quarters of the GPU or more, and none of the above: the
+///   program's own tensors fill it.
 pub fn figures(text: &str) -> Vec<String> {
+    let Some(m) = OomSizes::read(text) else {
+        return Vec::new();
+    };
     let mut out = Vec::new();
-    let Some(request) = size_after(text, "Tried to allocate ") else {
+    if m.capacity.is_some_and(|c| m.request > c) {
+        out.push("fig:request-exceeds-capacity".to_owned());
+        return out;
+    }
+    let pieces = m.unallocated.is_some_and(|u| {
+        u + m.free.unwrap_or(0.0) >= m.request && m.capacity.is_none_or(|c| u >= c / 20.0)
+    });
+    if pieces {
+        out.push("fig:unallocated-reserve-holds-request".to_owned());
+        return out;
+    }
+    let (Some(capacity), Some(mine)) = (m.capacity, m.this_process()) else {
         return out;
     };
-    let capacity =
-        size_after(text, "total capacity of ").or_else(|| size_before(text, " total capacity"));
-    if capacity.is_some_and(|c| request > c) {
-        out.push("fig:request-exceeds-capacity".to_owned());
-    }
-    let unallocated = size_before(text, " is reserved by PyTorch but unallocated").or_else(|| {
-        let reserved = size_before(text, " reserved in total by PyTorch")?;
-        let allocated = size_before(text, " already allocated")?;
-        Some(reserved - allocated)
-    });
-    // "Large", as PyTorch's advice has it: at least the request, and at
-    // least a twentieth of the GPU.
-    let large = |u: f64| u >= request && capacity.is_none_or(|c| u >= c / 20.0);
-    if unallocated.is_some_and(large) {
-        out.push("fig:unallocated-reserve-holds-request".to_owned());
+    if let Some(free) = m.free
+        && capacity - free - mine >= capacity / 4.0
+    {
+        out.push("fig:memory-held-outside-this-process".to_owned());
+    } else if m.allocated.unwrap_or(0.0) + m.unallocated.unwrap_or(0.0) >= 0.75 * capacity {
+        out.push("fig:this-process-holds-the-gpu".to_owned());
     }
     out
 }
@@ -399,7 +479,13 @@ pub fn features_of(tokens: &[Token]) -> BTreeSet<String> {
         match t {
             Token::Word(w) => {
                 let lower = w.to_ascii_lowercase();
-                if is_identifier(w) && !GENERIC_IDENTIFIERS.contains(&lower.as_str()) {
+                // A framework's generic exception name says how the error
+                // was raised, not what it is: it breaks a phrase.
+                if GENERIC_IDENTIFIERS.contains(&lower.as_str()) {
+                    run.clear();
+                    continue;
+                }
+                if is_identifier(w) {
                     out.insert(format!("id:{lower}"));
                 }
                 run.push(lower);
@@ -444,6 +530,7 @@ mod tests {
                 .any(|x| x.contains("asynchronously") || x.contains("assertions"))
         );
         assert!(!f.contains("id:runtimeerror"));
+        assert!(!features("RuntimeError: CUDA out of memory").contains("w:runtimeerror cuda out"));
         assert!(!f.contains("id:cuda_launch_blocking"));
         // A framework's generic exception name makes no phrase either.
         let f = features("torch.AcceleratorError: CUDA error: invalid device ordinal");
@@ -458,10 +545,53 @@ mod tests {
         assert_eq!(figures(new), vec!["fig:unallocated-reserve-holds-request"]);
         let old = "RuntimeError: CUDA out of memory. Tried to allocate 305.18 GiB (GPU 0; 14.75 GiB total capacity; 1.25 GiB already allocated; 12.94 GiB free; 1.27 GiB reserved in total by PyTorch)";
         assert_eq!(figures(old), vec!["fig:request-exceeds-capacity"]);
-        let plain = "RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 7.79 GiB total capacity; 5.59 GiB already allocated; 19.75 MiB free; 5.85 GiB reserved in total by PyTorch)";
-        // 0.26 GiB reserved but unallocated on a 7.79 GiB GPU is no large share.
-        assert!(figures(plain).is_empty());
+        let own = "RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 7.79 GiB total capacity; 5.59 GiB already allocated; 19.75 MiB free; 5.85 GiB reserved in total by PyTorch)";
+        // 0.26 GiB reserved but unallocated on a 7.79 GiB GPU is no large
+        // share; PyTorch holds three quarters of the GPU.
+        assert_eq!(figures(own), vec!["fig:this-process-holds-the-gpu"]);
+        let cached = "RuntimeError: CUDA out of memory. Tried to allocate 7.31 GiB (GPU 0; 11.92 GiB total capacity; 307.86 MiB already allocated; 4.36 GiB free; 6.80 GiB cached)";
+        // Free and cached memory would hold it together.
+        assert_eq!(
+            figures(cached),
+            vec!["fig:unallocated-reserve-holds-request"]
+        );
+        let elsewhere = "Tried to allocate 216.00 MiB (GPU 0; 7.92 GiB total capacity; 69.17 MiB already allocated; 24.56 MiB free; 86.00 MiB reserved in total by PyTorch)";
+        assert_eq!(
+            figures(elsewhere),
+            vec!["fig:memory-held-outside-this-process"]
+        );
+        let other = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 40.00 GiB. GPU 0 has a total capacity of 79.18 GiB of which 30.00 GiB is free. Process 4242 has 40.00 GiB memory in use. Including non-PyTorch memory, this process has 9.00 GiB memory in use. Of the allocated memory 8.00 GiB is allocated by PyTorch, and 0 bytes is reserved by PyTorch but unallocated.";
+        assert_eq!(figures(other), vec!["fig:memory-held-outside-this-process"]);
+        // Nothing said of the GPU: nothing read.
+        assert!(
+            figures("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 62.02 GiB.")
+                .is_empty()
+        );
         assert!(figures("CUDA out of memory").is_empty());
+    }
+
+    #[test]
+    fn the_frame_of_an_out_of_memory_message_and_its_units_make_no_feature() {
+        let f = features(
+            "RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 7.79 GiB total capacity; 5.59 GiB already allocated; 19.75 MiB free; 5.85 GiB reserved in total by PyTorch)",
+        );
+        assert!(f.contains("w:tried to allocate"));
+        assert!(
+            !f.iter()
+                .any(|x| x.contains("capacity") || x.contains("mib") || x.contains("gib")),
+            "{f:?}"
+        );
+        let f = features(
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.18 GiB of which 30.00 MiB is free. Including non-PyTorch memory, this process has 79.1 GiB memory in use. Of the allocated memory 44.0 GiB is allocated by PyTorch, and 1.05 GiB is reserved by PyTorch but unallocated.",
+        );
+        assert!(
+            !f.iter().any(|x| x.contains("capacity")
+                || x.contains("process")
+                || x.contains("unallocated")),
+            "{f:?}"
+        );
+        // A unit is a word where no figure stands before it.
+        assert!(line_tokens("size in MiB").contains(&Token::Word("MiB".into())));
     }
 
     #[test]

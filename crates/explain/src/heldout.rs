@@ -42,6 +42,9 @@ pub struct Score {
     pub covered: usize,
     /// Of those, the right case first, and among the first three.
     pub first: usize,
+    /// Of those not first, the right case scored the same as the first:
+    /// the text alone cannot put it ahead, and the answer says so.
+    pub tied_first: usize,
     pub top3: usize,
     /// Texts labelled `none`, and of those, how many matched no reproduced
     /// case.
@@ -56,6 +59,7 @@ pub fn evaluate(index: &Index, held: &HeldOut) -> Score {
     let mut s = Score {
         covered: 0,
         first: 0,
+        tied_first: 0,
         top3: 0,
         uncovered: 0,
         no_match: 0,
@@ -85,6 +89,13 @@ pub fn evaluate(index: &Index, held: &HeldOut) -> Score {
         if got.first() == Some(&p.expect.as_str()) {
             s.first += 1;
         } else {
+            let best = ranked.first().map(|r| r.score);
+            if ranked
+                .iter()
+                .any(|r| r.case.scenario == p.expect && Some(r.score) == best)
+            {
+                s.tied_first += 1;
+            }
             s.misses
                 .push(format!("{}: {} -> {shown}", p.report, p.expect));
         }
@@ -100,9 +111,10 @@ impl Score {
     pub fn summary(&self) -> String {
         format!(
             "of {} held-out texts whose cause a case reproduces, the right case came first for \
-             {} and among the first three for {}; of {} whose cause no case reproduces, {} \
-             matched no reproduced case",
-            self.covered, self.first, self.top3, self.uncovered, self.no_match
+             {} (and tied for first, in an answer that says the text cannot tell the tied \
+             cases apart, for {} more) and among the first three for {}; of {} whose cause no \
+             case reproduces, {} matched no reproduced case",
+            self.covered, self.first, self.tied_first, self.top3, self.uncovered, self.no_match
         )
     }
 }

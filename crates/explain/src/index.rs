@@ -34,6 +34,8 @@ pub struct Matcher {
     pub units: Vec<(String, f64)>,
     pub asynchronous: Vec<String>,
     pub asynchronous_hint: String,
+    /// Said where the first matches tie; `{n}`: how many.
+    pub tied_note: String,
     pub min_score: f64,
     pub first_error_weight: f64,
     pub other_error_weight: f64,
@@ -54,6 +56,7 @@ impl Matcher {
                 .collect(),
             asynchronous: owned(crate::answer::ASYNCHRONOUS),
             asynchronous_hint: crate::answer::ASYNCHRONOUS_HINT.to_owned(),
+            tied_note: crate::answer::TIED_NOTE.to_owned(),
             min_score: crate::rank::MIN_SCORE,
             first_error_weight: crate::rank::FIRST_ERROR_WEIGHT,
             other_error_weight: crate::rank::OTHER_ERROR_WEIGHT,

@@ -95,12 +95,19 @@
         if (isWordChar(c)) {
           word += c;
         } else if (word.length > 0) {
-          out.push(/[0-9]/.test(word) ? BREAK : word);
+          var figure = /[0-9]/.test(word);
+          // A unit after a figure is part of it: "2.00 GiB".
+          var unitOfFigure = unitOf(word) !== null && out.length > 0 && out[out.length - 1] === BREAK;
+          out.push(figure || unitOfFigure ? BREAK : word);
           word = "";
         }
       }
     });
     return out;
+  }
+
+  function unitOf(word) {
+    return Object.prototype.hasOwnProperty.call(UNITS, word) ? UNITS[word] : null;
   }
 
   function lower(w) {
@@ -180,7 +187,12 @@
         return;
       }
       var l = lower(t);
-      if (isIdentifier(t) && GENERIC_IDENTIFIERS.indexOf(l) < 0) out.add("id:" + l);
+      // A framework's generic exception name breaks a phrase.
+      if (GENERIC_IDENTIFIERS.indexOf(l) >= 0) {
+        run = [];
+        return;
+      }
+      if (isIdentifier(t)) out.add("id:" + l);
       run.push(l);
       if (run.length >= 3) {
         var tri = run.slice(run.length - 3);
@@ -207,7 +219,7 @@
     rest = rest.slice(number.length).trimStart();
     var word = /^[A-Za-z]*/.exec(rest)[0];
     var n = parseNumber(number);
-    return isNaN(n) || !(word in UNITS) ? null : n * UNITS[word];
+    return isNaN(n) || unitOf(word) === null ? null : n * unitOf(word);
   }
 
   function sizeBefore(text, marker) {
@@ -215,30 +227,60 @@
     if (at < 0) return null;
     var head = text.slice(0, at).trimEnd();
     var word = /[A-Za-z]*$/.exec(head)[0];
-    if (!(word in UNITS)) return null;
+    if (unitOf(word) === null) return null;
     head = head.slice(0, head.length - word.length).trimEnd();
     var number = /[0-9.]*$/.exec(head)[0];
     var n = parseNumber(number);
     return isNaN(n) ? null : n * UNITS[word];
   }
 
-  function figures(text) {
-    var out = [];
+  // As OomSizes::read in features.rs.
+  function oomSizes(text) {
     var request = sizeAfter(text, "Tried to allocate ");
-    if (request === null) return out;
-    var capacity = sizeAfter(text, "total capacity of ");
-    if (capacity === null) capacity = sizeBefore(text, " total capacity");
-    if (capacity !== null && request > capacity) out.push("fig:request-exceeds-capacity");
+    if (request === null) return null;
+    var allocated = sizeBefore(text, " is allocated by PyTorch");
+    if (allocated === null) allocated = sizeBefore(text, " already allocated");
     var unallocated = sizeBefore(text, " is reserved by PyTorch but unallocated");
     if (unallocated === null) {
       var reserved = sizeBefore(text, " reserved in total by PyTorch");
-      var allocated = sizeBefore(text, " already allocated");
-      unallocated = reserved !== null && allocated !== null ? reserved - allocated : null;
+      if (reserved !== null && allocated !== null) unallocated = reserved - allocated;
     }
-    if (unallocated !== null && unallocated >= request && (capacity === null || unallocated >= capacity / 20.0)) {
-      out.push("fig:unallocated-reserve-holds-request");
+    if (unallocated === null) unallocated = sizeBefore(text, " cached)");
+    if (unallocated === null) unallocated = sizeBefore(text, " cache)");
+    var capacity = sizeAfter(text, "total capacity of ");
+    if (capacity === null) capacity = sizeBefore(text, " total capacity");
+    var free = sizeBefore(text, " is free");
+    if (free === null) free = sizeBefore(text, " free;");
+    return {
+      request: request,
+      capacity: capacity,
+      free: free,
+      allocated: allocated,
+      unallocated: unallocated,
+      inUse: sizeAfter(text, "this process has ")
+    };
+  }
+
+  // As figures in features.rs.
+  function figures(text) {
+    var m = oomSizes(text);
+    if (m === null) return [];
+    if (m.capacity !== null && m.request > m.capacity) return ["fig:request-exceeds-capacity"];
+    var u = m.unallocated;
+    var pieces = u !== null &&
+      u + (m.free === null ? 0 : m.free) >= m.request &&
+      (m.capacity === null || u >= m.capacity / 20.0);
+    if (pieces) return ["fig:unallocated-reserve-holds-request"];
+    var mine = m.inUse;
+    if (mine === null && m.allocated !== null) mine = m.allocated + (u === null ? 0 : u);
+    if (m.capacity === null || mine === null) return [];
+    if (m.free !== null && m.capacity - m.free - mine >= m.capacity / 4.0) {
+      return ["fig:memory-held-outside-this-process"];
     }
-    return out;
+    if ((m.allocated === null ? 0 : m.allocated) + (u === null ? 0 : u) >= 0.75 * m.capacity) {
+      return ["fig:this-process-holds-the-gpu"];
+    }
+    return [];
   }
 
   function features(text) {
@@ -403,10 +445,14 @@
     var ranker = new Ranker(index);
     var errs = ranker.errors(text);
     var first = errs.length ? lower(errs[0].line) : null;
+    var matches = ranker.rankWith(text, errs);
+    var tied = 0;
+    while (tied < matches.length && matches[tied].score === matches[0].score) tied++;
     return {
       errors: errs.map(function (e) { return e.line; }),
       asynchronous: first !== null && ASYNCHRONOUS.some(function (a) { return first.indexOf(a) >= 0; }),
-      matches: ranker.rankWith(text, errs),
+      matches: matches,
+      tied: tied,
     };
   }
 

@@ -43,6 +43,11 @@
       ]));
       return;
     }
+    if (answer.tied > 1) {
+      out.appendChild(el("p", { class: "explain-tied" }, [
+        index.matcher.tied_note.replace("{n}", String(answer.tied)),
+      ]));
+    }
     answer.matches.slice(0, 3).forEach(function (m, i) {
       var c = m.case;
       var title = c.book_page

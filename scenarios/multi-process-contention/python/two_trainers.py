@@ -3,19 +3,20 @@ memory it saw at start (`torch.cuda.mem_get_info()`), as if the GPU were
 its own: both plan on the same bytes, and the second to allocate gets
 `torch.OutOfMemoryError`.
 
-What to notice: the fix gives each process a share up front,
-`torch.cuda.set_per_process_memory_fraction`, and sizes the work from that
-share; PyTorch's allocator then refuses to go past it.
+What to notice: the fix gives each process its share of the free memory
+up front (90% of it, divided by the process count), caps PyTorch's
+allocator there with `torch.cuda.set_per_process_memory_fraction`, and
+sizes the work from that share. A share of the free memory, not of the
+total: a third process holding half the GPU leaves both room.
 """
 
 import multiprocessing
 
 import torch
 
-from casebook import names, result_name
+from casebook import message_of, names, result_name
 
 PROCESSES = 2
-SHARE = 0.45  # of the device's total memory, per process, in the fix
 
 
 def _plan_from_free():
@@ -24,9 +25,10 @@ def _plan_from_free():
 
 
 def _plan_from_share():
-    torch.cuda.set_per_process_memory_fraction(SHARE)
-    _, total = torch.cuda.mem_get_info()
-    return int(total * SHARE) // 10 * 9  # within this process's own share
+    free, total = torch.cuda.mem_get_info()
+    share = free / 10 * 9 / PROCESSES  # FIX: a budget per process, from a shared plan
+    torch.cuda.set_per_process_memory_fraction(share / total)
+    return int(share) // 10 * 9  # within this process's own share
 
 
 def trainer(plan, read, tried, results):
@@ -36,11 +38,11 @@ def trainer(plan, read, tried, results):
     read.wait()
     try:
         block = torch.empty(planned, dtype=torch.uint8, device="cuda")
-        said = "ok"
+        said, message = "ok", None
     except Exception as e:
-        block, said = None, result_name(e)
+        block, said, message = None, result_name(e), message_of(e)
     tried.wait()
-    results.put((said, planned))
+    results.put((said, message, planned))
     del block
 
 
@@ -59,10 +61,10 @@ def _run(rec, plan):
         p.join(timeout=60)
     # Those that allocated first, so which one won the race does not show.
     outcomes.sort(key=lambda o: o[0] != "ok")
-    for i, (said, planned) in enumerate(outcomes, start=1):
-        rec.step_result(f"process {i}: torch.empty(planned)", said)
+    for i, (said, message, planned) in enumerate(outcomes, start=1):
+        rec.step_result(f"process {i}: torch.empty(planned)", said, message=message)
         rec.measure(names.PLANNED_BYTES, planned)
-    completed = sum(said == "ok" for said, _ in outcomes)
+    completed = sum(said == "ok" for said, _, _ in outcomes)
     rec.measure(names.PROCESSES_COMPLETED, completed)
     rec.check(names.BOTH, completed == PROCESSES)
 

@@ -59,8 +59,9 @@ pub fn scenario() -> Scenario {
             Variant::broken("broken-cpp", Symptom::check_failed(BOTH), cpp::broken),
             Variant::fixed("fixed-cpp", cpp::fixed),
             Variant::fixed("fixed-py", Program::pytorch(PYTHON, "fixed")).also_differs(
-                "each process sizes its work from its share, 45% of the device, as the Rust \
-                 `fixed` does; PyTorch's allocator also refuses to go past it.",
+                "each process sizes its work from its share of the free memory, as the Rust \
+                 `fixed` does, and torch.cuda.set_per_process_memory_fraction caps PyTorch's \
+                 allocator at that share.",
             ),
         ],
     }

@@ -221,10 +221,13 @@ class Recorder:
         self._step(call, SUCCESS, tolerated)
         return Attempt(ok=True, value=value)
 
-    def step_result(self, call: str, result: str, tolerated: bool = False) -> None:
+    def step_result(
+        self, call: str, result: str, tolerated: bool = False, message: str | None = None
+    ) -> None:
         """Records a call made elsewhere (in a child process, through ctypes)
-        by the result name it reported: `ok`, or the error's name."""
-        self._step(call, result, tolerated)
+        by the result name it reported: `ok`, or the error's name; `message`,
+        the whole text of its error where it had one (`message_of`)."""
+        self._step(call, result, tolerated, message)
 
     def check(self, name: CheckName, ok: bool) -> bool:
         _expect(name, CheckName)
