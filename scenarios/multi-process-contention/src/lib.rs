@@ -33,6 +33,7 @@ pub const WORKERS: usize = 2;
 const BARRIER_ENV: &str = "CASEBOOK_BARRIER";
 
 const PYTHON: &str = "python/two_trainers.py";
+const JAX_THEN_TORCH: &str = "python/jax_then_torch.py";
 
 pub fn scenario() -> Scenario {
     Scenario {
@@ -58,6 +59,24 @@ pub fn scenario() -> Scenario {
             .then_shows(Symptom::cuda_error(pytorch::OUT_OF_MEMORY)),
             Variant::broken("broken-cpp", Symptom::check_failed(BOTH), cpp::broken),
             Variant::fixed("fixed-cpp", cpp::fixed),
+            Variant::broken(
+                "jax-preallocates-py",
+                Symptom::cuda_error(pytorch::OUT_OF_MEMORY),
+                Program::pytorch(JAX_THEN_TORCH, "broken"),
+            )
+            .then_shows(Symptom::check_failed(TORCH_ALLOCATES))
+            .also_differs(
+                "the other process is JAX, which takes 75% of the GPU when it starts \
+                 (XLA_PYTHON_CLIENT_PREALLOCATE), whatever it uses; the PyTorch process needs 40%.",
+            ),
+            Variant::fixed(
+                "jax-on-demand-py",
+                Program::pytorch(JAX_THEN_TORCH, "fixed"),
+            )
+            .also_differs(
+                "the same JAX process started with XLA_PYTHON_CLIENT_PREALLOCATE=false: it \
+                     takes what it uses.",
+            ),
             Variant::fixed("fixed-py", Program::pytorch(PYTHON, "fixed")).also_differs(
                 "each process sizes its work from its share of the free memory, as the Rust \
                  `fixed` does, and torch.cuda.set_per_process_memory_fraction caps PyTorch's \

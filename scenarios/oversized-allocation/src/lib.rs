@@ -11,8 +11,8 @@ use std::sync::Arc;
 use casebook_kernels::fatbin;
 use casebook_model::device::{self, PAGE, measure_bytes};
 use casebook_model::{
-    Claim, ClaimVerdict, Outcome, Reach, Recorder, Requirement, Scenario, Source, Symptom, Variant,
-    cudarc,
+    Claim, ClaimVerdict, Outcome, Program, Reach, Recorder, Requirement, Scenario, Source, Symptom,
+    Variant, cudarc, pytorch,
 };
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream, result};
 
@@ -44,6 +44,7 @@ fn size_text(bytes: usize) -> String {
     }
 }
 const OOM: &str = "CUDA_ERROR_OUT_OF_MEMORY";
+const PYTHON: &str = "python/one_batch.py";
 const OOM_CPP: &str = "cudaErrorMemoryAllocation";
 
 pub fn scenario() -> Scenario {
@@ -68,6 +69,20 @@ pub fn scenario() -> Scenario {
             ),
             Variant::broken("broken-cpp", Symptom::cuda_error(OOM_CPP), cpp::broken),
             Variant::fixed("fixed-cpp", cpp::fixed),
+            Variant::broken(
+                "broken-py",
+                Symptom::cuda_error(pytorch::OUT_OF_MEMORY),
+                Program::pytorch(PYTHON, "broken"),
+            )
+            .also_differs(
+                "one tensor twice the GPU's total memory, with no ballast: the request is larger than \
+                 the \"total capacity\" the message gives, as in the reports users paste.",
+            ),
+            Variant::fixed("fixed-py", Program::pytorch(PYTHON, "fixed"))
+                .small_when_reduced()
+                .also_differs(
+                    "the same data streamed through one tile of half the free memory, counted on the GPU.",
+                ),
         ],
     }
 }

@@ -1,0 +1,19 @@
+//! The stack limit is raised to what the walk needs before the launch.
+
+use casebook_model::{Recorder, device};
+use cudarc::driver::sys;
+
+use crate::{DEPTH, FRAME, record_limit, walk};
+
+// ANCHOR: run
+pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
+    let ctx = device::context(rec)?;
+    let need = (DEPTH as usize + 1) * 2 * FRAME * size_of::<f32>(); // FIX: a frame and as much again per call
+    rec.step(
+        "cuCtxSetLimit STACK_SIZE",
+        ctx.set_limit(sys::CUlimit::CU_LIMIT_STACK_SIZE, need),
+    )?;
+    record_limit(rec, &ctx);
+    walk(rec, &ctx)
+}
+// ANCHOR_END: run

@@ -1,0 +1,198 @@
+//! `kernel-stack-overflow`: a recursive device function (a tree walk, a
+//! recursive parser, a recursive functor) keeps a frame per call on the
+//! thread's stack. The compiler cannot size a recursion, so the stack is
+//! what the context's limit says, 1 KiB per thread by default; a walk 24
+//! calls deep with 256-byte frames runs past it, and the kernel stops with
+//! the driver's least specific fault, "unspecified launch failure", which
+//! poisons the context. The fix raises the limit (cuCtxSetLimit,
+//! cudaDeviceSetLimit with cudaLimitStackSize) to what the recursion needs
+//! before the launch, and the walk matches the CPU's.
+
+use std::sync::Arc;
+
+use casebook_model::device;
+use casebook_model::{
+    Claim, ClaimVerdict, Outcome, Passage, Reach, Recorder, Requirement, Scenario, Source, Symptom,
+    Variant, cudarc,
+};
+use cudarc::driver::{CudaContext, DriverError, LaunchConfig, PushKernelArg, sys};
+
+mod broken;
+mod fixed;
+
+pub mod fatbin {
+    include!(concat!(env!("OUT_DIR"), "/fatbins.rs"));
+}
+
+casebook_model::names_module!();
+
+casebook_model::cpp_variants! {
+    "cpp/kernel_stack_overflow.cu" {
+        broken: casebook_kernel_stack_overflow_broken_cpp,
+        fixed: casebook_kernel_stack_overflow_fixed_cpp,
+    }
+}
+
+/// Calls deep.
+pub const DEPTH: i32 = 24;
+/// Floats per frame (as CASEBOOK_FRAME in device/walk.cuh).
+pub const FRAME: usize = 64;
+const THREADS: usize = 32;
+
+const LAUNCH_FAILED: &str = "CUDA_ERROR_LAUNCH_FAILED";
+const LAUNCH_FAILED_CPP: &str = "cudaErrorLaunchFailure";
+
+pub fn scenario() -> Scenario {
+    Scenario {
+        slug: "kernel-stack-overflow",
+        title: "CUDA error: unspecified launch failure (a recursive kernel deeper than the thread's stack)",
+        cause: "A recursive device function keeps a frame per call on the thread's stack, whose \
+                size the compiler cannot know: it is the context's limit, 1 KiB per thread by \
+                default. A deeper recursion overflows it, and the kernel stops with the driver's \
+                least specific fault, unspecified launch failure, which poisons the context.",
+        fix: "Raise the per-thread stack before the launch to what the recursion needs \
+              (cudaDeviceSetLimit(cudaLimitStackSize, bytes), cuCtxSetLimit), or bound the depth \
+              and turn the recursion into a loop.",
+        symptoms: &["unspecified launch failure", "an error on the second call"],
+        requires: Requirement::GPU,
+        reports: &[],
+        claims: CLAIMS,
+        variants: vec![
+            Variant::broken(
+                "broken",
+                Symptom::cuda_error(LAUNCH_FAILED),
+                cudarc!(broken),
+            )
+            .then_shows(Symptom::check_failed(MATCHES)),
+            // Raising the limit reserves it for every thread the GPU can
+            // hold: gigabytes, so the fixes run alone.
+            Variant::fixed("fixed", cudarc!(fixed)).alone(),
+            Variant::broken(
+                "broken-cpp",
+                Symptom::cuda_error(LAUNCH_FAILED_CPP),
+                cpp::broken,
+            )
+            .then_shows(Symptom::check_failed(MATCHES)),
+            Variant::fixed("fixed-cpp", cpp::fixed).alone(),
+        ],
+    }
+}
+
+static LAUNCH_FAILURE_DOC: Passage = Passage {
+    document: "CUDA Runtime API, Data types used by CUDA Runtime",
+    section: "enum cudaError: cudaErrorLaunchFailure = 719",
+    url: "https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html",
+    text: "An exception occurred on the device while executing a kernel. Common causes include \
+           dereferencing an invalid device pointer and accessing out of bounds shared memory. \
+           Less common cases can be system specific - more information about these cases can be \
+           found in the system specific user guide. This leaves the process in an inconsistent \
+           state and any further CUDA work will return the same error. To continue using CUDA, \
+           the process must be terminated and relaunched.",
+};
+
+const CLAIMS: &[Claim] = &[
+    Claim {
+        id: "nvidia-launch-failure-is-a-device-exception",
+        source: Source::Nvidia(&LAUNCH_FAILURE_DOC),
+        quote: "An exception occurred on the device while executing a kernel.",
+        judged_by: "broken-cpp",
+        reach: Reach::Either,
+        // The walk overflows the default stack: its first error is
+        // cudaErrorLaunchFailure (confirmed), or it runs and matches the CPU
+        // (refuted). fixed-cpp, the same walk with the stack raised, is the
+        // control.
+        judge: |o: &Outcome| match (o.first_error_is(LAUNCH_FAILED_CPP), o.check(MATCHES)) {
+            (Some(true), _) => ClaimVerdict::Confirmed,
+            (None, Some(true)) => ClaimVerdict::Refuted,
+            (Some(false), _) => ClaimVerdict::Partly,
+            _ => ClaimVerdict::Undecided,
+        },
+    },
+    Claim {
+        id: "nvidia-launch-failure-poisons-the-process",
+        source: Source::Nvidia(&LAUNCH_FAILURE_DOC),
+        quote: "This leaves the process in an inconsistent state and any further CUDA work will \
+                return the same error.",
+        judged_by: "broken-cpp",
+        reach: Reach::AtBestPartly(
+            "one further call is tried (a cudaMalloc that has nothing to do with the kernel), \
+             not any further CUDA work",
+        ),
+        judge: |o: &Outcome| match o.fact(LATER_CALL).and_then(|v| v.as_str()) {
+            Some(LAUNCH_FAILED_CPP) => ClaimVerdict::Confirmed,
+            Some("cudaSuccess") => ClaimVerdict::Refuted,
+            Some(_) => ClaimVerdict::Partly,
+            None => ClaimVerdict::Undecided,
+        },
+    },
+];
+
+fn input() -> Vec<f32> {
+    (0..FRAME).map(|i| (i % 7) as f32 * 0.5).collect()
+}
+
+/// The CPU's walk, as device/walk.cuh's.
+fn walk_on_cpu(x: &[f32], depth: i32) -> f32 {
+    let d = depth as usize;
+    let frame: Vec<f32> = (0..FRAME)
+        .map(|i| x[(d + i) % FRAME] * (i + 1) as f32)
+        .collect();
+    if depth == 0 {
+        return frame.iter().fold(0.0, |s, v| s + v);
+    }
+    frame[d % FRAME] + walk_on_cpu(x, depth - 1)
+}
+
+/// The context's per-thread stack limit, recorded.
+pub(crate) fn record_limit(rec: &mut Recorder, ctx: &Arc<CudaContext>) {
+    if let Ok(limit) = rec.step(
+        "cuCtxGetLimit STACK_SIZE",
+        ctx.get_limit(sys::CUlimit::CU_LIMIT_STACK_SIZE),
+    ) {
+        device::measure_bytes(rec, STACK_LIMIT, limit);
+    }
+}
+
+/// The walk on the GPU, compared with the CPU's; then one unrelated call,
+/// whose result tells whether the process can still use the GPU.
+pub(crate) fn walk(rec: &mut Recorder, ctx: &Arc<CudaContext>) -> anyhow::Result<()> {
+    let f = device::kernel(rec, ctx, fatbin::WALK, "walk")?;
+    let stream = ctx.default_stream();
+    let x = rec.step("cuMemAlloc + copy (x)", stream.clone_htod(&input()))?;
+    let mut out = rec.step("cuMemAlloc (out)", stream.alloc_zeros::<f32>(THREADS))?;
+    rec.measure(DEPTH_MEASURE, f64::from(DEPTH));
+    let cfg = LaunchConfig {
+        grid_dim: (1, 1, 1),
+        block_dim: (THREADS as u32, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    let mut b = stream.launch_builder(&f);
+    b.arg(&x).arg(&mut out).arg(&DEPTH);
+    // SAFETY: the kernel reads FRAME floats of x and writes THREADS of out.
+    let ran: Result<(), DriverError> = rec
+        .step("cuLaunchKernel walk", unsafe { b.launch(cfg) }.map(|_| ()))
+        .and_then(|()| rec.step("cuStreamSynchronize", stream.synchronize()));
+    let got = ran.and_then(|()| rec.step("cuMemcpyDtoH (out)", stream.clone_dtoh(&out)));
+    let want = walk_on_cpu(&input(), DEPTH);
+    rec.check(
+        MATCHES,
+        got.as_ref().is_ok_and(|g| g.iter().all(|v| *v == want)),
+    );
+    // SAFETY: 1 MiB, freed below if it was allocated.
+    let later = rec.tolerate("cuMemAlloc (unrelated, after the kernel)", unsafe {
+        cudarc::driver::result::malloc_sync(1 << 20)
+    });
+    match later {
+        Ok(buf) => {
+            rec.fact(LATER_CALL, "CUDA_SUCCESS");
+            // SAFETY: nothing uses the buffer.
+            let _ = unsafe { cudarc::driver::result::free_sync(buf) };
+        }
+        Err(e) => {
+            rec.fact(LATER_CALL, casebook_model::ResultName::result_name(&e));
+            // The context is poisoned: its buffers cannot be freed.
+            std::mem::forget((x, out, f, stream));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,80 @@
+//! `nccl-duplicate-gpu`: a data-parallel job starts a process per rank
+//! (torch.distributed with NCCL), and two ranks end up on the same GPU: no
+//! rank selects its own device, so all use `cuda:0`, or the job starts more
+//! ranks than the machine has GPUs. NCCL refuses the communicator:
+//! `ncclInvalidUsage … Duplicate GPU detected : rank 1 and rank 0 both on
+//! CUDA device …`. The fix starts no more ranks than there are GPUs and
+//! puts each rank on its own; on a machine with one GPU, that is one rank,
+//! and its all_reduce completes.
+
+use casebook_model::{
+    Claim, ClaimVerdict, Outcome, Passage, Program, Reach, Requirement, Scenario, Source, Symptom,
+    Variant,
+};
+
+casebook_model::names_module!();
+
+const FILE: &str = "python/ranks.py";
+
+/// What each rank records: PyTorch's exception and NCCL's own lines, with
+/// the device's bus id and the ranks as `…`.
+const DUPLICATE_GPU: &str = "torch.distributed.DistBackendError: ncclInvalidUsage: This usually \
+     reflects invalid usage of NCCL library. Duplicate GPU detected : rank … and rank … both on \
+     CUDA device …";
+
+pub fn scenario() -> Scenario {
+    Scenario {
+        slug: "nccl-duplicate-gpu",
+        title: "ncclInvalidUsage: Duplicate GPU detected (two ranks of one job on the same GPU)",
+        cause: "Every rank of an NCCL communicator must have a GPU of its own. Ranks that never \
+                call torch.cuda.set_device(local_rank) all use cuda:0, and a job that starts more \
+                ranks than the machine has GPUs puts two on one; NCCL refuses the communicator.",
+        fix: "Start no more ranks than there are GPUs (torchrun --nproc-per-node equal to the GPU \
+              count) and select each rank's own device first: torch.cuda.set_device(local_rank), \
+              or init_process_group(device_id=...).",
+        symptoms: &["an error on the first call", "NCCL error"],
+        requires: Requirement::GPU,
+        reports: &[],
+        claims: CLAIMS,
+        variants: vec![
+            Variant::broken(
+                "broken-py",
+                Symptom::cuda_error(DUPLICATE_GPU),
+                Program::pytorch(FILE, "broken"),
+            )
+            .then_shows(Symptom::check_failed(ALL_REDUCED)),
+            Variant::fixed("fixed-py", Program::pytorch(FILE, "fixed")),
+        ],
+    }
+}
+
+static COMMUNICATORS_DOC: Passage = Passage {
+    document: "NCCL User Guide",
+    section: "Creating a Communicator",
+    url: "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/usage/communicators.html",
+    text: "When creating a communicator, a unique rank between 0 and n-1 has to be assigned to \
+           each of the n CUDA devices which are part of the communicator. Using the same CUDA \
+           device multiple times as different ranks of the same NCCL communicator is not \
+           supported and may lead to hangs.",
+};
+
+const CLAIMS: &[Claim] = &[Claim {
+    id: "nvidia-nccl-one-device-per-rank",
+    source: Source::Nvidia(&COMMUNICATORS_DOC),
+    quote: "Using the same CUDA device multiple times as different ranks of the same NCCL \
+            communicator is not supported and may lead to hangs.",
+    judged_by: "broken-py",
+    reach: Reach::AtBestPartly(
+        "the run shows the second use of the device refused (not supported); that it may hang \
+         instead is a possibility a run that was refused at once neither shows nor rules out",
+    ),
+    // Two ranks on one device: NCCL refuses them (confirmed, shown as
+    // partly), or both all_reduces complete (refuted). fixed-py, one rank
+    // per device, is the control.
+    judge: |o: &Outcome| match (o.first_error_is(DUPLICATE_GPU), o.check(ALL_REDUCED)) {
+        (Some(true), Some(false)) => ClaimVerdict::Confirmed,
+        (None, Some(true)) => ClaimVerdict::Refuted,
+        (Some(false), _) => ClaimVerdict::Partly,
+        _ => ClaimVerdict::Undecided,
+    },
+}];
