@@ -2,7 +2,8 @@
 // as a fatbin) and the C++ ones.
 #pragma once
 
-// Frames of this many floats: 256 bytes each on the thread's stack.
+// Frames of this many floats, with the registers each call saves: 568 bytes
+// per call on the thread's stack (ptxas, sm_90, nvcc 13.0).
 #define CASEBOOK_FRAME 64
 
 // A recursive walk, `depth` calls deep: each call keeps a frame of its own

@@ -3,12 +3,12 @@
 use casebook_model::{Recorder, device};
 use cudarc::driver::sys;
 
-use crate::{DEPTH, FRAME, record_limit, walk};
+use crate::{DEPTH, PER_CALL, record_limit, walk};
 
 // ANCHOR: run
 pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
     let ctx = device::context(rec)?;
-    let need = (DEPTH as usize + 1) * 2 * FRAME * size_of::<f32>(); // FIX: a frame and as much again per call
+    let need = (DEPTH as usize + 1) * PER_CALL; // FIX: the stack the recursion needs
     rec.step(
         "cuCtxSetLimit STACK_SIZE",
         ctx.set_limit(sys::CUlimit::CU_LIMIT_STACK_SIZE, need),

@@ -2,11 +2,13 @@
 //! recursive parser, a recursive functor) keeps a frame per call on the
 //! thread's stack. The compiler cannot size a recursion, so the stack is
 //! what the context's limit says, 1 KiB per thread by default; a walk 24
-//! calls deep with 256-byte frames runs past it, and the kernel stops with
-//! the driver's least specific fault, "unspecified launch failure", which
-//! poisons the context. The fix raises the limit (cuCtxSetLimit,
-//! cudaDeviceSetLimit with cudaLimitStackSize) to what the recursion needs
-//! before the launch, and the walk matches the CPU's.
+//! calls deep runs past it (ptxas reports 568 bytes per frame for sm_90
+//! with nvcc 13.0), and the kernel faults. On an H100 with driver 580 the
+//! fault is "an illegal memory access was encountered"; the threads users
+//! filed from older GPUs show "unspecified launch failure" for the same
+//! cause. Either poisons the context. The fix raises the limit
+//! (cudaDeviceSetLimit(cudaLimitStackSize), cuCtxSetLimit) before the
+//! launch to what the recursion needs, and the walk matches the CPU's.
 
 use std::sync::Arc;
 
@@ -39,93 +41,72 @@ pub const DEPTH: i32 = 24;
 pub const FRAME: usize = 64;
 const THREADS: usize = 32;
 
-const LAUNCH_FAILED: &str = "CUDA_ERROR_LAUNCH_FAILED";
-const LAUNCH_FAILED_CPP: &str = "cudaErrorLaunchFailure";
+/// What the overflow returns on an H100 with driver 580 (older GPUs, in
+/// the threads users filed, returned CUDA_ERROR_LAUNCH_FAILED).
+const OVERFLOW: &str = "CUDA_ERROR_ILLEGAL_ADDRESS";
+const OVERFLOW_CPP: &str = "cudaErrorIllegalAddress";
+/// Stack allowed per call in the fix: ptxas reports 568 bytes per frame
+/// for sm_90 with nvcc 13.0, and another compiler or GPU may need more.
+pub const PER_CALL: usize = 1024;
 
 pub fn scenario() -> Scenario {
     Scenario {
         slug: "kernel-stack-overflow",
-        title: "CUDA error: unspecified launch failure (a recursive kernel deeper than the thread's stack)",
+        title: "An illegal memory access, or unspecified launch failure, from a recursive kernel deeper \
+                than the thread's stack",
         cause: "A recursive device function keeps a frame per call on the thread's stack, whose \
                 size the compiler cannot know: it is the context's limit, 1 KiB per thread by \
-                default. A deeper recursion overflows it, and the kernel stops with the driver's \
-                least specific fault, unspecified launch failure, which poisons the context.",
+                default. A deeper recursion overflows it and the kernel faults (an illegal memory \
+                access on an H100; unspecified launch failure on older GPUs), which poisons the \
+                context.",
         fix: "Raise the per-thread stack before the launch to what the recursion needs \
               (cudaDeviceSetLimit(cudaLimitStackSize, bytes), cuCtxSetLimit), or bound the depth \
               and turn the recursion into a loop.",
-        symptoms: &["unspecified launch failure", "an error on the second call"],
+        symptoms: &[
+            "unspecified launch failure",
+            "an illegal memory access",
+            "an error on the second call",
+        ],
         requires: Requirement::GPU,
         reports: &[],
         claims: CLAIMS,
         variants: vec![
-            Variant::broken(
-                "broken",
-                Symptom::cuda_error(LAUNCH_FAILED),
-                cudarc!(broken),
-            )
-            .then_shows(Symptom::check_failed(MATCHES)),
+            Variant::broken("broken", Symptom::cuda_error(OVERFLOW), cudarc!(broken))
+                .then_shows(Symptom::check_failed(MATCHES)),
             // Raising the limit reserves it for every thread the GPU can
             // hold: gigabytes, so the fixes run alone.
             Variant::fixed("fixed", cudarc!(fixed)).alone(),
-            Variant::broken(
-                "broken-cpp",
-                Symptom::cuda_error(LAUNCH_FAILED_CPP),
-                cpp::broken,
-            )
-            .then_shows(Symptom::check_failed(MATCHES)),
+            Variant::broken("broken-cpp", Symptom::cuda_error(OVERFLOW_CPP), cpp::broken)
+                .then_shows(Symptom::check_failed(MATCHES)),
             Variant::fixed("fixed-cpp", cpp::fixed).alone(),
         ],
     }
 }
 
-static LAUNCH_FAILURE_DOC: Passage = Passage {
-    document: "CUDA Runtime API, Data types used by CUDA Runtime",
-    section: "enum cudaError: cudaErrorLaunchFailure = 719",
-    url: "https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html",
-    text: "An exception occurred on the device while executing a kernel. Common causes include \
-           dereferencing an invalid device pointer and accessing out of bounds shared memory. \
-           Less common cases can be system specific - more information about these cases can be \
-           found in the system specific user guide. This leaves the process in an inconsistent \
-           state and any further CUDA work will return the same error. To continue using CUDA, \
-           the process must be terminated and relaunched.",
+static STACK_LIMIT_DOC: Passage = Passage {
+    document: "CUDA Runtime API, Device Management",
+    section: "cudaDeviceSetLimit",
+    url: "https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__DEVICE.html",
+    text: "cudaLimitStackSize controls the stack size in bytes of each GPU thread.",
 };
 
-const CLAIMS: &[Claim] = &[
-    Claim {
-        id: "nvidia-launch-failure-is-a-device-exception",
-        source: Source::Nvidia(&LAUNCH_FAILURE_DOC),
-        quote: "An exception occurred on the device while executing a kernel.",
-        judged_by: "broken-cpp",
-        reach: Reach::Either,
-        // The walk overflows the default stack: its first error is
-        // cudaErrorLaunchFailure (confirmed), or it runs and matches the CPU
-        // (refuted). fixed-cpp, the same walk with the stack raised, is the
-        // control.
-        judge: |o: &Outcome| match (o.first_error_is(LAUNCH_FAILED_CPP), o.check(MATCHES)) {
-            (Some(true), _) => ClaimVerdict::Confirmed,
-            (None, Some(true)) => ClaimVerdict::Refuted,
-            (Some(false), _) => ClaimVerdict::Partly,
-            _ => ClaimVerdict::Undecided,
-        },
+const CLAIMS: &[Claim] = &[Claim {
+    id: "nvidia-stack-size-limit-is-per-thread-stack",
+    source: Source::Nvidia(&STACK_LIMIT_DOC),
+    quote: "cudaLimitStackSize controls the stack size in bytes of each GPU thread.",
+    judged_by: "fixed-cpp",
+    reach: Reach::Either,
+    // The walk that overflows the default stack, with cudaLimitStackSize
+    // raised to a KiB per call: it runs and matches the CPU (confirmed), or
+    // faults as before (refuted). broken-cpp, the same walk on the default
+    // limit, is the control: there the walk faults.
+    judge: |o: &Outcome| match (o.first_error(), o.check(MATCHES)) {
+        (None, Some(true)) => ClaimVerdict::Confirmed,
+        (Some(e), _) if e.result == OVERFLOW_CPP => ClaimVerdict::Refuted,
+        (Some(_), _) => ClaimVerdict::Partly,
+        _ => ClaimVerdict::Undecided,
     },
-    Claim {
-        id: "nvidia-launch-failure-poisons-the-process",
-        source: Source::Nvidia(&LAUNCH_FAILURE_DOC),
-        quote: "This leaves the process in an inconsistent state and any further CUDA work will \
-                return the same error.",
-        judged_by: "broken-cpp",
-        reach: Reach::AtBestPartly(
-            "one further call is tried (a cudaMalloc that has nothing to do with the kernel), \
-             not any further CUDA work",
-        ),
-        judge: |o: &Outcome| match o.fact(LATER_CALL).and_then(|v| v.as_str()) {
-            Some(LAUNCH_FAILED_CPP) => ClaimVerdict::Confirmed,
-            Some("cudaSuccess") => ClaimVerdict::Refuted,
-            Some(_) => ClaimVerdict::Partly,
-            None => ClaimVerdict::Undecided,
-        },
-    },
-];
+}];
 
 fn input() -> Vec<f32> {
     (0..FRAME).map(|i| (i % 7) as f32 * 0.5).collect()

@@ -18,7 +18,7 @@ const FILE: &str = "python/ranks.py";
 
 /// What each rank records: PyTorch's exception and NCCL's own lines, with
 /// the device's bus id and the ranks as `…`.
-const DUPLICATE_GPU: &str = "torch.distributed.DistBackendError: ncclInvalidUsage: This usually \
+const DUPLICATE_GPU: &str = "torch.DistBackendError: ncclInvalidUsage: This usually \
      reflects invalid usage of NCCL library. Duplicate GPU detected : rank … and rank … both on \
      CUDA device …";
 

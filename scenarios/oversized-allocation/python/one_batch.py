@@ -30,7 +30,7 @@ def broken(rec):
         "torch.ones(n, dtype=torch.uint8, device='cuda')",  # BUG: one tensor, larger than the GPU
         lambda: torch.ones(n, dtype=torch.uint8, device="cuda"),
     )
-    counted = attempt.value.count_nonzero().item() if attempt.ok else None
+    counted = attempt.value.sum(dtype=torch.int64).item() if attempt.ok else None
     # ANCHOR_END: broken
     del attempt
     rec.fact(names.BATCH_SIZE, 1)
@@ -49,7 +49,7 @@ def fixed(rec):
     while done < n:
         part = buffer[: min(tile, n - done)]
         part.fill_(1)  # this tile's share of the batch
-        counted += part.count_nonzero().item()
+        counted += part.sum(dtype=torch.int64).item()
         done += part.numel()
         tiles += 1
     # ANCHOR_END: fixed

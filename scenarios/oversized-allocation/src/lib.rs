@@ -74,6 +74,7 @@ pub fn scenario() -> Scenario {
                 Symptom::cuda_error(pytorch::OUT_OF_MEMORY),
                 Program::pytorch(PYTHON, "broken"),
             )
+            .then_shows(Symptom::check_failed(MATCHES))
             .also_differs(
                 "one tensor twice the GPU's total memory, with no ballast: the request is larger than \
                  the \"total capacity\" the message gives, as in the reports users paste.",

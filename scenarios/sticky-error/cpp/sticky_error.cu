@@ -17,6 +17,12 @@ using namespace casebook;
 
 static __global__ void faultingKernel() { *(volatile int *)nullptr = 1; }
 
+// A device-side check that gives up the way library code does without an
+// assert's message: __trap().
+static __global__ void trappingKernel() {
+  if (threadIdx.x == 0) __trap();
+}
+
 static __global__ void scaleKernel(float *data, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) data[i] *= 2.0f;
@@ -123,5 +129,23 @@ extern "C" int casebook_sticky_error_fixed_cpp(const casebook_recorder *r) {
   cudaError_t third = rec(r, "third call: cudaMalloc", cudaMalloc(&p, 1 << 20));
   if (third == cudaSuccess) third = rec(r, "third call: cudaFree", cudaFree(p));
   fact_text(r, names::THIRD_CALL_RETURNS, cudaGetErrorName(third));
+  return 0;
+}
+
+// The first model call's kernel traps instead of touching a bad address:
+// the driver names that fault no better than "unspecified launch failure",
+// and the second call gets it too.
+extern "C" int casebook_sticky_error_trap_cpp(const casebook_recorder *r) {
+  // ANCHOR: trap
+  trappingKernel<<<1, 32>>>();  // the first model call: its kernel traps
+  rec(r, "trappingKernel<<<>>>", cudaGetLastError());
+  rec(r, "cudaDeviceSynchronize", cudaDeviceSynchronize());
+  cudaError_t second;
+  {
+    Iteration it(r, "second model call");
+    second = runModel(r, false);  // Second model call
+  }
+  // ANCHOR_END: trap
+  fact_text(r, names::SECOND, cudaGetErrorName(second));
   return 0;
 }

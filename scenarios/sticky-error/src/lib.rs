@@ -20,10 +20,13 @@ casebook_model::cpp_variants! {
     "cpp/sticky_error.cu" {
         as_written: casebook_sticky_error_as_written_cpp,
         fixed: casebook_sticky_error_fixed_cpp,
+        trap: casebook_sticky_error_trap_cpp,
     }
 }
 
 pub(crate) const FAULT: &str = "CUDA_ERROR_ILLEGAL_ADDRESS";
+/// What a kernel that traps gives.
+const TRAP_CPP: &str = "cudaErrorLaunchFailure";
 
 const PYTHON: &str = "python/device_assert.py";
 
@@ -45,6 +48,7 @@ pub fn scenario() -> Scenario {
             "an error on the second call",
             "an illegal memory access was encountered",
             "device-side assert triggered",
+            "unspecified launch failure",
         ],
         requires: Requirement::GPU,
         reports: &[],
@@ -57,6 +61,11 @@ pub fn scenario() -> Scenario {
                      fix is the process boundary, so the program is shaped around it.",
             ),
             Variant::as_written("as-written-cpp", cpp::as_written),
+            Variant::broken("trap-cpp", Symptom::cuda_error(TRAP_CPP), cpp::trap).also_differs(
+                "the first model call's kernel traps (__trap(), as a device-side check that gives \
+                 up without an assert's message) instead of writing through a null pointer; the \
+                 driver calls that fault \"unspecified launch failure\".",
+            ),
             Variant::fixed("fixed-cpp", cpp::fixed).also_differs(
                 "as in `fixed`: the first, faulting model call runs in a child process forked \
                  before the parent touches CUDA, and the article's cudaDeviceReset is gone.",
