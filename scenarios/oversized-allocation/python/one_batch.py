@@ -18,19 +18,24 @@ REDUCED_BYTES = 256 << 20
 REDUCED_TILE = 64 << 20
 
 
-def _batch_bytes():
+# Doubles: their sums stay exact far beyond these counts, and summing a
+# tensor of its own dtype makes no temporary copy.
+ITEM = 8
+
+
+def _batch_items():
     _, total = torch.cuda.mem_get_info()
-    return 2 * total  # one sample's tensor: twice the GPU's memory
+    return 2 * total // ITEM  # one sample's tensor: twice the GPU's memory
 
 
 def broken(rec):
-    n = _batch_bytes()
+    n = _batch_items()
     # ANCHOR: broken
     attempt = rec.attempt(
-        "torch.ones(n, dtype=torch.uint8, device='cuda')",  # BUG: one tensor, larger than the GPU
-        lambda: torch.ones(n, dtype=torch.uint8, device="cuda"),
+        "torch.ones(n, dtype=torch.float64, device='cuda')",  # BUG: one tensor, larger than the GPU
+        lambda: torch.ones(n, dtype=torch.float64, device="cuda"),
     )
-    counted = attempt.value.sum(dtype=torch.int64).item() if attempt.ok else None
+    counted = attempt.value.sum().item() if attempt.ok else None
     # ANCHOR_END: broken
     del attempt
     rec.fact(names.BATCH_SIZE, 1)
@@ -40,20 +45,20 @@ def broken(rec):
 
 def fixed(rec):
     reduced = reduced_for_sanitizer(rec)
-    n = REDUCED_BYTES if reduced else _batch_bytes()
+    n = REDUCED_BYTES // ITEM if reduced else _batch_items()
     # ANCHOR: fixed
     free, _ = torch.cuda.mem_get_info()
-    tile = free // 2 if not reduced else REDUCED_TILE  # FIX: one tile that fits
-    buffer = torch.empty(tile, dtype=torch.uint8, device="cuda")
+    tile = (free // 2 if not reduced else REDUCED_TILE) // ITEM  # FIX: one tile that fits
+    buffer = torch.empty(tile, dtype=torch.float64, device="cuda")
     counted, done, tiles = 0, 0, 0
     while done < n:
         part = buffer[: min(tile, n - done)]
         part.fill_(1)  # this tile's share of the batch
-        counted += part.sum(dtype=torch.int64).item()
+        counted += part.sum().item()
         done += part.numel()
         tiles += 1
     # ANCHOR_END: fixed
     rec.measure(names.TILES_COUNT, tiles)
-    rec.measure(names.TILE_BYTES, tile)
+    rec.measure(names.TILE_BYTES, tile * ITEM)
     rec.fact(names.BATCH_SIZE, 1)
     rec.check(names.MATCHES, counted == n)
