@@ -34,10 +34,11 @@ pub const ASYNCHRONOUS_HINT: &str = "The GPU reports this error after the fact: 
 
 /// Said where the first matches tie (`{n}`: how many): the text names an
 /// error that several cases return in the same words.
-pub const TIED_NOTE: &str = "The first {n} cases match this text equally: each returns this \
-     error in the same words, and the text alone does not tell which one you hit. Their causes \
-     differ: read each cause below against what your program does, or paste more of the log \
-     (the lines before the error, the output of a run with CUDA_LAUNCH_BLOCKING=1).";
+pub const TIED_NOTE: &str = "The first {n} cases match this text equally: each is known by this \
+     error in these words (its run returned them or users reported them), and the text alone does \
+     not tell which one you hit. Their causes differ: read each cause below against what your \
+     program does, or paste more of the log (the lines before the error, the output of a run with \
+     CUDA_LAUNCH_BLOCKING=1).";
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Answer {

@@ -18,7 +18,8 @@
 //! 4. Features: every identifier (a word with `_` inside, or camelCase) that
 //!    is not a generic one (`RuntimeError`), as `id:<word>`; and every three
 //!    consecutive words without a break, lowercased, that are not all
-//!    generic words or generic identifiers, as `w:<a> <b> <c>`.
+//!    generic words or generic identifiers, as `w:<a> <b> <c>`, and two
+//!    words alone between breaks as `w:<a> <b>`.
 //! 5. What the figures of an out-of-memory message say, read before they
 //!    are dropped ([`figures`]): the request is larger than the whole GPU;
 //!    the memory is there but in pieces; another process holds it; this
@@ -89,8 +90,16 @@ pub const GENERIC_WORDS: &[&str] = &[
     "your",
 ];
 
-/// Identifiers every framework error carries, whatever the cause.
+/// Identifiers every framework error carries, whatever the cause: generic
+/// exception names, and the names of CUDA's libraries, which say where an
+/// error came from, not what it is (the library's status names do).
 pub const GENERIC_IDENTIFIERS: &[&str] = &[
+    "cublas",
+    "cudnn",
+    "cufft",
+    "curand",
+    "cusolver",
+    "cusparse",
     "runtimeerror",
     "acceleratorerror",
     "valueerror",
@@ -472,34 +481,80 @@ fn size_before(text: &str, marker: &str) -> Option<f64> {
     Some(head[number_start..].parse::<f64>().ok()? * factor)
 }
 
-pub fn features_of(tokens: &[Token]) -> BTreeSet<String> {
-    let mut out = BTreeSet::new();
-    let mut run: Vec<String> = Vec::new();
-    for t in tokens.iter().chain(std::iter::once(&Token::Break)) {
-        match t {
-            Token::Word(w) => {
-                let lower = w.to_ascii_lowercase();
-                // A framework's generic exception name says how the error
-                // was raised, not what it is: it breaks a phrase.
-                if GENERIC_IDENTIFIERS.contains(&lower.as_str()) {
-                    run.clear();
-                    continue;
-                }
-                if is_identifier(w) {
-                    out.insert(format!("id:{lower}"));
-                }
-                run.push(lower);
-                if run.len() >= 3 {
-                    let tri = &run[run.len() - 3..];
-                    if !tri.iter().all(|w| generic(w)) {
-                        out.insert(format!("w:{} {} {}", tri[0], tri[1], tri[2]));
-                    }
-                }
+/// A feature of a text and the tokens (their indices) it stands for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Phrase {
+    pub feature: String,
+    pub tokens: Vec<usize>,
+}
+
+/// Every feature of `tokens` (step 4) with the tokens it stands for, in
+/// order: what [`features_of`] collects and what the answer shows as
+/// matched.
+pub fn phrases(tokens: &[Token]) -> Vec<Phrase> {
+    let mut out = Vec::new();
+    let mut run: Vec<usize> = Vec::new();
+    let lower = |i: usize| match &tokens[i] {
+        Token::Word(w) => w.to_ascii_lowercase(),
+        Token::Break => String::new(),
+    };
+    let phrase = |run: &[usize]| Phrase {
+        feature: format!(
+            "w:{}",
+            run.iter().map(|&j| lower(j)).collect::<Vec<_>>().join(" ")
+        ),
+        tokens: run.to_vec(),
+    };
+    for i in 0..=tokens.len() {
+        let word = match tokens.get(i) {
+            Some(Token::Word(w)) => Some(w),
+            _ => None,
+        };
+        // An error's name (`CUDA_ERROR_INVALID_VALUE`) is a feature of its
+        // own, and the words after it ("invalid argument") a phrase of
+        // their own, as where a framework wrote "CUDA error:" instead.
+        let error_name = word.is_some_and(|w| {
+            is_identifier(w) && is_error_name(&format!("id:{}", w.to_ascii_lowercase()))
+        });
+        // A framework's generic exception name, or a library's name, says
+        // how or where the error was raised, not what it is: it breaks a
+        // phrase as a figure does; so does an error's name.
+        let generic_name =
+            word.is_some_and(|w| GENERIC_IDENTIFIERS.contains(&w.to_ascii_lowercase().as_str()));
+        if error_name {
+            out.push(Phrase {
+                feature: format!("id:{}", lower(i)),
+                tokens: vec![i],
+            });
+        }
+        let Some(w) = word.filter(|_| !error_name && !generic_name) else {
+            // Two words alone between breaks ("misaligned address" once
+            // "CUDA error:" is gone) make a phrase too.
+            if run.len() == 2 && !run.iter().all(|&j| generic(&lower(j))) {
+                out.push(phrase(&run));
             }
-            Token::Break => run.clear(),
+            run.clear();
+            continue;
+        };
+        if is_identifier(w) {
+            out.push(Phrase {
+                feature: format!("id:{}", lower(i)),
+                tokens: vec![i],
+            });
+        }
+        run.push(i);
+        if run.len() >= 3 {
+            let tri = &run[run.len() - 3..];
+            if !tri.iter().all(|&j| generic(&lower(j))) {
+                out.push(phrase(tri));
+            }
         }
     }
     out
+}
+
+pub fn features_of(tokens: &[Token]) -> BTreeSet<String> {
+    phrases(tokens).into_iter().map(|p| p.feature).collect()
 }
 
 #[cfg(test)]
@@ -531,6 +586,17 @@ mod tests {
         );
         assert!(!f.contains("id:runtimeerror"));
         assert!(!features("RuntimeError: CUDA out of memory").contains("w:runtimeerror cuda out"));
+        // Two words between breaks make a phrase, after an error's name too.
+        assert!(
+            features("RuntimeError: CUDA error: misaligned address")
+                .contains("w:misaligned address")
+        );
+        let f = features("CUDA_ERROR_INVALID_VALUE: invalid argument");
+        assert!(f.contains("w:invalid argument") && f.contains("id:cuda_error_invalid_value"));
+        // A library's name says where, not what.
+        assert!(
+            !features("RuntimeError: cuDNN error: CUDNN_STATUS_NOT_SUPPORTED").contains("id:cudnn")
+        );
         assert!(!f.contains("id:cuda_launch_blocking"));
         // A framework's generic exception name makes no phrase either.
         let f = features("torch.AcceleratorError: CUDA error: invalid device ordinal");

@@ -218,32 +218,16 @@ impl<'a> Ranker<'a> {
 fn matched_spans(tokens: &[Token], shared: &BTreeSet<&String>) -> Vec<String> {
     let mut covered = vec![false; tokens.len()];
     let mut identifier = vec![false; tokens.len()];
-    let mut run: Vec<usize> = Vec::new();
-    for (i, t) in tokens.iter().enumerate() {
-        match t {
-            Token::Word(w) => {
-                let lower = w.to_ascii_lowercase();
-                if shared.contains(&format!("id:{lower}")) {
-                    identifier[i] = true;
-                }
-                run.push(i);
-                if run.len() >= 3 {
-                    let tri = &run[run.len() - 3..];
-                    let key = format!(
-                        "w:{}",
-                        tri.iter()
-                            .map(|&j| word(&tokens[j]).to_ascii_lowercase())
-                            .collect::<Vec<_>>()
-                            .join(" ")
-                    );
-                    if shared.contains(&key) {
-                        for &j in tri {
-                            covered[j] = true;
-                        }
-                    }
-                }
+    for p in features::phrases(tokens) {
+        if !shared.contains(&p.feature) {
+            continue;
+        }
+        if p.feature.starts_with("id:") {
+            identifier[p.tokens[0]] = true;
+        } else {
+            for j in p.tokens {
+                covered[j] = true;
             }
-            Token::Break => run.clear(),
         }
     }
     let mut out: Vec<String> = Vec::new();
@@ -301,11 +285,4 @@ fn as_written(text: &str, phrase: &str) -> Option<String> {
         from = start + first.len();
     }
     None
-}
-
-fn word(t: &Token) -> &str {
-    match t {
-        Token::Word(w) => w,
-        Token::Break => "",
-    }
 }

@@ -178,33 +178,41 @@
     return s.replace(/[A-Z]/g, function (c) { return c.toLowerCase(); });
   }
 
-  function featuresOf(toks) {
-    var out = new Set();
+  // As phrases() in features.rs: every feature with the tokens it stands for.
+  function phrases(toks) {
+    var out = [];
     var run = [];
-    toks.concat([BREAK]).forEach(function (t) {
-      if (t === BREAK) {
+    function isGeneric(w) {
+      return GENERIC_WORDS.indexOf(w) >= 0 || GENERIC_IDENTIFIERS.indexOf(w) >= 0;
+    }
+    function phrase(idx) {
+      return { feature: "w:" + idx.map(function (j) { return lower(toks[j]); }).join(" "), tokens: idx.slice() };
+    }
+    for (var i = 0; i <= toks.length; i++) {
+      var t = i < toks.length ? toks[i] : BREAK;
+      var errorName = t !== BREAK && isIdentifier(t) && isErrorName("id:" + lower(t));
+      var genericName = t !== BREAK && GENERIC_IDENTIFIERS.indexOf(lower(t)) >= 0;
+      if (errorName) out.push({ feature: "id:" + lower(t), tokens: [i] });
+      if (t === BREAK || errorName || genericName) {
+        if (run.length === 2 && !run.every(function (j) { return isGeneric(lower(toks[j])); })) out.push(phrase(run));
         run = [];
-        return;
+        continue;
       }
-      var l = lower(t);
-      // A framework's generic exception name breaks a phrase.
-      if (GENERIC_IDENTIFIERS.indexOf(l) >= 0) {
-        run = [];
-        return;
-      }
-      if (isIdentifier(t)) out.add("id:" + l);
-      run.push(l);
+      if (isIdentifier(t)) out.push({ feature: "id:" + lower(t), tokens: [i] });
+      run.push(i);
       if (run.length >= 3) {
         var tri = run.slice(run.length - 3);
-        var allGeneric = tri.every(function (w) {
-          return GENERIC_WORDS.indexOf(w) >= 0 || GENERIC_IDENTIFIERS.indexOf(w) >= 0;
-        });
-        if (!allGeneric) out.add("w:" + tri.join(" "));
+        if (!tri.every(function (j) { return isGeneric(lower(toks[j])); })) out.push(phrase(tri));
       }
-    });
+    }
     return out;
   }
 
+  function featuresOf(toks) {
+    var out = new Set();
+    phrases(toks).forEach(function (p) { out.add(p.feature); });
+    return out;
+  }
 
   // As Rust's f64 parse reads digits and one dot: "1.", ".5", "1.5".
   function parseNumber(s) {
@@ -410,16 +418,10 @@
   function matchedSpans(toks, shared) {
     var covered = toks.map(function () { return false; });
     var ident = toks.map(function () { return false; });
-    var run = [];
-    toks.forEach(function (t, i) {
-      if (t === BREAK) { run = []; return; }
-      if (shared.has("id:" + lower(t))) ident[i] = true;
-      run.push(i);
-      if (run.length >= 3) {
-        var tri = run.slice(run.length - 3);
-        var key = "w:" + tri.map(function (j) { return lower(toks[j]); }).join(" ");
-        if (shared.has(key)) tri.forEach(function (j) { covered[j] = true; });
-      }
+    phrases(toks).forEach(function (p) {
+      if (!shared.has(p.feature)) return;
+      if (p.feature.startsWith("id:")) ident[p.tokens[0]] = true;
+      else p.tokens.forEach(function (j) { covered[j] = true; });
     });
     var out = [];
     var phrase = [];

@@ -34,10 +34,9 @@ def _cache(leave):
     blocks, chunk = [], CHUNK
     while chunk >= SMALLEST:
         free, _ = torch.cuda.mem_get_info()
-        if free - chunk < leave:
-            if leave:
-                chunk //= 2
-                continue
+        if leave and free - chunk < leave:
+            chunk //= 2
+            continue
         try:
             blocks.append(torch.empty(chunk, dtype=torch.uint8, device="cuda"))
         except torch.OutOfMemoryError:

@@ -18,7 +18,6 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
     // ANCHOR_END: run
     rec.fact(ALIGNED, aligned(&p.stream, &data));
     rec.fact(LOADS, "float4 (16 bytes)");
-    drop(data);
     finish(rec, p, synced);
     Ok(())
 }

@@ -10,7 +10,7 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
     let mut p = setup(rec)?;
     // ANCHOR: run
     let data = p.record.slice(HEADER..);
-    let vector = aligned(&p.stream, &data) && N % 4 == 0; // FIX: vector loads only where the address allows them
+    let vector = aligned(&p.stream, &data) && N.is_multiple_of(4); // FIX: vector loads only where the address allows them
     let (kernel, per_thread, call) = if vector {
         (&p.scale4, 4, "scale4 launch")
     } else {
@@ -31,7 +31,6 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
             "float (4 bytes)"
         },
     );
-    drop(data);
     finish(rec, p, synced);
     Ok(())
 }

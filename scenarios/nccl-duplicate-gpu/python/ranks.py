@@ -10,6 +10,7 @@ id. The fix starts one rank per GPU the machine has and puts each on its
 own (`set_device(rank)`); on a machine with one GPU that is one rank.
 """
 
+import contextlib
 import multiprocessing
 import os
 import re
@@ -41,19 +42,15 @@ def rank_main(rank, world, device, path, results):
     """One rank: its device, the communicator, one all_reduce of ones."""
     torch.cuda.set_device(device)
     try:
-        dist.init_process_group(
-            "nccl", init_method=f"file://{path}", rank=rank, world_size=world
-        )
+        dist.init_process_group("nccl", init_method=f"file://{path}", rank=rank, world_size=world)
         t = torch.ones(4, device="cuda")
         dist.all_reduce(t)
         torch.cuda.synchronize()
         said, message, total = "ok", None, t[0].item()
     except Exception as e:
         said, message, total = nccl_result_name(e), message_of(e), None
-    try:
+    with contextlib.suppress(Exception):
         dist.destroy_process_group()
-    except Exception:
-        pass
     results.put((rank, said, message, total))
 
 
@@ -74,7 +71,7 @@ def _run(rec, world, device_of):
     for p in processes:
         p.join(timeout=60)
     rec.measure(names.RANKS, world)
-    for rank, said, message, total in outcomes:
+    for rank, said, message, _ in outcomes:
         rec.step_result(f"rank {rank}: init_process_group + all_reduce", said, message=message)
     summed = [total for _, said, _, total in outcomes if said == "ok"]
     rec.check(names.ALL_REDUCED, len(summed) == world and all(s == world for s in summed))
