@@ -3,7 +3,7 @@
 //! (`--archive-file`, `--workspace-remap`), shards it (`--partition`) and
 //! schedules the trials that need a whole GPU through the test group in
 //! `.config/nextest.toml`. What nextest does not carry is added beside it:
-//! `cargo-nextest` itself, and the `casebook` binaries (`run-all`,
+//! `cargo-nextest` itself (compressed with xz), and the `casebook` binaries (`run-all`,
 //! `sanitize`, `matrix`), which the archive holds as extra files.
 
 use std::path::{Path, PathBuf};
@@ -19,6 +19,7 @@ const LIMIT: u64 = 56 << 20;
 /// The commands that run the archive on a GPU machine, from the repository
 /// root: the suite (a shard of it), then the shard's report.
 pub const RUN_THERE: &[&str] = &[
+    "xz -dkf target/archive/cargo-nextest.xz",
     "mkdir -p target/nextest-archive",
     "CASEBOOK_REQUIRE_GPU=1 INSTA_UPDATE=no CASEBOOK_RESULTS=$PWD/target/results \\",
     "  target/archive/cargo-nextest nextest run --no-fail-fast --archive-file target/archive/casebook-suite.tar.zst \\",
@@ -69,8 +70,19 @@ pub fn run(_: Args) -> anyhow::Result<ExitCode> {
         bail!("cargo nextest archive failed");
     }
     let nextest = which("cargo-nextest").context("cargo-nextest is not on PATH")?;
-    let carried = dir.join("cargo-nextest");
-    std::fs::copy(&nextest, &carried).with_context(|| format!("copying {}", nextest.display()))?;
+    let copied = dir.join("cargo-nextest");
+    std::fs::copy(&nextest, &copied).with_context(|| format!("copying {}", nextest.display()))?;
+    // Compressed, cargo-nextest is a fifth of its size: with the working
+    // tree and the archive it fits what travels to a GPU machine.
+    let status = Command::new("xz")
+        .args(["-9", "-T0", "-f"])
+        .arg(&copied)
+        .status()
+        .context("running xz: is it installed (Debian: xz-utils)?")?;
+    if !status.success() {
+        bail!("xz could not compress {}", copied.display());
+    }
+    let carried = dir.join("cargo-nextest.xz");
     let total = size(&archive)? + size(&carried)?;
     if total > LIMIT {
         bail!(
@@ -80,7 +92,7 @@ pub fn run(_: Args) -> anyhow::Result<ExitCode> {
         );
     }
     println!(
-        "{} ({:.1} MiB): casebook-suite.tar.zst, cargo-nextest",
+        "{} ({:.1} MiB): casebook-suite.tar.zst, cargo-nextest.xz",
         dir.display(),
         total as f64 / (1 << 20) as f64
     );
