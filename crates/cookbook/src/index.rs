@@ -12,7 +12,7 @@ use crate::page::{results, scenario_symptom_line, symptom_line, symptom_names, v
 
 pub fn summary(catalog: &[Scenario]) -> String {
     let mut md = String::from(
-        "# Summary\n\n[Paste your error](paste-your-error.md)\n[Introduction](introduction.md)\n\n- [Index by symptom](symptoms.md)\n- [Claims of the articles](claims.md)\n- [cudarc and cust, side by side](bindings.md)\n- [How to run it](running.md)\n  - [Running it: the details](operations.md)\n- [The same failures on other GPUs](fleet.md)\n\n# Scenarios\n\n",
+        "# Summary\n\n[Paste your error](paste-your-error.md)\n[Introduction](introduction.md)\n\n- [What users paste](what-users-paste.md)\n- [Index by symptom](symptoms.md)\n- [Claims of the articles](claims.md)\n- [cudarc and cust, side by side](bindings.md)\n- [How to run it](running.md)\n  - [Running it: the details](operations.md)\n- [The same failures on other GPUs](fleet.md)\n\n# Scenarios\n\n",
     );
     for s in catalog {
         let _ = writeln!(md, "- [{}](scenarios/{}.md)", s.slug, s.slug);

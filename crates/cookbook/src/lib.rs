@@ -23,6 +23,7 @@ mod page;
 mod plot;
 mod readme;
 mod source;
+mod survey;
 
 /// The generated files, by path relative to the repository root.
 pub struct Book {
@@ -100,6 +101,10 @@ pub fn generate(inputs: &Inputs) -> anyhow::Result<Book> {
                      machines into docs/evidence/matrix.json.\n"
                 .to_owned(),
         },
+    );
+    files.insert(
+        survey::PAGE.into(),
+        survey::page(inputs.root, inputs.catalog, report.as_ref())?,
     );
     files.insert(
         "docs/src/bindings.md".into(),

@@ -23,7 +23,7 @@ pub use recorder::{CRecorder, Recorder, ResultName};
 pub use scenario::{
     Binding, CUST_PROGRAM, Claim, ClaimVerdict, Code, CppFn, Expect, NEIGHBOURS_ROOM, Passage,
     Program, Reach, Report, Requirement, Role, Runner, SanitizerSees, Scenario, Source, Statement,
-    Variant, VariantFn,
+    Variant, VariantFn, thread_url,
 };
 
 /// Set in a variant's process when it runs under compute-sanitizer.

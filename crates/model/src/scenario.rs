@@ -194,11 +194,17 @@ impl Report {
     /// The report's address on GitHub (which sends an issue number that
     /// names a pull request on to it).
     pub fn url(&self) -> Option<String> {
-        let (repo, number) = self.id.split_once('#')?;
-        let (owner, name) = repo.split_once('/')?;
-        number.parse::<u64>().ok()?;
-        Some(format!("https://github.com/{owner}/{name}/issues/{number}"))
+        thread_url(self.id)
     }
+}
+
+/// The address on GitHub of a thread cited as `owner/repo#N` (GitHub sends
+/// an issue number that names a pull request on to it).
+pub fn thread_url(id: &str) -> Option<String> {
+    let (repo, number) = id.split_once('#')?;
+    let (owner, name) = repo.split_once('/')?;
+    number.parse::<u64>().ok()?;
+    Some(format!("https://github.com/{owner}/{name}/issues/{number}"))
 }
 
 /// What a claim's experiment can show.
