@@ -143,6 +143,38 @@ fn verdict_of(report: Option<&Report>, s: &Scenario, c: &casebook_model::Claim) 
         .map_or("not run yet", |r| verdict_words(r.verdict))
 }
 
+/// What the claim's judge reads in its control's recorded outcome: the
+/// other answer, if the experiment could have come out otherwise.
+fn control_verdict_of(
+    report: Option<&Report>,
+    s: &Scenario,
+    c: &casebook_model::Claim,
+) -> Option<&'static str> {
+    let control = c.control.run()?;
+    results(report, s.slug)
+        .find(|r| r.variant == control)
+        .map(|r| verdict_words(c.verdict(&r.outcome)))
+}
+
+/// A claim's control as a table's cell: the run, and what the claim's judge
+/// reads in it.
+pub(crate) fn control_cell(
+    report: Option<&Report>,
+    s: &Scenario,
+    c: &casebook_model::Claim,
+) -> String {
+    match c.control {
+        casebook_model::Control::Run(v) => format!(
+            "`{v}`: {}",
+            control_verdict_of(report, s, c).unwrap_or("not run yet")
+        ),
+        casebook_model::Control::Impossible(why) => {
+            format!("none can exist: {}", why.replace('|', "\\|"))
+        }
+        casebook_model::Control::Pending => "none yet".to_owned(),
+    }
+}
+
 /// The claims ledger as data: every claim of the seeds, decided or not.
 pub fn ledger_json(
     catalog: &[Scenario],
@@ -166,6 +198,16 @@ pub fn ledger_json(
             }
             if let Some(why) = c.reach.cap() {
                 entry["at_best_partly"] = why.into();
+            }
+            match c.control {
+                casebook_model::Control::Run(v) => {
+                    entry["control"] = v.into();
+                    if let Some(verdict) = control_verdict_of(report, s, c) {
+                        entry["control_verdict"] = verdict.into();
+                    }
+                }
+                casebook_model::Control::Impossible(why) => entry["no_control"] = why.into(),
+                casebook_model::Control::Pending => entry["control"] = "none yet".into(),
             }
             entries.push(entry);
         }
@@ -240,7 +282,10 @@ pub fn claims(catalog: &[Scenario], undecided: &[Undecided], report: Option<&Rep
          effect happens at all). A CPU test feeds every judge its run's outcome changed in what it reads (each \
          yes/no flipped, each figure scaled, the failed calls removed) and fails unless the judge can come out \
          either way. Where a run can test only part of a sentence, the claim says so as data: \"at best partly\", \
-         with the reason.\n\n| verdict | claim | source | tested by |\n|---|---|---|---|\n",
+         with the reason. Beside each verdict, its control: another run of the same scenario (the bug \
+         fixed, or the one thing the claim turns on changed) and what the claim's own judge reads in its \
+         recorded outcome, which a CPU test requires to be the other answer; a claim whose control is \
+         still to be written says so.\n\n| verdict | claim | source | tested by | control |\n|---|---|---|---|---|\n",
     );
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
     for s in catalog {
@@ -257,9 +302,10 @@ pub fn claims(catalog: &[Scenario], undecided: &[Undecided], report: Option<&Rep
                     )
                 })
                 .unwrap_or_default();
+            let control = control_cell(report, s, c);
             let _ = writeln!(
                 md,
-                "| **{verdict}** | \"{}\"<br><small>`{}`</small>{cap} | {} | [{}](scenarios/{}.md) `{}` |",
+                "| **{verdict}** | \"{}\"<br><small>`{}`</small>{cap} | {} | [{}](scenarios/{}.md) `{}` | {control} |",
                 c.quote.replace('|', "\\|"),
                 c.id,
                 source_cell(&c.source),

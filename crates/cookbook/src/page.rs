@@ -283,7 +283,10 @@ pub fn scenario_page(
     if scenario.claims.is_empty() {
         md.push_str("This scenario tests no published sentence directly.\n\n");
     } else {
-        md.push_str("| Verdict, measured | Claim | Source | Decided by |\n|---|---|---|---|\n");
+        md.push_str(
+            "| Verdict, measured | Claim | Source | Decided by | Control: the same judge on another run |\n\
+             |---|---|---|---|---|\n",
+        );
         for claim in scenario.claims {
             let verdict = results(report, slug)
                 .filter(|r| r.variant == claim.judged_by)
@@ -302,13 +305,14 @@ pub fn scenario_page(
                 .unwrap_or_default();
             let _ = writeln!(
                 md,
-                "| **{verdict}** | \"{}\"<br><small>`{}`</small>{cap} | {} | `{}` |",
+                "| **{verdict}** | \"{}\"<br><small>`{}`</small>{cap} | {} | `{}` | {} |",
                 claim.quote.replace('|', "\\|"),
                 // The id names the part of the sentence this claim decides,
                 // where two claims quote the same sentence.
                 claim.id,
                 crate::index::source_cell(&claim.source),
-                claim.judged_by
+                claim.judged_by,
+                crate::index::control_cell(report, scenario, claim)
             );
         }
         md.push('\n');

@@ -303,6 +303,7 @@ mod tests {
             source: Source::Seed("000_test.txt"),
             quote: "q",
             judged_by: "v",
+            control: casebook_model::Control::Pending,
             judge,
             reach,
         }

@@ -249,7 +249,166 @@ pub fn catalog_checks(catalog: &Arc<Vec<Scenario>>, root: &Path) -> Vec<Trial> {
     let python = Trial::test("catalog::python-variants-use-declared-names", move || {
         crate::pytorch::check_python_variants(&c, &r).map_err(Failed::from)
     });
-    vec![names, snaps, evidence, fair, python]
+    let c = Arc::clone(catalog);
+    let r = root.to_path_buf();
+    let controls = Trial::test("catalog::every-verdict-has-a-control", move || {
+        check_controls(&c, &r.join(report::EVIDENCE_JSON)).map_err(Failed::from)
+    });
+    let c = Arc::clone(catalog);
+    let r = root.to_path_buf();
+    let sentences = Trial::test("catalog::one-verdict-per-sentence", move || {
+        check_one_verdict_per_sentence(&c, &r.join(report::EVIDENCE_JSON)).map_err(Failed::from)
+    });
+    vec![names, snaps, evidence, fair, python, controls, sentences]
+}
+
+/// How many decided claims may still wait for their control. The number
+/// may only go down: each control written lowers it.
+pub const CONTROLS_PENDING: usize = 53;
+
+/// Every decided claim's control, judged by the claim's own judge on its
+/// recorded outcome, gives the other answer: the experiment could have
+/// come out otherwise. A control names another variant of the same
+/// scenario; a claim with none says why, or counts against
+/// [`CONTROLS_PENDING`].
+pub fn check_controls(catalog: &[Scenario], path: &Path) -> Result<(), String> {
+    if catalog.iter().all(|s| s.claims.is_empty()) {
+        return Ok(());
+    }
+    let problems = control_problems(catalog, &read_report(path)?, CONTROLS_PENDING);
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("\n"))
+    }
+}
+
+/// What [`check_controls`] finds wrong in `report`, with at most
+/// `allowed_pending` decided claims still waiting for a control.
+fn control_problems(
+    catalog: &[Scenario],
+    report: &crate::report::Report,
+    allowed_pending: usize,
+) -> Vec<String> {
+    let mut problems = Vec::new();
+    let mut pending = Vec::new();
+    for s in catalog {
+        let entry = |variant: &str| {
+            report
+                .results
+                .iter()
+                .find(|r| r.scenario == s.slug && r.variant == variant)
+        };
+        for c in s.claims {
+            let decided = entry(c.judged_by)
+                .and_then(|r| r.claims.iter().find(|x| x.id == c.id))
+                .map(|x| x.verdict);
+            match c.control {
+                casebook_model::Control::Run(v) => {
+                    if v == c.judged_by || !s.variants.iter().any(|x| x.name == v) {
+                        problems.push(format!(
+                            "{}: its control `{v}` is no other variant of {}",
+                            c.id, s.slug
+                        ));
+                        continue;
+                    }
+                    let Some(decided) = decided else { continue };
+                    let Some(control) = entry(v) else {
+                        problems.push(format!(
+                            "{}: its control {}::{v} is not in the run",
+                            c.id, s.slug
+                        ));
+                        continue;
+                    };
+                    let other = c.verdict(&control.outcome);
+                    if other == decided || other == casebook_model::ClaimVerdict::Undecided {
+                        problems.push(format!(
+                            "{}: decided {decided:?} by {}, and its control {v} reads {other:?}: \
+                             the experiment shows no other answer",
+                            c.id, c.judged_by
+                        ));
+                    }
+                }
+                casebook_model::Control::Impossible(why) => {
+                    if why.trim().is_empty() {
+                        problems.push(format!("{}: no control, and no reason", c.id));
+                    }
+                }
+                casebook_model::Control::Pending => {
+                    if decided.is_some_and(|d| d != casebook_model::ClaimVerdict::Undecided) {
+                        pending.push(c.id);
+                    }
+                }
+            }
+        }
+    }
+    if pending.len() > allowed_pending {
+        problems.push(format!(
+            "{} decided claims wait for a control, more than the {allowed_pending} allowed: {}",
+            pending.len(),
+            pending.join(", ")
+        ));
+    }
+    problems
+}
+
+/// A decided claim: its id, where its sentence is from, its quote (spaces
+/// normalised) and its verdict.
+type DecidedQuote = (
+    &'static str,
+    casebook_model::Source,
+    String,
+    casebook_model::ClaimVerdict,
+);
+
+/// The pairs of claims of one source whose quotes overlap (one holds the
+/// other) and whose verdicts differ.
+fn same_words_apart(decided: &[DecidedQuote]) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (i, a) in decided.iter().enumerate() {
+        for b in &decided[i + 1..] {
+            let same_source = a.1 == b.1;
+            let overlap = a.2.contains(&b.2) || b.2.contains(&a.2);
+            if same_source && overlap && a.3 != b.3 {
+                problems.push(format!(
+                    "{} ({:?}) and {} ({:?}) quote the same words",
+                    a.0, a.3, b.0, b.3
+                ));
+            }
+        }
+    }
+    problems
+}
+
+/// Two claims that quote the same sentence, or one quoting a part of the
+/// other's, may not come out differently: a sentence gets one verdict,
+/// unless each claim quotes its own part of it.
+pub fn check_one_verdict_per_sentence(catalog: &[Scenario], path: &Path) -> Result<(), String> {
+    if catalog.iter().all(|s| s.claims.is_empty()) {
+        return Ok(());
+    }
+    let report = read_report(path)?;
+    let normal = |q: &str| q.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut decided = Vec::new();
+    for s in catalog {
+        for c in s.claims {
+            let verdict = report
+                .results
+                .iter()
+                .find(|r| r.scenario == s.slug && r.variant == c.judged_by)
+                .and_then(|r| r.claims.iter().find(|x| x.id == c.id))
+                .map(|x| x.verdict);
+            if let Some(v) = verdict {
+                decided.push((c.id, c.source, normal(c.quote), v));
+            }
+        }
+    }
+    let problems = same_words_apart(&decided);
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("\n"))
+    }
 }
 
 /// Every claim's judge, fed its deciding variant's recorded outcome changed
@@ -452,8 +611,8 @@ mod tests {
     use std::fs::TryLockError;
 
     use casebook_model::{
-        CheckName, Claim, ClaimVerdict, Event, Outcome, Program, Reach, Recorder, Requirement,
-        Scenario, Source, Variant,
+        CheckName, Claim, ClaimVerdict, Control, Event, Outcome, Program, Reach, Recorder,
+        Requirement, Scenario, Source, Variant,
     };
 
     const WRITTEN: CheckName = CheckName("written");
@@ -485,6 +644,7 @@ mod tests {
                 source: Source::Seed(""),
                 quote: "",
                 judged_by: "fixed",
+                control: Control::Pending,
                 reach: Reach::Either,
                 judge: |o| ClaimVerdict::confirmed_if(o.check(WRITTEN)),
             },
@@ -493,6 +653,7 @@ mod tests {
                 source: Source::Seed(""),
                 quote: "",
                 judged_by: "fixed",
+                control: Control::Pending,
                 reach: Reach::Either,
                 judge: |o| match o.check(WRITTEN) {
                     Some(true) => ClaimVerdict::confirmed_if(o.check(NEVER_WRITTEN)),
@@ -510,6 +671,140 @@ mod tests {
         assert_eq!(
             problems,
             vec!["claim waits-on-nothing reads \"never written\", which s::fixed did not record"]
+        );
+    }
+
+    fn claims_with(control: Control) -> &'static [Claim] {
+        Box::leak(Box::new([Claim {
+            id: "written-means-confirmed",
+            source: Source::Seed(""),
+            quote: "",
+            judged_by: "broken",
+            control,
+            reach: Reach::Either,
+            judge: |o| ClaimVerdict::confirmed_if(o.check(WRITTEN)),
+        }]))
+    }
+
+    /// A report in which `broken` wrote `WRITTEN` as given and `fixed` as
+    /// given, and the claim was decided on `broken`.
+    fn report_of(broken: bool, fixed: bool) -> crate::report::Report {
+        let entry = |variant: &str, written: bool, verdict: Option<ClaimVerdict>| {
+            let mut outcome = Outcome::empty();
+            outcome.apply(Event::Check(casebook_model::Check {
+                name: WRITTEN.0.into(),
+                ok: written,
+            }));
+            crate::report::ResultEntry {
+                scenario: "s".into(),
+                variant: variant.into(),
+                role: casebook_model::Role::Broken,
+                binding: casebook_model::Binding::Cudarc,
+                expected: String::new(),
+                observed: String::new(),
+                verdict: crate::judge::Verdict::Pass,
+                reason: None,
+                symptoms: vec![],
+                claims: verdict
+                    .map(|verdict| crate::judge::ClaimResult {
+                        id: "written-means-confirmed".into(),
+                        verdict,
+                    })
+                    .into_iter()
+                    .collect(),
+                snapshot: crate::snapshot::SnapshotStatus::Matched,
+                seconds: 0.0,
+                gpu: None,
+                outcome,
+            }
+        };
+        let decided = ClaimVerdict::confirmed_if(Some(broken));
+        crate::report::Report::new(
+            crate::environment::Environment {
+                gpu: "GPU".into(),
+                driver: "1".into(),
+                cuda: "13.0".into(),
+                toolkit: "13.0.88".into(),
+                compute_capability: "9.0".into(),
+                memory_total_bytes: 1,
+                device_count: 1,
+            },
+            vec![
+                entry("broken", broken, Some(decided)),
+                entry("fixed", fixed, None),
+            ],
+            1.0,
+        )
+    }
+
+    fn with_broken(claims: &'static [Claim]) -> Scenario {
+        let mut s = scenario(claims);
+        s.variants
+            .push(Variant::fixed("broken", Program::host(noop)));
+        s
+    }
+
+    #[test]
+    fn a_control_that_reads_the_same_answer_is_reported() {
+        let s = with_broken(claims_with(Control::Run("fixed")));
+        // The control gives the other answer: nothing to report.
+        assert!(super::control_problems(&[s], &report_of(true, false), 0).is_empty());
+        let s = with_broken(claims_with(Control::Run("fixed")));
+        // The control reads the same: the experiment could not come out otherwise.
+        let problems = super::control_problems(&[s], &report_of(true, true), 0);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(problems[0].contains("no other answer"));
+        // A control that names the deciding run, or no variant, is no control.
+        let s = with_broken(claims_with(Control::Run("broken")));
+        assert_eq!(
+            super::control_problems(&[s], &report_of(true, false), 0).len(),
+            1
+        );
+    }
+
+    #[test]
+    fn one_sentence_gets_one_verdict_unless_each_claim_quotes_its_own_part() {
+        let seed = Source::Seed("a.txt");
+        let whole = "It stays occupied, causing cuDNN errors.".to_owned();
+        let part = "It stays occupied".to_owned();
+        let rest = "causing cuDNN errors.".to_owned();
+        let apart = super::same_words_apart(&[
+            ("a", seed, whole.clone(), ClaimVerdict::Confirmed),
+            ("b", seed, whole, ClaimVerdict::Refuted),
+        ]);
+        assert_eq!(apart.len(), 1);
+        // A part inside the whole, decided otherwise: still the same words.
+        assert_eq!(
+            super::same_words_apart(&[
+                (
+                    "a",
+                    seed,
+                    "It stays occupied, causing cuDNN errors.".into(),
+                    ClaimVerdict::Confirmed
+                ),
+                ("b", seed, part.clone(), ClaimVerdict::Refuted),
+            ])
+            .len(),
+            1
+        );
+        // Each its own part: two verdicts stand.
+        assert!(
+            super::same_words_apart(&[
+                ("a", seed, part, ClaimVerdict::Confirmed),
+                ("b", seed, rest, ClaimVerdict::Refuted),
+            ])
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn claims_waiting_for_a_control_may_not_grow() {
+        let s = with_broken(claims_with(Control::Pending));
+        assert!(super::control_problems(&[s], &report_of(true, false), 1).is_empty());
+        let s = with_broken(claims_with(Control::Pending));
+        assert_eq!(
+            super::control_problems(&[s], &report_of(true, false), 0).len(),
+            1
         );
     }
 

@@ -147,6 +147,35 @@ pub struct Claim {
     /// with the reason. A CPU test feeds the judge changed outcomes and
     /// checks that it reaches what this declares.
     pub reach: Reach,
+    /// The run beside the deciding one in which the same judge gives the
+    /// other answer: what shows the experiment could have come out
+    /// otherwise. A CPU test applies the judge to the control's recorded
+    /// outcome.
+    pub control: Control,
+}
+
+/// A claim's control: the run in which its measurement gives the other
+/// answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Control {
+    /// This variant of the same scenario, judged by the claim's own judge:
+    /// the same program with one thing changed (the bug fixed, a size, a
+    /// flag), declared in the variant's description.
+    Run(&'static str),
+    /// No control can exist, and why; the page says so.
+    Impossible(&'static str),
+    /// None chosen yet: a debt the ledger counts, which may only shrink.
+    Pending,
+}
+
+impl Control {
+    /// The control run's variant, if there is one.
+    pub fn run(self) -> Option<&'static str> {
+        match self {
+            Control::Run(v) => Some(v),
+            _ => None,
+        }
+    }
 }
 
 impl Claim {

@@ -10,8 +10,8 @@
 use std::sync::Arc;
 
 use casebook_model::{
-    Claim, ClaimVerdict, Expect, Outcome, Passage, Reach, Recorder, Report, Requirement, Scenario,
-    Source, Symptom, Variant, cudarc,
+    Claim, ClaimVerdict, Control, Expect, Outcome, Passage, Reach, Recorder, Report, Requirement,
+    Scenario, Source, Symptom, Variant, cudarc,
 };
 use cudarc::driver::{CudaContext, CudaFunction, DriverError, LaunchConfig, PushKernelArg, sys};
 
@@ -155,6 +155,7 @@ const CLAIMS: &[Claim] = &[
         quote: "In other words, a cubin object generated for compute capability X.y will only \
                 execute on devices of compute capability X.z where z≥y.",
         judged_by: "broken",
+        control: Control::Pending,
         reach: Reach::Either,
         // The module is a cubin for 7.5: the rule says whether it may run
         // on this device; the load says whether it did.
@@ -169,6 +170,7 @@ const CLAIMS: &[Claim] = &[
         quote: "Any PTX code loaded by an application at runtime is compiled further to binary \
                 code by the device driver.",
         judged_by: "ptx-only",
+        control: Control::Pending,
         reach: Reach::Either,
         // A module with PTX for 7.5 and no machine code: the function the
         // driver hands back either carries machine code for this device's
@@ -180,6 +182,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Nvidia(&PTX_ON_OLDER_DRIVERS),
         quote: "Applications that compile device code to PTX will not work on older drivers.",
         judged_by: "newer-ptx",
+        control: Control::Pending,
         reach: Reach::Either,
         // Only a driver older than the toolkit that wrote the PTX tests it.
         judge: |o: &Outcome| match o.flag(DRIVER_OLDER) {

@@ -13,8 +13,8 @@ use std::time::Instant;
 
 use casebook_kernels::fatbin;
 use casebook_model::{
-    Claim, ClaimVerdict, Expect, Outcome, Passage, Reach, Recorder, Report, Requirement, Scenario,
-    Source, Symptom, Variant, cudarc, device,
+    Claim, ClaimVerdict, Control, Expect, Outcome, Passage, Reach, Recorder, Report, Requirement,
+    Scenario, Source, Symptom, Variant, cudarc, device,
 };
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaStream, DriverError, LaunchConfig, PushKernelArg, result, sys,
@@ -182,6 +182,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Nvidia(&SYNC_BEHAVIOR),
         quote: "For all other transfers, the function should be fully asynchronous.",
         judged_by: "broken",
+        control: Control::Run("pageable"),
         reach: Reach::Either,
         // From pinned memory to the device is one of "all other
         // transfers": the call must return with the copy still queued
@@ -195,6 +196,7 @@ const CLAIMS: &[Claim] = &[
                 and page-locked is used, but it will revert to a synchronous behavior which will \
                 not overlap with other work.",
         judged_by: "pageable",
+        control: Control::Run("broken"),
         reach: Reach::Either,
         // "Function correctly": the device gets what was in the buffer at
         // the call. "Revert to a synchronous behavior": the call returns

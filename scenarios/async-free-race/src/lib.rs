@@ -11,8 +11,8 @@ use std::sync::Arc;
 use casebook_kernels::fatbin;
 use casebook_model::device;
 use casebook_model::{
-    Claim, ClaimVerdict, Expect, Outcome, Program, Reach, Recorder, Requirement, Scenario, Source,
-    Symptom, Variant, cudarc,
+    Claim, ClaimVerdict, Control, Expect, Outcome, Program, Reach, Recorder, Requirement, Scenario,
+    Source, Symptom, Variant, cudarc,
 };
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg, result, sys,
@@ -86,6 +86,7 @@ const CLAIMS: &[Claim] = &[Claim {
     source: Source::Seed("004_dd8d91b458147886.txt"),
     quote: "When a subsequent allocation request comes, it first attempts to fulfill it from these cached blocks.",
     judged_by: "broken-cpp",
+    control: Control::Pending,
     reach: Reach::Either,
     // The stream-ordered pool: the next request of the size just freed.
     judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.flag(REUSED)),

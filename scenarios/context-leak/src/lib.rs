@@ -13,8 +13,8 @@
 
 use casebook_model::device::{measure_bytes, own_memory, own_memory_bytes};
 use casebook_model::{
-    Claim, ClaimVerdict, Outcome, Program, Reach, Recorder, Requirement, Scenario, Source, Symptom,
-    Variant, cudarc,
+    Claim, ClaimVerdict, Control, Outcome, Program, Reach, Recorder, Requirement, Scenario, Source,
+    Symptom, Variant, cudarc,
 };
 use cudarc::driver::{result, sys};
 
@@ -114,6 +114,7 @@ const CLAIMS: &[Claim] = &[
         quote: "This highlights a scenario where the initial CUDA context setup requires a significant \
                 amount of memory.",
         judged_by: "broken",
+        control: Control::Pending,
         reach: Reach::Either,
         judge: |o: &Outcome| match o.measure(BYTES_PER_CONTEXT) {
             Some(b) if b >= (64 << 20) as f64 => ClaimVerdict::Confirmed,
@@ -129,6 +130,7 @@ const CLAIMS: &[Claim] = &[
                 appropriately after the first run, subsequent attempts to initialize a new context or utilize the \
                 same resources might fail.",
         judged_by: "broken",
+        control: Control::Run("fixed"),
         reach: Reach::Either,
         judge: |o: &Outcome| match o.first_error() {
             Some(step) if step.call == "cuCtxCreate" => ClaimVerdict::Confirmed,
@@ -144,6 +146,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("004_dd8d91b458147886.txt"),
         quote: "In my experience optimizing high-performance computing applications, I've repeatedly encountered out-of-memory errors even with seemingly ample free memory.",
         judged_by: "broken",
+        control: Control::Run("fixed"),
         reach: Reach::Either,
         // cuCtxCreate reports out of memory: with how much still free?
         judge: |o: &Outcome| match (o.first_error_is(OOM), o.measure(FREE_WHEN_IT_FAILED)) {

@@ -10,8 +10,8 @@
 use std::sync::Arc;
 
 use casebook_model::{
-    Claim, ClaimVerdict, Outcome, Passage, Reach, Recorder, Report, Requirement, ResultName,
-    Scenario, Source, Symptom, Variant, cudarc, device,
+    Claim, ClaimVerdict, Control, Outcome, Passage, Reach, Recorder, Report, Requirement,
+    ResultName, Scenario, Source, Symptom, Variant, cudarc, device,
 };
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaSlice, DriverError, LaunchConfig, PushKernelArg,
@@ -141,6 +141,7 @@ const CLAIMS: &[Claim] = &[
         quote: "No more commands can be sent to this device until cudaDeviceReset() is called to \
                 reinitialize the device.",
         judged_by: "broken-cpp",
+        control: Control::Run("fixed-cpp"),
         reach: Reach::Either,
         // No more commands: an unrelated call after the assert fails. Until
         // the reset: after cudaDeviceReset a call succeeds ("confirmed"),
@@ -160,6 +161,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Nvidia(&CUDA_ERROR_ASSERT_RUNTIME),
         quote: "To continue using CUDA, the process must be terminated and relaunched.",
         judged_by: "broken-cpp",
+        control: Control::Pending,
         reach: Reach::AtBestPartly(
             "the run shows that the process cannot go on, even after cudaDeviceReset; that a \
              relaunched process works is shown by the fixed variants, each in a process of its own",
@@ -171,6 +173,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Nvidia(&CUDA_ERROR_ASSERT),
         quote: "The context cannot be used anymore, and must be destroyed.",
         judged_by: "broken",
+        control: Control::Run("fixed"),
         reach: Reach::Either,
         // Unusable: an unrelated call after the assert fails. Destroying it is
         // what lets the program go on: a call in a new context succeeds

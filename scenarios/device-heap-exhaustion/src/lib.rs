@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use casebook_model::device::{self, measure_bytes};
 use casebook_model::{
-    Claim, ClaimVerdict, Expect, Outcome, Reach, Recorder, Requirement, Scenario, Source, Symptom,
-    Variant, cudarc,
+    Claim, ClaimVerdict, Control, Expect, Outcome, Reach, Recorder, Requirement, Scenario, Source,
+    Symptom, Variant, cudarc,
 };
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg, sys,
@@ -102,6 +102,7 @@ const CLAIMS: &[Claim] = &[
                 fragmentation. While `delete[] temp` is called, the released memory may not be \
                 consolidated, leading to out-of-memory errors, even with smaller input sizes.",
         judged_by: "heap-fragmentation-cpp",
+        control: Control::Pending,
         reach: Reach::AtBestPartly(
             "as the article writes it, the kernel's request wraps to new float[0] (an int overflow), so it makes no \
              small blocks; and the failure shows as a null pointer from new, not as an error a CUDA call returns",
@@ -122,6 +123,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("003_a513a38b5daed103.txt"),
         quote: "float* temp = new float[size * size]; // Potential source of error",
         judged_by: "broken-cpp",
+        control: Control::Run("fixed-cpp"),
         reach: Reach::Either,
         // "Potential": the pattern at a size whose product does not overflow,
         // with the default heap. As written, the product wraps (see
@@ -138,6 +140,7 @@ const CLAIMS: &[Claim] = &[
         quote: "Furthermore, memory allocation within multithreaded CUDA kernels itself can exacerbate this \
                 situation, introducing more allocations that contribute to fragmented memory.",
         judged_by: "heap-fragmentation-cpp",
+        control: Control::Pending,
         reach: Reach::Either,
         // "This situation" is the GPU memory that cudaMalloc serves. In-kernel
         // allocations live in the device heap, a region set aside once: they
@@ -173,6 +176,7 @@ const CLAIMS: &[Claim] = &[
         quote: "The kernel launch uses a large number of threads and blocks, further adding memory pressure for \
                 registers and shared memory.",
         judged_by: "grid-size-cpp",
+        control: Control::Pending,
         reach: Reach::Either,
         // Registers and shared memory are on-chip, per resident block; local
         // memory is reserved per thread that can be resident at once. None of
@@ -191,6 +195,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("003_a513a38b5daed103.txt"),
         quote: "int size = 1024 * 1024 * 64; // Adjust to experiment with memory needs",
         judged_by: "as-written-cpp",
+        control: Control::Pending,
         reach: Reach::Either,
         // size * size is int arithmetic: does the request track size?
         judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.flag(THE_REQUEST_IS_SIZE_TIMES_SIZE)),

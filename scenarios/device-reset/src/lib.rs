@@ -8,7 +8,7 @@
 //! context.
 
 use casebook_model::{
-    Claim, ClaimVerdict, Outcome, Reach, Requirement, Scenario, Source, Symptom, Variant,
+    Claim, ClaimVerdict, Control, Outcome, Reach, Requirement, Scenario, Source, Symptom, Variant,
 };
 
 casebook_model::names_module!();
@@ -59,6 +59,7 @@ const CLAIMS: &[Claim] = &[
         quote: "Simply calling `cudaFree(nullptr)` or `cudaDeviceReset()` does not guarantee the release \
                 of all allocated resources.",
         judged_by: "broken-cpp",
+        control: Control::Pending,
         reach: Reach::Either,
         judge: |o: &Outcome| match (o.flag(FREE_NULL), o.flag(SURVIVED)) {
             (Some(false), Some(true)) => ClaimVerdict::Confirmed,
@@ -73,6 +74,7 @@ const CLAIMS: &[Claim] = &[
         quote: "Clearing the cache using functions like `cudaFree(0)` or `cudaDeviceReset()` only reclaims \
                 memory that is directly managed by the CUDA runtime.",
         judged_by: "broken-cpp",
+        control: Control::Pending,
         reach: Reach::Either,
         // True of cudaDeviceReset; cudaFree(0) reclaims nothing at all.
         judge: |o: &Outcome| match (o.flag(RESET), o.flag(SURVIVED), o.flag(FREE_NULL)) {
@@ -88,6 +90,7 @@ const CLAIMS: &[Claim] = &[
         quote: "`cudaDeviceReset()` should be used cautiously; it completely resets the entire CUDA context \
                 on the device.",
         judged_by: "broken-cpp",
+        control: Control::Pending,
         reach: Reach::Either,
         // The primary context, completely; another context on the same device
         // is untouched.
@@ -103,6 +106,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("000_1633914ffce0e075.txt"),
         quote: "This example explicitly uses `cudaDeviceReset()` to ensure a clean context between calls.",
         judged_by: "broken-cpp",
+        control: Control::Pending,
         reach: Reach::Either,
         // The article's calls fault nowhere: "clean" is what the first call
         // left in the context, its allocation and a raised limit. (A context
@@ -121,6 +125,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("000_1633914ffce0e075.txt"),
         quote: "cudaDeviceReset(); // This resets the context, releasing resources.",
         judged_by: "broken-cpp",
+        control: Control::Pending,
         reach: Reach::Either,
         judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.flag(RESET)),
     },
@@ -129,6 +134,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("002_245404227877bbf6.txt"),
         quote: "cudaFree(nullptr); // This doesn't actually free anything.",
         judged_by: "broken-cpp",
+        control: Control::Pending,
         reach: Reach::Either,
         judge: |o: &Outcome| ClaimVerdict::refuted_if(o.flag(FREE_NULL)),
     },
@@ -137,6 +143,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("003_a513a38b5daed103.txt"),
         quote: "It doesn't address fragmentation or memory held by libraries or dynamically allocated memory not explicitly tracked by the CUDA API.",
         judged_by: "broken-cpp",
+        control: Control::Pending,
         reach: Reach::AtBestPartly(
             "only the library arm is measured (a library's own driver-API context keeps its memory through the reset); fragmentation and the device heap after a reset are not",
         ),

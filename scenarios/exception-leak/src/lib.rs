@@ -8,8 +8,8 @@ use std::sync::Arc;
 use casebook_kernels::fatbin;
 use casebook_model::device;
 use casebook_model::{
-    Claim, ClaimVerdict, Outcome, Reach, Recorder, Requirement, Scenario, Source, Symptom, Variant,
-    cudarc,
+    Claim, ClaimVerdict, Control, Outcome, Reach, Recorder, Requirement, Scenario, Source, Symptom,
+    Variant, cudarc,
 };
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream};
 
@@ -80,6 +80,7 @@ const CLAIMS: &[Claim] = &[Claim {
     quote: "If an exception is thrown within the `try` block, `cudaFree(dev_ptr)` is not executed. This \
                 leaves the allocated device memory unreleased, contributing to memory exhaustion over multiple runs.",
     judged_by: "broken-cpp",
+    control: Control::Run("fixed-cpp"),
     reach: Reach::AtBestPartly(
         "in the article's own code the only throw follows a failed cudaMalloc, so nothing was allocated to leak; \
              the leak measured is a throw after a successful allocation, repeated within one process (a process's \

@@ -9,8 +9,8 @@
 //! CUDA itself.
 
 use casebook_model::{
-    Claim, ClaimVerdict, Outcome, Passage, Program, Reach, Report, Requirement, Scenario, Source,
-    Symptom, Variant, cudarc, pytorch,
+    Claim, ClaimVerdict, Control, Outcome, Passage, Program, Reach, Report, Requirement, Scenario,
+    Source, Symptom, Variant, cudarc, pytorch,
 };
 
 mod broken;
@@ -128,6 +128,7 @@ const CLAIMS: &[Claim] = &[Claim {
     quote: "CUDA does not duplicate any of its internal data structures or threads to other \
             processes upon a call to fork.",
     judged_by: "broken",
+    control: Control::Run("fixed"),
     reach: Reach::Either,
     // The parent has a working context when it forks. If the copy had
     // CUDA's state, the worker's job would run; it fails at its first call

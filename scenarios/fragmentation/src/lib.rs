@@ -10,8 +10,8 @@
 
 use casebook_model::device::measure_bytes;
 use casebook_model::{
-    Claim, ClaimVerdict, Outcome, Program, Reach, Recorder, Requirement, Scenario, Source, Symptom,
-    Variant, cudarc, pytorch,
+    Claim, ClaimVerdict, Control, Outcome, Program, Reach, Recorder, Requirement, Scenario, Source,
+    Symptom, Variant, cudarc, pytorch,
 };
 use cudarc::driver::sys::CUdeviceptr;
 
@@ -108,6 +108,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("004_dd8d91b458147886.txt"),
         quote: "Although there is memory available, no contiguous block of the correct size is available.",
         judged_by: "as-written-cpp",
+        control: Control::Pending,
         reach: Reach::Either,
         judge: |o: &Outcome| ClaimVerdict::refuted_if(o.flag(THE_LARGE_ALLOCATION_SUCCEEDS)),
     },
@@ -117,6 +118,7 @@ const CLAIMS: &[Claim] = &[
         quote: "This fragmentation effectively reduces the contiguous memory available for a single allocation, even if the \
                 total free space appears sufficient.",
         judged_by: "broken",
+        control: Control::Run("fixed"),
         reach: Reach::Either,
         // The article's setting is a cache, cleared or not: an allocator that
         // carves what it holds. cudaMalloc serving the same request makes it
@@ -129,6 +131,7 @@ const CLAIMS: &[Claim] = &[
         quote: "Repeated allocation and deallocation of memory blocks – including those potentially associated with previous \
                 runs or related tasks – can lead to the creation of many small, unutilized gaps between larger occupied regions.",
         judged_by: "broken",
+        control: Control::Run("fixed"),
         reach: Reach::AtBestPartly(
             "gaps that turn a request away form in an allocator that carves one region (this variant); cudaMalloc's \
              own gaps turn nothing away (hard-form-cpp)",
@@ -145,6 +148,7 @@ const CLAIMS: &[Claim] = &[
         quote: "The root cause often lies not in a total lack of GPU resources, but in memory fragmentation and the specific \
                 allocation strategies used by CUDA.",
         judged_by: "broken",
+        control: Control::Run("fixed"),
         reach: Reach::Either,
         // Fragmentation: yes, in a sub-allocator. CUDA's own allocator: no,
         // it serves the same request outside the region.
@@ -153,8 +157,11 @@ const CLAIMS: &[Claim] = &[
     Claim {
         id: "001-incomplete-free-fragments",
         source: Source::Seed("001_eb72388bf55c7443.txt"),
-        quote: "In this raw CUDA example, the failure to completely free GPU memory in between runs can lead to fragmentation, resource exhaustion, or driver-level conflicts.",
+        // The sentence's first part; "resource exhaustion" is
+        // missing-free's 001-incomplete-free-exhausts.
+        quote: "In this raw CUDA example, the failure to completely free GPU memory in between runs can lead to fragmentation",
         judged_by: "hard-form-cpp",
+        control: Control::Pending,
         reach: Reach::Either,
         // The raw CUDA example: blocks left allocated between runs, then one
         // large request from cudaMalloc.
@@ -167,6 +174,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("004_dd8d91b458147886.txt"),
         quote: "A common misconception when working with CUDA is assuming that unused GPU memory, as reported by tools like `nvidia-smi`, directly translates to availability for new allocations.",
         judged_by: "hard-form-cpp",
+        control: Control::Pending,
         reach: Reach::Either,
         judge: |o: &Outcome| {
             ClaimVerdict::refuted_if(o.flag(ONE_BLOCK_OF_90_OF_THE_SCATTERED_FREE_MEMORY_IS_SERVED))
@@ -177,6 +185,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("004_dd8d91b458147886.txt"),
         quote: "However, if the requested memory size or alignment doesn't match any cached blocks, and existing large blocks are fragmented by smaller allocations in between, the allocation might fail despite having enough total free memory to satisfy the requested size.",
         judged_by: "broken",
+        control: Control::Run("fixed"),
         reach: Reach::Either,
         judge: carving_pool_verdict,
     },
@@ -185,6 +194,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("004_dd8d91b458147886.txt"),
         quote: "This fragmentation, much like in hard disk management, makes it difficult to allocate large, contiguous chunks even if the total free memory exceeds the requested amount.",
         judged_by: "broken",
+        control: Control::Run("fixed"),
         reach: Reach::Either,
         judge: carving_pool_verdict,
     },
@@ -193,6 +203,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("004_dd8d91b458147886.txt"),
         quote: "Although the total amount of memory allocated and released might be less than the total GPU memory, the allocator creates a fragmented memory space.",
         judged_by: "as-written-cpp",
+        control: Control::Pending,
         reach: Reach::Either,
         judge: |o: &Outcome| match (
             o.flag(FREE_MEMORY_AFTER_EQUALS_FREE_MEMORY_BEFORE),
@@ -208,6 +219,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("004_dd8d91b458147886.txt"),
         quote: "Firstly, implement a custom memory pool manager that allocates larger chunks of memory initially and then subdivides these chunks into smaller blocks as needed. This minimizes fragmentation by reusing blocks from the pool.",
         judged_by: "broken",
+        control: Control::Run("fixed"),
         reach: Reach::Either,
         // A pool that carves chunks into blocks, against cudaMalloc, on the
         // same workload: does the pool do at least as well?
@@ -222,6 +234,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("004_dd8d91b458147886.txt"),
         quote: "Mitigation strategies include pre-allocating and reusing buffers, or using a memory pool allocator.",
         judged_by: "fixed",
+        control: Control::Run("broken"),
         reach: Reach::AtBestPartly(
             "only a pool that maps pre-allocated pages into fresh virtual ranges (this variant) serves the request; a pool that carves one pre-allocated region by offset refuses it (broken)",
         ),

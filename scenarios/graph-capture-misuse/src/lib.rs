@@ -12,7 +12,7 @@
 //! from a call that looks harmless, or from a later one that checks.
 
 use casebook_model::{
-    Claim, ClaimVerdict, Expect, Outcome, Passage, Reach, Recorder, Report, Requirement,
+    Claim, ClaimVerdict, Control, Expect, Outcome, Passage, Reach, Recorder, Report, Requirement,
     ResultName, Scenario, Source, Symptom, Variant, cudarc, device,
 };
 use std::sync::Arc;
@@ -249,6 +249,7 @@ const CLAIMS: &[Claim] = &[
                 being captured or a captured event, because they do not represent items \
                 scheduled for execution.",
         judged_by: "broken",
+        control: Control::Run("fixed"),
         reach: Reach::Either,
         // The synchronisation inside the capture is refused (confirmed) or
         // returns success (refuted).
@@ -264,6 +265,7 @@ const CLAIMS: &[Claim] = &[
         quote: "This call will take the associated streams out of capture mode, but will also \
                 return an error value and a NULL graph.",
         judged_by: "broken",
+        control: Control::Run("fixed"),
         reach: Reach::Either,
         judge: |o: &Outcome| {
             let text = |name| o.fact(name).and_then(|v| v.as_str().map(str::to_owned));
@@ -287,6 +289,7 @@ const CLAIMS: &[Claim] = &[
                 captured with something that was not captured and instead enqueued for \
                 execution, CUDA prefers to return an error rather than ignore the dependency.",
         judged_by: "captured-event",
+        control: Control::Run("event-outside-capture"),
         reach: Reach::Either,
         // The teardown's wait connects work enqueued on the stream with an
         // event that stands for a node of the (destroyed) graph: an error
@@ -305,6 +308,7 @@ const CLAIMS: &[Claim] = &[
         quote: "It is invalid to wait on a non-captured event from a stream which is being \
                 captured without specifying the `cudaEventWaitExternal` flag.",
         judged_by: "safe-api-tracked",
+        control: Control::Run("fixed"),
         reach: Reach::Either,
         // cudarc's default tracking makes the captured use wait on the
         // buffer's write event, recorded before the capture, with no flag:

@@ -6,8 +6,8 @@
 
 use casebook_model::device::{self, measure_bytes};
 use casebook_model::{
-    Claim, ClaimVerdict, Outcome, Reach, Recorder, Requirement, Scenario, Source, Symptom, Variant,
-    cudarc,
+    Claim, ClaimVerdict, Control, Outcome, Reach, Recorder, Requirement, Scenario, Source, Symptom,
+    Variant, cudarc,
 };
 use cudarc::driver::CudaContext;
 
@@ -57,6 +57,7 @@ const CLAIMS: &[Claim] = &[Claim {
             consumption, impacting overall system memory pressure and ultimately influencing CUDA's memory \
             allocation capabilities.",
     judged_by: "broken-cpp",
+    control: Control::Run("fixed-cpp"),
     reach: Reach::Either,
     // Host memory does grow; the device's free memory is what CUDA
     // allocates from, and it does not move.

@@ -10,8 +10,8 @@
 use std::sync::Arc;
 
 use casebook_model::{
-    Claim, ClaimVerdict, Outcome, Passage, Reach, Recorder, Report, Requirement, Scenario, Source,
-    Symptom, Variant, cudarc, device,
+    Claim, ClaimVerdict, Control, Outcome, Passage, Reach, Recorder, Report, Requirement, Scenario,
+    Source, Symptom, Variant, cudarc, device,
 };
 use cudarc::driver::{CudaContext, CudaFunction, DriverError, LaunchConfig};
 
@@ -128,6 +128,7 @@ const CLAIMS: &[Claim] = &[Claim {
     quote: "Both dim3 and uint3 are trivial structures consisting of three unsigned values named \
             x, y, and z.",
     judged_by: "fixed-cpp",
+    control: Control::Pending,
     reach: Reach::Either,
     // blockIdx.x * blockDim.x for the last block is past 2^31: unsigned, it
     // stays positive (confirmed); signed, it would have wrapped negative.

@@ -8,8 +8,8 @@
 //! machine with one GPU, so that it fails the same way on every machine.
 
 use casebook_model::{
-    Claim, ClaimVerdict, Outcome, Passage, Program, Reach, Recorder, Report, Requirement, Scenario,
-    Source, Symptom, Variant, cudarc,
+    Claim, ClaimVerdict, Control, Outcome, Passage, Program, Reach, Recorder, Report, Requirement,
+    Scenario, Source, Symptom, Variant, cudarc,
 };
 use cudarc::driver::{DriverError, result, sys};
 
@@ -107,6 +107,7 @@ const CLAIMS: &[Claim] = &[Claim {
     quote: "This indicates that the device ordinal supplied by the user does not correspond to a \
             valid CUDA device",
     judged_by: "broken-cpp",
+    control: Control::Run("fixed-cpp"),
     reach: Reach::Either,
     // The ordinal one past the last GPU the process sees: cudaSetDevice
     // returns cudaErrorInvalidDevice (confirmed), or accepts it and the work

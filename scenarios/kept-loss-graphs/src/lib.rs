@@ -6,8 +6,8 @@
 //! here nearly every reserved byte is in use. The fix keeps the number.
 
 use casebook_model::{
-    Claim, ClaimVerdict, Outcome, Program, Reach, Requirement, Scenario, Source, Symptom, Variant,
-    pytorch,
+    Claim, ClaimVerdict, Control, Outcome, Program, Reach, Requirement, Scenario, Source, Symptom,
+    Variant, pytorch,
 };
 
 casebook_model::names_module!();
@@ -62,6 +62,7 @@ const CLAIMS: &[Claim] = &[Claim {
             typically stem from memory fragmentation and resource mismanagement beyond the \
             immediate scope of the individual kernel launch.",
     judged_by: "broken-py",
+    control: Control::Run("fixed-py"),
     reach: Reach::AtBestPartly(
         "one program shows what one cause does, not what is typical; here the cause is tensors \
          kept alive, so \"partly\" names mismanagement without fragmentation",

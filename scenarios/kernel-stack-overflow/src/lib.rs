@@ -14,8 +14,8 @@ use std::sync::Arc;
 
 use casebook_model::device;
 use casebook_model::{
-    Claim, ClaimVerdict, Outcome, Passage, Reach, Recorder, Requirement, Scenario, Source, Symptom,
-    Variant, cudarc,
+    Claim, ClaimVerdict, Control, Outcome, Passage, Reach, Recorder, Requirement, Scenario, Source,
+    Symptom, Variant, cudarc,
 };
 use cudarc::driver::{CudaContext, DriverError, LaunchConfig, PushKernelArg, sys};
 
@@ -95,6 +95,7 @@ const CLAIMS: &[Claim] = &[Claim {
     source: Source::Nvidia(&STACK_LIMIT_DOC),
     quote: "cudaLimitStackSize controls the stack size in bytes of each GPU thread.",
     judged_by: "fixed-cpp",
+    control: Control::Run("broken-cpp"),
     reach: Reach::Either,
     // The walk that overflows the default stack, with cudaLimitStackSize
     // raised to a KiB per call: it runs and matches the CPU (confirmed), or

@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 use casebook_kernels::fatbin;
 use casebook_model::{
-    Claim, ClaimVerdict, Expect, Outcome, Reach, Recorder, Requirement, Scenario, Source, Symptom,
-    Variant, cudarc, device,
+    Claim, ClaimVerdict, Control, Expect, Outcome, Reach, Recorder, Requirement, Scenario, Source,
+    Symptom, Variant, cudarc, device,
 };
 use cudarc::driver::{CudaContext, CudaFunction, DriverError, LaunchConfig, PushKernelArg};
 
@@ -55,6 +55,7 @@ const CLAIMS: &[Claim] = &[
         quote: "Improper handling of CUDA streams, memory allocations, and kernel launches leads to seemingly \
                 inexplicable errors on subsequent calls.",
         judged_by: "broken",
+        control: Control::Run("fixed"),
         reach: Reach::AtBestPartly(
             "of the three causes, a kernel launch gives the later error (this variant); memory left allocated gives \
              none until memory runs out (missing-free), and a stream left open only a delay (open-streams)",
@@ -70,6 +71,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("000_1633914ffce0e075.txt"),
         quote: "The error messages themselves are often unhelpful, generically pointing to memory allocation issues or invalid device operations, making diagnosis challenging.",
         judged_by: "broken",
+        control: Control::Run("fixed"),
         reach: Reach::Either,
         // The error arrives at an unrelated call, as CUDA_ERROR_ILLEGAL_ADDRESS,
         // naming neither the kernel nor the line.

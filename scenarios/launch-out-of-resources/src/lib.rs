@@ -12,8 +12,8 @@
 use std::sync::Arc;
 
 use casebook_model::{
-    Claim, ClaimVerdict, Outcome, Passage, Reach, Recorder, Report, Requirement, Scenario, Source,
-    Symptom, Variant, cudarc, device,
+    Claim, ClaimVerdict, Control, Outcome, Passage, Reach, Recorder, Report, Requirement, Scenario,
+    Source, Symptom, Variant, cudarc, device,
 };
 use cudarc::driver::{CudaContext, CudaFunction, DriverError, LaunchConfig, PushKernelArg, sys};
 
@@ -178,6 +178,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Nvidia(&THREAD_HIERARCHY),
         quote: "On current GPUs, a thread block may contain up to 1024 threads.",
         judged_by: "too-many-threads",
+        control: Control::Pending,
         reach: Reach::Either,
         // Up to 1024: a block of 1024 launches and one of 2048 does not.
         judge: |o: &Outcome| match (o.flag(BLOCK_1024_LAUNCHES), o.flag(BLOCK_2048_LAUNCHES)) {
@@ -191,6 +192,7 @@ const CLAIMS: &[Claim] = &[
         quote: "A kernel will fail to launch if it is executed with more threads per block than \
                 its launch bound maxThreadsPerBlock.",
         judged_by: "launch-bounds",
+        control: Control::Pending,
         reach: Reach::Either,
         judge: |o: &Outcome| ClaimVerdict::refuted_if(o.flag(OVER_BOUND_LAUNCHES)),
     },
@@ -199,6 +201,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Nvidia(&LAUNCH_BOUNDS_ADVICE),
         quote: "Failure to do so could result in “too many resources requested for launch” errors.",
         judged_by: "broken",
+        control: Control::Pending,
         reach: Reach::Either,
         // Tested where it applies: a kernel without bounds whose registers
         // do not allow the block it is launched with. The driver refuses
@@ -215,6 +218,7 @@ const CLAIMS: &[Claim] = &[
                 and cudaOccupancyMaxPotentialBlockSizeVariableSMem, heuristically calculate an \
                 execution configuration that achieves the maximum multiprocessor-level occupancy.",
         judged_by: "fixed",
+        control: Control::Pending,
         reach: Reach::Either,
         // Every block size the kernel allows, against the suggested one.
         judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.flag(SUGGESTED_IS_BEST)),

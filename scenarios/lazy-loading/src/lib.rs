@@ -13,8 +13,8 @@
 use std::time::{Duration, Instant};
 
 use casebook_model::{
-    Claim, ClaimVerdict, Expect, Outcome, Passage, Reach, Recorder, Report, Requirement, Scenario,
-    Source, Symptom, Variant, cudarc,
+    Claim, ClaimVerdict, Control, Expect, Outcome, Passage, Reach, Recorder, Report, Requirement,
+    Scenario, Source, Symptom, Variant, cudarc,
 };
 use std::ffi::{CStr, c_void};
 use std::sync::Arc;
@@ -182,6 +182,7 @@ const CLAIMS: &[Claim] = &[
                 is waiting for kernel B, but loading kernel B is stuck waiting for kernel A to \
                 finish to synchronize the context.",
         judged_by: "broken",
+        control: Control::Run("fixed"),
         reach: Reach::Either,
         // Confirmed if the releasing kernel ran only once the waiting kernel
         // had given up (each waited for the other until the waiter's own
@@ -197,6 +198,7 @@ const CLAIMS: &[Claim] = &[
                 launching them or run application with `CUDA_MODULE_LOADING = EAGER` to force \
                 loading data eagerly without forcing each function to load eagerly",
         judged_by: "fixed",
+        control: Control::Run("broken"),
         reach: Reach::Either,
         // The fix preloads the releasing kernel (the first remedy); the
         // second is the `eager` variant's.
@@ -207,6 +209,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Nvidia(&EAGER_MODE),
         quote: "`EAGER`: Fully loads CUDA modules and kernels at program initialization.",
         judged_by: "eager",
+        control: Control::Run("broken"),
         reach: Reach::Either,
         // Loaded at start, the releasing kernel has nothing to load at its
         // first launch, so it runs while the waiter waits: the variant's
@@ -220,6 +223,7 @@ const CLAIMS: &[Claim] = &[
                 going to use, saving time on initialization. This reduces memory overhead, both \
                 on GPU memory and host memory.",
         judged_by: "footprint",
+        control: Control::Pending,
         reach: Reach::Either,
         // The program the passage describes: it launches one kernel of a
         // library of many. Three savings are claimed: the load's time, and the

@@ -8,8 +8,8 @@
 
 use casebook_model::device::{self, PAGE, measure_bytes};
 use casebook_model::{
-    Claim, ClaimVerdict, Outcome, Reach, Recorder, Requirement, Scenario, Source, Symptom, Variant,
-    cudarc,
+    Claim, ClaimVerdict, Control, Outcome, Reach, Recorder, Requirement, Scenario, Source, Symptom,
+    Variant, cudarc,
 };
 use cudarc::cublas::{result as blas, sys as blas_sys};
 use cudarc::driver::{CudaContext, result};
@@ -74,6 +74,7 @@ const CLAIMS: &[Claim] = &[
                 within complex CUDA applications if memory allocation and deallocation aren't carefully paired \
                 within every function.",
         judged_by: "broken",
+        control: Control::Run("fixed"),
         reach: Reach::Either,
         judge: |o: &Outcome| match (o.check(EVERY_CALL), o.measure(BYTES_PER_HANDLE)) {
             (Some(false), Some(b)) if b > 0.0 => ClaimVerdict::Confirmed,
@@ -87,6 +88,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("003_a513a38b5daed103.txt"),
         quote: "Additionally, carefully consider the memory requirements of all libraries and dependencies used in your project, as these can significantly contribute to overall memory consumption.",
         judged_by: "broken",
+        control: Control::Run("fixed"),
         reach: Reach::Either,
         // Device memory one cuBLAS handle takes: 32 MiB or more is significant
         // beside a batch-size-1 input.

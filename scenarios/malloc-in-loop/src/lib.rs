@@ -9,7 +9,7 @@
 //! at least 10× faster. The speed-up itself is in the JSON report.
 
 use casebook_model::{
-    Claim, ClaimVerdict, Outcome, Reach, Requirement, Scenario, Source, Symptom, Variant,
+    Claim, ClaimVerdict, Control, Outcome, Reach, Requirement, Scenario, Source, Symptom, Variant,
 };
 
 casebook_model::names_module!();
@@ -62,6 +62,7 @@ const CLAIMS: &[Claim] = &[Claim {
     source: Source::Seed("004_dd8d91b458147886.txt"),
     quote: "This behavior is performance-driven, aiming to reduce the overhead of interacting with the GPU's memory management unit.",
     judged_by: "pool-cpp",
+    control: Control::Pending,
     reach: Reach::Either,
     // Cached blocks from the stream-ordered pool, against cudaMalloc and
     // cudaFree each step: at least ten times faster confirms it.

@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 use casebook_model::device;
 use casebook_model::{
-    Claim, ClaimVerdict, Outcome, Passage, Reach, Recorder, Requirement, Scenario, Source, Symptom,
-    Variant, cudarc,
+    Claim, ClaimVerdict, Control, Outcome, Passage, Reach, Recorder, Requirement, Scenario, Source,
+    Symptom, Variant, cudarc,
 };
 use cudarc::driver::{
     CudaFunction, CudaSlice, CudaStream, CudaView, DriverError, LaunchConfig, PushKernelArg,
@@ -88,6 +88,7 @@ const CLAIMS: &[Claim] = &[
         quote: "The device encountered a load or store instruction on a memory address which is \
                 not aligned.",
         judged_by: "broken-cpp",
+        control: Control::Run("fixed-cpp"),
         reach: Reach::Either,
         // float4 loads from an address 4 bytes past a multiple of 16: the
         // kernel's first error is cudaErrorMisalignedAddress (confirmed), or
@@ -106,6 +107,7 @@ const CLAIMS: &[Claim] = &[
         quote: "This leaves the process in an inconsistent state and any further CUDA work will \
                 return the same error.",
         judged_by: "broken-cpp",
+        control: Control::Run("fixed-cpp"),
         reach: Reach::AtBestPartly(
             "one further call is tried (a cudaMalloc that has nothing to do with the kernel), \
              not any further CUDA work",

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use casebook_kernels::fatbin;
 use casebook_model::device::{self, PAGE};
 use casebook_model::{
-    Claim, ClaimVerdict, Expect, Outcome, Program, Reach, Recorder, Requirement, Scenario, Source,
-    Symptom, Variant, cudarc,
+    Claim, ClaimVerdict, Control, Expect, Outcome, Program, Reach, Recorder, Requirement, Scenario,
+    Source, Symptom, Variant, cudarc,
 };
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream};
 
@@ -106,6 +106,7 @@ const CLAIMS: &[Claim] = &[
         quote: "For instance, failing to free allocated device memory after a kernel launch can exhaust \
                 GPU memory on subsequent calls, leading to allocation failures.",
         judged_by: "broken",
+        control: Control::Run("fixed"),
         reach: Reach::Either,
         judge: |o| leak_verdict(o, OOM),
     },
@@ -114,6 +115,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("000_1633914ffce0e075.txt"),
         quote: "Attempting to reuse the same memory for a second kernel call will likely fail.",
         judged_by: "broken-cpp",
+        control: Control::Pending,
         reach: Reach::Either,
         judge: |o| ClaimVerdict::refuted_if(o.flag(SECOND_CALL_OK)),
     },
@@ -123,6 +125,7 @@ const CLAIMS: &[Claim] = &[
         quote: "The pipeline failed to properly release GPU memory occupied by the previous batch of \
                 images before loading the next, leading to memory exhaustion and subsequent cuDNN failures.",
         judged_by: "broken-cpp",
+        control: Control::Run("fixed-cpp"),
         reach: Reach::AtBestPartly(
             "the exhaustion is measured; the cuDNN failures the sentence ends on are not, since no variant loads cuDNN",
         ),
@@ -134,6 +137,7 @@ const CLAIMS: &[Claim] = &[
         quote: "The CUDA runtime typically doesn't automatically clean up these resources after each call, \
                 necessitating explicit management within the application.",
         judged_by: "broken-cpp",
+        control: Control::Run("fixed-cpp"),
         reach: Reach::Either,
         judge: |o| leak_verdict(o, OOM_CPP),
     },
@@ -142,6 +146,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("000_1633914ffce0e075.txt"),
         quote: "The core problem manifests because CUDA maintains state between calls.",
         judged_by: "broken-cpp",
+        control: Control::Pending,
         reach: Reach::Either,
         // Each call leaves its buffer behind, and the calls after it find
         // it there: they run out of memory after about free/leak calls.
@@ -152,6 +157,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("000_1633914ffce0e075.txt"),
         quote: "This example omits the crucial `cudaFree(d_data)` call, leaving the GPU memory allocated.",
         judged_by: "broken-cpp",
+        control: Control::Pending,
         reach: Reach::Either,
         judge: |o| ClaimVerdict::confirmed_if(o.flag(FAILED_AFTER_FILL)),
     },
@@ -160,6 +166,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("000_1633914ffce0e075.txt"),
         quote: "// ... subsequent code attempting to use d_data or allocate more device memory will result in errors",
         judged_by: "broken-cpp",
+        control: Control::Pending,
         reach: Reach::Either,
         // "Will result in errors": the next call, at the article's size,
         // uses the same memory and allocates more.
@@ -170,6 +177,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("001_eb72388bf55c7443.txt"),
         quote: "cudaFree(dev_data); // Free allocated memory",
         judged_by: "fixed-cpp",
+        control: Control::Pending,
         reach: Reach::Either,
         judge: |o| ClaimVerdict::confirmed_if(o.check(FREE_MEMORY_RETURNS_TO_ITS_BASELINE)),
     },
@@ -178,6 +186,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("001_eb72388bf55c7443.txt"),
         quote: "// ... kernel launch ... // this may fail due to remaining allocations or driver issues",
         judged_by: "fixed-cpp",
+        control: Control::Run("broken-cpp"),
         reach: Reach::Either,
         // Run after run, each freeing what it allocated: does a later one fail?
         judge: |o| match o.first_error() {
@@ -191,8 +200,12 @@ const CLAIMS: &[Claim] = &[
     Claim {
         id: "001-incomplete-free-exhausts",
         source: Source::Seed("001_eb72388bf55c7443.txt"),
-        quote: "In this raw CUDA example, the failure to completely free GPU memory in between runs can lead to fragmentation, resource exhaustion, or driver-level conflicts.",
+        // The sentence's second part, after "In this raw CUDA example, the
+        // failure to completely free GPU memory in between runs can lead to
+        // fragmentation," (fragmentation's 001-incomplete-free-fragments).
+        quote: "resource exhaustion, or driver-level conflicts.",
         judged_by: "broken-cpp",
+        control: Control::Run("fixed-cpp"),
         reach: Reach::Either,
         judge: |o| leak_verdict(o, OOM_CPP),
     },
@@ -201,6 +214,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("002_245404227877bbf6.txt"),
         quote: "My own experience reinforces the fact that a subtle memory leak in a seemingly unrelated part of the code, or an unhandled exception, can silently accumulate memory usage, eventually leading to this frustrating error.",
         judged_by: "broken-cpp",
+        control: Control::Run("fixed-cpp"),
         reach: Reach::AtBestPartly(
             "the article's \"frustrating error\" is out of memory with no process running; once the leaking process exits, its memory is back (orphaned-process, exit-and-kill)",
         ),

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use casebook_model::device::{self, PAGE, measure_bytes};
 use casebook_model::{
-    Claim, ClaimVerdict, Outcome, Program, Reach, Recorder, Requirement, Scenario, Source, Symptom,
-    Termination, Variant, cudarc, pytorch,
+    Claim, ClaimVerdict, Control, Outcome, Program, Reach, Recorder, Requirement, Scenario, Source,
+    Symptom, Termination, Variant, cudarc, pytorch,
 };
 use casebook_runtime::worker;
 use cudarc::driver::result;
@@ -92,6 +92,7 @@ const CLAIMS: &[Claim] = &[Claim {
     quote: "This is exacerbated in situations with limited GPU memory or when running multiple processes \
                 concurrently that utilize CUDA.",
     judged_by: "broken",
+    control: Control::Run("fixed"),
     reach: Reach::Either,
     judge: |o: &Outcome| match o.check(BOTH) {
         Some(false) => ClaimVerdict::Confirmed,

@@ -8,8 +8,8 @@
 //! and its all_reduce completes.
 
 use casebook_model::{
-    Claim, ClaimVerdict, Outcome, Passage, Program, Reach, Requirement, Scenario, Source, Symptom,
-    Variant,
+    Claim, ClaimVerdict, Control, Outcome, Passage, Program, Reach, Requirement, Scenario, Source,
+    Symptom, Variant,
 };
 
 casebook_model::names_module!();
@@ -64,6 +64,7 @@ const CLAIMS: &[Claim] = &[Claim {
     quote: "Using the same CUDA device multiple times as different ranks of the same NCCL \
             communicator is not supported and may lead to hangs.",
     judged_by: "broken-py",
+    control: Control::Run("fixed-py"),
     reach: Reach::AtBestPartly(
         "the run shows the second use of the device refused (not supported); that it may hang \
          instead is a possibility a run that was refused at once neither shows nor rules out",

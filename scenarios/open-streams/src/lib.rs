@@ -8,7 +8,7 @@
 //! destroys its stream before the call returns.
 
 use casebook_model::{
-    Claim, ClaimVerdict, Outcome, Reach, Requirement, Scenario, Source, Symptom, Variant,
+    Claim, ClaimVerdict, Control, Outcome, Reach, Requirement, Scenario, Source, Symptom, Variant,
 };
 
 casebook_model::names_module!();
@@ -47,6 +47,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("000_1633914ffce0e075.txt"),
         quote: "Similarly, leaving open CUDA streams can interfere with subsequent operations.",
         judged_by: "broken-cpp",
+        control: Control::Pending,
         reach: Reach::Either,
         // Interference by open streams as such (idle ones) or only through work
         // they still hold.
@@ -65,6 +66,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("000_1633914ffce0e075.txt"),
         quote: "// ... subsequent model calls (No resource conflicts due to stream synchronization)",
         judged_by: "fixed-cpp",
+        control: Control::Run("broken-cpp"),
         reach: Reach::Either,
         judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.check(NO_WAIT)),
     },

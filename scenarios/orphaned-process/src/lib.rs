@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 
 use casebook_model::device::{self, measure_bytes};
 use casebook_model::{
-    Claim, ClaimVerdict, Expect, MeasureName, Outcome, Reach, Recorder, Requirement, Scenario,
-    Source, Symptom, Variant, cudarc,
+    Claim, ClaimVerdict, Control, Expect, MeasureName, Outcome, Reach, Recorder, Requirement,
+    Scenario, Source, Symptom, Variant, cudarc,
 };
 use casebook_runtime::worker;
 use cudarc::driver::CudaContext;
@@ -72,6 +72,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("002_245404227877bbf6.txt"),
         quote: "Its lifespan is critical; an improperly managed context can retain memory even after application termination.",
         judged_by: "exit-and-kill",
+        control: Control::Pending,
         reach: Reach::Either,
         judge: back_after_exit_and_kill,
     },
@@ -81,6 +82,7 @@ const CLAIMS: &[Claim] = &[
         quote: "The error message misleadingly points to a lack of free memory, but the root cause is often a memory leak or \
                 unreleased resources within the CUDA driver itself, rather than a problem with active user processes.",
         judged_by: "broken",
+        control: Control::Pending,
         reach: Reach::Either,
         // The memory "nobody" held was held by a live process, named by
         // nvidia-smi where it can see the process, and freed by killing it.
@@ -95,6 +97,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("002_245404227877bbf6.txt"),
         quote: "A lingering CUDA context might hold onto memory from previous allocations, resulting in the error even if no active processes are using CUDA.",
         judged_by: "exit-and-kill",
+        control: Control::Pending,
         reach: Reach::Either,
         // The condition is the point: no process alive. Contexts a live process
         // leaves open do hold memory (context-leak); once it exits or is killed,
@@ -106,6 +109,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("002_245404227877bbf6.txt"),
         quote: "The CUDA out-of-memory error, even in the absence of overtly visible processes, stems from persistent allocations within the CUDA driver's context.",
         judged_by: "exit-and-kill",
+        control: Control::Pending,
         reach: Reach::Either,
         judge: back_after_exit_and_kill,
     },
@@ -114,6 +118,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("002_245404227877bbf6.txt"),
         quote: "Allocations here persist until explicitly freed.",
         judged_by: "exit-and-kill",
+        control: Control::Pending,
         reach: Reach::Either,
         judge: back_after_exit_and_kill,
     },
@@ -122,6 +127,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("002_245404227877bbf6.txt"),
         quote: "If this system detects insufficient free memory – a condition influenced not only by currently running processes but also by residual allocations from previous sessions or improperly closed contexts – the out-of-memory error is raised.",
         judged_by: "exit-and-kill",
+        control: Control::Pending,
         reach: Reach::Either,
         judge: back_after_exit_and_kill,
     },
@@ -130,6 +136,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("002_245404227877bbf6.txt"),
         quote: "After all CUDA operations are complete, ensure that the context is destroyed using appropriate functions.  Avoid relying solely on implicit cleanup.",
         judged_by: "exit-and-kill",
+        control: Control::Pending,
         reach: Reach::Either,
         judge: back_after_exit_and_kill,
     },

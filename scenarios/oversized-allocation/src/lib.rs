@@ -11,8 +11,8 @@ use std::sync::Arc;
 use casebook_kernels::fatbin;
 use casebook_model::device::{self, PAGE, measure_bytes};
 use casebook_model::{
-    Claim, ClaimVerdict, Outcome, Program, Reach, Recorder, Requirement, Scenario, Source, Symptom,
-    Variant, cudarc, pytorch,
+    Claim, ClaimVerdict, Control, Outcome, Program, Reach, Recorder, Requirement, Scenario, Source,
+    Symptom, Variant, cudarc, pytorch,
 };
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream, result};
 
@@ -94,6 +94,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("003_a513a38b5daed103.txt"),
         quote: "// ... further operations that would never be reached due to insufficient memory.",
         judged_by: "as-written-cpp",
+        control: Control::Pending,
         reach: Reach::Either,
         // Under its condition, 2 GiB free: after the failed allocation, does
         // a further operation run?
@@ -106,6 +107,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("003_a513a38b5daed103.txt"),
         quote: "While the batch size is 1, the sheer size of the intended allocation can exhaust the available GPU memory.",
         judged_by: "broken",
+        control: Control::Run("fixed"),
         reach: Reach::Either,
         judge: |o: &Outcome| match o.shows(&Symptom::cuda_error(OOM)) {
             true => ClaimVerdict::Confirmed,
@@ -120,6 +122,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("003_a513a38b5daed103.txt"),
         quote: "// If your GPU doesn't have enough memory this line will generate error",
         judged_by: "as-written-cpp",
+        control: Control::Pending,
         reach: Reach::Either,
         // "This line" is the cudaFree(d_data) below the comment, with d_data
         // never set by the failed cudaMalloc.
@@ -137,6 +140,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("003_a513a38b5daed103.txt"),
         quote: "This is more pronounced on GPUs with limited VRAM.",
         judged_by: "as-written-cpp",
+        control: Control::Pending,
         reach: Reach::Either,
         // The same program on the whole GPU and with 2 GiB free.
         judge: |o: &Outcome| match (
@@ -153,6 +157,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("000_1633914ffce0e075.txt"),
         quote: "A subsequent call attempting to allocate memory in the same region or exceeding the available memory will result in a CUDA error.",
         judged_by: "broken-cpp",
+        control: Control::Run("broken"),
         reach: Reach::Either,
         judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.first_error_is(OOM_CPP)),
     },

@@ -8,8 +8,8 @@
 //! fit, and checks the launch.
 
 use casebook_model::{
-    Claim, ClaimVerdict, Expect, Outcome, Program, Reach, Requirement, Scenario, Source, Symptom,
-    Variant,
+    Claim, ClaimVerdict, Control, Expect, Outcome, Program, Reach, Requirement, Scenario, Source,
+    Symptom, Variant,
 };
 
 casebook_model::names_module!();
@@ -94,6 +94,7 @@ const CLAIMS: &[Claim] = &[
         quote: "The `extern __shared__ float shared[];` declaration requests memory from shared memory which is allocated for \
                 each thread block and might lead to fragmentation if kernels use different sizes and are not controlled by the user.",
         judged_by: "varying-sizes-cpp",
+        control: Control::Pending,
         reach: Reach::Either,
         // Shared memory is on-chip and per block. Launches of every size that
         // do run: does device memory shrink, or a large block fail after them?
@@ -104,6 +105,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("004_dd8d91b458147886.txt"),
         quote: "The cumulative effect of these buffers, especially across multiple kernel launches, can result in a fragmented memory space.",
         judged_by: "varying-sizes-cpp",
+        control: Control::Pending,
         reach: Reach::Either,
         judge: shared_buffers_verdict,
     },
@@ -112,6 +114,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("004_dd8d91b458147886.txt"),
         quote: "This example demonstrates a kernel using shared memory as an intermediate buffer.",
         judged_by: "broken-cpp",
+        control: Control::Pending,
         reach: Reach::Either,
         // The example as printed asks for 4 MiB per block: does its kernel run?
         judge: |o: &Outcome| {

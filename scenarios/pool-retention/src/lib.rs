@@ -13,8 +13,8 @@ use std::sync::Arc;
 
 use casebook_model::device::{self, PAGE, measure_bytes};
 use casebook_model::{
-    Claim, ClaimVerdict, Outcome, Reach, Recorder, Requirement, Scenario, Source, Symptom, Variant,
-    cudarc,
+    Claim, ClaimVerdict, Control, Outcome, Reach, Recorder, Requirement, Scenario, Source, Symptom,
+    Variant, cudarc,
 };
 use casebook_runtime::worker;
 use cudarc::driver::sys::{self, CUmemoryPool};
@@ -76,6 +76,7 @@ const CLAIMS: &[Claim] = &[
         quote: "Instead of grabbing contiguous chunks of available memory whenever requested, CUDA's allocator often caches \
                 memory blocks internally.",
         judged_by: "broken",
+        control: Control::Pending,
         reach: Reach::Either,
         judge: kept_only_when_raised,
     },
@@ -85,6 +86,7 @@ const CLAIMS: &[Claim] = &[
         quote: "The example shows that even if a specific stream has completed and the free operation is initiated, the \
                 allocator might not immediately make that memory available.",
         judged_by: "broken",
+        control: Control::Pending,
         reach: Reach::Either,
         judge: kept_only_when_raised,
     },
@@ -93,6 +95,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("004_dd8d91b458147886.txt"),
         quote: "Even with `cudaFreeAsync`, the memory is not instantly available; it might take some time before the GPU memory manager reclaims the blocks.",
         judged_by: "broken",
+        control: Control::Pending,
         reach: Reach::AtBestPartly(
             "the stream that freed a block gets it back at once (async-free-race: the next allocation on the same stream reuses it); the device and other processes get it only at a synchronise, or never while the release threshold is raised (this variant)",
         ),

@@ -10,8 +10,8 @@
 use std::time::Duration;
 
 use casebook_model::{
-    Claim, ClaimVerdict, Expect, Outcome, Program, Reach, Requirement, Scenario, Source, Symptom,
-    Variant, pytorch,
+    Claim, ClaimVerdict, Control, Expect, Outcome, Program, Reach, Requirement, Scenario, Source,
+    Symptom, Variant, pytorch,
 };
 
 casebook_model::names_module!();
@@ -105,6 +105,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed(SEED),
         quote: "# Second run (likely to fail)",
         judged_by: "as-written-py",
+        control: Control::Run("broken-py"),
         reach: Reach::Either,
         judge: |o| {
             when(
@@ -118,9 +119,12 @@ const CLAIMS: &[Claim] = &[
     Claim {
         id: "001-model-and-data-memory-remains-occupied",
         source: Source::Seed(SEED),
+        // The sentence's first part; its last words, "causing cuDNN
+        // errors", are 001-occupied-memory-causes-cudnn-errors.
         quote: "The GPU memory allocated for the model and data remains occupied, leading to potential \
-                conflicts during the second run, causing cuDNN errors.",
+                conflicts during the second run",
         judged_by: "broken-py",
+        control: Control::Run("fixed-py"),
         reach: Reach::Either,
         // Occupied, and the second run fails for it: confirmed; occupied but
         // no conflict: partly; freed: refuted.
@@ -137,9 +141,15 @@ const CLAIMS: &[Claim] = &[
     Claim {
         id: "001-occupied-memory-causes-cudnn-errors",
         source: Source::Seed(SEED),
-        quote: "The GPU memory allocated for the model and data remains occupied, leading to potential \
-                conflicts during the second run, causing cuDNN errors.",
+        // The sentence's last words; its first part, that the memory stays
+        // occupied and conflicts with the second run, is
+        // 001-model-and-data-memory-remains-occupied. (cuDNN does fail with
+        // CUDNN_STATUS_INTERNAL_ERROR when the GPU is full before its first
+        // call: library-handle-no-memory. In the second run of the same
+        // process its handle exists already.)
+        quote: "causing cuDNN errors.",
         judged_by: "cudnn-pressure-py",
+        control: Control::Pending,
         reach: Reach::Either,
         // Some headroom gives a cuDNN error: confirmed; only out-of-memory
         // errors: refuted.
@@ -158,6 +168,7 @@ const CLAIMS: &[Claim] = &[
         quote: "This frequently leads to errors related to memory allocation, device synchronization, or \
                 improper handle management, ultimately manifesting as cuDNN errors.",
         judged_by: "broken-py",
+        control: Control::Run("fixed-py"),
         reach: Reach::Either,
         // A memory error in the second run that names cuDNN: confirmed; one
         // that does not: partly; no error: refuted.
@@ -177,6 +188,7 @@ const CLAIMS: &[Claim] = &[
         quote: "Explicitly calling `torch.cuda.empty_cache()` after the first training loop can mitigate \
                 the issue by releasing unused GPU memory.",
         judged_by: "empty-cache-py",
+        control: Control::Run("fixed-py"),
         reach: Reach::Either,
         judge: |o| {
             when(
@@ -193,6 +205,7 @@ const CLAIMS: &[Claim] = &[
         quote: "While catching exceptions provides logging information, it doesn’t automatically release \
                 the resources causing the error.",
         judged_by: "broken-py",
+        control: Control::Pending,
         reach: Reach::AtBestPartly(
             "the article says it of TensorFlow, which the GPU machines lack; this is the same \
              pattern in PyTorch",

@@ -6,8 +6,8 @@
 use std::sync::Arc;
 
 use casebook_model::{
-    Claim, ClaimVerdict, Expect, Outcome, Program, Reach, Recorder, Requirement, ResultName,
-    Scenario, Source, Symptom, Variant, cudarc, pytorch,
+    Claim, ClaimVerdict, Control, Expect, Outcome, Program, Reach, Recorder, Requirement,
+    ResultName, Scenario, Source, Symptom, Variant, cudarc, pytorch,
 };
 use cudarc::driver::{CudaContext, CudaFunction, DriverError, LaunchConfig, PushKernelArg};
 
@@ -108,6 +108,7 @@ const CLAIMS: &[Claim] = &[
                 mismanagement, specifically the failure to properly reset the CUDA context or release \
                 allocated memory.",
         judged_by: "broken",
+        control: Control::Run("fixed"),
         reach: Reach::Either,
         // The second call does fail after a fault; whether a reset would
         // have prevented it decides between "confirmed" and "partly".
@@ -119,6 +120,7 @@ const CLAIMS: &[Claim] = &[
         quote: "If a previous call leaves behind allocated memory, improperly closed streams, or an otherwise \
                 inconsistent context, subsequent calls will fail.",
         judged_by: "broken",
+        control: Control::Run("fixed"),
         reach: Reach::AtBestPartly(
             "of the three leftovers the sentence names, this run tests the inconsistent context; memory left behind \
              fails no later call until memory runs out (missing-free), and an open stream only delays one (open-streams)",
@@ -133,6 +135,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("000_1633914ffce0e075.txt"),
         quote: "If the context isn't correctly reset between model calls, remnants from the previous invocation can lead to conflicts and errors.",
         judged_by: "broken",
+        control: Control::Run("fixed"),
         reach: Reach::Either,
         // The remnant is a fault's corrupted context: the second call fails;
         // whether a reset clears it decides between "confirmed" and "partly".
@@ -144,6 +147,7 @@ const CLAIMS: &[Claim] = &[
         quote: "However, for more robust management, context cleanup might be necessary, depending on the \
                 specific PyTorch version and CUDA setup.",
         judged_by: "device-assert-py",
+        control: Control::Run("validated-py"),
         reach: Reach::Either,
         // After a device-side assert: empty_cache recovers nothing and a new
         // process (a new context) works: confirmed; empty_cache recovers:

@@ -11,8 +11,8 @@ use std::sync::Arc;
 use casebook_kernels::fatbin;
 use casebook_model::device;
 use casebook_model::{
-    Claim, ClaimVerdict, Expect, Outcome, Program, Reach, Recorder, Requirement, Scenario, Source,
-    Symptom, Variant, cudarc,
+    Claim, ClaimVerdict, Control, Expect, Outcome, Program, Reach, Recorder, Requirement, Scenario,
+    Source, Symptom, Variant, cudarc,
 };
 use cudarc::driver::{CudaFunction, CudaStream, LaunchConfig, PushKernelArg, result, sys};
 
@@ -116,6 +116,7 @@ const CLAIMS: &[Claim] = &[
         quote: "If the CPU attempts to access GPU memory before the kernel has completed execution, it can \
                 result in errors.",
         judged_by: "broken-cpp",
+        control: Control::Run("fixed-cpp"),
         reach: Reach::Either,
         // "Errors" after "unexpected behavior": wrong results count, whether
         // or not a CUDA call reports one (none does).
@@ -127,6 +128,7 @@ const CLAIMS: &[Claim] = &[
         quote: "By ensuring all operations within a stream have concluded before proceeding, we prevent \
                 potential race conditions and errors caused by premature CPU access to GPU memory.",
         judged_by: "fixed-cpp",
+        control: Control::Run("broken-cpp"),
         reach: Reach::Either,
         judge: |o: &Outcome| match o.check(FRESH) {
             Some(true) => ClaimVerdict::Confirmed,
@@ -140,6 +142,7 @@ const CLAIMS: &[Claim] = &[
         quote: "Failure to synchronize streams can easily lead to seemingly random errors, especially during \
                 repeated model invocations.",
         judged_by: "repeated-cpp",
+        control: Control::Pending,
         reach: Reach::Either,
         // Wrong results that come and go between invocations of one program
         // are "seemingly random"; wrong every time, they are not random.
@@ -159,6 +162,7 @@ const CLAIMS: &[Claim] = &[
         quote: "This emphasizes the necessity for correctly using synchronization primitives like \
                 `cudaDeviceSynchronize()`, which ensures the GPU completes all pending operations before the CPU proceeds.",
         judged_by: "device-sync-cpp",
+        control: Control::Run("broken-cpp"),
         reach: Reach::Either,
         // Two streams' kernels and copies, one cudaDeviceSynchronize, then
         // the host reads both results.
@@ -173,6 +177,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("000_1633914ffce0e075.txt"),
         quote: "cudaStreamSynchronize(stream); // Ensure all operations on the stream have completed",
         judged_by: "fixed-cpp",
+        control: Control::Run("broken-cpp"),
         reach: Reach::Either,
         judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.check(FRESH)),
     },
@@ -181,6 +186,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("001_eb72388bf55c7443.txt"),
         quote: "Streams, within a context, manage the execution of multiple kernels concurrently.",
         judged_by: "pipeline",
+        control: Control::Run("pipeline-cust"),
         reach: Reach::Either,
         judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.check(OVERLAP)),
     },

@@ -7,8 +7,8 @@
 //! silently makes the primary one, with its device memory, beside it.
 
 use casebook_model::{
-    Claim, ClaimVerdict, Outcome, Passage, Reach, Recorder, Report, Requirement, Scenario, Source,
-    Symptom, Variant, cudarc,
+    Claim, ClaimVerdict, Control, Outcome, Passage, Reach, Recorder, Report, Requirement, Scenario,
+    Source, Symptom, Variant, cudarc,
 };
 use cudarc::driver::{DriverError, result};
 
@@ -140,6 +140,7 @@ const CLAIMS: &[Claim] = &[
                 device enumeration or context management) will return CUDA_ERROR_INVALID_CONTEXT \
                 if a valid context is not current to the thread.",
         judged_by: "broken",
+        control: Control::Run("fixed"),
         reach: Reach::Either,
         // The thread starts with no context current (else the experiment did
         // not set up the condition); then its allocation fails so, or not.
@@ -162,6 +163,7 @@ const CLAIMS: &[Claim] = &[
                 runtime will use that, but if there is no such context, it uses a \"primary \
                 context.\"",
         judged_by: "silent-primary-cpp",
+        control: Control::Run("broken-cpp"),
         reach: Reach::Either,
         // The process works in a context of its own; a thread without a
         // current context makes a runtime call. It succeeds, and a context's
