@@ -117,13 +117,25 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("003_a513a38b5daed103.txt"),
         quote: "This fragmentation effectively reduces the contiguous memory available for a single allocation, even if the \
                 total free space appears sufficient.",
-        judged_by: "broken",
-        control: Control::Run("fixed"),
+        judged_by: "caching-allocator-py",
+        control: Control::Run("expandable-segments-py"),
         reach: Reach::Either,
-        // The article's setting is a cache, cleared or not: an allocator that
-        // carves what it holds. cudaMalloc serving the same request makes it
-        // "partly" (the hard form, cudaMalloc alone: 001-incomplete-free-fragments).
-        judge: carving_pool_verdict,
+        // The article's setting: PyTorch's cache, after the cache was
+        // cleared. PyTorch's own caching allocator holds free pieces that
+        // together exceed the request four times, none of them fits, and the
+        // request is refused: confirmed. The control changes one setting,
+        // PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, on the same
+        // pieces: the request is served, and the judge reads "refuted".
+        judge: |o: &Outcome| match (
+            o.flag(THE_PIECES_TOGETHER_EXCEED_THE_REQUEST),
+            o.flag(NO_FREE_PIECE_FITS_THE_REQUEST),
+            o.check(REQUEST_SERVED),
+        ) {
+            (Some(true), Some(true), Some(false)) => ClaimVerdict::Confirmed,
+            (Some(true), _, Some(true)) => ClaimVerdict::Refuted,
+            (Some(true), Some(false), Some(false)) => ClaimVerdict::Partly,
+            _ => ClaimVerdict::Undecided,
+        },
     },
     Claim {
         id: "003-fragmentation-gaps",

@@ -123,16 +123,25 @@ const CLAIMS: &[Claim] = &[
         quote: "// If your GPU doesn't have enough memory this line will generate error",
         judged_by: "as-written-cpp",
         control: Control::Pending,
-        reach: Reach::Either,
-        // "This line" is the cudaFree(d_data) below the comment, with d_data
-        // never set by the failed cudaMalloc.
-        judge: |o: &Outcome| match o
-            .fact(WITH_2_GIB_FREE_THE_CUDAFREE_AFTER_IT_RETURNS)
-            .and_then(|v| v.as_str())
-        {
-            Some("cudaSuccess") => ClaimVerdict::Refuted,
-            Some(_) => ClaimVerdict::Confirmed,
-            None => ClaimVerdict::Undecided,
+        reach: Reach::AtBestPartly(
+            "the comment sits above cudaFree(d_data), and the error that too little memory \
+             generates comes from the cudaMalloc above it: the run reads both lines, and the \
+             sentence holds in full only if the line it sits above errs too",
+        ),
+        // With 2 GiB free: the article's cudaMalloc of 4 GiB fails (the error
+        // the comment means) and the cudaFree under the comment fails too
+        // (confirmed); the cudaMalloc fails and the cudaFree returns success
+        // (partly: the error is there, on the line above); the cudaMalloc
+        // succeeds (refuted: no line errs).
+        judge: |o: &Outcome| match (
+            o.flag(IT_SUCCEEDS_WITH_2_GIB_FREE),
+            o.fact(WITH_2_GIB_FREE_THE_CUDAFREE_AFTER_IT_RETURNS)
+                .and_then(|v| v.as_str()),
+        ) {
+            (Some(true), _) => ClaimVerdict::Refuted,
+            (Some(false), Some("cudaSuccess")) => ClaimVerdict::Partly,
+            (Some(false), Some(_)) => ClaimVerdict::Confirmed,
+            _ => ClaimVerdict::Undecided,
         },
     },
     Claim {
