@@ -78,6 +78,18 @@ inline void fact_text(const casebook_recorder *r, FactName name, const char *val
   r->fact(r->ctx, name.text, json);
 }
 
+// After a kernel that may have faulted: one call that has nothing to do with
+// it (cudaMalloc and cudaFree of 1 MiB), recorded as provoked, its result's
+// name recorded as `fact`. Returns whether the context still works; where it
+// does not, the variant's buffers cannot be freed.
+inline bool later_call(const casebook_recorder *r, FactName fact) {
+  void *probe = nullptr;
+  cudaError_t later = tolerate(r, "cudaMalloc (unrelated, after the kernel)", cudaMalloc(&probe, 1 << 20));
+  fact_text(r, fact, cudaGetErrorName(later));
+  if (later == cudaSuccess) cudaFree(probe);
+  return later == cudaSuccess;
+}
+
 inline void measure(const casebook_recorder *r, MeasureName name, double value) {
   r->measure(r->ctx, name.text, value, name.unit);
 }

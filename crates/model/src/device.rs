@@ -48,6 +48,29 @@ pub fn unrelated_call(rec: &mut Recorder, label: &str) -> Result<(), DriverError
     })
 }
 
+/// After a kernel that may have faulted: one call that has nothing to do
+/// with it (allocate and free 1 MiB), recorded as provoked, and its result's
+/// name recorded as `fact`. Returns whether the context still works; where
+/// it does not, the caller's buffers cannot be freed and are best forgotten.
+pub fn later_call(rec: &mut Recorder, fact: crate::FactName) -> bool {
+    // SAFETY: 1 MiB, freed below if it was allocated, never touched.
+    let later = rec.tolerate("cuMemAlloc (unrelated, after the kernel)", unsafe {
+        cudarc::driver::result::malloc_sync(1 << 20)
+    });
+    match later {
+        Ok(buf) => {
+            rec.fact(fact, "CUDA_SUCCESS");
+            // SAFETY: nothing uses the buffer.
+            let _ = unsafe { cudarc::driver::result::free_sync(buf) };
+            true
+        }
+        Err(e) => {
+            rec.fact(fact, crate::ResultName::result_name(&e));
+            false
+        }
+    }
+}
+
 /// Free device memory now, as cuMemGetInfo reports it.
 pub fn free_bytes(rec: &mut Recorder, ctx: &Arc<CudaContext>) -> Result<usize, DriverError> {
     rec.step("cuMemGetInfo", ctx.mem_get_info())

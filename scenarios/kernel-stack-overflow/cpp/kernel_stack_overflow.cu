@@ -17,18 +17,6 @@ static const size_t kPerCall = 1024;
 
 static __global__ void walkKernel(const float *x, float *out, int depth) { casebook_walks(x, out, depth); }
 
-// The CPU's walk, for the comparison.
-static float walk_on_cpu(const std::vector<float> &x, int depth) {
-  float frame[CASEBOOK_FRAME];
-  for (int i = 0; i < CASEBOOK_FRAME; ++i) frame[i] = x[(depth + i) % CASEBOOK_FRAME] * float(i + 1);
-  if (depth == 0) {
-    float s = 0.0f;
-    for (int i = 0; i < CASEBOOK_FRAME; ++i) s += frame[i];
-    return s;
-  }
-  return frame[depth % CASEBOOK_FRAME] + walk_on_cpu(x, depth - 1);
-}
-
 static cudaError_t walk(const casebook_recorder *r) {
   std::vector<float> x(CASEBOOK_FRAME);
   for (int i = 0; i < CASEBOOK_FRAME; ++i) x[i] = float(i % 7) * 0.5f;
@@ -46,15 +34,11 @@ static cudaError_t walk(const casebook_recorder *r) {
   std::vector<float> got(kThreads);
   if (err == cudaSuccess)
     err = rec(r, "cudaMemcpy (out)", cudaMemcpy(got.data(), d_out, kThreads * sizeof(float), cudaMemcpyDeviceToHost));
-  float want = walk_on_cpu(x, kDepth);
+  float want = casebook_walk(x.data(), kDepth);  // the same walk on the CPU
   bool same = err == cudaSuccess;
   for (int i = 0; same && i < kThreads; ++i) same = got[i] == want;
   check(r, names::MATCHES, same);
-  void *probe = nullptr;
-  cudaError_t later = tolerate(r, "cudaMalloc (unrelated, after the kernel)", cudaMalloc(&probe, 1 << 20));
-  fact_text(r, names::LATER_CALL, cudaGetErrorName(later));
-  if (later == cudaSuccess) {
-    cudaFree(probe);
+  if (later_call(r, names::LATER_CALL)) {
     cudaFree(d_x);
     cudaFree(d_out);
   }

@@ -8,8 +8,9 @@
 
 // A recursive walk, `depth` calls deep: each call keeps a frame of its own
 // on the thread's stack (the compiler cannot know how deep it goes, so it
-// cannot size the stack), and reads it back on the way up.
-__device__ __noinline__ float casebook_walk(const float *x, int depth) {
+// cannot size the stack), and reads it back on the way up. The C++ variants
+// run it on the CPU too, for the reference.
+__host__ __device__ __noinline__ float casebook_walk(const float *x, int depth) {
   float frame[CASEBOOK_FRAME];
   for (int i = 0; i < CASEBOOK_FRAME; ++i) frame[i] = x[(depth + i) % CASEBOOK_FRAME] * float(i + 1);
   if (depth == 0) {

@@ -160,21 +160,9 @@ pub(crate) fn walk(rec: &mut Recorder, ctx: &Arc<CudaContext>) -> anyhow::Result
         MATCHES,
         got.as_ref().is_ok_and(|g| g.iter().all(|v| *v == want)),
     );
-    // SAFETY: 1 MiB, freed below if it was allocated.
-    let later = rec.tolerate("cuMemAlloc (unrelated, after the kernel)", unsafe {
-        cudarc::driver::result::malloc_sync(1 << 20)
-    });
-    match later {
-        Ok(buf) => {
-            rec.fact(LATER_CALL, "CUDA_SUCCESS");
-            // SAFETY: nothing uses the buffer.
-            let _ = unsafe { cudarc::driver::result::free_sync(buf) };
-        }
-        Err(e) => {
-            rec.fact(LATER_CALL, casebook_model::ResultName::result_name(&e));
-            // The context is poisoned: its buffers cannot be freed.
-            std::mem::forget((x, out, f, stream));
-        }
+    if !device::later_call(rec, LATER_CALL) {
+        // The context is poisoned: its buffers cannot be freed.
+        std::mem::forget((x, out, f, stream));
     }
     Ok(())
 }

@@ -197,21 +197,8 @@ pub(crate) fn finish(rec: &mut Recorder, p: Program, synced: Result<(), DriverEr
     });
     let same = copied.is_ok() && (0..N).all(|i| got[i] == 2.0 * value(HEADER + i));
     rec.check(MATCHES, same);
-    let later = rec.tolerate(
-        "cuMemAlloc (unrelated, after the kernel)",
-        // SAFETY: 1 MiB, freed below if it was allocated.
-        unsafe { cudarc::driver::result::malloc_sync(1 << 20) },
-    );
-    match later {
-        Ok(buf) => {
-            rec.fact(LATER_CALL, "CUDA_SUCCESS");
-            // SAFETY: nothing uses the buffer.
-            let _ = unsafe { cudarc::driver::result::free_sync(buf) };
-        }
-        Err(e) => {
-            rec.fact(LATER_CALL, casebook_model::ResultName::result_name(&e));
-            // The context is poisoned: its buffers cannot be freed.
-            std::mem::forget(p);
-        }
+    if !device::later_call(rec, LATER_CALL) {
+        // The context is poisoned: its buffers cannot be freed.
+        std::mem::forget(p);
     }
 }
