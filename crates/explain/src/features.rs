@@ -398,9 +398,11 @@ impl OomSizes {
 /// What the figures of an out-of-memory message say (step 5), each a
 /// feature a case's texts can share:
 /// - `fig:request-exceeds-capacity`: one request larger than the whole GPU.
-/// - `fig:unallocated-reserve-holds-request`: free and reserved-but-
-///   unallocated memory together would hold the request, and the unallocated
-///   part is a twentieth of the GPU or more. The memory is there, in pieces.
+/// - `fig:unallocated-reserve-holds-request`: memory PyTorch reserved but
+///   left unallocated would hold the request by itself (and the allocator
+///   still could not serve it), or it and the free memory together would,
+///   and the unallocated part is a twentieth of the GPU or more. The memory
+///   is there, in pieces.
 /// - `fig:memory-held-outside-this-process`: a quarter of the GPU or more
 ///   is neither free nor this process's: another process holds it.
 /// - `fig:this-process-holds-the-gpu`: what PyTorch holds in this process is
@@ -416,7 +418,8 @@ pub fn figures(text: &str) -> Vec<String> {
         return out;
     }
     let pieces = m.unallocated.is_some_and(|u| {
-        u + m.free.unwrap_or(0.0) >= m.request && m.capacity.is_none_or(|c| u >= c / 20.0)
+        u >= m.request
+            || (u + m.free.unwrap_or(0.0) >= m.request && m.capacity.is_none_or(|c| u >= c / 20.0))
     });
     if pieces {
         out.push("fig:unallocated-reserve-holds-request".to_owned());
@@ -611,10 +614,16 @@ mod tests {
         assert_eq!(figures(new), vec!["fig:unallocated-reserve-holds-request"]);
         let old = "RuntimeError: CUDA out of memory. Tried to allocate 305.18 GiB (GPU 0; 14.75 GiB total capacity; 1.25 GiB already allocated; 12.94 GiB free; 1.27 GiB reserved in total by PyTorch)";
         assert_eq!(figures(old), vec!["fig:request-exceeds-capacity"]);
-        let own = "RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 7.79 GiB total capacity; 5.59 GiB already allocated; 19.75 MiB free; 5.85 GiB reserved in total by PyTorch)";
-        // 0.26 GiB reserved but unallocated on a 7.79 GiB GPU is no large
-        // share; PyTorch holds three quarters of the GPU.
+        let own = "RuntimeError: CUDA out of memory. Tried to allocate 300.00 MiB (GPU 0; 7.79 GiB total capacity; 5.59 GiB already allocated; 19.75 MiB free; 5.85 GiB reserved in total by PyTorch)";
+        // 0.26 GiB reserved but unallocated, with the free memory, would not
+        // hold 300 MiB; PyTorch holds three quarters of the GPU.
         assert_eq!(figures(own), vec!["fig:this-process-holds-the-gpu"]);
+        // The same figures and a 20 MiB request: the unallocated 0.26 GiB
+        // would hold it, and the allocator could not serve it from them.
+        assert_eq!(
+            figures(&own.replace("300.00 MiB", "20.00 MiB")),
+            vec!["fig:unallocated-reserve-holds-request"]
+        );
         let cached = "RuntimeError: CUDA out of memory. Tried to allocate 7.31 GiB (GPU 0; 11.92 GiB total capacity; 307.86 MiB already allocated; 4.36 GiB free; 6.80 GiB cached)";
         // Free and cached memory would hold it together.
         assert_eq!(

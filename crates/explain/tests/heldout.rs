@@ -84,7 +84,7 @@ fn the_ranking_keeps_what_it_reaches_on_the_held_out_texts() {
         println!("  miss: {m}");
     }
     assert!(score.first >= 26, "{}", score.summary());
-    assert!(score.first + score.tied_first >= 32, "{}", score.summary());
-    assert!(score.top3 >= 31, "{}", score.summary());
+    assert!(score.first + score.tied_first >= 33, "{}", score.summary());
+    assert!(score.top3 >= 32, "{}", score.summary());
     assert!(score.no_match >= 13, "{}", score.summary());
 }

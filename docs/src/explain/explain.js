@@ -275,9 +275,9 @@
     if (m === null) return [];
     if (m.capacity !== null && m.request > m.capacity) return ["fig:request-exceeds-capacity"];
     var u = m.unallocated;
-    var pieces = u !== null &&
-      u + (m.free === null ? 0 : m.free) >= m.request &&
-      (m.capacity === null || u >= m.capacity / 20.0);
+    var pieces = u !== null && (u >= m.request ||
+      (u + (m.free === null ? 0 : m.free) >= m.request &&
+        (m.capacity === null || u >= m.capacity / 20.0)));
     if (pieces) return ["fig:unallocated-reserve-holds-request"];
     var mine = m.inUse;
     if (mine === null && m.allocated !== null) mine = m.allocated + (u === null ? 0 : u);
