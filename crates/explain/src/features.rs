@@ -404,7 +404,8 @@ impl OomSizes {
 ///   and the unallocated part is a twentieth of the GPU or more. The memory
 ///   is there, in pieces.
 /// - `fig:memory-held-outside-this-process`: a quarter of the GPU or more
-///   is neither free nor this process's: another process holds it.
+///   is neither free nor this process's: another process holds it. Read
+///   before the pieces: it says more.
 /// - `fig:this-process-holds-the-gpu`: what PyTorch holds in this process is
 ///   three quarters of the GPU or more, and none of the above: the
 ///   program's own tensors fill it.
@@ -417,6 +418,15 @@ pub fn figures(text: &str) -> Vec<String> {
         out.push("fig:request-exceeds-capacity".to_owned());
         return out;
     }
+    // Another process holding a quarter of the GPU says more than a
+    // fragmented reserve of this one: it is read first.
+    let mine = m.this_process();
+    if let (Some(capacity), Some(free), Some(mine)) = (m.capacity, m.free, mine)
+        && capacity - free - mine >= capacity / 4.0
+    {
+        out.push("fig:memory-held-outside-this-process".to_owned());
+        return out;
+    }
     let pieces = m.unallocated.is_some_and(|u| {
         u >= m.request
             || (u + m.free.unwrap_or(0.0) >= m.request && m.capacity.is_none_or(|c| u >= c / 20.0))
@@ -425,14 +435,10 @@ pub fn figures(text: &str) -> Vec<String> {
         out.push("fig:unallocated-reserve-holds-request".to_owned());
         return out;
     }
-    let (Some(capacity), Some(mine)) = (m.capacity, m.this_process()) else {
-        return out;
-    };
-    if let Some(free) = m.free
-        && capacity - free - mine >= capacity / 4.0
+    if let Some(capacity) = m.capacity
+        && mine.is_some()
+        && m.allocated.unwrap_or(0.0) + m.unallocated.unwrap_or(0.0) >= 0.75 * capacity
     {
-        out.push("fig:memory-held-outside-this-process".to_owned());
-    } else if m.allocated.unwrap_or(0.0) + m.unallocated.unwrap_or(0.0) >= 0.75 * capacity {
         out.push("fig:this-process-holds-the-gpu".to_owned());
     }
     out

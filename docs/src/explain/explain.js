@@ -275,17 +275,18 @@
     if (m === null) return [];
     if (m.capacity !== null && m.request > m.capacity) return ["fig:request-exceeds-capacity"];
     var u = m.unallocated;
+    var mine = m.inUse;
+    if (mine === null && m.allocated !== null) mine = m.allocated + (u === null ? 0 : u);
+    // Another process holding a quarter of the GPU is read first.
+    if (m.capacity !== null && m.free !== null && mine !== null && m.capacity - m.free - mine >= m.capacity / 4.0) {
+      return ["fig:memory-held-outside-this-process"];
+    }
     var pieces = u !== null && (u >= m.request ||
       (u + (m.free === null ? 0 : m.free) >= m.request &&
         (m.capacity === null || u >= m.capacity / 20.0)));
     if (pieces) return ["fig:unallocated-reserve-holds-request"];
-    var mine = m.inUse;
-    if (mine === null && m.allocated !== null) mine = m.allocated + (u === null ? 0 : u);
-    if (m.capacity === null || mine === null) return [];
-    if (m.free !== null && m.capacity - m.free - mine >= m.capacity / 4.0) {
-      return ["fig:memory-held-outside-this-process"];
-    }
-    if ((m.allocated === null ? 0 : m.allocated) + (u === null ? 0 : u) >= 0.75 * m.capacity) {
+    if (m.capacity !== null && mine !== null &&
+      (m.allocated === null ? 0 : m.allocated) + (u === null ? 0 : u) >= 0.75 * m.capacity) {
       return ["fig:this-process-holds-the-gpu"];
     }
     return [];
