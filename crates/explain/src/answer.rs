@@ -199,4 +199,13 @@ mod tests {
         assert!(r.contains("Driver Version: 550.54.15"));
         assert!(!r.contains("/x/y.cpp"));
     }
+
+    #[test]
+    fn an_nccl_error_and_its_last_error_are_one_error() {
+        let index = Index::embedded().unwrap();
+        let log = "[rank1]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:317, invalid usage (run with NCCL_DEBUG=WARN for details), NCCL version 2.21.5\n[rank1]: ncclInvalidUsage: This usually reflects invalid usage of NCCL library.\n[rank1]: Last error:\n[rank1]: Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 1000";
+        let answer = explain(&index, log);
+        assert_eq!(answer.errors.len(), 1, "{:?}", answer.errors);
+        assert_eq!(answer.matches[0].scenario, "nccl-duplicate-gpu");
+    }
 }

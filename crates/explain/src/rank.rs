@@ -92,7 +92,8 @@ impl<'a> Ranker<'a> {
     /// cause. An error starts at a line that says it is one (`…Error:`,
     /// `error:`, an assertion), or at a line that holds what some case
     /// holds; the lines right after it that say no new error but hold what
-    /// a case holds continue it (a message wrapped over lines).
+    /// a case holds continue it (a message wrapped over lines), and so does a
+    /// line that only announces what follows ("Last error:").
     pub fn errors(&self, text: &str) -> Vec<ErrorLine> {
         let mut out: Vec<ErrorLine> = Vec::new();
         let mut continuing = false;
@@ -101,6 +102,11 @@ impl<'a> Ranker<'a> {
                 .into_iter()
                 .filter(|f| self.weight.contains_key(f))
                 .collect();
+            // A line that only announces what follows ("Last error:", as
+            // NCCL writes before its reason) continues the error it is in.
+            if line.trim().to_ascii_lowercase().ends_with("error:") {
+                continue;
+            }
             let marked = features::says_error(line);
             if !marked && f.is_empty() {
                 continuing = false;

@@ -332,6 +332,8 @@
     var continuing = false;
     withoutFrames(text).forEach(function (line) {
       var f = Array.from(lineFeatures(line)).filter(function (x) { return self.weight.has(x); });
+      // A line that only announces what follows ("Last error:") continues the error it is in.
+      if (lower(line.trim()).endsWith("error:")) return;
       var marked = saysError(line);
       if (!marked && f.length === 0) { continuing = false; return; }
       if (!marked && continuing) {
