@@ -8,6 +8,7 @@ mod docs;
 mod gpu;
 #[cfg(test)]
 mod layers;
+mod new_scenario;
 mod ruff;
 mod run_all;
 mod sanitize;
@@ -65,6 +66,10 @@ enum Command {
     /// Build the cookbook with mdBook and check it in headless Chromium: pages
     /// render, links resolve, images load, code blocks have text.
     Book(book::Args),
+    /// Write a new case's folder that builds (manifest, build script,
+    /// vocabulary, a broken and a fixed variant) and register it in the
+    /// root Cargo.toml and the catalogue in src/lib.rs.
+    NewScenario(new_scenario::Args),
     /// Find the CUDA toolkit, installing NVIDIA's PyPI wheels into
     /// target/cuda-wheels if none is found, and print where it is.
     Toolkit,
@@ -82,6 +87,7 @@ fn main() -> ExitCode {
         Command::Bless(args) => bless::run(args),
         Command::Docs(args) => docs::run(args),
         Command::Book(args) => book::run(args),
+        Command::NewScenario(args) => new_scenario::run(args),
         Command::Toolkit => toolkit::ensure().map(|tk| {
             println!("{}", tk.home.display());
             ExitCode::SUCCESS
