@@ -101,8 +101,8 @@ pub fn symptom_line(names: &[String]) -> String {
     names
         .iter()
         .map(|n| match error_text(n) {
-            Some(text) => format!("`{n}` (\"{text}\")"),
-            None => format!("`{n}`"),
+            Some(text) => format!("{} (\"{text}\")", code_span(n)),
+            None => code_span(n),
         })
         .collect::<Vec<_>>()
         .join(", ")
