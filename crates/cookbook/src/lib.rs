@@ -85,7 +85,7 @@ pub fn generate(inputs: &Inputs) -> anyhow::Result<Book> {
     );
     files.insert(
         "README.md".into(),
-        readme::readme(inputs.root, inputs.catalog, &explain, report.as_ref())?,
+        readme::readme(inputs.root, &explain, report.as_ref())?,
     );
     files.insert(
         casebook_harness::suite::NEXTEST_CONFIG.into(),

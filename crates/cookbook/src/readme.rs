@@ -2,13 +2,11 @@
 //! and the latest run know filled in (an answer of `explain`, its held-out
 //! measure, five rows of the evidence, the PyTorch texts that have a case).
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
 use casebook_explain::{Index, cli, explain, heldout};
 use casebook_harness::report::Report;
-use casebook_model::{Binding, Role, Scenario};
 
 const TEMPLATE: &str = include_str!("readme.md");
 
@@ -26,12 +24,7 @@ const EXAMPLE_ROWS: &[(&str, &str)] = &[
     ("invalid-device-ordinal", "fixed-cpp"),
 ];
 
-pub fn readme(
-    root: &Path,
-    catalog: &[Scenario],
-    index: &Index,
-    report: Option<&Report>,
-) -> anyhow::Result<String> {
+pub fn readme(root: &Path, index: &Index, report: Option<&Report>) -> anyhow::Result<String> {
     let mut answer = explain(index, EXAMPLE);
     answer.matches.truncate(1);
     let example = format!("$ casebook-explain \"{EXAMPLE}\"\n{}", cli::render(&answer));
@@ -44,7 +37,7 @@ pub fn readme(
         heldout::TEXTS_TOML,
         score.summary()
     );
-    let (run, rows, pytorch, texts) = match report {
+    let (run, rows) = match report {
         Some(r) => (
             format!(
                 "{}, driver {}, CUDA {}, {}",
@@ -54,27 +47,14 @@ pub fn readme(
                 r.created.get(..10).unwrap_or(&r.created)
             ),
             rows(r),
-            r.run
-                .pytorch
-                .as_deref()
-                .map(|p| format!("PyTorch {p}"))
-                .unwrap_or_else(|| "no PyTorch in the run".to_owned()),
-            pytorch_texts(catalog, r),
         ),
-        None => (
-            "no run recorded".to_owned(),
-            String::new(),
-            String::new(),
-            String::new(),
-        ),
+        None => ("no run recorded".to_owned(), String::new()),
     };
     Ok(TEMPLATE
         .replace("{explain_example}", &example)
         .replace("{explain_measure}", &measure)
         .replace("{run}", &run)
-        .replace("{example_rows}", &rows)
-        .replace("{pytorch}", &pytorch)
-        .replace("{pytorch_texts}", &texts))
+        .replace("{example_rows}", &rows))
 }
 
 fn rows(report: &Report) -> String {
@@ -97,40 +77,6 @@ fn rows(report: &Report) -> String {
                 casebook_harness::judge::Verdict::Pass => "as declared",
                 casebook_harness::judge::Verdict::Fail => "NOT as declared",
             }
-        );
-    }
-    md
-}
-
-/// Each case with PyTorch variants that fail, and the errors they returned
-/// (their names, cut before the first figure), each once.
-fn pytorch_texts(catalog: &[Scenario], report: &Report) -> String {
-    let mut by_case: BTreeMap<usize, Vec<String>> = BTreeMap::new();
-    for r in &report.results {
-        if r.binding != Binding::Pytorch || r.role == Role::Fixed {
-            continue;
-        }
-        let Some(pos) = catalog.iter().position(|s| s.slug == r.scenario) else {
-            continue;
-        };
-        let entry = by_case.entry(pos).or_default();
-        for step in r.outcome.steps.iter().filter(|s| s.is_error()) {
-            if !entry.contains(&step.result) {
-                entry.push(step.result.clone());
-            }
-        }
-    }
-    let mut md = String::new();
-    for (pos, texts) in by_case {
-        if texts.is_empty() {
-            continue;
-        }
-        let slug = catalog[pos].slug;
-        let quoted: Vec<String> = texts.iter().map(|t| format!("`{t}`")).collect();
-        let _ = writeln!(
-            md,
-            "- [{slug}](docs/src/scenarios/{slug}.md): {}",
-            quoted.join("; ")
         );
     }
     md

@@ -111,9 +111,8 @@ impl Score {
     pub fn summary(&self) -> String {
         format!(
             "of {} held-out texts whose cause a case reproduces, the right case came first for \
-             {} (and tied for first, in an answer that says the text cannot tell the tied \
-             cases apart, for {} more) and among the first three for {}; of {} whose cause no \
-             case reproduces, {} matched no reproduced case",
+             {} (tied for first, as the answer says, for {} more) and among the first three \
+             for {}; of {} whose cause no case reproduces, {} matched no reproduced case",
             self.covered, self.first, self.tied_first, self.top3, self.uncovered, self.no_match
         )
     }
