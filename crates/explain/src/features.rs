@@ -410,38 +410,38 @@ impl OomSizes {
 ///   three quarters of the GPU or more, and none of the above: the
 ///   program's own tensors fill it.
 pub fn figures(text: &str) -> Vec<String> {
-    let Some(m) = OomSizes::read(text) else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    if m.capacity.is_some_and(|c| m.request > c) {
-        out.push("fig:request-exceeds-capacity".to_owned());
-        return out;
+    OomSizes::read(text)
+        .and_then(|m| figure(&m))
+        .map(str::to_owned)
+        .into_iter()
+        .collect()
+}
+
+/// The one thing an out-of-memory message's sizes say, in the order of
+/// [`figures`]: the first that holds.
+fn figure(m: &OomSizes) -> Option<&'static str> {
+    let capacity = m.capacity;
+    if capacity.is_some_and(|c| m.request > c) {
+        return Some("fig:request-exceeds-capacity");
     }
     // Another process holding a quarter of the GPU says more than a
     // fragmented reserve of this one: it is read first.
     let mine = m.this_process();
-    if let (Some(capacity), Some(free), Some(mine)) = (m.capacity, m.free, mine)
-        && capacity - free - mine >= capacity / 4.0
+    if let (Some(c), Some(free), Some(mine)) = (capacity, m.free, mine)
+        && c - free - mine >= c / 4.0
     {
-        out.push("fig:memory-held-outside-this-process".to_owned());
-        return out;
+        return Some("fig:memory-held-outside-this-process");
     }
     let pieces = m.unallocated.is_some_and(|u| {
         u >= m.request
-            || (u + m.free.unwrap_or(0.0) >= m.request && m.capacity.is_none_or(|c| u >= c / 20.0))
+            || (u + m.free.unwrap_or(0.0) >= m.request && capacity.is_none_or(|c| u >= c / 20.0))
     });
     if pieces {
-        out.push("fig:unallocated-reserve-holds-request".to_owned());
-        return out;
+        return Some("fig:unallocated-reserve-holds-request");
     }
-    if let Some(capacity) = m.capacity
-        && mine.is_some()
-        && m.allocated.unwrap_or(0.0) + m.unallocated.unwrap_or(0.0) >= 0.75 * capacity
-    {
-        out.push("fig:this-process-holds-the-gpu".to_owned());
-    }
-    out
+    let holds = m.allocated.unwrap_or(0.0) + m.unallocated.unwrap_or(0.0);
+    (mine.is_some() && capacity.is_some_and(|c| holds >= 0.75 * c))
+        .then_some("fig:this-process-holds-the-gpu")
 }
 
 pub const UNITS: &[(&str, f64)] = &[

@@ -454,11 +454,24 @@ pub fn collect(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use casebook_model::{Binding, Outcome, Role};
 
     use super::*;
     use crate::environment::Environment;
+
+    /// A machine for a test's report: one GPU named `gpu`.
+    pub(crate) fn environment(gpu: &str) -> Environment {
+        Environment {
+            gpu: gpu.into(),
+            driver: "580.159.04".into(),
+            cuda: "13.0".into(),
+            toolkit: "13.0.88".into(),
+            compute_capability: "9.0".into(),
+            memory_total_bytes: 1,
+            device_count: 1,
+        }
+    }
 
     fn entry(variant: &str, verdict: Verdict) -> ResultEntry {
         ResultEntry {
@@ -481,15 +494,7 @@ mod tests {
 
     #[test]
     fn junit_has_a_case_per_trial_and_failures_with_their_reason() {
-        let env = Environment {
-            gpu: "GPU".into(),
-            driver: "1".into(),
-            cuda: "13.0".into(),
-            toolkit: "13.0.88".into(),
-            compute_capability: "9.0".into(),
-            memory_total_bytes: 1,
-            device_count: 1,
-        };
+        let env = environment("GPU");
         let report = Report::new(
             env,
             vec![
@@ -523,15 +528,7 @@ mod tests {
         crate::suite::write_result(dir.path(), &entry("b", "fixed")).unwrap();
         crate::suite::write_result(dir.path(), &entry("a", "fixed")).unwrap();
         let order = vec!["a::fixed".to_owned(), "b::fixed".to_owned()];
-        let env = Environment {
-            gpu: "NVIDIA H200".into(),
-            driver: "580.159.04".into(),
-            cuda: "13.0".into(),
-            toolkit: "13.0.88".into(),
-            compute_capability: "9.0".into(),
-            memory_total_bytes: 1,
-            device_count: 1,
-        };
+        let env = environment("NVIDIA H200");
         let r = collect(dir.path(), &order, env.clone()).unwrap();
         let names: Vec<String> = r
             .results

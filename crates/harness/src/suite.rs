@@ -720,15 +720,7 @@ mod tests {
         };
         let decided = ClaimVerdict::confirmed_if(Some(broken));
         crate::report::Report::new(
-            crate::environment::Environment {
-                gpu: "GPU".into(),
-                driver: "1".into(),
-                cuda: "13.0".into(),
-                toolkit: "13.0.88".into(),
-                compute_capability: "9.0".into(),
-                memory_total_bytes: 1,
-                device_count: 1,
-            },
+            crate::report::tests::environment("GPU"),
             vec![
                 entry("broken", broken, Some(decided)),
                 entry("fixed", fixed, None),
