@@ -135,6 +135,13 @@ pub mod cli {
             /// shards' reports and says which is missing.
             #[arg(long, value_name = "K/N")]
             partition: Option<casebook_harness::matrix::Partition>,
+            /// Run only the trials FILE names, one `<slug>::<variant>` a line
+            /// (blank lines and `#` comments aside); a name the catalogue
+            /// lacks is an error (exit code 4). With --filter, the trials
+            /// both select. docs/evidence/trials-dacd71a.txt is the set the
+            /// schedule's goal is timed on.
+            #[arg(long, value_name = "FILE")]
+            trials: Option<PathBuf>,
         },
         /// Time the schedule: run the trials one at a time (with several
         /// GPUs visible: on the first GPU alone), then with the default

@@ -25,8 +25,20 @@ fn main() -> ExitCode {
                 },
             jobs,
             partition,
+            trials,
         } => {
             workspace::quiet_insta();
+            let trials = match trials.map(|path| {
+                run_all::read_trial_list(&path)
+                    .map_err(|e| format!("cannot read the trial list {}: {e}", path.display()))
+            }) {
+                None => None,
+                Some(Ok(names)) => Some(names),
+                Some(Err(e)) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::from(run_all::exit::NO_MATCH);
+                }
+            };
             run_all::run_all(
                 &catalog,
                 &run_all::Options {
@@ -35,6 +47,7 @@ fn main() -> ExitCode {
                     undecided: cuda_casebook::ledger::counts(),
                     jobs: jobs.map(usize::from),
                     partition,
+                    trials,
                 },
             )
         }

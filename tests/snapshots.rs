@@ -13,6 +13,7 @@ use libtest_mimic::{Completion, Failed, Trial};
 fn main() -> std::process::ExitCode {
     let root = casebook_harness::workspace::root();
     let docs_root = root.clone();
+    let list_root = root.clone();
     let docs = Trial::test("catalog::docs-are-fresh", move || {
         let book = cuda_casebook::book(&docs_root).map_err(|e| format!("{e:#}"))?;
         let stale = book.stale(&docs_root);
@@ -30,9 +31,35 @@ fn main() -> std::process::ExitCode {
         "catalog::claims-ledger-is-complete-and-verbatim",
         move || check_ledger(&root),
     );
+    let goal_list = Trial::test(
+        "catalog::the-goal-s-trial-list-names-catalogue-trials",
+        move || {
+            let path = list_root.join(GOAL_TRIALS);
+            let named = casebook_harness::run_all::read_trial_list(&path)
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+            let unknown =
+                casebook_harness::run_all::unknown_trials(&cuda_casebook::catalog(), &named);
+            if !unknown.is_empty() {
+                return Err(format!("{GOAL_TRIALS} names no trial {}", unknown.join(", ")).into());
+            }
+            if named.len() != GOAL_TRIAL_COUNT {
+                return Err(format!(
+                    "{GOAL_TRIALS} names {} trials, not {GOAL_TRIAL_COUNT}",
+                    named.len()
+                )
+                .into());
+            }
+            Ok(())
+        },
+    );
     casebook_harness::environment::set_toolkit(casebook_kernels::TOOLKIT);
-    casebook_harness::suite::main(cuda_casebook::catalog(), vec![docs, ledger])
+    casebook_harness::suite::main(cuda_casebook::catalog(), vec![docs, ledger, goal_list])
 }
+
+/// The trials the schedule's goal is timed on (`run-all --trials`), and how
+/// many: dacd71a's catalogue.
+const GOAL_TRIALS: &str = "docs/evidence/trials-dacd71a.txt";
+const GOAL_TRIAL_COUNT: usize = 161;
 
 /// Every claim id is unique; docs/claims.json lists exactly the declared and
 /// the undecided claims; every quote stands, word for word, in its seed or

@@ -131,6 +131,11 @@ pub struct RunFacts {
     /// The shard this run was (`run-all --partition K/N`), if it was one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partition: Option<crate::matrix::Partition>,
+    /// The schedule against its floor, from this report's own trial times
+    /// (see [`crate::bench::CriticalPath`]); absent where a trial's place is
+    /// not known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub critical_path: Option<crate::bench::CriticalPath>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -158,6 +163,10 @@ pub struct ResultEntry {
     /// The GPU (NVML's index) it ran on, where the run pinned its trials.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu: Option<u32>,
+    /// Where run-all's schedule ran it: beside others, beside light trials
+    /// only, or alone (the critical path is read from it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub place: Option<crate::schedule::Place>,
     /// Everything recorded, raw figures included.
     pub outcome: Outcome,
 }
@@ -179,6 +188,7 @@ impl ResultEntry {
             snapshot,
             seconds: record.outcome.seconds,
             gpu: record.gpu,
+            place: None,
             outcome: record.outcome.clone(),
         }
     }
@@ -269,6 +279,9 @@ impl Report {
         );
         if let Some(torch) = &self.run.pytorch {
             let _ = writeln!(md, "- PyTorch: {torch}\n");
+        }
+        if let Some(path) = &self.run.critical_path {
+            let _ = writeln!(md, "- Schedule: {path}\n");
         }
         md.push_str(&self.table(presets::ASCII_MARKDOWN));
         md.push('\n');
@@ -488,6 +501,7 @@ pub(crate) mod tests {
             snapshot: SnapshotStatus::Matched,
             seconds: 0.5,
             gpu: None,
+            place: None,
             outcome: Outcome::empty(),
         }
     }

@@ -52,6 +52,8 @@ pub struct Options {
     pub jobs: Option<usize>,
     /// Run only this shard of the catalogue.
     pub partition: Option<crate::matrix::Partition>,
+    /// Run only these trials, by their whole names (`run-all --trials FILE`).
+    pub trials: Option<Vec<String>>,
 }
 
 /// Makes Ctrl-C and SIGTERM stop the run: running children are killed with
@@ -266,12 +268,15 @@ pub fn execute(
             );
         }
     });
+    let memory = schedule::smallest_memory(gpus);
     let results = trials
         .iter()
         .zip(&executed.records)
         .filter_map(|(t, r)| {
             let r = r.as_ref()?;
-            Some(ResultEntry::new(r, statuses[&t.name()]))
+            let mut entry = ResultEntry::new(r, statuses[&t.name()]);
+            entry.place = Some(t.place(memory));
+            Some(entry)
         })
         .collect();
     let mut report = Report::new(environment, results, executed.wall_seconds);
@@ -283,6 +288,9 @@ pub fn execute(
     report.run.orphans = orphans;
     report.run.skipped = held_back;
     report.run.leftover_check_off = monitor.err();
+    if report.run.interrupted.is_none() {
+        report.run.critical_path = crate::bench::CriticalPath::of_report(&report);
+    }
     for l in &report.run.leftovers {
         eprintln!("error: {l}");
     }
@@ -291,10 +299,33 @@ pub fn execute(
 
 pub fn run_all(catalog: &[Scenario], options: &Options) -> ExitCode {
     let root = workspace::root();
+    if let Some(named) = &options.trials {
+        let unknown = unknown_trials(catalog, named);
+        if !unknown.is_empty() {
+            eprintln!(
+                "error: the catalogue has no trial {} (see `casebook list`)",
+                unknown.join(", ")
+            );
+            return ExitCode::from(exit::NO_MATCH);
+        }
+    }
     let mut prepared = match prepare(catalog, &options.filters, "run-all") {
         Ok(p) => p,
         Err(code) => return code,
     };
+    if let Some(named) = &options.trials {
+        let named: std::collections::HashSet<&str> = named.iter().map(String::as_str).collect();
+        prepared
+            .trials
+            .retain(|t| named.contains(t.name().as_str()));
+        prepared
+            .skipped
+            .retain(|s| named.contains(s.trial.as_str()));
+        if prepared.trials.is_empty() && prepared.skipped.is_empty() {
+            eprintln!("error: no trial of the list matches {:?}", options.filters);
+            return ExitCode::from(exit::NO_MATCH);
+        }
+    }
     if let Some(shard) = options.partition {
         let held = in_shard(catalog, shard);
         prepared.trials.retain(|t| held(&t.name()));
@@ -328,6 +359,9 @@ pub fn run_all(catalog: &[Scenario], options: &Options) -> ExitCode {
         report.summary.snapshots_changed,
         report.wall_seconds
     );
+    if let Some(path) = &report.run.critical_path {
+        println!("schedule: {path}");
+    }
     println!("{}", claims_line(&report, options.undecided));
     if let Some(off) = &report.run.leftover_check_off {
         eprintln!("warning: the leftover-memory check did not run: {off}");
@@ -340,6 +374,31 @@ pub fn run_all(catalog: &[Scenario], options: &Options) -> ExitCode {
         return ExitCode::from(exit::IO);
     }
     exit_code(&report, &start_errors)
+}
+
+/// The names of a trial list (`run-all --trials`) that name no trial of
+/// the catalogue.
+pub fn unknown_trials(catalog: &[Scenario], named: &[String]) -> Vec<String> {
+    let known: std::collections::HashSet<String> = schedule::select(catalog, &[])
+        .iter()
+        .map(|t| t.name())
+        .collect();
+    named
+        .iter()
+        .filter(|n| !known.contains(n.as_str()))
+        .cloned()
+        .collect()
+}
+
+/// Reads a trial list: one `<slug>::<variant>` a line; blank lines and
+/// lines that start with `#` are not names.
+pub fn read_trial_list(path: &Path) -> std::io::Result<Vec<String>> {
+    Ok(std::fs::read_to_string(path)?
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(str::to_owned)
+        .collect())
 }
 
 /// Whether a trial, by name, is in `shard`: the catalogue's trials, in

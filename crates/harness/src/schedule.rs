@@ -51,7 +51,8 @@ impl Trial<'_> {
 }
 
 /// Where a trial runs on its GPU.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Place {
     /// Beside other trials.
     Shared,

@@ -715,6 +715,7 @@ mod tests {
                 snapshot: crate::snapshot::SnapshotStatus::Matched,
                 seconds: 0.0,
                 gpu: None,
+                place: None,
                 outcome,
             }
         };

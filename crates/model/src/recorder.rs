@@ -203,6 +203,8 @@ impl Recorder {
             measure: c_measure,
             point: c_point,
             iteration: c_iteration,
+            own_memory: c_own_memory,
+            compare_pairs: c_compare_pairs,
         }
     }
 }
@@ -218,6 +220,16 @@ pub struct CRecorder {
     measure: extern "C" fn(*mut c_void, *const c_char, f64, c_int),
     point: extern "C" fn(*mut c_void, *const c_char, *const c_char, c_int, f64, f64),
     iteration: extern "C" fn(*mut c_void, *const c_char),
+    /// [`crate::device::own_memory`], its NVML calls recorded as steps: 1 and
+    /// the bytes when NVML counts memory for this process, 0 when not.
+    own_memory: extern "C" fn(*mut c_void, *mut u64) -> c_int,
+    /// [`crate::timing::compare_pairs`] on `n` interleaved pairs `(a[i],
+    /// b[i])`: 1 when A is the larger, -1 when B is, 0 when neither; the
+    /// median ratio a / b goes to `median_ratio` unless it is null. C++
+    /// variants decide time-dependent facts through it, so that the rule
+    /// exists once, in Rust.
+    compare_pairs:
+        extern "C" fn(*mut c_void, *const f64, *const f64, usize, f64, f64, *mut f64) -> c_int,
 }
 
 /// # Safety
@@ -300,6 +312,54 @@ extern "C" fn c_point(
 extern "C" fn c_iteration(ctx: *mut c_void, label: *const c_char) {
     let label = (!label.is_null()).then(|| unsafe { text(label) });
     unsafe { recorder(ctx) }.emit(&Event::Iteration { label });
+}
+
+extern "C" fn c_own_memory(ctx: *mut c_void, bytes: *mut u64) -> c_int {
+    match crate::device::own_memory(unsafe { recorder(ctx) }) {
+        Ok(Some(held)) => {
+            if !bytes.is_null() {
+                // SAFETY: the C++ side passes a pointer to one integer.
+                unsafe { *bytes = held };
+            }
+            1
+        }
+        // The failed NVML call is recorded as a step; "no figure" is all
+        // the C++ side needs to know.
+        Ok(None) | Err(_) => 0,
+    }
+}
+
+extern "C" fn c_compare_pairs(
+    _ctx: *mut c_void,
+    a: *const f64,
+    b: *const f64,
+    n: usize,
+    least: f64,
+    ratio: f64,
+    median_ratio: *mut f64,
+) -> c_int {
+    let pairs: Vec<(f64, f64)> = if n == 0 || a.is_null() || b.is_null() {
+        Vec::new()
+    } else {
+        // SAFETY: the C++ side passes two arrays of `n` doubles.
+        let (a, b) = unsafe {
+            (
+                std::slice::from_raw_parts(a, n),
+                std::slice::from_raw_parts(b, n),
+            )
+        };
+        a.iter().copied().zip(b.iter().copied()).collect()
+    };
+    let compared = crate::timing::compare_pairs(&pairs, least, ratio);
+    if !median_ratio.is_null() {
+        // SAFETY: the C++ side passes a pointer to one double, or null.
+        unsafe { *median_ratio = compared.median_ratio };
+    }
+    match compared.larger {
+        crate::timing::Larger::A => 1,
+        crate::timing::Larger::B => -1,
+        crate::timing::Larger::Neither => 0,
+    }
 }
 
 #[cfg(test)]
@@ -391,5 +451,21 @@ mod tests {
         );
         assert_eq!(outcome.measure_named("free"), Some(42.0));
         assert_eq!(outcome.measures["free"].unit, Unit::Bytes);
+    }
+
+    #[test]
+    fn the_c_table_decides_pairs_with_the_rust_rule() {
+        let mut rec = Recorder::new(Shared::default());
+        let table = rec.c_abi();
+        let compare = |a: &[f64], b: &[f64], median: *mut f64| {
+            (table.compare_pairs)(table.ctx, a.as_ptr(), b.as_ptr(), a.len(), 0.1, 1.2, median)
+        };
+        let (slow, fast) = ([2.0, 1.9, 2.2, 0.9, 2.5], [1.0, 1.0, 1.1, 1.0, 1.2]);
+        let mut median = 0.0;
+        assert_eq!(compare(&slow, &fast, &mut median), 1);
+        assert_eq!(median, 2.0);
+        assert_eq!(compare(&fast, &slow, std::ptr::null_mut()), -1);
+        assert_eq!(compare(&[1.1; 5], &[1.0; 5], std::ptr::null_mut()), 0);
+        assert_eq!(compare(&[], &[], std::ptr::null_mut()), 0);
     }
 }

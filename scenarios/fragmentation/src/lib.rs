@@ -7,6 +7,10 @@
 //! its region free. A pool built on the driver's virtual memory API
 //! (`cuMemAddressReserve`, `cuMemCreate`, `cuMemMap`: the idea behind
 //! PyTorch's expandable segments) serves the same workload.
+//!
+//! The PyTorch variants hold PyTorch to a budget of 26 GiB (its per-process
+//! memory fraction), which stands for the device, and read only their own
+//! process's figures: they run beside light trials where the GPU has room.
 
 use casebook_model::device::measure_bytes;
 use casebook_model::{
@@ -38,6 +42,9 @@ pub const TEMPORARY: usize = 6 * MIB;
 pub const LARGE: usize = 256 * MIB;
 
 const PYTHON: &str = "python/caching_allocator.py";
+/// What a PyTorch variant holds at most: `BUDGET` in the Python file, and
+/// its process's context.
+const PYTORCH_HOLDS: u64 = 27 << 30;
 
 pub fn scenario() -> Scenario {
     Scenario {
@@ -69,11 +76,15 @@ pub fn scenario() -> Scenario {
                 Program::pytorch(PYTHON, "fragmented"),
             )
             .then_shows(Symptom::check_failed(REQUEST_SERVED))
+            .shares_gpu()
+            .holds_memory(PYTORCH_HOLDS)
             .small_when_reduced(),
             Variant::fixed(
                 "expandable-segments-py",
                 Program::pytorch(PYTHON, "expandable"),
             )
+            .shares_gpu()
+            .holds_memory(PYTORCH_HOLDS)
             .small_when_reduced()
             .sanitizer_sees(
                 &[

@@ -9,6 +9,11 @@ objects are still referenced (here the optimizer holds the old parameters)
 and the two runs do not fit together: then the error is PyTorch's out of
 memory, and `torch.cuda.empty_cache()` does not help, because that memory is
 in use. Dropping the references does.
+
+The sized variants hold PyTorch to a budget (its per-process memory
+fraction), which stands for a GPU of that size: they read only their own
+process's figures, so they run beside other trials, and they fill a GiB,
+not the device.
 """
 
 import gc
@@ -22,12 +27,14 @@ from casebook import SANITIZER_ENV, names, reduced_for_sanitizer
 
 EPOCHS = 2
 BATCHES = 4
+# What PyTorch may hold in the sized variants (its per-process memory
+# fraction), and the width of their linear layers (64 MiB each).
+BUDGET = 1 << 30
+WIDTH = 4096
 # The reduced form run under compute-sanitizer, which checks every access of
 # every kernel and shadows every byte the process allocates: each run trains
-# on one batch once, PyTorch may hold BUDGET_UNDER_SANITIZER bytes (its
-# per-process memory fraction), and the sized variants size themselves from
-# that, with narrower layers, instead of from the device's free memory. Two
-# runs still do not fit together, one does, and the GPU is not filled.
+# on one batch once, and the sized variants are held to a smaller budget,
+# with narrower layers. Two runs still do not fit together, one does.
 EPOCHS_UNDER_SANITIZER = 1
 BATCHES_UNDER_SANITIZER = 1
 BUDGET_UNDER_SANITIZER = 512 << 20
@@ -42,11 +49,10 @@ class Net(torch.nn.Module):
     """Convolutions (cuDNN runs them), then `width`-wide linear layers that
     set how much memory the parameters take. Those are made where `head_on`
     says: on the host, as the article's model is (`model.cuda()` then moves
-    them), or straight on the GPU when they are tens of GiB, which saves
-    filling them on the host and copying them over PCIe (seconds to minutes
-    per run) and changes nothing on the GPU. They are initialised where they
-    are made, so no kernel reads memory nothing wrote (initcheck reports
-    every such read)."""
+    them), or straight on the GPU in the sized variants, which saves filling
+    them on the host and copying them over and changes nothing on the GPU.
+    They are initialised where they are made, so no kernel reads memory
+    nothing wrote (initcheck reports every such read)."""
 
     def __init__(self, width, depth, head_on="cpu"):
         super().__init__()
@@ -115,18 +121,15 @@ AFTER_CLEANUP = {
 
 
 def _sized(share):
-    """Linear layers whose parameters take `share` of the free memory (their
-    gradients as much again); in the reduced form, `share` of the budget
-    PyTorch is held to."""
+    """Holds PyTorch to its budget, and returns linear layers whose
+    parameters take `share` of it (their gradients as much again)."""
+    budget, width = BUDGET, WIDTH
     if _reduced():
-        _, total = torch.cuda.mem_get_info()
-        torch.cuda.set_per_process_memory_fraction(BUDGET_UNDER_SANITIZER / total)
-        room, width = BUDGET_UNDER_SANITIZER, WIDTH_UNDER_SANITIZER
-    else:
-        room, _ = torch.cuda.mem_get_info()
-        width = 16384
+        budget, width = BUDGET_UNDER_SANITIZER, WIDTH_UNDER_SANITIZER
+    _, total = torch.cuda.mem_get_info()
+    torch.cuda.set_per_process_memory_fraction(budget / total)
     layer = width * width * 4
-    return width, max(1, int(room * share) // layer)
+    return width, max(1, int(budget * share) // layer)
 
 
 def _failed(rec, attempt, allocated_before):
@@ -191,8 +194,8 @@ def broken(rec):
         # *MISSING*: torch.cuda.empty_cache() or context cleanup
         return optimizer, model  # the old optimizer still holds the old parameters
 
-    # Parameters take 40% of the free memory, their gradients as much: one
-    # run fits; the second model does not fit beside the first.
+    # Parameters take 40% of the budget, their gradients as much: one run
+    # fits; the second model does not fit beside the first.
     width, depth = _sized(0.4)
     ok = _example(rec, width, depth, cleanup=nothing, head_on="cuda")
     rec.fact(names.SECOND_RUN_COMPLETES, ok)

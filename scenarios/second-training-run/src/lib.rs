@@ -6,6 +6,10 @@
 //! together: PyTorch's out of memory, not a cuDNN error, and
 //! `torch.cuda.empty_cache()` does not help, because that memory is in use.
 //! Dropping the references does.
+//!
+//! The sized variants hold PyTorch to a budget of 1 GiB (its per-process
+//! memory fraction), which stands for a GPU of that size, and read only
+//! their own process's figures: they share the GPU with other trials.
 
 use std::time::Duration;
 
@@ -59,11 +63,13 @@ pub fn scenario() -> Scenario {
             )
             .then_shows(Symptom::check_failed(SECOND_RUN_RAN))
             .also_differs(
-                "the same program with linear layers sized so that their parameters take 40% of \
-                 the free memory: one run fits, two side by side do not. Those layers are made \
-                 and initialised straight on the GPU, and the second run's `Net()` and `.cuda()` \
-                 are one step.",
+                "the same program, with PyTorch held to a budget of 1 GiB (its per-process \
+                 memory fraction), which stands for a GPU of that size, and linear layers sized \
+                 so that their parameters take 40% of it: one run fits, two side by side do \
+                 not. Those layers are made and initialised straight on the GPU, and the second \
+                 run's `Net()` and `.cuda()` are one step.",
             )
+            .shares_gpu()
             .small_when_reduced()
             .sanitizer_sees_within(CUDNN_READS, CUDNN, CUDNN_WHY)
             .sanitizer_time_limit(SIZED_UNDER_THE_TOOL),
@@ -72,10 +78,12 @@ pub fn scenario() -> Scenario {
                     "`broken` with the article's remedy in the line it marks as missing: \
                      `torch.cuda.empty_cache()`, and nothing else.",
                 )
+                .shares_gpu()
                 .small_when_reduced()
                 .sanitizer_sees_within(CUDNN_READS, CUDNN, CUDNN_WHY)
                 .sanitizer_time_limit(SIZED_UNDER_THE_TOOL),
             Variant::fixed("fixed-py", Program::pytorch(FILE, "fixed"))
+                .shares_gpu()
                 .small_when_reduced()
                 .sanitizer_sees_within(CUDNN_READS, CUDNN, CUDNN_WHY)
                 .sanitizer_time_limit(SIZED_UNDER_THE_TOOL),
