@@ -143,35 +143,77 @@ fn verdict_of(report: Option<&Report>, s: &Scenario, c: &casebook_model::Claim) 
         .map_or("not run yet", |r| verdict_words(r.verdict))
 }
 
-/// What the claim's judge reads in its control's recorded outcome: the
-/// other answer, if the experiment could have come out otherwise.
+/// What the claim's judge reads in the recorded outcome of `control`, a
+/// variant of its scenario: the other answer, if the experiment could have
+/// come out otherwise.
 fn control_verdict_of(
     report: Option<&Report>,
     s: &Scenario,
     c: &casebook_model::Claim,
+    control: &str,
 ) -> Option<&'static str> {
-    let control = c.control.run()?;
     results(report, s.slug)
         .find(|r| r.variant == control)
         .map(|r| verdict_words(c.verdict(&r.outcome)))
 }
 
 /// A claim's control as a table's cell: the run, and what the claim's judge
-/// reads in it.
+/// reads in it; for a verdict of "partly", each part's.
 pub(crate) fn control_cell(
     report: Option<&Report>,
     s: &Scenario,
     c: &casebook_model::Claim,
 ) -> String {
-    match c.control {
+    let one = |control: casebook_model::Control| match control {
         casebook_model::Control::Run(v) => format!(
             "`{v}`: {}",
-            control_verdict_of(report, s, c).unwrap_or("not run yet")
+            control_verdict_of(report, s, c, v).unwrap_or("not run yet")
         ),
         casebook_model::Control::Impossible(why) => {
             format!("none can exist: {}", why.replace('|', "\\|"))
         }
-        casebook_model::Control::Pending => "none yet".to_owned(),
+        casebook_model::Control::Parts(_) | casebook_model::Control::Pending => {
+            "none yet".to_owned()
+        }
+    };
+    match c.control {
+        casebook_model::Control::Parts(parts) => parts
+            .iter()
+            .map(|p| format!("{}: {}", p.part.replace('|', "\\|"), one(p.control)))
+            .collect::<Vec<_>>()
+            .join("; "),
+        control => one(control),
+    }
+}
+
+/// A control as data, for `docs/claims.json`.
+fn control_json(
+    report: Option<&Report>,
+    s: &Scenario,
+    c: &casebook_model::Claim,
+    control: casebook_model::Control,
+    entry: &mut serde_json::Value,
+) {
+    match control {
+        casebook_model::Control::Run(v) => {
+            entry["control"] = v.into();
+            if let Some(verdict) = control_verdict_of(report, s, c, v) {
+                entry["control_verdict"] = verdict.into();
+            }
+        }
+        casebook_model::Control::Impossible(why) => entry["no_control"] = why.into(),
+        casebook_model::Control::Pending => entry["control"] = "none yet".into(),
+        casebook_model::Control::Parts(parts) => {
+            let parts: Vec<serde_json::Value> = parts
+                .iter()
+                .map(|p| {
+                    let mut part = serde_json::json!({ "part": p.part });
+                    control_json(report, s, c, p.control, &mut part);
+                    part
+                })
+                .collect();
+            entry["controls_by_part"] = parts.into();
+        }
     }
 }
 
@@ -199,16 +241,7 @@ pub fn ledger_json(
             if let Some(why) = c.reach.cap() {
                 entry["at_best_partly"] = why.into();
             }
-            match c.control {
-                casebook_model::Control::Run(v) => {
-                    entry["control"] = v.into();
-                    if let Some(verdict) = control_verdict_of(report, s, c) {
-                        entry["control_verdict"] = verdict.into();
-                    }
-                }
-                casebook_model::Control::Impossible(why) => entry["no_control"] = why.into(),
-                casebook_model::Control::Pending => entry["control"] = "none yet".into(),
-            }
+            control_json(report, s, c, c.control, &mut entry);
             entries.push(entry);
         }
     }
