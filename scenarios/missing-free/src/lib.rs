@@ -146,20 +146,22 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("000_1633914ffce0e075.txt"),
         quote: "The core problem manifests because CUDA maintains state between calls.",
         judged_by: "broken-cpp",
-        control: Control::Pending,
+        control: Control::Run("fixed-cpp"),
         reach: Reach::Either,
         // Each call leaves its buffer behind, and the calls after it find
         // it there: they run out of memory after about free/leak calls.
-        judge: |o| ClaimVerdict::confirmed_if(o.flag(FAILED_AFTER_FILL)),
+        // Where every call frees its buffer, free memory is back where it
+        // started after the calls: nothing was kept between them.
+        judge: kept_between_calls,
     },
     Claim {
         id: "000-example1-memory-remains-allocated",
         source: Source::Seed("000_1633914ffce0e075.txt"),
         quote: "This example omits the crucial `cudaFree(d_data)` call, leaving the GPU memory allocated.",
         judged_by: "broken-cpp",
-        control: Control::Pending,
+        control: Control::Run("fixed-cpp"),
         reach: Reach::Either,
-        judge: |o| ClaimVerdict::confirmed_if(o.flag(FAILED_AFTER_FILL)),
+        judge: kept_between_calls,
     },
     Claim {
         id: "000-example1-further-allocation-errors",
@@ -177,9 +179,18 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("001_eb72388bf55c7443.txt"),
         quote: "cudaFree(dev_data); // Free allocated memory",
         judged_by: "fixed-cpp",
-        control: Control::Pending,
+        control: Control::Run("broken-cpp"),
         reach: Reach::Either,
-        judge: |o| ClaimVerdict::confirmed_if(o.check(FREE_MEMORY_RETURNS_TO_ITS_BASELINE)),
+        // Free memory back at its baseline after the calls: released.
+        // Without the cudaFree the calls never get there: they fill the GPU
+        // after about free/leak calls, so nothing was released.
+        // (The second reading is made only where the first is missing, as
+        // a judge reads only what its run records.)
+        judge: |o| match o.check(FREE_MEMORY_RETURNS_TO_ITS_BASELINE) {
+            Some(back) => ClaimVerdict::confirmed_if(Some(back)),
+            None if o.flag(FAILED_AFTER_FILL) == Some(true) => ClaimVerdict::Refuted,
+            None => ClaimVerdict::Undecided,
+        },
     },
     Claim {
         id: "001-raw-second-run-may-fail",
@@ -221,6 +232,16 @@ const CLAIMS: &[Claim] = &[
         judge: |o| leak_verdict(o, OOM_CPP),
     },
 ];
+
+/// Whether what a call allocated was still there for the calls after it:
+/// they ran out of memory after about free/leak calls (confirmed), or free
+/// memory was back at its baseline after all of them (refuted).
+fn kept_between_calls(o: &Outcome) -> ClaimVerdict {
+    match o.flag(FAILED_AFTER_FILL) {
+        Some(filled) => ClaimVerdict::confirmed_if(Some(filled)),
+        None => ClaimVerdict::refuted_if(o.check(FREE_MEMORY_RETURNS_TO_ITS_BASELINE)),
+    }
+}
 
 /// Confirmed when the leak ends in `oom` after about free/leak calls.
 fn leak_verdict(o: &Outcome, oom: &str) -> ClaimVerdict {
