@@ -176,7 +176,9 @@ const CLAIMS: &[Claim] = &[
         quote: "The kernel launch uses a large number of threads and blocks, further adding memory pressure for \
                 registers and shared memory.",
         judged_by: "grid-size-cpp",
-        control: Control::Pending,
+        control: Control::Impossible(
+            "registers and shared memory are on-chip, given to each block that is resident, and local memory is reserved once for the threads that can be resident at once: nothing a launch takes grows with its grid, so a run in which free memory falls as the grid grows would need a kernel that allocates per block (in-kernel malloc, heap-fragmentation-cpp), another claim. What shows that the reading sees what a launch takes: this run's first launch reserved 140 MiB, read the same way.",
+        ),
         reach: Reach::Either,
         // Registers and shared memory are on-chip, per resident block; local
         // memory is reserved per thread that can be resident at once. None of

@@ -106,7 +106,9 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("000_1633914ffce0e075.txt"),
         quote: "This example explicitly uses `cudaDeviceReset()` to ensure a clean context between calls.",
         judged_by: "broken-cpp",
-        control: Control::Pending,
+        control: Control::Impossible(
+            "cudaDeviceReset destroys the primary context and every setting in it; a run in which the setting survives would need the reset left out, the step measured. What shows that the reading sees a setting that was changed: this run reads the device-heap limit after raising it, and finds it raised, before the reset.",
+        ),
         reach: Reach::Either,
         // The article's calls fault nowhere: "clean" is what the first call
         // left in the context, its allocation and a raised limit. (A context
@@ -125,7 +127,9 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("000_1633914ffce0e075.txt"),
         quote: "cudaDeviceReset(); // This resets the context, releasing resources.",
         judged_by: "broken-cpp",
-        control: Control::Pending,
+        control: Control::Impossible(
+            "cudaDeviceReset destroys the primary context and what it holds; a run in which it releases nothing would need the reset left out, the step measured. What shows that the reading sees a call that releases nothing: cudaFree(nullptr), read the same way in this run, released nothing.",
+        ),
         reach: Reach::Either,
         judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.flag(RESET)),
     },
@@ -134,7 +138,9 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("002_245404227877bbf6.txt"),
         quote: "cudaFree(nullptr); // This doesn't actually free anything.",
         judged_by: "broken-cpp",
-        control: Control::Pending,
+        control: Control::Impossible(
+            "cudaFree(nullptr) has no allocation to free; a run in which it frees memory cannot be written. What shows that the reading sees a release: cudaDeviceReset, read the same way in this run, released the 4 GiB buffer.",
+        ),
         reach: Reach::Either,
         judge: |o: &Outcome| ClaimVerdict::refuted_if(o.flag(FREE_NULL)),
     },

@@ -178,7 +178,9 @@ const CLAIMS: &[Claim] = &[
         source: Source::Nvidia(&THREAD_HIERARCHY),
         quote: "On current GPUs, a thread block may contain up to 1024 threads.",
         judged_by: "too-many-threads",
-        control: Control::Pending,
+        control: Control::Impossible(
+            "1024 threads a block is the limit of every GPU the machines have (H100 and H200); a run that reads otherwise would need a GPU with another limit. The run reads both answers itself: a block of 1024 threads launches, one of 2048 does not.",
+        ),
         reach: Reach::Either,
         // Up to 1024: a block of 1024 launches and one of 2048 does not.
         judge: |o: &Outcome| match (o.flag(BLOCK_1024_LAUNCHES), o.flag(BLOCK_2048_LAUNCHES)) {
@@ -192,7 +194,9 @@ const CLAIMS: &[Claim] = &[
         quote: "A kernel will fail to launch if it is executed with more threads per block than \
                 its launch bound maxThreadsPerBlock.",
         judged_by: "launch-bounds",
-        control: Control::Pending,
+        control: Control::Impossible(
+            "the driver holds every launch to the kernel's bound; a run in which a launch above it is accepted would need a driver that ignores the bound. What shows that the same launch path accepts a launch within a bound: this run's heavy_bounded, bound 1024, launched with 1024 threads.",
+        ),
         reach: Reach::Either,
         judge: |o: &Outcome| ClaimVerdict::refuted_if(o.flag(OVER_BOUND_LAUNCHES)),
     },
@@ -218,7 +222,9 @@ const CLAIMS: &[Claim] = &[
                 and cudaOccupancyMaxPotentialBlockSizeVariableSMem, heuristically calculate an \
                 execution configuration that achieves the maximum multiprocessor-level occupancy.",
         judged_by: "fixed",
-        control: Control::Pending,
+        control: Control::Impossible(
+            "the sentence is about the occupancy the driver's model computes, and the run compares the suggested block with every block size the kernel allows under that same model (cuOccupancyMaxActiveBlocksPerMultiprocessor): a run that reads \"refuted\" would need the API to disagree with the model it is built on. Occupancy measured on the GPU (a profiler's achieved occupancy) is not read here.",
+        ),
         reach: Reach::Either,
         // Every block size the kernel allows, against the suggested one.
         judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.flag(SUGGESTED_IS_BEST)),

@@ -94,7 +94,9 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("003_a513a38b5daed103.txt"),
         quote: "// ... further operations that would never be reached due to insufficient memory.",
         judged_by: "as-written-cpp",
-        control: Control::Pending,
+        control: Control::Impossible(
+            "a cudaMalloc that fails returns an error code and leaves the program's control flow alone: in C++ that does not check it, the next line always runs. A run in which the further operations are never reached would have to return or throw before them, which skips the step measured. (Where the failure raises, as in PyTorch, the next line is not reached: broken-py.)",
+        ),
         reach: Reach::Either,
         // Under its condition, 2 GiB free: after the failed allocation, does
         // a further operation run?
