@@ -3,7 +3,7 @@
 //! (`docs/claims.json`, generated); a suite trial checks every quote against
 //! the seed files.
 
-use casebook_model::ledger::{Undecided, Why::*};
+use casebook_model::ledger::{Change, Standing, Undecided, Why::*};
 
 const S000: &str = "000_1633914ffce0e075.txt";
 const S001: &str = "001_eb72388bf55c7443.txt";
@@ -259,3 +259,183 @@ pub fn counts() -> (usize, usize) {
         .count();
     (untestable, UNDECIDED.len() - untestable)
 }
+
+/// Every change of a claim's standing since the ledger had verdicts, oldest
+/// first, with the reason: the page "How the verdicts changed" is made from
+/// it, and a suite trial holds each claim's last change to where the ledger
+/// stands now (or, where the change waits for a GPU run, to where it stood).
+/// A change of the experiment that moved no verdict is not listed.
+pub const HISTORY: &[Change] = &[
+    Change {
+        id: "000-reset-gives-a-clean-context",
+        commit: "feec67b",
+        from: Standing::Refuted,
+        to: Standing::Confirmed,
+        why: "it was judged on sticky-error's as-written-cpp, where a kernel fault leaves the context \
+              unusable; the article's calls fault nowhere, so it was re-pointed (47c2606) to device-reset, \
+              where the reset puts back what the first call changed: its allocation and a raised limit",
+    },
+    Change {
+        id: "000-unsynced-streams-random-errors",
+        commit: "feec67b",
+        from: Standing::Refuted,
+        to: Standing::Confirmed,
+        why: "broken-cpp reads a stale result every time, which is not \"seemingly random\"; re-pointed \
+              (47c2606) to repeated-cpp, the race repeated at six sizes, where wrong results come and go",
+    },
+    Change {
+        id: "000-errors-on-subsequent-calls",
+        commit: "feec67b",
+        from: Standing::Confirmed,
+        to: Standing::Partly,
+        why: "of the sentence's three causes only a kernel launch gives a later error; memory left \
+              allocated gives none until memory runs out, and a stream left open only a delay: at best \
+              partly",
+    },
+    Change {
+        id: "000-premature-host-access-errors",
+        commit: "feec67b",
+        from: Standing::Partly,
+        to: Standing::Confirmed,
+        why: "\"errors\" after \"unexpected behavior\" are read to include wrong results, which the host \
+              reads every time it does not wait, whether or not a CUDA call reports one",
+    },
+    Change {
+        id: "002-exception-skips-free",
+        commit: "feec67b",
+        from: Standing::Confirmed,
+        to: Standing::Partly,
+        why: "in the article's own code the only throw follows a failed cudaMalloc, so nothing was \
+              allocated to leak; the leak measured is a throw after a successful allocation: at best partly",
+    },
+    Change {
+        id: "002-lingering-context-holds-memory",
+        commit: "feec67b",
+        from: Standing::Partly,
+        to: Standing::Refuted,
+        why: "it was judged on context-leak, where a live process's contexts hold memory; the \
+              sentence's condition is no process alive, so it was re-pointed (47c2606) to orphaned-process's \
+              exit-and-kill, where the memory is back once the process has exited or been killed",
+    },
+    Change {
+        id: "003-as-written-kernel-fails",
+        commit: "feec67b",
+        from: Standing::Refuted,
+        to: Standing::Confirmed,
+        why: "as written, size * size wraps and new asks for nothing (003-size-knob-sets-memory-need); \
+              the \"potential source of error\" is judged (47c2606) on the pattern at a size that does not \
+              wrap, with the default heap, where new returns null",
+    },
+    Change {
+        id: "003-in-kernel-new-fragments-into-oom",
+        commit: "feec67b",
+        from: Standing::Refuted,
+        to: Standing::Partly,
+        why: "it was judged on device-heap-exhaustion's fixed, which makes no holes; re-pointed (47c2606) \
+              to heap-fragmentation-cpp, where freed blocks of the device heap do not serve a larger \
+              request; at best partly, since the article's own kernel makes no small blocks",
+    },
+    Change {
+        id: "004-free-async-not-instantly-available",
+        commit: "feec67b",
+        from: Standing::Refuted,
+        to: Standing::Partly,
+        why: "it was judged on async-free-race, where the stream that freed a block gets it back at once; \
+              re-pointed (47c2606) to pool-retention, where the device and other processes get it only at \
+              a synchronise, or never while the release threshold is raised: at best partly",
+    },
+    Change {
+        id: "004-preallocate-or-pool",
+        commit: "feec67b",
+        from: Standing::Confirmed,
+        to: Standing::Partly,
+        why: "it was judged on malloc-in-loop, which measures speed, not fragmentation; re-pointed \
+              (47c2606) to fragmentation, where a pool that maps pre-allocated pages serves the request and \
+              one that carves a region by offset does not",
+    },
+    Change {
+        id: "003-fragmentation-reduces-contiguous",
+        commit: "feec67b",
+        from: Standing::Refuted,
+        to: Standing::Partly,
+        why: "it was judged on hard-form-cpp, cudaMalloc's own calls, which serve scattered free \
+              memory as one block; the article speaks of the cache after the cache was cleared, so it was \
+              re-pointed (47c2606) to fragmentation's broken, a pool that carves one region and refuses \
+              the request that cudaMalloc serves",
+    },
+    Change {
+        id: "001-catching-does-not-release",
+        commit: "47c2606",
+        from: Standing::Confirmed,
+        to: Standing::NotYetTested,
+        why: "it was judged on unhandled-oom-path's hand-written error path, which keeps its \
+              allocations on purpose: another claim. The article's code catches a framework's error",
+    },
+    Change {
+        id: "001-empty-cache-mitigates",
+        commit: "47c2606",
+        from: Standing::Partly,
+        to: Standing::NotYetTested,
+        why: "it was judged on an imitation of a caching allocator across processes; the article's \
+              issue is the second run in one PyTorch process",
+    },
+    Change {
+        id: "001-multi-process-needs-sync",
+        commit: "47c2606",
+        from: Standing::Refuted,
+        to: Standing::NotYetTested,
+        why: "it was judged on multi-process-contention's per-process budget, another problem than \
+              memory released before another process allocates it",
+    },
+    Change {
+        id: "004-concurrent-streams-fragment",
+        commit: "47c2606",
+        from: Standing::Refuted,
+        to: Standing::NotYetTested,
+        why: "the article's own 4 x 4 MiB on a GPU with 80 GB free cannot show fragmentation whatever \
+              the allocator does",
+    },
+    Change {
+        id: "001-catching-does-not-release",
+        commit: "46989e0",
+        from: Standing::NotYetTested,
+        to: Standing::Partly,
+        why: "judged on PyTorch (second-training-run, broken-py): after the caught out-of-memory error \
+              as much memory is allocated as before; at best partly, since the article says it of \
+              TensorFlow",
+    },
+    Change {
+        id: "001-empty-cache-mitigates",
+        commit: "46989e0",
+        from: Standing::NotYetTested,
+        to: Standing::Refuted,
+        why: "judged on PyTorch: with empty_cache() after the first run the second still fails, because \
+              the first run's memory is referenced, not cached",
+    },
+    Change {
+        id: "001-second-run-cudnn-errors",
+        commit: "46989e0",
+        from: Standing::Untestable,
+        to: Standing::Partly,
+        why: "PyTorch reached the GPU machines: the second run fails for memory, and its error does not \
+              mention cuDNN",
+    },
+    Change {
+        id: "003-fragmentation-reduces-contiguous",
+        commit: "ba1c2e3",
+        from: Standing::Partly,
+        to: Standing::Confirmed,
+        why: "decided by the stronger evidence (e6729c6): PyTorch's own caching allocator \
+              (caching-allocator-py) refuses 1536 MiB with 32.9 GB reserved and unused, and serves it with \
+              expandable segments, one setting changed; the host-side pool it was judged on refused without \
+              a CUDA call",
+    },
+    Change {
+        id: "003-insufficient-memory-line-errors",
+        commit: "ba1c2e3",
+        from: Standing::Refuted,
+        to: Standing::Partly,
+        why: "it was read as the cudaFree under the comment, which does not err; the author means the \
+              cudaMalloc above it, which does (e6729c6): both lines are read, at best partly",
+    },
+];

@@ -121,6 +121,10 @@ fn check_ledger(root: &Path) -> Result<Completion, Failed> {
             problems.push(format!("claim {id} is in the ledger twice"));
         }
     }
+    match cuda_casebook::history_problems(root) {
+        Ok(found) => problems.extend(found),
+        Err(e) => problems.push(format!("the ledger's history: {e:#}")),
+    }
     let text = std::fs::read_to_string(root.join("docs/claims.json"))
         .map_err(|e| format!("docs/claims.json: {e}"))?;
     let file: Vec<serde_json::Value> =

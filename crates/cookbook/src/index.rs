@@ -12,7 +12,7 @@ use crate::page::{results, scenario_symptom_line, symptom_line, symptom_names, v
 
 pub fn summary(catalog: &[Scenario]) -> String {
     let mut md = String::from(
-        "# Summary\n\n[Paste your error](paste-your-error.md)\n[Introduction](introduction.md)\n\n- [What users paste](what-users-paste.md)\n- [Index by symptom](symptoms.md)\n- [Claims of the articles](claims.md)\n- [cudarc and cust, side by side](bindings.md)\n- [How to run it](running.md)\n  - [Running it: the details](operations.md)\n- [The same failures on other GPUs](fleet.md)\n\n# Scenarios\n\n",
+        "# Summary\n\n[Paste your error](paste-your-error.md)\n[Introduction](introduction.md)\n\n- [What users paste](what-users-paste.md)\n- [Index by symptom](symptoms.md)\n- [Claims of the articles](claims.md)\n  - [How the verdicts changed](ledger-history.md)\n- [cudarc and cust, side by side](bindings.md)\n- [How to run it](running.md)\n  - [Running it: the details](operations.md)\n- [The same failures on other GPUs](fleet.md)\n\n# Scenarios\n\n",
     );
     for s in catalog {
         let _ = writeln!(md, "- [{}](scenarios/{}.md)", s.slug, s.slug);
@@ -317,8 +317,10 @@ pub fn claims(catalog: &[Scenario], undecided: &[Undecided], report: Option<&Rep
          either way. Where a run can test only part of a sentence, the claim says so as data: \"at best partly\", \
          with the reason. Beside each verdict, its control: another run of the same scenario (the bug \
          fixed, or the one thing the claim turns on changed) and what the claim's own judge reads in its \
-         recorded outcome, which a CPU test requires to be the other answer; a claim whose control is \
-         still to be written says so.\n\n| verdict | claim | source | tested by | control |\n|---|---|---|---|---|\n",
+         recorded outcome, which a CPU test requires to be the other answer. A verdict of \"partly\" \
+         gives each part its own control; where no control can exist the cell says why, and a claim \
+         whose control is still to be written says so. Every verdict that changed, and why: [How the \
+         verdicts changed](ledger-history.md).\n\n| verdict | claim | source | tested by | control |\n|---|---|---|---|---|\n",
     );
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
     for s in catalog {
