@@ -21,6 +21,7 @@ casebook_model::cpp_variants! {
     "cpp/missing_free.cu" {
         broken: casebook_missing_free_broken_cpp,
         fixed: casebook_missing_free_fixed_cpp,
+        second_call_large: casebook_missing_free_second_call_large_cpp,
     }
 }
 
@@ -64,6 +65,18 @@ pub fn scenario() -> Scenario {
                 ),
             Variant::broken("broken-cpp", Symptom::cuda_error(OOM_CPP), cpp::broken),
             Variant::fixed("fixed-cpp", cpp::fixed),
+            Variant::broken(
+                "second-call-large-cpp",
+                Symptom::cuda_error(OOM_CPP),
+                cpp::second_call_large,
+            )
+            .one_change(
+                "broken-cpp",
+                "the buffer of the two calls it starts with: the article's 1M floats there, 3/5 of \
+                 the free memory here, so that what the first call leaks leaves too little for the second",
+                "return drive(r, model_call_broken, FirstCalls::Article);",
+                "return drive(r, model_call_broken, FirstCalls::ThreeFifthsOfFree);",
+            ),
             Variant::broken("broken-cust", Symptom::cuda_error(OOM), Program::cust("broken")).states(
                 "A DeviceBuffer kept beyond its call (a cache that nothing evicts) leaks exactly as much.",
                 |o| o.first_error_is("CUDA_ERROR_OUT_OF_MEMORY"),
@@ -115,7 +128,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("000_1633914ffce0e075.txt"),
         quote: "Attempting to reuse the same memory for a second kernel call will likely fail.",
         judged_by: "broken-cpp",
-        control: Control::Pending,
+        control: Control::Run("second-call-large-cpp"),
         reach: Reach::Either,
         judge: |o| ClaimVerdict::refuted_if(o.flag(SECOND_CALL_OK)),
     },
@@ -168,7 +181,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("000_1633914ffce0e075.txt"),
         quote: "// ... subsequent code attempting to use d_data or allocate more device memory will result in errors",
         judged_by: "broken-cpp",
-        control: Control::Pending,
+        control: Control::Run("second-call-large-cpp"),
         reach: Reach::Either,
         // "Will result in errors": the next call, at the article's size,
         // uses the same memory and allocates more.
