@@ -18,6 +18,7 @@ casebook_model::cpp_variants! {
     "cpp/oversized_shared_memory.cu" {
         broken: casebook_oversized_shared_memory_broken_cpp,
         fixed: casebook_oversized_shared_memory_fixed_cpp,
+        fits: casebook_oversized_shared_memory_fits_cpp,
         varying_sizes: casebook_oversized_shared_memory_varying_sizes_cpp,
     }
 }
@@ -51,6 +52,13 @@ pub fn scenario() -> Scenario {
             Variant::broken("broken-cpp", Symptom::cuda_error(INVALID), cpp::broken)
                 .then_shows(Symptom::check_failed(OUTPUT_HOLDS_INPUT_2_1)),
             Variant::fixed("fixed-cpp", cpp::fixed),
+            Variant::contrast("fits-cpp", Expect::Clean, cpp::fits).one_change(
+                "broken-cpp",
+                "the article's `size`: 1024 * 1024 floats there, a 4 MiB buffer no block can have; \
+                 8 * 1024 here, 32 KiB, within what a block has without opting in",
+                "int size = 1024 * 1024;",
+                "int size = 8 * 1024;",
+            ),
             Variant::broken(
                 "triton-py",
                 Symptom::cuda_error(TRITON_OUT_OF_RESOURCES),
@@ -124,7 +132,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("004_dd8d91b458147886.txt"),
         quote: "This example demonstrates a kernel using shared memory as an intermediate buffer.",
         judged_by: "broken-cpp",
-        control: Control::Pending,
+        control: Control::Run("fits-cpp"),
         reach: Reach::Either,
         // The example as printed asks for 4 MiB per block: does its kernel run?
         judge: |o: &Outcome| {
