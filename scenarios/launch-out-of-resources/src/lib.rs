@@ -12,8 +12,8 @@
 use std::sync::Arc;
 
 use casebook_model::{
-    Claim, ClaimVerdict, Control, Outcome, Passage, Reach, Recorder, Report, Requirement, Scenario,
-    Source, Symptom, Variant, cudarc, device,
+    Claim, ClaimVerdict, Control, Expect, Outcome, Passage, Reach, Recorder, Report, Requirement,
+    Scenario, Source, Symptom, Variant, cudarc, device,
 };
 use cudarc::driver::{CudaContext, CudaFunction, DriverError, LaunchConfig, PushKernelArg, sys};
 
@@ -74,6 +74,18 @@ pub fn scenario() -> Scenario {
                 cudarc!(broken),
             ),
             Variant::fixed("fixed", cudarc!(fixed)),
+            Variant::contrast(
+                "bounded",
+                Expect::Clean,
+                cudarc!(broken::bounded at "bounded"),
+            )
+            .one_change(
+                "broken",
+                "the kernel launched with 1024 threads: heavy there, compiled as the compiler sees \
+                 fit; heavy_bounded here, the same code compiled with __launch_bounds__(1024)",
+                "big_block(rec, \"heavy\")",
+                "big_block(rec, \"heavy_bounded\")",
+            ),
             Variant::fixed("launch-bounds", cudarc!(launch_bounds)),
             Variant::broken(
                 "too-many-threads",
@@ -205,13 +217,17 @@ const CLAIMS: &[Claim] = &[
         source: Source::Nvidia(&LAUNCH_BOUNDS_ADVICE),
         quote: "Failure to do so could result in “too many resources requested for launch” errors.",
         judged_by: "broken",
-        control: Control::Pending,
+        control: Control::Run("bounded"),
         reach: Reach::Either,
         // Tested where it applies: a kernel without bounds whose registers
         // do not allow the block it is launched with. The driver refuses
-        // the launch, or it accepts it.
-        judge: |o: &Outcome| match o.flag(OVER_LIMIT) {
-            Some(true) => ClaimVerdict::refuted_if(o.flag(LAUNCHED_1024)),
+        // the launch (confirmed), or it accepts it (refuted). Where the
+        // kernel carries its bound, the block fits and the launch is
+        // accepted: no such error, the other answer. A launch refused
+        // although the block fits failed for another reason.
+        judge: |o: &Outcome| match (o.flag(OVER_LIMIT), o.flag(LAUNCHED_1024)) {
+            (Some(true), Some(false)) => ClaimVerdict::Confirmed,
+            (Some(_), Some(true)) => ClaimVerdict::Refuted,
             _ => ClaimVerdict::Undecided,
         },
     },
