@@ -41,13 +41,19 @@ bool load(const casebook_recorder *r, Driver &d) {
          driver_entry(r, "cuMemFree", 3020, &d.memFree) == cudaSuccess;
 }
 
-// A library that keeps a context of its own, as some do.
+// A library that keeps a context of its own, as some do; or, in the control,
+// one that allocates in the context current when it is called, the
+// primary one, as cuBLAS does.
+enum class LibraryContext { Own, Primary };
+
 struct Library {
   CUcontext ctx = nullptr;
   CUdeviceptr buffer = 0;
 };
 
-bool library_init(const casebook_recorder *r, const Driver &d, Library &lib) {
+bool library_init(const casebook_recorder *r, const Driver &d, Library &lib, LibraryContext where) {
+  if (where == LibraryContext::Primary)
+    return rec_cu(r, d.errorName, "cuMemAlloc", d.memAlloc(&lib.buffer, kLibrary)) == CUDA_SUCCESS;
   if (rec_cu(r, d.errorName, "cuCtxCreate", d.ctxCreate(&lib.ctx, 0, 0)) != CUDA_SUCCESS) return false;
   if (rec_cu(r, d.errorName, "cuMemAlloc", d.memAlloc(&lib.buffer, kLibrary)) != CUDA_SUCCESS) return false;
   CUcontext popped;
@@ -71,7 +77,7 @@ struct Setup {
   Library lib;
 };
 
-bool setup(const casebook_recorder *r, const Driver &d, Setup &s) {
+bool setup(const casebook_recorder *r, const Driver &d, Setup &s, LibraryContext where = LibraryContext::Own) {
   rec(r, "cudaFree(0)", cudaFree(0));  // the primary context, as any first call creates it
   s.baseline = free_bytes(r);
   rec(r, "cudaDeviceGetLimit cudaLimitMallocHeapSize", cudaDeviceGetLimit(&s.default_heap, cudaLimitMallocHeapSize));
@@ -79,7 +85,7 @@ bool setup(const casebook_recorder *r, const Driver &d, Setup &s) {
   rec(r, "cudaDeviceSetLimit cudaLimitMallocHeapSize", cudaDeviceSetLimit(cudaLimitMallocHeapSize, kHeap));
   // Read back: the reset's effect on the limit means something only if it changed.
   rec(r, "cudaDeviceGetLimit cudaLimitMallocHeapSize", cudaDeviceGetLimit(&s.raised_heap, cudaLimitMallocHeapSize));
-  if (!library_init(r, d, s.lib)) return false;
+  if (!library_init(r, d, s.lib, where)) return false;
   size_t now = free_bytes(r);
   measure(r, names::BASELINE_FREE, (double)s.baseline);
   measure(r, names::HELD_AFTER_SETUP, (double)held(s.baseline, now));
@@ -92,13 +98,23 @@ void judge_cleanup(const casebook_recorder *r, const Setup &s) {
   check(r, names::BACK, after < kTolerance);
 }
 
+// The articles' cleanup, with the library's memory in a context of its own
+// (the broken variant) or in the primary context (the control).
+int reset_cleanup(const casebook_recorder *r, LibraryContext where);
+
 }  // namespace
 
 // ANCHOR: broken
 extern "C" int casebook_device_reset_broken_cpp(const casebook_recorder *r) {
+  return reset_cleanup(r, LibraryContext::Own);
+}
+
+namespace {
+
+int reset_cleanup(const casebook_recorder *r, LibraryContext where) {
   Driver d;
   Setup s;
-  if (!load(r, d) || !setup(r, d, s)) return 1;
+  if (!load(r, d) || !setup(r, d, s, where)) return 1;
   size_t before = held(s.baseline, free_bytes(r));
 
   rec(r, "cudaFree(nullptr)", cudaFree(nullptr));  // This doesn't actually free anything.
@@ -126,6 +142,16 @@ extern "C" int casebook_device_reset_broken_cpp(const casebook_recorder *r) {
   judge_cleanup(r, s);
   return 0;  // the library's context stays behind until the process exits
 }
+
+}  // namespace
+
+// ANCHOR: library_in_primary
+// The control of what the reset leaves: the same program, the library
+// allocating in the primary context rather than in one of its own.
+extern "C" int casebook_device_reset_library_in_primary_cpp(const casebook_recorder *r) {
+  return reset_cleanup(r, LibraryContext::Primary);
+}
+// ANCHOR_END: library_in_primary
 
 // ANCHOR: fixed
 extern "C" int casebook_device_reset_fixed_cpp(const casebook_recorder *r) {

@@ -8,7 +8,8 @@
 //! context.
 
 use casebook_model::{
-    Claim, ClaimVerdict, Control, Outcome, Reach, Requirement, Scenario, Source, Symptom, Variant,
+    Claim, ClaimVerdict, Control, Expect, Outcome, Part, Reach, Requirement, Scenario, Source,
+    Symptom, Variant,
 };
 
 casebook_model::names_module!();
@@ -17,6 +18,7 @@ casebook_model::cpp_variants! {
     "cpp/device_reset.cu" {
         broken: casebook_device_reset_broken_cpp,
         fixed: casebook_device_reset_fixed_cpp,
+        library_in_primary: casebook_device_reset_library_in_primary_cpp,
     }
 }
 
@@ -39,6 +41,18 @@ pub fn scenario() -> Scenario {
         variants: vec![
             Variant::broken("broken-cpp", Symptom::check_failed(BACK), cpp::broken),
             Variant::fixed("fixed-cpp", cpp::fixed),
+            Variant::contrast(
+                "library-in-primary-cpp",
+                Expect::Records,
+                cpp::library_in_primary,
+            )
+            .one_change(
+                "broken-cpp",
+                "where the library keeps its 4 GiB: in a context it created through the driver API \
+                 there; in the context current when it is called, the primary one, here, as cuBLAS does",
+                "return reset_cleanup(r, LibraryContext::Own);",
+                "return reset_cleanup(r, LibraryContext::Primary);",
+            ),
         ],
     }
 }
@@ -59,7 +73,7 @@ const CLAIMS: &[Claim] = &[
         quote: "Simply calling `cudaFree(nullptr)` or `cudaDeviceReset()` does not guarantee the release \
                 of all allocated resources.",
         judged_by: "broken-cpp",
-        control: Control::Pending,
+        control: Control::Run("library-in-primary-cpp"),
         reach: Reach::Either,
         judge: |o: &Outcome| match (o.flag(FREE_NULL), o.flag(SURVIVED)) {
             (Some(false), Some(true)) => ClaimVerdict::Confirmed,
@@ -74,7 +88,20 @@ const CLAIMS: &[Claim] = &[
         quote: "Clearing the cache using functions like `cudaFree(0)` or `cudaDeviceReset()` only reclaims \
                 memory that is directly managed by the CUDA runtime.",
         judged_by: "broken-cpp",
-        control: Control::Pending,
+        control: Control::Parts(&[
+            Part {
+                part: "cudaDeviceReset reclaims only the memory the runtime manages",
+                control: Control::Run("library-in-primary-cpp"),
+            },
+            Part {
+                part: "cudaFree(0) reclaims memory",
+                control: Control::Impossible(
+                    "cudaFree(0) has no allocation to free; a run in which it reclaims memory cannot \
+                     be written. What shows that the reading sees memory reclaimed: the reset, read \
+                     the same way in this run.",
+                ),
+            },
+        ]),
         reach: Reach::Either,
         // True of cudaDeviceReset; cudaFree(0) reclaims nothing at all.
         judge: |o: &Outcome| match (o.flag(RESET), o.flag(SURVIVED), o.flag(FREE_NULL)) {
@@ -90,7 +117,21 @@ const CLAIMS: &[Claim] = &[
         quote: "`cudaDeviceReset()` should be used cautiously; it completely resets the entire CUDA context \
                 on the device.",
         judged_by: "broken-cpp",
-        control: Control::Pending,
+        control: Control::Parts(&[
+            Part {
+                part: "the reset clears the primary context completely",
+                control: Control::Impossible(
+                    "cudaDeviceReset destroys the primary context; a run in which some of it \
+                     survives would need the reset left out, the step measured. What shows that the \
+                     reading sees what survives: the library's own context, read the same way in this \
+                     run, keeps its 4 GiB.",
+                ),
+            },
+            Part {
+                part: "the reset clears every context on the device",
+                control: Control::Run("library-in-primary-cpp"),
+            },
+        ]),
         reach: Reach::Either,
         // The primary context, completely; another context on the same device
         // is untouched.
@@ -149,7 +190,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("003_a513a38b5daed103.txt"),
         quote: "It doesn't address fragmentation or memory held by libraries or dynamically allocated memory not explicitly tracked by the CUDA API.",
         judged_by: "broken-cpp",
-        control: Control::Pending,
+        control: Control::Run("library-in-primary-cpp"),
         reach: Reach::AtBestPartly(
             "only the library arm is measured (a library's own driver-API context keeps its memory through the reset); fragmentation and the device heap after a reset are not",
         ),
