@@ -264,7 +264,7 @@ pub fn catalog_checks(catalog: &Arc<Vec<Scenario>>, root: &Path) -> Vec<Trial> {
 
 /// How many decided claims may still wait for their control. The number
 /// may only go down: each control written lowers it.
-pub const CONTROLS_PENDING: usize = 3;
+pub const CONTROLS_PENDING: usize = 2;
 
 /// Every decided claim's control, judged by the claim's own judge on its
 /// recorded outcome, gives the other answer: the experiment could have

@@ -250,6 +250,11 @@ except Exception as e:
 """
 
 HEADROOMS_MIB = (16, 64, 256, 512, 1024)
+# The control: headrooms just above the 64 MiB the first convolution's output
+# takes (16 x 64 x 128 x 128 floats), so that the output fits and cuDNN
+# starts with the few MiB left, as in library-handle-no-memory's cudnn-py,
+# where about 2 MiB left gives CUDNN_STATUS_INTERNAL_ERROR.
+HEADROOMS_MIB_JUST_ABOVE_THE_OUTPUT = (65, 66, 68, 72, 80, 96, 128)
 IMAGES = (16, 128)  # a batch of 16 images, 128 x 128
 # The reduced form: one process, whose ballast leaves this much of the
 # budget above, not of the device (each process under the sanitizer starts
@@ -259,13 +264,23 @@ IMAGES_UNDER_SANITIZER = (1, 32)
 
 
 def cudnn_under_pressure(rec):
+    _under_pressure(rec, HEADROOMS_MIB)
+
+
+def cudnn_just_above_the_output(rec):
+    # ANCHOR: cudnn_just_above_the_output
+    _under_pressure(rec, HEADROOMS_MIB_JUST_ABOVE_THE_OUTPUT)
+    # ANCHOR_END: cudnn_just_above_the_output
+
+
+def _under_pressure(rec, headrooms_mib):
     # ANCHOR: cudnn_under_pressure
     # Does occupied memory show up as a cuDNN error? One process per headroom,
     # so cuDNN starts afresh each time.
     results = []
     reduced = reduced_for_sanitizer(rec)
     budget = BUDGET_UNDER_SANITIZER if reduced else 0  # 0: all that is free
-    headrooms = HEADROOMS_MIB_UNDER_SANITIZER if reduced else HEADROOMS_MIB
+    headrooms = HEADROOMS_MIB_UNDER_SANITIZER if reduced else headrooms_mib
     batch, side = IMAGES_UNDER_SANITIZER if reduced else IMAGES
     # All start PyTorch at once; then one at a time takes the GPU.
     children = [
