@@ -57,27 +57,11 @@ pub const UNDECIDED: &[Undecided] = &[
         why: Untestable("one driver version is available here"),
     },
     Undecided {
-        id: "000-unmanaged-streams-resource-conflicts",
-        seed: S000,
-        quote: "A stream is an asynchronous execution sequence on the GPU, and leaving unmanaged streams can lead to resource conflicts and undefined behavior.",
-        why: NotYetTested(
-            "open-streams, to come: a stream created per call and never destroyed, over 10^5 calls, and a kernel still reading a buffer the next call overwrites",
-        ),
-    },
-    Undecided {
         id: "000-context-holds-memory-and-streams",
         seed: S000,
         quote: "The context encapsulates device memory, streams, and other runtime resources.",
         why: NotYetTested(
             "device-reset, to come: a stream and a limit set before cudaDeviceReset, used after it",
-        ),
-    },
-    Undecided {
-        id: "000-reuse-context-after-reset",
-        seed: S000,
-        quote: "runModel(context2); // Or reuse context1 if appropriate after reset",
-        why: NotYetTested(
-            "device-reset, to come: a stream, a pointer and a library handle made before the reset, used after it",
         ),
     },
     Undecided {
@@ -153,14 +137,6 @@ pub const UNDECIDED: &[Undecided] = &[
         ),
     },
     Undecided {
-        id: "002-library-leak-not-apparent",
-        seed: S002,
-        quote: "This is especially insidious because the leak might not be apparent within the main application's code.",
-        why: NotYetTested(
-            "library-handle-leak, to come: the application's own accounting and compute-sanitizer --leak-check against the drop in free memory",
-        ),
-    },
-    Undecided {
         id: "002-nsight-compute-finds-leaks",
         seed: S002,
         quote: "Employ CUDA profiling tools (such as NVIDIA Nsight Compute) to identify memory leaks or inefficient memory usage.  These tools allow the visualization of memory allocation and deallocation patterns, pinpoint the exact sources of memory leaks, often hidden deep within the program.",
@@ -182,14 +158,6 @@ pub const UNDECIDED: &[Undecided] = &[
         quote: "Even with a single input, the necessary memory space for these additional components can easily exceed the available GPU memory.",
         why: NotYetTested(
             "oversized-allocation, to come: context, library workspaces and weights at batch size 1, measured against the input",
-        ),
-    },
-    Undecided {
-        id: "003-release-no-contiguous-guarantee",
-        seed: S003,
-        quote: "Furthermore, while such functions release memory, they don't guarantee a contiguous block of sufficient size will become available.",
-        why: NotYetTested(
-            "fragmentation, to come: cudaDeviceReset after a fragmenting pattern, then one allocation of nearly all free memory, 100 times",
         ),
     },
     Undecided {
@@ -437,5 +405,39 @@ pub const HISTORY: &[Change] = &[
         to: Standing::Partly,
         why: "it was read as the cudaFree under the comment, which does not err; the author means the \
               cudaMalloc above it, which does (e6729c6): both lines are read, at best partly",
+    },
+    Change {
+        id: "000-reuse-context-after-reset",
+        commit: "issue 36",
+        from: Standing::NotYetTested,
+        to: Standing::Run,
+        why: "judged on device-reset's broken-cpp, which already writes to the first call's buffer \
+              after cudaDeviceReset: reusing context1 is using what was made in it",
+    },
+    Change {
+        id: "003-release-no-contiguous-guarantee",
+        commit: "issue 36",
+        from: Standing::NotYetTested,
+        to: Standing::Run,
+        why: "judged on device-reset's broken-cpp, which now asks, after the reset, for one block of \
+              all the free memory but 512 MiB",
+    },
+    Change {
+        id: "002-library-leak-not-apparent",
+        commit: "issue 36",
+        from: Standing::NotYetTested,
+        to: Standing::Run,
+        why: "judged on library-handle-leak's broken, whose calls allocate nothing in the program's \
+              own code while device memory falls by a cuBLAS handle's 64 MiB with each; fixed, one \
+              handle kept, is its control",
+    },
+    Change {
+        id: "000-unmanaged-streams-resource-conflicts",
+        commit: "issue 36",
+        from: Standing::NotYetTested,
+        to: Standing::Run,
+        why: "judged on open-streams' unmanaged-cpp: calls that each leave a stream working on the \
+              input buffer they share, the model reading it 20 ms after its call returned; \
+              managed-cpp, each call waiting for and destroying its stream, is its control",
     },
 ];

@@ -19,6 +19,7 @@ const size_t kBuffer = 4ull << 30;      // the process's own buffer
 const size_t kLibrary = 4ull << 30;     // what the library allocates in its context
 const size_t kHeap = 256ull << 20;      // a device-heap limit the process raised
 const size_t kTolerance = 128ull << 20; // context bookkeeping, rounding
+const size_t kMargin = 512ull << 20;    // left free after the reset, for the context's own needs
 
 // The driver API, reached through the runtime so that nothing links libcuda.
 struct Driver {
@@ -138,6 +139,19 @@ int reset_cleanup(const casebook_recorder *r, LibraryContext where) {
   rec(r, "cudaDeviceGetLimit cudaLimitMallocHeapSize", cudaDeviceGetLimit(&heap, cudaLimitMallocHeapSize));
   fact(r, names::THE_DEVICE_HEAP_LIMIT_IS_BACK_TO_ITS_DEFAULT, heap == s.default_heap);
   fact(r, names::THE_DEVICE_HEAP_LIMIT_HAD_BEEN_RAISED, s.raised_heap > s.default_heap);
+
+  // What the reset released, asked for in one piece: all the free memory
+  // but a margin for the context's own needs.
+  // Not under the sanitizer, where this trial shares the GPU: the free
+  // memory is the other trials' too.
+  if (!under_sanitizer(r)) {
+    size_t free = free_bytes(r);
+    void *whole = nullptr;
+    cudaError_t one_piece = tolerate(r, "cudaMalloc (free memory less 512 MiB, after the reset)",
+                                     cudaMalloc(&whole, free - kMargin));
+    fact(r, names::ONE_BLOCK_OF_NEARLY_ALL_FREE_MEMORY_IS_SERVED_AFTER_THE_RESET, one_piece == cudaSuccess);
+    if (one_piece == cudaSuccess) rec(r, "cudaFree", cudaFree(whole));
+  }
 
   judge_cleanup(r, s);
   return 0;  // the library's context stays behind until the process exits

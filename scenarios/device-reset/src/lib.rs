@@ -196,4 +196,49 @@ const CLAIMS: &[Claim] = &[
         ),
         judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.flag(SURVIVED)),
     },
+    Claim {
+        id: "000-reuse-context-after-reset",
+        source: Source::Seed("000_1633914ffce0e075.txt"),
+        quote: "runModel(context2); // Or reuse context1 if appropriate after reset",
+        judged_by: "broken-cpp",
+        control: Control::Impossible(
+            "cudaDeviceReset destroys the primary context, context1, with all it holds; a run in \
+             which what it held is still usable would need the reset left out, the step measured. \
+             What shows that the reading is not blind: the calls after the reset succeed, in the \
+             primary context the runtime makes anew.",
+        ),
+        reach: Reach::Either,
+        // Reusing context1: using what the first call made in it. After the
+        // reset its buffer is written to once more.
+        judge: |o: &Outcome| match o
+            .fact(THE_POINTER_FROM_BEFORE_THE_RESET)
+            .and_then(|v| v.as_str())
+        {
+            Some("cudaSuccess") => ClaimVerdict::Confirmed,
+            Some(_) => ClaimVerdict::Refuted,
+            None => ClaimVerdict::Undecided,
+        },
+    },
+    Claim {
+        id: "003-release-no-contiguous-guarantee",
+        source: Source::Seed("003_a513a38b5daed103.txt"),
+        quote: "Furthermore, while such functions release memory, they don't guarantee a contiguous block of \
+                sufficient size will become available.",
+        judged_by: "broken-cpp",
+        control: Control::Impossible(
+            "cudaMalloc serves free memory wherever it lies (fragmentation's hard-form-cpp: 90% of \
+             42 GB free only in 2 MiB holes is served as one block), so after a release no request up \
+             to the free memory can be refused for want of a contiguous block; a run that reads \
+             otherwise would need another allocator, another claim. What shows that the request \
+             could fail: it asks for all the free memory but 512 MiB.",
+        ),
+        reach: Reach::Either,
+        // "Such functions": cudaFree(0) and cudaDeviceReset. After the reset,
+        // one request of all the free memory but a margin.
+        judge: |o: &Outcome| {
+            ClaimVerdict::refuted_if(
+                o.flag(ONE_BLOCK_OF_NEARLY_ALL_FREE_MEMORY_IS_SERVED_AFTER_THE_RESET),
+            )
+        },
+    },
 ];

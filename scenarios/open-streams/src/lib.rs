@@ -20,6 +20,10 @@ casebook_model::cpp_variants! {
         fixed: casebook_open_streams_fixed_cpp,
         no_work: casebook_open_streams_no_work_cpp,
     }
+    "cpp/unmanaged_streams.cu" {
+        unmanaged: casebook_open_streams_unmanaged_cpp,
+        managed: casebook_open_streams_managed_cpp,
+    }
 }
 
 pub fn scenario() -> Scenario {
@@ -39,6 +43,18 @@ pub fn scenario() -> Scenario {
         variants: vec![
             Variant::broken("broken-cpp", Symptom::check_failed(NO_WAIT), cpp::broken),
             Variant::fixed("fixed-cpp", cpp::fixed),
+            Variant::broken(
+                "unmanaged-cpp",
+                Symptom::check_failed(EACH_CALL_READS_ITS_OWN_INPUT),
+                cpp::unmanaged,
+            ),
+            Variant::fixed("managed-cpp", cpp::managed).one_change(
+                "unmanaged-cpp",
+                "whether each call waits for its stream and destroys it before it returns: no there, \
+                 yes here",
+                "return model_calls(r, false);",
+                "return model_calls(r, true);",
+            ),
             Variant::contrast("no-work-cpp", Expect::Records, cpp::no_work).one_change(
                 "broken-cpp",
                 "how long the kernel each first call leaves on its open stream spins: 200 ms there, \
@@ -92,5 +108,17 @@ const CLAIMS: &[Claim] = &[
         control: Control::Run("broken-cpp"),
         reach: Reach::Either,
         judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.check(NO_WAIT)),
+    },
+    Claim {
+        id: "000-unmanaged-streams-resource-conflicts",
+        source: Source::Seed("000_1633914ffce0e075.txt"),
+        quote: "A stream is an asynchronous execution sequence on the GPU, and leaving unmanaged streams \
+                can lead to resource conflicts and undefined behavior.",
+        judged_by: "unmanaged-cpp",
+        control: Control::Run("managed-cpp"),
+        reach: Reach::Either,
+        // Calls that each leave a stream working on a buffer they share: does
+        // a call's model read what the next call wrote there?
+        judge: |o: &Outcome| ClaimVerdict::refuted_if(o.check(EACH_CALL_READS_ITS_OWN_INPUT)),
     },
 ];
