@@ -169,35 +169,11 @@ pub const UNDECIDED: &[Undecided] = &[
         ),
     },
     Undecided {
-        id: "004-varying-size-churn-fragments",
-        seed: S004,
-        quote: "If these allocations are frequently created and destroyed with varying sizes and without specific strategies for allocation reuse, the potential for fragmentation significantly increases.",
-        why: NotYetTested(
-            "fragmentation, to come: 10^5 cudaMalloc and cudaFree of random sizes, the largest allocatable block measured as it goes",
-        ),
-    },
-    Undecided {
         id: "004-library-temporaries-fragment",
         seed: S004,
         quote: "If not properly controlled and these libraries create their temporary arrays that might introduce their own fragmentation that is not within the user's scope and directly observable.",
         why: NotYetTested(
             "library-handle-leak, to come: cuBLAS and cuFFT workspaces made and freed between the user's allocations",
-        ),
-    },
-    Undecided {
-        id: "004-example1-large-allocation-might-fail",
-        seed: S004,
-        quote: "The subsequent attempt to allocate a significantly larger block at the end might fail due to this fragmentation.",
-        why: NotYetTested(
-            "fragmentation, to come: the article's sequence on a nearly full GPU, against a control without it; on a whole GPU its 32 MiB request cannot fail whatever the allocator does",
-        ),
-    },
-    Undecided {
-        id: "004-free-does-not-defragment",
-        seed: S004,
-        quote: "The immediate free operations don't always lead to defragmentation.",
-        why: NotYetTested(
-            "fragmentation, to come: blocks freed in random order, then one request of nearly all free memory, from cudaMalloc and from the pool",
         ),
     },
     Undecided {
@@ -439,5 +415,30 @@ pub const HISTORY: &[Change] = &[
         why: "judged on open-streams' unmanaged-cpp: calls that each leave a stream working on the \
               input buffer they share, the model reading it 20 ms after its call returned; \
               managed-cpp, each call waiting for and destroying its stream, is its control",
+    },
+    Change {
+        id: "004-example1-large-allocation-might-fail",
+        commit: "issue 36",
+        from: Standing::NotYetTested,
+        to: Standing::Run,
+        why: "judged on fragmentation's nearly-full-cpp: the article's sequence on a GPU with 64 MiB \
+              free, where its 32 MiB request could fail; on a whole GPU it cannot",
+    },
+    Change {
+        id: "004-varying-size-churn-fragments",
+        commit: "issue 36",
+        from: Standing::NotYetTested,
+        to: Standing::Run,
+        why: "judged on fragmentation's churn-cpp: 100,000 cudaMalloc and cudaFree of sizes from 4 KiB \
+              to 64 MiB, then one block of 90% of the free memory",
+    },
+    Change {
+        id: "004-free-does-not-defragment",
+        commit: "issue 36",
+        from: Standing::NotYetTested,
+        to: Standing::Run,
+        why: "judged on fragmentation's random-order-free-cpp: blocks of 16 to 256 MiB freed in a \
+              random order, then one block of 90% of what they held, from cudaMalloc and from the \
+              stream-ordered pool",
     },
 ];
