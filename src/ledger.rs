@@ -176,22 +176,6 @@ pub const UNDECIDED: &[Undecided] = &[
             "library-handle-leak, to come: cuBLAS and cuFFT workspaces made and freed between the user's allocations",
         ),
     },
-    Undecided {
-        id: "004-concurrent-streams-fragment",
-        seed: S004,
-        quote: "Concurrent allocations from different streams and then freeing those concurrently can cause significant fragmentation.",
-        why: NotYetTested(
-            "pool-retention, to come: mixed sizes from many streams filling most of the GPU, freed across streams; the article's own 4 x 4 MiB on a GPU with 80 GB free cannot show fragmentation whatever the allocator does",
-        ),
-    },
-    Undecided {
-        id: "004-streams-large-block-hard-to-acquire",
-        seed: S004,
-        quote: "This leads to scenarios where despite having a lot of \"free memory\" as seen by the system, a large contiguous block is hard to acquire due to fragmented memory space.",
-        why: NotYetTested(
-            "pool-retention, to come: as for 004-concurrent-streams-fragment, the largest block against the free memory reported",
-        ),
-    },
 ];
 
 /// (untestable, not yet tested) among [`UNDECIDED`].
@@ -440,5 +424,22 @@ pub const HISTORY: &[Change] = &[
         why: "judged on fragmentation's random-order-free-cpp: blocks of 16 to 256 MiB freed in a \
               random order, then one block of 90% of what they held, from cudaMalloc and from the \
               stream-ordered pool",
+    },
+    Change {
+        id: "004-concurrent-streams-fragment",
+        commit: "issue 36",
+        from: Standing::NotYetTested,
+        to: Standing::Run,
+        why: "judged on pool-retention's concurrent-streams-cpp: eight streams fill 90% of the GPU \
+              from the pool with blocks of 1 to 64 MiB, free each on another stream, then ask for one \
+              block of 90% of what they held, once the frees are done",
+    },
+    Change {
+        id: "004-streams-large-block-hard-to-acquire",
+        commit: "issue 36",
+        from: Standing::NotYetTested,
+        to: Standing::Run,
+        why: "judged on the same run, right after the frees, against the free memory cudaMemGetInfo \
+              reports then",
     },
 ];

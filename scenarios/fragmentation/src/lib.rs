@@ -63,7 +63,8 @@ pub fn scenario() -> Scenario {
                 "the article's program beside a ballast that leaves 64 MiB free, twice its 32 MiB \
                  request: where its \"might fail\" could.",
             ),
-            Variant::as_written("churn-cpp", cpp::churn),
+            Variant::as_written("churn-cpp", cpp::churn)
+                .timeout(std::time::Duration::from_secs(300)),
             Variant::as_written("random-order-free-cpp", cpp::random_order_free),
             Variant::broken("broken", Symptom::check_failed(SERVED), cudarc!(broken)),
             Variant::fixed("fixed", cudarc!(fixed)).also_differs(

@@ -30,6 +30,9 @@ casebook_model::cpp_variants! {
     "cpp/pool_retention.cu" {
         as_written: casebook_pool_retention_as_written_cpp,
     }
+    "cpp/concurrent_streams.cu" {
+        concurrent_streams: casebook_pool_retention_concurrent_streams_cpp,
+    }
 }
 
 /// The request the phase makes, and the neighbour after it: 60% of what is
@@ -53,6 +56,11 @@ pub fn scenario() -> Scenario {
         claims: CLAIMS,
         variants: vec![
             Variant::as_written("as-written-cpp", cpp::as_written),
+            Variant::contrast(
+                "concurrent-streams-cpp",
+                Expect::Records,
+                cpp::concurrent_streams,
+            ),
             Variant::broken("broken", Symptom::check_failed(NEIGHBOUR), cudarc!(broken)),
             Variant::fixed("fixed", cudarc!(fixed)),
             Variant::contrast(
@@ -147,6 +155,64 @@ const CLAIMS: &[Claim] = &[
             "the stream that freed a block gets it back at once (async-free-race: the next allocation on the same stream reuses it); the device and other processes get it only at a synchronise, or never while the release threshold is raised (this variant)",
         ),
         judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.flag(SECOND_PHASE_KEPT)),
+    },
+    Claim {
+        id: "004-concurrent-streams-fragment",
+        source: Source::Seed("004_dd8d91b458147886.txt"),
+        quote: "Concurrent allocations from different streams and then freeing those concurrently can cause \
+                significant fragmentation.",
+        judged_by: "concurrent-streams-cpp",
+        control: Control::Impossible(
+            "once the frees are done and the pool has given its memory back at the synchronise (its \
+             default release threshold), both the pool and cudaMalloc map free pages wherever they lie \
+             (fragmentation's hard-form-cpp), so a request of 90% of what the blocks held cannot be \
+             refused for want of a contiguous block; a run that reads otherwise would need another \
+             allocator. What shows that the request could fail: it asks for 90% of 90% of the GPU, and \
+             right after the frees, while the pool still holds the memory, the same request is asked \
+             for again (004-streams-large-block-hard-to-acquire).",
+        ),
+        reach: Reach::Either,
+        // Fragmentation outlasts the frees: once they are done, is one block
+        // of 90% of what the blocks held refused, by the pool or by
+        // cudaMalloc?
+        judge: |o: &Outcome| match (
+            o.flag(THE_POOL_SERVES_IT_ONCE_THE_FREES_ARE_DONE),
+            o.flag(CUDAMALLOC_SERVES_IT_ONCE_THE_FREES_ARE_DONE),
+        ) {
+            (Some(true), Some(true)) => ClaimVerdict::Refuted,
+            (Some(false), _) | (_, Some(false)) => ClaimVerdict::Confirmed,
+            _ => ClaimVerdict::Undecided,
+        },
+    },
+    Claim {
+        id: "004-streams-large-block-hard-to-acquire",
+        source: Source::Seed("004_dd8d91b458147886.txt"),
+        quote: "This leads to scenarios where despite having a lot of \"free memory\" as seen by the system, a large \
+                contiguous block is hard to acquire due to fragmented memory space.",
+        judged_by: "concurrent-streams-cpp",
+        control: Control::Impossible(
+            "a request within the free memory cudaMemGetInfo reports is served wherever that memory \
+             lies, by the pool and by cudaMalloc alike (fragmentation's hard-form-cpp), so a run in \
+             which such a request is refused would need another allocator. Memory the pool holds after \
+             the frees is not free as the system sees it, and the run records whether the request was \
+             within what it saw.",
+        ),
+        reach: Reach::Either,
+        // Right after the frees: a request within the free memory the system
+        // reports, refused (confirmed); served, or refused only for memory
+        // the system does not report free, held by the pool (refuted).
+        judge: |o: &Outcome| match o.flag(THE_REQUEST_IS_WITHIN_THE_FREE_MEMORY_SEEN) {
+            None => ClaimVerdict::Undecided,
+            Some(within) => match (
+                o.flag(THE_POOL_SERVES_IT_RIGHT_AFTER_THE_FREES),
+                o.flag(CUDAMALLOC_SERVES_IT_RIGHT_AFTER_THE_FREES),
+            ) {
+                (Some(true), Some(true)) => ClaimVerdict::Refuted,
+                (Some(_), Some(_)) if within => ClaimVerdict::Confirmed,
+                (Some(_), Some(_)) => ClaimVerdict::Refuted,
+                _ => ClaimVerdict::Undecided,
+            },
+        },
     },
 ];
 
