@@ -121,22 +121,6 @@ pub const UNDECIDED: &[Undecided] = &[
         ),
     },
     Undecided {
-        id: "002-pinned-memory-faster-transfers",
-        seed: S002,
-        quote: "Crucial for efficient data transfer to the device, but improper management can indirectly contribute to memory exhaustion.",
-        why: NotYetTested(
-            "host-memory-leak, to come: 1 GiB copies from pageable and from pinned memory, timed, and their overlap with a kernel",
-        ),
-    },
-    Undecided {
-        id: "002-pinned-leak-exhausts-memory",
-        seed: S002,
-        quote: "Crucial for efficient data transfer to the device, but improper management can indirectly contribute to memory exhaustion.",
-        why: NotYetTested(
-            "host-memory-leak, to come: cudaMallocHost leaked in a loop inside a memory-limited cgroup",
-        ),
-    },
-    Undecided {
         id: "002-nsight-compute-finds-leaks",
         seed: S002,
         quote: "Employ CUDA profiling tools (such as NVIDIA Nsight Compute) to identify memory leaks or inefficient memory usage.  These tools allow the visualization of memory allocation and deallocation patterns, pinpoint the exact sources of memory leaks, often hidden deep within the program.",
@@ -441,5 +425,23 @@ pub const HISTORY: &[Change] = &[
         to: Standing::Run,
         why: "judged on the same run, right after the frees, against the free memory cudaMemGetInfo \
               reports then",
+    },
+    Change {
+        id: "002-pinned-memory-faster-transfers",
+        commit: "issue 36",
+        from: Standing::NotYetTested,
+        to: Standing::Run,
+        why: "judged on host-memory-leak's pinned-transfers: 1 GiB copies to the device from pageable \
+              and from pinned memory in five interleaved pairs, beside pageable-transfers, both \
+              pageable; it now quotes the sentence's first part only",
+    },
+    Change {
+        id: "002-pinned-leak-exhausts-memory",
+        commit: "issue 36",
+        from: Standing::NotYetTested,
+        to: Standing::Run,
+        why: "judged on host-memory-leak's pinned-leak: 8 GiB pinned and kept, the host's available \
+              memory read before and after, beside pinned-given-back; it now quotes the sentence's \
+              second part only",
     },
 ];
