@@ -81,22 +81,6 @@ pub const UNDECIDED: &[Undecided] = &[
         ),
     },
     Undecided {
-        id: "001-context-inconsistency-cudnn-errors",
-        seed: S001,
-        quote: "The intermittent failure of a Convolutional Neural Network (CNN) model on subsequent runs, specifically manifesting as cuDNN errors, often stems from inconsistencies in the CUDA context and associated resources.",
-        why: NotYetTested(
-            "a run that yields a cuDNN error, to trace to the context: none here does (second-training-run's cudnn-pressure-py starts cuDNN with 16 MiB to 1 GiB left and gets only out-of-memory errors; sticky-error's device assert fails every call alike)",
-        ),
-    },
-    Undecided {
-        id: "001-first-run-creates-context",
-        seed: S001,
-        quote: "When a model is first run, a context is created and resources are allocated.",
-        why: NotYetTested(
-            "context-leak, to come: device memory in use before and after the first CUDA call, read from outside the process",
-        ),
-    },
-    Undecided {
         id: "001-shared-resource-contention-intermittent",
         seed: S001,
         quote: "Furthermore, the seemingly random nature of the failures often indicates that the issue is related to shared resources, where contention or improper cleanup causes intermittent problems.",
@@ -443,5 +427,23 @@ pub const HISTORY: &[Change] = &[
         why: "judged on host-memory-leak's pinned-leak: 8 GiB pinned and kept, the host's available \
               memory read before and after, beside pinned-given-back; it now quotes the sentence's \
               second part only",
+    },
+    Change {
+        id: "001-context-inconsistency-cudnn-errors",
+        commit: "issue 36",
+        from: Standing::NotYetTested,
+        to: Standing::Run,
+        why: "judged on sticky-error's cnn-after-fault-py: a convolution runs, a lookup's kernel asserts, \
+              the convolution runs again in the same process; cnn-no-fault-py, the lookup in range, is its \
+              control",
+    },
+    Change {
+        id: "001-first-run-creates-context",
+        commit: "issue 36",
+        from: Standing::NotYetTested,
+        to: Standing::Run,
+        why: "judged on second-training-run's first-run-py: nvidia-smi asked, from outside the process, \
+              before and after one training step of the first run; first-run-on-cpu-py, the same on the \
+              CPU, is its control",
     },
 ];

@@ -304,3 +304,49 @@ def _under_pressure(rec, headrooms_mib):
     rec.fact(names.SOME_RESULT_IS_A_CUDNN_ERROR, any("cudnn" in r.lower() for r in results))
     rec.fact(names.SOME_RESULT_IS_OUT_OF_MEMORY, any("out of memory" in r.lower() for r in results))
     # ANCHOR_END: cudnn_under_pressure
+
+
+def _gpu_memory_of_this_process():
+    """The memory nvidia-smi lists for this process, in MiB, read from
+    outside it; None where it lists none (or nvidia-smi cannot run)."""
+    try:
+        out = subprocess.run(
+            ["nvidia-smi", "--query-compute-apps=pid,used_memory", "--format=csv,noheader,nounits"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    for line in out.splitlines():
+        pid, _, used = line.partition(",")
+        if pid.strip() == str(os.getpid()):
+            return int(used.strip() or 0)
+    return None
+
+
+def _first_run(rec, device):
+    # ANCHOR: first_run
+    # Nothing in this process has touched the GPU yet: the model's first run,
+    # with nvidia-smi asked before and after whether the process holds GPU
+    # memory (a context).
+    before = _gpu_memory_of_this_process()
+    model = Net(256, 2).to(device)
+    data, target = next(iter(_dataloader()))
+    loss = torch.nn.functional.cross_entropy(model(data.to(device)), target.to(device))
+    rec.step("first run: one training step", loss.backward)
+    after = _gpu_memory_of_this_process()
+    # ANCHOR_END: first_run
+    rec.fact(names.NVIDIA_SMI_LISTS_THE_PROCESS_BEFORE_THE_FIRST_RUN, before is not None)
+    rec.fact(names.NVIDIA_SMI_LISTS_THE_PROCESS_AFTER_THE_FIRST_RUN, after is not None)
+    rec.measure(names.GPU_MEMORY_AFTER_THE_FIRST_RUN, (after or 0) << 20)
+
+
+def first_run(rec):
+    _first_run(rec, "cuda")
+
+
+def first_run_on_cpu(rec):
+    # ANCHOR: first_run_on_cpu
+    _first_run(rec, "cpu")  # the control: the same model and data, run on the CPU
+    # ANCHOR_END: first_run_on_cpu

@@ -79,6 +79,22 @@ pub fn scenario() -> Scenario {
                 .small_when_reduced()
                 .sanitizer_sees_within(CUDNN_READS, CUDNN, CUDNN_WHY)
                 .sanitizer_time_limit(SIZED_UNDER_THE_TOOL),
+            Variant::as_written("first-run-py", Program::pytorch(FILE, "first_run"))
+                .also_differs(
+                    "one training step of the article's first run, in a process that has not \
+                     touched the GPU, with nvidia-smi asked before and after.",
+                ),
+            Variant::contrast(
+                "first-run-on-cpu-py",
+                Expect::Clean,
+                Program::pytorch(FILE, "first_run_on_cpu"),
+            )
+            .one_change(
+                "first-run-py",
+                "the device the model and its data are put on: the GPU there, the CPU here",
+                "_first_run(rec, \"cuda\")",
+                "_first_run(rec, \"cpu\")",
+            ),
             Variant::contrast(
                 "cudnn-pressure-py",
                 Expect::Records,
@@ -233,6 +249,23 @@ const CLAIMS: &[Claim] = &[
                 ClaimVerdict::Confirmed,
                 ClaimVerdict::Refuted,
             )
+        },
+    },
+    Claim {
+        id: "001-first-run-creates-context",
+        source: Source::Seed(SEED),
+        quote: "When a model is first run, a context is created and resources are allocated.",
+        judged_by: "first-run-py",
+        control: Control::Run("first-run-on-cpu-py"),
+        reach: Reach::Either,
+        // Read from outside the process: it holds no GPU memory before the
+        // model's first run, and does after it.
+        judge: |o| match (
+            o.flag(NVIDIA_SMI_LISTS_THE_PROCESS_BEFORE_THE_FIRST_RUN),
+            o.flag(NVIDIA_SMI_LISTS_THE_PROCESS_AFTER_THE_FIRST_RUN),
+        ) {
+            (Some(false), Some(after)) => ClaimVerdict::confirmed_if(Some(after)),
+            _ => ClaimVerdict::Undecided,
         },
     },
 ];
