@@ -81,27 +81,11 @@ pub const UNDECIDED: &[Undecided] = &[
         ),
     },
     Undecided {
-        id: "001-shared-resource-contention-intermittent",
-        seed: S001,
-        quote: "Furthermore, the seemingly random nature of the failures often indicates that the issue is related to shared resources, where contention or improper cleanup causes intermittent problems.",
-        why: NotYetTested(
-            "multi-process-contention, to come: the two processes without the barrier, started at random offsets over 100 trials",
-        ),
-    },
-    Undecided {
         id: "001-tf-failure-persists-on-next-run",
         seed: S001,
         quote: "Failure to do so will persist the issue on subsequent runs.",
         why: Untestable(
             "\"do so\" is TensorFlow's session cleanup after a caught ResourceExhaustedError; TensorFlow is not on the GPU machines, and JAX, which is, has no session (the PyTorch form of the caught error is judged in second-training-run, 001-catching-does-not-release)",
-        ),
-    },
-    Undecided {
-        id: "001-multi-process-needs-sync",
-        seed: S001,
-        quote: "For multi-process scenarios, proper synchronization mechanisms using CUDA events or streams might be required to ensure that memory is released before another process attempts to allocate it.",
-        why: NotYetTested(
-            "multi-process-contention, to come: one process releases what another needs, with no coordination, with an interprocess CUDA event (cudaIpcGetEventHandle) and with a host signal; the per-process budget the scenario shows is another problem",
         ),
     },
     Undecided {
@@ -445,5 +429,23 @@ pub const HISTORY: &[Change] = &[
         why: "judged on second-training-run's first-run-py: nvidia-smi asked, from outside the process, \
               before and after one training step of the first run; first-run-on-cpu-py, the same on the \
               CPU, is its control",
+    },
+    Change {
+        id: "001-multi-process-needs-sync",
+        commit: "issue 36",
+        from: Standing::NotYetTested,
+        to: Standing::Run,
+        why: "judged on multi-process-contention's free-then-tell: the holder frees with cuMemFree and then \
+              tells the taker by a file, no CUDA event or stream; tell-then-free, the two swapped, is its \
+              control",
+    },
+    Change {
+        id: "001-shared-resource-contention-intermittent",
+        commit: "issue 36",
+        from: Standing::NotYetTested,
+        to: Standing::Run,
+        why: "judged on multi-process-contention's rounds: two processes, twenty rounds, each sized from \
+              the free memory it saw and starting after a random delay; rounds-alone, one process, is \
+              its control",
     },
 ];
