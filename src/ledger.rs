@@ -73,14 +73,6 @@ pub const UNDECIDED: &[Undecided] = &[
         ),
     },
     Undecided {
-        id: "000-debugger-pinpoints-errors",
-        seed: S000,
-        quote: "Using a debugger to pinpoint the exact location of errors is crucial, and learning how to analyze the CUDA profilerâ€™s output allows for optimal performance tuning and resource allocation.",
-        why: NotYetTested(
-            "late-error under compute-sanitizer and cuda-gdb, to come as a judged variant (the sanitizer matrix runs the tool, but no claim is judged from it yet)",
-        ),
-    },
-    Undecided {
         id: "001-tf-failure-persists-on-next-run",
         seed: S001,
         quote: "Failure to do so will persist the issue on subsequent runs.",
@@ -447,5 +439,14 @@ pub const HISTORY: &[Change] = &[
         why: "judged on multi-process-contention's rounds: two processes, twenty rounds, each sized from \
               the free memory it saw and starting after a random delay; rounds-alone, one process, is \
               its control",
+    },
+    Change {
+        id: "000-debugger-pinpoints-errors",
+        commit: "issue 36",
+        from: Standing::NotYetTested,
+        to: Standing::Run,
+        why: "judged on late-error's under-tools: the broken program, whose fault a later copy reports, \
+              run under compute-sanitizer's memcheck and under cuda-gdb; no-tool, the program's own \
+              errors alone, is its control. At best partly: the sentence's second half is advice",
     },
 ];
