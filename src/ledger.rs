@@ -81,14 +81,6 @@ pub const UNDECIDED: &[Undecided] = &[
         ),
     },
     Undecided {
-        id: "002-nsight-compute-finds-leaks",
-        seed: S002,
-        quote: "Employ CUDA profiling tools (such as NVIDIA Nsight Compute) to identify memory leaks or inefficient memory usage.  These tools allow the visualization of memory allocation and deallocation patterns, pinpoint the exact sources of memory leaks, often hidden deep within the program.",
-        why: NotYetTested(
-            "missing-free, to come: the leak under ncu, nsys and compute-sanitizer --leak-check, to see which reports it",
-        ),
-    },
-    Undecided {
         id: "002-outdated-driver-memory-problems",
         seed: S002,
         quote: "An outdated or corrupted GPU driver can lead to memory management problems.",
@@ -448,5 +440,14 @@ pub const HISTORY: &[Change] = &[
         why: "judged on late-error's under-tools: the broken program, whose fault a later copy reports, \
               run under compute-sanitizer's memcheck and under cuda-gdb; no-tool, the program's own \
               errors alone, is its control. At best partly: the sentence's second half is advice",
+    },
+    Change {
+        id: "002-nsight-compute-finds-leaks",
+        commit: "issue 36",
+        from: Standing::NotYetTested,
+        to: Standing::Run,
+        why: "judged on missing-free's under-ncu: the broken model call, once, at the article's size, \
+              run under Nsight Compute; under-leak-check, the same under compute-sanitizer's leak \
+              check, is its control",
     },
 ];

@@ -14,6 +14,7 @@ use cudarc::driver::{CudaContext, CudaFunction, CudaStream};
 
 mod broken;
 mod fixed;
+mod tools;
 
 casebook_model::names_module!();
 
@@ -76,6 +77,21 @@ pub fn scenario() -> Scenario {
                  the free memory here, so that what the first call leaks leaves too little for the second",
                 "return drive(r, model_call_broken, FirstCalls::Article);",
                 "return drive(r, model_call_broken, FirstCalls::ThreeFifthsOfFree);",
+            ),
+            Variant::contrast("under-ncu", Expect::Records, cudarc!(tools::under_ncu at "report"))
+                .timeout(std::time::Duration::from_secs(360)),
+            Variant::contrast(
+                "under-leak-check",
+                Expect::Records,
+                cudarc!(tools::under_leak_check at "under_leak_check"),
+            )
+            .timeout(std::time::Duration::from_secs(360))
+            .one_change(
+                "under-ncu",
+                "the tool the leaking call runs under: Nsight Compute (ncu) there; compute-sanitizer \
+                 with its leak check here",
+                "report(rec, NSIGHT_COMPUTE)",
+                "report(rec, LEAK_CHECK)",
             ),
             Variant::broken("broken-cust", Symptom::cuda_error(OOM), Program::cust("broken")).states(
                 "A DeviceBuffer kept beyond its call (a cache that nothing evicts) leaks exactly as much.",
@@ -243,6 +259,23 @@ const CLAIMS: &[Claim] = &[
             "the article's \"frustrating error\" is out of memory with no process running; once the leaking process exits, its memory is back (orphaned-process, exit-and-kill)",
         ),
         judge: |o| leak_verdict(o, OOM_CPP),
+    },
+    Claim {
+        id: "002-nsight-compute-finds-leaks",
+        source: Source::Seed("002_245404227877bbf6.txt"),
+        quote: "Employ CUDA profiling tools (such as NVIDIA Nsight Compute) to identify memory leaks or \
+                inefficient memory usage.  These tools allow the visualization of memory allocation and \
+                deallocation patterns, pinpoint the exact sources of memory leaks, often hidden deep within \
+                the program.",
+        judged_by: "under-ncu",
+        control: Control::Run("under-leak-check"),
+        reach: Reach::Either,
+        // The tool the sentence names, on a program that leaks: does its
+        // report name the leak? Only a run that went through says.
+        judge: |o| match o.flag(THE_PROGRAM_RAN_TO_ITS_END_UNDER_THE_TOOL) {
+            Some(true) => ClaimVerdict::confirmed_if(o.flag(THE_TOOL_S_REPORT_NAMES_THE_LEAK)),
+            _ => ClaimVerdict::Undecided,
+        },
     },
 ];
 
