@@ -61,7 +61,9 @@ pub const UNDECIDED: &[Undecided] = &[
         seed: S000,
         quote: "The context encapsulates device memory, streams, and other runtime resources.",
         why: NotYetTested(
-            "device-reset, to come: a stream and a limit set before cudaDeviceReset, used after it",
+            "a stream handle used after its context is destroyed, provoked by hand on the GPU first (CONTRIBUTING, step 1): \
+             the runtime may return an error or crash on the stale handle, and device-reset's variant (a stream, a buffer \
+             and a limit made before cudaDeviceReset, used after it, beside library-in-primary-cpp) is written from what it does",
         ),
     },
     Undecided {
@@ -69,7 +71,9 @@ pub const UNDECIDED: &[Undecided] = &[
         seed: S000,
         quote: "cudaStreamDestroy(stream); // Release the stream",
         why: NotYetTested(
-            "open-streams, to come: streams created and destroyed 10^6 times against created only, host and device memory measured",
+            "a first reading, by hand on the GPU, of what 10^5 streams hold (device memory by cudaMemGetInfo, host memory \
+             by RSS): a release can be judged only on a figure that creating them moves, and none is known yet; then \
+             open-streams creates and destroys them, against the same without cudaStreamDestroy",
         ),
     },
     Undecided {
@@ -92,16 +96,10 @@ pub const UNDECIDED: &[Undecided] = &[
         id: "003-bs1-footprint-exceeds-memory",
         seed: S003,
         quote: "Even with a single input, the necessary memory space for these additional components can easily exceed the available GPU memory.",
-        why: NotYetTested(
-            "oversized-allocation, to come: context, library workspaces and weights at batch size 1, measured against the input",
-        ),
-    },
-    Undecided {
-        id: "003-example2-later-code-may-fail-host-memory",
-        seed: S003,
-        quote: "// ... further code execution that might fail due to lack of free host memory ...",
-        why: NotYetTested(
-            "host-memory-leak, to come: the leaking call repeated inside a memory-limited cgroup",
+        why: Untestable(
+            "whether the components \"exceed the available GPU memory\" is decided by the model's size, which the sentence \
+             leaves open: a model chosen larger than the GPU confirms it at batch size 1, one chosen smaller refutes it, and \
+             neither is the article's (its example 3, a 4 GiB allocation, is judged in oversized-allocation)",
         ),
     },
     Undecided {
@@ -109,7 +107,10 @@ pub const UNDECIDED: &[Undecided] = &[
         seed: S004,
         quote: "If not properly controlled and these libraries create their temporary arrays that might introduce their own fragmentation that is not within the user's scope and directly observable.",
         why: NotYetTested(
-            "library-handle-leak, to come: cuBLAS and cuFFT workspaces made and freed between the user's allocations",
+            "a library whose temporaries can fragment, found by hand on the GPU: cuBLAS's and cuFFT's workspaces taken with \
+             cudaMalloc cannot (cudaMalloc serves scattered free memory as one block: fragmentation's hard-form-cpp), so the \
+             case is PyTorch's cache, where cuBLAS's workspace comes from the pool the user's tensors use; the pattern that \
+             leaves its holes is to be found first",
         ),
     },
 ];
@@ -449,5 +450,23 @@ pub const HISTORY: &[Change] = &[
         why: "judged on missing-free's under-ncu: the broken model call, once, at the article's size, \
               run under Nsight Compute; under-leak-check, the same under compute-sanitizer's leak \
               check, is its control",
+    },
+    Change {
+        id: "003-example2-later-code-may-fail-host-memory",
+        commit: "issue 36",
+        from: Standing::NotYetTested,
+        to: Standing::Run,
+        why: "judged on host-memory-leak's limited-host-cpp: the article's example 2 called again and \
+              again with the process's data limited (RLIMIT_DATA) to what it uses and 256 MiB more, a \
+              host with little to spare, where a memory-limited cgroup was planned; \
+              limited-host-fixed-cpp, each call deleting its h_data, is its control",
+    },
+    Change {
+        id: "003-bs1-footprint-exceeds-memory",
+        commit: "issue 36",
+        from: Standing::NotYetTested,
+        to: Standing::Untestable,
+        why: "the sentence leaves the model's size open, and its size alone decides whether the \
+              components exceed the GPU: a run would confirm or refute by the model it chose",
     },
 ];

@@ -22,6 +22,10 @@ casebook_model::cpp_variants! {
         broken: casebook_host_memory_leak_broken_cpp,
         fixed: casebook_host_memory_leak_fixed_cpp,
     }
+    "cpp/limited_host.cu" {
+        limited: casebook_host_memory_leak_limited_host_cpp,
+        limited_fixed: casebook_host_memory_leak_limited_host_fixed_cpp,
+    }
 }
 
 pub const CALLS: usize = 64;
@@ -47,6 +51,22 @@ pub fn scenario() -> Scenario {
             Variant::fixed("fixed", cudarc!(fixed)),
             Variant::broken("broken-cpp", Symptom::check_failed(BACK), cpp::broken),
             Variant::fixed("fixed-cpp", cpp::fixed),
+            Variant::as_written("limited-host-cpp", cpp::limited).also_differs(
+                "the article's example 2 (without the pinned buffer the other C++ variants add), \
+                 called again and again with the process's data limited (RLIMIT_DATA) to what it \
+                 uses once CUDA has started and 256 MiB more: a host with little memory to spare.",
+            ),
+            Variant::contrast(
+                "limited-host-fixed-cpp",
+                Expect::Records,
+                cpp::limited_fixed,
+            )
+            .one_change(
+                "limited-host-cpp",
+                "whether each call deletes its h_data: no there, yes here",
+                "return limited_host(r, false);",
+                "return limited_host(r, true);",
+            ),
             Variant::contrast(
                 "pinned-transfers",
                 Expect::Clean,
@@ -133,6 +153,18 @@ const CLAIMS: &[Claim] = &[
             ClaimVerdict::confirmed_if(
                 o.flag(THE_HOST_S_AVAILABLE_MEMORY_FALLS_BY_WHAT_IS_KEPT_PINNED),
             )
+        },
+    },
+    Claim {
+        id: "003-example2-later-code-may-fail-host-memory",
+        source: Source::Seed("003_a513a38b5daed103.txt"),
+        quote: "// ... further code execution that might fail due to lack of free host memory ...",
+        judged_by: "limited-host-cpp",
+        control: Control::Run("limited-host-fixed-cpp"),
+        reach: Reach::Either,
+        // "Might": where it could, on a host with little memory to spare.
+        judge: |o: &Outcome| {
+            ClaimVerdict::confirmed_if(o.flag(A_CALL_FAILS_FOR_LACK_OF_HOST_MEMORY))
         },
     },
 ];
