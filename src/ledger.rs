@@ -469,4 +469,14 @@ pub const HISTORY: &[Change] = &[
         why: "the sentence leaves the model's size open, and its size alone decides whether the \
               components exceed the GPU: a run would confirm or refute by the model it chose",
     },
+    Change {
+        id: "001-context-cleanup-beyond-empty-cache",
+        commit: "issue 36",
+        from: Standing::Confirmed,
+        to: Standing::Partly,
+        why: "it was confirmed on a device-side assert, which is not the article's case: there the \
+              first run's memory is still held, and dropping the references gives it back in the same \
+              context (second-training-run, fixed-py), no context cleanup needed. At best partly: \
+              cleanup is needed only where a fault left the context unusable",
+    },
 ];

@@ -168,7 +168,11 @@ const CLAIMS: &[Claim] = &[
                 specific PyTorch version and CUDA setup.",
         judged_by: "device-assert-py",
         control: Control::Run("validated-py"),
-        reach: Reach::Either,
+        reach: Reach::AtBestPartly(
+            "in the article's case, memory the first run still holds, no context cleanup is needed: \
+             dropping the references gives it back in the same context (second-training-run, fixed-py); \
+             where it is needed is a context a device-side assert left unusable, this run",
+        ),
         // After a device-side assert: empty_cache recovers nothing and a new
         // process (a new context) works: confirmed; empty_cache recovers:
         // refuted; neither does: partly.
