@@ -295,7 +295,21 @@ pub fn book(root: &Path) -> anyhow::Result<casebook_cookbook::Book> {
     casebook_cookbook::generate(&casebook_cookbook::Inputs {
         catalog: &catalog,
         undecided: ledger::UNDECIDED,
+        history: ledger::HISTORY,
         root,
         run_all_help: cli::run_all_help(),
+    })
+}
+
+/// What is wrong with the ledger's history (`ledger::HISTORY`) against the
+/// ledger and the committed report.
+pub fn history_problems(root: &Path) -> anyhow::Result<Vec<String>> {
+    let catalog = catalog();
+    casebook_cookbook::history_problems(&casebook_cookbook::Inputs {
+        catalog: &catalog,
+        undecided: ledger::UNDECIDED,
+        history: ledger::HISTORY,
+        root,
+        run_all_help: String::new(),
     })
 }

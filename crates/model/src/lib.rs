@@ -22,8 +22,8 @@ pub use outcome::{
 pub use recorder::{CRecorder, Recorder, ResultName};
 pub use scenario::{
     Binding, CUST_PROGRAM, Claim, ClaimVerdict, Code, Control, CppFn, Expect, NEIGHBOURS_ROOM,
-    Passage, Program, Reach, Report, Requirement, Role, Runner, SanitizerSees, Scenario, Source,
-    Statement, Variant, VariantFn, thread_url,
+    OneChange, Part, Passage, Program, Reach, Report, Requirement, Role, Runner, SanitizerSees,
+    Scenario, Source, Statement, Variant, VariantFn, thread_url,
 };
 
 /// Set in a variant's process when it runs under compute-sanitizer.

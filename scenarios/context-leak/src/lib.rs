@@ -139,7 +139,9 @@ const CLAIMS: &[Claim] = &[
         quote: "This highlights a scenario where the initial CUDA context setup requires a significant \
                 amount of memory.",
         judged_by: "broken",
-        control: Control::Pending,
+        control: Control::Impossible(
+            "what a context takes is set up by the driver when the context is made, before the program can change anything in it: each of the 101 contexts this run makes takes the same 518 MiB, as each does on the H200 (docs/evidence/h200-catalogue-iv.json). A run with a context under the threshold would need another driver or GPU. What shows that the reading sees memory given back: in fixed, the same reading of the process's memory returns to its baseline once its contexts are destroyed.",
+        ),
         reach: Reach::Either,
         judge: |o: &Outcome| match o.measure(BYTES_PER_CONTEXT) {
             Some(b) if b >= (64 << 20) as f64 => ClaimVerdict::Confirmed,

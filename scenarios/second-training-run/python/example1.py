@@ -253,6 +253,11 @@ except Exception as e:
 """
 
 HEADROOMS_MIB = (16, 64, 256, 512, 1024)
+# The control: headrooms just above the 64 MiB the first convolution's output
+# takes (16 x 64 x 128 x 128 floats), so that the output fits and cuDNN
+# starts with the few MiB left, as in library-handle-no-memory's cudnn-py,
+# where about 2 MiB left gives CUDNN_STATUS_INTERNAL_ERROR.
+HEADROOMS_MIB_JUST_ABOVE_THE_OUTPUT = (65, 66, 68, 72, 80, 96, 128)
 IMAGES = (16, 128)  # a batch of 16 images, 128 x 128
 # The reduced form: one process, whose ballast leaves this much of the
 # budget above, not of the device (each process under the sanitizer starts
@@ -262,13 +267,23 @@ IMAGES_UNDER_SANITIZER = (1, 32)
 
 
 def cudnn_under_pressure(rec):
+    _under_pressure(rec, HEADROOMS_MIB)
+
+
+def cudnn_just_above_the_output(rec):
+    # ANCHOR: cudnn_just_above_the_output
+    _under_pressure(rec, HEADROOMS_MIB_JUST_ABOVE_THE_OUTPUT)
+    # ANCHOR_END: cudnn_just_above_the_output
+
+
+def _under_pressure(rec, headrooms_mib):
     # ANCHOR: cudnn_under_pressure
     # Does occupied memory show up as a cuDNN error? One process per headroom,
     # so cuDNN starts afresh each time.
     results = []
     reduced = reduced_for_sanitizer(rec)
     budget = BUDGET_UNDER_SANITIZER if reduced else 0  # 0: all that is free
-    headrooms = HEADROOMS_MIB_UNDER_SANITIZER if reduced else HEADROOMS_MIB
+    headrooms = HEADROOMS_MIB_UNDER_SANITIZER if reduced else headrooms_mib
     batch, side = IMAGES_UNDER_SANITIZER if reduced else IMAGES
     # All start PyTorch at once; then one at a time takes the GPU.
     children = [
@@ -292,3 +307,49 @@ def cudnn_under_pressure(rec):
     rec.fact(names.SOME_RESULT_IS_A_CUDNN_ERROR, any("cudnn" in r.lower() for r in results))
     rec.fact(names.SOME_RESULT_IS_OUT_OF_MEMORY, any("out of memory" in r.lower() for r in results))
     # ANCHOR_END: cudnn_under_pressure
+
+
+def _gpu_memory_of_this_process():
+    """The memory nvidia-smi lists for this process, in MiB, read from
+    outside it; None where it lists none (or nvidia-smi cannot run)."""
+    try:
+        out = subprocess.run(
+            ["nvidia-smi", "--query-compute-apps=pid,used_memory", "--format=csv,noheader,nounits"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    for line in out.splitlines():
+        pid, _, used = line.partition(",")
+        if pid.strip() == str(os.getpid()):
+            return int(used.strip() or 0)
+    return None
+
+
+def _first_run(rec, device):
+    # ANCHOR: first_run
+    # Nothing in this process has touched the GPU yet: the model's first run,
+    # with nvidia-smi asked before and after whether the process holds GPU
+    # memory (a context).
+    before = _gpu_memory_of_this_process()
+    model = Net(256, 2).to(device)
+    data, target = next(iter(_dataloader()))
+    loss = torch.nn.functional.cross_entropy(model(data.to(device)), target.to(device))
+    rec.step("first run: one training step", loss.backward)
+    after = _gpu_memory_of_this_process()
+    # ANCHOR_END: first_run
+    rec.fact(names.NVIDIA_SMI_LISTS_THE_PROCESS_BEFORE_THE_FIRST_RUN, before is not None)
+    rec.fact(names.NVIDIA_SMI_LISTS_THE_PROCESS_AFTER_THE_FIRST_RUN, after is not None)
+    rec.measure(names.GPU_MEMORY_AFTER_THE_FIRST_RUN, (after or 0) << 20)
+
+
+def first_run(rec):
+    _first_run(rec, "cuda")
+
+
+def first_run_on_cpu(rec):
+    # ANCHOR: first_run_on_cpu
+    _first_run(rec, "cpu")  # the control: the same model and data, run on the CPU
+    # ANCHOR_END: first_run_on_cpu
