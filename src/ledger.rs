@@ -305,7 +305,7 @@ pub const HISTORY: &[Change] = &[
     },
     Change {
         id: "000-reuse-context-after-reset",
-        commit: "issue 36",
+        commit: "e0cfe7a",
         from: Standing::NotYetTested,
         to: Standing::Run,
         why: "judged on device-reset's broken-cpp, which already writes to the first call's buffer \
@@ -313,7 +313,7 @@ pub const HISTORY: &[Change] = &[
     },
     Change {
         id: "003-release-no-contiguous-guarantee",
-        commit: "issue 36",
+        commit: "e0cfe7a",
         from: Standing::NotYetTested,
         to: Standing::Run,
         why: "judged on device-reset's broken-cpp, which now asks, after the reset, for one block of \
@@ -321,7 +321,7 @@ pub const HISTORY: &[Change] = &[
     },
     Change {
         id: "002-library-leak-not-apparent",
-        commit: "issue 36",
+        commit: "e0cfe7a",
         from: Standing::NotYetTested,
         to: Standing::Run,
         why: "judged on library-handle-leak's broken, whose calls allocate nothing in the program's \
@@ -330,7 +330,7 @@ pub const HISTORY: &[Change] = &[
     },
     Change {
         id: "000-unmanaged-streams-resource-conflicts",
-        commit: "issue 36",
+        commit: "e0cfe7a",
         from: Standing::NotYetTested,
         to: Standing::Run,
         why: "judged on open-streams' unmanaged-cpp: calls that each leave a stream working on the \
@@ -339,7 +339,7 @@ pub const HISTORY: &[Change] = &[
     },
     Change {
         id: "004-example1-large-allocation-might-fail",
-        commit: "issue 36",
+        commit: "e0cfe7a",
         from: Standing::NotYetTested,
         to: Standing::Run,
         why: "judged on fragmentation's nearly-full-cpp: the article's sequence on a GPU with 64 MiB \
@@ -347,7 +347,7 @@ pub const HISTORY: &[Change] = &[
     },
     Change {
         id: "004-varying-size-churn-fragments",
-        commit: "issue 36",
+        commit: "e0cfe7a",
         from: Standing::NotYetTested,
         to: Standing::Run,
         why: "judged on fragmentation's churn-cpp: 100,000 cudaMalloc and cudaFree of sizes from 4 KiB \
@@ -355,7 +355,7 @@ pub const HISTORY: &[Change] = &[
     },
     Change {
         id: "004-free-does-not-defragment",
-        commit: "issue 36",
+        commit: "e0cfe7a",
         from: Standing::NotYetTested,
         to: Standing::Run,
         why: "judged on fragmentation's random-order-free-cpp: blocks of 16 to 256 MiB freed in a \
@@ -364,7 +364,7 @@ pub const HISTORY: &[Change] = &[
     },
     Change {
         id: "004-concurrent-streams-fragment",
-        commit: "issue 36",
+        commit: "e0cfe7a",
         from: Standing::NotYetTested,
         to: Standing::Run,
         why: "judged on pool-retention's concurrent-streams-cpp: eight streams fill 90% of the GPU \
@@ -373,7 +373,7 @@ pub const HISTORY: &[Change] = &[
     },
     Change {
         id: "004-streams-large-block-hard-to-acquire",
-        commit: "issue 36",
+        commit: "e0cfe7a",
         from: Standing::NotYetTested,
         to: Standing::Run,
         why: "judged on the same run, right after the frees, against the free memory cudaMemGetInfo \
@@ -381,7 +381,7 @@ pub const HISTORY: &[Change] = &[
     },
     Change {
         id: "002-pinned-memory-faster-transfers",
-        commit: "issue 36",
+        commit: "e0cfe7a",
         from: Standing::NotYetTested,
         to: Standing::Run,
         why: "judged on host-memory-leak's pinned-transfers: 1 GiB copies to the device from pageable \
@@ -390,7 +390,7 @@ pub const HISTORY: &[Change] = &[
     },
     Change {
         id: "002-pinned-leak-exhausts-memory",
-        commit: "issue 36",
+        commit: "e0cfe7a",
         from: Standing::NotYetTested,
         to: Standing::Run,
         why: "judged on host-memory-leak's pinned-leak: 8 GiB pinned and kept, the host's available \
@@ -399,7 +399,7 @@ pub const HISTORY: &[Change] = &[
     },
     Change {
         id: "001-context-inconsistency-cudnn-errors",
-        commit: "issue 36",
+        commit: "e0cfe7a",
         from: Standing::NotYetTested,
         to: Standing::Run,
         why: "judged on sticky-error's cnn-after-fault-py: a convolution runs, a lookup's kernel asserts, \
@@ -408,7 +408,7 @@ pub const HISTORY: &[Change] = &[
     },
     Change {
         id: "001-first-run-creates-context",
-        commit: "issue 36",
+        commit: "e0cfe7a",
         from: Standing::NotYetTested,
         to: Standing::Run,
         why: "judged on second-training-run's first-run-py: nvidia-smi asked, from outside the process, \
@@ -417,7 +417,7 @@ pub const HISTORY: &[Change] = &[
     },
     Change {
         id: "001-multi-process-needs-sync",
-        commit: "issue 36",
+        commit: "e0cfe7a",
         from: Standing::NotYetTested,
         to: Standing::Run,
         why: "judged on multi-process-contention's free-then-tell: the holder frees with cuMemFree and then \
@@ -426,7 +426,7 @@ pub const HISTORY: &[Change] = &[
     },
     Change {
         id: "001-shared-resource-contention-intermittent",
-        commit: "issue 36",
+        commit: "e0cfe7a",
         from: Standing::NotYetTested,
         to: Standing::Run,
         why: "judged on multi-process-contention's rounds: two processes, twenty rounds, each sized from \
@@ -435,7 +435,7 @@ pub const HISTORY: &[Change] = &[
     },
     Change {
         id: "000-debugger-pinpoints-errors",
-        commit: "issue 36",
+        commit: "e0cfe7a",
         from: Standing::NotYetTested,
         to: Standing::Run,
         why: "judged on late-error's under-tools: the broken program, whose fault a later copy reports, \
@@ -444,7 +444,7 @@ pub const HISTORY: &[Change] = &[
     },
     Change {
         id: "002-nsight-compute-finds-leaks",
-        commit: "issue 36",
+        commit: "e0cfe7a",
         from: Standing::NotYetTested,
         to: Standing::Run,
         why: "judged on missing-free's under-ncu: the broken model call, once, at the article's size, \
@@ -453,7 +453,7 @@ pub const HISTORY: &[Change] = &[
     },
     Change {
         id: "003-example2-later-code-may-fail-host-memory",
-        commit: "issue 36",
+        commit: "e0cfe7a",
         from: Standing::NotYetTested,
         to: Standing::Run,
         why: "judged on host-memory-leak's limited-host-cpp: the article's example 2 called again and \
@@ -463,7 +463,7 @@ pub const HISTORY: &[Change] = &[
     },
     Change {
         id: "003-bs1-footprint-exceeds-memory",
-        commit: "issue 36",
+        commit: "e0cfe7a",
         from: Standing::NotYetTested,
         to: Standing::Untestable,
         why: "the sentence leaves the model's size open, and its size alone decides whether the \
@@ -471,12 +471,23 @@ pub const HISTORY: &[Change] = &[
     },
     Change {
         id: "001-context-cleanup-beyond-empty-cache",
-        commit: "issue 36",
+        commit: "e0cfe7a",
         from: Standing::Confirmed,
         to: Standing::Partly,
         why: "it was confirmed on a device-side assert, which is not the article's case: there the \
               first run's memory is still held, and dropping the references gives it back in the same \
               context (second-training-run, fixed-py), no context cleanup needed. At best partly: \
               cleanup is needed only where a fault left the context unusable",
+    },
+    Change {
+        id: "004-concurrent-streams-fragment",
+        commit: "fd13bb9",
+        from: Standing::Confirmed,
+        to: Standing::Refuted,
+        why: "the run of e0cfe7a confirmed it only because the pool's own block, freed on stream 0 \
+              with no synchronise after it, was still held when cudaMalloc asked for as much; with \
+              the synchronise, the pool and cudaMalloc both serve the block once the frees are done \
+              (the trial run alone on an H100, docs/evidence/concurrent-streams-h100-fd13bb9.json: \
+              refuted). The full run that carries it into the committed report is still to come",
     },
 ];
