@@ -172,6 +172,7 @@ pub const REPRODUCE_JSON: &[&str] = &[
     "docs/evidence/reproduce-h200.json",
     "docs/evidence/reproduce-whole-h100-859e916.json",
     "docs/evidence/reproduce-whole-h100.json",
+    "docs/evidence/reproduce-goal-h100-fd13bb9.json",
 ];
 
 fn load<T: serde::de::DeserializeOwned>(root: &Path, file: &str) -> anyhow::Result<Option<T>> {
