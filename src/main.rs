@@ -4,11 +4,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use casebook_harness::{child, run_all, workspace};
-use clap::Parser;
-use cuda_casebook::cli::{Cli, Command, Filters, Selection};
-
-/// Exit code of `casebook docs --check` when pages are stale.
-const DOCS_STALE: u8 = 7;
+use casebook_report::Exit;
+use cuda_casebook::cli::{Command, Filters, Selection};
 
 fn main() -> ExitCode {
     let catalog = cuda_casebook::catalog();
@@ -16,7 +13,7 @@ fn main() -> ExitCode {
     child::serve_if_child(&catalog);
     let root = workspace::root();
     workspace::pin_insta_root(&root);
-    match Cli::parse().command {
+    match cuda_casebook::cli::parse().command {
         Command::RunAll {
             selection:
                 Selection {
@@ -98,12 +95,7 @@ fn main() -> ExitCode {
             }
             Err(reason) => {
                 eprintln!("error: {reason}");
-                ExitCode::from(match reason {
-                    casebook_harness::environment::Unusable::TooOld(_) => {
-                        run_all::exit::DRIVER_TOO_OLD
-                    }
-                    casebook_harness::environment::Unusable::NoGpu(_) => run_all::exit::NO_GPU,
-                })
+                reason.exit().into()
             }
         },
         Command::Docs { check } => docs(&root, check),
@@ -132,7 +124,7 @@ fn list(catalog: &[casebook_model::Scenario], filters: &[String]) -> ExitCode {
     let trials = casebook_harness::schedule::select(catalog, filters);
     if trials.is_empty() {
         eprintln!("error: no trial matches {filters:?}");
-        return ExitCode::from(run_all::exit::NO_MATCH);
+        return Exit::NoMatch.into();
     }
     let row = |trial: &str, placement: &str, expected: &str| {
         format!("{trial:<44} {placement:<42} {expected}")
@@ -179,7 +171,7 @@ fn docs(root: &std::path::Path, check: bool) -> ExitCode {
         Ok(book) => book,
         Err(e) => {
             eprintln!("error: cannot generate the cookbook: {e:#}");
-            return ExitCode::from(run_all::exit::IO);
+            return Exit::Io.into();
         }
     };
     if check {
@@ -195,7 +187,7 @@ fn docs(root: &std::path::Path, check: bool) -> ExitCode {
             "error: {} generated file(s) are stale: run `cargo xtask docs`",
             stale.len()
         );
-        return ExitCode::from(DOCS_STALE);
+        return Exit::DocsStale.into();
     }
     match book.write(root) {
         Ok(n) => {
@@ -204,20 +196,19 @@ fn docs(root: &std::path::Path, check: bool) -> ExitCode {
         }
         Err(e) => {
             eprintln!("error: cannot write the cookbook: {e:#}");
-            ExitCode::from(run_all::exit::IO)
+            Exit::Io.into()
         }
     }
 }
 
 /// `casebook matrix`: merges the reports, writes matrix.json and matrix.md.
 fn matrix(reports: &[PathBuf], out: &Path) -> ExitCode {
-    use casebook_harness::matrix;
-    use casebook_harness::run_all::exit;
+    use casebook_report::matrix;
     let merged = match matrix::merge(reports) {
         Ok(m) => m,
         Err(e) => {
             eprintln!("error: {e}");
-            return ExitCode::from(exit::CANNOT_MERGE);
+            return Exit::CannotMerge.into();
         }
     };
     let written = std::fs::create_dir_all(out)
@@ -228,7 +219,7 @@ fn matrix(reports: &[PathBuf], out: &Path) -> ExitCode {
         .and_then(|()| std::fs::write(out.join("matrix.md"), merged.markdown()));
     if let Err(e) = written {
         eprintln!("error: cannot write the matrix to {}: {e}", out.display());
-        return ExitCode::from(exit::IO);
+        return Exit::Io.into();
     }
     for c in &merged.columns {
         println!("{}: {}", c.machine, c.files.join(", "));
@@ -249,7 +240,7 @@ fn matrix(reports: &[PathBuf], out: &Path) -> ExitCode {
 fn collect(
     catalog: &[casebook_model::Scenario],
     results: &Path,
-    partition: Option<casebook_harness::matrix::Partition>,
+    partition: Option<casebook_report::Partition>,
     out: &Path,
 ) -> ExitCode {
     use casebook_harness::{environment, report, schedule};
@@ -257,10 +248,10 @@ fn collect(
         Ok(env) => env,
         Err(reason) => {
             eprintln!("error: collect needs the GPU the trials ran on: {reason}");
-            return ExitCode::from(run_all::exit::NO_GPU);
+            return Exit::NoGpu.into();
         }
     };
-    let order: Vec<String> = schedule::select(catalog, &[])
+    let order: Vec<casebook_report::TrialId> = schedule::select(catalog, &[])
         .iter()
         .map(|t| t.name())
         .collect();
@@ -271,7 +262,7 @@ fn collect(
                 "error: cannot read the results in {}: {e}",
                 results.display()
             );
-            return ExitCode::from(run_all::exit::IO);
+            return Exit::Io.into();
         }
     };
     report.run.partition = partition;
@@ -295,7 +286,7 @@ fn collect(
     );
     if let Err(e) = run_all::write_outputs(&workspace::root(), out, &report) {
         eprintln!("error: cannot write the report to {}: {e}", out.display());
-        return ExitCode::from(run_all::exit::IO);
+        return Exit::Io.into();
     }
     run_all::exit_code(&report, &[])
 }

@@ -50,7 +50,8 @@ pub fn closures(metadata: &serde_json::Value) -> BTreeMap<String, BTreeSet<Strin
 pub fn violations(closures: &BTreeMap<String, BTreeSet<String>>) -> Vec<String> {
     let mut problems = Vec::new();
     for (package, deps) in closures {
-        if package.starts_with("scenario-") && deps.contains("casebook-harness") {
+        let reader = package == "casebook-cookbook" || package == "casebook-report";
+        if (package.starts_with("scenario-") || reader) && deps.contains("casebook-harness") {
             problems.push(format!(
                 "{package} depends on the runner (casebook-harness)"
             ));
@@ -59,6 +60,7 @@ pub fn violations(closures: &BTreeMap<String, BTreeSet<String>>) -> Vec<String> 
     let cuda_build = ["casebook-kernels", "casebook-build"];
     for package in [
         "casebook-cookbook",
+        "casebook-report",
         "casebook-harness",
         "casebook-runtime",
         "casebook-model",

@@ -3,12 +3,12 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use casebook_harness::judge::Verdict;
-use casebook_harness::report::Report;
 use casebook_model::ledger::{Undecided, Why};
 use casebook_model::{Scenario, Source};
+use casebook_report::Verdict;
+use casebook_report::run::Report;
 
-use crate::page::{results, scenario_symptom_line, symptom_line, symptom_names, verdict_words};
+use crate::page::{results, scenario_symptom_line, symptom_line, symptom_names};
 
 pub fn summary(catalog: &[Scenario]) -> String {
     let mut md = String::from(
@@ -140,7 +140,7 @@ fn verdict_of(report: Option<&Report>, s: &Scenario, c: &casebook_model::Claim) 
         .filter(|r| r.variant == c.judged_by)
         .flat_map(|r| r.claims.iter())
         .find(|r| r.id == c.id)
-        .map_or("not run yet", |r| verdict_words(r.verdict))
+        .map_or("not run yet", |r| r.verdict.word())
 }
 
 /// What the claim's judge reads in its control's recorded outcome: the
@@ -153,7 +153,7 @@ fn control_verdict_of(
     let control = c.control.run()?;
     results(report, s.slug)
         .find(|r| r.variant == control)
-        .map(|r| verdict_words(c.verdict(&r.outcome)))
+        .map(|r| c.verdict(&r.outcome).word())
 }
 
 /// A claim's control as a table's cell: the run, and what the claim's judge
@@ -369,7 +369,7 @@ fn against_latest(trials: usize, latest: Option<&Report>, same_run: bool) -> Str
 /// The "How fast" section of one bench, from `file`.
 fn bench_section(
     r: &Report,
-    b: &casebook_harness::bench::Bench,
+    b: &casebook_report::bench::Bench,
     file: &str,
     latest: Option<&Report>,
 ) -> String {
@@ -453,7 +453,7 @@ pub fn running(
     run_all_help: &str,
     report: Option<&Report>,
     bench: Option<&Report>,
-    reproductions: &[casebook_harness::reproduce::Reproduction],
+    reproductions: &[casebook_report::reproduce::Reproduction],
 ) -> String {
     let mut md = String::from(
         "# How to run it\n\n\
@@ -502,16 +502,12 @@ pub fn running(
                 if r.differing.is_empty() {
                     "none".to_owned()
                 } else {
-                    r.differing.join(", ")
+                    r.differing_text()
                 },
                 if r.differing_claims.is_empty() {
                     "none".to_owned()
                 } else {
-                    r.differing_claims
-                        .iter()
-                        .map(|c| format!("{} ({})", c.claim, c.verdicts.join(", ")))
-                        .collect::<Vec<_>>()
-                        .join("; ")
+                    r.differing_claims_text()
                 }
             );
         }
@@ -521,6 +517,35 @@ pub fn running(
         "\n## `casebook run-all --help`\n\n```text\n{}\n```\n",
         run_all_help.trim_end()
     );
+    md.push_str(&exit_codes());
+    md
+}
+
+/// Every exit code, what it means and the commands that give it, from
+/// `casebook_report::Exit`: the words each command's `--help` ends with.
+fn exit_codes() -> String {
+    use casebook_report::exit::{COMMANDS, Exit};
+    let mut md = String::from(
+        "\n## Exit codes\n\nEach number means one thing, whichever command gives it; each \
+         command's `--help` ends with the codes it gives. `cargo xtask` passes on `casebook`'s, \
+         and gives 3 or 8 itself, before a build, where there is certainly no GPU or no \
+         compute-sanitizer; `casebook-explain` gives `explain`'s.\n\n\
+         | code | meaning | commands |\n|---|---|---|\n",
+    );
+    for exit in Exit::ALL {
+        let commands: Vec<String> = COMMANDS
+            .iter()
+            .filter(|(_, codes)| codes.contains(exit))
+            .map(|(name, _)| format!("`{name}`"))
+            .collect();
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} |",
+            exit.code(),
+            exit.meaning(),
+            commands.join(", ")
+        );
+    }
     md
 }
 
@@ -534,7 +559,7 @@ const REPRODUCTIONS_WITHOUT_COMMIT: &[(&str, usize, usize, &str, &str)] = &[
 
 /// Which run a reproduction is: the commit it was built from, or, for one
 /// recorded before it said, the commit that added it.
-fn reproduction_words(r: &casebook_harness::reproduce::Reproduction) -> String {
+fn reproduction_words(r: &casebook_report::reproduce::Reproduction) -> String {
     if let Some(commit) = &r.commit {
         return format!("built from `{}`", commit.get(..7).unwrap_or(commit));
     }
@@ -553,7 +578,7 @@ fn reproduction_words(r: &casebook_harness::reproduce::Reproduction) -> String {
 
 /// `4068e38`, `4068e38 with uncommitted changes`, or `unknown` for a report
 /// from before reports named their source.
-fn source_text(source: &casebook_harness::report::Source) -> String {
+fn source_text(source: &casebook_report::run::Source) -> String {
     if source.commit.is_empty() {
         "unknown".to_owned()
     } else {
@@ -607,7 +632,7 @@ mod seed_tests {
 #[cfg(test)]
 mod count_tests {
     use super::reproduction_words;
-    use casebook_harness::reproduce::Reproduction;
+    use casebook_report::reproduce::Reproduction;
 
     fn reproduction(gpu: &str, runs: usize, trials: usize, commit: Option<&str>) -> Reproduction {
         let trials: Vec<_> = (0..trials)

@@ -10,15 +10,16 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use casebook_harness::matrix::{MATRIX_JSON, Matrix};
-use casebook_harness::report::{EVIDENCE_JSON, Report};
-use casebook_harness::reproduce::Reproduction;
-use casebook_harness::sanitize::SanitizeReport;
 use casebook_model::Scenario;
+use casebook_report::matrix::{MATRIX_JSON, Matrix};
+use casebook_report::reproduce::Reproduction;
+use casebook_report::run::{EVIDENCE_JSON, Report};
+use casebook_report::sanitizer::{SANITIZE_JSON, SanitizeReport};
 
 mod bindings;
 pub mod explain_index;
 mod index;
+mod nextest;
 mod page;
 mod plot;
 mod readme;
@@ -88,8 +89,8 @@ pub fn generate(inputs: &Inputs) -> anyhow::Result<Book> {
         readme::readme(inputs.root, &explain, report.as_ref())?,
     );
     files.insert(
-        casebook_harness::suite::NEXTEST_CONFIG.into(),
-        casebook_harness::suite::nextest_config(inputs.catalog),
+        nextest::NEXTEST_CONFIG.into(),
+        nextest::nextest_config(inputs.catalog),
     );
     let matrix: Option<Matrix> = load(inputs.root, MATRIX_JSON)?;
     files.insert(
@@ -160,9 +161,6 @@ fn load<T: serde::de::DeserializeOwned>(root: &Path, file: &str) -> anyhow::Resu
         serde_json::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?,
     ))
 }
-
-/// Where the report of the newest full sanitizer pass is committed.
-pub const SANITIZE_JSON: &str = "docs/evidence/sanitize.json";
 
 impl Book {
     pub fn write(&self, root: &Path) -> anyhow::Result<usize> {

@@ -4,9 +4,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::Path;
 
-use casebook_harness::report::{Report, ResultEntry};
-use casebook_harness::sanitize::{Cell, SanitizeReport, error_kinds};
-use casebook_model::{Binding, ClaimVerdict, Expect, Scenario, Symptom, Unit};
+use casebook_model::{Binding, Expect, Scenario, Symptom, Unit};
+use casebook_report::run::{Report, ResultEntry};
+use casebook_report::sanitizer::{Cell, SanitizeReport, error_kinds};
 
 use crate::error_text;
 use crate::source::{self, leading_comment};
@@ -18,15 +18,6 @@ pub fn binding_words(binding: Binding) -> &'static str {
         Binding::Cust => "Rust, cust",
         Binding::Pytorch => "Python, PyTorch",
         Binding::Host => "host only",
-    }
-}
-
-pub fn verdict_words(v: ClaimVerdict) -> &'static str {
-    match v {
-        ClaimVerdict::Confirmed => "confirmed",
-        ClaimVerdict::Refuted => "refuted",
-        ClaimVerdict::Partly => "partly",
-        ClaimVerdict::Undecided => "undecided",
     }
 }
 
@@ -292,7 +283,7 @@ pub fn scenario_page(
                 .filter(|r| r.variant == claim.judged_by)
                 .flat_map(|r| r.claims.iter())
                 .find(|c| c.id == claim.id)
-                .map_or("not run yet", |c| verdict_words(c.verdict));
+                .map_or("not run yet", |c| c.verdict.word());
             let cap = claim
                 .reach
                 .cap()
@@ -442,10 +433,7 @@ fn detection(md: &mut String, scenario: &Scenario, sanitize: Option<&SanitizeRep
         );
         return;
     };
-    let tools: Vec<&str> = casebook_harness::sanitize::TOOLS
-        .iter()
-        .map(|(t, _)| *t)
-        .collect();
+    let tools: Vec<&str> = casebook_report::sanitizer::tool_names().collect();
     let _ = writeln!(md, "{}, run of {}:\n", report.sanitizer, report.created);
     let _ = writeln!(
         md,
@@ -460,9 +448,7 @@ fn detection(md: &mut String, scenario: &Scenario, sanitize: Option<&SanitizeRep
                 |t| match cells.iter().find(|c| c.variant == v.name && c.tool == *t) {
                     None => "not run".to_owned(),
                     Some(c) if c.timed_out => "timed out".to_owned(),
-                    Some(c) if !c.flagged && c.judgement.starts_with("blind") => {
-                        "**missed**".to_owned()
-                    }
+                    Some(c) if c.missed(v.role) => "**missed**".to_owned(),
                     Some(c) if !c.flagged => "clean".to_owned(),
                     Some(c) => format!(
                         "flagged: {}",

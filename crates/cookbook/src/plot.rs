@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use casebook_harness::report::Report;
 use casebook_model::{Axes, Scenario, Unit};
+use casebook_report::run::Report;
 use std::ops::Range;
 
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, Ranged};

@@ -7,8 +7,8 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use anyhow::Context;
-use casebook_harness::report::Report;
 use casebook_model::Scenario;
+use casebook_report::run::Report;
 use serde::Deserialize;
 
 /// The survey, relative to the repository root.

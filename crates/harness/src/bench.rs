@@ -12,11 +12,12 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use casebook_model::Scenario;
+use casebook_report::bench::{Bench, BenchTrial};
+use casebook_report::{Exit, TrialId};
 use comfy_table::{Table, presets};
-use serde::{Deserialize, Serialize};
 
 use crate::report::Report;
-use crate::run_all::{self, exit};
+use crate::run_all;
 use crate::{isolation, schedule, workspace};
 
 /// The goals: the default schedule within this of its critical path…
@@ -25,47 +26,6 @@ pub const GOAL_RATIO: f64 = 1.3;
 pub const GOAL_WALL_SECONDS: f64 = 150.0;
 /// …and, on several GPUs, at most this share of the one-GPU wall.
 pub const GOAL_GPUS_RATIO: f64 = 0.6;
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Bench {
-    pub jobs: usize,
-    /// The GPUs the default schedule spread the trials over.
-    #[serde(default)]
-    pub gpus: Vec<crate::gpus::Gpu>,
-    /// What the baseline run was: "one trial at a time" or "one GPU".
-    #[serde(default)]
-    pub baseline: String,
-    #[serde(alias = "serial_wall_seconds")]
-    pub baseline_wall_seconds: f64,
-    pub wall_seconds: f64,
-    /// Sum of the exclusive trials plus the longest shared one, over the
-    /// number of GPUs (never under the longest trial).
-    pub critical_path_seconds: f64,
-    /// `wall_seconds / critical_path_seconds`.
-    pub critical_path_ratio: f64,
-    /// `wall_seconds / baseline_wall_seconds`.
-    #[serde(default)]
-    pub baseline_ratio: f64,
-    pub goal_ratio: f64,
-    pub goal_wall_seconds: f64,
-    #[serde(default)]
-    pub goal_gpus_ratio: f64,
-    /// Each trial's time in both runs, context creation included.
-    pub trials: Vec<BenchTrial>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct BenchTrial {
-    pub trial: String,
-    pub exclusive: bool,
-    /// It ran beside light trials but not beside another like it (it holds
-    /// much of the GPU's memory).
-    #[serde(default)]
-    pub holds: bool,
-    #[serde(alias = "serial_seconds")]
-    pub baseline_seconds: Option<f64>,
-    pub seconds: Option<f64>,
-}
 
 pub struct Options {
     pub filters: Vec<String>,
@@ -102,7 +62,7 @@ pub fn run(catalog: &[Scenario], options: &Options) -> ExitCode {
                 "error: cannot write the report to {}: {e}",
                 options.out.display()
             );
-            return ExitCode::from(exit::IO);
+            return Exit::Io.into();
         }
         return run_all::exit_code(&serial, &errors);
     }
@@ -111,12 +71,7 @@ pub fn run(catalog: &[Scenario], options: &Options) -> ExitCode {
         gpus.len().max(1)
     );
     let (mut report, errors) = run_all::execute(&root, trials, prepared.environment, gpus, jobs);
-    let seconds = |r: &Report, name: &str| {
-        r.results
-            .iter()
-            .find(|e| format!("{}::{}", e.scenario, e.variant) == name)
-            .map(|e| e.seconds)
-    };
+    let seconds = |r: &Report, trial: &TrialId| r.result(trial).map(|e| e.seconds);
     let memory = crate::schedule::smallest_memory(gpus);
     let rows: Vec<BenchTrial> = trials
         .iter()
@@ -173,7 +128,7 @@ pub fn run(catalog: &[Scenario], options: &Options) -> ExitCode {
             "error: cannot write the report to {}: {e}",
             options.out.display()
         );
-        return ExitCode::from(exit::IO);
+        return Exit::Io.into();
     }
     run_all::exit_code(&report, &errors)
 }

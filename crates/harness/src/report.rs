@@ -1,330 +1,173 @@
-//! The run report: JSON with every raw figure and the environment
-//! fingerprint, a Markdown page, and the table printed at the end of a run.
+//! The run report's forms: the table printed at the end of a run, the
+//! Markdown page and JUnit XML written beside `report.json`, and the
+//! report of a nextest shard collected from its trials' results. The
+//! report's data types are `casebook-report`'s.
 
 use std::fmt::Write as _;
 
-use casebook_model::{Binding, Outcome, Role, Symptom};
 use comfy_table::{Table, presets};
-use serde::{Deserialize, Serialize};
 
-use crate::environment::Environment;
-use crate::judge::{ClaimResult, Verdict};
-use crate::snapshot::SnapshotStatus;
+pub use casebook_report::run::*;
+use casebook_report::{Environment, Verdict};
+
 use crate::trial::TrialRecord;
 
-/// Where the report of the newest full GPU run is committed.
-pub const EVIDENCE_JSON: &str = "docs/evidence/latest.json";
-
-/// What a run's binaries were built from.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Source {
-    /// The commit, or `unknown` where neither the bundle nor git says.
-    pub commit: String,
-    /// The working tree had uncommitted changes.
-    pub dirty: bool,
-}
-
-/// The file `cargo xtask bundle` writes beside the binaries it builds.
-pub const SOURCE_FILE: &str = "source.json";
-
-impl Source {
-    /// From the `source.json` beside this binary (a bundle), else from git
-    /// in the repository (a build run in place), else unknown.
-    pub fn of_this_build() -> Source {
-        let beside = std::env::current_exe()
-            .ok()
-            .and_then(|exe| std::fs::read_to_string(exe.with_file_name(SOURCE_FILE)).ok())
-            .and_then(|text| serde_json::from_str(&text).ok());
-        beside
-            .or_else(|| Source::from_git(&crate::workspace::root()))
-            .unwrap_or_else(|| Source {
-                commit: "unknown".into(),
-                dirty: false,
-            })
-    }
-
-    /// `git rev-parse HEAD` and `git status --porcelain` in `root`.
-    pub fn from_git(root: &std::path::Path) -> Option<Source> {
-        let git = |args: &[&str]| {
-            std::process::Command::new("git")
-                .args(args)
-                .current_dir(root)
-                .output()
-                .ok()
-                .filter(|o| o.status.success())
-                .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
-        };
-        Some(Source {
-            commit: git(&["rev-parse", "HEAD"])?,
-            dirty: !git(&["status", "--porcelain", "--untracked-files=no"])?.is_empty(),
+/// What this binary was built from: the `source.json` beside it (a
+/// bundle), else git in the repository (a build run in place), else
+/// unknown.
+pub fn source_of_this_build() -> Source {
+    let beside = std::env::current_exe()
+        .ok()
+        .and_then(|exe| std::fs::read_to_string(exe.with_file_name(SOURCE_FILE)).ok())
+        .and_then(|text| serde_json::from_str(&text).ok());
+    beside
+        .or_else(|| source_from_git(&crate::workspace::root()))
+        .unwrap_or_else(|| Source {
+            commit: "unknown".into(),
+            dirty: false,
         })
-    }
-
-    /// `4068e38`, or `4068e38 with uncommitted changes`.
-    pub fn short(&self) -> String {
-        let commit: String = self.commit.chars().take(7).collect();
-        if self.dirty {
-            format!("{commit} with uncommitted changes")
-        } else {
-            commit
-        }
-    }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Report {
-    pub schema: u32,
-    /// RFC 3339, UTC.
-    pub created: String,
-    pub casebook_version: String,
-    /// The commit the binaries were built from, and whether the tree had
-    /// changes on top of it.
-    #[serde(default)]
-    pub source: Source,
-    pub environment: Environment,
-    pub wall_seconds: f64,
-    pub summary: Summary,
-    pub results: Vec<ResultEntry>,
-    /// How the run went: jobs, interruption, trials not run, memory left held.
-    #[serde(default)]
-    pub run: RunFacts,
-    /// Set by `casebook bench`: the schedule against its critical path.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bench: Option<crate::bench::Bench>,
+/// `git rev-parse HEAD` and `git status --porcelain` in `root`.
+pub fn source_from_git(root: &std::path::Path) -> Option<Source> {
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .current_dir(root)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+    };
+    Some(Source {
+        commit: git(&["rev-parse", "HEAD"])?,
+        dirty: !git(&["status", "--porcelain", "--untracked-files=no"])?.is_empty(),
+    })
 }
 
-/// A trial not started, and why.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Skipped {
-    /// `<slug>::<variant>`.
-    pub trial: String,
-    pub reason: String,
+/// A report of `results` made now, by this build.
+pub fn new(environment: Environment, results: Vec<ResultEntry>, wall_seconds: f64) -> Report {
+    Report::new(source_of_this_build(), environment, results, wall_seconds)
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct RunFacts {
-    /// Trials run side by side at most (memory-exclusive ones always alone).
-    pub jobs: usize,
-    /// The signal that interrupted the run, if one did.
-    pub interrupted: Option<String>,
-    /// `<slug>::<variant>` of the trials that did not run to their end.
-    pub not_run: Vec<String>,
-    /// Trials that were not started because something they need is missing
-    /// here (PyTorch with CUDA), with the reason: not run, never passed.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub skipped: Vec<Skipped>,
-    /// The PyTorch the Python variants ran under (`2.11.0+cu130, CUDA 13.0`),
-    /// when any did.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pytorch: Option<String>,
-    /// The GPUs the trials were spread over (each entry's `gpu` names one).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub gpus: Vec<crate::gpus::Gpu>,
-    /// Trials of an ended run still on a GPU when this one started: the
-    /// exclusive trials were not run beside them.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub orphans: Vec<crate::leftover::Orphan>,
-    /// Device memory still in use after a trial, with its holders.
-    pub leftovers: Vec<crate::leftover::Leftover>,
-    /// Why the leftover-memory check did not run, if it did not.
-    pub leftover_check_off: Option<String>,
-    /// The shard this run was (`run-all --partition K/N`), if it was one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub partition: Option<crate::matrix::Partition>,
-}
-
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct Summary {
-    pub trials: usize,
-    pub passed: usize,
-    pub failed: usize,
-    pub snapshots_changed: usize,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct ResultEntry {
-    pub scenario: String,
-    pub variant: String,
-    pub role: Role,
-    pub binding: Binding,
-    pub expected: String,
-    pub observed: String,
-    pub verdict: Verdict,
-    pub reason: Option<String>,
-    pub symptoms: Vec<Symptom>,
-    pub claims: Vec<ClaimResult>,
-    pub snapshot: SnapshotStatus,
-    pub seconds: f64,
-    /// The GPU (NVML's index) it ran on, where the run pinned its trials.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gpu: Option<u32>,
-    /// Everything recorded, raw figures included.
-    pub outcome: Outcome,
-}
-
-impl ResultEntry {
-    pub fn new(record: &TrialRecord, snapshot: SnapshotStatus) -> Self {
-        let view = &record.view;
-        ResultEntry {
-            scenario: view.scenario.clone(),
-            variant: view.variant.clone(),
-            role: view.role,
-            binding: view.binding,
-            expected: view.expected.clone(),
-            observed: view.observed.clone(),
-            verdict: record.judgement.verdict,
-            reason: record.judgement.reason.clone(),
-            symptoms: record.judgement.observed.clone(),
-            claims: record.claims.clone(),
-            snapshot,
-            seconds: record.outcome.seconds,
-            gpu: record.gpu,
-            outcome: record.outcome.clone(),
-        }
+/// The entry of a finished trial, whose snapshot came out as `snapshot`.
+pub fn entry(record: &TrialRecord, snapshot: SnapshotStatus) -> ResultEntry {
+    let view = &record.view;
+    ResultEntry {
+        scenario: view.scenario.clone(),
+        variant: view.variant.clone(),
+        role: view.role,
+        binding: view.binding,
+        expected: view.expected.clone(),
+        observed: view.observed.clone(),
+        verdict: record.judgement.verdict,
+        reason: record.judgement.reason.clone(),
+        symptoms: record.judgement.observed.clone(),
+        claims: record.claims.clone(),
+        snapshot,
+        seconds: record.outcome.seconds,
+        gpu: record.gpu,
+        outcome: record.outcome.clone(),
     }
 }
 
-impl Report {
-    pub fn new(environment: Environment, results: Vec<ResultEntry>, wall_seconds: f64) -> Self {
-        let summary = Summary {
-            trials: results.len(),
-            passed: results
-                .iter()
-                .filter(|r| r.verdict == Verdict::Pass)
-                .count(),
-            failed: results
-                .iter()
-                .filter(|r| r.verdict == Verdict::Fail)
-                .count(),
-            snapshots_changed: results
-                .iter()
-                .filter(|r| r.snapshot != SnapshotStatus::Matched)
-                .count(),
-        };
-        Report {
-            schema: 1,
-            created: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
-            casebook_version: env!("CARGO_PKG_VERSION").to_owned(),
-            source: Source::of_this_build(),
-            environment,
-            wall_seconds,
-            summary,
-            results,
-            run: RunFacts::default(),
-            bench: None,
-        }
+/// The table printed at the end of a run.
+pub fn table(report: &Report, preset: &str) -> String {
+    let mut table = Table::new();
+    table.load_preset(preset);
+    let several = report.run.gpus.len() > 1;
+    let mut header = vec![
+        "scenario", "variant", "expected", "observed", "verdict", "time",
+    ];
+    if several {
+        header.push("GPU");
     }
-
-    /// The table printed at the end of a run.
-    pub fn table(&self, preset: &str) -> String {
-        let mut table = Table::new();
-        table.load_preset(preset);
-        let several = self.run.gpus.len() > 1;
-        let mut header = vec![
-            "scenario", "variant", "expected", "observed", "verdict", "time",
+    table.set_header(header);
+    for r in &report.results {
+        let mut row = vec![
+            r.scenario.clone(),
+            r.variant.clone(),
+            r.expected.clone(),
+            r.observed.clone(),
+            r.verdict.shown().to_owned(),
+            format!("{:.2} s", r.seconds),
         ];
         if several {
-            header.push("GPU");
+            row.push(r.gpu.map(|g| g.to_string()).unwrap_or_default());
         }
-        table.set_header(header);
-        for r in &self.results {
-            let verdict = match r.verdict {
-                Verdict::Pass => "pass",
-                Verdict::Fail => "FAIL",
-            };
-            let mut row = vec![
-                r.scenario.clone(),
-                r.variant.clone(),
-                r.expected.clone(),
-                r.observed.clone(),
-                verdict.to_owned(),
-                format!("{:.2} s", r.seconds),
-            ];
-            if several {
-                row.push(r.gpu.map(|g| g.to_string()).unwrap_or_default());
-            }
-            table.add_row(row);
-        }
-        table.to_string()
+        table.add_row(row);
     }
+    table.to_string()
+}
 
-    pub fn markdown(&self) -> String {
-        let env = &self.environment;
-        let mut md = String::new();
-        let _ = writeln!(md, "# cuda-casebook run of {}\n", self.created);
+/// `report.md`.
+pub fn markdown(report: &Report) -> String {
+    let env = &report.environment;
+    let mut md = String::new();
+    let _ = writeln!(md, "# cuda-casebook run of {}\n", report.created);
+    let _ = writeln!(
+        md,
+        "- GPU: {} (compute {}, {} device(s), {:.1} GiB)\n- Driver: {} (CUDA {})\n- Toolkit: {}\n- Wall time: {:.1} s\n- Trials: {} passed, {} failed; snapshots new or changed: {}\n",
+        env.gpu,
+        env.compute_capability,
+        env.device_count,
+        env.memory_total_bytes as f64 / (1u64 << 30) as f64,
+        env.driver,
+        env.cuda,
+        env.toolkit,
+        report.wall_seconds,
+        report.summary.passed,
+        report.summary.failed,
+        report.summary.snapshots_changed,
+    );
+    if let Some(torch) = &report.run.pytorch {
+        let _ = writeln!(md, "- PyTorch: {torch}\n");
+    }
+    md.push_str(&table(report, presets::ASCII_MARKDOWN));
+    md.push('\n');
+    let claims: Vec<_> = report
+        .results
+        .iter()
+        .flat_map(|r| r.claims.iter().map(move |c| (r, c)))
+        .collect();
+    if !claims.is_empty() {
+        md.push_str("\n## Claims decided by this run\n\n");
+        for (r, c) in claims {
+            let _ = writeln!(md, "- `{}`: {:?}, from {}", c.id, c.verdict, r.trial());
+        }
+    }
+    if !report.run.skipped.is_empty() {
+        md.push_str("\n## Skipped (not run)\n\n");
+        for s in &report.run.skipped {
+            let _ = writeln!(md, "- `{}`: {}", s.trial, s.reason);
+        }
+    }
+    if let Some(signal) = &report.run.interrupted {
+        let not_run: Vec<String> = report.run.not_run.iter().map(|t| t.to_string()).collect();
         let _ = writeln!(
             md,
-            "- GPU: {} (compute {}, {} device(s), {:.1} GiB)\n- Driver: {} (CUDA {})\n- Toolkit: {}\n- Wall time: {:.1} s\n- Trials: {} passed, {} failed; snapshots new or changed: {}\n",
-            env.gpu,
-            env.compute_capability,
-            env.device_count,
-            env.memory_total_bytes as f64 / (1u64 << 30) as f64,
-            env.driver,
-            env.cuda,
-            env.toolkit,
-            self.wall_seconds,
-            self.summary.passed,
-            self.summary.failed,
-            self.summary.snapshots_changed,
+            "\n## Interrupted by {signal}\n\nNot run: {}",
+            not_run.join(", ")
         );
-        if let Some(torch) = &self.run.pytorch {
-            let _ = writeln!(md, "- PyTorch: {torch}\n");
-        }
-        md.push_str(&self.table(presets::ASCII_MARKDOWN));
-        md.push('\n');
-        let claims: Vec<_> = self
-            .results
-            .iter()
-            .flat_map(|r| r.claims.iter().map(move |c| (r, c)))
-            .collect();
-        if !claims.is_empty() {
-            md.push_str("\n## Claims decided by this run\n\n");
-            for (r, c) in claims {
-                let _ = writeln!(
-                    md,
-                    "- `{}`: {:?}, from {}::{}",
-                    c.id, c.verdict, r.scenario, r.variant
-                );
-            }
-        }
-        if !self.run.skipped.is_empty() {
-            md.push_str("\n## Skipped (not run)\n\n");
-            for s in &self.run.skipped {
-                let _ = writeln!(md, "- `{}`: {}", s.trial, s.reason);
-            }
-        }
-        if let Some(signal) = &self.run.interrupted {
-            let _ = writeln!(
-                md,
-                "\n## Interrupted by {signal}\n\nNot run: {}",
-                self.run.not_run.join(", ")
-            );
-        }
-        if !self.run.leftovers.is_empty() {
-            md.push_str("\n## Memory left held\n\n");
-            for l in &self.run.leftovers {
-                let _ = writeln!(md, "- {l}");
-            }
-        }
-        let failures: Vec<_> = self
-            .results
-            .iter()
-            .filter(|r| r.verdict == Verdict::Fail)
-            .collect();
-        if !failures.is_empty() {
-            md.push_str("\n## Failures\n\n");
-            for r in failures {
-                let _ = writeln!(
-                    md,
-                    "- {}::{}: {}",
-                    r.scenario,
-                    r.variant,
-                    r.reason.as_deref().unwrap_or("")
-                );
-            }
-        }
-        md
     }
+    if !report.run.leftovers.is_empty() {
+        md.push_str("\n## Memory left held\n\n");
+        for l in &report.run.leftovers {
+            let _ = writeln!(md, "- {l}");
+        }
+    }
+    let failures: Vec<_> = report
+        .results
+        .iter()
+        .filter(|r| r.verdict == Verdict::Fail)
+        .collect();
+    if !failures.is_empty() {
+        md.push_str("\n## Failures\n\n");
+        for r in failures {
+            let _ = writeln!(md, "- {}: {}", r.trial(), r.reason.as_deref().unwrap_or(""));
+        }
+    }
+    md
 }
 
 /// What a person needs to see when a trial fails: why, the first failed
@@ -353,60 +196,49 @@ pub fn failure_details(record: &TrialRecord) -> String {
     text
 }
 
-impl Report {
-    /// The run as JUnit XML, for CI systems: one test case per trial, named
-    /// `<slug>::<variant>`; a failed expectation is a failure with its reason.
-    pub fn junit(&self) -> String {
-        use quick_junit::{NonSuccessKind, TestCase, TestCaseStatus, TestSuite};
-        let mut suite = TestSuite::new("cuda-casebook");
-        for r in &self.results {
-            let status = match r.verdict {
-                Verdict::Pass => TestCaseStatus::success(),
-                Verdict::Fail => {
-                    let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
-                    status.set_message(r.reason.clone().unwrap_or_default());
-                    status.set_description(format!(
-                        "expected {}, observed {}",
-                        r.expected, r.observed
-                    ));
-                    status
-                }
-            };
-            let mut case = TestCase::new(format!("{}::{}", r.scenario, r.variant), status);
-            case.set_classname(r.scenario.clone());
-            case.set_time(std::time::Duration::from_secs_f64(r.seconds));
-            suite.add_test_case(case);
-        }
-        for skipped in &self.run.skipped {
-            let mut status = TestCaseStatus::skipped();
-            status.set_message(format!("skipped: {}", skipped.reason));
-            let mut case = TestCase::new(skipped.trial.clone(), status);
-            case.set_classname(
-                skipped
-                    .trial
-                    .split("::")
-                    .next()
-                    .unwrap_or_default()
-                    .to_owned(),
-            );
-            suite.add_test_case(case);
-        }
-        for name in &self.run.not_run {
-            let mut status = TestCaseStatus::skipped();
-            status.set_message(format!(
-                "not run: the run was interrupted by {}",
-                self.run.interrupted.as_deref().unwrap_or("a signal")
-            ));
-            let mut case = TestCase::new(name.clone(), status);
-            case.set_classname(name.split("::").next().unwrap_or_default().to_owned());
-            suite.add_test_case(case);
-        }
-        suite.set_time(std::time::Duration::from_secs_f64(self.wall_seconds));
-        let mut report =
-            quick_junit::Report::new(format!("cuda-casebook on {}", self.environment.gpu));
-        report.add_test_suite(suite);
-        report.to_string().unwrap_or_default()
+/// The run as JUnit XML, for CI systems: one test case per trial, named
+/// by its [`casebook_report::TrialId`]; a failed expectation is a failure
+/// with its reason.
+pub fn junit(report: &Report) -> String {
+    use quick_junit::{NonSuccessKind, TestCase, TestCaseStatus, TestSuite};
+    let mut suite = TestSuite::new("cuda-casebook");
+    for r in &report.results {
+        let status = match r.verdict {
+            Verdict::Pass => TestCaseStatus::success(),
+            Verdict::Fail => {
+                let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
+                status.set_message(r.reason.clone().unwrap_or_default());
+                status.set_description(format!("expected {}, observed {}", r.expected, r.observed));
+                status
+            }
+        };
+        let mut case = TestCase::new(r.trial().to_string(), status);
+        case.set_classname(r.scenario.clone());
+        case.set_time(std::time::Duration::from_secs_f64(r.seconds));
+        suite.add_test_case(case);
     }
+    for skipped in &report.run.skipped {
+        let mut status = TestCaseStatus::skipped();
+        status.set_message(format!("skipped: {}", skipped.reason));
+        let mut case = TestCase::new(skipped.trial.to_string(), status);
+        case.set_classname(skipped.trial.scenario.clone());
+        suite.add_test_case(case);
+    }
+    for trial in &report.run.not_run {
+        let mut status = TestCaseStatus::skipped();
+        status.set_message(format!(
+            "not run: the run was interrupted by {}",
+            report.run.interrupted.as_deref().unwrap_or("a signal")
+        ));
+        let mut case = TestCase::new(trial.to_string(), status);
+        case.set_classname(trial.scenario.clone());
+        suite.add_test_case(case);
+    }
+    suite.set_time(std::time::Duration::from_secs_f64(report.wall_seconds));
+    let mut junit =
+        quick_junit::Report::new(format!("cuda-casebook on {}", report.environment.gpu));
+    junit.add_test_suite(suite);
+    junit.to_string().unwrap_or_default()
 }
 
 /// A report made from the results the snapshot suite's trials wrote (see
@@ -416,7 +248,7 @@ impl Report {
 /// one's end, by the files' times.
 pub fn collect(
     dir: &std::path::Path,
-    order: &[String],
+    order: &[casebook_report::TrialId],
     environment: Environment,
 ) -> std::io::Result<Report> {
     let mut entries = Vec::new();
@@ -442,36 +274,23 @@ pub fn collect(
         entries.push(entry);
     }
     let position = |e: &ResultEntry| {
-        let name = format!("{}::{}", e.scenario, e.variant);
-        order.iter().position(|n| *n == name).unwrap_or(usize::MAX)
+        let trial = e.trial();
+        order.iter().position(|t| *t == trial).unwrap_or(usize::MAX)
     };
     entries.sort_by_key(position);
     let wall = match (first, last) {
         (Some(f), Some(l)) => l.duration_since(f).unwrap_or_default().as_secs_f64(),
         _ => 0.0,
     };
-    Ok(Report::new(environment, entries, wall))
+    Ok(new(environment, entries, wall))
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use casebook_model::{Binding, Outcome, Role};
+    use casebook_report::run::fixture::environment;
 
     use super::*;
-    use crate::environment::Environment;
-
-    /// A machine for a test's report: one GPU named `gpu`.
-    pub(crate) fn environment(gpu: &str) -> Environment {
-        Environment {
-            gpu: gpu.into(),
-            driver: "580.159.04".into(),
-            cuda: "13.0".into(),
-            toolkit: "13.0.88".into(),
-            compute_capability: "9.0".into(),
-            memory_total_bytes: 1,
-            device_count: 1,
-        }
-    }
 
     fn entry(variant: &str, verdict: Verdict) -> ResultEntry {
         ResultEntry {
@@ -496,6 +315,7 @@ pub(crate) mod tests {
     fn junit_has_a_case_per_trial_and_failures_with_their_reason() {
         let env = environment("GPU");
         let report = Report::new(
+            Source::default(),
             env,
             vec![
                 entry("fixed", Verdict::Pass),
@@ -503,7 +323,7 @@ pub(crate) mod tests {
             ],
             1.0,
         );
-        let xml = report.junit();
+        let xml = junit(&report);
         assert!(xml.contains(r#"name="missing-free::fixed""#), "{xml}");
         assert!(xml.contains(r#"name="missing-free::broken""#), "{xml}");
         assert_eq!(xml.matches("<failure").count(), 1, "{xml}");
@@ -527,14 +347,11 @@ pub(crate) mod tests {
         };
         crate::suite::write_result(dir.path(), &entry("b", "fixed")).unwrap();
         crate::suite::write_result(dir.path(), &entry("a", "fixed")).unwrap();
-        let order = vec!["a::fixed".to_owned(), "b::fixed".to_owned()];
+        let order: Vec<casebook_report::TrialId> =
+            vec!["a::fixed".parse().unwrap(), "b::fixed".parse().unwrap()];
         let env = environment("NVIDIA H200");
         let r = collect(dir.path(), &order, env.clone()).unwrap();
-        let names: Vec<String> = r
-            .results
-            .iter()
-            .map(|e| format!("{}::{}", e.scenario, e.variant))
-            .collect();
+        let names: Vec<casebook_report::TrialId> = r.results.iter().map(|e| e.trial()).collect();
         assert_eq!(names, order);
         assert_eq!((r.summary.trials, r.summary.passed), (2, 2));
         assert!(r.wall_seconds >= 1.5, "{}", r.wall_seconds);

@@ -5,40 +5,15 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use casebook_model::Scenario;
+use casebook_report::{Exit, Partition, TrialId};
 use comfy_table::presets;
 
 use crate::gpus::Gpu;
 use crate::judge::Verdict;
-use crate::report::{Report, ResultEntry};
+use crate::report::{self, Report};
 use crate::schedule::{self, Trial};
 use crate::snapshot::{self, SnapshotStatus};
 use crate::{environment, isolation, leftover, lock, workspace};
-
-/// Exit codes of `casebook run-all`, each distinct.
-pub mod exit {
-    /// A trial's expectation failed.
-    pub const TRIAL_FAILED: u8 = 1;
-    /// No GPU or no driver.
-    pub const NO_GPU: u8 = 3;
-    /// A filter matched no trial.
-    pub const NO_MATCH: u8 = 4;
-    /// Every expectation held, but snapshots are new or changed.
-    pub const SNAPSHOTS_DIFFER: u8 = 5;
-    /// The report could not be written, or a child could not be started.
-    pub const IO: u8 = 6;
-    /// Device memory was still held after a trial.
-    pub const MEMORY_LEFT_HELD: u8 = 9;
-    /// Ctrl-C or SIGTERM: the partial report was written.
-    pub const INTERRUPTED: u8 = 10;
-    /// The driver is older than the one the build needs.
-    pub const DRIVER_TOO_OLD: u8 = 11;
-    /// Trials left by a run that ended hold GPU memory: they are named with
-    /// the command that stops them, and the exclusive trials did not run.
-    pub const LEFT_BY_AN_ENDED_RUN: u8 = 13;
-    /// `casebook matrix`: the reports cannot be merged (the error names the
-    /// file).
-    pub const CANNOT_MERGE: u8 = 14;
-}
 
 #[derive(Debug, Clone)]
 pub struct Options {
@@ -51,7 +26,7 @@ pub struct Options {
     /// Trials side by side at most; `None` for [`schedule::default_jobs`].
     pub jobs: Option<usize>,
     /// Run only this shard of the catalogue.
-    pub partition: Option<crate::matrix::Partition>,
+    pub partition: Option<Partition>,
 }
 
 /// Makes Ctrl-C and SIGTERM stop the run: running children are killed with
@@ -62,7 +37,7 @@ pub fn stop_on_signals() {
     INSTALLED.call_once(|| {
         let installed = ctrlc::set_handler(|| {
             if isolation::interrupted() {
-                std::process::exit(i32::from(exit::INTERRUPTED));
+                std::process::exit(i32::from(Exit::Interrupted.code()));
             }
             eprintln!("\ninterrupted: stopping the running trials, writing the partial report");
             isolation::interrupt();
@@ -78,7 +53,7 @@ pub fn stop_on_signals() {
 pub struct Prepared<'a> {
     pub trials: Vec<Trial<'a>>,
     /// Selected trials that cannot run here, with the reason.
-    pub skipped: Vec<crate::report::Skipped>,
+    pub skipped: Vec<report::Skipped>,
     pub environment: environment::Environment,
     /// The GPUs to spread the trials over (none: unpinned, as inherited).
     pub gpus: Vec<Gpu>,
@@ -93,7 +68,7 @@ pub fn prepare<'a>(
     let trials = schedule::select(catalog, filters);
     if trials.is_empty() {
         eprintln!("error: no trial matches {filters:?} (see `casebook list`)");
-        return Err(ExitCode::from(exit::NO_MATCH));
+        return Err(Exit::NoMatch.into());
     }
     let (trials, skipped) = split_skipped(trials);
     for s in &skipped {
@@ -103,11 +78,11 @@ pub fn prepare<'a>(
         Ok(env) => env,
         Err(environment::Unusable::TooOld(reason)) => {
             eprintln!("error: {what} needs a newer driver: {reason}");
-            return Err(ExitCode::from(exit::DRIVER_TOO_OLD));
+            return Err(Exit::DriverTooOld.into());
         }
         Err(environment::Unusable::NoGpu(reason)) => {
             eprintln!("error: {what} needs a GPU: {reason}");
-            return Err(ExitCode::from(exit::NO_GPU));
+            return Err(Exit::NoGpu.into());
         }
     };
     let gpus = visible_gpus();
@@ -117,7 +92,7 @@ pub fn prepare<'a>(
             .map(|p| p.display().to_string())
             .collect();
         eprintln!("error: cannot take the GPU lock {}: {e}", paths.join(", "));
-        ExitCode::from(exit::IO)
+        ExitCode::from(Exit::Io)
     })?;
     Ok(Prepared {
         trials,
@@ -143,13 +118,13 @@ pub fn visible_gpus() -> Vec<Gpu> {
 
 /// Sets aside the trials that cannot run here (PyTorch variants where the
 /// interpreter cannot import torch with CUDA), each with the reason.
-pub fn split_skipped(trials: Vec<Trial<'_>>) -> (Vec<Trial<'_>>, Vec<crate::report::Skipped>) {
+pub fn split_skipped(trials: Vec<Trial<'_>>) -> (Vec<Trial<'_>>, Vec<report::Skipped>) {
     let mut skipped = Vec::new();
     let runnable = trials
         .into_iter()
         .filter(|t| match crate::pytorch::skip_reason(t.variant) {
             Some(reason) => {
-                skipped.push(crate::report::Skipped {
+                skipped.push(report::Skipped {
                     trial: t.name(),
                     reason,
                 });
@@ -175,7 +150,7 @@ pub fn execute(
     let monitor = leftover::Monitor::start(gpus);
     let orphans = monitor.as_ref().map(|m| m.orphans()).unwrap_or_default();
     for o in &orphans {
-        eprintln!("error: {o}");
+        eprintln!("error: {}", leftover::describe(o));
     }
     let mut held_back = Vec::new();
     let trials: Vec<Trial> = if orphans.is_empty() {
@@ -191,7 +166,7 @@ pub fn execute(
         );
         held_back = alone
             .iter()
-            .map(|t| crate::report::Skipped {
+            .map(|t| report::Skipped {
                 trial: t.name(),
                 reason: "needs a whole GPU, and trials of an ended run hold memory on it: stop \
                          them (see the orphans) and run again"
@@ -239,10 +214,7 @@ pub fn execute(
     let executed = schedule::execute(trials, jobs, Some(&placement), |t, record, p| {
         let status = snapshot::compare(root, t.scenario, &record.view);
         statuses.insert(t.name(), status);
-        let verdict = match record.judgement.verdict {
-            Verdict::Pass => "pass",
-            Verdict::Fail => "FAIL",
-        };
+        let verdict = record.judgement.verdict.shown();
         let snap = match status {
             SnapshotStatus::Matched => "",
             SnapshotStatus::New => "  [new snapshot]",
@@ -262,7 +234,7 @@ pub fn execute(
         if record.judgement.verdict == Verdict::Fail {
             eprintln!(
                 "        {}",
-                crate::report::failure_details(record).replace('\n', "\n        ")
+                report::failure_details(record).replace('\n', "\n        ")
             );
         }
     });
@@ -271,10 +243,10 @@ pub fn execute(
         .zip(&executed.records)
         .filter_map(|(t, r)| {
             let r = r.as_ref()?;
-            Some(ResultEntry::new(r, statuses[&t.name()]))
+            Some(report::entry(r, statuses[&t.name()]))
         })
         .collect();
-    let mut report = Report::new(environment, results, executed.wall_seconds);
+    let mut report = report::new(environment, results, executed.wall_seconds);
     report.run.jobs = jobs;
     report.run.interrupted = isolation::interrupted().then(|| "SIGINT or SIGTERM".to_owned());
     report.run.not_run = executed.not_run(trials).collect();
@@ -318,7 +290,7 @@ pub fn run_all(catalog: &[Scenario], options: &Options) -> ExitCode {
     if prepared.trials.iter().any(|t| t.variant.needs_torch()) {
         report.run.pytorch = crate::pytorch::available().as_ref().ok().cloned();
     }
-    println!("{}", report.table(presets::UTF8_FULL_CONDENSED));
+    println!("{}", report::table(&report, presets::UTF8_FULL_CONDENSED));
     println!(
         "{} passed, {} failed, {} skipped, {} not run; {} snapshot(s) new or changed; {:.1} s",
         report.summary.passed,
@@ -337,7 +309,7 @@ pub fn run_all(catalog: &[Scenario], options: &Options) -> ExitCode {
             "error: cannot write the report to {}: {e}",
             options.out.display()
         );
-        return ExitCode::from(exit::IO);
+        return Exit::Io.into();
     }
     exit_code(&report, &start_errors)
 }
@@ -345,8 +317,8 @@ pub fn run_all(catalog: &[Scenario], options: &Options) -> ExitCode {
 /// Whether a trial, by name, is in `shard`: the catalogue's trials, in
 /// order and unfiltered, dealt out one per shard in turn, so a trial's shard
 /// does not depend on the filters.
-pub fn in_shard(catalog: &[Scenario], shard: crate::matrix::Partition) -> impl Fn(&str) -> bool {
-    let names: Vec<String> = schedule::select(catalog, &[])
+pub fn in_shard(catalog: &[Scenario], shard: Partition) -> impl Fn(&TrialId) -> bool {
+    let names: Vec<TrialId> = schedule::select(catalog, &[])
         .iter()
         .map(|t| t.name())
         .collect();
@@ -364,19 +336,19 @@ pub fn exit_code(report: &Report, start_errors: &[String]) -> ExitCode {
         eprintln!("error: {e}");
     }
     ExitCode::from(if report.run.interrupted.is_some() {
-        exit::INTERRUPTED
+        Exit::Interrupted
     } else if !start_errors.is_empty() {
-        exit::IO
+        Exit::Io
     } else if !report.run.orphans.is_empty() {
-        exit::LEFT_BY_AN_ENDED_RUN
+        Exit::LeftByAnEndedRun
     } else if report.summary.failed > 0 {
-        exit::TRIAL_FAILED
+        Exit::TrialFailed
     } else if !report.run.leftovers.is_empty() {
-        exit::MEMORY_LEFT_HELD
+        Exit::MemoryLeftHeld
     } else if report.summary.snapshots_changed > 0 {
-        exit::SNAPSHOTS_DIFFER
+        Exit::SnapshotsDiffer
     } else {
-        0
+        Exit::Success
     })
 }
 
@@ -386,8 +358,8 @@ pub fn write_outputs(root: &Path, out: &Path, report: &Report) -> std::io::Resul
         out.join("report.json"),
         serde_json::to_string_pretty(report)? + "\n",
     )?;
-    std::fs::write(out.join("report.md"), report.markdown())?;
-    std::fs::write(out.join("junit.xml"), report.junit())?;
+    std::fs::write(out.join("report.md"), report::markdown(report))?;
+    std::fs::write(out.join("junit.xml"), report::junit(report))?;
     pack_snapshots(root, out)?;
     eprintln!("report: {}", out.join("report.json").display());
     Ok(())
@@ -450,31 +422,4 @@ pub fn claims_line(report: &Report, (untestable, not_yet): (usize, usize)) -> St
         untestable,
         not_yet
     )
-}
-
-#[cfg(test)]
-mod exit_code_tests {
-    use super::exit::*;
-
-    #[test]
-    fn every_exit_code_is_distinct() {
-        let mut codes = vec![
-            TRIAL_FAILED,
-            NO_GPU,
-            NO_MATCH,
-            SNAPSHOTS_DIFFER,
-            IO,
-            MEMORY_LEFT_HELD,
-            INTERRUPTED,
-            DRIVER_TOO_OLD,
-            LEFT_BY_AN_ENDED_RUN,
-            CANNOT_MERGE,
-            crate::sanitize::NO_SANITIZER,
-            crate::reproduce::FLAKY,
-        ];
-        let all = codes.len();
-        codes.sort_unstable();
-        codes.dedup();
-        assert_eq!(codes.len(), all, "two exit codes share a number");
-    }
 }

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, mpsc};
 use std::time::Instant;
 
-use casebook_model::{Scenario, Termination, Variant};
+use casebook_model::{Scenario, Termination, TrialId, Variant};
 
 use crate::gpus::Gpu;
 use crate::isolation;
@@ -24,8 +24,8 @@ pub struct Trial<'a> {
 }
 
 impl Trial<'_> {
-    pub fn name(&self) -> String {
-        self.scenario.trial_name(self.variant)
+    pub fn name(&self) -> TrialId {
+        self.scenario.trial_id(self.variant)
     }
 
     /// Whether it must have the GPU to itself.
@@ -82,7 +82,7 @@ pub fn select<'a>(catalog: &'a [Scenario], filters: &[String]) -> Vec<Trial<'a>>
             })
         })
         .filter(|t| {
-            let name = t.name();
+            let name = t.name().to_string();
             filters.is_empty() || filters.iter().any(|f| name.contains(f.as_str()))
         })
         .collect()
@@ -90,11 +90,11 @@ pub fn select<'a>(catalog: &'a [Scenario], filters: &[String]) -> Vec<Trial<'a>>
 
 /// Where the expected length of each trial comes from: the committed
 /// report of the last full run.
-pub const EXPECTED_FROM: &str = "docs/evidence/latest.json";
+pub const EXPECTED_FROM: &str = casebook_report::run::EVIDENCE_JSON;
 
 /// Each trial's seconds in the report at [`EXPECTED_FROM`] under `root`;
 /// empty when there is none.
-pub fn expected_seconds(root: &std::path::Path) -> HashMap<String, f64> {
+pub fn expected_seconds(root: &std::path::Path) -> HashMap<TrialId, f64> {
     let Ok(text) = std::fs::read_to_string(root.join(EXPECTED_FROM)) else {
         return HashMap::new();
     };
@@ -106,8 +106,8 @@ pub fn expected_seconds(root: &std::path::Path) -> HashMap<String, f64> {
         .into_iter()
         .flatten()
         .filter_map(|r| {
-            let name = format!("{}::{}", r["scenario"].as_str()?, r["variant"].as_str()?);
-            Some((name, r["seconds"].as_f64()?))
+            let trial = TrialId::new(r["scenario"].as_str()?, r["variant"].as_str()?);
+            Some((trial, r["seconds"].as_f64()?))
         })
         .collect()
 }
@@ -124,7 +124,7 @@ pub fn default_jobs() -> usize {
 pub struct Progress {
     pub total: usize,
     pub done: usize,
-    pub running: Vec<String>,
+    pub running: Vec<TrialId>,
     pub started: Instant,
 }
 
@@ -152,7 +152,7 @@ pub struct Executed {
 }
 
 impl Executed {
-    pub fn not_run<'a>(&'a self, trials: &'a [Trial]) -> impl Iterator<Item = String> + 'a {
+    pub fn not_run<'a>(&'a self, trials: &'a [Trial]) -> impl Iterator<Item = TrialId> + 'a {
         trials
             .iter()
             .zip(&self.records)
@@ -217,7 +217,7 @@ pub struct Placement<'a> {
     pub monitor: Option<&'a Monitor>,
     /// Each trial's expected seconds (from an earlier run): longer trials
     /// start first. Unknown trials count as long.
-    pub expected: HashMap<String, f64>,
+    pub expected: HashMap<TrialId, f64>,
 }
 
 /// One GPU's state while the run goes on.
@@ -232,7 +232,7 @@ struct Slot {
     /// No new shared trial starts on it: an exclusive one waits for it.
     draining: bool,
     /// The trials that ran on it since its last leftover check.
-    since_check: Vec<String>,
+    since_check: Vec<TrialId>,
     /// Each running trial, when it started, and how long it should take.
     running: Vec<(usize, Instant, f64)>,
 }
@@ -398,8 +398,9 @@ pub fn execute(
                     let ran = std::mem::take(&mut slot.since_check);
                     if let Some(m) = placement.monitor {
                         let after = match ran.as_slice() {
-                            [one] => one.clone(),
+                            [one] => one.to_string(),
                             few if few.len() <= 3 => {
+                                let few: Vec<String> = few.iter().map(|t| t.to_string()).collect();
                                 format!("the trials that shared the GPU ({})", few.join(", "))
                             }
                             many => format!("the {} trials that shared the GPU", many.len()),

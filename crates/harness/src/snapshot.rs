@@ -13,6 +13,7 @@ use serde::Serialize;
 
 use crate::judge::{Judgement, Verdict, observed_text};
 use crate::workspace;
+pub use casebook_report::SnapshotStatus;
 
 /// The longest run of calls folded into one `repeated` block.
 const MAX_PERIOD: usize = 32;
@@ -200,16 +201,6 @@ pub fn compare_matrix(root: &Path, scenario: &Scenario, matrix: &impl Serialize)
     compare_with(path(root, scenario.slug, MATRIX).is_file(), || {
         assert_named(root, scenario, MATRIX, matrix)
     })
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum SnapshotStatus {
-    Matched,
-    /// There was none; insta wrote a `.snap.new` to review.
-    New,
-    /// It differs from the committed one; insta wrote a `.snap.new` to review.
-    Changed,
 }
 
 /// [`assert`], with the mismatch as a value instead of a panic.

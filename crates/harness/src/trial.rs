@@ -54,7 +54,7 @@ pub fn run_on(
     gpu: Option<&Gpu>,
 ) -> std::io::Result<TrialRecord> {
     let mut command = command(scenario, variant)?;
-    command.env.extend(gpu.map(Gpu::pin));
+    command.env.extend(gpu.map(crate::gpus::pin));
     let child = isolation::run(&command)?;
     let outcome = isolation::outcome(&child);
     let judgement = judge::judge(variant, &outcome);

@@ -6,8 +6,9 @@ use std::io::{BufRead, BufReader};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use casebook_harness::child::{self, EVENTS_ENV};
+use casebook_harness::child;
 use casebook_harness::judge::{Verdict, judge};
+use casebook_harness::protocol::{EVENTS_ENV, UNKNOWN_TARGET_EXIT};
 use casebook_harness::schedule::{self, Trial as Planned};
 use casebook_harness::{isolation, lock, run_all, trial};
 use casebook_model::{
@@ -181,9 +182,9 @@ fn interrupted_run() -> ExitCode {
         println!("not run {name}");
     }
     ExitCode::from(if isolation::interrupted() {
-        run_all::exit::INTERRUPTED
+        casebook_report::Exit::Interrupted
     } else {
-        0
+        casebook_report::Exit::Success
     })
 }
 
@@ -304,7 +305,7 @@ fn main() -> ExitCode {
         .map_err(|e| e.to_string())?;
         let run = isolation::run(&cmd).map_err(|e| e.to_string())?;
         match run.status.and_then(|s| s.code()) {
-            Some(child::UNKNOWN_TARGET_EXIT) => Ok(()),
+            Some(UNKNOWN_TARGET_EXIT) => Ok(()),
             other => Err(format!("exit {other:?}").into()),
         }
     }));
@@ -415,7 +416,9 @@ fn main() -> ExitCode {
                 return Err(format!("did not say it was interrupted: {said:?}").into());
             }
             match out.status.code() {
-                Some(code) if code == i32::from(run_all::exit::INTERRUPTED) => Ok(()),
+                Some(code) if code == i32::from(casebook_report::Exit::Interrupted.code()) => {
+                    Ok(())
+                }
                 other => Err(format!("exit {other:?}").into()),
             }
         },

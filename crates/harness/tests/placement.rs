@@ -134,7 +134,7 @@ fn spread() -> Result<(), libtest_mimic::Failed> {
         _ => Place::Shared,
     };
     for (t, p) in trials.iter().zip(&places) {
-        if *p != expected(&t.name()) {
+        if *p != expected(&t.name().to_string()) {
             return Err(format!("{} placed {p:?}", t.name()).into());
         }
     }

@@ -14,6 +14,7 @@ pub mod pytorch;
 mod recorder;
 mod scenario;
 pub mod timing;
+mod trial_id;
 
 pub use names::{CheckName, FactName, MeasureName, Name, SeriesName};
 pub use outcome::{
@@ -25,6 +26,7 @@ pub use scenario::{
     Passage, Program, Reach, Report, Requirement, Role, Runner, SanitizerSees, Scenario, Source,
     Statement, Variant, VariantFn, thread_url,
 };
+pub use trial_id::TrialId;
 
 /// Set in a variant's process when it runs under compute-sanitizer.
 pub const SANITIZER_ENV: &str = "CASEBOOK_SANITIZER";
