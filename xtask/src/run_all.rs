@@ -82,7 +82,7 @@ fn casebook(
     if let Some(exit) = crate::gpu::require(task) {
         return Ok(exit);
     }
-    let root = crate::root();
+    let root = crate::project::root();
     let casebook = toolkit::build_casebook()?;
     let out = root.join("target/casebook");
     let mut cmd = Command::new(&casebook);
@@ -106,7 +106,7 @@ fn casebook(
         }
         eprintln!("evidence refreshed: docs/evidence/latest.json and latest.md");
     }
-    Ok(crate::exit_of(status))
+    Ok(crate::project::exit_of(status))
 }
 
 /// The variable the harness reads (`casebook_harness::REQUIRE_GPU_ENV`);

@@ -24,7 +24,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(exit) = crate::gpu::require_sanitize() {
         return Ok(exit);
     }
-    let root = crate::root();
+    let root = crate::project::root();
     let casebook = toolkit::build_casebook()?;
     let out = root.join("target/casebook");
     let mut cmd = Command::new(&casebook);
@@ -42,5 +42,5 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("copying to {}", dest.display()))?;
         eprintln!("evidence refreshed: docs/evidence/sanitize.json");
     }
-    Ok(crate::exit_of(status))
+    Ok(crate::project::exit_of(status))
 }

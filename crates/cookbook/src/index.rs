@@ -8,7 +8,10 @@ use casebook_model::{Scenario, Source};
 use casebook_report::Verdict;
 use casebook_report::run::Report;
 
-use crate::page::{results, scenario_symptom_line, symptom_line, symptom_names};
+use crate::words::{
+    control_cell, control_verdict_of, results, scenario_symptom_line, seed_cell, source_cell,
+    symptom_line, symptom_names, verdict_of,
+};
 
 pub fn summary(catalog: &[Scenario]) -> String {
     let mut md = String::from(
@@ -134,47 +137,6 @@ As the program printed it: the driver's and the runtime's error \
     md
 }
 
-/// The verdict the run computed for a declared claim, in words.
-fn verdict_of(report: Option<&Report>, s: &Scenario, c: &casebook_model::Claim) -> &'static str {
-    results(report, s.slug)
-        .filter(|r| r.variant == c.judged_by)
-        .flat_map(|r| r.claims.iter())
-        .find(|r| r.id == c.id)
-        .map_or("not run yet", |r| r.verdict.word())
-}
-
-/// What the claim's judge reads in its control's recorded outcome: the
-/// other answer, if the experiment could have come out otherwise.
-fn control_verdict_of(
-    report: Option<&Report>,
-    s: &Scenario,
-    c: &casebook_model::Claim,
-) -> Option<&'static str> {
-    let control = c.control.run()?;
-    results(report, s.slug)
-        .find(|r| r.variant == control)
-        .map(|r| c.verdict(&r.outcome).word())
-}
-
-/// A claim's control as a table's cell: the run, and what the claim's judge
-/// reads in it.
-pub(crate) fn control_cell(
-    report: Option<&Report>,
-    s: &Scenario,
-    c: &casebook_model::Claim,
-) -> String {
-    match c.control {
-        casebook_model::Control::Run(v) => format!(
-            "`{v}`: {}",
-            control_verdict_of(report, s, c).unwrap_or("not run yet")
-        ),
-        casebook_model::Control::Impossible(why) => {
-            format!("none can exist: {}", why.replace('|', "\\|"))
-        }
-        casebook_model::Control::Pending => "none yet".to_owned(),
-    }
-}
-
 /// The claims ledger as data: every claim of the seeds, decided or not.
 pub fn ledger_json(
     catalog: &[Scenario],
@@ -220,52 +182,6 @@ pub fn ledger_json(
     }
     entries.sort_by(|a, b| a["id"].as_str().cmp(&b["id"].as_str()));
     serde_json::to_string_pretty(&entries).unwrap_or_default() + "\n"
-}
-
-/// The seed articles, by their file name in `shared/seeds/`, each with the
-/// title its front matter gives (`title: "..."`), copied verbatim. The
-/// seeds are not in the repository, so a reader knows an article by this
-/// title, never by its file name; a test compares the table with the seed
-/// files wherever they are at hand.
-const SEED_TITLES: &[(&str, &str)] = &[
-    (
-        "000_1633914ffce0e075.txt",
-        "Why does a CUDA error occur when calling a model a second time?",
-    ),
-    (
-        "001_eb72388bf55c7443.txt",
-        "Why does my CNN model fail on the second run, encountering cuDNN errors?",
-    ),
-    (
-        "002_245404227877bbf6.txt",
-        "Why is there a CUDA out-of-memory error if no processes are running?",
-    ),
-    (
-        "003_a513a38b5daed103.txt",
-        "Why is CUDA experiencing out-of-memory errors with a batch size of 1, even after clearing the cache?",
-    ),
-    (
-        "004_dd8d91b458147886.txt",
-        "Why am I getting a CUDA out-of-memory error despite available GPU memory?",
-    ),
-];
-
-/// A seed article by its title, in a table cell: the file name only where
-/// the table has no title for it.
-pub fn seed_cell(file: &str) -> String {
-    match SEED_TITLES.iter().find(|(f, _)| *f == file) {
-        Some((_, title)) => format!("*{}*", title.replace('|', "\\|")),
-        None => format!("`{file}`"),
-    }
-}
-
-/// A claim's source in a table cell: the seed article's title, or a link to
-/// the documentation's section.
-pub fn source_cell(source: &Source) -> String {
-    match source {
-        Source::Seed(file) => seed_cell(file),
-        Source::Nvidia(p) => format!("[{}, {}]({})", p.document, p.section, p.url),
-    }
 }
 
 fn why_words(why: Why) -> (&'static str, &'static str) {
@@ -583,49 +499,6 @@ fn source_text(source: &casebook_report::run::Source) -> String {
         "unknown".to_owned()
     } else {
         format!("`{}`", source.short())
-    }
-}
-
-#[cfg(test)]
-mod seed_tests {
-    use super::{SEED_TITLES, seed_cell};
-
-    /// Where the seed articles lie beside a checkout, if they do.
-    fn seeds_dir() -> std::path::PathBuf {
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/seeds")
-    }
-
-    #[test]
-    fn each_seed_is_named_by_the_title_it_gives_itself() {
-        let Ok(entries) = std::fs::read_dir(seeds_dir()) else {
-            return; // no seeds beside this checkout: nothing to compare
-        };
-        let mut files = Vec::new();
-        for entry in entries.flatten() {
-            let file = entry.file_name().to_string_lossy().into_owned();
-            if !file.ends_with(".txt") {
-                continue;
-            }
-            let text = std::fs::read_to_string(entry.path()).unwrap();
-            let title = text
-                .lines()
-                .find_map(|l| l.strip_prefix("title:"))
-                .map(|t| t.trim().trim_matches('"').to_owned())
-                .unwrap_or_else(|| panic!("{file} gives no title"));
-            let listed = SEED_TITLES.iter().find(|(f, _)| *f == file);
-            assert_eq!(listed.map(|(_, t)| *t), Some(title.as_str()), "{file}");
-            files.push(file);
-        }
-        assert_eq!(files.len(), SEED_TITLES.len(), "a listed seed is gone");
-    }
-
-    #[test]
-    fn a_seed_reads_as_its_title_and_an_unknown_one_as_its_file() {
-        assert_eq!(
-            seed_cell("002_245404227877bbf6.txt"),
-            "*Why is there a CUDA out-of-memory error if no processes are running?*"
-        );
-        assert_eq!(seed_cell("009_unknown.txt"), "`009_unknown.txt`");
     }
 }
 

@@ -25,6 +25,7 @@ mod plot;
 mod readme;
 mod source;
 mod survey;
+mod words;
 
 /// The generated files, by path relative to the repository root.
 pub struct Book {
@@ -202,42 +203,4 @@ impl Book {
         }
         stale
     }
-}
-
-/// The description CUDA gives an error name, as a user sees it printed.
-pub fn error_text(name: &str) -> Option<&'static str> {
-    Some(match name {
-        "CUDA_ERROR_OUT_OF_MEMORY" | "cudaErrorMemoryAllocation" => "out of memory",
-        "CUDA_ERROR_ILLEGAL_ADDRESS" | "cudaErrorIllegalAddress" => {
-            "an illegal memory access was encountered"
-        }
-        "cudaErrorDevicesUnavailable" | "CUDA_ERROR_DEVICE_UNAVAILABLE" => {
-            "CUDA-capable device(s) is/are busy or unavailable"
-        }
-        "CUBLAS_STATUS_ALLOC_FAILED" => "resource allocation failed",
-        "CUDA_ERROR_NO_BINARY_FOR_GPU" | "cudaErrorNoKernelImageForDevice" => {
-            "no kernel image is available for execution on the device"
-        }
-        "CUDA_ERROR_UNSUPPORTED_PTX_VERSION" | "cudaErrorUnsupportedPtxVersion" => {
-            "the provided PTX was compiled with an unsupported toolchain."
-        }
-        "CUDA_ERROR_ASSERT" | "cudaErrorAssert" => "device-side assert triggered",
-        "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES" | "cudaErrorLaunchOutOfResources" => {
-            "too many resources requested for launch"
-        }
-        "cudaErrorInvalidConfiguration" => "invalid configuration argument",
-        "CUDA_ERROR_INVALID_VALUE" | "cudaErrorInvalidValue" => "invalid argument",
-        "CUDA_ERROR_NOT_INITIALIZED" | "cudaErrorInitializationError" => "initialization error",
-        "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED" | "cudaErrorStreamCaptureUnsupported" => {
-            "operation not permitted when stream is capturing"
-        }
-        "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED" | "cudaErrorStreamCaptureInvalidated" => {
-            "operation failed due to a previous error during capture"
-        }
-        "CUDA_ERROR_STREAM_CAPTURE_ISOLATION" | "cudaErrorStreamCaptureIsolation" => {
-            "dependency created on uncaptured work in another stream"
-        }
-        "CUDA_ERROR_INVALID_CONTEXT" | "cudaErrorDeviceUninitialized" => "invalid device context",
-        _ => return None,
-    })
 }

@@ -16,9 +16,9 @@ mod scenario;
 pub mod timing;
 mod trial_id;
 
-pub use names::{CheckName, FactName, MeasureName, Name, SeriesName};
+pub use names::{CheckName, FactName, MeasureName, Name, SeriesName, Unit};
 pub use outcome::{
-    Axes, Check, Event, Iteration, Measure, Outcome, Step, Symptom, Termination, Unit, audit,
+    Axes, Check, Event, Iteration, Measure, Outcome, Step, Symptom, Termination, audit,
 };
 pub use recorder::{CRecorder, Recorder, ResultName};
 pub use scenario::{
