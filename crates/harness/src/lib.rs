@@ -1,4 +1,4 @@
-//! The cuda-casebook harness.
+//! The cuda-casebook runner, in the shape of a test runner.
 //!
 //! Every variant runs in a child process: the harness binary re-executes
 //! itself with [`protocol::TARGET_ENV`] set (never `fork()` after CUDA is
@@ -7,10 +7,18 @@
 //! [`Outcome`](casebook_model::Outcome). A segfault, an abort, a hang or a
 //! poisoned context is thus something observed, never a harness crash.
 //!
-//! The same trials run under libtest-mimic ([`suite`], the snapshot
-//! regression suite) and under `casebook run-all` ([`run_all`]).
+//! - [`runner`]: which trials run, where, the one scheduler, the executor
+//!   of one trial, and compute-sanitizer wrapped around it;
+//! - [`judge`]: the verdicts, from what ran and nothing else;
+//! - [`reporter`]: progress, tables, `report.md`, `junit.xml`, snapshots;
+//! - [`commands`]: one module per command of `casebook`;
+//! - [`suite`]: the same trials as the snapshot regression suite, under
+//!   libtest-mimic, with the checks of the catalogue.
+//!
+//! The report's data types, and the exit codes, are `casebook-report`'s.
+//! ARCHITECTURE.md draws the whole.
 
-pub mod bench;
+pub mod commands;
 pub mod environment;
 pub mod fairness;
 pub mod gpus;
@@ -18,14 +26,9 @@ pub mod judge;
 pub mod leftover;
 pub mod lock;
 pub mod pytorch;
-pub mod report;
-pub mod reproduce;
-pub mod run_all;
-pub mod sanitize;
-pub mod schedule;
-pub mod snapshot;
+pub mod reporter;
+pub mod runner;
 pub mod suite;
-pub mod trial;
 pub mod workspace;
 
 /// The child side, which the runner starts and reads back.

@@ -11,7 +11,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use casebook_harness::child;
 use casebook_harness::gpus::Gpu;
-use casebook_harness::schedule::{self, Place, Placement, Trial as Planned};
+use casebook_harness::runner::placement::{self, Place};
+use casebook_harness::runner::scheduler::Placement;
+use casebook_harness::runner::{self, Trial as Planned};
 use casebook_model::{
     Expect, Program, Recorder, Requirement, Role, Scenario, Variant, VariantFn, vocabulary,
 };
@@ -124,8 +126,8 @@ fn spread() -> Result<(), libtest_mimic::Failed> {
         gpus: gpus(),
         ..Placement::default()
     };
-    let executed = schedule::execute(&trials, JOBS, Some(&placement), |_, _, _| {});
-    let memory = schedule::smallest_memory(&placement.gpus);
+    let executed = runner::run(&trials, JOBS, &placement, &Default::default(), |_, _, _| {});
+    let memory = placement::smallest_memory(&placement.gpus);
     let places: Vec<Place> = trials.iter().map(|t| t.place(memory)).collect();
     let expected = |name: &str| match name {
         "holding::h1" | "holding::h2" | "holding::c1" => Place::Holds,

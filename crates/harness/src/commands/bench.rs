@@ -13,12 +13,13 @@ use std::process::ExitCode;
 
 use casebook_model::Scenario;
 use casebook_report::bench::{Bench, BenchTrial};
-use casebook_report::{Exit, TrialId};
-use comfy_table::{Table, presets};
+use casebook_report::{Report, TrialId};
+use casebook_runtime::isolation;
 
-use crate::report::Report;
-use crate::run_all;
-use crate::{isolation, schedule, workspace};
+use crate::commands::{self, prepare};
+use crate::reporter::table;
+use crate::runner::placement::{self, Place};
+use crate::workspace;
 
 /// The goals: the default schedule within this of its critical path…
 pub const GOAL_RATIO: f64 = 1.3;
@@ -35,20 +36,20 @@ pub struct Options {
 
 pub fn run(catalog: &[Scenario], options: &Options) -> ExitCode {
     let root = workspace::root();
-    let prepared = match run_all::prepare(catalog, &options.filters, "bench") {
+    let prepared = match prepare(catalog, &options.filters, "bench") {
         Ok(p) => p,
         Err(code) => return code,
     };
     let trials = &prepared.trials;
     let gpus = &prepared.gpus;
-    let jobs = schedule::default_jobs();
+    let jobs = placement::default_jobs();
     let (baseline_name, baseline_gpus, baseline_jobs) = if gpus.len() > 1 {
         (format!("one GPU ({})", gpus[0]), &gpus[..1], jobs)
     } else {
         ("one trial at a time".to_owned(), &gpus[..], 1)
     };
     eprintln!("bench 1/2: {baseline_name}");
-    let (serial, errors) = run_all::execute(
+    let (serial, errors) = commands::execute(
         &root,
         trials,
         prepared.environment.clone(),
@@ -57,30 +58,23 @@ pub fn run(catalog: &[Scenario], options: &Options) -> ExitCode {
     );
     if isolation::interrupted() || !errors.is_empty() {
         // The partial report of the first run is written, not lost.
-        if let Err(e) = run_all::write_outputs(&root, &options.out, &serial) {
-            eprintln!(
-                "error: cannot write the report to {}: {e}",
-                options.out.display()
-            );
-            return Exit::Io.into();
-        }
-        return run_all::exit_code(&serial, &errors);
+        return commands::finish(&root, &options.out, &serial, &errors);
     }
     eprintln!(
         "bench 2/2: the default schedule ({jobs} side by side on each of {} GPU(s))",
         gpus.len().max(1)
     );
-    let (mut report, errors) = run_all::execute(&root, trials, prepared.environment, gpus, jobs);
+    let (mut report, errors) = commands::execute(&root, trials, prepared.environment, gpus, jobs);
     let seconds = |r: &Report, trial: &TrialId| r.result(trial).map(|e| e.seconds);
-    let memory = crate::schedule::smallest_memory(gpus);
+    let memory = placement::smallest_memory(gpus);
     let rows: Vec<BenchTrial> = trials
         .iter()
         .map(|t| {
             let name = t.name();
             let place = t.place(memory);
             BenchTrial {
-                exclusive: place == crate::schedule::Place::Alone,
-                holds: place == crate::schedule::Place::Holds,
+                exclusive: place == Place::Alone,
+                holds: place == Place::Holds,
                 baseline_seconds: seconds(&serial, &name),
                 seconds: seconds(&report, &name),
                 trial: name,
@@ -120,58 +114,8 @@ pub fn run(catalog: &[Scenario], options: &Options) -> ExitCode {
         goal_gpus_ratio: GOAL_GPUS_RATIO,
         trials: rows,
     };
-    println!("{}", table(&bench));
+    println!("{}", table::bench(&bench));
     report.bench = Some(bench);
-    println!("{}", run_all::claims_line(&report, options.undecided));
-    if let Err(e) = run_all::write_outputs(&root, &options.out, &report) {
-        eprintln!(
-            "error: cannot write the report to {}: {e}",
-            options.out.display()
-        );
-        return Exit::Io.into();
-    }
-    run_all::exit_code(&report, &errors)
-}
-
-fn table(b: &Bench) -> String {
-    let mut t = Table::new();
-    t.load_preset(presets::UTF8_FULL_CONDENSED);
-    t.set_header(["", "seconds", "goal"]);
-    let several = b.gpus.len() > 1;
-    t.add_row([
-        b.baseline.clone(),
-        format!("{:.1}", b.baseline_wall_seconds),
-        String::new(),
-    ]);
-    t.add_row([
-        format!(
-            "default schedule ({} side by side on {} GPU(s))",
-            b.jobs,
-            b.gpus.len().max(1)
-        ),
-        format!("{:.1}", b.wall_seconds),
-        if several {
-            String::new()
-        } else {
-            format!("< {:.0}", b.goal_wall_seconds)
-        },
-    ]);
-    if several {
-        t.add_row([
-            "wall / one-GPU wall".to_owned(),
-            format!("{:.2}", b.baseline_ratio),
-            format!("<= {:.1}", b.goal_gpus_ratio),
-        ]);
-    }
-    t.add_row([
-        "critical path (exclusive trials + the longest shared one or those that hold much memory, one after another; over the GPUs)".to_owned(),
-        format!("{:.1}", b.critical_path_seconds),
-        String::new(),
-    ]);
-    t.add_row([
-        "wall / critical path".to_owned(),
-        format!("{:.2}", b.critical_path_ratio),
-        format!("<= {:.1}", b.goal_ratio),
-    ]);
-    t.to_string()
+    println!("{}", table::claims_line(&report, options.undecided));
+    commands::finish(&root, &options.out, &report, &errors)
 }

@@ -1,182 +1,18 @@
-//! The snapshot regression suite under libtest-mimic: one trial per
-//! scenario and variant, named `<slug>::<variant>`, each in a child process.
-//! Works under `cargo test` and `cargo nextest run`.
+//! The checks of the catalogue itself, which need no GPU: its declarations,
+//! its committed snapshots and evidence, and the fairness of its claims'
+//! judges.
 
 use std::collections::BTreeSet;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
-use std::process::ExitCode;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use casebook_model::{Outcome, Scenario, TrialId};
-use libtest_mimic::{Arguments, Completion, Failed, Trial};
+use casebook_report::run::EVIDENCE_JSON;
+use casebook_report::{Report, Verdict};
+use libtest_mimic::{Failed, Trial};
 
-use casebook_report::Exit;
-
-use crate::environment::{self, Environment, Unusable};
-use crate::judge::Verdict;
-use crate::{REQUIRE_GPU_ENV, child, report, snapshot, trial, workspace};
-
-/// The whole `main` of a suite binary.
-pub fn main(catalog: Vec<Scenario>, extra: Vec<Trial>) -> ExitCode {
-    child::serve_if_child(&catalog);
-    let root = workspace::root();
-    workspace::pin_insta_root(&root);
-    let args = Arguments::from_args();
-    let catalog = Arc::new(catalog);
-    let mut trials = catalog_checks(&catalog, &root);
-    trials.extend(extra);
-    trials.extend(variant_trials(&catalog, &root));
-    if let Some(filter) = &args.filter
-        && trials.iter().all(|t| args.is_filtered_out(t))
-    {
-        eprintln!("error: the filter {filter:?} matches no trial (try --list)");
-        return Exit::NoMatch.into();
-    }
-    libtest_mimic::run(&args, trials).exit_code()
-}
-
-fn gpu() -> &'static Result<Environment, Unusable> {
-    static GPU: OnceLock<Result<Environment, Unusable>> = OnceLock::new();
-    GPU.get_or_init(environment::detect)
-}
-
-/// The GPU, as the trials of one suite share it: a trial that must run
-/// alone locks this file exclusively, the others shared, so an exclusive
-/// one never shares the GPU. A file lock, not an in-process one, because
-/// under nextest each trial is its own process; one file per set of
-/// visible GPUs, so suites pinned to different GPUs do not wait on each
-/// other.
-pub fn share_lock_path() -> std::path::PathBuf {
-    let gpus = std::env::var("CUDA_VISIBLE_DEVICES").unwrap_or_else(|_| "all".to_owned());
-    let gpus: String = gpus
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    std::env::temp_dir().join(format!("casebook-suite-gpus-{gpus}.lock"))
-}
-
-/// Where each GPU trial writes its result (`<slug>@<variant>.json`, the
-/// entry a run-all report holds) when set: under nextest, where every trial
-/// is a process of its own, `casebook collect` makes the shard's report from
-/// them.
-pub const RESULTS_ENV: &str = "CASEBOOK_RESULTS";
-
-/// Writes `entry` into `dir` as `<slug>@<variant>.json`.
-pub fn write_result(dir: &Path, entry: &report::ResultEntry) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)?;
-    let text = serde_json::to_string(entry).map_err(std::io::Error::other)?;
-    std::fs::write(
-        dir.join(format!("{}@{}.json", entry.scenario, entry.variant)),
-        text,
-    )
-}
-
-/// Holds the GPU for one trial: alone (exclusively) or beside others.
-pub fn hold_gpu(alone: bool) -> std::io::Result<std::fs::File> {
-    hold_gpu_at(&share_lock_path(), alone)
-}
-
-/// [`hold_gpu`], with the lock file at `path`.
-fn hold_gpu_at(path: &Path, alone: bool) -> std::io::Result<std::fs::File> {
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(path)?;
-    if alone {
-        file.lock()?;
-    } else {
-        file.lock_shared()?;
-    }
-    Ok(file)
-}
-
-/// One trial per variant.
-///
-/// Without a GPU, a GPU trial decides at run time that it is ignored and
-/// says why; cargo test prints the reason. nextest, though, counts a
-/// run-time ignore as a pass, so under nextest such a trial is marked
-/// ignored when the trials are listed, and shows as skipped.
-pub fn variant_trials(catalog: &Arc<Vec<Scenario>>, root: &Path) -> Vec<Trial> {
-    let under_nextest =
-        std::env::var_os("NEXTEST_RUN_ID").is_some() || std::env::var_os("NEXTEST").is_some();
-    let skip_now = under_nextest && std::env::var_os(REQUIRE_GPU_ENV).is_none();
-    let mut trials = Vec::new();
-    for (si, scenario) in catalog.iter().enumerate() {
-        for (vi, variant) in scenario.variants.iter().enumerate() {
-            let catalog = Arc::clone(catalog);
-            let root = root.to_path_buf();
-            let ignored = skip_now
-                && ((scenario.needs_gpu() && gpu().is_err())
-                    || crate::pytorch::skip_reason(variant).is_some());
-            trials.push(
-                Trial::ignorable_test(scenario.trial_name(variant), move || {
-                    run_variant(&catalog[si], vi, &root)
-                })
-                .with_ignored_flag(ignored),
-            );
-        }
-    }
-    trials
-}
-
-fn run_variant(scenario: &Scenario, vi: usize, root: &Path) -> Result<Completion, Failed> {
-    let variant = &scenario.variants[vi];
-    if scenario.needs_gpu()
-        && let Err(reason) = gpu()
-    {
-        if std::env::var_os(REQUIRE_GPU_ENV).is_some() {
-            return Err(format!("no GPU, and {REQUIRE_GPU_ENV} is set: {reason}").into());
-        }
-        let also = crate::pytorch::skip_reason(variant)
-            .map(|torch| format!("; it also {torch}"))
-            .unwrap_or_default();
-        return Ok(Completion::ignored_with(format!(
-            "needs a GPU: {reason}{also}"
-        )));
-    }
-    // Without torch a PyTorch trial is skipped, even where a GPU is required:
-    // the rest of the run stands on its own.
-    if let Some(reason) = crate::pytorch::skip_reason(variant) {
-        return Ok(Completion::ignored_with(reason));
-    }
-    let record = {
-        let _held = hold_gpu(scenario.runs_alone(variant)).map_err(|e| {
-            format!(
-                "cannot take the GPU's share lock {}: {e}",
-                share_lock_path().display()
-            )
-        })?;
-        trial::run(scenario, variant).map_err(|e| format!("cannot start the child: {e}"))?
-    };
-    let existed = snapshot::path(root, scenario.slug, variant.name).is_file();
-    let snapshot = catch_unwind(AssertUnwindSafe(|| {
-        snapshot::assert(root, scenario, &record.view)
-    }));
-    if let Some(dir) = std::env::var_os(RESULTS_ENV) {
-        let status = snapshot::status(snapshot.is_ok(), existed);
-        write_result(Path::new(&dir), &report::entry(&record, status))
-            .map_err(|e| format!("cannot write the trial's result to {}: {e}", dir.display()))?;
-    }
-    if record.judgement.verdict == Verdict::Fail {
-        return Err(report::failure_details(&record).into());
-    }
-    if snapshot.is_err() {
-        return Err(format!(
-            "the outcome differs from {}: review the .snap.new beside it, then `cargo xtask bless`",
-            snapshot::path(root, scenario.slug, variant.name).display()
-        )
-        .into());
-    }
-    Ok(Completion::Completed)
-}
+use crate::reporter::snapshot;
+use crate::workspace;
 
 /// Checks of the catalogue itself, which need no GPU.
 pub fn catalog_checks(catalog: &Arc<Vec<Scenario>>, root: &Path) -> Vec<Trial> {
@@ -192,12 +28,12 @@ pub fn catalog_checks(catalog: &Arc<Vec<Scenario>>, root: &Path) -> Vec<Trial> {
     let c = Arc::clone(catalog);
     let r = root.to_path_buf();
     let evidence = Trial::test("catalog::evidence-covers-every-variant", move || {
-        check_evidence(&c, &r, &r.join(report::EVIDENCE_JSON)).map_err(Failed::from)
+        check_evidence(&c, &r, &r.join(EVIDENCE_JSON)).map_err(Failed::from)
     });
     let c = Arc::clone(catalog);
     let r = root.to_path_buf();
     let fair = Trial::test("catalog::every-judge-can-go-either-way", move || {
-        check_fairness(&c, &r.join(report::EVIDENCE_JSON)).map_err(Failed::from)
+        check_fairness(&c, &r.join(EVIDENCE_JSON)).map_err(Failed::from)
     });
     let c = Arc::clone(catalog);
     let r = root.to_path_buf();
@@ -207,12 +43,12 @@ pub fn catalog_checks(catalog: &Arc<Vec<Scenario>>, root: &Path) -> Vec<Trial> {
     let c = Arc::clone(catalog);
     let r = root.to_path_buf();
     let controls = Trial::test("catalog::every-verdict-has-a-control", move || {
-        check_controls(&c, &r.join(report::EVIDENCE_JSON)).map_err(Failed::from)
+        check_controls(&c, &r.join(EVIDENCE_JSON)).map_err(Failed::from)
     });
     let c = Arc::clone(catalog);
     let r = root.to_path_buf();
     let sentences = Trial::test("catalog::one-verdict-per-sentence", move || {
-        check_one_verdict_per_sentence(&c, &r.join(report::EVIDENCE_JSON)).map_err(Failed::from)
+        check_one_verdict_per_sentence(&c, &r.join(EVIDENCE_JSON)).map_err(Failed::from)
     });
     vec![names, snaps, evidence, fair, python, controls, sentences]
 }
@@ -240,11 +76,7 @@ pub fn check_controls(catalog: &[Scenario], path: &Path) -> Result<(), String> {
 
 /// What [`check_controls`] finds wrong in `report`, with at most
 /// `allowed_pending` decided claims still waiting for a control.
-fn control_problems(
-    catalog: &[Scenario],
-    report: &crate::report::Report,
-    allowed_pending: usize,
-) -> Vec<String> {
+fn control_problems(catalog: &[Scenario], report: &Report, allowed_pending: usize) -> Vec<String> {
     let mut problems = Vec::new();
     let mut pending = Vec::new();
     for s in catalog {
@@ -448,7 +280,7 @@ pub fn check_snapshots(catalog: &[Scenario], root: &Path) -> Result<(), String> 
             else {
                 continue;
             };
-            if s.variant(variant).is_none() && variant != crate::snapshot::MATRIX {
+            if s.variant(variant).is_none() && variant != snapshot::MATRIX {
                 problems.push(format!(
                     "{} belongs to no declared variant",
                     dir.join(&name).display()
@@ -488,7 +320,7 @@ pub fn unrecorded_reads(
 }
 
 /// The report at `path`, or one line that names the file and what is wrong.
-fn read_report(path: &Path) -> Result<report::Report, String> {
+fn read_report(path: &Path) -> Result<Report, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
@@ -558,8 +390,6 @@ pub fn check_evidence(catalog: &[Scenario], root: &Path, path: &Path) -> Result<
 
 #[cfg(test)]
 mod tests {
-    use std::fs::TryLockError;
-
     use casebook_model::{
         CheckName, Claim, ClaimVerdict, Control, Event, Outcome, Program, Reach, Recorder,
         Requirement, Scenario, Source, Variant,
@@ -638,39 +468,39 @@ mod tests {
 
     /// A report in which `broken` wrote `WRITTEN` as given and `fixed` as
     /// given, and the claim was decided on `broken`.
-    fn report_of(broken: bool, fixed: bool) -> crate::report::Report {
+    fn report_of(broken: bool, fixed: bool) -> casebook_report::Report {
         let entry = |variant: &str, written: bool, verdict: Option<ClaimVerdict>| {
             let mut outcome = Outcome::empty();
             outcome.apply(Event::Check(casebook_model::Check {
                 name: WRITTEN.0.into(),
                 ok: written,
             }));
-            crate::report::ResultEntry {
+            casebook_report::ResultEntry {
                 scenario: "s".into(),
                 variant: variant.into(),
                 role: casebook_model::Role::Broken,
                 binding: casebook_model::Binding::Cudarc,
                 expected: String::new(),
                 observed: String::new(),
-                verdict: crate::judge::Verdict::Pass,
+                verdict: casebook_report::Verdict::Pass,
                 reason: None,
                 symptoms: vec![],
                 claims: verdict
-                    .map(|verdict| crate::judge::ClaimResult {
+                    .map(|verdict| casebook_report::ClaimResult {
                         id: "written-means-confirmed".into(),
                         verdict,
                     })
                     .into_iter()
                     .collect(),
-                snapshot: crate::snapshot::SnapshotStatus::Matched,
+                snapshot: casebook_report::SnapshotStatus::Matched,
                 seconds: 0.0,
                 gpu: None,
                 outcome,
             }
         };
         let decided = ClaimVerdict::confirmed_if(Some(broken));
-        crate::report::Report::new(
-            crate::report::Source::default(),
+        casebook_report::Report::new(
+            casebook_report::Source::default(),
             casebook_report::run::fixture::environment("GPU"),
             vec![
                 entry("broken", broken, Some(decided)),
@@ -758,35 +588,23 @@ mod tests {
         let v = &s.variants[0];
         let outcome = Outcome::empty();
         let verdict = crate::judge::judge(v, &outcome);
-        let view = crate::snapshot::SnapshotView::new(&s, v, &outcome, &verdict, &[]);
-        let committed = crate::snapshot::path(root.path(), s.slug, v.name);
+        let view = crate::reporter::snapshot::SnapshotView::new(&s, v, &outcome, &verdict, &[]);
+        let committed = crate::reporter::snapshot::path(root.path(), s.slug, v.name);
         std::fs::create_dir_all(committed.parent().unwrap()).unwrap();
         std::fs::write(&committed, "---\nsource: elsewhere\n---\nsomething else\n").unwrap();
-        assert!(!crate::snapshot::matches_committed(root.path(), &s, &view));
+        assert!(!crate::reporter::snapshot::matches_committed(
+            root.path(),
+            &s,
+            &view
+        ));
         assert!(!committed.with_extension("snap.new").exists());
         // A review that was pending before stays.
         std::fs::write(committed.with_extension("snap.new"), "from a GPU run").unwrap();
-        assert!(!crate::snapshot::matches_committed(root.path(), &s, &view));
-        assert!(committed.with_extension("snap.new").exists());
-    }
-
-    #[test]
-    fn an_exclusive_trial_waits_for_shared_ones_and_they_for_it() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("share.lock");
-        let other = || std::fs::OpenOptions::new().write(true).open(&path).unwrap();
-        // Two shared trials at once.
-        let a = super::hold_gpu_at(&path, false).unwrap();
-        let b = super::hold_gpu_at(&path, false).unwrap();
-        assert!(matches!(other().try_lock(), Err(TryLockError::WouldBlock)));
-        drop((a, b));
-        // One alone: nothing else, shared or not.
-        let alone = super::hold_gpu_at(&path, true).unwrap();
-        assert!(matches!(
-            other().try_lock_shared(),
-            Err(TryLockError::WouldBlock)
+        assert!(!crate::reporter::snapshot::matches_committed(
+            root.path(),
+            &s,
+            &view
         ));
-        drop(alone);
-        assert!(other().try_lock().is_ok());
+        assert!(committed.with_extension("snap.new").exists());
     }
 }

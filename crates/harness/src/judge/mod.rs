@@ -1,4 +1,8 @@
-//! Verdicts, computed from what ran and from nothing else.
+//! Verdicts, computed from what ran and from nothing else: a trial's, held
+//! to what its variant declares, and the claims it decides; a sanitizer
+//! cell's, in [`cell`].
+
+pub mod cell;
 
 use casebook_model::{Expect, Outcome, Scenario, Symptom, Termination, Variant};
 pub use casebook_report::{ClaimResult, Verdict};

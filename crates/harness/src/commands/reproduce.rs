@@ -11,16 +11,15 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use casebook_model::{ClaimVerdict, Role, Scenario};
+use casebook_model::{ClaimVerdict, Scenario};
 use casebook_report::reproduce::{ClaimRuns, Reproduction, TrialRuns};
-use casebook_report::{Exit, TrialId};
-use comfy_table::{Table, presets};
+use casebook_report::{Environment, Exit, Report, TrialId, Verdict};
+use casebook_runtime::isolation;
 
-use crate::environment::Environment;
-use crate::judge::Verdict;
-use crate::report::Report;
-use crate::run_all;
-use crate::{isolation, schedule, workspace};
+use crate::commands::{self, prepare};
+use crate::reporter::{report, snapshot, table};
+use crate::runner::{self, Trial, placement};
+use crate::workspace;
 
 pub struct Options {
     pub filters: Vec<String>,
@@ -31,17 +30,17 @@ pub struct Options {
 
 pub fn run(catalog: &[Scenario], options: &Options) -> ExitCode {
     let root = workspace::root();
-    let prepared = match run_all::prepare(catalog, &options.filters, "reproduce") {
+    let prepared = match prepare(catalog, &options.filters, "reproduce") {
         Ok(p) => p,
         Err(code) => return code,
     };
-    let jobs = options.jobs.unwrap_or_else(schedule::default_jobs);
+    let jobs = options.jobs.unwrap_or_else(placement::default_jobs);
     let trials = &prepared.trials;
     let mut reports = Vec::new();
     let mut last_errors = Vec::new();
     for n in 1..=options.runs {
         eprintln!("run {n}/{}", options.runs);
-        let (report, errors) = run_all::execute(
+        let (report, errors) = commands::execute(
             &root,
             trials,
             prepared.environment.clone(),
@@ -63,17 +62,16 @@ pub fn run(catalog: &[Scenario], options: &Options) -> ExitCode {
         return Exit::Io.into();
     };
     // The last run's report is written whatever happened, partial or not.
-    if let Err(e) = run_all::write_outputs(&root, &options.out, &report) {
-        eprintln!(
-            "error: cannot write the report to {}: {e}",
-            options.out.display()
-        );
-        return Exit::Io.into();
+    let out = &options.out;
+    if let Err(code) = commands::write("the report", out, || {
+        report::write_outputs(&root, out, &report)
+    }) {
+        return code;
     }
     if report.run.interrupted.is_none() && last_errors.is_empty() && result.flaky() {
         return Exit::Flaky.into();
     }
-    run_all::exit_code(&report, &last_errors)
+    commands::exit_code(&report, &last_errors)
 }
 
 /// `casebook reproduce --from REPORT...`: the same comparison, from run-all
@@ -102,7 +100,7 @@ pub fn from_reports(catalog: &[Scenario], paths: &[PathBuf], out: &std::path::Pa
         eprintln!("error: no report given");
         return Exit::CannotMerge.into();
     };
-    let trials = schedule::select(catalog, &[]);
+    let trials = runner::select(catalog, &[]);
     let result = summarize(&trials, &reports, first.environment.clone(), first.run.jobs);
     if let Err(code) = print_and_write(&result, out) {
         return code;
@@ -138,7 +136,7 @@ fn same_commit(reports: &[Report], paths: &[PathBuf]) -> Result<(), String> {
 
 /// Compares the runs' outcomes, trial by trial and claim by claim.
 pub fn summarize(
-    trials: &[schedule::Trial],
+    trials: &[Trial],
     reports: &[Report],
     environment: Environment,
     jobs: usize,
@@ -200,7 +198,7 @@ pub fn summarize(
 }
 
 fn print_and_write(result: &Reproduction, out: &std::path::Path) -> Result<(), ExitCode> {
-    println!("{}", table(result));
+    println!("{}", table::reproduction(result));
     println!(
         "{} runs; {} trial(s) with outcomes that differ between runs{}; {} claim(s) with \
          verdicts that differ{}",
@@ -218,21 +216,13 @@ fn print_and_write(result: &Reproduction, out: &std::path::Path) -> Result<(), E
             format!(": {}", result.differing_claims_text())
         }
     );
-    let written = std::fs::create_dir_all(out).and_then(|()| {
-        std::fs::write(
-            out.join("reproduce.json"),
-            serde_json::to_string_pretty(result)? + "\n",
-        )
-    });
-    if let Err(e) = written {
-        eprintln!("error: cannot write {}: {e}", out.display());
-        return Err(Exit::Io.into());
-    }
-    Ok(())
+    commands::write("the reproduction", out, || {
+        report::write_json(out, "reproduce.json", result)
+    })
 }
 
 /// Each finished trial's snapshot view, serialised: what must not change.
-fn report_views(trials: &[schedule::Trial], report: &Report) -> Vec<(TrialId, String)> {
+fn report_views(trials: &[Trial], report: &Report) -> Vec<(TrialId, String)> {
     report
         .results
         .iter()
@@ -242,31 +232,9 @@ fn report_views(trials: &[schedule::Trial], report: &Report) -> Vec<(TrialId, St
                 .find(|t| t.scenario.slug == r.scenario && t.variant.name == r.variant)?;
             let judgement = crate::judge::judge(t.variant, &r.outcome);
             let claims = crate::judge::claims(t.scenario, t.variant, &r.outcome);
-            let view = crate::snapshot::SnapshotView::new(
-                t.scenario, t.variant, &r.outcome, &judgement, &claims,
-            );
+            let view =
+                snapshot::SnapshotView::new(t.scenario, t.variant, &r.outcome, &judgement, &claims);
             Some((t.name(), serde_json::to_string(&view).ok()?))
         })
         .collect()
-}
-
-fn table(r: &Reproduction) -> String {
-    let mut t = Table::new();
-    t.load_preset(presets::UTF8_FULL_CONDENSED);
-    t.set_header(["trial", "role", "expectation met", "distinct outcomes"]);
-    for row in &r.trials {
-        let role = match row.role {
-            Role::Broken => "broken",
-            Role::Fixed => "fixed",
-            Role::AsWritten => "as written",
-            Role::Contrast => "contrast",
-        };
-        t.add_row([
-            row.trial.to_string(),
-            role.to_owned(),
-            format!("{}/{}", row.passed, row.runs),
-            row.distinct_outcomes.to_string(),
-        ]);
-    }
-    t.to_string()
 }
