@@ -234,12 +234,13 @@ pub mod cli {
     }
 
     /// The command line, each command's help ending with the exit codes it
-    /// gives ([`casebook_report::exit::COMMANDS`], in that type's words).
+    /// gives ([`Exit::given_by`], in that type's words).
     pub fn command() -> clap::Command {
         casebook_report::exit::COMMANDS
             .iter()
-            .fold(Cli::command(), |cmd, (name, codes)| {
-                cmd.mut_subcommand(*name, |c| c.after_help(Exit::help(codes)))
+            .fold(Cli::command(), |cmd, name| {
+                let codes = casebook_report::exit::of_command(name);
+                cmd.mut_subcommand(*name, |c| c.after_help(Exit::help(&codes)))
             })
     }
 
@@ -285,10 +286,7 @@ mod tests {
         let cmd = super::cli::command();
         cmd.clone().debug_assert();
         let names: Vec<&str> = cmd.get_subcommands().map(|c| c.get_name()).collect();
-        let documented: Vec<&str> = casebook_report::exit::COMMANDS
-            .iter()
-            .map(|(name, _)| *name)
-            .collect();
+        let documented: Vec<&str> = casebook_report::exit::COMMANDS.to_vec();
         let mut sorted = (names.clone(), documented.clone());
         sorted.0.sort_unstable();
         sorted.1.sort_unstable();

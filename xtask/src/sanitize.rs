@@ -8,14 +8,8 @@ use crate::toolkit;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Run only trials whose `<slug>::<variant>` contains this (repeatable).
-    #[arg(
-        long = "filter",
-        short = 'f',
-        value_name = "TEXT",
-        allow_hyphen_values = true
-    )]
-    filters: Vec<String>,
+    #[command(flatten)]
+    filter: crate::run_all::Filters,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -32,11 +26,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .arg("--out")
         .arg(&out)
         .current_dir(&root);
-    for f in &args.filters {
+    for f in &args.filter.filters {
         cmd.arg("--filter").arg(f);
     }
     let status = cmd.status()?;
-    if args.filters.is_empty() && out.join("sanitize.json").is_file() {
+    if args.filter.filters.is_empty() && out.join("sanitize.json").is_file() {
         let dest = root.join("docs/evidence/sanitize.json");
         std::fs::copy(out.join("sanitize.json"), &dest)
             .with_context(|| format!("copying to {}", dest.display()))?;

@@ -9,8 +9,8 @@ use casebook_report::Verdict;
 use casebook_report::run::Report;
 
 use crate::words::{
-    control_cell, control_verdict_of, results, scenario_symptom_line, seed_cell, source_cell,
-    symptom_line, symptom_names, verdict_of,
+    claim_row, control_verdict_of, results, scenario_symptom_line, seed_cell, symptom_line,
+    symptom_names, verdict_of,
 };
 
 pub fn summary(catalog: &[Scenario]) -> String {
@@ -206,29 +206,9 @@ pub fn claims(catalog: &[Scenario], undecided: &[Undecided], report: Option<&Rep
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
     for s in catalog {
         for c in s.claims {
-            let verdict = verdict_of(report, s, c);
-            *counts.entry(verdict).or_default() += 1;
-            let cap = c
-                .reach
-                .cap()
-                .map(|why| {
-                    format!(
-                        "<br><small>At best partly: {}</small>",
-                        why.replace('|', "\\|")
-                    )
-                })
-                .unwrap_or_default();
-            let control = control_cell(report, s, c);
-            let _ = writeln!(
-                md,
-                "| **{verdict}** | \"{}\"<br><small>`{}`</small>{cap} | {} | [{}](scenarios/{}.md) `{}` | {control} |",
-                c.quote.replace('|', "\\|"),
-                c.id,
-                source_cell(&c.source),
-                s.slug,
-                s.slug,
-                c.judged_by
-            );
+            *counts.entry(verdict_of(report, s, c)).or_default() += 1;
+            let decided_by = format!("[{}](scenarios/{}.md) `{}`", s.slug, s.slug, c.judged_by);
+            let _ = writeln!(md, "{}", claim_row(report, s, c, &decided_by));
         }
     }
     md.push_str(
@@ -440,7 +420,7 @@ pub fn running(
 /// Every exit code, what it means and the commands that give it, from
 /// `casebook_report::Exit`: the words each command's `--help` ends with.
 fn exit_codes() -> String {
-    use casebook_report::exit::{COMMANDS, Exit};
+    use casebook_report::Exit;
     let mut md = String::from(
         "\n## Exit codes\n\nEach number means one thing, whichever command gives it; each \
          command's `--help` ends with the codes it gives. `cargo xtask` passes on `casebook`'s, \
@@ -449,11 +429,7 @@ fn exit_codes() -> String {
          | code | meaning | commands |\n|---|---|---|\n",
     );
     for exit in Exit::ALL {
-        let commands: Vec<String> = COMMANDS
-            .iter()
-            .filter(|(_, codes)| codes.contains(exit))
-            .map(|(name, _)| format!("`{name}`"))
-            .collect();
+        let commands: Vec<String> = exit.commands().map(|name| format!("`{name}`")).collect();
         let _ = writeln!(
             md,
             "| {} | {} | {} |",

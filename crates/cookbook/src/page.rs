@@ -10,8 +10,7 @@ use casebook_report::sanitizer::{Cell, SanitizeReport, error_kinds};
 
 use crate::source::{self, leading_comment};
 use crate::words::{
-    code_span, control_cell, error_key, figure, results, scenario_symptom_line, source_cell,
-    symptom_names,
+    claim_row, code_span, error_key, figure, results, scenario_symptom_line, symptom_names,
 };
 
 pub fn binding_words(binding: Binding) -> &'static str {
@@ -192,32 +191,8 @@ pub fn scenario_page(
              |---|---|---|---|---|\n",
         );
         for claim in scenario.claims {
-            let verdict = results(report, slug)
-                .filter(|r| r.variant == claim.judged_by)
-                .flat_map(|r| r.claims.iter())
-                .find(|c| c.id == claim.id)
-                .map_or("not run yet", |c| c.verdict.word());
-            let cap = claim
-                .reach
-                .cap()
-                .map(|why| {
-                    format!(
-                        "<br><small>At best partly: {}</small>",
-                        why.replace('|', "\\|")
-                    )
-                })
-                .unwrap_or_default();
-            let _ = writeln!(
-                md,
-                "| **{verdict}** | \"{}\"<br><small>`{}`</small>{cap} | {} | `{}` | {} |",
-                claim.quote.replace('|', "\\|"),
-                // The id names the part of the sentence this claim decides,
-                // where two claims quote the same sentence.
-                claim.id,
-                source_cell(&claim.source),
-                claim.judged_by,
-                control_cell(report, scenario, claim)
-            );
+            let decided_by = format!("`{}`", claim.judged_by);
+            let _ = writeln!(md, "{}", claim_row(report, scenario, claim, &decided_by));
         }
         md.push('\n');
     }

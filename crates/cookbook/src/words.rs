@@ -146,6 +146,41 @@ pub fn control_verdict_of(
         .map(|r| c.verdict(&r.outcome).word())
 }
 
+/// A claim's row in a table of claims: its verdict, its words with its id
+/// (which names the part of the sentence it decides, where two claims
+/// quote the same sentence) and how far the run can decide it, its source,
+/// `decided_by`, and its control.
+pub fn claim_row(
+    report: Option<&Report>,
+    s: &Scenario,
+    c: &casebook_model::Claim,
+    decided_by: &str,
+) -> String {
+    format!(
+        "| **{}** | \"{}\"<br><small>`{}`</small>{} | {} | {decided_by} | {} |",
+        verdict_of(report, s, c),
+        c.quote.replace('|', "\\|"),
+        c.id,
+        reach_note(c),
+        source_cell(&c.source),
+        control_cell(report, s, c)
+    )
+}
+
+/// Under a claim's verdict in a table: how far the run can decide it, where
+/// it can decide it only in part.
+pub fn reach_note(c: &casebook_model::Claim) -> String {
+    c.reach
+        .cap()
+        .map(|why| {
+            format!(
+                "<br><small>At best partly: {}</small>",
+                why.replace('|', "\\|")
+            )
+        })
+        .unwrap_or_default()
+}
+
 /// A claim's control as a table's cell: the run, and what the claim's judge
 /// reads in it.
 pub fn control_cell(report: Option<&Report>, s: &Scenario, c: &casebook_model::Claim) -> String {

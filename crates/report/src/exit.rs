@@ -108,80 +108,56 @@ impl From<Exit> for ExitCode {
     }
 }
 
-/// The codes each command of `casebook` gives, by the command's name.
-pub const COMMANDS: &[(&str, &[Exit])] = &[
-    ("run-all", RUN),
-    ("bench", RUN),
-    (
-        "reproduce",
-        &[
-            Exit::Success,
-            Exit::TrialFailed,
-            Exit::NoGpu,
-            Exit::NoMatch,
-            Exit::SnapshotsDiffer,
-            Exit::Io,
-            Exit::MemoryLeftHeld,
-            Exit::Interrupted,
-            Exit::DriverTooOld,
-            Exit::Flaky,
-            Exit::LeftByAnEndedRun,
-            Exit::CannotMerge,
-        ],
-    ),
-    (
-        "sanitize",
-        &[
-            Exit::Success,
-            Exit::TrialFailed,
-            Exit::NoGpu,
-            Exit::NoMatch,
-            Exit::SnapshotsDiffer,
-            Exit::Io,
-            Exit::NoSanitizer,
-            Exit::DriverTooOld,
-        ],
-    ),
-    (
-        "collect",
-        &[
-            Exit::Success,
-            Exit::TrialFailed,
-            Exit::NoGpu,
-            Exit::SnapshotsDiffer,
-            Exit::Io,
-        ],
-    ),
-    ("matrix", &[Exit::Success, Exit::Io, Exit::CannotMerge]),
-    ("list", &[Exit::Success, Exit::NoMatch]),
-    ("env", &[Exit::Success, Exit::NoGpu, Exit::DriverTooOld]),
-    ("docs", &[Exit::Success, Exit::Io, Exit::DocsStale]),
-    (
-        "explain",
-        &[Exit::Success, Exit::BadInput, Exit::NoCaseMatches],
-    ),
+/// The commands of `casebook`, as the command line names them.
+pub const COMMANDS: &[&str] = &[
+    "run-all",
+    "bench",
+    "reproduce",
+    "sanitize",
+    "collect",
+    "matrix",
+    "list",
+    "env",
+    "docs",
+    "explain",
 ];
 
-/// What `run-all` and `bench` give.
-const RUN: &[Exit] = &[
-    Exit::Success,
-    Exit::TrialFailed,
-    Exit::NoGpu,
-    Exit::NoMatch,
-    Exit::SnapshotsDiffer,
-    Exit::Io,
-    Exit::MemoryLeftHeld,
-    Exit::Interrupted,
-    Exit::DriverTooOld,
-    Exit::LeftByAnEndedRun,
-];
+impl Exit {
+    /// Whether `command` gives this code.
+    pub fn given_by(self, command: &str) -> bool {
+        // The commands that run trials as run-all does, and with sanitize,
+        // those that run anything on the GPU.
+        let runs = matches!(command, "run-all" | "bench" | "reproduce");
+        let on_gpu = runs || command == "sanitize";
+        match self {
+            Exit::Success => true,
+            Exit::TrialFailed | Exit::SnapshotsDiffer => on_gpu || command == "collect",
+            Exit::BadInput | Exit::NoCaseMatches => command == "explain",
+            Exit::NoGpu => on_gpu || matches!(command, "collect" | "env"),
+            Exit::NoMatch => on_gpu || command == "list",
+            Exit::Io => on_gpu || matches!(command, "collect" | "matrix" | "docs"),
+            Exit::DocsStale => command == "docs",
+            Exit::NoSanitizer => command == "sanitize",
+            Exit::MemoryLeftHeld | Exit::Interrupted | Exit::LeftByAnEndedRun => runs,
+            Exit::DriverTooOld => on_gpu || command == "env",
+            Exit::Flaky => command == "reproduce",
+            Exit::CannotMerge => matches!(command, "reproduce" | "matrix"),
+        }
+    }
 
-/// The codes `command` gives; none for a command this table does not know.
-pub fn of_command(command: &str) -> &'static [Exit] {
-    COMMANDS
+    /// The commands that give this code, in [`COMMANDS`]' order.
+    pub fn commands(self) -> impl Iterator<Item = &'static str> {
+        COMMANDS.iter().copied().filter(move |c| self.given_by(c))
+    }
+}
+
+/// The codes `command` gives, in order.
+pub fn of_command(command: &str) -> Vec<Exit> {
+    Exit::ALL
         .iter()
-        .find(|(name, _)| *name == command)
-        .map_or(&[], |(_, codes)| codes)
+        .copied()
+        .filter(|e| e.given_by(command))
+        .collect()
 }
 
 #[cfg(test)]
@@ -203,15 +179,12 @@ mod tests {
     }
 
     #[test]
-    fn every_command_gives_success_and_each_code_once() {
-        for (command, codes) in COMMANDS {
-            assert_eq!(codes.first(), Some(&Exit::Success), "{command}");
-            let mut sorted: Vec<u8> = codes.iter().map(|e| e.code()).collect();
-            sorted.dedup();
-            assert!(sorted.windows(2).all(|w| w[0] < w[1]), "{command}");
+    fn every_code_is_given_by_a_command() {
+        for exit in Exit::ALL {
+            assert!(exit.commands().next().is_some(), "{exit:?}");
         }
         assert_eq!(
-            Exit::help(of_command("list")),
+            Exit::help(&of_command("list")),
             "Exit codes: 0 done, and everything held; 4 a filter matched nothing."
         );
     }

@@ -16,41 +16,37 @@ use crate::workspace;
 
 /// Checks of the catalogue itself, which need no GPU.
 pub fn catalog_checks(catalog: &Arc<Vec<Scenario>>, root: &Path) -> Vec<Trial> {
-    let c = Arc::clone(catalog);
-    let names = Trial::test("catalog::declarations-are-consistent", move || {
-        check_declarations(&c).map_err(Failed::from)
-    });
-    let c = Arc::clone(catalog);
-    let r = root.to_path_buf();
-    let snaps = Trial::test("catalog::every-variant-has-a-passing-snapshot", move || {
-        check_snapshots(&c, &r).map_err(Failed::from)
-    });
-    let c = Arc::clone(catalog);
-    let r = root.to_path_buf();
-    let evidence = Trial::test("catalog::evidence-covers-every-variant", move || {
-        check_evidence(&c, &r, &r.join(EVIDENCE_JSON)).map_err(Failed::from)
-    });
-    let c = Arc::clone(catalog);
-    let r = root.to_path_buf();
-    let fair = Trial::test("catalog::every-judge-can-go-either-way", move || {
-        check_fairness(&c, &r.join(EVIDENCE_JSON)).map_err(Failed::from)
-    });
-    let c = Arc::clone(catalog);
-    let r = root.to_path_buf();
-    let python = Trial::test("catalog::python-variants-use-declared-names", move || {
-        crate::pytorch::check_python_variants(&c, &r).map_err(Failed::from)
-    });
-    let c = Arc::clone(catalog);
-    let r = root.to_path_buf();
-    let controls = Trial::test("catalog::every-verdict-has-a-control", move || {
-        check_controls(&c, &r.join(EVIDENCE_JSON)).map_err(Failed::from)
-    });
-    let c = Arc::clone(catalog);
-    let r = root.to_path_buf();
-    let sentences = Trial::test("catalog::one-verdict-per-sentence", move || {
-        check_one_verdict_per_sentence(&c, &r.join(EVIDENCE_JSON)).map_err(Failed::from)
-    });
-    vec![names, snaps, evidence, fair, python, controls, sentences]
+    /// A check of the catalogue, given the repository's root.
+    type Check = fn(&[Scenario], &Path) -> Result<(), String>;
+    let checks: [(&str, Check); 7] = [
+        ("declarations-are-consistent", |c, _| check_declarations(c)),
+        ("every-variant-has-a-passing-snapshot", check_snapshots),
+        ("evidence-covers-every-variant", |c, r| {
+            check_evidence(c, r, &r.join(EVIDENCE_JSON))
+        }),
+        ("every-judge-can-go-either-way", |c, r| {
+            check_fairness(c, &r.join(EVIDENCE_JSON))
+        }),
+        (
+            "python-variants-use-declared-names",
+            crate::pytorch::check_python_variants,
+        ),
+        ("every-verdict-has-a-control", |c, r| {
+            check_controls(c, &r.join(EVIDENCE_JSON))
+        }),
+        ("one-verdict-per-sentence", |c, r| {
+            check_one_verdict_per_sentence(c, &r.join(EVIDENCE_JSON))
+        }),
+    ];
+    checks
+        .into_iter()
+        .map(|(name, check)| {
+            let (c, r) = (Arc::clone(catalog), root.to_path_buf());
+            Trial::test(format!("catalog::{name}"), move || {
+                check(&c, &r).map_err(Failed::from)
+            })
+        })
+        .collect()
 }
 
 /// How many decided claims may still wait for their control. The number
@@ -403,16 +399,10 @@ mod tests {
     }
 
     fn scenario(claims: &'static [Claim]) -> Scenario {
+        let fixed = Variant::fixed("fixed", Program::host(noop));
         Scenario {
-            slug: "s",
-            title: "",
-            cause: "",
-            fix: "",
-            symptoms: &[],
-            requires: &[Requirement::Gpu],
-            reports: &[],
             claims,
-            variants: vec![Variant::fixed("fixed", Program::host(noop))],
+            ..crate::judge::cell::tests::scenario(Requirement::GPU, vec![fixed])
         }
     }
 
