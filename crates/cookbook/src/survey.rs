@@ -101,7 +101,8 @@ pub fn page(root: &Path, catalog: &[Scenario], report: Option<&Report>) -> anyho
                     catalog
                         .iter()
                         .any(|s| s.slug == case && s.variants.iter().any(|v| v.name == variant)),
-                    "{SURVEY_TOML}: {case}::{variant} is no trial of the catalogue"
+                    "{SURVEY_TOML}: {} is no trial of the catalogue",
+                    casebook_model::TrialId::new(case, variant)
                 );
                 reproduced += 1;
                 (
