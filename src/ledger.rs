@@ -3,7 +3,7 @@
 //! (`docs/claims.json`, generated); a suite trial checks every quote against
 //! the seed files.
 
-use casebook_model::ledger::{Undecided, Why::*};
+use casebook_model::ledger::{Change, Standing, Undecided, Why::*};
 
 const S000: &str = "000_1633914ffce0e075.txt";
 const S001: &str = "001_eb72388bf55c7443.txt";
@@ -57,27 +57,13 @@ pub const UNDECIDED: &[Undecided] = &[
         why: Untestable("one driver version is available here"),
     },
     Undecided {
-        id: "000-unmanaged-streams-resource-conflicts",
-        seed: S000,
-        quote: "A stream is an asynchronous execution sequence on the GPU, and leaving unmanaged streams can lead to resource conflicts and undefined behavior.",
-        why: NotYetTested(
-            "open-streams, to come: a stream created per call and never destroyed, over 10^5 calls, and a kernel still reading a buffer the next call overwrites",
-        ),
-    },
-    Undecided {
         id: "000-context-holds-memory-and-streams",
         seed: S000,
         quote: "The context encapsulates device memory, streams, and other runtime resources.",
         why: NotYetTested(
-            "device-reset, to come: a stream and a limit set before cudaDeviceReset, used after it",
-        ),
-    },
-    Undecided {
-        id: "000-reuse-context-after-reset",
-        seed: S000,
-        quote: "runModel(context2); // Or reuse context1 if appropriate after reset",
-        why: NotYetTested(
-            "device-reset, to come: a stream, a pointer and a library handle made before the reset, used after it",
+            "a stream handle used after its context is destroyed, provoked by hand on the GPU first (CONTRIBUTING, step 1): \
+             the runtime may return an error or crash on the stale handle, and device-reset's variant (a stream, a buffer \
+             and a limit made before cudaDeviceReset, used after it, beside library-in-primary-cpp) is written from what it does",
         ),
     },
     Undecided {
@@ -85,39 +71,9 @@ pub const UNDECIDED: &[Undecided] = &[
         seed: S000,
         quote: "cudaStreamDestroy(stream); // Release the stream",
         why: NotYetTested(
-            "open-streams, to come: streams created and destroyed 10^6 times against created only, host and device memory measured",
-        ),
-    },
-    Undecided {
-        id: "000-debugger-pinpoints-errors",
-        seed: S000,
-        quote: "Using a debugger to pinpoint the exact location of errors is crucial, and learning how to analyze the CUDA profilerâ€™s output allows for optimal performance tuning and resource allocation.",
-        why: NotYetTested(
-            "late-error under compute-sanitizer and cuda-gdb, to come as a judged variant (the sanitizer matrix runs the tool, but no claim is judged from it yet)",
-        ),
-    },
-    Undecided {
-        id: "001-context-inconsistency-cudnn-errors",
-        seed: S001,
-        quote: "The intermittent failure of a Convolutional Neural Network (CNN) model on subsequent runs, specifically manifesting as cuDNN errors, often stems from inconsistencies in the CUDA context and associated resources.",
-        why: NotYetTested(
-            "a run that yields a cuDNN error, to trace to the context: none here does (second-training-run's cudnn-pressure-py starts cuDNN with 16 MiB to 1 GiB left and gets only out-of-memory errors; sticky-error's device assert fails every call alike)",
-        ),
-    },
-    Undecided {
-        id: "001-first-run-creates-context",
-        seed: S001,
-        quote: "When a model is first run, a context is created and resources are allocated.",
-        why: NotYetTested(
-            "context-leak, to come: device memory in use before and after the first CUDA call, read from outside the process",
-        ),
-    },
-    Undecided {
-        id: "001-shared-resource-contention-intermittent",
-        seed: S001,
-        quote: "Furthermore, the seemingly random nature of the failures often indicates that the issue is related to shared resources, where contention or improper cleanup causes intermittent problems.",
-        why: NotYetTested(
-            "multi-process-contention, to come: the two processes without the barrier, started at random offsets over 100 trials",
+            "a first reading, by hand on the GPU, of what 10^5 streams hold (device memory by cudaMemGetInfo, host memory \
+             by RSS): a release can be judged only on a figure that creating them moves, and none is known yet; then \
+             open-streams creates and destroys them, against the same without cudaStreamDestroy",
         ),
     },
     Undecided {
@@ -126,46 +82,6 @@ pub const UNDECIDED: &[Undecided] = &[
         quote: "Failure to do so will persist the issue on subsequent runs.",
         why: Untestable(
             "\"do so\" is TensorFlow's session cleanup after a caught ResourceExhaustedError; TensorFlow is not on the GPU machines, and JAX, which is, has no session (the PyTorch form of the caught error is judged in second-training-run, 001-catching-does-not-release)",
-        ),
-    },
-    Undecided {
-        id: "001-multi-process-needs-sync",
-        seed: S001,
-        quote: "For multi-process scenarios, proper synchronization mechanisms using CUDA events or streams might be required to ensure that memory is released before another process attempts to allocate it.",
-        why: NotYetTested(
-            "multi-process-contention, to come: one process releases what another needs, with no coordination, with an interprocess CUDA event (cudaIpcGetEventHandle) and with a host signal; the per-process budget the scenario shows is another problem",
-        ),
-    },
-    Undecided {
-        id: "002-pinned-memory-faster-transfers",
-        seed: S002,
-        quote: "Crucial for efficient data transfer to the device, but improper management can indirectly contribute to memory exhaustion.",
-        why: NotYetTested(
-            "host-memory-leak, to come: 1 GiB copies from pageable and from pinned memory, timed, and their overlap with a kernel",
-        ),
-    },
-    Undecided {
-        id: "002-pinned-leak-exhausts-memory",
-        seed: S002,
-        quote: "Crucial for efficient data transfer to the device, but improper management can indirectly contribute to memory exhaustion.",
-        why: NotYetTested(
-            "host-memory-leak, to come: cudaMallocHost leaked in a loop inside a memory-limited cgroup",
-        ),
-    },
-    Undecided {
-        id: "002-library-leak-not-apparent",
-        seed: S002,
-        quote: "This is especially insidious because the leak might not be apparent within the main application's code.",
-        why: NotYetTested(
-            "library-handle-leak, to come: the application's own accounting and compute-sanitizer --leak-check against the drop in free memory",
-        ),
-    },
-    Undecided {
-        id: "002-nsight-compute-finds-leaks",
-        seed: S002,
-        quote: "Employ CUDA profiling tools (such as NVIDIA Nsight Compute) to identify memory leaks or inefficient memory usage.  These tools allow the visualization of memory allocation and deallocation patterns, pinpoint the exact sources of memory leaks, often hidden deep within the program.",
-        why: NotYetTested(
-            "missing-free, to come: the leak under ncu, nsys and compute-sanitizer --leak-check, to see which reports it",
         ),
     },
     Undecided {
@@ -180,32 +96,10 @@ pub const UNDECIDED: &[Undecided] = &[
         id: "003-bs1-footprint-exceeds-memory",
         seed: S003,
         quote: "Even with a single input, the necessary memory space for these additional components can easily exceed the available GPU memory.",
-        why: NotYetTested(
-            "oversized-allocation, to come: context, library workspaces and weights at batch size 1, measured against the input",
-        ),
-    },
-    Undecided {
-        id: "003-release-no-contiguous-guarantee",
-        seed: S003,
-        quote: "Furthermore, while such functions release memory, they don't guarantee a contiguous block of sufficient size will become available.",
-        why: NotYetTested(
-            "fragmentation, to come: cudaDeviceReset after a fragmenting pattern, then one allocation of nearly all free memory, 100 times",
-        ),
-    },
-    Undecided {
-        id: "003-example2-later-code-may-fail-host-memory",
-        seed: S003,
-        quote: "// ... further code execution that might fail due to lack of free host memory ...",
-        why: NotYetTested(
-            "host-memory-leak, to come: the leaking call repeated inside a memory-limited cgroup",
-        ),
-    },
-    Undecided {
-        id: "004-varying-size-churn-fragments",
-        seed: S004,
-        quote: "If these allocations are frequently created and destroyed with varying sizes and without specific strategies for allocation reuse, the potential for fragmentation significantly increases.",
-        why: NotYetTested(
-            "fragmentation, to come: 10^5 cudaMalloc and cudaFree of random sizes, the largest allocatable block measured as it goes",
+        why: Untestable(
+            "whether the components \"exceed the available GPU memory\" is decided by the model's size, which the sentence \
+             leaves open: a model chosen larger than the GPU confirms it at batch size 1, one chosen smaller refutes it, and \
+             neither is the article's (its example 3, a 4 GiB allocation, is judged in oversized-allocation)",
         ),
     },
     Undecided {
@@ -213,39 +107,10 @@ pub const UNDECIDED: &[Undecided] = &[
         seed: S004,
         quote: "If not properly controlled and these libraries create their temporary arrays that might introduce their own fragmentation that is not within the user's scope and directly observable.",
         why: NotYetTested(
-            "library-handle-leak, to come: cuBLAS and cuFFT workspaces made and freed between the user's allocations",
-        ),
-    },
-    Undecided {
-        id: "004-example1-large-allocation-might-fail",
-        seed: S004,
-        quote: "The subsequent attempt to allocate a significantly larger block at the end might fail due to this fragmentation.",
-        why: NotYetTested(
-            "fragmentation, to come: the article's sequence on a nearly full GPU, against a control without it; on a whole GPU its 32 MiB request cannot fail whatever the allocator does",
-        ),
-    },
-    Undecided {
-        id: "004-free-does-not-defragment",
-        seed: S004,
-        quote: "The immediate free operations don't always lead to defragmentation.",
-        why: NotYetTested(
-            "fragmentation, to come: blocks freed in random order, then one request of nearly all free memory, from cudaMalloc and from the pool",
-        ),
-    },
-    Undecided {
-        id: "004-concurrent-streams-fragment",
-        seed: S004,
-        quote: "Concurrent allocations from different streams and then freeing those concurrently can cause significant fragmentation.",
-        why: NotYetTested(
-            "pool-retention, to come: mixed sizes from many streams filling most of the GPU, freed across streams; the article's own 4 x 4 MiB on a GPU with 80 GB free cannot show fragmentation whatever the allocator does",
-        ),
-    },
-    Undecided {
-        id: "004-streams-large-block-hard-to-acquire",
-        seed: S004,
-        quote: "This leads to scenarios where despite having a lot of \"free memory\" as seen by the system, a large contiguous block is hard to acquire due to fragmented memory space.",
-        why: NotYetTested(
-            "pool-retention, to come: as for 004-concurrent-streams-fragment, the largest block against the free memory reported",
+            "a library whose temporaries can fragment, found by hand on the GPU: cuBLAS's and cuFFT's workspaces taken with \
+             cudaMalloc cannot (cudaMalloc serves scattered free memory as one block: fragmentation's hard-form-cpp), so the \
+             case is PyTorch's cache, where cuBLAS's workspace comes from the pool the user's tensors use; the pattern that \
+             leaves its holes is to be found first",
         ),
     },
 ];
@@ -259,3 +124,359 @@ pub fn counts() -> (usize, usize) {
         .count();
     (untestable, UNDECIDED.len() - untestable)
 }
+
+/// Every change of a claim's standing since the ledger had verdicts, oldest
+/// first, with the reason: the page "How the verdicts changed" is made from
+/// it, and a suite trial holds each claim's last change to where the ledger
+/// stands now (or, where the change waits for a GPU run, to where it stood).
+/// A change of the experiment that moved no verdict is not listed.
+pub const HISTORY: &[Change] = &[
+    Change {
+        id: "000-reset-gives-a-clean-context",
+        commit: "feec67b",
+        from: Standing::Refuted,
+        to: Standing::Confirmed,
+        why: "it was judged on sticky-error's as-written-cpp, where a kernel fault leaves the context \
+              unusable; the article's calls fault nowhere, so it was re-pointed (47c2606) to device-reset, \
+              where the reset puts back what the first call changed: its allocation and a raised limit",
+    },
+    Change {
+        id: "000-unsynced-streams-random-errors",
+        commit: "feec67b",
+        from: Standing::Refuted,
+        to: Standing::Confirmed,
+        why: "broken-cpp reads a stale result every time, which is not \"seemingly random\"; re-pointed \
+              (47c2606) to repeated-cpp, the race repeated at six sizes, where wrong results come and go",
+    },
+    Change {
+        id: "000-errors-on-subsequent-calls",
+        commit: "feec67b",
+        from: Standing::Confirmed,
+        to: Standing::Partly,
+        why: "of the sentence's three causes only a kernel launch gives a later error; memory left \
+              allocated gives none until memory runs out, and a stream left open only a delay: at best \
+              partly",
+    },
+    Change {
+        id: "000-premature-host-access-errors",
+        commit: "feec67b",
+        from: Standing::Partly,
+        to: Standing::Confirmed,
+        why: "\"errors\" after \"unexpected behavior\" are read to include wrong results, which the host \
+              reads every time it does not wait, whether or not a CUDA call reports one",
+    },
+    Change {
+        id: "002-exception-skips-free",
+        commit: "feec67b",
+        from: Standing::Confirmed,
+        to: Standing::Partly,
+        why: "in the article's own code the only throw follows a failed cudaMalloc, so nothing was \
+              allocated to leak; the leak measured is a throw after a successful allocation: at best partly",
+    },
+    Change {
+        id: "002-lingering-context-holds-memory",
+        commit: "feec67b",
+        from: Standing::Partly,
+        to: Standing::Refuted,
+        why: "it was judged on context-leak, where a live process's contexts hold memory; the \
+              sentence's condition is no process alive, so it was re-pointed (47c2606) to orphaned-process's \
+              exit-and-kill, where the memory is back once the process has exited or been killed",
+    },
+    Change {
+        id: "003-as-written-kernel-fails",
+        commit: "feec67b",
+        from: Standing::Refuted,
+        to: Standing::Confirmed,
+        why: "as written, size * size wraps and new asks for nothing (003-size-knob-sets-memory-need); \
+              the \"potential source of error\" is judged (47c2606) on the pattern at a size that does not \
+              wrap, with the default heap, where new returns null",
+    },
+    Change {
+        id: "003-in-kernel-new-fragments-into-oom",
+        commit: "feec67b",
+        from: Standing::Refuted,
+        to: Standing::Partly,
+        why: "it was judged on device-heap-exhaustion's fixed, which makes no holes; re-pointed (47c2606) \
+              to heap-fragmentation-cpp, where freed blocks of the device heap do not serve a larger \
+              request; at best partly, since the article's own kernel makes no small blocks",
+    },
+    Change {
+        id: "004-free-async-not-instantly-available",
+        commit: "feec67b",
+        from: Standing::Refuted,
+        to: Standing::Partly,
+        why: "it was judged on async-free-race, where the stream that freed a block gets it back at once; \
+              re-pointed (47c2606) to pool-retention, where the device and other processes get it only at \
+              a synchronise, or never while the release threshold is raised: at best partly",
+    },
+    Change {
+        id: "004-preallocate-or-pool",
+        commit: "feec67b",
+        from: Standing::Confirmed,
+        to: Standing::Partly,
+        why: "it was judged on malloc-in-loop, which measures speed, not fragmentation; re-pointed \
+              (47c2606) to fragmentation, where a pool that maps pre-allocated pages serves the request and \
+              one that carves a region by offset does not",
+    },
+    Change {
+        id: "003-fragmentation-reduces-contiguous",
+        commit: "feec67b",
+        from: Standing::Refuted,
+        to: Standing::Partly,
+        why: "it was judged on hard-form-cpp, cudaMalloc's own calls, which serve scattered free \
+              memory as one block; the article speaks of the cache after the cache was cleared, so it was \
+              re-pointed (47c2606) to fragmentation's broken, a pool that carves one region and refuses \
+              the request that cudaMalloc serves",
+    },
+    Change {
+        id: "001-catching-does-not-release",
+        commit: "47c2606",
+        from: Standing::Confirmed,
+        to: Standing::NotYetTested,
+        why: "it was judged on unhandled-oom-path's hand-written error path, which keeps its \
+              allocations on purpose: another claim. The article's code catches a framework's error",
+    },
+    Change {
+        id: "001-empty-cache-mitigates",
+        commit: "47c2606",
+        from: Standing::Partly,
+        to: Standing::NotYetTested,
+        why: "it was judged on an imitation of a caching allocator across processes; the article's \
+              issue is the second run in one PyTorch process",
+    },
+    Change {
+        id: "001-multi-process-needs-sync",
+        commit: "47c2606",
+        from: Standing::Refuted,
+        to: Standing::NotYetTested,
+        why: "it was judged on multi-process-contention's per-process budget, another problem than \
+              memory released before another process allocates it",
+    },
+    Change {
+        id: "004-concurrent-streams-fragment",
+        commit: "47c2606",
+        from: Standing::Refuted,
+        to: Standing::NotYetTested,
+        why: "the article's own 4 x 4 MiB on a GPU with 80 GB free cannot show fragmentation whatever \
+              the allocator does",
+    },
+    Change {
+        id: "001-catching-does-not-release",
+        commit: "46989e0",
+        from: Standing::NotYetTested,
+        to: Standing::Partly,
+        why: "judged on PyTorch (second-training-run, broken-py): after the caught out-of-memory error \
+              as much memory is allocated as before; at best partly, since the article says it of \
+              TensorFlow",
+    },
+    Change {
+        id: "001-empty-cache-mitigates",
+        commit: "46989e0",
+        from: Standing::NotYetTested,
+        to: Standing::Refuted,
+        why: "judged on PyTorch: with empty_cache() after the first run the second still fails, because \
+              the first run's memory is referenced, not cached",
+    },
+    Change {
+        id: "001-second-run-cudnn-errors",
+        commit: "46989e0",
+        from: Standing::Untestable,
+        to: Standing::Partly,
+        why: "PyTorch reached the GPU machines: the second run fails for memory, and its error does not \
+              mention cuDNN",
+    },
+    Change {
+        id: "003-fragmentation-reduces-contiguous",
+        commit: "ba1c2e3",
+        from: Standing::Partly,
+        to: Standing::Confirmed,
+        why: "decided by the stronger evidence (e6729c6): PyTorch's own caching allocator \
+              (caching-allocator-py) refuses 1536 MiB with 32.9 GB reserved and unused, and serves it with \
+              expandable segments, one setting changed; the host-side pool it was judged on refused without \
+              a CUDA call",
+    },
+    Change {
+        id: "003-insufficient-memory-line-errors",
+        commit: "ba1c2e3",
+        from: Standing::Refuted,
+        to: Standing::Partly,
+        why: "it was read as the cudaFree under the comment, which does not err; the author means the \
+              cudaMalloc above it, which does (e6729c6): both lines are read, at best partly",
+    },
+    Change {
+        id: "000-reuse-context-after-reset",
+        commit: "issue 36",
+        from: Standing::NotYetTested,
+        to: Standing::Run,
+        why: "judged on device-reset's broken-cpp, which already writes to the first call's buffer \
+              after cudaDeviceReset: reusing context1 is using what was made in it",
+    },
+    Change {
+        id: "003-release-no-contiguous-guarantee",
+        commit: "issue 36",
+        from: Standing::NotYetTested,
+        to: Standing::Run,
+        why: "judged on device-reset's broken-cpp, which now asks, after the reset, for one block of \
+              all the free memory but 512 MiB",
+    },
+    Change {
+        id: "002-library-leak-not-apparent",
+        commit: "issue 36",
+        from: Standing::NotYetTested,
+        to: Standing::Run,
+        why: "judged on library-handle-leak's broken, whose calls allocate nothing in the program's \
+              own code while device memory falls by a cuBLAS handle's 64 MiB with each; fixed, one \
+              handle kept, is its control",
+    },
+    Change {
+        id: "000-unmanaged-streams-resource-conflicts",
+        commit: "issue 36",
+        from: Standing::NotYetTested,
+        to: Standing::Run,
+        why: "judged on open-streams' unmanaged-cpp: calls that each leave a stream working on the \
+              input buffer they share, the model reading it 20 ms after its call returned; \
+              managed-cpp, each call waiting for and destroying its stream, is its control",
+    },
+    Change {
+        id: "004-example1-large-allocation-might-fail",
+        commit: "issue 36",
+        from: Standing::NotYetTested,
+        to: Standing::Run,
+        why: "judged on fragmentation's nearly-full-cpp: the article's sequence on a GPU with 64 MiB \
+              free, where its 32 MiB request could fail; on a whole GPU it cannot",
+    },
+    Change {
+        id: "004-varying-size-churn-fragments",
+        commit: "issue 36",
+        from: Standing::NotYetTested,
+        to: Standing::Run,
+        why: "judged on fragmentation's churn-cpp: 100,000 cudaMalloc and cudaFree of sizes from 4 KiB \
+              to 64 MiB, then one block of 90% of the free memory",
+    },
+    Change {
+        id: "004-free-does-not-defragment",
+        commit: "issue 36",
+        from: Standing::NotYetTested,
+        to: Standing::Run,
+        why: "judged on fragmentation's random-order-free-cpp: blocks of 16 to 256 MiB freed in a \
+              random order, then one block of 90% of what they held, from cudaMalloc and from the \
+              stream-ordered pool",
+    },
+    Change {
+        id: "004-concurrent-streams-fragment",
+        commit: "issue 36",
+        from: Standing::NotYetTested,
+        to: Standing::Run,
+        why: "judged on pool-retention's concurrent-streams-cpp: eight streams fill 90% of the GPU \
+              from the pool with blocks of 1 to 64 MiB, free each on another stream, then ask for one \
+              block of 90% of what they held, once the frees are done",
+    },
+    Change {
+        id: "004-streams-large-block-hard-to-acquire",
+        commit: "issue 36",
+        from: Standing::NotYetTested,
+        to: Standing::Run,
+        why: "judged on the same run, right after the frees, against the free memory cudaMemGetInfo \
+              reports then",
+    },
+    Change {
+        id: "002-pinned-memory-faster-transfers",
+        commit: "issue 36",
+        from: Standing::NotYetTested,
+        to: Standing::Run,
+        why: "judged on host-memory-leak's pinned-transfers: 1 GiB copies to the device from pageable \
+              and from pinned memory in five interleaved pairs, beside pageable-transfers, both \
+              pageable; it now quotes the sentence's first part only",
+    },
+    Change {
+        id: "002-pinned-leak-exhausts-memory",
+        commit: "issue 36",
+        from: Standing::NotYetTested,
+        to: Standing::Run,
+        why: "judged on host-memory-leak's pinned-leak: 8 GiB pinned and kept, the host's available \
+              memory read before and after, beside pinned-given-back; it now quotes the sentence's \
+              second part only",
+    },
+    Change {
+        id: "001-context-inconsistency-cudnn-errors",
+        commit: "issue 36",
+        from: Standing::NotYetTested,
+        to: Standing::Run,
+        why: "judged on sticky-error's cnn-after-fault-py: a convolution runs, a lookup's kernel asserts, \
+              the convolution runs again in the same process; cnn-no-fault-py, the lookup in range, is its \
+              control",
+    },
+    Change {
+        id: "001-first-run-creates-context",
+        commit: "issue 36",
+        from: Standing::NotYetTested,
+        to: Standing::Run,
+        why: "judged on second-training-run's first-run-py: nvidia-smi asked, from outside the process, \
+              before and after one training step of the first run; first-run-on-cpu-py, the same on the \
+              CPU, is its control",
+    },
+    Change {
+        id: "001-multi-process-needs-sync",
+        commit: "issue 36",
+        from: Standing::NotYetTested,
+        to: Standing::Run,
+        why: "judged on multi-process-contention's free-then-tell: the holder frees with cuMemFree and then \
+              tells the taker by a file, no CUDA event or stream; tell-then-free, the two swapped, is its \
+              control",
+    },
+    Change {
+        id: "001-shared-resource-contention-intermittent",
+        commit: "issue 36",
+        from: Standing::NotYetTested,
+        to: Standing::Run,
+        why: "judged on multi-process-contention's rounds: two processes, twenty rounds, each sized from \
+              the free memory it saw and starting after a random delay; rounds-alone, one process, is \
+              its control",
+    },
+    Change {
+        id: "000-debugger-pinpoints-errors",
+        commit: "issue 36",
+        from: Standing::NotYetTested,
+        to: Standing::Run,
+        why: "judged on late-error's under-tools: the broken program, whose fault a later copy reports, \
+              run under compute-sanitizer's memcheck and under cuda-gdb; no-tool, the program's own \
+              errors alone, is its control. At best partly: the sentence's second half is advice",
+    },
+    Change {
+        id: "002-nsight-compute-finds-leaks",
+        commit: "issue 36",
+        from: Standing::NotYetTested,
+        to: Standing::Run,
+        why: "judged on missing-free's under-ncu: the broken model call, once, at the article's size, \
+              run under Nsight Compute; under-leak-check, the same under compute-sanitizer's leak \
+              check, is its control",
+    },
+    Change {
+        id: "003-example2-later-code-may-fail-host-memory",
+        commit: "issue 36",
+        from: Standing::NotYetTested,
+        to: Standing::Run,
+        why: "judged on host-memory-leak's limited-host-cpp: the article's example 2 called again and \
+              again with the process's data limited (RLIMIT_DATA) to what it uses and 256 MiB more, a \
+              host with little to spare, where a memory-limited cgroup was planned; \
+              limited-host-fixed-cpp, each call deleting its h_data, is its control",
+    },
+    Change {
+        id: "003-bs1-footprint-exceeds-memory",
+        commit: "issue 36",
+        from: Standing::NotYetTested,
+        to: Standing::Untestable,
+        why: "the sentence leaves the model's size open, and its size alone decides whether the \
+              components exceed the GPU: a run would confirm or refute by the model it chose",
+    },
+    Change {
+        id: "001-context-cleanup-beyond-empty-cache",
+        commit: "issue 36",
+        from: Standing::Confirmed,
+        to: Standing::Partly,
+        why: "it was confirmed on a device-side assert, which is not the article's case: there the \
+              first run's memory is still held, and dropping the references gives it back in the same \
+              context (second-training-run, fixed-py), no context cleanup needed. At best partly: \
+              cleanup is needed only where a fault left the context unusable",
+    },
+];

@@ -124,6 +124,13 @@ pub mod cli {
             /// shards' reports and says which is missing.
             #[arg(long, value_name = "K/N")]
             partition: Option<casebook_report::Partition>,
+            /// Run only the trials FILE names, one `<slug>::<variant>` a line
+            /// (blank lines and `#` comments aside); a name the catalogue
+            /// lacks is an error, as a filter that matches nothing is. With
+            /// --filter, the trials both select. docs/evidence/trials-dacd71a.txt
+            /// is the set the schedule's goal is timed on.
+            #[arg(long, value_name = "FILE")]
+            trials: Option<PathBuf>,
         },
         /// Time the schedule: run the trials one at a time (with several
         /// GPUs visible: on the first GPU alone), then with the default
@@ -272,8 +279,22 @@ pub fn book(root: &Path) -> anyhow::Result<casebook_cookbook::Book> {
     casebook_cookbook::generate(&casebook_cookbook::Inputs {
         catalog: &catalog,
         undecided: ledger::UNDECIDED,
+        history: ledger::HISTORY,
         root,
         run_all_help: cli::run_all_help(),
+    })
+}
+
+/// What is wrong with the ledger's history (`ledger::HISTORY`) against the
+/// ledger and the committed report.
+pub fn history_problems(root: &Path) -> anyhow::Result<Vec<String>> {
+    let catalog = catalog();
+    casebook_cookbook::history_problems(&casebook_cookbook::Inputs {
+        catalog: &catalog,
+        undecided: ledger::UNDECIDED,
+        history: ledger::HISTORY,
+        root,
+        run_all_help: String::new(),
     })
 }
 

@@ -22,8 +22,20 @@ fn main() -> ExitCode {
                 },
             jobs,
             partition,
+            trials,
         } => {
             workspace::quiet_insta();
+            let trials = match trials.map(|path| {
+                run_all::read_trial_list(&path)
+                    .map_err(|e| format!("cannot read the trial list {}: {e}", path.display()))
+            }) {
+                None => None,
+                Some(Ok(names)) => Some(names),
+                Some(Err(e)) => {
+                    eprintln!("error: {e}");
+                    return Exit::NoMatch.into();
+                }
+            };
             run_all::run(
                 &catalog,
                 &run_all::Options {
@@ -32,6 +44,7 @@ fn main() -> ExitCode {
                     undecided: cuda_casebook::ledger::counts(),
                     jobs: jobs.map(usize::from),
                     partition,
+                    trials,
                 },
             )
         }

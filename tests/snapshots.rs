@@ -13,6 +13,8 @@ use libtest_mimic::{Completion, Failed, Trial};
 fn main() -> std::process::ExitCode {
     let root = casebook_harness::workspace::root();
     let docs_root = root.clone();
+    let list_root = root.clone();
+    let changes_root = root.clone();
     let docs = Trial::test("catalog::docs-are-fresh", move || {
         let book = cuda_casebook::book(&docs_root).map_err(|e| format!("{e:#}"))?;
         let stale = book.stale(&docs_root);
@@ -30,9 +32,92 @@ fn main() -> std::process::ExitCode {
         "catalog::claims-ledger-is-complete-and-verbatim",
         move || check_ledger(&root),
     );
+    let goal_list = Trial::test(
+        "catalog::the-goal-s-trial-list-names-catalogue-trials",
+        move || {
+            let path = list_root.join(GOAL_TRIALS);
+            let named = casebook_harness::commands::run_all::read_trial_list(&path)
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+            let unknown = casebook_harness::commands::run_all::unknown_trials(
+                &cuda_casebook::catalog(),
+                &named,
+            );
+            if !unknown.is_empty() {
+                return Err(format!("{GOAL_TRIALS} names no trial {}", unknown.join(", ")).into());
+            }
+            if named.len() != GOAL_TRIAL_COUNT {
+                return Err(format!(
+                    "{GOAL_TRIALS} names {} trials, not {GOAL_TRIAL_COUNT}",
+                    named.len()
+                )
+                .into());
+            }
+            Ok(())
+        },
+    );
+    let changes = Trial::test(
+        "catalog::controls-differ-by-their-declared-line",
+        move || check_one_changes(&changes_root).map_err(Failed::from),
+    );
     casebook_harness::environment::set_toolkit(casebook_kernels::TOOLKIT);
-    casebook_harness::suite::main(cuda_casebook::catalog(), vec![docs, ledger])
+    casebook_harness::suite::main(
+        cuda_casebook::catalog(),
+        vec![docs, ledger, goal_list, changes],
+    )
 }
+
+/// Every control that declares its one parameter names another variant of
+/// its scenario, and each of the two lines it declares stands, word for
+/// word, in its own variant's code: the diff the page shows is the code's.
+fn check_one_changes(root: &Path) -> Result<(), String> {
+    let normal = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut problems = Vec::new();
+    for s in cuda_casebook::catalog() {
+        let code = |name: &str| -> Option<String> {
+            let file = s.variant(name)?.code?.file;
+            std::fs::read_to_string(root.join("scenarios").join(s.slug).join(file)).ok()
+        };
+        for v in &s.variants {
+            let Some(change) = v.one_change else { continue };
+            if change.from == v.name || s.variant(change.from).is_none() {
+                problems.push(format!(
+                    "{}: it controls `{}`, no other variant of the scenario",
+                    s.trial_id(v),
+                    change.from
+                ));
+                continue;
+            }
+            for (variant, line) in [(change.from, change.was), (v.name, change.is)] {
+                let found = code(variant).is_some_and(|text| {
+                    let text = normal(&text);
+                    line.lines().all(|l| text.contains(&normal(l)))
+                });
+                if !found || normal(line).is_empty() {
+                    problems.push(format!(
+                        "{}: the line `{line}` is not in {variant}'s code",
+                        s.trial_id(v)
+                    ));
+                }
+            }
+            if normal(change.was) == normal(change.is) {
+                problems.push(format!(
+                    "{}: the declared change changes nothing",
+                    s.trial_id(v)
+                ));
+            }
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("\n"))
+    }
+}
+
+/// The trials the schedule's goal is timed on (`run-all --trials`), and how
+/// many: dacd71a's catalogue.
+const GOAL_TRIALS: &str = "docs/evidence/trials-dacd71a.txt";
+const GOAL_TRIAL_COUNT: usize = 161;
 
 /// Every claim id is unique; docs/claims.json lists exactly the declared and
 /// the undecided claims; every quote stands, word for word, in its seed or
@@ -68,6 +153,10 @@ fn check_ledger(root: &Path) -> Result<Completion, Failed> {
         if !ids.insert(*id) {
             problems.push(format!("claim {id} is in the ledger twice"));
         }
+    }
+    match cuda_casebook::history_problems(root) {
+        Ok(found) => problems.extend(found),
+        Err(e) => problems.push(format!("the ledger's history: {e:#}")),
     }
     let text = std::fs::read_to_string(root.join("docs/claims.json"))
         .map_err(|e| format!("docs/claims.json: {e}"))?;

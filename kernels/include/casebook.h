@@ -19,6 +19,11 @@ typedef struct casebook_recorder {
   void (*point)(void *ctx, const char *series, const char *x_label, int y_unit, double x,
                 double y);
   void (*iteration)(void *ctx, const char *label);  // label NULL: the iteration ends
+  // The memory NVML counts for this process: 1 and *bytes, or 0 (see own_memory below).
+  int (*own_memory)(void *ctx, unsigned long long *bytes);
+  // Interleaved pairs compared: 1 A larger, -1 B larger, 0 neither (see compare_pairs below).
+  int (*compare_pairs)(void *ctx, const double *a, const double *b, size_t n, double least,
+                       double ratio, double *median_ratio);
 } casebook_recorder;
 }
 
@@ -118,6 +123,27 @@ inline bool under_sanitizer(const casebook_recorder *r, FactName reduced) {
   bool under = std::getenv("CASEBOOK_SANITIZER") != nullptr;
   if (under) fact(r, reduced, true);
   return under;
+}
+
+// The device memory this process holds, as NVML counts it: the Rust
+// recorder's `casebook_model::device::own_memory`, its NVML calls recorded as
+// steps. Unlike free memory it is this process's own, whatever runs beside
+// it. False where NVML lists no memory for the process.
+inline bool own_memory(const casebook_recorder *r, unsigned long long *bytes) {
+  return r->own_memory(r->ctx, bytes) != 0;
+}
+
+// Which side of interleaved pairs (a[i], b[i]) is larger, decided by the one
+// rule the Rust variants use (`casebook_model::timing::compare_pairs`): A when
+// the median of a / b is at least `ratio`, the median of a - b at least
+// `least`, and A is the larger in four pairs of five; B likewise; else
+// neither. The median of a / b goes to *median_ratio unless it is null.
+enum class Larger { B = -1, Neither = 0, A = 1 };
+
+inline Larger compare_pairs(const casebook_recorder *r, const double *a, const double *b, size_t n,
+                            double least, double ratio, double *median_ratio = nullptr) {
+  int larger = r->compare_pairs(r->ctx, a, b, n, least, ratio, median_ratio);
+  return larger > 0 ? Larger::A : larger < 0 ? Larger::B : Larger::Neither;
 }
 
 // Free device memory now, as cudaMemGetInfo reports it.

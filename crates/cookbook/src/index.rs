@@ -15,7 +15,7 @@ use crate::words::{
 
 pub fn summary(catalog: &[Scenario]) -> String {
     let mut md = String::from(
-        "# Summary\n\n[Paste your error](paste-your-error.md)\n[Introduction](introduction.md)\n\n- [What users paste](what-users-paste.md)\n- [Index by symptom](symptoms.md)\n- [Claims of the articles](claims.md)\n- [cudarc and cust, side by side](bindings.md)\n- [How to run it](running.md)\n  - [Running it: the details](operations.md)\n- [The same failures on other GPUs](fleet.md)\n\n# Scenarios\n\n",
+        "# Summary\n\n[Paste your error](paste-your-error.md)\n[Introduction](introduction.md)\n\n- [What users paste](what-users-paste.md)\n- [Index by symptom](symptoms.md)\n- [Claims of the articles](claims.md)\n  - [How the verdicts changed](ledger-history.md)\n- [cudarc and cust, side by side](bindings.md)\n- [How to run it](running.md)\n  - [Running it: the details](operations.md)\n- [The same failures on other GPUs](fleet.md)\n\n# Scenarios\n\n",
     );
     for s in catalog {
         let _ = writeln!(md, "- [{}](scenarios/{}.md)", s.slug, s.slug);
@@ -137,6 +137,37 @@ As the program printed it: the driver's and the runtime's error \
     md
 }
 
+/// A control as data, for `docs/claims.json`.
+fn control_json(
+    report: Option<&Report>,
+    s: &Scenario,
+    c: &casebook_model::Claim,
+    control: casebook_model::Control,
+    entry: &mut serde_json::Value,
+) {
+    match control {
+        casebook_model::Control::Run(v) => {
+            entry["control"] = v.into();
+            if let Some(verdict) = control_verdict_of(report, s, c, v) {
+                entry["control_verdict"] = verdict.into();
+            }
+        }
+        casebook_model::Control::Impossible(why) => entry["no_control"] = why.into(),
+        casebook_model::Control::Pending => entry["control"] = "none yet".into(),
+        casebook_model::Control::Parts(parts) => {
+            let parts: Vec<serde_json::Value> = parts
+                .iter()
+                .map(|p| {
+                    let mut part = serde_json::json!({ "part": p.part });
+                    control_json(report, s, c, p.control, &mut part);
+                    part
+                })
+                .collect();
+            entry["controls_by_part"] = parts.into();
+        }
+    }
+}
+
 /// The claims ledger as data: every claim of the seeds, decided or not.
 pub fn ledger_json(
     catalog: &[Scenario],
@@ -161,16 +192,7 @@ pub fn ledger_json(
             if let Some(why) = c.reach.cap() {
                 entry["at_best_partly"] = why.into();
             }
-            match c.control {
-                casebook_model::Control::Run(v) => {
-                    entry["control"] = v.into();
-                    if let Some(verdict) = control_verdict_of(report, s, c) {
-                        entry["control_verdict"] = verdict.into();
-                    }
-                }
-                casebook_model::Control::Impossible(why) => entry["no_control"] = why.into(),
-                casebook_model::Control::Pending => entry["control"] = "none yet".into(),
-            }
+            control_json(report, s, c, c.control, &mut entry);
             entries.push(entry);
         }
     }
@@ -200,8 +222,10 @@ pub fn claims(catalog: &[Scenario], undecided: &[Undecided], report: Option<&Rep
          either way. Where a run can test only part of a sentence, the claim says so as data: \"at best partly\", \
          with the reason. Beside each verdict, its control: another run of the same scenario (the bug \
          fixed, or the one thing the claim turns on changed) and what the claim's own judge reads in its \
-         recorded outcome, which a CPU test requires to be the other answer; a claim whose control is \
-         still to be written says so.\n\n| verdict | claim | source | tested by | control |\n|---|---|---|---|---|\n",
+         recorded outcome, which a CPU test requires to be the other answer. A verdict of \"partly\" \
+         gives each part its own control; where no control can exist the cell says why, and a claim \
+         whose control is still to be written says so. Every verdict that changed, and why: [How the \
+         verdicts changed](ledger-history.md).\n\n| verdict | claim | source | tested by | control |\n|---|---|---|---|---|\n",
     );
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
     for s in catalog {

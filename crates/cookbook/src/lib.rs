@@ -18,6 +18,7 @@ use casebook_report::sanitizer::{SANITIZE_JSON, SanitizeReport};
 
 mod bindings;
 pub mod explain_index;
+mod history;
 mod index;
 mod nextest;
 mod page;
@@ -41,9 +42,23 @@ pub struct Inputs<'a> {
     pub catalog: &'a [Scenario],
     /// The claims no scenario decides, with the reason.
     pub undecided: &'a [casebook_model::ledger::Undecided],
+    /// Every change of a claim's standing, oldest first.
+    pub history: &'a [casebook_model::ledger::Change],
     pub root: &'a Path,
     /// `casebook run-all --help`, for the page on running it.
     pub run_all_help: String,
+}
+
+/// What is wrong with the ledger's history against the committed report
+/// (see [`history::problems`]).
+pub fn history_problems(inputs: &Inputs) -> anyhow::Result<Vec<String>> {
+    let report: Option<Report> = load(inputs.root, EVIDENCE_JSON)?;
+    Ok(history::problems(
+        inputs.catalog,
+        inputs.undecided,
+        inputs.history,
+        report.as_ref(),
+    ))
 }
 
 pub fn generate(inputs: &Inputs) -> anyhow::Result<Book> {
@@ -123,6 +138,15 @@ pub fn generate(inputs: &Inputs) -> anyhow::Result<Book> {
     files.insert(
         "docs/src/claims.md".into(),
         index::claims(inputs.catalog, inputs.undecided, report.as_ref()),
+    );
+    files.insert(
+        history::PAGE.into(),
+        history::page(
+            inputs.catalog,
+            inputs.undecided,
+            inputs.history,
+            report.as_ref(),
+        ),
     );
     files.insert(
         "docs/claims.json".into(),

@@ -219,6 +219,24 @@ pub fn scenario_page(
         if let Some(what) = variant.also_differs {
             let _ = writeln!(md, "**Besides the fix, this variant differs:** {what}\n");
         }
+        if let Some(change) = variant.one_change {
+            let lines = |sign: char, text: &str| {
+                text.lines()
+                    .map(|l| format!("{sign} {}", l.trim()))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            };
+            let _ = writeln!(
+                md,
+                "**A control: [`{from}`](#{anchor}) with one parameter changed, {parameter}.** \
+                 Nothing else differs:\n\n```diff\n{was}\n{is}\n```\n",
+                from = change.from,
+                anchor = variant_anchor(change.from),
+                parameter = change.parameter,
+                was = lines('-', change.was),
+                is = lines('+', change.is),
+            );
+        }
         let _ = writeln!(
             md,
             "```{}\n{}\n```\n",

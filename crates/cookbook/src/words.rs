@@ -133,17 +133,43 @@ pub fn verdict_of(
         .map_or("not run yet", |r| r.verdict.word())
 }
 
-/// What the claim's judge reads in its control's recorded outcome: the
-/// other answer, if the experiment could have come out otherwise.
+/// What the claim's judge reads in the recorded outcome of `control`, a
+/// variant of its scenario: the other answer, if the experiment could have
+/// come out otherwise.
 pub fn control_verdict_of(
     report: Option<&Report>,
     s: &Scenario,
     c: &casebook_model::Claim,
+    control: &str,
 ) -> Option<&'static str> {
-    let control = c.control.run()?;
     results(report, s.slug)
         .find(|r| r.variant == control)
         .map(|r| c.verdict(&r.outcome).word())
+}
+
+/// A claim's control as a table's cell: the run, and what the claim's judge
+/// reads in it; for a verdict of "partly", each part's.
+pub fn control_cell(report: Option<&Report>, s: &Scenario, c: &casebook_model::Claim) -> String {
+    let one = |control: casebook_model::Control| match control {
+        casebook_model::Control::Run(v) => format!(
+            "`{v}`: {}",
+            control_verdict_of(report, s, c, v).unwrap_or("not run yet")
+        ),
+        casebook_model::Control::Impossible(why) => {
+            format!("none can exist: {}", why.replace('|', "\\|"))
+        }
+        casebook_model::Control::Parts(_) | casebook_model::Control::Pending => {
+            "none yet".to_owned()
+        }
+    };
+    match c.control {
+        casebook_model::Control::Parts(parts) => parts
+            .iter()
+            .map(|p| format!("{}: {}", p.part.replace('|', "\\|"), one(p.control)))
+            .collect::<Vec<_>>()
+            .join("; "),
+        control => one(control),
+    }
 }
 
 /// A claim's row in a table of claims: its verdict, its words with its id
@@ -179,21 +205,6 @@ pub fn reach_note(c: &casebook_model::Claim) -> String {
             )
         })
         .unwrap_or_default()
-}
-
-/// A claim's control as a table's cell: the run, and what the claim's judge
-/// reads in it.
-pub fn control_cell(report: Option<&Report>, s: &Scenario, c: &casebook_model::Claim) -> String {
-    match c.control {
-        casebook_model::Control::Run(v) => format!(
-            "`{v}`: {}",
-            control_verdict_of(report, s, c).unwrap_or("not run yet")
-        ),
-        casebook_model::Control::Impossible(why) => {
-            format!("none can exist: {}", why.replace('|', "\\|"))
-        }
-        casebook_model::Control::Pending => "none yet".to_owned(),
-    }
 }
 
 /// The seed articles, by their file name in `shared/seeds/`, each with the

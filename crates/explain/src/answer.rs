@@ -201,6 +201,25 @@ mod tests {
     }
 
     #[test]
+    fn a_two_word_message_is_found_inside_another_program_s_sentence() {
+        // ctranslate2 wraps the runtime's "initialization error" in a
+        // sentence of its own; the run returned the two words alone.
+        let index = Index::embedded().unwrap();
+        let answer = explain(
+            &index,
+            "RuntimeError: CUDA failed with error initialization error",
+        );
+        assert_eq!(answer.matches[0].scenario, "fork-after-init");
+        assert!(
+            answer.matches[0]
+                .matched
+                .contains(&"initialization error".to_owned()),
+            "{:?}",
+            answer.matches[0].matched
+        );
+    }
+
+    #[test]
     fn an_nccl_error_and_its_last_error_are_one_error() {
         let index = Index::embedded().unwrap();
         let log = "[rank1]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:317, invalid usage (run with NCCL_DEBUG=WARN for details), NCCL version 2.21.5\n[rank1]: ncclInvalidUsage: This usually reflects invalid usage of NCCL library.\n[rank1]: Last error:\n[rank1]: Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 1000";

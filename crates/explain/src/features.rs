@@ -19,7 +19,8 @@
 //!    is not a generic one (`RuntimeError`), as `id:<word>`; and every three
 //!    consecutive words without a break, lowercased, that are not all
 //!    generic words or generic identifiers, as `w:<a> <b> <c>`, and two
-//!    words alone between breaks as `w:<a> <b>`.
+//!    words alone between breaks as `w:<a> <b>`; a pasted text gives every
+//!    two consecutive words as `w:<a> <b>` too ([`Reading`]).
 //! 5. What the figures of an out-of-memory message say, read before they
 //!    are dropped ([`figures`]): the request is larger than the whole GPU;
 //!    the memory is there but in pieces; another process holds it; this
@@ -329,16 +330,16 @@ fn generic(word: &str) -> bool {
     GENERIC_WORDS.contains(&word) || GENERIC_IDENTIFIERS.contains(&word)
 }
 
-/// The features of a text (steps 4 and 5), as a sorted set.
+/// The features of a case's text (steps 4 and 5), as a sorted set.
 pub fn features(text: &str) -> BTreeSet<String> {
-    let mut f = features_of(&tokens(text));
+    let mut f = features_of(&tokens(text), Reading::Case);
     f.extend(figures(text));
     f
 }
 
-/// The features of one line, as [`features`] reads a whole text.
+/// The features of one line of a pasted text.
 pub fn line_features(line: &str) -> BTreeSet<String> {
-    let mut f = features_of(&remove_boilerplate(line_tokens(line)));
+    let mut f = features_of(&remove_boilerplate(line_tokens(line)), Reading::Pasted);
     f.extend(figures(line));
     f
 }
@@ -497,10 +498,23 @@ pub struct Phrase {
     pub tokens: Vec<usize>,
 }
 
+/// How a text is read. A case's text gives a two-word phrase only where
+/// two words stand alone between breaks: a whole two-word message
+/// ("misaligned address", "initialization error"). A pasted text gives
+/// every two consecutive words as well, so that such a message is found
+/// where another program wrapped it in a longer sentence ("CUDA failed
+/// with error initialization error"); a pair that no case holds weighs
+/// nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reading {
+    Case,
+    Pasted,
+}
+
 /// Every feature of `tokens` (step 4) with the tokens it stands for, in
 /// order: what [`features_of`] collects and what the answer shows as
 /// matched.
-pub fn phrases(tokens: &[Token]) -> Vec<Phrase> {
+pub fn phrases(tokens: &[Token], reading: Reading) -> Vec<Phrase> {
     let mut out = Vec::new();
     let mut run: Vec<usize> = Vec::new();
     let lower = |i: usize| match &tokens[i] {
@@ -552,6 +566,12 @@ pub fn phrases(tokens: &[Token]) -> Vec<Phrase> {
             });
         }
         run.push(i);
+        if reading == Reading::Pasted && run.len() >= 2 {
+            let pair = &run[run.len() - 2..];
+            if !pair.iter().all(|&j| generic(&lower(j))) {
+                out.push(phrase(pair));
+            }
+        }
         if run.len() >= 3 {
             let tri = &run[run.len() - 3..];
             if !tri.iter().all(|&j| generic(&lower(j))) {
@@ -562,8 +582,11 @@ pub fn phrases(tokens: &[Token]) -> Vec<Phrase> {
     out
 }
 
-pub fn features_of(tokens: &[Token]) -> BTreeSet<String> {
-    phrases(tokens).into_iter().map(|p| p.feature).collect()
+pub fn features_of(tokens: &[Token], reading: Reading) -> BTreeSet<String> {
+    phrases(tokens, reading)
+        .into_iter()
+        .map(|p| p.feature)
+        .collect()
 }
 
 #[cfg(test)]
@@ -673,6 +696,21 @@ mod tests {
         );
         // A unit is a word where no figure stands before it.
         assert!(line_tokens("size in MiB").contains(&Token::Word("MiB".into())));
+    }
+
+    #[test]
+    fn a_pasted_text_gives_its_word_pairs_and_a_case_text_its_lone_pairs_only() {
+        let sentence = tokens("RuntimeError: CUDA failed with error initialization error");
+        let pasted = features_of(&sentence, Reading::Pasted);
+        assert!(pasted.contains("w:initialization error"), "{pasted:?}");
+        // A pair of generic words is no feature on either side.
+        assert!(!pasted.contains("w:failed with"));
+        let case = features_of(&sentence, Reading::Case);
+        assert!(!case.contains("w:initialization error"), "{case:?}");
+        // Two words alone between breaks are a phrase on both sides.
+        let lone = tokens("CUDA error: initialization error");
+        assert!(features_of(&lone, Reading::Case).contains("w:initialization error"));
+        assert!(features_of(&lone, Reading::Pasted).contains("w:initialization error"));
     }
 
     #[test]

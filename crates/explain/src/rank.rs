@@ -13,7 +13,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::features::{self, Token};
+use crate::features::{self, Reading, Token};
 use crate::index::{Case, Index};
 
 /// The least score that makes a match: one phrase or name that only a few
@@ -146,7 +146,7 @@ impl<'a> Ranker<'a> {
     /// reads them), for a caller that has them already.
     pub fn rank_with(&self, text: &str, errors: &[ErrorLine]) -> Vec<Ranked<'a>> {
         let tokens = features::tokens(text);
-        let mut query = features::features_of(&tokens);
+        let mut query = features::features_of(&tokens, Reading::Pasted);
         query.extend(features::figures(text));
         let empty = BTreeSet::new();
         let first: &BTreeSet<String> = errors.first().map_or(&empty, |e| &e.features);
@@ -224,7 +224,7 @@ impl<'a> Ranker<'a> {
 fn matched_spans(tokens: &[Token], shared: &BTreeSet<&String>) -> Vec<String> {
     let mut covered = vec![false; tokens.len()];
     let mut identifier = vec![false; tokens.len()];
-    for p in features::phrases(tokens) {
+    for p in features::phrases(tokens, Reading::Pasted) {
         if !shared.contains(&p.feature) {
             continue;
         }

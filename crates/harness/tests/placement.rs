@@ -11,12 +11,13 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use casebook_harness::child;
 use casebook_harness::gpus::Gpu;
-use casebook_harness::runner::placement::{self, Place};
+use casebook_harness::runner::placement;
 use casebook_harness::runner::scheduler::Placement;
 use casebook_harness::runner::{self, Trial as Planned};
 use casebook_model::{
     Expect, Program, Recorder, Requirement, Role, Scenario, Variant, VariantFn, vocabulary,
 };
+use casebook_report::Place;
 use libtest_mimic::{Arguments, Trial};
 
 vocabulary! {

@@ -19,3 +19,43 @@ pub enum Why {
     /// It can be, by the scenario named, which is not in the catalogue yet.
     NotYetTested(&'static str),
 }
+
+/// Where a claim of the ledger stands: a run's verdict, or why no run
+/// decides it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Standing {
+    Confirmed,
+    Refuted,
+    Partly,
+    /// Decided by a run whose verdict is still to come: the claim's
+    /// experiment is written and waits for the GPU.
+    Run,
+    NotYetTested,
+    Untestable,
+}
+
+impl Standing {
+    pub fn words(self) -> &'static str {
+        match self {
+            Standing::Confirmed => "confirmed",
+            Standing::Refuted => "refuted",
+            Standing::Partly => "partly",
+            Standing::Run => "decided by its run",
+            Standing::NotYetTested => "not yet tested",
+            Standing::Untestable => "untestable",
+        }
+    }
+}
+
+/// A change of a claim's standing in the ledger, and why: the ledger's
+/// history is a list of these, oldest first, and the page of the history
+/// is made from it.
+#[derive(Debug, Clone, Copy)]
+pub struct Change {
+    pub id: &'static str,
+    /// The commit whose code or run made the change.
+    pub commit: &'static str,
+    pub from: Standing,
+    pub to: Standing,
+    pub why: &'static str,
+}

@@ -167,10 +167,26 @@ pub enum Control {
     /// the same program with one thing changed (the bug fixed, a size, a
     /// flag), declared in the variant's description.
     Run(&'static str),
-    /// No control can exist, and why; the page says so.
+    /// A "partly" verdict joins parts that came out apart (one holds, one
+    /// does not): each part the run decides has a control of its own, a run
+    /// in which that part comes out the other way, or the reason none can
+    /// exist.
+    Parts(&'static [Part]),
+    /// No control can exist, and why; the page says so. The reason names
+    /// what shows that the measurement could have read the other answer.
     Impossible(&'static str),
     /// None chosen yet: a debt the ledger counts, which may only shrink.
     Pending,
+}
+
+/// One part of a claim whose verdict is "partly", with its own control.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Part {
+    /// The part, in a few words: "idle open streams delay the next call".
+    pub part: &'static str,
+    /// A [`Control::Run`] or a [`Control::Impossible`] (or, while none is
+    /// chosen, [`Control::Pending`]).
+    pub control: Control,
 }
 
 impl Control {
@@ -179,6 +195,15 @@ impl Control {
         match self {
             Control::Run(v) => Some(v),
             _ => None,
+        }
+    }
+
+    /// Every control run this names: its own, or each part's.
+    pub fn runs(self) -> Vec<&'static str> {
+        match self {
+            Control::Run(v) => vec![v],
+            Control::Parts(parts) => parts.iter().filter_map(|p| p.control.run()).collect(),
+            Control::Impossible(_) | Control::Pending => Vec::new(),
         }
     }
 }
@@ -504,6 +529,9 @@ pub struct Variant {
     /// What else differs from the variant it pairs with, besides the fix,
     /// where something must (see [`Variant::also_differs`]).
     pub also_differs: Option<&'static str>,
+    /// The one parameter that sets this variant, a control, apart from the
+    /// variant it controls (see [`Variant::one_change`]).
+    pub one_change: Option<OneChange>,
     /// What this variant shows about its binding (see [`Variant::states`]).
     pub statements: Vec<Statement>,
     /// Symptoms that follow from the one it must show, and so do not fail
@@ -515,6 +543,22 @@ pub struct Variant {
     /// Its time limit under each compute-sanitizer tool, where it is not the
     /// pass's default (see [`Variant::sanitizer_time_limit`]).
     pub sanitizer_limit: Option<Duration>,
+}
+
+/// A control's one declared parameter: the variant it is the same program
+/// as, what that parameter is, and the line it reads there and here. The
+/// page shows the two lines as a diff; a CPU test finds each, word for word,
+/// in its variant's code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OneChange {
+    /// The variant this one controls: the same program but for `parameter`.
+    pub from: &'static str,
+    /// The parameter, in a few words: "the shared buffer's size".
+    pub parameter: &'static str,
+    /// The line as `from` has it.
+    pub was: &'static str,
+    /// The line as this variant has it.
+    pub is: &'static str,
 }
 
 /// Kinds of compute-sanitizer report that a variant's libraries cause and
@@ -556,6 +600,7 @@ impl Variant {
             creates_contexts: false,
             code: program.code,
             also_differs: None,
+            one_change: None,
             statements: Vec::new(),
             then_shows: Vec::new(),
             sanitizer_sees: None,
@@ -587,6 +632,25 @@ impl Variant {
     /// fix; its page says so.
     pub fn also_differs(mut self, what: &'static str) -> Self {
         self.also_differs = Some(what);
+        self
+    }
+
+    /// Declares this variant the control of `from`: the same program with
+    /// one parameter changed, the line `was` there reading `is` here. The
+    /// page shows the change as a diff, and nothing else may differ.
+    pub fn one_change(
+        mut self,
+        from: &'static str,
+        parameter: &'static str,
+        was: &'static str,
+        is: &'static str,
+    ) -> Self {
+        self.one_change = Some(OneChange {
+            from,
+            parameter,
+            was,
+            is,
+        });
         self
     }
 

@@ -1,4 +1,5 @@
-//! What `casebook bench` measured: the schedule against its critical path.
+//! What `casebook bench` measured: the schedule against its critical path,
+//! and against running the trials one at a time.
 
 use casebook_model::TrialId;
 use serde::{Deserialize, Serialize};

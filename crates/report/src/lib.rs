@@ -7,6 +7,8 @@
 //! - [`sanitizer`]: `sanitize.json`, the detection matrix, and how a
 //!   compute-sanitizer log is read;
 //! - [`matrix`]: `matrix.json`, reports of several machines merged;
+//! - [`schedule`]: where each trial ran, and the schedule against its
+//!   floor;
 //! - [`bench`], [`reproduce`]: what those commands measured;
 //! - [`verdict`]: what a trial amounts to, as values;
 //! - [`exit`]: the exit codes of every command, each distinct, with the
@@ -23,6 +25,7 @@ pub mod partition;
 pub mod reproduce;
 pub mod run;
 pub mod sanitizer;
+pub mod schedule;
 pub mod verdict;
 
 pub use casebook_model::TrialId;
@@ -30,4 +33,5 @@ pub use exit::Exit;
 pub use machine::{Environment, Gpu};
 pub use partition::Partition;
 pub use run::{Report, ResultEntry, SnapshotStatus, Source};
+pub use schedule::Place;
 pub use verdict::{ClaimResult, Verdict};

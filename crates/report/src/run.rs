@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::bench::Bench;
 use crate::machine::{Environment, Gpu};
 use crate::partition::Partition;
+use crate::schedule::{CriticalPath, Place};
 use crate::verdict::{ClaimResult, Verdict};
 
 /// Where the report of the newest full GPU run is committed.
@@ -95,6 +96,10 @@ pub struct RunFacts {
     /// The shard this run was (`run-all --partition K/N`), if it was one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partition: Option<Partition>,
+    /// The schedule against its floor, from this report's own trial times
+    /// (see [`CriticalPath`]); absent where a trial's place is not known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub critical_path: Option<CriticalPath>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -133,6 +138,10 @@ pub struct ResultEntry {
     /// The GPU (NVML's index) it ran on, where the run pinned its trials.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu: Option<u32>,
+    /// Where run-all's schedule ran it: beside others, beside light trials
+    /// only, or alone (the critical path is read from it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub place: Option<Place>,
     /// Everything recorded, raw figures included.
     pub outcome: Outcome,
 }
@@ -216,6 +225,22 @@ impl Report {
         }
     }
 
+    /// The schedule against its floor, where every trial's place is
+    /// recorded.
+    pub fn critical_path(&self) -> Option<CriticalPath> {
+        let trials: Option<Vec<(Place, f64)>> = self
+            .results
+            .iter()
+            .map(|r| Some((r.place?, r.seconds)))
+            .collect();
+        let trials = trials.filter(|t| !t.is_empty())?;
+        Some(CriticalPath::of(
+            trials,
+            self.run.gpus.len(),
+            self.wall_seconds,
+        ))
+    }
+
     /// The result of `trial`, if the run has one.
     pub fn result(&self, trial: &TrialId) -> Option<&ResultEntry> {
         self.results
@@ -239,5 +264,17 @@ pub mod fixture {
             memory_total_bytes: 1,
             device_count: 1,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_report_without_places_has_no_critical_path() {
+        let env = fixture::environment("GPU");
+        let report = Report::new(crate::Source::default(), env, Vec::new(), 1.0);
+        assert_eq!(report.critical_path(), None);
     }
 }

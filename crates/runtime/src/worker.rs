@@ -58,6 +58,35 @@ pub fn command(role: &str) -> std::io::Result<std::process::Command> {
     Ok(cmd)
 }
 
+/// [`run`], with the worker started under another program: `wrapper` is
+/// that program and its arguments (a debugger, a sanitizer), given the
+/// trial's binary after them. What the wrapper printed is the outcome's
+/// `stderr_tail` (stdout and stderr, the end of them).
+pub fn run_under(
+    wrapper: &[&str],
+    role: &str,
+    timeout: Duration,
+    env: &[(&str, &str)],
+) -> std::io::Result<Outcome> {
+    let target = std::env::var(TARGET_ENV).map_err(|_| {
+        std::io::Error::other(format!(
+            "a worker can only be started from a trial ({TARGET_ENV} is not set)"
+        ))
+    })?;
+    let (program, args) = wrapper
+        .split_first()
+        .ok_or_else(|| std::io::Error::other("no program to start the worker under"))?;
+    let mut cmd = ChildCommand::this_binary(target, timeout)?;
+    let binary = std::mem::replace(&mut cmd.program, (*program).into());
+    cmd.args = args.iter().map(|a| (*a).to_owned()).collect();
+    cmd.args.push(binary.to_string_lossy().into_owned());
+    cmd.env.push((ROLE_ENV.to_owned(), role.to_owned()));
+    cmd.env
+        .extend(env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())));
+    let child = isolation::run(&cmd)?;
+    Ok(isolation::outcome(&child))
+}
+
 /// Copies what a worker recorded into the variant's own record, as one
 /// iteration labelled `label`: its calls (as provoked, so they are no
 /// symptoms of the variant), its checks and facts prefixed with the label,

@@ -179,7 +179,8 @@
   }
 
   // As phrases() in features.rs: every feature with the tokens it stands for.
-  function phrases(toks) {
+  // A pasted text (pasted true) also gives every two consecutive words.
+  function phrases(toks, pasted) {
     var out = [];
     var run = [];
     function isGeneric(w) {
@@ -200,6 +201,10 @@
       }
       if (isIdentifier(t)) out.push({ feature: "id:" + lower(t), tokens: [i] });
       run.push(i);
+      if (pasted && run.length >= 2) {
+        var pair = run.slice(run.length - 2);
+        if (!pair.every(function (j) { return isGeneric(lower(toks[j])); })) out.push(phrase(pair));
+      }
       if (run.length >= 3) {
         var tri = run.slice(run.length - 3);
         if (!tri.every(function (j) { return isGeneric(lower(toks[j])); })) out.push(phrase(tri));
@@ -208,9 +213,9 @@
     return out;
   }
 
-  function featuresOf(toks) {
+  function featuresOf(toks, pasted) {
     var out = new Set();
-    phrases(toks).forEach(function (p) { out.add(p.feature); });
+    phrases(toks, pasted).forEach(function (p) { out.add(p.feature); });
     return out;
   }
 
@@ -293,13 +298,13 @@
   }
 
   function features(text) {
-    var f = featuresOf(tokens(text));
+    var f = featuresOf(tokens(text), false);
     figures(text).forEach(function (x) { f.add(x); });
     return f;
   }
 
   function lineFeatures(line) {
-    var f = featuresOf(removeBoilerplate(lineTokens(line)));
+    var f = featuresOf(removeBoilerplate(lineTokens(line)), true);
     figures(line).forEach(function (x) { f.add(x); });
     return f;
   }
@@ -359,7 +364,7 @@
   Ranker.prototype.rankWith = function (text, errs) {
     var self = this;
     var toks = tokens(text);
-    var query = featuresOf(toks);
+    var query = featuresOf(toks, true);
     figures(text).forEach(function (x) { query.add(x); });
     var first = errs.length ? errs[0].features : new Set();
     var queryErrors = Array.from(query).filter(isErrorName);
@@ -421,7 +426,7 @@
   function matchedSpans(toks, shared) {
     var covered = toks.map(function () { return false; });
     var ident = toks.map(function () { return false; });
-    phrases(toks).forEach(function (p) {
+    phrases(toks, true).forEach(function (p) {
       if (!shared.has(p.feature)) return;
       if (p.feature.startsWith("id:")) ident[p.tokens[0]] = true;
       else p.tokens.forEach(function (j) { covered[j] = true; });

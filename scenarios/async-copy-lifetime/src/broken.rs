@@ -16,5 +16,5 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
     // BUG: the buffer is reused while the copy from it is still queued.
     host.as_mut_slice().fill(OVERWRITTEN);
     // ANCHOR_END: run
-    gpu.finish(rec)
+    gpu.finish(rec, host.as_mut_slice())
 }

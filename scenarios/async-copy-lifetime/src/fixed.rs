@@ -30,5 +30,5 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
     // ANCHOR_END: run
     // SAFETY: nothing waits on the event any more.
     unsafe { rec.step("cuEventDestroy", result::event::destroy(copied))? };
-    gpu.finish(rec)
+    gpu.finish(rec, host.as_mut_slice())
 }

@@ -14,5 +14,5 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
     gpu.copy(rec, &host)?;
     host.fill(OVERWRITTEN); // the same reuse as the broken program's
     // ANCHOR_END: run
-    gpu.finish(rec)
+    gpu.finish(rec, &host)
 }

@@ -28,6 +28,7 @@ casebook_model::cpp_variants! {
     "cpp/async_free_race.cu" {
         broken: casebook_async_free_race_broken_cpp,
         fixed: casebook_async_free_race_fixed_cpp,
+        trimmed: casebook_async_free_race_trimmed_cpp,
     }
 }
 
@@ -62,6 +63,13 @@ pub fn scenario() -> Scenario {
             Variant::contrast("safe-api", Expect::Clean, cudarc!(safe_api)),
             Variant::broken("broken-cpp", Symptom::check_failed(READER_OK), cpp::broken),
             Variant::fixed("fixed-cpp", cpp::fixed),
+            Variant::contrast("trimmed-cpp", Expect::Clean, cpp::trimmed).one_change(
+                "fixed-cpp",
+                "whether the pool is emptied before the next request (stream 0 waited for, then \
+                 cudaMemPoolTrimTo(pool, 0)): no there, yes here",
+                "return drive<true, false>(r);",
+                "return drive<true, true>(r);",
+            ),
             Variant::broken("broken-cust", Symptom::check_failed(READER_OK), Program::cust("broken")).states(
                 "DeviceBuffer::drop_async on the wrong stream races the same way.",
                 |o| o.check(READER_OK).map(|ok| !ok),
@@ -85,11 +93,14 @@ const CLAIMS: &[Claim] = &[Claim {
     id: "004-allocator-serves-from-cache-first",
     source: Source::Seed("004_dd8d91b458147886.txt"),
     quote: "When a subsequent allocation request comes, it first attempts to fulfill it from these cached blocks.",
-    judged_by: "broken-cpp",
-    control: Control::Pending,
+    judged_by: "fixed-cpp",
+    control: Control::Run("trimmed-cpp"),
     reach: Reach::Either,
-    // The stream-ordered pool: the next request of the size just freed.
-    judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.flag(REUSED)),
+    // The stream-ordered pool: the next request of the size just freed, on
+    // the stream that freed it. Served from the block the pool holds, it
+    // takes no new memory from the device. (That the address is the same
+    // proves less: a block mapped afresh may land at the address freed.)
+    judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.flag(SERVED_FROM_THE_POOL)),
 }];
 
 /// Two non-blocking streams, the reading kernel and its output buffer.

@@ -53,10 +53,19 @@ static void later_call(const casebook_recorder *r) {
   fact_text(r, names::LATER_CALL, cudaGetErrorName(err));
 }
 
+// The lookup, a later call, then the Programming Guide's remedy; whether
+// one index is past the table's end is the broken variant's bug, and the
+// control's one change.
+static int lookup_then_reset(const casebook_recorder *r, bool past_the_end);
+
 // ANCHOR: broken
 extern "C" int casebook_device_assert_broken_cpp(const casebook_recorder *r) {
+  return lookup_then_reset(r, true);
+}
+
+static int lookup_then_reset(const casebook_recorder *r, bool past_the_end) {
   // BUG: the indices go to the kernel unchecked; one is past the table's end.
-  lookup(r, indices(true), nullptr);
+  lookup(r, indices(past_the_end), nullptr);
   later_call(r);
   // What the Programming Guide offers: reset the device, then go on.
   rec(r, "cudaDeviceReset", cudaDeviceReset());
@@ -67,6 +76,14 @@ extern "C" int casebook_device_assert_broken_cpp(const casebook_recorder *r) {
   return 0;
 }
 // ANCHOR_END: broken
+
+// ANCHOR: in_range
+// The control of "the process must be relaunched": the same program with
+// every index within the table, so that no assert fires before the reset.
+extern "C" int casebook_device_assert_in_range_cpp(const casebook_recorder *r) {
+  return lookup_then_reset(r, false);
+}
+// ANCHOR_END: in_range
 
 // ANCHOR: fixed
 extern "C" int casebook_device_assert_fixed_cpp(const casebook_recorder *r) {

@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use casebook_model::{
-    Claim, ClaimVerdict, Control, Outcome, Passage, Reach, Recorder, Report, Requirement,
+    Claim, ClaimVerdict, Control, Expect, Outcome, Passage, Reach, Recorder, Report, Requirement,
     ResultName, Scenario, Source, Symptom, Variant, cudarc, device,
 };
 use cudarc::driver::{
@@ -26,6 +26,7 @@ casebook_model::cpp_variants! {
     "cpp/device_assert.cu" {
         broken: casebook_device_assert_broken_cpp,
         fixed: casebook_device_assert_fixed_cpp,
+        in_range: casebook_device_assert_in_range_cpp,
     }
 }
 
@@ -69,6 +70,13 @@ pub fn scenario() -> Scenario {
             Variant::broken("broken-cpp", Symptom::cuda_error(ASSERT_CPP), cpp::broken)
                 .then_shows(Symptom::cuda_error(AFTER_RESET_CPP)),
             Variant::fixed("fixed-cpp", cpp::fixed),
+            Variant::contrast("in-range-cpp", Expect::Clean, cpp::in_range).one_change(
+                "broken-cpp",
+                "whether one index is past the table's end: yes there, so the kernel asserts; no \
+                 here, so the reset comes after a lookup that worked",
+                "return lookup_then_reset(r, true);",
+                "return lookup_then_reset(r, false);",
+            ),
         ],
     }
 }
@@ -161,7 +169,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Nvidia(&CUDA_ERROR_ASSERT_RUNTIME),
         quote: "To continue using CUDA, the process must be terminated and relaunched.",
         judged_by: "broken-cpp",
-        control: Control::Pending,
+        control: Control::Run("in-range-cpp"),
         reach: Reach::AtBestPartly(
             "the run shows that the process cannot go on, even after cudaDeviceReset; that a \
              relaunched process works is shown by the fixed variants, each in a process of its own",

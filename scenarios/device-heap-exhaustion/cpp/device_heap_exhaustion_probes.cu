@@ -21,7 +21,7 @@ namespace {
 const size_t kHeap = 64ull << 20;
 const size_t kSmall = 4096;
 const int kSlots = (int)(kHeap / kSmall);
-const size_t kLarge = 8ull << 20;
+const size_t kLarge = 8ull << 20;  // larger than any hole, smaller than the holes together
 const size_t kMargin = 512ull << 20;
 
 __global__ void fill(void **slots, int n, size_t bytes) {
@@ -66,9 +66,9 @@ int launch_count(const casebook_recorder *r, void **slots, int *d_int) {
   return live;
 }
 
-bool launch_large(const casebook_recorder *r, int *d_int) {
+bool launch_large(const casebook_recorder *r, int *d_int, size_t large) {
   int served = 0;
-  one_large<<<1, 1>>>(kLarge, d_int);
+  one_large<<<1, 1>>>(large, d_int);
   rec(r, "one_large<<<1, 1>>>", cudaGetLastError());
   rec(r, "cudaMemcpy DtoH", cudaMemcpy(&served, d_int, sizeof served, cudaMemcpyDeviceToHost));
   return served != 0;
@@ -77,7 +77,8 @@ bool launch_large(const casebook_recorder *r, int *d_int) {
 }  // namespace
 
 // ANCHOR: heap_fragmentation
-extern "C" int casebook_device_heap_exhaustion_heap_fragmentation_cpp(const casebook_recorder *r) {
+// `large`: the request made among the holes.
+static int heap_fragmentation(const casebook_recorder *r, size_t large) {
   rec(r, "cudaDeviceSetLimit cudaLimitMallocHeapSize", cudaDeviceSetLimit(cudaLimitMallocHeapSize, kHeap));
   void **slots;
   int *d_int;
@@ -88,7 +89,7 @@ extern "C" int casebook_device_heap_exhaustion_heap_fragmentation_cpp(const case
   // The heap is set aside at the first launch of a kernel that allocates;
   // every kernel is launched once before free memory is read, so that
   // loading their code is not counted against the allocations.
-  bool large_fresh = launch_large(r, d_int);
+  bool large_fresh = launch_large(r, d_int, large);
   fill<<<1, 1>>>(slots, 0, kSmall);
   free_every_other<<<1, 1>>>(slots, 0);
   free_all<<<1, 1>>>(slots, 0);
@@ -107,9 +108,9 @@ extern "C" int casebook_device_heap_exhaustion_heap_fragmentation_cpp(const case
   measure(r, names::SMALL_BLOCKS_ALLOCATED, live);
   measure(r, names::SMALL_BLOCKS_FREED, live - kept);
   measure(r, names::HEAP_BYTES_FREED, (double)freed);
-  fact(r, names::THE_FREED_BLOCKS_ADD_UP_TO_MORE_THAN_THE_LARGE_REQUEST, freed > kLarge);
+  fact(r, names::THE_FREED_BLOCKS_ADD_UP_TO_MORE_THAN_THE_LARGE_REQUEST, freed > large);
 
-  bool large_holes = launch_large(r, d_int);
+  bool large_holes = launch_large(r, d_int, large);
   fact(r, names::THE_LARGE_IN_KERNEL_ALLOCATION_IS_SERVED_AMONG_THE_HOLES, large_holes);
   size_t free_fragmented = free_bytes(r);
   measure(r, names::CUDAMALLOC_FREE_CHANGE, (double)free_heap_ready - (double)free_fragmented);
@@ -127,14 +128,26 @@ extern "C" int casebook_device_heap_exhaustion_heap_fragmentation_cpp(const case
 
   free_all<<<(kSlots + 255) / 256, 256>>>(slots, kSlots);
   rec(r, "free_all<<<>>>", cudaGetLastError());
-  bool large_after = launch_large(r, d_int);
+  bool large_after = launch_large(r, d_int, large);
   fact(r, names::THE_LARGE_IN_KERNEL_ALLOCATION_IS_SERVED_ONCE_THE_REST_IS_FREED, large_after);
 
   rec(r, "cudaFree", cudaFree(slots));
   rec(r, "cudaFree", cudaFree(d_int));
   return 0;
 }
+
+extern "C" int casebook_device_heap_exhaustion_heap_fragmentation_cpp(const casebook_recorder *r) {
+  return heap_fragmentation(r, kLarge);
+}
 // ANCHOR_END: heap_fragmentation
+
+// ANCHOR: hole_sized_request
+// The control of the holes' claims: the same heap, filled and freed the
+// same way, and the request among the holes the size of one hole.
+extern "C" int casebook_device_heap_exhaustion_hole_sized_request_cpp(const casebook_recorder *r) {
+  return heap_fragmentation(r, kSmall);
+}
+// ANCHOR_END: hole_sized_request
 
 namespace {
 

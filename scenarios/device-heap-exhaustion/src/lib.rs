@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use casebook_model::device::{self, measure_bytes};
 use casebook_model::{
-    Claim, ClaimVerdict, Control, Expect, Outcome, Reach, Recorder, Requirement, Scenario, Source,
-    Symptom, Variant, cudarc,
+    Claim, ClaimVerdict, Control, Expect, Outcome, Part, Reach, Recorder, Requirement, Scenario,
+    Source, Symptom, Variant, cudarc,
 };
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg, sys,
@@ -23,12 +23,14 @@ casebook_model::cpp_variants! {
     "cpp/device_heap_exhaustion.cu" {
         as_written: casebook_device_heap_exhaustion_as_written_cpp,
         fixed: casebook_device_heap_exhaustion_fixed_cpp,
+        size_in_range: casebook_device_heap_exhaustion_size_in_range_cpp,
     }
     "cpp/device_heap_exhaustion.cu" (whole file) {
         broken: casebook_device_heap_exhaustion_broken_cpp,
     }
     "cpp/device_heap_exhaustion_probes.cu" {
         heap_fragmentation: casebook_device_heap_exhaustion_heap_fragmentation_cpp,
+        hole_sized_request: casebook_device_heap_exhaustion_hole_sized_request_cpp,
         grid_size: casebook_device_heap_exhaustion_grid_size_cpp,
     }
 }
@@ -77,10 +79,12 @@ pub fn scenario() -> Scenario {
         variants: vec![
             Variant::broken("broken", Symptom::cuda_error(FAULT), cudarc!(broken)),
             Variant::fixed("fixed", cudarc!(fixed)),
+            // 64M device-side new[] and delete[], one a thread: 105 s beside
+            // light trials on an H100, over 120 s under a full run's load.
             Variant::as_written("as-written-cpp", cpp::as_written).also_differs(
                 "added to the article's program: one line in its kernel that stores what thread 0's new was asked \
                  for, and the read-back of that value after the kernel.",
-            ),
+            ).timeout(std::time::Duration::from_secs(300)),
             Variant::broken("broken-cpp", Symptom::cuda_error(FAULT_CPP), cpp::broken),
             Variant::fixed("fixed-cpp", cpp::fixed),
             Variant::contrast(
@@ -89,7 +93,32 @@ pub fn scenario() -> Scenario {
                 cpp::heap_fragmentation,
             )
             .alone(),
+            Variant::contrast(
+                "hole-sized-request-cpp",
+                Expect::Records,
+                cpp::hole_sized_request,
+            )
+            .alone()
+            .one_change(
+                "heap-fragmentation-cpp",
+                "the request made among the holes: 8 MiB there, larger than any hole; one hole's \
+                 4 KiB here",
+                "return heap_fragmentation(r, kLarge);",
+                "return heap_fragmentation(r, kSmall);",
+            ),
             Variant::contrast("grid-size-cpp", Expect::Records, cpp::grid_size).alone(),
+            Variant::as_written("size-in-range-cpp", cpp::size_in_range)
+                .also_differs(
+                    "added to the article's program, as in as-written-cpp: the line in its kernel \
+                     that stores what thread 0's new was asked for, and its read-back.",
+                )
+                .one_change(
+                    "as-written-cpp",
+                    "the article's knob, `size`: 1024 * 1024 * 64 there, whose square wraps an int; \
+                     1024 * 16 here, whose square (2^28) does not",
+                    "int size = 1024 * 1024 * 64;  // Adjust to experiment with memory needs",
+                    "int size = 1024 * 16;  // Adjust to experiment with memory needs",
+                ),
         ],
     }
 }
@@ -102,7 +131,7 @@ const CLAIMS: &[Claim] = &[
                 fragmentation. While `delete[] temp` is called, the released memory may not be \
                 consolidated, leading to out-of-memory errors, even with smaller input sizes.",
         judged_by: "heap-fragmentation-cpp",
-        control: Control::Pending,
+        control: Control::Run("hole-sized-request-cpp"),
         reach: Reach::AtBestPartly(
             "as the article writes it, the kernel's request wraps to new float[0] (an int overflow), so it makes no \
              small blocks; and the failure shows as a null pointer from new, not as an error a CUDA call returns",
@@ -140,7 +169,23 @@ const CLAIMS: &[Claim] = &[
         quote: "Furthermore, memory allocation within multithreaded CUDA kernels itself can exacerbate this \
                 situation, introducing more allocations that contribute to fragmented memory.",
         judged_by: "heap-fragmentation-cpp",
-        control: Control::Pending,
+        control: Control::Parts(&[
+            Part {
+                part: "in-kernel allocations fragment the device heap",
+                control: Control::Run("hole-sized-request-cpp"),
+            },
+            Part {
+                part: "they fragment the memory cudaMalloc serves",
+                control: Control::Impossible(
+                    "the device heap is set aside whole, at the first launch of a kernel that \
+                     allocates, and what kernels allocate and free stays inside it: a run in which \
+                     in-kernel allocations reach cudaMalloc's memory would need a heap that grows, \
+                     which CUDA's does not. What shows that the reading could see them: the same \
+                     cudaMemGetInfo, read before and after, and a cudaMalloc of nearly all free memory, \
+                     which would fail on memory they held.",
+                ),
+            },
+        ]),
         reach: Reach::Either,
         // "This situation" is the GPU memory that cudaMalloc serves. In-kernel
         // allocations live in the device heap, a region set aside once: they
@@ -176,7 +221,9 @@ const CLAIMS: &[Claim] = &[
         quote: "The kernel launch uses a large number of threads and blocks, further adding memory pressure for \
                 registers and shared memory.",
         judged_by: "grid-size-cpp",
-        control: Control::Pending,
+        control: Control::Impossible(
+            "registers and shared memory are on-chip, given to each block that is resident, and local memory is reserved once for the threads that can be resident at once: nothing a launch takes grows with its grid, so a run in which free memory falls as the grid grows would need a kernel that allocates per block (in-kernel malloc, heap-fragmentation-cpp), another claim. What shows that the reading sees what a launch takes: this run's first launch reserved 140 MiB, read the same way.",
+        ),
         reach: Reach::Either,
         // Registers and shared memory are on-chip, per resident block; local
         // memory is reserved per thread that can be resident at once. None of
@@ -195,7 +242,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("003_a513a38b5daed103.txt"),
         quote: "int size = 1024 * 1024 * 64; // Adjust to experiment with memory needs",
         judged_by: "as-written-cpp",
-        control: Control::Pending,
+        control: Control::Run("size-in-range-cpp"),
         reach: Reach::Either,
         // size * size is int arithmetic: does the request track size?
         judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.flag(THE_REQUEST_IS_SIZE_TIMES_SIZE)),

@@ -19,6 +19,7 @@ const size_t kBuffer = 4ull << 30;      // the process's own buffer
 const size_t kLibrary = 4ull << 30;     // what the library allocates in its context
 const size_t kHeap = 256ull << 20;      // a device-heap limit the process raised
 const size_t kTolerance = 128ull << 20; // context bookkeeping, rounding
+const size_t kMargin = 512ull << 20;    // left free after the reset, for the context's own needs
 
 // The driver API, reached through the runtime so that nothing links libcuda.
 struct Driver {
@@ -41,13 +42,19 @@ bool load(const casebook_recorder *r, Driver &d) {
          driver_entry(r, "cuMemFree", 3020, &d.memFree) == cudaSuccess;
 }
 
-// A library that keeps a context of its own, as some do.
+// A library that keeps a context of its own, as some do; or, in the control,
+// one that allocates in the context current when it is called, the
+// primary one, as cuBLAS does.
+enum class LibraryContext { Own, Primary };
+
 struct Library {
   CUcontext ctx = nullptr;
   CUdeviceptr buffer = 0;
 };
 
-bool library_init(const casebook_recorder *r, const Driver &d, Library &lib) {
+bool library_init(const casebook_recorder *r, const Driver &d, Library &lib, LibraryContext where) {
+  if (where == LibraryContext::Primary)
+    return rec_cu(r, d.errorName, "cuMemAlloc", d.memAlloc(&lib.buffer, kLibrary)) == CUDA_SUCCESS;
   if (rec_cu(r, d.errorName, "cuCtxCreate", d.ctxCreate(&lib.ctx, 0, 0)) != CUDA_SUCCESS) return false;
   if (rec_cu(r, d.errorName, "cuMemAlloc", d.memAlloc(&lib.buffer, kLibrary)) != CUDA_SUCCESS) return false;
   CUcontext popped;
@@ -71,7 +78,7 @@ struct Setup {
   Library lib;
 };
 
-bool setup(const casebook_recorder *r, const Driver &d, Setup &s) {
+bool setup(const casebook_recorder *r, const Driver &d, Setup &s, LibraryContext where = LibraryContext::Own) {
   rec(r, "cudaFree(0)", cudaFree(0));  // the primary context, as any first call creates it
   s.baseline = free_bytes(r);
   rec(r, "cudaDeviceGetLimit cudaLimitMallocHeapSize", cudaDeviceGetLimit(&s.default_heap, cudaLimitMallocHeapSize));
@@ -79,7 +86,7 @@ bool setup(const casebook_recorder *r, const Driver &d, Setup &s) {
   rec(r, "cudaDeviceSetLimit cudaLimitMallocHeapSize", cudaDeviceSetLimit(cudaLimitMallocHeapSize, kHeap));
   // Read back: the reset's effect on the limit means something only if it changed.
   rec(r, "cudaDeviceGetLimit cudaLimitMallocHeapSize", cudaDeviceGetLimit(&s.raised_heap, cudaLimitMallocHeapSize));
-  if (!library_init(r, d, s.lib)) return false;
+  if (!library_init(r, d, s.lib, where)) return false;
   size_t now = free_bytes(r);
   measure(r, names::BASELINE_FREE, (double)s.baseline);
   measure(r, names::HELD_AFTER_SETUP, (double)held(s.baseline, now));
@@ -92,13 +99,23 @@ void judge_cleanup(const casebook_recorder *r, const Setup &s) {
   check(r, names::BACK, after < kTolerance);
 }
 
+// The articles' cleanup, with the library's memory in a context of its own
+// (the broken variant) or in the primary context (the control).
+int reset_cleanup(const casebook_recorder *r, LibraryContext where);
+
 }  // namespace
 
 // ANCHOR: broken
 extern "C" int casebook_device_reset_broken_cpp(const casebook_recorder *r) {
+  return reset_cleanup(r, LibraryContext::Own);
+}
+
+namespace {
+
+int reset_cleanup(const casebook_recorder *r, LibraryContext where) {
   Driver d;
   Setup s;
-  if (!load(r, d) || !setup(r, d, s)) return 1;
+  if (!load(r, d) || !setup(r, d, s, where)) return 1;
   size_t before = held(s.baseline, free_bytes(r));
 
   rec(r, "cudaFree(nullptr)", cudaFree(nullptr));  // This doesn't actually free anything.
@@ -123,9 +140,32 @@ extern "C" int casebook_device_reset_broken_cpp(const casebook_recorder *r) {
   fact(r, names::THE_DEVICE_HEAP_LIMIT_IS_BACK_TO_ITS_DEFAULT, heap == s.default_heap);
   fact(r, names::THE_DEVICE_HEAP_LIMIT_HAD_BEEN_RAISED, s.raised_heap > s.default_heap);
 
+  // What the reset released, asked for in one piece: all the free memory
+  // but a margin for the context's own needs.
+  // Not under the sanitizer, where this trial shares the GPU: the free
+  // memory is the other trials' too.
+  if (!under_sanitizer(r)) {
+    size_t free = free_bytes(r);
+    void *whole = nullptr;
+    cudaError_t one_piece = tolerate(r, "cudaMalloc (free memory less 512 MiB, after the reset)",
+                                     cudaMalloc(&whole, free - kMargin));
+    fact(r, names::ONE_BLOCK_OF_NEARLY_ALL_FREE_MEMORY_IS_SERVED_AFTER_THE_RESET, one_piece == cudaSuccess);
+    if (one_piece == cudaSuccess) rec(r, "cudaFree", cudaFree(whole));
+  }
+
   judge_cleanup(r, s);
   return 0;  // the library's context stays behind until the process exits
 }
+
+}  // namespace
+
+// ANCHOR: library_in_primary
+// The control of what the reset leaves: the same program, the library
+// allocating in the primary context rather than in one of its own.
+extern "C" int casebook_device_reset_library_in_primary_cpp(const casebook_recorder *r) {
+  return reset_cleanup(r, LibraryContext::Primary);
+}
+// ANCHOR_END: library_in_primary
 
 // ANCHOR: fixed
 extern "C" int casebook_device_reset_fixed_cpp(const casebook_recorder *r) {

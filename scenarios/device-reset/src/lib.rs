@@ -8,7 +8,8 @@
 //! context.
 
 use casebook_model::{
-    Claim, ClaimVerdict, Control, Outcome, Reach, Requirement, Scenario, Source, Symptom, Variant,
+    Claim, ClaimVerdict, Control, Expect, Outcome, Part, Reach, Requirement, Scenario, Source,
+    Symptom, Variant,
 };
 
 casebook_model::names_module!();
@@ -17,6 +18,7 @@ casebook_model::cpp_variants! {
     "cpp/device_reset.cu" {
         broken: casebook_device_reset_broken_cpp,
         fixed: casebook_device_reset_fixed_cpp,
+        library_in_primary: casebook_device_reset_library_in_primary_cpp,
     }
 }
 
@@ -39,6 +41,18 @@ pub fn scenario() -> Scenario {
         variants: vec![
             Variant::broken("broken-cpp", Symptom::check_failed(BACK), cpp::broken),
             Variant::fixed("fixed-cpp", cpp::fixed),
+            Variant::contrast(
+                "library-in-primary-cpp",
+                Expect::Records,
+                cpp::library_in_primary,
+            )
+            .one_change(
+                "broken-cpp",
+                "where the library keeps its 4 GiB: in a context it created through the driver API \
+                 there; in the context current when it is called, the primary one, here, as cuBLAS does",
+                "return reset_cleanup(r, LibraryContext::Own);",
+                "return reset_cleanup(r, LibraryContext::Primary);",
+            ),
         ],
     }
 }
@@ -59,7 +73,7 @@ const CLAIMS: &[Claim] = &[
         quote: "Simply calling `cudaFree(nullptr)` or `cudaDeviceReset()` does not guarantee the release \
                 of all allocated resources.",
         judged_by: "broken-cpp",
-        control: Control::Pending,
+        control: Control::Run("library-in-primary-cpp"),
         reach: Reach::Either,
         judge: |o: &Outcome| match (o.flag(FREE_NULL), o.flag(SURVIVED)) {
             (Some(false), Some(true)) => ClaimVerdict::Confirmed,
@@ -74,7 +88,20 @@ const CLAIMS: &[Claim] = &[
         quote: "Clearing the cache using functions like `cudaFree(0)` or `cudaDeviceReset()` only reclaims \
                 memory that is directly managed by the CUDA runtime.",
         judged_by: "broken-cpp",
-        control: Control::Pending,
+        control: Control::Parts(&[
+            Part {
+                part: "cudaDeviceReset reclaims only the memory the runtime manages",
+                control: Control::Run("library-in-primary-cpp"),
+            },
+            Part {
+                part: "cudaFree(0) reclaims memory",
+                control: Control::Impossible(
+                    "cudaFree(0) has no allocation to free; a run in which it reclaims memory cannot \
+                     be written. What shows that the reading sees memory reclaimed: the reset, read \
+                     the same way in this run.",
+                ),
+            },
+        ]),
         reach: Reach::Either,
         // True of cudaDeviceReset; cudaFree(0) reclaims nothing at all.
         judge: |o: &Outcome| match (o.flag(RESET), o.flag(SURVIVED), o.flag(FREE_NULL)) {
@@ -90,7 +117,21 @@ const CLAIMS: &[Claim] = &[
         quote: "`cudaDeviceReset()` should be used cautiously; it completely resets the entire CUDA context \
                 on the device.",
         judged_by: "broken-cpp",
-        control: Control::Pending,
+        control: Control::Parts(&[
+            Part {
+                part: "the reset clears the primary context completely",
+                control: Control::Impossible(
+                    "cudaDeviceReset destroys the primary context; a run in which some of it \
+                     survives would need the reset left out, the step measured. What shows that the \
+                     reading sees what survives: the library's own context, read the same way in this \
+                     run, keeps its 4 GiB.",
+                ),
+            },
+            Part {
+                part: "the reset clears every context on the device",
+                control: Control::Run("library-in-primary-cpp"),
+            },
+        ]),
         reach: Reach::Either,
         // The primary context, completely; another context on the same device
         // is untouched.
@@ -106,7 +147,9 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("000_1633914ffce0e075.txt"),
         quote: "This example explicitly uses `cudaDeviceReset()` to ensure a clean context between calls.",
         judged_by: "broken-cpp",
-        control: Control::Pending,
+        control: Control::Impossible(
+            "cudaDeviceReset destroys the primary context and every setting in it; a run in which the setting survives would need the reset left out, the step measured. What shows that the reading sees a setting that was changed: this run reads the device-heap limit after raising it, and finds it raised, before the reset.",
+        ),
         reach: Reach::Either,
         // The article's calls fault nowhere: "clean" is what the first call
         // left in the context, its allocation and a raised limit. (A context
@@ -125,7 +168,9 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("000_1633914ffce0e075.txt"),
         quote: "cudaDeviceReset(); // This resets the context, releasing resources.",
         judged_by: "broken-cpp",
-        control: Control::Pending,
+        control: Control::Impossible(
+            "cudaDeviceReset destroys the primary context and what it holds; a run in which it releases nothing would need the reset left out, the step measured. What shows that the reading sees a call that releases nothing: cudaFree(nullptr), read the same way in this run, released nothing.",
+        ),
         reach: Reach::Either,
         judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.flag(RESET)),
     },
@@ -134,7 +179,9 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("002_245404227877bbf6.txt"),
         quote: "cudaFree(nullptr); // This doesn't actually free anything.",
         judged_by: "broken-cpp",
-        control: Control::Pending,
+        control: Control::Impossible(
+            "cudaFree(nullptr) has no allocation to free; a run in which it frees memory cannot be written. What shows that the reading sees a release: cudaDeviceReset, read the same way in this run, released the 4 GiB buffer.",
+        ),
         reach: Reach::Either,
         judge: |o: &Outcome| ClaimVerdict::refuted_if(o.flag(FREE_NULL)),
     },
@@ -143,10 +190,55 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("003_a513a38b5daed103.txt"),
         quote: "It doesn't address fragmentation or memory held by libraries or dynamically allocated memory not explicitly tracked by the CUDA API.",
         judged_by: "broken-cpp",
-        control: Control::Pending,
+        control: Control::Run("library-in-primary-cpp"),
         reach: Reach::AtBestPartly(
             "only the library arm is measured (a library's own driver-API context keeps its memory through the reset); fragmentation and the device heap after a reset are not",
         ),
         judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.flag(SURVIVED)),
+    },
+    Claim {
+        id: "000-reuse-context-after-reset",
+        source: Source::Seed("000_1633914ffce0e075.txt"),
+        quote: "runModel(context2); // Or reuse context1 if appropriate after reset",
+        judged_by: "broken-cpp",
+        control: Control::Impossible(
+            "cudaDeviceReset destroys the primary context, context1, with all it holds; a run in \
+             which what it held is still usable would need the reset left out, the step measured. \
+             What shows that the reading is not blind: the calls after the reset succeed, in the \
+             primary context the runtime makes anew.",
+        ),
+        reach: Reach::Either,
+        // Reusing context1: using what the first call made in it. After the
+        // reset its buffer is written to once more.
+        judge: |o: &Outcome| match o
+            .fact(THE_POINTER_FROM_BEFORE_THE_RESET)
+            .and_then(|v| v.as_str())
+        {
+            Some("cudaSuccess") => ClaimVerdict::Confirmed,
+            Some(_) => ClaimVerdict::Refuted,
+            None => ClaimVerdict::Undecided,
+        },
+    },
+    Claim {
+        id: "003-release-no-contiguous-guarantee",
+        source: Source::Seed("003_a513a38b5daed103.txt"),
+        quote: "Furthermore, while such functions release memory, they don't guarantee a contiguous block of \
+                sufficient size will become available.",
+        judged_by: "broken-cpp",
+        control: Control::Impossible(
+            "cudaMalloc serves free memory wherever it lies (fragmentation's hard-form-cpp: 90% of \
+             42 GB free only in 2 MiB holes is served as one block), so after a release no request up \
+             to the free memory can be refused for want of a contiguous block; a run that reads \
+             otherwise would need another allocator, another claim. What shows that the request \
+             could fail: it asks for all the free memory but 512 MiB.",
+        ),
+        reach: Reach::Either,
+        // "Such functions": cudaFree(0) and cudaDeviceReset. After the reset,
+        // one request of all the free memory but a margin.
+        judge: |o: &Outcome| {
+            ClaimVerdict::refuted_if(
+                o.flag(ONE_BLOCK_OF_NEARLY_ALL_FREE_MEMORY_IS_SERVED_AFTER_THE_RESET),
+            )
+        },
     },
 ];

@@ -7,7 +7,9 @@
 // for one block of 90% of the memory that is now free, all of it in
 // scattered 2 MiB holes.
 
+#include <algorithm>
 #include <iostream>
+#include <utility>
 #include <vector>
 
 #include "casebook.h"
@@ -63,8 +65,16 @@ int article_main() {
 
 }  // namespace
 
-extern "C" int casebook_fragmentation_as_written_cpp(const casebook_recorder *r) {
+// The article's program, on the whole GPU (`left` 0) or beside a ballast
+// that leaves `left` bytes free.
+static int as_written(const casebook_recorder *r, size_t left) {
   g_rec = r;
+  void *ballast = nullptr;
+  if (left > 0) {
+    size_t free = free_bytes(r);
+    if (free <= left) return 1;
+    if (rec(r, "cudaMalloc (ballast)", cudaMalloc(&ballast, free - left)) != cudaSuccess) return 1;
+  }
   size_t before = free_bytes(r);
   int code = article_main();
   size_t after = free_bytes(r);
@@ -72,8 +82,21 @@ extern "C" int casebook_fragmentation_as_written_cpp(const casebook_recorder *r)
   fact(r, names::FREE_MEMORY_AFTER_EQUALS_FREE_MEMORY_BEFORE, before == after);
   measure(r, names::FREE_BEFORE, (double)before);
   measure(r, names::FREE_AFTER, (double)after);
+  if (ballast) rec(r, "cudaFree (ballast)", cudaFree(ballast));
   return 0;
 }
+
+extern "C" int casebook_fragmentation_as_written_cpp(const casebook_recorder *r) {
+  return as_written(r, 0);
+}
+
+// ANCHOR: nearly_full
+// Where "might fail" could: the article's program on a GPU nearly full, a
+// ballast leaving 64 MiB, twice its 32 MiB request.
+extern "C" int casebook_fragmentation_nearly_full_cpp(const casebook_recorder *r) {
+  return as_written(r, size_t(64) << 20);
+}
+// ANCHOR_END: nearly_full
 
 static const size_t kBlock = size_t(2) << 20;
 
@@ -142,3 +165,130 @@ extern "C" int casebook_fragmentation_hard_form_cpp(const casebook_recorder *r) 
   rec(r, "cudaFree (the rest)", rest);
   return 0;
 }
+
+// A small generator of its own, so that the sizes and the order are the same
+// on every machine.
+static unsigned long long g_state = 0x9E3779B97F4A7C15ULL;
+static unsigned long long next_random() {
+  g_state ^= g_state << 13;
+  g_state ^= g_state >> 7;
+  g_state ^= g_state << 17;
+  return g_state;
+}
+
+// One block of `share` of the free memory now, from cudaMalloc: whether it
+// is served (and freed at once).
+static bool one_block(const casebook_recorder *r, const char *call, double share) {
+  size_t ask = (size_t)((double)free_bytes(r) * share) / kBlock * kBlock;
+  void *p = nullptr;
+  cudaError_t err = tolerate(r, call, cudaMalloc(&p, ask));
+  if (err == cudaSuccess) rec(r, "cudaFree", cudaFree(p));
+  cudaGetLastError();
+  return err == cudaSuccess;
+}
+
+// ANCHOR: churn
+// Seed 004's "allocations frequently created and destroyed with varying
+// sizes": 100,000 cudaMalloc and cudaFree of sizes from 4 KiB to 64 MiB in a
+// random order, with up to half the free memory live at a time. The blocks
+// still live stay where the churn left them; then one block of 90% of the
+// memory still free is asked for.
+extern "C" int casebook_fragmentation_churn_cpp(const casebook_recorder *r) {
+  // Under the sanitizer, every cudaMalloc is tracked and this trial shares
+  // the GPU: fewer rounds, and no request of the free memory.
+  const bool reduced = under_sanitizer(r);
+  const int kRounds = reduced ? 2000 : 100000;
+  const size_t budget = free_bytes(r) / 2;
+  std::vector<std::pair<void *, size_t>> live;
+  size_t held = 0;
+  int allocations = 0;
+  cudaError_t first_error = cudaSuccess;
+  for (int round = 0; round < kRounds; ++round) {
+    bool release = !live.empty() && (next_random() % 2 == 0 || held > budget);
+    if (release) {
+      size_t k = next_random() % live.size();
+      cudaError_t e = cudaFree(live[k].first);
+      if (first_error == cudaSuccess) first_error = e;
+      held -= live[k].second;
+      live[k] = live.back();
+      live.pop_back();
+    } else {
+      size_t size = size_t(4096) << (next_random() % 15);  // 4 KiB to 64 MiB
+      size += (next_random() % 8) * (size / 8);           // and between the powers of two
+      void *p = nullptr;
+      cudaError_t e = cudaMalloc(&p, size);
+      if (e != cudaSuccess) {
+        if (first_error == cudaSuccess) first_error = e;
+        break;
+      }
+      live.push_back({p, size});
+      held += size;
+      ++allocations;
+    }
+  }
+  rec(r, "cudaMalloc and cudaFree (the churn)", first_error);
+  measure(r, names::ALLOCATIONS_MADE, allocations);
+  measure(r, names::BLOCKS_LIVE_AFTER_THE_CHURN, (double)live.size());
+  measure(r, names::BYTES_LIVE_AFTER_THE_CHURN, (double)held);
+  if (!reduced)
+    fact(r, names::ONE_BLOCK_OF_90_OF_THE_FREE_MEMORY_IS_SERVED_AFTER_THE_CHURN,
+         one_block(r, "cudaMalloc (90% of the free memory, after the churn)", 0.9));
+  cudaError_t rest = cudaSuccess;
+  for (auto &b : live) {
+    cudaError_t e = cudaFree(b.first);
+    if (rest == cudaSuccess) rest = e;
+  }
+  rec(r, "cudaFree (the blocks still live)", rest);
+  return 0;
+}
+// ANCHOR_END: churn
+
+// ANCHOR: random_order_free
+// Seed 004's "the immediate free operations don't always lead to
+// defragmentation": blocks of varying sizes fill 90% of the free memory and
+// are all freed, in a random order; then one block of 90% of the free memory
+// is asked for, from cudaMalloc and from the stream-ordered pool (the same
+// blocks made with cudaMallocAsync and freed with cudaFreeAsync).
+extern "C" int casebook_fragmentation_random_order_free_cpp(const casebook_recorder *r) {
+  const bool reduced = under_sanitizer(r);
+  if (reduced) return 0;  // it fills the GPU this trial shares under the sanitizer
+  cudaStream_t stream;
+  rec(r, "cudaStreamCreate", cudaStreamCreate(&stream));
+  for (int pool = 0; pool < 2; ++pool) {
+    Iteration it(r, pool ? "the stream-ordered pool" : "cudaMalloc");
+    const size_t fill = free_bytes(r) / 10 * 9;
+    std::vector<void *> blocks;
+    size_t held = 0;
+    cudaError_t err = cudaSuccess;
+    while (err == cudaSuccess) {
+      size_t size = (size_t(16) << 20) * (1 + next_random() % 16);  // 16 to 256 MiB
+      if (held + size > fill) break;
+      void *p = nullptr;
+      err = pool ? cudaMallocAsync(&p, size, stream) : cudaMalloc(&p, size);
+      if (err == cudaSuccess) {
+        blocks.push_back(p);
+        held += size;
+      }
+    }
+    rec(r, pool ? "cudaMallocAsync (blocks of 16 to 256 MiB)" : "cudaMalloc (blocks of 16 to 256 MiB)", err);
+    for (size_t i = blocks.size(); i > 1; --i) std::swap(blocks[i - 1], blocks[next_random() % i]);
+    cudaError_t freed = cudaSuccess;
+    for (void *p : blocks) {
+      cudaError_t e = pool ? cudaFreeAsync(p, stream) : cudaFree(p);
+      if (freed == cudaSuccess) freed = e;
+    }
+    rec(r, pool ? "cudaFreeAsync (every block, in a random order)" : "cudaFree (every block, in a random order)", freed);
+    size_t ask = (size_t)((double)held * 0.9) / kBlock * kBlock;
+    void *large = nullptr;
+    cudaError_t served = pool ? tolerate(r, "cudaMallocAsync (90% of what the blocks held)", cudaMallocAsync(&large, ask, stream))
+                              : tolerate(r, "cudaMalloc (90% of what the blocks held)", cudaMalloc(&large, ask));
+    if (served == cudaSuccess) rec(r, pool ? "cudaFreeAsync" : "cudaFree", pool ? cudaFreeAsync(large, stream) : cudaFree(large));
+    cudaGetLastError();
+    rec(r, "cudaStreamSynchronize", cudaStreamSynchronize(stream));
+    fact(r, pool ? names::THE_POOL_SERVES_IT_AFTER_THE_FREES : names::CUDAMALLOC_SERVES_IT_AFTER_THE_FREES,
+         served == cudaSuccess);
+  }
+  rec(r, "cudaStreamDestroy", cudaStreamDestroy(stream));
+  return 0;
+}
+// ANCHOR_END: random_order_free

@@ -21,37 +21,40 @@ SEGMENT = 2048 * MiB  # the blocks that make the cached segments
 KEPT = 1152 * MiB  # then, in each segment, a live block of this size ...
 HOLE = SEGMENT - KEPT  # ... and a free piece of this size
 REQUEST = 1536 * MiB  # more than a free piece, less than all of them
-HEADROOM = 512 * MiB  # left free on the device: less than the request
+HEADROOM = 512 * MiB  # left free in the budget: less than the request
+# PyTorch is held to this much (its per-process memory fraction), which
+# stands for the device: room for nine segments and what the layout needs
+# beside them, so that the free pieces together exceed the request four
+# times. The variants read only their own process's figures, so they run
+# beside light trials where the GPU has room for the budget.
+BUDGET = 26 << 30
 # The reduced form, for compute-sanitizer, which shadows every byte the
-# process allocates: PyTorch is held to this much (its per-process memory
-# fraction), which stands for the device, and every size above is divided
-# by SCALE_UNDER_SANITIZER. The layout and the failure are the same, within
-# the budget; the GPU is not filled.
+# process allocates: a smaller budget, and every size above divided by
+# SCALE_UNDER_SANITIZER. The layout and the failure are the same.
 BUDGET_UNDER_SANITIZER = 3 << 30
 SCALE_UNDER_SANITIZER = 8
 
 
-_budget = None  # set in the reduced form
+_budget = BUDGET
 
 
 def _setup(rec):
-    """Holds PyTorch to the budget in the reduced form."""
+    """Holds PyTorch to its budget (the smaller one, with every size scaled
+    down, in the reduced form)."""
     global SEGMENT, KEPT, HOLE, REQUEST, HEADROOM, _budget
     if reduced_for_sanitizer(rec):
         _budget = BUDGET_UNDER_SANITIZER
-        _, total = torch.cuda.mem_get_info()
-        torch.cuda.set_per_process_memory_fraction(BUDGET_UNDER_SANITIZER / total)
         SEGMENT, KEPT, HOLE, REQUEST, HEADROOM = (
             size // SCALE_UNDER_SANITIZER for size in (SEGMENT, KEPT, HOLE, REQUEST, HEADROOM)
         )
+    _, total = torch.cuda.mem_get_info()
+    torch.cuda.set_per_process_memory_fraction(_budget / total)
 
 
 def _free():
-    """Free device memory; in the reduced form, what is left of the budget."""
+    """What is left of the budget (or of the device, if that is less)."""
     free, _ = torch.cuda.mem_get_info()
-    if _budget is not None:
-        return min(free, _budget - torch.cuda.memory_reserved())
-    return free
+    return min(free, _budget - torch.cuda.memory_reserved())
 
 
 def _bytes(size):
@@ -64,13 +67,13 @@ def _memory(rec, phase):
 
 
 def _fragment(rec):
-    """Fills the device, then leaves every segment with a live block and a
+    """Fills the budget, then leaves every segment with a live block and a
     free piece. Returns what must stay alive."""
     free = _free()
     rec.measure(names.FREE_AT_START, free)
     blocks = [_bytes(SEGMENT) for _ in range((free - 4 * SEGMENT) // SEGMENT)]
     _memory(rec, 0)
-    # The rest of the device, but the headroom, in one block that stays.
+    # The rest of the budget, but the headroom, in one block that stays.
     ballast = _bytes(_free() - HEADROOM)
     _memory(rec, 1)
     count = len(blocks)

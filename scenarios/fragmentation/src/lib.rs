@@ -7,6 +7,10 @@
 //! its region free. A pool built on the driver's virtual memory API
 //! (`cuMemAddressReserve`, `cuMemCreate`, `cuMemMap`: the idea behind
 //! PyTorch's expandable segments) serves the same workload.
+//!
+//! The PyTorch variants hold PyTorch to a budget of 26 GiB (its per-process
+//! memory fraction), which stands for the device, and read only their own
+//! process's figures: they run beside light trials where the GPU has room.
 
 use casebook_model::device::measure_bytes;
 use casebook_model::{
@@ -24,6 +28,9 @@ casebook_model::cpp_variants! {
     "cpp/fragmentation.cu" {
         as_written: casebook_fragmentation_as_written_cpp,
         hard_form: casebook_fragmentation_hard_form_cpp,
+        nearly_full: casebook_fragmentation_nearly_full_cpp,
+        churn: casebook_fragmentation_churn_cpp,
+        random_order_free: casebook_fragmentation_random_order_free_cpp,
     }
 }
 
@@ -38,6 +45,9 @@ pub const TEMPORARY: usize = 6 * MIB;
 pub const LARGE: usize = 256 * MIB;
 
 const PYTHON: &str = "python/caching_allocator.py";
+/// What a PyTorch variant holds at most: `BUDGET` in the Python file, and
+/// its process's context.
+const PYTORCH_HOLDS: u64 = 27 << 30;
 
 pub fn scenario() -> Scenario {
     Scenario {
@@ -56,6 +66,13 @@ pub fn scenario() -> Scenario {
         variants: vec![
             Variant::as_written("as-written-cpp", cpp::as_written),
             Variant::as_written("hard-form-cpp", cpp::hard_form),
+            Variant::as_written("nearly-full-cpp", cpp::nearly_full).also_differs(
+                "the article's program beside a ballast that leaves 64 MiB free, twice its 32 MiB \
+                 request: where its \"might fail\" could.",
+            ),
+            Variant::as_written("churn-cpp", cpp::churn)
+                .timeout(std::time::Duration::from_secs(300)),
+            Variant::as_written("random-order-free-cpp", cpp::random_order_free),
             Variant::broken("broken", Symptom::check_failed(SERVED), cudarc!(broken)),
             Variant::fixed("fixed", cudarc!(fixed)).also_differs(
                 "the fix is another allocator, not a line: physical pages (cuMemCreate) \
@@ -69,11 +86,15 @@ pub fn scenario() -> Scenario {
                 Program::pytorch(PYTHON, "fragmented"),
             )
             .then_shows(Symptom::check_failed(REQUEST_SERVED))
+            .shares_gpu()
+            .holds_memory(PYTORCH_HOLDS)
             .small_when_reduced(),
             Variant::fixed(
                 "expandable-segments-py",
                 Program::pytorch(PYTHON, "expandable"),
             )
+            .shares_gpu()
+            .holds_memory(PYTORCH_HOLDS)
             .small_when_reduced()
             .sanitizer_sees(
                 &[
@@ -102,13 +123,23 @@ fn carving_pool_verdict(o: &Outcome) -> ClaimVerdict {
     }
 }
 
+/// Why the claims that cudaMalloc's own calls fragment device memory have
+/// no control run.
+const PAGES_SERVE_ANY_REQUEST: &str = "cudaMalloc serves free memory wherever it lies: in \
+     `hard-form-cpp`, 90% of 42 GB free only in 2 MiB holes between blocks still allocated is served \
+     as one block at once. No order or size of cudaMalloc and cudaFree calls leaves free memory \
+     that a request up to it cannot have, so a run in which cudaMalloc refuses such a request would \
+     need another allocator, which is another claim. Where an allocator does carve one region, the \
+     same kind of request is refused: PyTorch's caching allocator in `caching-allocator-py` refuses \
+     1536 MiB with 32.9 GB reserved and unused (003-fragmentation-reduces-contiguous).";
+
 const CLAIMS: &[Claim] = &[
     Claim {
         id: "004-example-1-no-contiguous-block",
         source: Source::Seed("004_dd8d91b458147886.txt"),
         quote: "Although there is memory available, no contiguous block of the correct size is available.",
         judged_by: "as-written-cpp",
-        control: Control::Pending,
+        control: Control::Impossible(PAGES_SERVE_ANY_REQUEST),
         reach: Reach::Either,
         judge: |o: &Outcome| ClaimVerdict::refuted_if(o.flag(THE_LARGE_ALLOCATION_SUCCEEDS)),
     },
@@ -173,7 +204,7 @@ const CLAIMS: &[Claim] = &[
         // missing-free's 001-incomplete-free-exhausts.
         quote: "In this raw CUDA example, the failure to completely free GPU memory in between runs can lead to fragmentation",
         judged_by: "hard-form-cpp",
-        control: Control::Pending,
+        control: Control::Impossible(PAGES_SERVE_ANY_REQUEST),
         reach: Reach::Either,
         // The raw CUDA example: blocks left allocated between runs, then one
         // large request from cudaMalloc.
@@ -186,7 +217,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("004_dd8d91b458147886.txt"),
         quote: "A common misconception when working with CUDA is assuming that unused GPU memory, as reported by tools like `nvidia-smi`, directly translates to availability for new allocations.",
         judged_by: "hard-form-cpp",
-        control: Control::Pending,
+        control: Control::Impossible(PAGES_SERVE_ANY_REQUEST),
         reach: Reach::Either,
         judge: |o: &Outcome| {
             ClaimVerdict::refuted_if(o.flag(ONE_BLOCK_OF_90_OF_THE_SCATTERED_FREE_MEMORY_IS_SERVED))
@@ -215,7 +246,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("004_dd8d91b458147886.txt"),
         quote: "Although the total amount of memory allocated and released might be less than the total GPU memory, the allocator creates a fragmented memory space.",
         judged_by: "as-written-cpp",
-        control: Control::Pending,
+        control: Control::Impossible(PAGES_SERVE_ANY_REQUEST),
         reach: Reach::Either,
         judge: |o: &Outcome| match (
             o.flag(FREE_MEMORY_AFTER_EQUALS_FREE_MEMORY_BEFORE),
@@ -251,6 +282,51 @@ const CLAIMS: &[Claim] = &[
             "only a pool that maps pre-allocated pages into fresh virtual ranges (this variant) serves the request; a pool that carves one pre-allocated region by offset refuses it (broken)",
         ),
         judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.check(SERVED)),
+    },
+    Claim {
+        id: "004-example1-large-allocation-might-fail",
+        source: Source::Seed("004_dd8d91b458147886.txt"),
+        quote: "The subsequent attempt to allocate a significantly larger block at the end might fail due to this fragmentation.",
+        judged_by: "nearly-full-cpp",
+        control: Control::Impossible(
+            "on a GPU with 64 MiB free the request could fail only for want of a contiguous 32 MiB, \
+             and cudaMalloc serves free memory wherever it lies (hard-form-cpp); on a GPU with less \
+             than 32 MiB free it would fail for want of memory, which is not this sentence's cause. What \
+             shows that the request could fail: it asks for half of all the memory left.",
+        ),
+        reach: Reach::Either,
+        // "Might": where it could, on a GPU with little more free than the
+        // request.
+        judge: |o: &Outcome| ClaimVerdict::refuted_if(o.flag(THE_LARGE_ALLOCATION_SUCCEEDS)),
+    },
+    Claim {
+        id: "004-varying-size-churn-fragments",
+        source: Source::Seed("004_dd8d91b458147886.txt"),
+        quote: "If these allocations are frequently created and destroyed with varying sizes and without specific \
+                strategies for allocation reuse, the potential for fragmentation significantly increases.",
+        judged_by: "churn-cpp",
+        control: Control::Impossible(PAGES_SERVE_ANY_REQUEST),
+        reach: Reach::Either,
+        // 100,000 allocations and frees of sizes from 4 KiB to 64 MiB, half
+        // the memory still live in the blocks the churn left: is one block
+        // of 90% of the rest served?
+        judge: |o: &Outcome| {
+            ClaimVerdict::refuted_if(
+                o.flag(ONE_BLOCK_OF_90_OF_THE_FREE_MEMORY_IS_SERVED_AFTER_THE_CHURN),
+            )
+        },
+    },
+    Claim {
+        id: "004-free-does-not-defragment",
+        source: Source::Seed("004_dd8d91b458147886.txt"),
+        quote: "The immediate free operations don't always lead to defragmentation.",
+        judged_by: "random-order-free-cpp",
+        control: Control::Impossible(PAGES_SERVE_ANY_REQUEST),
+        reach: Reach::Either,
+        // The article's example frees with cudaFree: blocks of varying sizes
+        // freed in a random order, then one block of 90% of what they held.
+        // (The stream-ordered pool's answer is recorded beside it.)
+        judge: |o: &Outcome| ClaimVerdict::refuted_if(o.flag(CUDAMALLOC_SERVES_IT_AFTER_THE_FREES)),
     },
 ];
 

@@ -6,13 +6,14 @@
 
 use casebook_model::device::{self, measure_bytes};
 use casebook_model::{
-    Claim, ClaimVerdict, Control, Outcome, Reach, Recorder, Requirement, Scenario, Source, Symptom,
-    Variant, cudarc,
+    Claim, ClaimVerdict, Control, Expect, Outcome, Reach, Recorder, Requirement, Scenario, Source,
+    Symptom, Variant, cudarc,
 };
 use cudarc::driver::CudaContext;
 
 mod broken;
 mod fixed;
+mod pinned;
 
 casebook_model::names_module!();
 
@@ -20,6 +21,10 @@ casebook_model::cpp_variants! {
     "cpp/host_memory_leak.cu" (whole file) {
         broken: casebook_host_memory_leak_broken_cpp,
         fixed: casebook_host_memory_leak_fixed_cpp,
+    }
+    "cpp/limited_host.cu" {
+        limited: casebook_host_memory_leak_limited_host_cpp,
+        limited_fixed: casebook_host_memory_leak_limited_host_fixed_cpp,
     }
 }
 
@@ -46,28 +51,123 @@ pub fn scenario() -> Scenario {
             Variant::fixed("fixed", cudarc!(fixed)),
             Variant::broken("broken-cpp", Symptom::check_failed(BACK), cpp::broken),
             Variant::fixed("fixed-cpp", cpp::fixed),
+            Variant::as_written("limited-host-cpp", cpp::limited).also_differs(
+                "the article's example 2 (without the pinned buffer the other C++ variants add), \
+                 called again and again with the process's data limited (RLIMIT_DATA) to what it \
+                 uses once CUDA has started and 256 MiB more: a host with little memory to spare.",
+            ),
+            Variant::contrast(
+                "limited-host-fixed-cpp",
+                Expect::Records,
+                cpp::limited_fixed,
+            )
+            .one_change(
+                "limited-host-cpp",
+                "whether each call deletes its h_data: no there, yes here",
+                "return limited_host(r, false);",
+                "return limited_host(r, true);",
+            ),
+            Variant::contrast(
+                "pinned-transfers",
+                Expect::Clean,
+                cudarc!(pinned::pinned at "transfers"),
+            ),
+            Variant::contrast(
+                "pageable-transfers",
+                Expect::Clean,
+                cudarc!(pinned::pageable_both at "pageable_both"),
+            )
+            .one_change(
+                "pinned-transfers",
+                "the second buffer of each pair: pinned there; pageable here, as the first",
+                "transfers(rec, Second::Pinned)",
+                "transfers(rec, Second::Pageable)",
+            ),
+            Variant::contrast(
+                "pinned-leak",
+                Expect::Clean,
+                cudarc!(pinned::leak at "pieces"),
+            ),
+            Variant::contrast(
+                "pinned-given-back",
+                Expect::Clean,
+                cudarc!(pinned::given_back at "given_back"),
+            )
+            .one_change(
+                "pinned-leak",
+                "whether each 1 GiB piece is given back (cuMemFreeHost): no there, yes here",
+                "pieces(rec, false)",
+                "pieces(rec, true)",
+            ),
         ],
     }
 }
 
-const CLAIMS: &[Claim] = &[Claim {
-    id: "003-host-leak-influences-cuda-allocation",
-    source: Source::Seed("003_a513a38b5daed103.txt"),
-    quote: "However, the crucial `delete[] h_data;` is omitted, which can lead to increasing host memory \
+const CLAIMS: &[Claim] = &[
+    Claim {
+        id: "003-host-leak-influences-cuda-allocation",
+        source: Source::Seed("003_a513a38b5daed103.txt"),
+        quote: "However, the crucial `delete[] h_data;` is omitted, which can lead to increasing host memory \
             consumption, impacting overall system memory pressure and ultimately influencing CUDA's memory \
             allocation capabilities.",
-    judged_by: "broken-cpp",
-    control: Control::Run("fixed-cpp"),
-    reach: Reach::Either,
-    // Host memory does grow; the device's free memory is what CUDA
-    // allocates from, and it does not move.
-    judge: |o: &Outcome| match (o.check(BACK), o.flag(DEVICE_MOVED)) {
-        (Some(false), Some(false)) => ClaimVerdict::Partly,
-        (Some(false), Some(true)) => ClaimVerdict::Confirmed,
-        (Some(true), _) => ClaimVerdict::Refuted,
-        _ => ClaimVerdict::Undecided,
+        judged_by: "broken-cpp",
+        control: Control::Run("fixed-cpp"),
+        reach: Reach::Either,
+        // Host memory does grow; the device's free memory is what CUDA
+        // allocates from, and it does not move.
+        judge: |o: &Outcome| match (o.check(BACK), o.flag(DEVICE_MOVED)) {
+            (Some(false), Some(false)) => ClaimVerdict::Partly,
+            (Some(false), Some(true)) => ClaimVerdict::Confirmed,
+            (Some(true), _) => ClaimVerdict::Refuted,
+            _ => ClaimVerdict::Undecided,
+        },
     },
-}];
+    Claim {
+        id: "002-pinned-memory-faster-transfers",
+        source: Source::Seed("002_245404227877bbf6.txt"),
+        quote: "Crucial for efficient data transfer to the device",
+        judged_by: "pinned-transfers",
+        control: Control::Run("pageable-transfers"),
+        reach: Reach::Either,
+        // Efficient, and crucially so: a copy from pageable memory takes
+        // longer, by a fifth at least, in four pairs of five.
+        judge: |o: &Outcome| match o
+            .fact(THE_COPY_FROM_PAGEABLE_MEMORY_AGAINST_THE_SECOND_BUFFER)
+            .and_then(|v| v.as_str())
+        {
+            Some("longer from pageable memory") => ClaimVerdict::Confirmed,
+            Some(_) => ClaimVerdict::Refuted,
+            None => ClaimVerdict::Undecided,
+        },
+    },
+    Claim {
+        id: "002-pinned-leak-exhausts-memory",
+        source: Source::Seed("002_245404227877bbf6.txt"),
+        quote: "but improper management can indirectly contribute to memory exhaustion.",
+        judged_by: "pinned-leak",
+        control: Control::Run("pinned-given-back"),
+        reach: Reach::Either,
+        // Pinned memory kept is host memory nothing else can have, not even
+        // by swapping: does the host's available memory fall by it?
+        judge: |o: &Outcome| {
+            ClaimVerdict::confirmed_if(
+                o.flag(THE_HOST_S_AVAILABLE_MEMORY_FALLS_BY_WHAT_IS_KEPT_PINNED),
+            )
+        },
+    },
+    Claim {
+        id: "003-example2-later-code-may-fail-host-memory",
+        source: Source::Seed("003_a513a38b5daed103.txt"),
+        quote: "// ... further code execution that might fail due to lack of free host memory ...",
+        judged_by: "limited-host-cpp",
+        control: Control::Run("limited-host-fixed-cpp"),
+        reach: Reach::Either,
+        // "Might": where it could, on a host with little memory to spare.
+        judge: |o: &Outcome| {
+            ClaimVerdict::confirmed_if(o.flag(A_CALL_FAILS_FOR_LACK_OF_HOST_MEMORY))
+        },
+    },
+];
 
 /// Runs CALLS calls and measures host and device memory around them.
 pub(crate) fn drive(

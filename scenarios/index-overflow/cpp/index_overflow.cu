@@ -12,6 +12,14 @@ static __global__ void countUnset(const float *out, long long n, unsigned long l
   casebook_count_unset(out, n, unset);
 }
 
+// The control's kernel: fill64BitIndex, but the last block's product is
+// recorded as a signed int would hold it.
+static __global__ void fillSignedProduct(float *out, long long n, long long *last) {
+  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = 1.0f;
+  if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0) *last = (long long)(int)(blockIdx.x * blockDim.x);
+}
+
 static unsigned blocks() { return (unsigned)((kElements + kThreads - 1) / kThreads); }
 
 // ANCHOR: broken
@@ -27,8 +35,16 @@ extern "C" int casebook_index_overflow_broken_cpp(const casebook_recorder *r) {
   return err;
 }
 
+// `signed_product`: the control's one change, the kernel that records the
+// last block's product as a signed int would hold it.
+static int fill_and_count(const casebook_recorder *r, bool signed_product);
+
 // ANCHOR: fixed
 extern "C" int casebook_index_overflow_fixed_cpp(const casebook_recorder *r) {
+  return fill_and_count(r, false);
+}
+
+static int fill_and_count(const casebook_recorder *r, bool signed_product) {
   measure(r, names::ELEMENTS, (double)kElements);
   float *out = nullptr;
   long long *last = nullptr;
@@ -37,8 +53,13 @@ extern "C" int casebook_index_overflow_fixed_cpp(const casebook_recorder *r) {
   rec(r, "cudaMalloc", cudaMalloc((void **)&last, sizeof(long long)));
   rec(r, "cudaMalloc", cudaMalloc((void **)&unset, sizeof(unsigned long long)));
   rec(r, "cudaMemset", cudaMemset(unset, 0, sizeof(unsigned long long)));
-  fill64BitIndex<<<blocks(), kThreads>>>(out, kElements, last);  // 64-bit index
-  rec(r, "fill64BitIndex<<<>>>", cudaGetLastError());
+  if (!signed_product) {
+    fill64BitIndex<<<blocks(), kThreads>>>(out, kElements, last);  // 64-bit index
+    rec(r, "fill64BitIndex<<<>>>", cudaGetLastError());
+  } else {
+    fillSignedProduct<<<blocks(), kThreads>>>(out, kElements, last);
+    rec(r, "fillSignedProduct<<<>>>", cudaGetLastError());
+  }
   // ANCHOR_END: fixed
   countUnset<<<blocks(), kThreads>>>(out, kElements, unset);
   rec(r, "countUnset<<<>>>", cudaGetLastError());
@@ -55,3 +76,12 @@ extern "C" int casebook_index_overflow_fixed_cpp(const casebook_recorder *r) {
   rec(r, "cudaFree", cudaFree(unset));
   return 0;
 }
+
+// ANCHOR: signed_product
+// The control of "dim3 and uint3 are ... unsigned": the fixed program, its
+// kernel recording the last block's blockIdx.x * blockDim.x converted to a
+// signed int, as the product would read were the built-ins int.
+extern "C" int casebook_index_overflow_signed_product_cpp(const casebook_recorder *r) {
+  return fill_and_count(r, true);
+}
+// ANCHOR_END: signed_product

@@ -10,8 +10,8 @@
 use std::sync::Arc;
 
 use casebook_model::{
-    Claim, ClaimVerdict, Control, Outcome, Passage, Reach, Recorder, Report, Requirement, Scenario,
-    Source, Symptom, Variant, cudarc, device,
+    Claim, ClaimVerdict, Control, Expect, Outcome, Passage, Reach, Recorder, Report, Requirement,
+    Scenario, Source, Symptom, Variant, cudarc, device,
 };
 use cudarc::driver::{CudaContext, CudaFunction, DriverError, LaunchConfig};
 
@@ -24,6 +24,7 @@ casebook_model::cpp_variants! {
     "cpp/index_overflow.cu" {
         broken: casebook_index_overflow_broken_cpp,
         fixed: casebook_index_overflow_fixed_cpp,
+        signed_product: casebook_index_overflow_signed_product_cpp,
     }
 }
 
@@ -79,6 +80,17 @@ pub fn scenario() -> Scenario {
             Variant::fixed("fixed-cpp", cpp::fixed)
                 .holds_memory(HOLDS)
                 .sanitizer_time_limit(fixed_limit),
+            Variant::contrast("signed-product-cpp", Expect::Clean, cpp::signed_product)
+                .holds_memory(HOLDS)
+                .sanitizer_time_limit(fixed_limit)
+                .one_change(
+                    "fixed-cpp",
+                    "how the kernel records the last block's blockIdx.x * blockDim.x: as computed \
+                     there; converted to a signed int here, as the product would read were the \
+                     built-ins int",
+                    "return fill_and_count(r, false);",
+                    "return fill_and_count(r, true);",
+                ),
         ],
     }
 }
@@ -128,7 +140,7 @@ const CLAIMS: &[Claim] = &[Claim {
     quote: "Both dim3 and uint3 are trivial structures consisting of three unsigned values named \
             x, y, and z.",
     judged_by: "fixed-cpp",
-    control: Control::Pending,
+    control: Control::Run("signed-product-cpp"),
     reach: Reach::Either,
     // blockIdx.x * blockDim.x for the last block is past 2^31: unsigned, it
     // stays positive (confirmed); signed, it would have wrapped negative.

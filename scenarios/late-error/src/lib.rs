@@ -18,6 +18,7 @@ use cudarc::driver::{CudaContext, CudaFunction, DriverError, LaunchConfig, PushK
 mod broken;
 mod fixed;
 mod launch_blocking;
+mod pinpoint;
 
 casebook_model::names_module!();
 
@@ -44,6 +45,24 @@ pub fn scenario() -> Scenario {
             Variant::broken("broken", Symptom::check_failed(AT_LAUNCH), cudarc!(broken)),
             Variant::fixed("fixed", cudarc!(fixed)),
             Variant::contrast("launch-blocking", Expect::Records, cudarc!(launch_blocking)),
+            Variant::contrast(
+                "under-tools",
+                Expect::Records,
+                cudarc!(pinpoint::under_tools at "pinpoint"),
+            )
+            .timeout(std::time::Duration::from_secs(300)),
+            Variant::contrast(
+                "no-tool",
+                Expect::Records,
+                cudarc!(pinpoint::no_tool at "no_tool"),
+            )
+            .one_change(
+                "under-tools",
+                "the tools the broken program runs under: compute-sanitizer's memcheck and cuda-gdb \
+                 there; none here, its own errors its only report",
+                "pinpoint(rec, &[MEMCHECK, DEBUGGER])",
+                "pinpoint(rec, &[])",
+            ),
         ],
     }
 }
@@ -76,6 +95,27 @@ const CLAIMS: &[Claim] = &[
         // The error arrives at an unrelated call, as CUDA_ERROR_ILLEGAL_ADDRESS,
         // naming neither the kernel nor the line.
         judge: |o: &Outcome| ClaimVerdict::refuted_if(o.check(AT_LAUNCH)),
+    },
+    Claim {
+        id: "000-debugger-pinpoints-errors",
+        source: Source::Seed("000_1633914ffce0e075.txt"),
+        quote: "Using a debugger to pinpoint the exact location of errors is crucial, and learning how to analyze the CUDA profilerâ€™s output allows for optimal performance tuning and resource allocation.",
+        judged_by: "under-tools",
+        control: Control::Run("no-tool"),
+        reach: Reach::AtBestPartly(
+            "the sentence's second half, that learning to read the profiler's output allows optimal \
+             tuning, is advice no run decides; the run tests the first: a tool names the kernel that \
+             faulted where the program's own errors blame a later call",
+        ),
+        // A report that names the kernel that faulted, where the program's
+        // own errors name none of it: the tool pinpoints what nothing else
+        // did (confirmed). No report names it: refuted. The program's own
+        // errors name it already: nothing for a debugger to add (refuted).
+        judge: |o: &Outcome| match o.flag(THE_PROGRAM_S_OWN_ERRORS_NAME_THE_FAULTING_KERNEL) {
+            Some(true) => ClaimVerdict::Refuted,
+            Some(false) => ClaimVerdict::confirmed_if(o.flag(A_REPORT_NAMES_THE_FAULTING_KERNEL)),
+            None => ClaimVerdict::Undecided,
+        },
     },
 ];
 

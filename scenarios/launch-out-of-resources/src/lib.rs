@@ -12,8 +12,8 @@
 use std::sync::Arc;
 
 use casebook_model::{
-    Claim, ClaimVerdict, Control, Outcome, Passage, Reach, Recorder, Report, Requirement, Scenario,
-    Source, Symptom, Variant, cudarc, device,
+    Claim, ClaimVerdict, Control, Expect, Outcome, Passage, Reach, Recorder, Report, Requirement,
+    Scenario, Source, Symptom, Variant, cudarc, device,
 };
 use cudarc::driver::{CudaContext, CudaFunction, DriverError, LaunchConfig, PushKernelArg, sys};
 
@@ -74,6 +74,18 @@ pub fn scenario() -> Scenario {
                 cudarc!(broken),
             ),
             Variant::fixed("fixed", cudarc!(fixed)),
+            Variant::contrast(
+                "bounded",
+                Expect::Clean,
+                cudarc!(broken::bounded at "bounded"),
+            )
+            .one_change(
+                "broken",
+                "the kernel launched with 1024 threads: heavy there, compiled as the compiler sees \
+                 fit; heavy_bounded here, the same code compiled with __launch_bounds__(1024)",
+                "big_block(rec, \"heavy\")",
+                "big_block(rec, \"heavy_bounded\")",
+            ),
             Variant::fixed("launch-bounds", cudarc!(launch_bounds)),
             Variant::broken(
                 "too-many-threads",
@@ -178,7 +190,9 @@ const CLAIMS: &[Claim] = &[
         source: Source::Nvidia(&THREAD_HIERARCHY),
         quote: "On current GPUs, a thread block may contain up to 1024 threads.",
         judged_by: "too-many-threads",
-        control: Control::Pending,
+        control: Control::Impossible(
+            "1024 threads a block is the limit of every GPU the machines have (H100 and H200); a run that reads otherwise would need a GPU with another limit. The run reads both answers itself: a block of 1024 threads launches, one of 2048 does not.",
+        ),
         reach: Reach::Either,
         // Up to 1024: a block of 1024 launches and one of 2048 does not.
         judge: |o: &Outcome| match (o.flag(BLOCK_1024_LAUNCHES), o.flag(BLOCK_2048_LAUNCHES)) {
@@ -192,7 +206,9 @@ const CLAIMS: &[Claim] = &[
         quote: "A kernel will fail to launch if it is executed with more threads per block than \
                 its launch bound maxThreadsPerBlock.",
         judged_by: "launch-bounds",
-        control: Control::Pending,
+        control: Control::Impossible(
+            "the driver holds every launch to the kernel's bound; a run in which a launch above it is accepted would need a driver that ignores the bound. What shows that the same launch path accepts a launch within a bound: this run's heavy_bounded, bound 1024, launched with 1024 threads.",
+        ),
         reach: Reach::Either,
         judge: |o: &Outcome| ClaimVerdict::refuted_if(o.flag(OVER_BOUND_LAUNCHES)),
     },
@@ -201,13 +217,17 @@ const CLAIMS: &[Claim] = &[
         source: Source::Nvidia(&LAUNCH_BOUNDS_ADVICE),
         quote: "Failure to do so could result in “too many resources requested for launch” errors.",
         judged_by: "broken",
-        control: Control::Pending,
+        control: Control::Run("bounded"),
         reach: Reach::Either,
         // Tested where it applies: a kernel without bounds whose registers
         // do not allow the block it is launched with. The driver refuses
-        // the launch, or it accepts it.
-        judge: |o: &Outcome| match o.flag(OVER_LIMIT) {
-            Some(true) => ClaimVerdict::refuted_if(o.flag(LAUNCHED_1024)),
+        // the launch (confirmed), or it accepts it (refuted). Where the
+        // kernel carries its bound, the block fits and the launch is
+        // accepted: no such error, the other answer. A launch refused
+        // although the block fits failed for another reason.
+        judge: |o: &Outcome| match (o.flag(OVER_LIMIT), o.flag(LAUNCHED_1024)) {
+            (Some(true), Some(false)) => ClaimVerdict::Confirmed,
+            (Some(_), Some(true)) => ClaimVerdict::Refuted,
             _ => ClaimVerdict::Undecided,
         },
     },
@@ -218,7 +238,9 @@ const CLAIMS: &[Claim] = &[
                 and cudaOccupancyMaxPotentialBlockSizeVariableSMem, heuristically calculate an \
                 execution configuration that achieves the maximum multiprocessor-level occupancy.",
         judged_by: "fixed",
-        control: Control::Pending,
+        control: Control::Impossible(
+            "the sentence is about the occupancy the driver's model computes, and the run compares the suggested block with every block size the kernel allows under that same model (cuOccupancyMaxActiveBlocksPerMultiprocessor): a run that reads \"refuted\" would need the API to disagree with the model it is built on. Occupancy measured on the GPU (a profiler's achieved occupancy) is not read here.",
+        ),
         reach: Reach::Either,
         // Every block size the kernel allows, against the suggested one.
         judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.flag(SUGGESTED_IS_BEST)),

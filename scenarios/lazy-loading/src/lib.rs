@@ -92,6 +92,23 @@ pub fn scenario() -> Scenario {
                  EAGER, five of each, interleaved (LAZY, EAGER, LAZY, …), each measuring its \
                  own time and memory; each fact is read from the five pairs.",
             ),
+            Variant::contrast(
+                "footprint-one-kernel",
+                Expect::Clean,
+                cudarc!(footprint::one_kernel at "one_kernel"),
+            )
+            .also_differs(
+                "as footprint: workers under CUDA_MODULE_LOADING=LAZY and EAGER, five of each, \
+                 interleaved, each measuring its own time and memory.",
+            )
+            .one_change(
+                "footprint",
+                "the library the program loads: 1026 kernels there, of which it launches one; the \
+                 kernel it launches alone here (device/library_used_only.cu), so there is nothing \
+                 for lazy loading to leave unloaded",
+                "footprint(rec, &MANY)",
+                "footprint(rec, &USED_ONLY)",
+            ),
         ],
     }
 }
@@ -223,7 +240,7 @@ const CLAIMS: &[Claim] = &[
                 going to use, saving time on initialization. This reduces memory overhead, both \
                 on GPU memory and host memory.",
         judged_by: "footprint",
-        control: Control::Pending,
+        control: Control::Run("footprint-one-kernel"),
         reach: Reach::Either,
         // The program the passage describes: it launches one kernel of a
         // library of many. Three savings are claimed: the load's time, and the

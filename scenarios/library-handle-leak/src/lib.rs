@@ -99,6 +99,23 @@ const CLAIMS: &[Claim] = &[
             None => ClaimVerdict::Undecided,
         },
     },
+    Claim {
+        id: "002-library-leak-not-apparent",
+        source: Source::Seed("002_245404227877bbf6.txt"),
+        quote: "This is especially insidious because the leak might not be apparent within the main application's code.",
+        judged_by: "broken",
+        control: Control::Run("fixed"),
+        reach: Reach::Either,
+        // The program's own calls allocate nothing on the device (its
+        // operands are made once, before them); each call's cublasCreate
+        // does, inside cuBLAS. Device memory falling with every call is a
+        // leak that no allocation in the program's code shows.
+        judge: |o: &Outcome| match o.measure(BYTES_PER_HANDLE) {
+            Some(b) if b > 0.0 => ClaimVerdict::Confirmed,
+            Some(_) => ClaimVerdict::Refuted,
+            None => ClaimVerdict::Undecided,
+        },
+    },
 ];
 
 /// The GEMM's operands, and the ballast that leaves LEFT_FREE.

@@ -5,9 +5,11 @@
 //! (`cudaFree` synchronises), so the host can never queue work ahead.
 //! Reusing buffers allocated once, or taking them from the stream-ordered
 //! pool, lets it. All three compute the same result, checked against the
-//! CPU; the fixed forms time the broken loop in the same process and must be
-//! at least 10× faster. The speed-up itself is in the JSON report.
+//! CPU; the fixed forms time the broken loop in the same process, in
+//! interleaved pairs, and must be at least 10× faster by the pairs
+//! (`clears_the_floor`). The speed-up itself is in the JSON report.
 
+use casebook_model::timing::{self, Larger};
 use casebook_model::{
     Claim, ClaimVerdict, Control, Outcome, Reach, Requirement, Scenario, Source, Symptom, Variant,
 };
@@ -44,6 +46,21 @@ pub fn scenario() -> Scenario {
     }
 }
 
+/// How many times faster than the broken loop a fixed one must be
+/// (`kFloor` in the C++).
+pub const FLOOR: f64 = 10.0;
+/// The least, in seconds, by which the broken loop must take longer for
+/// the speed-up to count (`kLeast` in the C++): the loops take
+/// milliseconds, their timers resolve microseconds.
+pub const LEAST_SECONDS: f64 = 0.01;
+
+/// Whether a fixed loop clears the floor, from interleaved pairs of
+/// `(broken loop's seconds, fixed loop's seconds)`: the C++ asks the
+/// recorder's `compare_pairs` the same, with the same margins.
+pub fn clears_the_floor(pairs: &[(f64, f64)]) -> bool {
+    timing::compare_pairs(pairs, LEAST_SECONDS, FLOOR).larger == Larger::A
+}
+
 /// Confirmed when the fix is at least 10× faster with the same result.
 fn faster(o: &Outcome) -> ClaimVerdict {
     match (
@@ -68,3 +85,44 @@ const CLAIMS: &[Claim] = &[Claim {
     // cudaFree each step: at least ten times faster confirms it.
     judge: faster,
 }];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_loop_fifteen_times_faster_in_most_pairs_clears_the_floor() {
+        // (broken, fixed) seconds, as on an H100; a neighbour stretched the
+        // fixed loop of one pair.
+        let pairs = [
+            (0.067, 0.0045),
+            (0.070, 0.0046),
+            (0.066, 0.0150),
+            (0.068, 0.0044),
+            (0.069, 0.0047),
+        ];
+        assert!(clears_the_floor(&pairs));
+    }
+
+    #[test]
+    fn a_loop_under_ten_times_faster_does_not() {
+        let pairs = [(0.067, 0.0080); 5];
+        assert!(!clears_the_floor(&pairs));
+        // Ten times faster, but by less than the least that counts.
+        assert!(!clears_the_floor(&[(0.005, 0.0004); 5]));
+    }
+
+    #[test]
+    fn the_cpp_decides_with_the_same_margins() {
+        let cpp = include_str!("../cpp/malloc_in_loop.cu");
+        for declared in [
+            format!("kFloor = {FLOOR:?};"),
+            format!("kLeast = {LEAST_SECONDS:?};"),
+        ] {
+            assert!(
+                cpp.contains(&declared),
+                "the C++ does not declare {declared}"
+            );
+        }
+    }
+}

@@ -79,16 +79,25 @@ static cudaError_t model_call_fixed(const casebook_recorder *r, size_t size) {
 }
 // ANCHOR_END: fixed
 
-static int drive(const casebook_recorder *r, ModelCall call) {
-  // First the article's own claim: at its size, does the second call fail?
+// The buffer of the two calls the program starts with: the article's 1M
+// floats, or 3/5 of the free memory, so that what the first call leaks
+// leaves too little for the second.
+enum class FirstCalls { Article, ThreeFifthsOfFree };
+
+static int drive(const casebook_recorder *r, ModelCall call, FirstCalls first_calls) {
+  // First the article's own claim: does the second call fail?
+  size_t first_size = kArticleSize;
+  if (first_calls == FirstCalls::ThreeFifthsOfFree) first_size = free_bytes(r) / 5 * 3 / sizeof(float);
+  fact_text(r, names::FIRST_CALLS_BUFFER,
+            first_calls == FirstCalls::Article ? "the article's 1M floats" : "3/5 of free memory");
   cudaError_t first, second;
   {
-    Iteration it(r, "call at the article's size");
-    first = call(r, kArticleSize);
+    Iteration it(r, "first call");
+    first = call(r, first_size);
   }
   {
-    Iteration it(r, "call at the article's size");
-    second = call(r, kArticleSize);
+    Iteration it(r, "second call");
+    second = call(r, first_size);
   }
   fact(r, names::SECOND_CALL_OK, first == cudaSuccess && second == cudaSuccess);
 
@@ -119,9 +128,17 @@ static int drive(const casebook_recorder *r, ModelCall call) {
 }
 
 extern "C" int casebook_missing_free_broken_cpp(const casebook_recorder *r) {
-  return drive(r, model_call_broken);
+  return drive(r, model_call_broken, FirstCalls::Article);
 }
 
 extern "C" int casebook_missing_free_fixed_cpp(const casebook_recorder *r) {
-  return drive(r, model_call_fixed);
+  return drive(r, model_call_fixed, FirstCalls::Article);
 }
+
+// ANCHOR: second_call_large
+// The control of "a second call will likely fail": the broken program, its
+// first two calls each asking for 3/5 of the free memory.
+extern "C" int casebook_missing_free_second_call_large_cpp(const casebook_recorder *r) {
+  return drive(r, model_call_broken, FirstCalls::ThreeFifthsOfFree);
+}
+// ANCHOR_END: second_call_large

@@ -13,7 +13,7 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
 }
 
 // ANCHOR: model_call
-fn model_call(rec: &mut Recorder, m: &Model) -> anyhow::Result<()> {
+pub(crate) fn model_call(rec: &mut Recorder, m: &Model) -> anyhow::Result<()> {
     let buf = rec.step("cuMemAlloc", unsafe { result::malloc_sync(m.bytes) })?;
     rec.step("cuMemcpyHtoD", unsafe {
         result::memcpy_htod_sync(buf, &m.input)

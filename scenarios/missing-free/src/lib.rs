@@ -14,6 +14,7 @@ use cudarc::driver::{CudaContext, CudaFunction, CudaStream};
 
 mod broken;
 mod fixed;
+mod tools;
 
 casebook_model::names_module!();
 
@@ -21,6 +22,7 @@ casebook_model::cpp_variants! {
     "cpp/missing_free.cu" {
         broken: casebook_missing_free_broken_cpp,
         fixed: casebook_missing_free_fixed_cpp,
+        second_call_large: casebook_missing_free_second_call_large_cpp,
     }
 }
 
@@ -64,6 +66,33 @@ pub fn scenario() -> Scenario {
                 ),
             Variant::broken("broken-cpp", Symptom::cuda_error(OOM_CPP), cpp::broken),
             Variant::fixed("fixed-cpp", cpp::fixed),
+            Variant::broken(
+                "second-call-large-cpp",
+                Symptom::cuda_error(OOM_CPP),
+                cpp::second_call_large,
+            )
+            .one_change(
+                "broken-cpp",
+                "the buffer of the two calls it starts with: the article's 1M floats there, 3/5 of \
+                 the free memory here, so that what the first call leaks leaves too little for the second",
+                "return drive(r, model_call_broken, FirstCalls::Article);",
+                "return drive(r, model_call_broken, FirstCalls::ThreeFifthsOfFree);",
+            ),
+            Variant::contrast("under-ncu", Expect::Records, cudarc!(tools::under_ncu at "report"))
+                .timeout(std::time::Duration::from_secs(360)),
+            Variant::contrast(
+                "under-leak-check",
+                Expect::Records,
+                cudarc!(tools::under_leak_check at "under_leak_check"),
+            )
+            .timeout(std::time::Duration::from_secs(360))
+            .one_change(
+                "under-ncu",
+                "the tool the leaking call runs under: Nsight Compute (ncu) there; compute-sanitizer \
+                 with its leak check here",
+                "report(rec, NSIGHT_COMPUTE)",
+                "report(rec, LEAK_CHECK)",
+            ),
             Variant::broken("broken-cust", Symptom::cuda_error(OOM), Program::cust("broken")).states(
                 "A DeviceBuffer kept beyond its call (a cache that nothing evicts) leaks exactly as much.",
                 |o| o.first_error_is("CUDA_ERROR_OUT_OF_MEMORY"),
@@ -115,7 +144,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("000_1633914ffce0e075.txt"),
         quote: "Attempting to reuse the same memory for a second kernel call will likely fail.",
         judged_by: "broken-cpp",
-        control: Control::Pending,
+        control: Control::Run("second-call-large-cpp"),
         reach: Reach::Either,
         judge: |o| ClaimVerdict::refuted_if(o.flag(SECOND_CALL_OK)),
     },
@@ -146,27 +175,29 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("000_1633914ffce0e075.txt"),
         quote: "The core problem manifests because CUDA maintains state between calls.",
         judged_by: "broken-cpp",
-        control: Control::Pending,
+        control: Control::Run("fixed-cpp"),
         reach: Reach::Either,
         // Each call leaves its buffer behind, and the calls after it find
         // it there: they run out of memory after about free/leak calls.
-        judge: |o| ClaimVerdict::confirmed_if(o.flag(FAILED_AFTER_FILL)),
+        // Where every call frees its buffer, free memory is back where it
+        // started after the calls: nothing was kept between them.
+        judge: kept_between_calls,
     },
     Claim {
         id: "000-example1-memory-remains-allocated",
         source: Source::Seed("000_1633914ffce0e075.txt"),
         quote: "This example omits the crucial `cudaFree(d_data)` call, leaving the GPU memory allocated.",
         judged_by: "broken-cpp",
-        control: Control::Pending,
+        control: Control::Run("fixed-cpp"),
         reach: Reach::Either,
-        judge: |o| ClaimVerdict::confirmed_if(o.flag(FAILED_AFTER_FILL)),
+        judge: kept_between_calls,
     },
     Claim {
         id: "000-example1-further-allocation-errors",
         source: Source::Seed("000_1633914ffce0e075.txt"),
         quote: "// ... subsequent code attempting to use d_data or allocate more device memory will result in errors",
         judged_by: "broken-cpp",
-        control: Control::Pending,
+        control: Control::Run("second-call-large-cpp"),
         reach: Reach::Either,
         // "Will result in errors": the next call, at the article's size,
         // uses the same memory and allocates more.
@@ -177,9 +208,18 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("001_eb72388bf55c7443.txt"),
         quote: "cudaFree(dev_data); // Free allocated memory",
         judged_by: "fixed-cpp",
-        control: Control::Pending,
+        control: Control::Run("broken-cpp"),
         reach: Reach::Either,
-        judge: |o| ClaimVerdict::confirmed_if(o.check(FREE_MEMORY_RETURNS_TO_ITS_BASELINE)),
+        // Free memory back at its baseline after the calls: released.
+        // Without the cudaFree the calls never get there: they fill the GPU
+        // after about free/leak calls, so nothing was released.
+        // (The second reading is made only where the first is missing, as
+        // a judge reads only what its run records.)
+        judge: |o| match o.check(FREE_MEMORY_RETURNS_TO_ITS_BASELINE) {
+            Some(back) => ClaimVerdict::confirmed_if(Some(back)),
+            None if o.flag(FAILED_AFTER_FILL) == Some(true) => ClaimVerdict::Refuted,
+            None => ClaimVerdict::Undecided,
+        },
     },
     Claim {
         id: "001-raw-second-run-may-fail",
@@ -220,7 +260,34 @@ const CLAIMS: &[Claim] = &[
         ),
         judge: |o| leak_verdict(o, OOM_CPP),
     },
+    Claim {
+        id: "002-nsight-compute-finds-leaks",
+        source: Source::Seed("002_245404227877bbf6.txt"),
+        quote: "Employ CUDA profiling tools (such as NVIDIA Nsight Compute) to identify memory leaks or \
+                inefficient memory usage.  These tools allow the visualization of memory allocation and \
+                deallocation patterns, pinpoint the exact sources of memory leaks, often hidden deep within \
+                the program.",
+        judged_by: "under-ncu",
+        control: Control::Run("under-leak-check"),
+        reach: Reach::Either,
+        // The tool the sentence names, on a program that leaks: does its
+        // report name the leak? Only a run that went through says.
+        judge: |o| match o.flag(THE_PROGRAM_RAN_TO_ITS_END_UNDER_THE_TOOL) {
+            Some(true) => ClaimVerdict::confirmed_if(o.flag(THE_TOOL_S_REPORT_NAMES_THE_LEAK)),
+            _ => ClaimVerdict::Undecided,
+        },
+    },
 ];
+
+/// Whether what a call allocated was still there for the calls after it:
+/// they ran out of memory after about free/leak calls (confirmed), or free
+/// memory was back at its baseline after all of them (refuted).
+fn kept_between_calls(o: &Outcome) -> ClaimVerdict {
+    match o.flag(FAILED_AFTER_FILL) {
+        Some(filled) => ClaimVerdict::confirmed_if(Some(filled)),
+        None => ClaimVerdict::refuted_if(o.check(FREE_MEMORY_RETURNS_TO_ITS_BASELINE)),
+    }
+}
 
 /// Confirmed when the leak ends in `oom` after about free/leak calls.
 fn leak_verdict(o: &Outcome, oom: &str) -> ClaimVerdict {

@@ -14,8 +14,6 @@ import os
 import subprocess
 import sys
 
-import torch
-
 from casebook import names
 
 JAX_WORK = """
@@ -38,6 +36,10 @@ def _run(rec, jax_env):
         text=True,
         env=env,
     )
+    # Imported while the JAX process starts, not before: neither waits for
+    # the other's imports. PyTorch touches the GPU only once JAX is ready.
+    import torch
+
     try:
         ready = jax_process.stdout.readline().strip() == "ready"
         rec.step_result("JAX process: jnp.ones((1024, 1024)).sum()", "ok" if ready else "no answer")

@@ -8,11 +8,12 @@ up front (90% of it, divided by the process count), caps PyTorch's
 allocator there with `torch.cuda.set_per_process_memory_fraction`, and
 sizes the work from that share. A share of the free memory, not of the
 total: a third process holding half the GPU leaves both room.
+
+Only the trainers import torch: the parent starts them and gathers what
+they report, and would spend seconds importing what it never calls.
 """
 
 import multiprocessing
-
-import torch
 
 from casebook import message_of, names, result_name
 
@@ -20,11 +21,15 @@ PROCESSES = 2
 
 
 def _plan_from_free():
+    import torch
+
     free, _ = torch.cuda.mem_get_info()
     return free // 10 * 9  # BUG: the other process saw the same free memory
 
 
 def _plan_from_share():
+    import torch
+
     free, total = torch.cuda.mem_get_info()
     share = free / 10 * 9 / PROCESSES  # FIX: a budget per process, from a shared plan
     torch.cuda.set_per_process_memory_fraction(share / total)
@@ -34,6 +39,8 @@ def _plan_from_share():
 def trainer(plan, read, tried, results):
     """One process: plans, waits until every process has planned,
     allocates, waits until every process has tried, and reports."""
+    import torch
+
     planned = plan()
     read.wait()
     try:

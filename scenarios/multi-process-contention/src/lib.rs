@@ -11,14 +11,16 @@ use std::time::{Duration, Instant};
 
 use casebook_model::device::{self, PAGE, measure_bytes};
 use casebook_model::{
-    Claim, ClaimVerdict, Control, Outcome, Program, Reach, Recorder, Requirement, Scenario, Source,
-    Symptom, Termination, Variant, cudarc, pytorch,
+    Claim, ClaimVerdict, Control, Expect, Outcome, Program, Reach, Recorder, Requirement, Scenario,
+    Source, Symptom, Termination, Variant, cudarc, pytorch,
 };
 use casebook_runtime::worker;
 use cudarc::driver::result;
 
 mod broken;
 mod fixed;
+mod handover;
+mod rounds;
 
 casebook_model::names_module!();
 
@@ -82,24 +84,86 @@ pub fn scenario() -> Scenario {
                  `fixed` does, and torch.cuda.set_per_process_memory_fraction caps PyTorch's \
                  allocator at that share.",
             ),
+            Variant::as_written("free-then-tell", cudarc!(handover::free_then_tell)),
+            Variant::contrast(
+                "tell-then-free",
+                Expect::Records,
+                cudarc!(handover::tell_then_free at "tell_then_free"),
+            )
+            .one_change(
+                "free-then-tell",
+                "the order of the holder's cuMemFree and its word to the taker: free, then tell \
+                 there; tell, then free once the taker has tried, here",
+                "handover(rec, Order::FreeThenTell)",
+                "handover(rec, Order::TellThenFree)",
+            ),
+            Variant::as_written("rounds", cudarc!(rounds::two_processes)),
+            Variant::contrast(
+                "rounds-alone",
+                Expect::Records,
+                cudarc!(rounds::one_process at "one_process"),
+            )
+            .one_change(
+                "rounds",
+                "how many processes share the GPU for the rounds: two there, one here",
+                "rounds(rec, 2)",
+                "rounds(rec, 1)",
+            ),
         ],
     }
 }
 
-const CLAIMS: &[Claim] = &[Claim {
-    id: "001-multiple-processes-exacerbate",
-    source: Source::Seed("001_eb72388bf55c7443.txt"),
-    quote: "This is exacerbated in situations with limited GPU memory or when running multiple processes \
+const CLAIMS: &[Claim] = &[
+    Claim {
+        id: "001-multiple-processes-exacerbate",
+        source: Source::Seed("001_eb72388bf55c7443.txt"),
+        quote: "This is exacerbated in situations with limited GPU memory or when running multiple processes \
                 concurrently that utilize CUDA.",
-    judged_by: "broken",
-    control: Control::Run("fixed"),
-    reach: Reach::Either,
-    judge: |o: &Outcome| match o.check(BOTH) {
-        Some(false) => ClaimVerdict::Confirmed,
-        Some(true) => ClaimVerdict::Refuted,
-        None => ClaimVerdict::Undecided,
+        judged_by: "broken",
+        control: Control::Run("fixed"),
+        reach: Reach::Either,
+        judge: |o: &Outcome| match o.check(BOTH) {
+            Some(false) => ClaimVerdict::Confirmed,
+            Some(true) => ClaimVerdict::Refuted,
+            None => ClaimVerdict::Undecided,
+        },
     },
-}];
+    Claim {
+        id: "001-multi-process-needs-sync",
+        source: Source::Seed("001_eb72388bf55c7443.txt"),
+        quote: "For multi-process scenarios, proper synchronization mechanisms using CUDA events or streams \
+                might be required to ensure that memory is released before another process attempts to \
+                allocate it.",
+        judged_by: "free-then-tell",
+        control: Control::Run("tell-then-free"),
+        reach: Reach::Either,
+        // Freed with cuMemFree, as the article's example frees: a word on the
+        // host after it returns, and no CUDA event or stream, is enough for
+        // the other process's allocation (refuted), or it is not (confirmed).
+        judge: |o: &Outcome| ClaimVerdict::refuted_if(o.flag(THE_TAKER_S_ALLOCATION_SUCCEEDS)),
+    },
+    Claim {
+        id: "001-shared-resource-contention-intermittent",
+        source: Source::Seed("001_eb72388bf55c7443.txt"),
+        quote: "Furthermore, the seemingly random nature of the failures often indicates that the issue is \
+                related to shared resources, where contention or improper cleanup causes intermittent problems.",
+        judged_by: "rounds",
+        control: Control::Run("rounds-alone"),
+        reach: Reach::AtBestPartly(
+            "how often random failures come from shared resources, no run measures; the run shows \
+             whether contention for one GPU makes failures come and go",
+        ),
+        // Failures in some rounds and not others: intermittent (confirmed);
+        // in every round: contention, but not intermittent (partly); none:
+        // refuted.
+        judge: |o: &Outcome| match o.fact(FAILURES_ACROSS_THE_ROUNDS).and_then(|v| v.as_str()) {
+            Some("some rounds, not others") => ClaimVerdict::Confirmed,
+            Some("every round") => ClaimVerdict::Partly,
+            Some(_) => ClaimVerdict::Refuted,
+            None => ClaimVerdict::Undecided,
+        },
+    },
+];
 
 /// The parent: starts the workers (before it touches CUDA, which it never
 /// does), waits for both, and records them in a fixed order: those whose

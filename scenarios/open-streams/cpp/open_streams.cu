@@ -38,10 +38,10 @@ double next_call(const casebook_recorder *r, float *d_in, const float *h_in) {
 
 // ANCHOR: broken
 // The first call returns as soon as its work is queued; its stream stays open.
-void call_leaving_stream_open(const casebook_recorder *r, unsigned flags) {
+void call_leaving_stream_open(const casebook_recorder *r, unsigned flags, unsigned long long work_ns) {
   cudaStream_t stream;
   rec(r, "cudaStreamCreateWithFlags", cudaStreamCreateWithFlags(&stream, flags));
-  work<<<1, 1, 0, stream>>>(kWorkNs);
+  work<<<1, 1, 0, stream>>>(work_ns);
   rec(r, "work<<<1, 1, 0, stream>>>", cudaGetLastError());
   // no cudaStreamSynchronize, no cudaStreamDestroy
 }
@@ -81,9 +81,27 @@ double baseline(const casebook_recorder *r, const Buffers &b) {
   return t;
 }
 
+// The three ways to leave a stream open, the first call's work lasting
+// `work_ns`: kWorkNs in the broken variant, none in the control.
+int leave_streams_open(const casebook_recorder *r, unsigned long long work_ns);
+
 }  // namespace
 
 extern "C" int casebook_open_streams_broken_cpp(const casebook_recorder *r) {
+  return leave_streams_open(r, kWorkNs);
+}
+
+// ANCHOR: no_work
+// The control of "open streams interfere": the same program, the first
+// call's kernel given no time to spin.
+extern "C" int casebook_open_streams_no_work_cpp(const casebook_recorder *r) {
+  return leave_streams_open(r, 0);
+}
+// ANCHOR_END: no_work
+
+namespace {
+
+int leave_streams_open(const casebook_recorder *r, unsigned long long work_ns) {
   Buffers b;
   if (!alloc(r, b)) return 1;
   baseline(r, b);
@@ -100,13 +118,13 @@ extern "C" int casebook_open_streams_broken_cpp(const casebook_recorder *r) {
   }
 
   rec(r, "cudaDeviceSynchronize", cudaDeviceSynchronize());
-  call_leaving_stream_open(r, cudaStreamNonBlocking);
+  call_leaving_stream_open(r, cudaStreamNonBlocking, work_ns);
   double t_nonblocking = next_call(r, b.d_in, b.h_in);
   measure(r, names::NEXT_CALL_AFTER_OPEN_NON_BLOCKING_STREAM_S, t_nonblocking);
   fact(r, names::A_NON_BLOCKING_STREAM_WITH_UNFINISHED_WORK_DELAYS_THE_NEXT_CALL, t_nonblocking > kDelayed);
 
   rec(r, "cudaDeviceSynchronize", cudaDeviceSynchronize());
-  call_leaving_stream_open(r, cudaStreamDefault);
+  call_leaving_stream_open(r, cudaStreamDefault, work_ns);
   double t_blocking = next_call(r, b.d_in, b.h_in);
   measure(r, names::NEXT_CALL_AFTER_OPEN_BLOCKING_STREAM_S, t_blocking);
   fact(r, names::A_BLOCKING_STREAM_WITH_UNFINISHED_WORK_DELAYS_THE_NEXT_CALL, t_blocking > kDelayed);
@@ -116,6 +134,8 @@ extern "C" int casebook_open_streams_broken_cpp(const casebook_recorder *r) {
   release(r, b);
   return 0;
 }
+
+}  // namespace
 
 extern "C" int casebook_open_streams_fixed_cpp(const casebook_recorder *r) {
   Buffers b;

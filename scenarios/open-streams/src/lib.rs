@@ -8,7 +8,8 @@
 //! destroys its stream before the call returns.
 
 use casebook_model::{
-    Claim, ClaimVerdict, Control, Outcome, Reach, Requirement, Scenario, Source, Symptom, Variant,
+    Claim, ClaimVerdict, Control, Expect, Outcome, Part, Reach, Requirement, Scenario, Source,
+    Symptom, Variant,
 };
 
 casebook_model::names_module!();
@@ -17,6 +18,11 @@ casebook_model::cpp_variants! {
     "cpp/open_streams.cu" {
         broken: casebook_open_streams_broken_cpp,
         fixed: casebook_open_streams_fixed_cpp,
+        no_work: casebook_open_streams_no_work_cpp,
+    }
+    "cpp/unmanaged_streams.cu" {
+        unmanaged: casebook_open_streams_unmanaged_cpp,
+        managed: casebook_open_streams_managed_cpp,
     }
 }
 
@@ -37,6 +43,25 @@ pub fn scenario() -> Scenario {
         variants: vec![
             Variant::broken("broken-cpp", Symptom::check_failed(NO_WAIT), cpp::broken),
             Variant::fixed("fixed-cpp", cpp::fixed),
+            Variant::broken(
+                "unmanaged-cpp",
+                Symptom::check_failed(EACH_CALL_READS_ITS_OWN_INPUT),
+                cpp::unmanaged,
+            ),
+            Variant::fixed("managed-cpp", cpp::managed).one_change(
+                "unmanaged-cpp",
+                "whether each call waits for its stream and destroys it before it returns: no there, \
+                 yes here",
+                "return model_calls(r, false);",
+                "return model_calls(r, true);",
+            ),
+            Variant::contrast("no-work-cpp", Expect::Records, cpp::no_work).one_change(
+                "broken-cpp",
+                "how long the kernel each first call leaves on its open stream spins: 200 ms there, \
+                 none here",
+                "return leave_streams_open(r, kWorkNs);",
+                "return leave_streams_open(r, 0);",
+            ),
         ],
     }
 }
@@ -47,7 +72,21 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("000_1633914ffce0e075.txt"),
         quote: "Similarly, leaving open CUDA streams can interfere with subsequent operations.",
         judged_by: "broken-cpp",
-        control: Control::Pending,
+        control: Control::Parts(&[
+            Part {
+                part: "a stream left open with its work unfinished delays the next call",
+                control: Control::Run("no-work-cpp"),
+            },
+            Part {
+                part: "idle open streams delay the next call",
+                control: Control::Impossible(
+                    "an idle stream holds no work, so nothing can make the next call wait on it, \
+                     however many are left open; a run in which they delay it would need them to hold \
+                     work, which is the other part. What shows that the timer reads a wait: in this \
+                     run, the next call after a blocking stream left with 200 ms of work waits 200 ms.",
+                ),
+            },
+        ]),
         reach: Reach::Either,
         // Interference by open streams as such (idle ones) or only through work
         // they still hold.
@@ -69,5 +108,17 @@ const CLAIMS: &[Claim] = &[
         control: Control::Run("broken-cpp"),
         reach: Reach::Either,
         judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.check(NO_WAIT)),
+    },
+    Claim {
+        id: "000-unmanaged-streams-resource-conflicts",
+        source: Source::Seed("000_1633914ffce0e075.txt"),
+        quote: "A stream is an asynchronous execution sequence on the GPU, and leaving unmanaged streams \
+                can lead to resource conflicts and undefined behavior.",
+        judged_by: "unmanaged-cpp",
+        control: Control::Run("managed-cpp"),
+        reach: Reach::Either,
+        // Calls that each leave a stream working on a buffer they share: does
+        // a call's model read what the next call wrote there?
+        judge: |o: &Outcome| ClaimVerdict::refuted_if(o.check(EACH_CALL_READS_ITS_OWN_INPUT)),
     },
 ];

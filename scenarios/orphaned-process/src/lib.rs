@@ -66,13 +66,22 @@ fn back_after_exit_and_kill(o: &Outcome) -> ClaimVerdict {
     }
 }
 
+/// Why the claims that the driver keeps an ended process's memory have no
+/// control run.
+const NO_DRIVER_KEEPS_IT: &str = "a run in which memory stays held after the process that held it has \
+     ended (exited without freeing, or killed) would need a driver that keeps it, and the machines \
+     have one driver (580), which frees a process's memory when the process ends, however it ends. \
+     What shows that the watch could read memory still held: in `broken` the same watch, on the same \
+     GPU, reads about 4.5 GiB still held after the worker is killed, by the grandchild that outlived \
+     it, and the memory back once that grandchild is killed too.";
+
 const CLAIMS: &[Claim] = &[
     Claim {
         id: "002-context-survives-termination",
         source: Source::Seed("002_245404227877bbf6.txt"),
         quote: "Its lifespan is critical; an improperly managed context can retain memory even after application termination.",
         judged_by: "exit-and-kill",
-        control: Control::Pending,
+        control: Control::Impossible(NO_DRIVER_KEEPS_IT),
         reach: Reach::Either,
         judge: back_after_exit_and_kill,
     },
@@ -82,7 +91,7 @@ const CLAIMS: &[Claim] = &[
         quote: "The error message misleadingly points to a lack of free memory, but the root cause is often a memory leak or \
                 unreleased resources within the CUDA driver itself, rather than a problem with active user processes.",
         judged_by: "broken",
-        control: Control::Pending,
+        control: Control::Impossible(NO_DRIVER_KEEPS_IT),
         reach: Reach::Either,
         // The memory "nobody" held was held by a live process, named by
         // nvidia-smi where it can see the process, and freed by killing it.
@@ -97,7 +106,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("002_245404227877bbf6.txt"),
         quote: "A lingering CUDA context might hold onto memory from previous allocations, resulting in the error even if no active processes are using CUDA.",
         judged_by: "exit-and-kill",
-        control: Control::Pending,
+        control: Control::Impossible(NO_DRIVER_KEEPS_IT),
         reach: Reach::Either,
         // The condition is the point: no process alive. Contexts a live process
         // leaves open do hold memory (context-leak); once it exits or is killed,
@@ -109,7 +118,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("002_245404227877bbf6.txt"),
         quote: "The CUDA out-of-memory error, even in the absence of overtly visible processes, stems from persistent allocations within the CUDA driver's context.",
         judged_by: "exit-and-kill",
-        control: Control::Pending,
+        control: Control::Impossible(NO_DRIVER_KEEPS_IT),
         reach: Reach::Either,
         judge: back_after_exit_and_kill,
     },
@@ -118,7 +127,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("002_245404227877bbf6.txt"),
         quote: "Allocations here persist until explicitly freed.",
         judged_by: "exit-and-kill",
-        control: Control::Pending,
+        control: Control::Impossible(NO_DRIVER_KEEPS_IT),
         reach: Reach::Either,
         judge: back_after_exit_and_kill,
     },
@@ -127,7 +136,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("002_245404227877bbf6.txt"),
         quote: "If this system detects insufficient free memory – a condition influenced not only by currently running processes but also by residual allocations from previous sessions or improperly closed contexts – the out-of-memory error is raised.",
         judged_by: "exit-and-kill",
-        control: Control::Pending,
+        control: Control::Impossible(NO_DRIVER_KEEPS_IT),
         reach: Reach::Either,
         judge: back_after_exit_and_kill,
     },
@@ -136,7 +145,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("002_245404227877bbf6.txt"),
         quote: "After all CUDA operations are complete, ensure that the context is destroyed using appropriate functions.  Avoid relying solely on implicit cleanup.",
         judged_by: "exit-and-kill",
-        control: Control::Pending,
+        control: Control::Impossible(NO_DRIVER_KEEPS_IT),
         reach: Reach::Either,
         judge: back_after_exit_and_kill,
     },

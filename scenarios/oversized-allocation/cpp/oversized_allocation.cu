@@ -32,36 +32,53 @@ static int article_main(const casebook_recorder *r) {
 
 static const size_t kPage = size_t(2) << 20;
 
-// The article's program twice: on the whole GPU, then on a GPU with 2 GiB
+// The article's program twice: on the whole GPU, then on a GPU with `left`
 // free (a ballast stands in for a smaller card), followed there by a
 // further operation, where the article has "// ... further operations".
-extern "C" int casebook_oversized_allocation_as_written_cpp(const casebook_recorder *r) {
+static int as_written(const casebook_recorder *r, size_t left) {
   {
     Iteration it(r, "the article's program, whole GPU");
     article_main(r);
   }
   fact(r, names::THE_ARTICLE_S_4_GIB_ALLOCATION_SUCCEEDS, g_malloc == cudaSuccess);
-  size_t left = size_t(2) << 30;
+  char text[32], ballast_call[64], beside[64];
+  std::snprintf(text, sizeof text, "%zu GiB", left >> 30);
+  std::snprintf(ballast_call, sizeof ballast_call, "cudaMalloc (ballast: leaves %zu GiB free)", left >> 30);
+  std::snprintf(beside, sizeof beside, "the article's program, %zu GiB free", left >> 30);
+  fact_text(r, names::FREE_BESIDE_THE_BALLAST, text);
   size_t free = free_bytes(r);
   if (free <= left + kPage) return 1;
   void *ballast;
-  if (rec(r, "cudaMalloc (ballast: leaves 2 GiB free)", cudaMalloc(&ballast, (free - left) / kPage * kPage)) != cudaSuccess)
+  if (rec(r, ballast_call, cudaMalloc(&ballast, (free - left) / kPage * kPage)) != cudaSuccess)
     return 1;
   {
-    Iteration it(r, "the article's program, 2 GiB free");
+    Iteration it(r, beside);
     article_main(r);
   }
-  fact(r, names::IT_SUCCEEDS_WITH_2_GIB_FREE, g_malloc == cudaSuccess);
-  fact_text(r, names::WITH_2_GIB_FREE_CUDAMALLOC_RETURNS, cudaGetErrorName(g_malloc));
-  fact_text(r, names::WITH_2_GIB_FREE_THE_CUDAFREE_AFTER_IT_RETURNS, cudaGetErrorName(g_free));
+  fact(r, names::IT_SUCCEEDS_BESIDE_THE_BALLAST, g_malloc == cudaSuccess);
+  fact_text(r, names::BESIDE_THE_BALLAST_CUDAMALLOC_RETURNS, cudaGetErrorName(g_malloc));
+  fact_text(r, names::BESIDE_THE_BALLAST_THE_CUDAFREE_AFTER_IT_RETURNS, cudaGetErrorName(g_free));
   void *further;
   cudaError_t err = rec(r, "cudaMalloc (64 MiB: a further operation)", cudaMalloc(&further, size_t(64) << 20));
   if (err == cudaSuccess) err = rec(r, "cudaMemset (the further operation)", cudaMemset(further, 0, size_t(64) << 20));
-  fact(r, names::A_FURTHER_OPERATION_RUNS_AFTER_THE_FAILED_ALLOCATION, err == cudaSuccess);
+  // Said of the operations after a failed allocation: recorded where it failed.
+  if (g_malloc != cudaSuccess) fact(r, names::A_FURTHER_OPERATION_RUNS_AFTER_THE_FAILED_ALLOCATION, err == cudaSuccess);
   if (further && err == cudaSuccess) rec(r, "cudaFree", cudaFree(further));
   rec(r, "cudaFree (ballast)", cudaFree(ballast));
   return 0;
 }
+
+extern "C" int casebook_oversized_allocation_as_written_cpp(const casebook_recorder *r) {
+  return as_written(r, size_t(2) << 30);
+}
+
+// ANCHOR: room_for_it
+// The control of "worse on GPUs with limited VRAM" and of the failing line:
+// the same program, the ballast leaving 8 GiB, room for the 4 GiB request.
+extern "C" int casebook_oversized_allocation_room_for_it_cpp(const casebook_recorder *r) {
+  return as_written(r, size_t(8) << 30);
+}
+// ANCHOR_END: room_for_it
 
 // The batch, and what the weights leave free for it; an eighth of each in
 // the reduced form for the sanitizer, where every kernel is instrumented.

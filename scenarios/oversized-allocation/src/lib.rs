@@ -11,8 +11,8 @@ use std::sync::Arc;
 use casebook_kernels::fatbin;
 use casebook_model::device::{self, PAGE, measure_bytes};
 use casebook_model::{
-    Claim, ClaimVerdict, Control, Outcome, Program, Reach, Recorder, Requirement, Scenario, Source,
-    Symptom, Variant, cudarc, pytorch,
+    Claim, ClaimVerdict, Control, Outcome, Part, Program, Reach, Recorder, Requirement, Scenario,
+    Source, Symptom, Variant, cudarc, pytorch,
 };
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream, result};
 
@@ -24,6 +24,7 @@ casebook_model::names_module!();
 casebook_model::cpp_variants! {
     "cpp/oversized_allocation.cu" {
         as_written: casebook_oversized_allocation_as_written_cpp,
+        room_for_it: casebook_oversized_allocation_room_for_it_cpp,
         broken: casebook_oversized_allocation_broken_cpp,
         fixed: casebook_oversized_allocation_fixed_cpp,
     }
@@ -69,6 +70,18 @@ pub fn scenario() -> Scenario {
             ),
             Variant::broken("broken-cpp", Symptom::cuda_error(OOM_CPP), cpp::broken),
             Variant::fixed("fixed-cpp", cpp::fixed),
+            Variant::as_written("room-for-it-cpp", cpp::room_for_it)
+                .also_differs(
+                    "added to the article's program, as in as-written-cpp: its two calls' results \
+                     kept for the record, and the further operation beside the ballast.",
+                )
+                .one_change(
+                    "as-written-cpp",
+                    "the free memory the ballast leaves: 2 GiB there, less than the article's 4 GiB \
+                     request; 8 GiB here, room for it",
+                    "return as_written(r, size_t(2) << 30);",
+                    "return as_written(r, size_t(8) << 30);",
+                ),
             Variant::broken(
                 "broken-py",
                 Symptom::cuda_error(pytorch::OUT_OF_MEMORY),
@@ -94,7 +107,9 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("003_a513a38b5daed103.txt"),
         quote: "// ... further operations that would never be reached due to insufficient memory.",
         judged_by: "as-written-cpp",
-        control: Control::Pending,
+        control: Control::Impossible(
+            "a cudaMalloc that fails returns an error code and leaves the program's control flow alone: in C++ that does not check it, the next line always runs. A run in which the further operations are never reached would have to return or throw before them, which skips the step measured. (Where the failure raises, as in PyTorch, the next line is not reached: broken-py.)",
+        ),
         reach: Reach::Either,
         // Under its condition, 2 GiB free: after the failed allocation, does
         // a further operation run?
@@ -122,20 +137,33 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("003_a513a38b5daed103.txt"),
         quote: "// If your GPU doesn't have enough memory this line will generate error",
         judged_by: "as-written-cpp",
-        control: Control::Pending,
+        control: Control::Parts(&[
+            Part {
+                part: "the cudaMalloc above the comment errs when memory is short",
+                control: Control::Run("room-for-it-cpp"),
+            },
+            Part {
+                part: "the cudaFree the comment sits above errs",
+                control: Control::Impossible(
+                    "that line frees whatever the failed cudaMalloc left in d_data, and the memory \
+                     the GPU has does not decide what that is: no amount of memory makes it err for \
+                     lack of memory. (The run reads the line's result all the same: cudaSuccess.)",
+                ),
+            },
+        ]),
         reach: Reach::AtBestPartly(
             "the comment sits above cudaFree(d_data), and the error that too little memory \
              generates comes from the cudaMalloc above it: the run reads both lines, and the \
              sentence holds in full only if the line it sits above errs too",
         ),
-        // With 2 GiB free: the article's cudaMalloc of 4 GiB fails (the error
+        // Beside a ballast that leaves 2 GiB: the article's cudaMalloc of 4 GiB fails (the error
         // the comment means) and the cudaFree under the comment fails too
         // (confirmed); the cudaMalloc fails and the cudaFree returns success
         // (partly: the error is there, on the line above); the cudaMalloc
         // succeeds (refuted: no line errs).
         judge: |o: &Outcome| match (
-            o.flag(IT_SUCCEEDS_WITH_2_GIB_FREE),
-            o.fact(WITH_2_GIB_FREE_THE_CUDAFREE_AFTER_IT_RETURNS)
+            o.flag(IT_SUCCEEDS_BESIDE_THE_BALLAST),
+            o.fact(BESIDE_THE_BALLAST_THE_CUDAFREE_AFTER_IT_RETURNS)
                 .and_then(|v| v.as_str()),
         ) {
             (Some(true), _) => ClaimVerdict::Refuted,
@@ -149,12 +177,13 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("003_a513a38b5daed103.txt"),
         quote: "This is more pronounced on GPUs with limited VRAM.",
         judged_by: "as-written-cpp",
-        control: Control::Pending,
+        control: Control::Run("room-for-it-cpp"),
         reach: Reach::Either,
-        // The same program on the whole GPU and with 2 GiB free.
+        // The same program on the whole GPU and beside a ballast that
+        // leaves 2 GiB free.
         judge: |o: &Outcome| match (
             o.flag(THE_ARTICLE_S_4_GIB_ALLOCATION_SUCCEEDS),
-            o.flag(IT_SUCCEEDS_WITH_2_GIB_FREE),
+            o.flag(IT_SUCCEEDS_BESIDE_THE_BALLAST),
         ) {
             (Some(true), Some(false)) => ClaimVerdict::Confirmed,
             (Some(_), Some(_)) => ClaimVerdict::Refuted,

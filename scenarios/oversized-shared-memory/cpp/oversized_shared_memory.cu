@@ -44,11 +44,19 @@ static int max_optin_shared(const casebook_recorder *r) {
   return optin;
 }
 
+// The article's program, its `size` given: the broken variant passes the
+// article's, the control one whose shared buffer fits a block.
+static int article_program(const casebook_recorder *r, int size);
+
+// ANCHOR: broken
 extern "C" int casebook_oversized_shared_memory_broken_cpp(const casebook_recorder *r) {
+  int size = 1024 * 1024;
+  return article_program(r, size);
+}
+
+static int article_program(const casebook_recorder *r, int size) {
   size_t free_at_start = free_bytes(r);
   int optin = max_optin_shared(r);
-  // ANCHOR: broken
-  int size = 1024 * 1024;
   float *input, *output;
   rec(r, "cudaMalloc", cudaMalloc(&input, size * sizeof(float)));
   rec(r, "cudaMalloc", cudaMalloc(&output, size * sizeof(float)));
@@ -62,7 +70,11 @@ extern "C" int casebook_oversized_shared_memory_broken_cpp(const casebook_record
   // What the article never asks: did the launch happen, and what is in memory?
   std::vector<float> in(size), before(size), out(size);
   rec(r, "cudaMemcpy DtoH (input)", cudaMemcpy(in.data(), input, size * sizeof(float), cudaMemcpyDeviceToHost));
-  cudaError_t launch = rec(r, "kernel_with_intermediate_buffers<<<grid, block, 4 MiB>>> (unchecked)", cudaGetLastError());
+  char launch_call[96];
+  size_t shared_bytes = (size_t)size * sizeof(float);
+  std::snprintf(launch_call, sizeof launch_call, "kernel_with_intermediate_buffers<<<grid, block, %zu %s>>> (unchecked)",
+                shared_bytes >= (1u << 20) ? shared_bytes >> 20 : shared_bytes >> 10, shared_bytes >= (1u << 20) ? "MiB" : "KiB");
+  cudaError_t launch = rec(r, launch_call, cudaGetLastError());
   fact(r, names::THE_REQUESTED_SHARED_MEMORY_EXCEEDS_THE_OPT_IN_MAXIMUM, (long long)size * 4 > optin);
   rec(r, "cudaDeviceSynchronize", cudaDeviceSynchronize());
   rec(r, "cudaMemcpy DtoH (output)", cudaMemcpy(out.data(), output, size * sizeof(float), cudaMemcpyDeviceToHost));
@@ -96,6 +108,16 @@ extern "C" int casebook_oversized_shared_memory_broken_cpp(const casebook_record
   measure(r, names::FREE_AT_END, (double)free_bytes(r));
   return 0;
 }
+
+// ANCHOR: fits
+// The control of "a kernel using shared memory as an intermediate buffer":
+// the article's program with a size whose buffer, 32 KiB, fits a block
+// without opting in (48 KiB).
+extern "C" int casebook_oversized_shared_memory_fits_cpp(const casebook_recorder *r) {
+  int size = 8 * 1024;
+  return article_program(r, size);
+}
+// ANCHOR_END: fits
 
 // ANCHOR: fixed
 static __global__ void fill(float *data, int n) {

@@ -18,6 +18,7 @@ casebook_model::cpp_variants! {
     "cpp/oversized_shared_memory.cu" {
         broken: casebook_oversized_shared_memory_broken_cpp,
         fixed: casebook_oversized_shared_memory_fixed_cpp,
+        fits: casebook_oversized_shared_memory_fits_cpp,
         varying_sizes: casebook_oversized_shared_memory_varying_sizes_cpp,
     }
 }
@@ -51,6 +52,13 @@ pub fn scenario() -> Scenario {
             Variant::broken("broken-cpp", Symptom::cuda_error(INVALID), cpp::broken)
                 .then_shows(Symptom::check_failed(OUTPUT_HOLDS_INPUT_2_1)),
             Variant::fixed("fixed-cpp", cpp::fixed),
+            Variant::contrast("fits-cpp", Expect::Clean, cpp::fits).one_change(
+                "broken-cpp",
+                "the article's `size`: 1024 * 1024 floats there, a 4 MiB buffer no block can have; \
+                 8 * 1024 here, 32 KiB, within what a block has without opting in",
+                "int size = 1024 * 1024;",
+                "int size = 8 * 1024;",
+            ),
             Variant::broken(
                 "triton-py",
                 Symptom::cuda_error(TRITON_OUT_OF_RESOURCES),
@@ -73,6 +81,16 @@ pub fn scenario() -> Scenario {
     }
 }
 
+/// Why the claims that shared buffers fragment device memory have no
+/// control run.
+const SHARED_MEMORY_IS_ON_CHIP: &str = "shared memory is each multiprocessor's on-chip storage, \
+     given to a block when it starts and taken back when it ends; it is no part of device memory, \
+     so no size or order of launches can leave device memory fragmented through it, and a run that \
+     reads \"confirmed\" would need launches that take device memory, another claim. What shows \
+     that the reading sees what a launch takes from device memory: in device-heap-exhaustion's \
+     `grid-size-cpp`, the same reading (free memory before and after the launches) finds the 140 \
+     MiB the first launch of a kernel with local memory reserves.";
+
 /// Launches with varying shared buffers: "refuted" if device memory is as it
 /// was and a block of nearly all of it is served after them.
 fn shared_buffers_verdict(o: &Outcome) -> ClaimVerdict {
@@ -94,7 +112,7 @@ const CLAIMS: &[Claim] = &[
         quote: "The `extern __shared__ float shared[];` declaration requests memory from shared memory which is allocated for \
                 each thread block and might lead to fragmentation if kernels use different sizes and are not controlled by the user.",
         judged_by: "varying-sizes-cpp",
-        control: Control::Pending,
+        control: Control::Impossible(SHARED_MEMORY_IS_ON_CHIP),
         reach: Reach::Either,
         // Shared memory is on-chip and per block. Launches of every size that
         // do run: does device memory shrink, or a large block fail after them?
@@ -105,7 +123,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("004_dd8d91b458147886.txt"),
         quote: "The cumulative effect of these buffers, especially across multiple kernel launches, can result in a fragmented memory space.",
         judged_by: "varying-sizes-cpp",
-        control: Control::Pending,
+        control: Control::Impossible(SHARED_MEMORY_IS_ON_CHIP),
         reach: Reach::Either,
         judge: shared_buffers_verdict,
     },
@@ -114,7 +132,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("004_dd8d91b458147886.txt"),
         quote: "This example demonstrates a kernel using shared memory as an intermediate buffer.",
         judged_by: "broken-cpp",
-        control: Control::Pending,
+        control: Control::Run("fits-cpp"),
         reach: Reach::Either,
         // The example as printed asks for 4 MiB per block: does its kernel run?
         judge: |o: &Outcome| {

@@ -4,6 +4,8 @@
 
 use casebook_model::Recorder;
 
+use crate::Threshold;
+
 pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
-    crate::run(rec, |_, _| Ok(())) // BUG: the phase is over; the pool still holds its memory
+    crate::run(rec, [Threshold::Default, Threshold::Raised], |_, _| Ok(())) // BUG: the phase is over; the pool still holds its memory
 }

@@ -3,6 +3,8 @@
 
 use casebook_model::Recorder;
 
+use crate::Threshold;
+
 pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
-    crate::run(rec, crate::trim) // FIX: cuMemPoolTrimTo(pool, 0) once the phase is over
+    crate::run(rec, [Threshold::Default, Threshold::Raised], crate::trim) // FIX: cuMemPoolTrimTo(pool, 0) once the phase is over
 }

@@ -13,8 +13,8 @@ use std::sync::Arc;
 
 use casebook_model::device::{self, PAGE, measure_bytes};
 use casebook_model::{
-    Claim, ClaimVerdict, Control, Outcome, Reach, Recorder, Requirement, Scenario, Source, Symptom,
-    Variant, cudarc,
+    Claim, ClaimVerdict, Control, Expect, Outcome, Part, Reach, Recorder, Requirement, Scenario,
+    Source, Symptom, Variant, cudarc,
 };
 use casebook_runtime::worker;
 use cudarc::driver::sys::{self, CUmemoryPool};
@@ -22,12 +22,16 @@ use cudarc::driver::{CudaContext, result};
 
 mod broken;
 mod fixed;
+mod thresholds;
 
 casebook_model::names_module!();
 
 casebook_model::cpp_variants! {
     "cpp/pool_retention.cu" {
         as_written: casebook_pool_retention_as_written_cpp,
+    }
+    "cpp/concurrent_streams.cu" {
+        concurrent_streams: casebook_pool_retention_concurrent_streams_cpp,
     }
 }
 
@@ -52,16 +56,49 @@ pub fn scenario() -> Scenario {
         claims: CLAIMS,
         variants: vec![
             Variant::as_written("as-written-cpp", cpp::as_written),
+            Variant::contrast(
+                "concurrent-streams-cpp",
+                Expect::Records,
+                cpp::concurrent_streams,
+            ),
             Variant::broken("broken", Symptom::check_failed(NEIGHBOUR), cudarc!(broken)),
             Variant::fixed("fixed", cudarc!(fixed)),
+            Variant::contrast(
+                "default-threshold",
+                Expect::Records,
+                cudarc!(thresholds::default_both at "default_both"),
+            )
+            .one_change(
+                "broken",
+                "the second phase's release threshold: raised there; the default here, as in the \
+                 first phase",
+                "crate::run(rec, [Threshold::Default, Threshold::Raised], |_, _| Ok(()))",
+                "crate::run(rec, [Threshold::Default, Threshold::Default], |_, _| Ok(()))",
+            ),
+            Variant::contrast(
+                "raised-threshold",
+                Expect::Records,
+                cudarc!(thresholds::raised_both at "raised_both"),
+            )
+            .one_change(
+                "broken",
+                "the first phase's release threshold: the default there; raised here, as in the \
+                 second phase",
+                "crate::run(rec, [Threshold::Default, Threshold::Raised], |_, _| Ok(()))",
+                "crate::run(rec, [Threshold::Raised, Threshold::Raised], |_, _| Ok(()))",
+            ),
         ],
     }
 }
 
 /// Partly: the memory is back at a synchronise by default, and kept only
 /// with the threshold raised.
+/// Read where the first phase runs at the default threshold and the second
+/// with it raised (broken): "partly" when the pool keeps the freed memory
+/// only with the threshold raised. A run with both phases at one threshold
+/// reads "confirmed" (both keep it) or "refuted" (neither does).
 fn kept_only_when_raised(o: &Outcome) -> ClaimVerdict {
-    match (o.flag(RETURNED_DEFAULT), o.flag(KEPT_RAISED)) {
+    match (o.flag(FIRST_PHASE_RETURNED), o.flag(SECOND_PHASE_KEPT)) {
         (Some(true), Some(true)) => ClaimVerdict::Partly,
         (Some(false), Some(true)) => ClaimVerdict::Confirmed,
         (Some(true), Some(false)) => ClaimVerdict::Refuted,
@@ -76,7 +113,16 @@ const CLAIMS: &[Claim] = &[
         quote: "Instead of grabbing contiguous chunks of available memory whenever requested, CUDA's allocator often caches \
                 memory blocks internally.",
         judged_by: "broken",
-        control: Control::Pending,
+        control: Control::Parts(&[
+            Part {
+                part: "with its release threshold raised, the pool keeps the freed memory",
+                control: Control::Run("default-threshold"),
+            },
+            Part {
+                part: "at the default threshold, it keeps it past a synchronise",
+                control: Control::Run("raised-threshold"),
+            },
+        ]),
         reach: Reach::Either,
         judge: kept_only_when_raised,
     },
@@ -86,7 +132,16 @@ const CLAIMS: &[Claim] = &[
         quote: "The example shows that even if a specific stream has completed and the free operation is initiated, the \
                 allocator might not immediately make that memory available.",
         judged_by: "broken",
-        control: Control::Pending,
+        control: Control::Parts(&[
+            Part {
+                part: "with its release threshold raised, the pool keeps the freed memory",
+                control: Control::Run("default-threshold"),
+            },
+            Part {
+                part: "at the default threshold, it keeps it past a synchronise",
+                control: Control::Run("raised-threshold"),
+            },
+        ]),
         reach: Reach::Either,
         judge: kept_only_when_raised,
     },
@@ -95,11 +150,69 @@ const CLAIMS: &[Claim] = &[
         source: Source::Seed("004_dd8d91b458147886.txt"),
         quote: "Even with `cudaFreeAsync`, the memory is not instantly available; it might take some time before the GPU memory manager reclaims the blocks.",
         judged_by: "broken",
-        control: Control::Pending,
+        control: Control::Run("default-threshold"),
         reach: Reach::AtBestPartly(
             "the stream that freed a block gets it back at once (async-free-race: the next allocation on the same stream reuses it); the device and other processes get it only at a synchronise, or never while the release threshold is raised (this variant)",
         ),
-        judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.flag(KEPT_RAISED)),
+        judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.flag(SECOND_PHASE_KEPT)),
+    },
+    Claim {
+        id: "004-concurrent-streams-fragment",
+        source: Source::Seed("004_dd8d91b458147886.txt"),
+        quote: "Concurrent allocations from different streams and then freeing those concurrently can cause \
+                significant fragmentation.",
+        judged_by: "concurrent-streams-cpp",
+        control: Control::Impossible(
+            "once the frees are done and the pool has given its memory back at the synchronise (its \
+             default release threshold), both the pool and cudaMalloc map free pages wherever they lie \
+             (fragmentation's hard-form-cpp), so a request of 90% of what the blocks held cannot be \
+             refused for want of a contiguous block; a run that reads otherwise would need another \
+             allocator. What shows that the request could fail: it asks for 90% of 90% of the GPU, and \
+             right after the frees, while the pool still holds the memory, the same request is asked \
+             for again (004-streams-large-block-hard-to-acquire).",
+        ),
+        reach: Reach::Either,
+        // Fragmentation outlasts the frees: once they are done, is one block
+        // of 90% of what the blocks held refused, by the pool or by
+        // cudaMalloc?
+        judge: |o: &Outcome| match (
+            o.flag(THE_POOL_SERVES_IT_ONCE_THE_FREES_ARE_DONE),
+            o.flag(CUDAMALLOC_SERVES_IT_ONCE_THE_FREES_ARE_DONE),
+        ) {
+            (Some(true), Some(true)) => ClaimVerdict::Refuted,
+            (Some(false), _) | (_, Some(false)) => ClaimVerdict::Confirmed,
+            _ => ClaimVerdict::Undecided,
+        },
+    },
+    Claim {
+        id: "004-streams-large-block-hard-to-acquire",
+        source: Source::Seed("004_dd8d91b458147886.txt"),
+        quote: "This leads to scenarios where despite having a lot of \"free memory\" as seen by the system, a large \
+                contiguous block is hard to acquire due to fragmented memory space.",
+        judged_by: "concurrent-streams-cpp",
+        control: Control::Impossible(
+            "a request within the free memory cudaMemGetInfo reports is served wherever that memory \
+             lies, by the pool and by cudaMalloc alike (fragmentation's hard-form-cpp), so a run in \
+             which such a request is refused would need another allocator. Memory the pool holds after \
+             the frees is not free as the system sees it, and the run records whether the request was \
+             within what it saw.",
+        ),
+        reach: Reach::Either,
+        // Right after the frees: a request within the free memory the system
+        // reports, refused (confirmed); served, or refused only for memory
+        // the system does not report free, held by the pool (refuted).
+        judge: |o: &Outcome| match o.flag(THE_REQUEST_IS_WITHIN_THE_FREE_MEMORY_SEEN) {
+            None => ClaimVerdict::Undecided,
+            Some(within) => match (
+                o.flag(THE_POOL_SERVES_IT_RIGHT_AFTER_THE_FREES),
+                o.flag(CUDAMALLOC_SERVES_IT_RIGHT_AFTER_THE_FREES),
+            ) {
+                (Some(true), Some(true)) => ClaimVerdict::Refuted,
+                (Some(_), Some(_)) if within => ClaimVerdict::Confirmed,
+                (Some(_), Some(_)) => ClaimVerdict::Refuted,
+                _ => ClaimVerdict::Undecided,
+            },
+        },
     },
 ];
 
@@ -157,10 +270,37 @@ fn phase(
     Ok(device::free_bytes(rec, ctx)?)
 }
 
-/// The variant: with `after_phase` run once the raised-threshold phase is
-/// over (nothing for broken, the trim for fixed).
+/// A phase's release threshold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Threshold {
+    /// The pool's default, 0: a synchronise returns what is freed.
+    Default,
+    /// The most there is: the pool keeps what is freed.
+    Raised,
+}
+
+impl Threshold {
+    fn bytes(self) -> u64 {
+        match self {
+            Threshold::Default => 0,
+            Threshold::Raised => u64::MAX,
+        }
+    }
+
+    fn words(self) -> &'static str {
+        match self {
+            Threshold::Default => "the default, 0",
+            Threshold::Raised => "raised to the most there is",
+        }
+    }
+}
+
+/// The variant: two phases at the thresholds given (broken and fixed: the
+/// default, then raised), with `after_phase` run once the second is over
+/// (nothing for broken, the trim for fixed).
 pub(crate) fn run(
     rec: &mut Recorder,
+    thresholds: [Threshold; 2],
     after_phase: fn(&mut Recorder, CUmemoryPool) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
     if let Some(done) = worker::neighbour(rec) {
@@ -174,19 +314,24 @@ pub(crate) fn run(
     measure_bytes(rec, FREE_AT_START, baseline);
     measure_bytes(rec, PHASE_BYTES, bytes);
 
-    let after_default = phase(rec, &ctx, stream.cu_stream(), bytes)?;
-    measure_bytes(rec, FREE_AFTER_PHASE_DEFAULT_THRESHOLD, after_default);
-    rec.fact(RETURNED_DEFAULT, after_default + TOLERANCE >= baseline);
+    rec.fact(FIRST_PHASE_THRESHOLD, thresholds[0].words());
+    rec.fact(SECOND_PHASE_THRESHOLD, thresholds[1].words());
+    if thresholds[0] == Threshold::Raised {
+        set_threshold(rec, pool, thresholds[0].bytes())?;
+    }
+    let after_first = phase(rec, &ctx, stream.cu_stream(), bytes)?;
+    measure_bytes(rec, FREE_AFTER_FIRST_PHASE, after_first);
+    rec.fact(FIRST_PHASE_RETURNED, after_first + TOLERANCE >= baseline);
 
     // ANCHOR: raised
-    set_threshold(rec, pool, u64::MAX)?; // keep freed memory for the next phase
-    let after_raised = phase(rec, &ctx, stream.cu_stream(), bytes)?;
+    set_threshold(rec, pool, thresholds[1].bytes())?; // keep freed memory for the next phase
+    let after_second = phase(rec, &ctx, stream.cu_stream(), bytes)?;
     after_phase(rec, pool)?;
     // ANCHOR_END: raised
     let now = device::free_bytes(rec, &ctx)?;
-    measure_bytes(rec, FREE_AFTER_PHASE_RAISED_THRESHOLD, after_raised);
+    measure_bytes(rec, FREE_AFTER_SECOND_PHASE, after_second);
     measure_bytes(rec, FREE_WHEN_THE_NEIGHBOUR_ASKS, now);
-    rec.fact(KEPT_RAISED, after_raised + bytes / 2 < baseline);
+    rec.fact(SECOND_PHASE_KEPT, after_second + bytes / 2 < baseline);
 
     // Another process asks for the same share now.
     let served = worker::neighbour_allocates(rec, bytes)?;

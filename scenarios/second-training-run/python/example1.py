@@ -9,6 +9,11 @@ objects are still referenced (here the optimizer holds the old parameters)
 and the two runs do not fit together: then the error is PyTorch's out of
 memory, and `torch.cuda.empty_cache()` does not help, because that memory is
 in use. Dropping the references does.
+
+The sized variants hold PyTorch to a budget (its per-process memory
+fraction), which stands for a GPU of that size: they read only their own
+process's figures, so they run beside other trials, and they fill a GiB,
+not the device.
 """
 
 import gc
@@ -22,12 +27,14 @@ from casebook import SANITIZER_ENV, names, reduced_for_sanitizer
 
 EPOCHS = 2
 BATCHES = 4
+# What PyTorch may hold in the sized variants (its per-process memory
+# fraction), and the width of their linear layers (64 MiB each).
+BUDGET = 1 << 30
+WIDTH = 4096
 # The reduced form run under compute-sanitizer, which checks every access of
 # every kernel and shadows every byte the process allocates: each run trains
-# on one batch once, PyTorch may hold BUDGET_UNDER_SANITIZER bytes (its
-# per-process memory fraction), and the sized variants size themselves from
-# that, with narrower layers, instead of from the device's free memory. Two
-# runs still do not fit together, one does, and the GPU is not filled.
+# on one batch once, and the sized variants are held to a smaller budget,
+# with narrower layers. Two runs still do not fit together, one does.
 EPOCHS_UNDER_SANITIZER = 1
 BATCHES_UNDER_SANITIZER = 1
 BUDGET_UNDER_SANITIZER = 512 << 20
@@ -42,11 +49,10 @@ class Net(torch.nn.Module):
     """Convolutions (cuDNN runs them), then `width`-wide linear layers that
     set how much memory the parameters take. Those are made where `head_on`
     says: on the host, as the article's model is (`model.cuda()` then moves
-    them), or straight on the GPU when they are tens of GiB, which saves
-    filling them on the host and copying them over PCIe (seconds to minutes
-    per run) and changes nothing on the GPU. They are initialised where they
-    are made, so no kernel reads memory nothing wrote (initcheck reports
-    every such read)."""
+    them), or straight on the GPU in the sized variants, which saves filling
+    them on the host and copying them over and changes nothing on the GPU.
+    They are initialised where they are made, so no kernel reads memory
+    nothing wrote (initcheck reports every such read)."""
 
     def __init__(self, width, depth, head_on="cpu"):
         super().__init__()
@@ -115,18 +121,15 @@ AFTER_CLEANUP = {
 
 
 def _sized(share):
-    """Linear layers whose parameters take `share` of the free memory (their
-    gradients as much again); in the reduced form, `share` of the budget
-    PyTorch is held to."""
+    """Holds PyTorch to its budget, and returns linear layers whose
+    parameters take `share` of it (their gradients as much again)."""
+    budget, width = BUDGET, WIDTH
     if _reduced():
-        _, total = torch.cuda.mem_get_info()
-        torch.cuda.set_per_process_memory_fraction(BUDGET_UNDER_SANITIZER / total)
-        room, width = BUDGET_UNDER_SANITIZER, WIDTH_UNDER_SANITIZER
-    else:
-        room, _ = torch.cuda.mem_get_info()
-        width = 16384
+        budget, width = BUDGET_UNDER_SANITIZER, WIDTH_UNDER_SANITIZER
+    _, total = torch.cuda.mem_get_info()
+    torch.cuda.set_per_process_memory_fraction(budget / total)
     layer = width * width * 4
-    return width, max(1, int(room * share) // layer)
+    return width, max(1, int(budget * share) // layer)
 
 
 def _failed(rec, attempt, allocated_before):
@@ -191,8 +194,8 @@ def broken(rec):
         # *MISSING*: torch.cuda.empty_cache() or context cleanup
         return optimizer, model  # the old optimizer still holds the old parameters
 
-    # Parameters take 40% of the free memory, their gradients as much: one
-    # run fits; the second model does not fit beside the first.
+    # Parameters take 40% of the budget, their gradients as much: one run
+    # fits; the second model does not fit beside the first.
     width, depth = _sized(0.4)
     ok = _example(rec, width, depth, cleanup=nothing, head_on="cuda")
     rec.fact(names.SECOND_RUN_COMPLETES, ok)
@@ -250,6 +253,11 @@ except Exception as e:
 """
 
 HEADROOMS_MIB = (16, 64, 256, 512, 1024)
+# The control: headrooms just above the 64 MiB the first convolution's output
+# takes (16 x 64 x 128 x 128 floats), so that the output fits and cuDNN
+# starts with the few MiB left, as in library-handle-no-memory's cudnn-py,
+# where about 2 MiB left gives CUDNN_STATUS_INTERNAL_ERROR.
+HEADROOMS_MIB_JUST_ABOVE_THE_OUTPUT = (65, 66, 68, 72, 80, 96, 128)
 IMAGES = (16, 128)  # a batch of 16 images, 128 x 128
 # The reduced form: one process, whose ballast leaves this much of the
 # budget above, not of the device (each process under the sanitizer starts
@@ -259,13 +267,23 @@ IMAGES_UNDER_SANITIZER = (1, 32)
 
 
 def cudnn_under_pressure(rec):
+    _under_pressure(rec, HEADROOMS_MIB)
+
+
+def cudnn_just_above_the_output(rec):
+    # ANCHOR: cudnn_just_above_the_output
+    _under_pressure(rec, HEADROOMS_MIB_JUST_ABOVE_THE_OUTPUT)
+    # ANCHOR_END: cudnn_just_above_the_output
+
+
+def _under_pressure(rec, headrooms_mib):
     # ANCHOR: cudnn_under_pressure
     # Does occupied memory show up as a cuDNN error? One process per headroom,
     # so cuDNN starts afresh each time.
     results = []
     reduced = reduced_for_sanitizer(rec)
     budget = BUDGET_UNDER_SANITIZER if reduced else 0  # 0: all that is free
-    headrooms = HEADROOMS_MIB_UNDER_SANITIZER if reduced else HEADROOMS_MIB
+    headrooms = HEADROOMS_MIB_UNDER_SANITIZER if reduced else headrooms_mib
     batch, side = IMAGES_UNDER_SANITIZER if reduced else IMAGES
     # All start PyTorch at once; then one at a time takes the GPU.
     children = [
@@ -289,3 +307,49 @@ def cudnn_under_pressure(rec):
     rec.fact(names.SOME_RESULT_IS_A_CUDNN_ERROR, any("cudnn" in r.lower() for r in results))
     rec.fact(names.SOME_RESULT_IS_OUT_OF_MEMORY, any("out of memory" in r.lower() for r in results))
     # ANCHOR_END: cudnn_under_pressure
+
+
+def _gpu_memory_of_this_process():
+    """The memory nvidia-smi lists for this process, in MiB, read from
+    outside it; None where it lists none (or nvidia-smi cannot run)."""
+    try:
+        out = subprocess.run(
+            ["nvidia-smi", "--query-compute-apps=pid,used_memory", "--format=csv,noheader,nounits"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    for line in out.splitlines():
+        pid, _, used = line.partition(",")
+        if pid.strip() == str(os.getpid()):
+            return int(used.strip() or 0)
+    return None
+
+
+def _first_run(rec, device):
+    # ANCHOR: first_run
+    # Nothing in this process has touched the GPU yet: the model's first run,
+    # with nvidia-smi asked before and after whether the process holds GPU
+    # memory (a context).
+    before = _gpu_memory_of_this_process()
+    model = Net(256, 2).to(device)
+    data, target = next(iter(_dataloader()))
+    loss = torch.nn.functional.cross_entropy(model(data.to(device)), target.to(device))
+    rec.step("first run: one training step", loss.backward)
+    after = _gpu_memory_of_this_process()
+    # ANCHOR_END: first_run
+    rec.fact(names.NVIDIA_SMI_LISTS_THE_PROCESS_BEFORE_THE_FIRST_RUN, before is not None)
+    rec.fact(names.NVIDIA_SMI_LISTS_THE_PROCESS_AFTER_THE_FIRST_RUN, after is not None)
+    rec.measure(names.GPU_MEMORY_AFTER_THE_FIRST_RUN, (after or 0) << 20)
+
+
+def first_run(rec):
+    _first_run(rec, "cuda")
+
+
+def first_run_on_cpu(rec):
+    # ANCHOR: first_run_on_cpu
+    _first_run(rec, "cpu")  # the control: the same model and data, run on the CPU
+    # ANCHOR_END: first_run_on_cpu

@@ -6,6 +6,10 @@
 //! together: PyTorch's out of memory, not a cuDNN error, and
 //! `torch.cuda.empty_cache()` does not help, because that memory is in use.
 //! Dropping the references does.
+//!
+//! The sized variants hold PyTorch to a budget of 1 GiB (its per-process
+//! memory fraction), which stands for a GPU of that size, and read only
+//! their own process's figures: they share the GPU with other trials.
 
 use std::time::Duration;
 
@@ -59,11 +63,13 @@ pub fn scenario() -> Scenario {
             )
             .then_shows(Symptom::check_failed(SECOND_RUN_RAN))
             .also_differs(
-                "the same program with linear layers sized so that their parameters take 40% of \
-                 the free memory: one run fits, two side by side do not. Those layers are made \
-                 and initialised straight on the GPU, and the second run's `Net()` and `.cuda()` \
-                 are one step.",
+                "the same program, with PyTorch held to a budget of 1 GiB (its per-process \
+                 memory fraction), which stands for a GPU of that size, and linear layers sized \
+                 so that their parameters take 40% of it: one run fits, two side by side do \
+                 not. Those layers are made and initialised straight on the GPU, and the second \
+                 run's `Net()` and `.cuda()` are one step.",
             )
+            .shares_gpu()
             .small_when_reduced()
             .sanitizer_sees_within(CUDNN_READS, CUDNN, CUDNN_WHY)
             .sanitizer_time_limit(SIZED_UNDER_THE_TOOL),
@@ -72,19 +78,51 @@ pub fn scenario() -> Scenario {
                     "`broken` with the article's remedy in the line it marks as missing: \
                      `torch.cuda.empty_cache()`, and nothing else.",
                 )
+                .shares_gpu()
                 .small_when_reduced()
                 .sanitizer_sees_within(CUDNN_READS, CUDNN, CUDNN_WHY)
                 .sanitizer_time_limit(SIZED_UNDER_THE_TOOL),
             Variant::fixed("fixed-py", Program::pytorch(FILE, "fixed"))
+                .shares_gpu()
                 .small_when_reduced()
                 .sanitizer_sees_within(CUDNN_READS, CUDNN, CUDNN_WHY)
                 .sanitizer_time_limit(SIZED_UNDER_THE_TOOL),
+            Variant::as_written("first-run-py", Program::pytorch(FILE, "first_run"))
+                .also_differs(
+                    "one training step of the article's first run, in a process that has not \
+                     touched the GPU, with nvidia-smi asked before and after.",
+                ),
+            Variant::contrast(
+                "first-run-on-cpu-py",
+                Expect::Clean,
+                Program::pytorch(FILE, "first_run_on_cpu"),
+            )
+            .one_change(
+                "first-run-py",
+                "the device the model and its data are put on: the GPU there, the CPU here",
+                "_first_run(rec, \"cuda\")",
+                "_first_run(rec, \"cpu\")",
+            ),
             Variant::contrast(
                 "cudnn-pressure-py",
                 Expect::Records,
                 Program::pytorch(FILE, "cudnn_under_pressure"),
             )
             .small_when_reduced(),
+            Variant::contrast(
+                "cudnn-just-above-the-output-py",
+                Expect::Records,
+                Program::pytorch(FILE, "cudnn_just_above_the_output"),
+            )
+            .small_when_reduced()
+            .one_change(
+                "cudnn-pressure-py",
+                "the memory left beside the ballast: 16 MiB to 1 GiB there; 65 to 128 MiB here, just \
+                 above the 64 MiB the first convolution's output takes, so that cuDNN starts with the \
+                 few MiB the output leaves",
+                "_under_pressure(rec, HEADROOMS_MIB)",
+                "_under_pressure(rec, HEADROOMS_MIB_JUST_ABOVE_THE_OUTPUT)",
+            ),
         ],
     }
 }
@@ -149,7 +187,7 @@ const CLAIMS: &[Claim] = &[
         // process its handle exists already.)
         quote: "causing cuDNN errors.",
         judged_by: "cudnn-pressure-py",
-        control: Control::Pending,
+        control: Control::Run("cudnn-just-above-the-output-py"),
         reach: Reach::Either,
         // Some headroom gives a cuDNN error: confirmed; only out-of-memory
         // errors: refuted.
@@ -205,7 +243,9 @@ const CLAIMS: &[Claim] = &[
         quote: "While catching exceptions provides logging information, it doesn’t automatically release \
                 the resources causing the error.",
         judged_by: "broken-py",
-        control: Control::Pending,
+        control: Control::Impossible(
+            "catching an exception frees only what the failed call made that nothing else refers to; what causes the error here, the first run's model and optimizer, is referenced by the program, so no way of catching can release it. What shows that the reading sees memory released: in fixed-py, the same reading falls from 62 GiB to 65 MiB when the program drops its references.",
+        ),
         reach: Reach::AtBestPartly(
             "the article says it of TensorFlow, which the GPU machines lack; this is the same \
              pattern in PyTorch",
@@ -217,6 +257,23 @@ const CLAIMS: &[Claim] = &[
                 ClaimVerdict::Confirmed,
                 ClaimVerdict::Refuted,
             )
+        },
+    },
+    Claim {
+        id: "001-first-run-creates-context",
+        source: Source::Seed(SEED),
+        quote: "When a model is first run, a context is created and resources are allocated.",
+        judged_by: "first-run-py",
+        control: Control::Run("first-run-on-cpu-py"),
+        reach: Reach::Either,
+        // Read from outside the process: it holds no GPU memory before the
+        // model's first run, and does after it.
+        judge: |o| match (
+            o.flag(NVIDIA_SMI_LISTS_THE_PROCESS_BEFORE_THE_FIRST_RUN),
+            o.flag(NVIDIA_SMI_LISTS_THE_PROCESS_AFTER_THE_FIRST_RUN),
+        ) {
+            (Some(false), Some(after)) => ClaimVerdict::confirmed_if(Some(after)),
+            _ => ClaimVerdict::Undecided,
         },
     },
 ];

@@ -113,3 +113,33 @@ def launch_blocking(rec):
     rec.fact(names.LOOKUP_RETURNS, lookup.ok)
     rec.attempt("torch.cuda.synchronize()", torch.cuda.synchronize)
     # ANCHOR_END: launch_blocking
+
+
+def _cnn_runs(rec, last_id):
+    # ANCHOR: cnn_runs
+    # A CNN runs once (cuDNN runs its convolution), then a lookup, then the
+    # CNN runs again in the same process: is the second run's error cuDNN's?
+    conv = torch.nn.Conv2d(3, 16, 3).cuda()
+    images = torch.randn(8, 3, 32, 32, device="cuda")
+    first = rec.attempt("first run: conv(images).sum().item()", lambda: conv(images).sum().item())
+    embedding = torch.nn.Embedding(VOCABULARY, WIDTH).cuda()
+    ids = torch.tensor([3, 7, last_id], device="cuda")
+    rec.attempt("embedding(ids)", lambda: embedding(ids))
+    rec.attempt("torch.cuda.synchronize()", torch.cuda.synchronize)
+    second = rec.attempt("second run: conv(images).sum().item()", lambda: conv(images).sum().item())
+    # ANCHOR_END: cnn_runs
+    rec.fact(names.THE_CNN_S_FIRST_RUN_WORKS, first.ok)
+    rec.fact(names.THE_CNN_S_SECOND_RUN, second.error or "ok")
+    rec.fact(names.THE_SECOND_RUN_S_ERROR_NAMES_CUDNN, "cudnn" in (second.message or "").lower())
+
+
+def cnn_after_fault(rec):
+    # ANCHOR: cnn_after_fault
+    _cnn_runs(rec, last_id=VOCABULARY)  # one past the end: the lookup's kernel asserts
+    # ANCHOR_END: cnn_after_fault
+
+
+def cnn_no_fault(rec):
+    # ANCHOR: cnn_no_fault
+    _cnn_runs(rec, last_id=VOCABULARY - 1)  # the last entry: no assert
+    # ANCHOR_END: cnn_no_fault

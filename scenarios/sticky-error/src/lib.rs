@@ -80,6 +80,26 @@ pub fn scenario() -> Scenario {
                 "no device reset at the end: under a healthy PyTorch a reset frees memory its \
                  allocator still hands out.",
             ),
+            Variant::as_written(
+                "cnn-after-fault-py",
+                Program::pytorch(PYTHON, "cnn_after_fault"),
+            )
+            .also_differs(
+                "not the article's model: a convolution stands for the CNN (cuDNN runs it), run \
+                     before and after device-assert-py's lookup.",
+            ),
+            Variant::contrast(
+                "cnn-no-fault-py",
+                Expect::Clean,
+                Program::pytorch(PYTHON, "cnn_no_fault"),
+            )
+            .one_change(
+                "cnn-after-fault-py",
+                "the lookup's last id: one past the table's end there, so its kernel asserts; the \
+                 table's last entry here",
+                "_cnn_runs(rec, last_id=VOCABULARY)",
+                "_cnn_runs(rec, last_id=VOCABULARY - 1)",
+            ),
             Variant::contrast(
                 "launch-blocking-py",
                 Expect::Fails(Symptom::cuda_error(pytorch::DEVICE_ASSERT)),
@@ -148,7 +168,11 @@ const CLAIMS: &[Claim] = &[
                 specific PyTorch version and CUDA setup.",
         judged_by: "device-assert-py",
         control: Control::Run("validated-py"),
-        reach: Reach::Either,
+        reach: Reach::AtBestPartly(
+            "in the article's case, memory the first run still holds, no context cleanup is needed: \
+             dropping the references gives it back in the same context (second-training-run, fixed-py); \
+             where it is needed is a context a device-side assert left unusable, this run",
+        ),
         // After a device-side assert: empty_cache recovers nothing and a new
         // process (a new context) works: confirmed; empty_cache recovers:
         // refuted; neither does: partly.
@@ -160,6 +184,32 @@ const CLAIMS: &[Claim] = &[
             (Some(_), Some(true)) => ClaimVerdict::Confirmed,
             (Some(_), Some(false)) => ClaimVerdict::Partly,
             _ => ClaimVerdict::Undecided,
+        },
+    },
+    Claim {
+        id: "001-context-inconsistency-cudnn-errors",
+        source: Source::Seed("001_eb72388bf55c7443.txt"),
+        quote: "The intermittent failure of a Convolutional Neural Network (CNN) model on subsequent runs, \
+                specifically manifesting as cuDNN errors, often stems from inconsistencies in the CUDA \
+                context and associated resources.",
+        judged_by: "cnn-after-fault-py",
+        control: Control::Run("cnn-no-fault-py"),
+        reach: Reach::AtBestPartly(
+            "how often such failures stem from the context, no run measures; the run shows whether \
+             a context left inconsistent (by a device-side assert) makes the CNN's next run fail, and \
+             whether its error is cuDNN's",
+        ),
+        // The CNN's second run fails with an error that names cuDNN
+        // (confirmed), with another (partly: the context, not cuDNN), or
+        // works (refuted).
+        judge: |o: &Outcome| match o.fact(THE_CNN_S_SECOND_RUN).and_then(|v| v.as_str()) {
+            Some("ok") => ClaimVerdict::Refuted,
+            Some(_) => ClaimVerdict::when(
+                o.flag(THE_SECOND_RUN_S_ERROR_NAMES_CUDNN),
+                ClaimVerdict::Confirmed,
+                ClaimVerdict::Partly,
+            ),
+            None => ClaimVerdict::Undecided,
         },
     },
 ];

@@ -2,29 +2,30 @@
 //! and what more GPUs give. One invocation runs the trials twice: first a
 //! baseline (one trial at a time on one GPU; or, where several GPUs are
 //! visible, the default schedule on the first of them alone), then the
-//! default schedule on every visible GPU. It computes the critical path
-//! from the second run's own per-trial times: every exclusive trial (they
-//! run alone) plus the longest of the shared ones, spread over the GPUs.
-//! The ratios of wall time to critical path and to the baseline go into
-//! the report.
+//! default schedule on every visible GPU. The ratios of wall time to the
+//! critical path (`CriticalPath`, which every run-all report carries, read
+//! from its own per-trial times) and to the baseline go into the report.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use casebook_model::Scenario;
 use casebook_report::bench::{Bench, BenchTrial};
+use casebook_report::schedule::CriticalPath;
 use casebook_report::{Report, TrialId};
 use casebook_runtime::isolation;
 
 use crate::commands::{self, prepare};
 use crate::reporter::table;
-use crate::runner::placement::{self, Place};
+use crate::runner::placement;
 use crate::workspace;
+use casebook_report::Place;
 
 /// The goals: the default schedule within this of its critical path…
-pub const GOAL_RATIO: f64 = 1.3;
-/// …the whole catalogue in less than this on one H100…
-pub const GOAL_WALL_SECONDS: f64 = 150.0;
+pub const GOAL_RATIO: f64 = 1.1;
+/// …the catalogue of dacd71a's trials (`docs/evidence/trials-dacd71a.txt`)
+/// in at most this on one H100…
+pub const GOAL_WALL_SECONDS: f64 = 220.0;
 /// …and, on several GPUs, at most this share of the one-GPU wall.
 pub const GOAL_GPUS_RATIO: f64 = 0.6;
 
@@ -81,33 +82,26 @@ pub fn run(catalog: &[Scenario], options: &Options) -> ExitCode {
             }
         })
         .collect();
-    let exclusive: f64 = rows
-        .iter()
-        .filter(|r| r.exclusive)
-        .filter_map(|r| r.seconds)
-        .sum();
-    let longest_shared = rows
-        .iter()
-        .filter(|r| !r.exclusive)
-        .filter_map(|r| r.seconds)
-        .fold(0.0, f64::max);
-    // Those that hold much memory run one after another beside the shared ones.
-    let holding: f64 = rows
-        .iter()
-        .filter(|r| r.holds)
-        .filter_map(|r| r.seconds)
-        .sum();
-    let longest = rows.iter().filter_map(|r| r.seconds).fold(0.0, f64::max);
-    let critical =
-        ((exclusive + longest_shared.max(holding)) / gpus.len().max(1) as f64).max(longest);
+    let path = CriticalPath::of(
+        rows.iter().filter_map(|r| {
+            let place = match (r.exclusive, r.holds) {
+                (true, _) => Place::Alone,
+                (false, true) => Place::Holds,
+                (false, false) => Place::Shared,
+            };
+            Some((place, r.seconds?))
+        }),
+        gpus.len(),
+        report.wall_seconds,
+    );
     let bench = Bench {
         jobs,
         gpus: gpus.clone(),
         baseline: baseline_name,
         baseline_wall_seconds: serial.wall_seconds,
         wall_seconds: report.wall_seconds,
-        critical_path_seconds: critical,
-        critical_path_ratio: report.wall_seconds / critical,
+        critical_path_seconds: path.seconds,
+        critical_path_ratio: path.ratio,
         baseline_ratio: report.wall_seconds / serial.wall_seconds,
         goal_ratio: GOAL_RATIO,
         goal_wall_seconds: GOAL_WALL_SECONDS,

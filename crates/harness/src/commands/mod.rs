@@ -170,10 +170,15 @@ pub fn execute(
             progress::trial(&progress::line(done, p), *t, record, status, several)
         );
     });
+    let memory = placement::smallest_memory(gpus);
     let results = trials
         .iter()
         .zip(&executed.records)
-        .filter_map(|(t, r)| Some(report::entry(*t, r.as_ref()?, statuses[&t.name()])))
+        .filter_map(|(t, r)| {
+            let mut entry = report::entry(*t, r.as_ref()?, statuses[&t.name()]);
+            entry.place = Some(t.place(memory));
+            Some(entry)
+        })
         .collect();
     let mut report = report::new(environment, results, executed.wall_seconds);
     report.run.jobs = jobs;
@@ -184,6 +189,9 @@ pub fn execute(
     report.run.orphans = orphans;
     report.run.skipped = held_back;
     report.run.leftover_check_off = monitor.err();
+    if report.run.interrupted.is_none() {
+        report.run.critical_path = report.critical_path();
+    }
     for l in &report.run.leftovers {
         eprintln!("error: {l}");
     }

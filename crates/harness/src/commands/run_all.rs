@@ -1,11 +1,12 @@
 //! `casebook run-all`: every trial on the GPU, a table, the reports, and
 //! any new snapshots packed for review.
 
-use std::path::PathBuf;
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use casebook_model::Scenario;
-use casebook_report::Partition;
+use casebook_report::{Exit, Partition};
 use comfy_table::presets;
 
 use crate::commands::{self, prepare};
@@ -25,14 +26,39 @@ pub struct Options {
     pub jobs: Option<usize>,
     /// Run only this shard of the catalogue.
     pub partition: Option<Partition>,
+    /// Run only these trials, by their whole names (`run-all --trials FILE`).
+    pub trials: Option<Vec<String>>,
 }
 
 pub fn run(catalog: &[Scenario], options: &Options) -> ExitCode {
     let root = workspace::root();
+    if let Some(named) = &options.trials {
+        let unknown = unknown_trials(catalog, named);
+        if !unknown.is_empty() {
+            eprintln!(
+                "error: the catalogue has no trial {} (see `casebook list`)",
+                unknown.join(", ")
+            );
+            return Exit::NoMatch.into();
+        }
+    }
     let mut prepared = match prepare(catalog, &options.filters, "run-all") {
         Ok(p) => p,
         Err(code) => return code,
     };
+    if let Some(named) = &options.trials {
+        let named: HashSet<&str> = named.iter().map(String::as_str).collect();
+        prepared
+            .trials
+            .retain(|t| named.contains(t.name().to_string().as_str()));
+        prepared
+            .skipped
+            .retain(|s| named.contains(s.trial.to_string().as_str()));
+        if prepared.trials.is_empty() && prepared.skipped.is_empty() {
+            eprintln!("error: no trial of the list matches {:?}", options.filters);
+            return Exit::NoMatch.into();
+        }
+    }
     if let Some(shard) = options.partition {
         let held = runner::in_shard(catalog, shard);
         prepared.trials.retain(|t| held(&t.name()));
@@ -66,9 +92,37 @@ pub fn run(catalog: &[Scenario], options: &Options) -> ExitCode {
         report.summary.snapshots_changed,
         report.wall_seconds
     );
+    if let Some(path) = &report.run.critical_path {
+        println!("schedule: {path}");
+    }
     println!("{}", table::claims_line(&report, options.undecided));
     if let Some(off) = &report.run.leftover_check_off {
         eprintln!("warning: the leftover-memory check did not run: {off}");
     }
     commands::finish(&root, &options.out, &report, &start_errors)
+}
+
+/// The names of a trial list (`run-all --trials`) that name no trial of
+/// the catalogue.
+pub fn unknown_trials(catalog: &[Scenario], named: &[String]) -> Vec<String> {
+    let known: HashSet<String> = runner::select(catalog, &[])
+        .iter()
+        .map(|t| t.name().to_string())
+        .collect();
+    named
+        .iter()
+        .filter(|n| !known.contains(n.as_str()))
+        .cloned()
+        .collect()
+}
+
+/// Reads a trial list: one `<slug>::<variant>` a line; blank lines and
+/// lines that start with `#` are not names.
+pub fn read_trial_list(path: &Path) -> std::io::Result<Vec<String>> {
+    Ok(std::fs::read_to_string(path)?
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(str::to_owned)
+        .collect())
 }

@@ -23,9 +23,9 @@ use casebook_runtime::isolation;
 use crate::commands::{self, prepare};
 use crate::judge::cell::{self as judge, TIME_LIMIT};
 use crate::reporter::{progress, report, snapshot, table};
-use crate::runner::placement::Place;
 use crate::runner::scheduler::{self, Job, Placement};
 use crate::runner::{Trial, sanitizer};
+use casebook_report::Place;
 
 pub struct Options {
     pub filters: Vec<String>,

@@ -30,6 +30,9 @@ pub fn markdown(report: &Report) -> String {
     if let Some(torch) = &report.run.pytorch {
         let _ = writeln!(md, "- PyTorch: {torch}\n");
     }
+    if let Some(path) = &report.run.critical_path {
+        let _ = writeln!(md, "- Schedule: {path}\n");
+    }
     md.push_str(&table::run(report, presets::ASCII_MARKDOWN));
     md.push('\n');
     let claims: Vec<_> = report

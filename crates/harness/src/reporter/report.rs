@@ -66,6 +66,7 @@ pub fn entry(trial: Trial, record: &TrialRecord, snapshot: SnapshotStatus) -> Re
         snapshot,
         seconds: record.outcome.seconds,
         gpu: record.gpu,
+        place: None,
         outcome: record.outcome.clone(),
     }
 }

@@ -3,23 +3,10 @@
 
 use std::collections::HashMap;
 
-use casebook_report::TrialId;
+use casebook_report::{Place, TrialId};
 
 use crate::gpus::Gpu;
 use crate::runner::dispatch::Trial;
-
-/// Where a trial runs on its GPU.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Place {
-    /// Beside other trials.
-    Shared,
-    /// Beside light trials, but never beside another that holds much of the
-    /// GPU's memory or creates contexts in a loop (see
-    /// `Variant::holds_memory`, `Variant::creates_contexts`).
-    Holds,
-    /// With the GPU to itself.
-    Alone,
-}
 
 impl Trial<'_> {
     /// Whether it must have the GPU to itself.

@@ -15,7 +15,7 @@ use casebook_runtime::isolation;
 
 use crate::gpus::Gpu;
 use crate::leftover::{Leftover, Monitor};
-use crate::runner::placement::Place;
+use casebook_report::Place;
 
 /// One job: what it runs, where, and how long it should take.
 #[derive(Debug, Clone)]

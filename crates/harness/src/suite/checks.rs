@@ -51,7 +51,7 @@ pub fn catalog_checks(catalog: &Arc<Vec<Scenario>>, root: &Path) -> Vec<Trial> {
 
 /// How many decided claims may still wait for their control. The number
 /// may only go down: each control written lowers it.
-pub const CONTROLS_PENDING: usize = 53;
+pub const CONTROLS_PENDING: usize = 2;
 
 /// Every decided claim's control, judged by the claim's own judge on its
 /// recorded outcome, gives the other answer: the experiment could have
@@ -86,43 +86,67 @@ fn control_problems(catalog: &[Scenario], report: &Report, allowed_pending: usiz
             let decided = entry(c.judged_by)
                 .and_then(|r| r.claims.iter().find(|x| x.id == c.id))
                 .map(|x| x.verdict);
-            match c.control {
-                casebook_model::Control::Run(v) => {
-                    if v == c.judged_by || !s.variants.iter().any(|x| x.name == v) {
+            let controls: Vec<(Option<&str>, casebook_model::Control)> = match c.control {
+                casebook_model::Control::Parts(parts) => {
+                    if decided.is_some_and(|d| d != casebook_model::ClaimVerdict::Partly) {
                         problems.push(format!(
-                            "{}: its control `{v}` is no other variant of {}",
-                            c.id, s.slug
-                        ));
-                        continue;
-                    }
-                    let Some(decided) = decided else { continue };
-                    let Some(control) = entry(v) else {
-                        problems.push(format!(
-                            "{}: its control {} is not in the run",
+                            "{}: a control for each part, but its verdict is {:?}, not partly",
                             c.id,
-                            TrialId::new(s.slug, v)
-                        ));
-                        continue;
-                    };
-                    let other = c.verdict(&control.outcome);
-                    if other == decided || other == casebook_model::ClaimVerdict::Undecided {
-                        problems.push(format!(
-                            "{}: decided {decided:?} by {}, and its control {v} reads {other:?}: \
-                             the experiment shows no other answer",
-                            c.id, c.judged_by
+                            decided.unwrap_or(casebook_model::ClaimVerdict::Undecided)
                         ));
                     }
-                }
-                casebook_model::Control::Impossible(why) => {
-                    if why.trim().is_empty() {
-                        problems.push(format!("{}: no control, and no reason", c.id));
+                    if parts.len() < 2 {
+                        problems.push(format!("{}: parts, but fewer than two", c.id));
                     }
+                    parts.iter().map(|p| (Some(p.part), p.control)).collect()
                 }
-                casebook_model::Control::Pending => {
-                    if decided.is_some_and(|d| d != casebook_model::ClaimVerdict::Undecided) {
-                        pending.push(c.id);
+                control => vec![(None, control)],
+            };
+            let mut waits = false;
+            for (part, control) in controls {
+                let who = match part {
+                    Some(part) => format!("{} (part: {part})", c.id),
+                    None => c.id.to_owned(),
+                };
+                match control {
+                    casebook_model::Control::Run(v) => {
+                        if v == c.judged_by || !s.variants.iter().any(|x| x.name == v) {
+                            problems.push(format!(
+                                "{who}: its control `{v}` is no other variant of {}",
+                                s.slug
+                            ));
+                            continue;
+                        }
+                        let Some(decided) = decided else { continue };
+                        let Some(control) = entry(v) else {
+                            problems.push(format!(
+                                "{who}: its control {} is not in the run",
+                                TrialId::new(s.slug, v)
+                            ));
+                            continue;
+                        };
+                        let other = c.verdict(&control.outcome);
+                        if other == decided || other == casebook_model::ClaimVerdict::Undecided {
+                            problems.push(format!(
+                                "{who}: decided {decided:?} by {}, and its control {v} reads \
+                                 {other:?}: the experiment shows no other answer",
+                                c.judged_by
+                            ));
+                        }
                     }
+                    casebook_model::Control::Impossible(why) => {
+                        if why.trim().is_empty() {
+                            problems.push(format!("{who}: no control, and no reason"));
+                        }
+                    }
+                    casebook_model::Control::Parts(_) => {
+                        problems.push(format!("{who}: a part's control is a run or a reason"));
+                    }
+                    casebook_model::Control::Pending => waits = true,
                 }
+            }
+            if waits && decided.is_some_and(|d| d != casebook_model::ClaimVerdict::Undecided) {
+                pending.push(c.id);
             }
         }
     }
@@ -485,6 +509,7 @@ mod tests {
                 snapshot: casebook_report::SnapshotStatus::Matched,
                 seconds: 0.0,
                 gpu: None,
+                place: None,
                 outcome,
             }
         };
@@ -557,6 +582,88 @@ mod tests {
                 ("b", seed, rest, ClaimVerdict::Refuted),
             ])
             .is_empty()
+        );
+    }
+
+    #[test]
+    fn each_part_of_a_partly_verdict_has_its_own_control() {
+        fn partly(control: Control) -> &'static [Claim] {
+            Box::leak(Box::new([Claim {
+                id: "written-means-confirmed",
+                source: Source::Seed(""),
+                quote: "",
+                judged_by: "broken",
+                control,
+                reach: Reach::Either,
+                judge: |o| {
+                    ClaimVerdict::when(
+                        o.check(WRITTEN),
+                        ClaimVerdict::Partly,
+                        ClaimVerdict::Refuted,
+                    )
+                },
+            }]))
+        }
+        let report = || {
+            let mut r = report_of(true, false);
+            r.results[0].claims[0].verdict = ClaimVerdict::Partly;
+            r
+        };
+        const RUN_AND_REASON: &[casebook_model::Part] = &[
+            casebook_model::Part {
+                part: "one",
+                control: Control::Run("fixed"),
+            },
+            casebook_model::Part {
+                part: "two",
+                control: Control::Impossible("why"),
+            },
+        ];
+        let s = with_broken(partly(Control::Parts(RUN_AND_REASON)));
+        assert!(super::control_problems(&[s], &report(), 0).is_empty());
+        // A part whose control reads "partly" too shows nothing.
+        const SAME: &[casebook_model::Part] = &[
+            casebook_model::Part {
+                part: "one",
+                control: Control::Run("fixed"),
+            },
+            casebook_model::Part {
+                part: "two",
+                control: Control::Impossible("why"),
+            },
+        ];
+        let mut r = report();
+        r.results[1].outcome = r.results[0].outcome.clone();
+        let s = with_broken(partly(Control::Parts(SAME)));
+        assert_eq!(super::control_problems(&[s], &r, 0).len(), 1);
+        // A part still waiting counts against the debt; a part with no
+        // reason, or a single part, is no control.
+        const WAITING: &[casebook_model::Part] = &[
+            casebook_model::Part {
+                part: "one",
+                control: Control::Run("fixed"),
+            },
+            casebook_model::Part {
+                part: "two",
+                control: Control::Pending,
+            },
+        ];
+        let s = with_broken(partly(Control::Parts(WAITING)));
+        assert!(super::control_problems(&[s], &report(), 1).is_empty());
+        let s = with_broken(partly(Control::Parts(WAITING)));
+        assert_eq!(super::control_problems(&[s], &report(), 0).len(), 1);
+        const ONE: &[casebook_model::Part] = &[casebook_model::Part {
+            part: "one",
+            control: Control::Impossible(" "),
+        }];
+        let s = with_broken(partly(Control::Parts(ONE)));
+        assert_eq!(super::control_problems(&[s], &report(), 0).len(), 2);
+        // Parts belong to a verdict of "partly" only.
+        let s = with_broken(partly(Control::Parts(RUN_AND_REASON)));
+        let problems = super::control_problems(&[s], &report_of(true, false), 0);
+        assert!(
+            problems.iter().any(|p| p.contains("not partly")),
+            "{problems:?}"
         );
     }
 

@@ -1,0 +1,91 @@
+// host-memory-leak, C++: seed 003's example 2, "// ... further code
+// execution that might fail due to lack of free host memory ...", on a host
+// with little memory to spare: once CUDA has started, the process's data
+// (RLIMIT_DATA, which counts what new and malloc take) is limited to what it
+// uses then and 256 MiB more. The article's call is made until a call fails
+// or 128 calls are made; in the control each call deletes its h_data.
+
+#include <cstdio>
+#include <cstring>
+#include <new>
+#include <sys/resource.h>
+
+#include "casebook.h"
+#include "names.h"
+
+using namespace casebook;
+
+namespace {
+
+const int kCalls = 128;
+const size_t kRoom = size_t(256) << 20;
+
+// The process's data, as the limit counts it (VmData in /proc/self/status).
+size_t data_bytes() {
+  size_t kib = 0;
+  FILE *f = std::fopen("/proc/self/status", "r");
+  if (!f) return 0;
+  char line[256];
+  while (std::fgets(line, sizeof line, f))
+    if (std::strncmp(line, "VmData:", 7) == 0) kib = std::strtoull(line + 7, nullptr, 10);
+  std::fclose(f);
+  return kib << 10;
+}
+
+// The article's call. Returns the name of what failed, or nullptr.
+const char *article_call(const casebook_recorder *r, bool fixed) {
+  // ANCHOR: call
+  int size = 1024 * 1024;
+  float *h_data = new (std::nothrow) float[size];  // Memory allocated on the host
+  if (h_data == nullptr) return "new float[size]";
+  for (int i = 0; i < size; ++i) h_data[i] = (float)i;
+  float *d_data;
+  if (tolerate(r, "cudaMalloc", cudaMalloc((void **)&d_data, size * sizeof(float))) != cudaSuccess) return "cudaMalloc";
+  if (tolerate(r, "cudaMemcpy HtoD", cudaMemcpy(d_data, h_data, size * sizeof(float), cudaMemcpyHostToDevice)) !=
+      cudaSuccess)
+    return "cudaMemcpy";
+
+  // ... some CUDA operations ...
+
+  tolerate(r, "cudaFree", cudaFree(d_data));  // Device memory released
+  if (fixed) delete[] h_data;                 // the control's one change
+  // Missing: delete[] h_data; // Host memory leak!
+  // ANCHOR_END: call
+  return nullptr;
+}
+
+int limited_host(const casebook_recorder *r, bool fixed) {
+  rec(r, "cudaFree(0)", cudaFree(0));
+  article_call(r, fixed);  // CUDA's own buffers for a copy come before the limit
+  struct rlimit old;
+  getrlimit(RLIMIT_DATA, &old);
+  struct rlimit limited = old;
+  limited.rlim_cur = data_bytes() + kRoom;
+  if (setrlimit(RLIMIT_DATA, &limited) != 0) return 1;
+  const char *failed = nullptr;
+  int calls = 0;
+  while (calls < kCalls && failed == nullptr) {
+    Iteration it(r, "the article's call");
+    failed = article_call(r, fixed);
+    if (failed == nullptr) ++calls;
+  }
+  setrlimit(RLIMIT_DATA, &old);
+  measure(r, names::CALLS_MADE_UNDER_THE_LIMIT, calls);
+  fact(r, names::A_CALL_FAILS_FOR_LACK_OF_HOST_MEMORY, failed != nullptr);
+  fact_text(r, names::WHAT_FAILED_FIRST, failed ? failed : "nothing");
+  return 0;
+}
+
+}  // namespace
+
+// ANCHOR: limited
+extern "C" int casebook_host_memory_leak_limited_host_cpp(const casebook_recorder *r) {
+  return limited_host(r, false);
+}
+// ANCHOR_END: limited
+
+// ANCHOR: limited_fixed
+extern "C" int casebook_host_memory_leak_limited_host_fixed_cpp(const casebook_recorder *r) {
+  return limited_host(r, true);
+}
+// ANCHOR_END: limited_fixed

@@ -1,0 +1,73 @@
+//! Seed 000: "Using a debugger to pinpoint the exact location of errors is
+//! crucial". The broken program, whose fault an unrelated copy reports, run
+//! under compute-sanitizer (memcheck) and under cuda-gdb: does either name
+//! the kernel that faulted, which the program's own errors do not? In the
+//! control it runs under no tool, and its own errors are its report.
+
+use std::time::Duration;
+
+use casebook_model::Recorder;
+use casebook_runtime::worker;
+
+use crate::names::*;
+
+const PROGRAM: &str = "the broken program";
+const MEMCHECK: &[&str] = &["compute-sanitizer", "--tool", "memcheck"];
+const DEBUGGER: &[&str] = &[
+    "cuda-gdb", "-q", "-batch", "-ex", "run", "-ex", "bt", "--args",
+];
+/// The kernel that faults, as a report would name it.
+const KERNEL: &str = "spin_then_fault";
+
+pub fn under_tools(rec: &mut Recorder) -> anyhow::Result<()> {
+    pinpoint(rec, &[MEMCHECK, DEBUGGER])
+}
+
+// ANCHOR: no_tool
+/// The control: the program under no tool.
+pub fn no_tool(rec: &mut Recorder) -> anyhow::Result<()> {
+    pinpoint(rec, &[])
+}
+// ANCHOR_END: no_tool
+
+// ANCHOR: pinpoint
+fn pinpoint(rec: &mut Recorder, tools: &[&[&str]]) -> anyhow::Result<()> {
+    if worker::role().as_deref() == Some(PROGRAM) {
+        return crate::broken::run(rec);
+    }
+    if casebook_model::under_sanitizer() {
+        // A tool inside the tool: the sanitizer's own pass runs the program.
+        rec.fact(casebook_model::REDUCED, true);
+        return Ok(());
+    }
+    // The program's own report: what its calls' errors say.
+    let plain = worker::run(PROGRAM, Duration::from_secs(60), &[])?;
+    let own: Vec<String> = plain
+        .steps
+        .iter()
+        .filter_map(|s| s.message.clone())
+        .collect();
+    let own_names_it = own.iter().any(|m| m.contains(KERNEL));
+    rec.fact(
+        THE_PROGRAM_S_OWN_ERRORS_NAME_THE_FAULTING_KERNEL,
+        own_names_it,
+    );
+    let (mut named_by, mut not_started) = (Vec::new(), Vec::new());
+    for tool in tools {
+        match worker::run_under(tool, PROGRAM, Duration::from_secs(120), &[]) {
+            Ok(run) if run.stderr_tail.contains(KERNEL) => named_by.push(tool[0]),
+            Ok(_) => {}
+            Err(_) => not_started.push(tool[0]),
+        }
+    }
+    rec.fact(TOOLS_THAT_NAME_THE_FAULTING_KERNEL, &named_by);
+    if !not_started.is_empty() {
+        rec.fact(TOOLS_THAT_COULD_NOT_BE_STARTED, &not_started);
+    }
+    rec.fact(
+        A_REPORT_NAMES_THE_FAULTING_KERNEL,
+        own_names_it || !named_by.is_empty(),
+    );
+    Ok(())
+}
+// ANCHOR_END: pinpoint

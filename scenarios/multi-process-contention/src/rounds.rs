@@ -1,0 +1,156 @@
+//! Seed 001: "the seemingly random nature of the failures often indicates
+//! that the issue is related to shared resources, where contention or
+//! improper cleanup causes intermittent problems."
+//!
+//! Two processes share the GPU for twenty rounds, with no barrier between
+//! them but the start of each round: in each, a process reads the free
+//! memory, waits a delay drawn from 0 to 400 ms, takes 55% of what it read,
+//! holds it 20 ms and frees it. Where their holds overlap, the second allocation fails;
+//! where they do not, both succeed. In the control one process does the same
+//! rounds alone.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use casebook_model::device::{self, PAGE};
+use casebook_model::{Outcome, Recorder};
+use casebook_runtime::worker;
+use cudarc::driver::result;
+
+use crate::names::*;
+
+const DIR_ENV: &str = "CASEBOOK_ROUNDS";
+const ROUNDS: usize = 20;
+const SHARE: f64 = 0.55;
+const HOLD: Duration = Duration::from_millis(20);
+const LONGEST_DELAY_MS: u64 = 400;
+
+pub fn two_processes(rec: &mut Recorder) -> anyhow::Result<()> {
+    rounds(rec, 2)
+}
+
+// ANCHOR: one_process
+/// The control: one process, alone on the GPU, the same rounds.
+pub fn one_process(rec: &mut Recorder) -> anyhow::Result<()> {
+    rounds(rec, 1)
+}
+// ANCHOR_END: one_process
+
+fn rounds(rec: &mut Recorder, processes: usize) -> anyhow::Result<()> {
+    match worker::role() {
+        Some(role) => process(rec, &role, processes),
+        None => parent(rec, processes),
+    }
+}
+
+fn parent(rec: &mut Recorder, processes: usize) -> anyhow::Result<()> {
+    let dir = std::env::temp_dir().join(format!("casebook-rounds-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let env = dir.to_string_lossy().into_owned();
+    let outcomes: Vec<Outcome> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..processes)
+            .map(|i| {
+                let env = env.clone();
+                s.spawn(move || {
+                    worker::run(
+                        &format!("process {}", i + 1),
+                        Duration::from_secs(120),
+                        &[(DIR_ENV, &env)],
+                    )
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("worker thread"))
+            .collect::<Result<Vec<_>, _>>()
+    })?;
+    let _ = std::fs::remove_dir_all(&dir);
+    // A round failed where any process's allocation in it failed.
+    let mut failed = [false; ROUNDS];
+    for (i, o) in outcomes.iter().enumerate() {
+        worker::replay(rec, &format!("process {}", i + 1), o);
+        let Some(list) = o
+            .fact(ROUNDS_THIS_PROCESS_FAILED)
+            .and_then(|v| v.as_array())
+        else {
+            anyhow::bail!("process {} recorded no rounds", i + 1);
+        };
+        for r in list.iter().filter_map(|v| v.as_u64()) {
+            failed[r as usize] = true;
+        }
+    }
+    let n = failed.iter().filter(|f| **f).count();
+    rec.measure(ROUNDS_RUN, ROUNDS as f64);
+    rec.measure(ROUNDS_WITH_A_FAILED_ALLOCATION, n as f64);
+    rec.fact(
+        FAILURES_ACROSS_THE_ROUNDS,
+        match n {
+            0 => "none",
+            n if n == ROUNDS => "every round",
+            _ => "some rounds, not others",
+        },
+    );
+    Ok(())
+}
+
+// ANCHOR: rounds
+fn process(rec: &mut Recorder, role: &str, processes: usize) -> anyhow::Result<()> {
+    let dir = PathBuf::from(std::env::var(DIR_ENV)?);
+    let ctx = device::context(rec)?;
+    // The delays are drawn from a seed of the process's own, the same on
+    // every run; what the operating system adds is not.
+    let mut state =
+        0x9E37_79B9_7F4A_7C15u64 ^ role.len() as u64 ^ role.as_bytes()[role.len() - 1] as u64;
+    let mut failed = Vec::new();
+    for round in 0..ROUNDS {
+        arrive(&dir, role, round, processes)?;
+        // Sized from the free memory seen as the round starts, as if the
+        // GPU were this process's.
+        let free = device::free_bytes(rec, &ctx)?;
+        let bytes = (free as f64 * SHARE) as usize / PAGE * PAGE;
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        std::thread::sleep(Duration::from_millis(state % LONGEST_DELAY_MS));
+        // SAFETY: freed below, used by nothing; a refusal is the finding.
+        let held = rec.tolerate("cuMemAlloc (55% of the free memory)", unsafe {
+            result::malloc_sync(bytes)
+        });
+        match held {
+            Ok(p) => {
+                std::thread::sleep(HOLD);
+                // SAFETY: allocated above, used by nothing.
+                rec.step("cuMemFree", unsafe { result::free_sync(p) })?;
+            }
+            Err(_) => failed.push(round),
+        }
+    }
+    rec.fact(ROUNDS_THIS_PROCESS_FAILED, failed);
+    Ok(())
+}
+// ANCHOR_END: rounds
+
+/// Marks `role` as having started `round`, and waits for every process.
+fn arrive(dir: &Path, role: &str, round: usize, processes: usize) -> anyhow::Result<()> {
+    std::fs::write(dir.join(format!("{role}.{round}")), b"")?;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let arrived = std::fs::read_dir(dir)?
+            .filter_map(|e| e.ok())
+            .filter(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .ends_with(&format!(".{round}"))
+            })
+            .count();
+        if arrived >= processes {
+            return Ok(());
+        }
+        anyhow::ensure!(
+            Instant::now() < deadline,
+            "a process never started round {round}"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}

@@ -1,0 +1,104 @@
+// pool-retention, C++: seed 004's "concurrent allocations from different
+// streams and then freeing those concurrently can cause significant
+// fragmentation", at a size where fragmentation could matter.
+//
+// Eight non-blocking streams take blocks of 1 to 64 MiB from the
+// stream-ordered pool, in turn, until they hold 90% of the free memory, and
+// clear each. Each block is then freed on another stream than the one that
+// made it (after that stream's work, by an event). One block of 90% of what
+// they held is then asked for, from the pool (on stream 0) and from
+// cudaMalloc: right after the frees, and again after a synchronise.
+
+#include <vector>
+
+#include "casebook.h"
+#include "names.h"
+
+using namespace casebook;
+
+namespace {
+
+const int kStreams = 8;
+
+unsigned long long g_state = 0x2545F4914F6CDD1DULL;
+unsigned long long next_random() {
+  g_state ^= g_state << 13;
+  g_state ^= g_state >> 7;
+  g_state ^= g_state << 17;
+  return g_state;
+}
+
+// One block of `bytes`, from the pool on `stream` or from cudaMalloc: whether
+// it is served (and given back at once).
+bool one_block(const casebook_recorder *r, bool pool, size_t bytes, cudaStream_t stream, const char *when) {
+  char call[96];
+  std::snprintf(call, sizeof call, "%s (90%% of what the blocks held, %s)", pool ? "cudaMallocAsync" : "cudaMalloc", when);
+  void *p = nullptr;
+  cudaError_t err = tolerate(r, call, pool ? cudaMallocAsync(&p, bytes, stream) : cudaMalloc(&p, bytes));
+  if (err == cudaSuccess) rec(r, pool ? "cudaFreeAsync" : "cudaFree", pool ? cudaFreeAsync(p, stream) : cudaFree(p));
+  cudaGetLastError();
+  return err == cudaSuccess;
+}
+
+}  // namespace
+
+// ANCHOR: concurrent_streams
+extern "C" int casebook_pool_retention_concurrent_streams_cpp(const casebook_recorder *r) {
+  cudaStream_t streams[kStreams];
+  for (int i = 0; i < kStreams; ++i)
+    rec(r, "cudaStreamCreateWithFlags (non-blocking)", cudaStreamCreateWithFlags(&streams[i], cudaStreamNonBlocking));
+  const size_t target = free_bytes(r) / 10 * 9;
+  struct Block {
+    void *p;
+    int stream;
+  };
+  std::vector<Block> blocks;
+  size_t held = 0;
+  cudaError_t made = cudaSuccess;
+  for (int k = 0; made == cudaSuccess; ++k) {
+    size_t size = (size_t(1) << 20) * (1 + next_random() % 64);  // 1 to 64 MiB
+    if (held + size > target) break;
+    int s = k % kStreams;
+    void *p = nullptr;
+    made = cudaMallocAsync(&p, size, streams[s]);
+    if (made == cudaSuccess) made = cudaMemsetAsync(p, 1, size, streams[s]);
+    if (made == cudaSuccess) {
+      blocks.push_back({p, s});
+      held += size;
+    }
+  }
+  rec(r, "cudaMallocAsync and cudaMemsetAsync (blocks of 1 to 64 MiB, each stream in turn)", made);
+  // Every stream's work is done before another stream frees its blocks.
+  cudaEvent_t done[kStreams];
+  for (int i = 0; i < kStreams; ++i) {
+    rec(r, "cudaEventCreateWithFlags", cudaEventCreateWithFlags(&done[i], cudaEventDisableTiming));
+    rec(r, "cudaEventRecord", cudaEventRecord(done[i], streams[i]));
+  }
+  for (int i = 0; i < kStreams; ++i)
+    for (int j = 0; j < kStreams; ++j) rec(r, "cudaStreamWaitEvent", cudaStreamWaitEvent(streams[i], done[j], 0));
+  cudaError_t freed = cudaSuccess;
+  for (const Block &b : blocks) {
+    cudaError_t e = cudaFreeAsync(b.p, streams[(b.stream + 1) % kStreams]);
+    if (freed == cudaSuccess) freed = e;
+  }
+  rec(r, "cudaFreeAsync (each block on another stream than the one that made it)", freed);
+  const size_t ask = held / 10 * 9;
+  // Right after the frees: what the system sees as free, and the request.
+  size_t seen = free_bytes(r);
+  measure(r, names::HELD_BY_THE_BLOCKS, (double)held);
+  measure(r, names::FREE_SEEN_RIGHT_AFTER_THE_FREES, (double)seen);
+  fact(r, names::THE_REQUEST_IS_WITHIN_THE_FREE_MEMORY_SEEN, ask <= seen);
+  fact(r, names::THE_POOL_SERVES_IT_RIGHT_AFTER_THE_FREES, one_block(r, true, ask, streams[0], "right after the frees"));
+  fact(r, names::CUDAMALLOC_SERVES_IT_RIGHT_AFTER_THE_FREES, one_block(r, false, ask, streams[0], "right after the frees"));
+  // Once every free has completed.
+  rec(r, "cudaDeviceSynchronize", cudaDeviceSynchronize());
+  fact(r, names::THE_POOL_SERVES_IT_ONCE_THE_FREES_ARE_DONE, one_block(r, true, ask, streams[0], "after a synchronise"));
+  fact(r, names::CUDAMALLOC_SERVES_IT_ONCE_THE_FREES_ARE_DONE, one_block(r, false, ask, streams[0], "after a synchronise"));
+  rec(r, "cudaDeviceSynchronize", cudaDeviceSynchronize());
+  for (int i = 0; i < kStreams; ++i) {
+    rec(r, "cudaEventDestroy", cudaEventDestroy(done[i]));
+    rec(r, "cudaStreamDestroy", cudaStreamDestroy(streams[i]));
+  }
+  return 0;
+}
+// ANCHOR_END: concurrent_streams
