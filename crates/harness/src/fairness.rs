@@ -69,6 +69,11 @@ impl Pool {
                 if let Some(text) = v.as_str() {
                     // Any other text: an error name where success was recorded.
                     vs.push(Value::from(format!("{text} (another value)")));
+                    // A call's result recorded as an error could have been
+                    // its API's success.
+                    if let Some(success) = success_of(text) {
+                        vs.push(Value::from(success));
+                    }
                 }
             }
             if let Some(v) = base.fact_named(name) {
@@ -99,6 +104,19 @@ impl Pool {
         }
         out.dedup();
         out
+    }
+}
+
+/// The success result of the API whose error name `text` is: the runtime's
+/// `cudaSuccess` for a `cudaError…`, the driver's `CUDA_SUCCESS` for a
+/// `CUDA_ERROR_…`.
+fn success_of(text: &str) -> Option<&'static str> {
+    if text.starts_with("cudaError") {
+        Some("cudaSuccess")
+    } else if text.starts_with("CUDA_ERROR_") {
+        Some("CUDA_SUCCESS")
+    } else {
+        None
     }
 }
 
@@ -348,6 +366,31 @@ mod tests {
         let reached = reach_of(&c, &outcome(true, 3.0));
         let problem = short_of(&c, &reached).expect("one-sided");
         assert!(problem.contains("never says confirmed"), "{problem}");
+    }
+
+    #[test]
+    fn a_result_recorded_as_an_error_could_have_been_success() {
+        const RESULT: FactName = FactName("the write's result");
+        let c = claim(
+            |o| match o.fact(RESULT).and_then(Value::as_str) {
+                Some("cudaSuccess") => ClaimVerdict::Confirmed,
+                Some(_) => ClaimVerdict::Refuted,
+                None => ClaimVerdict::Undecided,
+            },
+            Reach::Either,
+        );
+        let mut base = Outcome::empty();
+        base.apply(Event::Fact {
+            key: RESULT.0.into(),
+            value: "cudaErrorIllegalAddress".into(),
+        });
+        assert_eq!(short_of(&c, &reach_of(&c, &base)), None);
+        // Any other text is only ever another text.
+        base.apply(Event::Fact {
+            key: RESULT.0.into(),
+            value: "written".into(),
+        });
+        assert!(short_of(&c, &reach_of(&c, &base)).is_some());
     }
 
     #[test]

@@ -7,7 +7,9 @@
 // clear each. Each block is then freed on another stream than the one that
 // made it (after that stream's work, by an event). One block of 90% of what
 // they held is then asked for, from the pool (on stream 0) and from
-// cudaMalloc: right after the frees, and again after a synchronise.
+// cudaMalloc: right after the frees, and again after a synchronise (and one
+// more between the pool's request and cudaMalloc's, so that each finds
+// every free done).
 
 #include <vector>
 
@@ -93,6 +95,10 @@ extern "C" int casebook_pool_retention_concurrent_streams_cpp(const casebook_rec
   // Once every free has completed.
   rec(r, "cudaDeviceSynchronize", cudaDeviceSynchronize());
   fact(r, names::THE_POOL_SERVES_IT_ONCE_THE_FREES_ARE_DONE, one_block(r, true, ask, streams[0], "after a synchronise"));
+  // The pool's own block, freed on stream 0, goes back at a synchronise as
+  // the blocks did: without it the pool would still hold that block when
+  // cudaMalloc asks for as much.
+  rec(r, "cudaDeviceSynchronize", cudaDeviceSynchronize());
   fact(r, names::CUDAMALLOC_SERVES_IT_ONCE_THE_FREES_ARE_DONE, one_block(r, false, ask, streams[0], "after a synchronise"));
   rec(r, "cudaDeviceSynchronize", cudaDeviceSynchronize());
   for (int i = 0; i < kStreams; ++i) {
