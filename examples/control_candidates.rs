@@ -2,8 +2,8 @@
 //! scenario whose recorded outcome the claim's own judge decides otherwise:
 //! the candidates for its control. `cargo run --example control_candidates`.
 
-use casebook_harness::report::Report;
 use casebook_model::ClaimVerdict;
+use casebook_report::Report;
 
 fn main() -> anyhow::Result<()> {
     let text = std::fs::read_to_string("docs/evidence/latest.json")?;

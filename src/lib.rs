@@ -53,7 +53,8 @@ pub fn catalog() -> Vec<Scenario> {
 
 pub mod cli {
     use super::PathBuf;
-    use clap::{CommandFactory, Parser, Subcommand};
+    use casebook_report::Exit;
+    use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
     #[derive(Parser)]
     #[command(
@@ -97,9 +98,6 @@ pub mod cli {
         /// Find the reproduced case behind a pasted CUDA error: paste the
         /// whole traceback or log (figures, paths and device numbers are
         /// ignored). Needs no GPU.
-        ///
-        /// Exit codes: 0 a reproduced case matches; 15 none does (a report to
-        /// file is printed); 2 the text is empty or the index unreadable.
         Explain(casebook_explain::cli::Args),
         /// Run every trial (or the filtered ones) on the GPU, each variant in its
         /// own process; print a table, write the reports and pack new snapshots.
@@ -113,15 +111,6 @@ pub mod cli {
         /// GPU: a second on the same GPU waits for its lock and says who holds
         /// it; runs pinned to different GPUs (CUDA_VISIBLE_DEVICES) go side by
         /// side.
-        ///
-        /// Exit codes: 0 all held; 1 a trial failed; 3 no GPU or driver;
-        /// 4 a filter matched nothing; 5 snapshots are new or changed; 6 the
-        /// report could not be written or a child not started; 9 device memory
-        /// was left held after a trial; 10 interrupted (Ctrl-C, SIGTERM: the
-        /// partial report is written, unfinished trials marked not run);
-        /// 11 the driver is older than the build needs; 13 trials of a run
-        /// that ended hold GPU memory (each named with the command that stops
-        /// it; the trials that need a whole GPU did not run).
         RunAll {
             #[command(flatten)]
             selection: Selection,
@@ -134,12 +123,12 @@ pub mod cli {
             /// The report records the shard; `casebook matrix` merges the
             /// shards' reports and says which is missing.
             #[arg(long, value_name = "K/N")]
-            partition: Option<casebook_harness::matrix::Partition>,
+            partition: Option<casebook_report::Partition>,
             /// Run only the trials FILE names, one `<slug>::<variant>` a line
             /// (blank lines and `#` comments aside); a name the catalogue
-            /// lacks is an error (exit code 4). With --filter, the trials
-            /// both select. docs/evidence/trials-dacd71a.txt is the set the
-            /// schedule's goal is timed on.
+            /// lacks is an error, as a filter that matches nothing is. With
+            /// --filter, the trials both select. docs/evidence/trials-dacd71a.txt
+            /// is the set the schedule's goal is timed on.
             #[arg(long, value_name = "FILE")]
             trials: Option<PathBuf>,
         },
@@ -149,8 +138,6 @@ pub mod cli {
         /// path (exclusive trials plus the longest shared one, over the
         /// GPUs) as `critical_path_ratio`, and against the first run as
         /// `baseline_ratio`, in report.json.
-        ///
-        /// Exit codes as for run-all.
         Bench {
             #[command(flatten)]
             selection: Selection,
@@ -161,10 +148,6 @@ pub mod cli {
         /// reproduced its failure. Unfiltered, each run is a whole run-all,
         /// schedule and neighbours included. With --from, compare run-all
         /// reports of one commit made one at a time instead of running.
-        ///
-        /// Exit codes as for run-all, and 12 when an outcome or a verdict
-        /// differed; 14 when the reports given are of different commits, of
-        /// uncommitted changes, or not reports.
         Reproduce {
             /// How many runs.
             #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..))]
@@ -183,8 +166,6 @@ pub mod cli {
         /// with where each runs (alone on its GPU, or sharing it with other
         /// trials; in run-all and under compute-sanitizer) and what it
         /// expects.
-        ///
-        /// Exit codes: 0 listed; 4 a filter matched nothing.
         List {
             #[command(flatten)]
             filter: Filters,
@@ -194,10 +175,6 @@ pub mod cli {
         /// Run every variant under compute-sanitizer (memcheck with leak
         /// checking, memcheck with stream-ordered race tracking, racecheck,
         /// synccheck, initcheck) and record the detection matrix.
-        ///
-        /// Exit codes: 0 all held; 1 a fixed variant was flagged; 3 no GPU;
-        /// 4 a filter matched nothing; 5 matrix snapshots new or changed;
-        /// 8 no compute-sanitizer.
         Sanitize {
             #[command(flatten)]
             filter: Filters,
@@ -230,12 +207,6 @@ pub mod cli {
         /// machines is flagged with each machine's value, never averaged.
         /// Writes matrix.json and matrix.md (the cookbook's fleet page is
         /// made from docs/evidence/matrix.json).
-        ///
-        /// Exit codes: 0 merged; 6 the matrix could not be written; 14 the
-        /// reports cannot be merged: different commits, one built from
-        /// uncommitted changes, a shard given twice or missing, a trial run
-        /// twice on one machine, a file that is not a report (the error
-        /// names the file).
         Matrix {
             /// run-all report.json files, one column per machine, in order.
             #[arg(required = true, value_name = "REPORT")]
@@ -249,16 +220,13 @@ pub mod cli {
         /// trial is a process of its own, as in a shard of the nextest
         /// archive), with this machine's environment: report.json, report.md
         /// and junit.xml, which `casebook matrix` merges.
-        ///
-        /// Exit codes as for run-all; 3 without the GPU the trials ran on;
-        /// 6 the results cannot be read or the report written.
         Collect {
             /// The folder CASEBOOK_RESULTS named.
             #[arg(value_name = "DIR")]
             results: PathBuf,
             /// The shard the results are of (`--partition count:K/N` to nextest).
             #[arg(long, value_name = "K/N")]
-            partition: Option<casebook_harness::matrix::Partition>,
+            partition: Option<casebook_report::Partition>,
             /// Folder for report.json, report.md and junit.xml.
             #[arg(long, value_name = "DIR", default_value = "target/casebook")]
             out: PathBuf,
@@ -266,15 +234,31 @@ pub mod cli {
         /// Generate the cookbook (docs/src, the scenarios' READMEs) from the
         /// scenarios, their sources and docs/evidence/latest.json.
         Docs {
-            /// Change nothing; fail (exit 7) if a committed page is stale.
+            /// Change nothing; fail if a committed page is stale.
             #[arg(long)]
             check: bool,
         },
     }
 
+    /// The command line, each command's help ending with the exit codes it
+    /// gives ([`Exit::given_by`], in that type's words).
+    pub fn command() -> clap::Command {
+        casebook_report::exit::COMMANDS
+            .iter()
+            .fold(Cli::command(), |cmd, name| {
+                let codes = casebook_report::exit::of_command(name);
+                cmd.mut_subcommand(*name, |c| c.after_help(Exit::help(&codes)))
+            })
+    }
+
+    /// This process's command line, parsed; exits on a usage error.
+    pub fn parse() -> Cli {
+        Cli::from_arg_matches(&command().get_matches()).unwrap_or_else(|e| e.exit())
+    }
+
     /// `casebook run-all --help`, as the cookbook shows it.
     pub fn run_all_help() -> String {
-        let mut cmd = Cli::command();
+        let mut cmd = command();
         cmd.find_subcommand_mut("run-all")
             .map(|c| {
                 // Wrapped at 100 columns, so the page shows it without a
@@ -312,4 +296,33 @@ pub fn history_problems(root: &Path) -> anyhow::Result<Vec<String>> {
         root,
         run_all_help: String::new(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every command's help ends with the exit codes it gives, and only
+    /// commands that exist are given codes.
+    #[test]
+    fn every_command_says_its_exit_codes() {
+        let cmd = super::cli::command();
+        cmd.clone().debug_assert();
+        let names: Vec<&str> = cmd.get_subcommands().map(|c| c.get_name()).collect();
+        let documented: Vec<&str> = casebook_report::exit::COMMANDS.to_vec();
+        let mut sorted = (names.clone(), documented.clone());
+        sorted.0.sort_unstable();
+        sorted.1.sort_unstable();
+        assert_eq!(sorted.0, sorted.1);
+        for c in cmd.get_subcommands() {
+            let help = c
+                .get_after_help()
+                .map(|h| h.to_string())
+                .unwrap_or_default();
+            assert!(
+                help.starts_with("Exit codes: 0 "),
+                "{}: {help}",
+                c.get_name()
+            );
+        }
+        assert!(super::cli::run_all_help().contains("13 trials of a run that ended"));
+    }
 }

@@ -1,14 +1,11 @@
 //! `casebook`: runs the catalogue on the GPU of this machine.
 
-use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use casebook_harness::{child, run_all, workspace};
-use clap::Parser;
-use cuda_casebook::cli::{Cli, Command, Filters, Selection};
-
-/// Exit code of `casebook docs --check` when pages are stale.
-const DOCS_STALE: u8 = 7;
+use casebook_harness::commands::{bench, collect, env, list, matrix, reproduce, run_all, sanitize};
+use casebook_harness::{child, workspace};
+use casebook_report::Exit;
+use cuda_casebook::cli::{Command, Filters, Selection};
 
 fn main() -> ExitCode {
     let catalog = cuda_casebook::catalog();
@@ -16,7 +13,7 @@ fn main() -> ExitCode {
     child::serve_if_child(&catalog);
     let root = workspace::root();
     workspace::pin_insta_root(&root);
-    match Cli::parse().command {
+    match cuda_casebook::cli::parse().command {
         Command::RunAll {
             selection:
                 Selection {
@@ -36,10 +33,10 @@ fn main() -> ExitCode {
                 Some(Ok(names)) => Some(names),
                 Some(Err(e)) => {
                     eprintln!("error: {e}");
-                    return ExitCode::from(run_all::exit::NO_MATCH);
+                    return Exit::NoMatch.into();
                 }
             };
-            run_all::run_all(
+            run_all::run(
                 &catalog,
                 &run_all::Options {
                     filters,
@@ -51,12 +48,12 @@ fn main() -> ExitCode {
                 },
             )
         }
-        Command::Matrix { reports, out } => matrix(&reports, &out),
+        Command::Matrix { reports, out } => matrix::run(&reports, &out),
         Command::Collect {
             results,
             partition,
             out,
-        } => collect(&catalog, &results, partition, &out),
+        } => collect::run(&catalog, &results, partition, &out),
         Command::Bench {
             selection:
                 Selection {
@@ -65,9 +62,9 @@ fn main() -> ExitCode {
                 },
         } => {
             workspace::quiet_insta();
-            casebook_harness::bench::run(
+            bench::run(
                 &catalog,
-                &casebook_harness::bench::Options {
+                &bench::Options {
                     filters,
                     out,
                     undecided: cuda_casebook::ledger::counts(),
@@ -78,7 +75,7 @@ fn main() -> ExitCode {
             from,
             selection: Selection { out, .. },
             ..
-        } if !from.is_empty() => casebook_harness::reproduce::from_reports(&catalog, &from, &out),
+        } if !from.is_empty() => reproduce::from_reports(&catalog, &from, &out),
         Command::Reproduce {
             runs,
             selection:
@@ -90,9 +87,9 @@ fn main() -> ExitCode {
             ..
         } => {
             workspace::quiet_insta();
-            casebook_harness::reproduce::run(
+            reproduce::run(
                 &catalog,
-                &casebook_harness::reproduce::Options {
+                &reproduce::Options {
                     filters,
                     out,
                     runs: usize::from(runs),
@@ -102,23 +99,9 @@ fn main() -> ExitCode {
         }
         Command::List {
             filter: Filters { filters },
-        } => list(&catalog, &filters),
+        } => list::run(&catalog, &filters),
         Command::Explain(args) => casebook_explain::cli::run(&args),
-        Command::Env => match casebook_harness::environment::detect() {
-            Ok(env) => {
-                println!("{}", serde_json::to_string_pretty(&env).unwrap_or_default());
-                ExitCode::SUCCESS
-            }
-            Err(reason) => {
-                eprintln!("error: {reason}");
-                ExitCode::from(match reason {
-                    casebook_harness::environment::Unusable::TooOld(_) => {
-                        run_all::exit::DRIVER_TOO_OLD
-                    }
-                    casebook_harness::environment::Unusable::NoGpu(_) => run_all::exit::NO_GPU,
-                })
-            }
-        },
+        Command::Env => env::run(),
         Command::Docs { check } => docs(&root, check),
         Command::Sanitize {
             filter: Filters { filters },
@@ -128,63 +111,13 @@ fn main() -> ExitCode {
             environment,
         } => {
             workspace::quiet_insta();
-            let options = casebook_harness::sanitize::Options { filters, out, jobs };
+            let options = sanitize::Options { filters, out, jobs };
             match environment {
-                Some(env) => {
-                    casebook_harness::sanitize::assemble(&catalog, &options, &from_cells, &env)
-                }
-                None => casebook_harness::sanitize::run(&catalog, &options),
+                Some(env) => sanitize::assemble(&catalog, &options, &from_cells, &env),
+                None => sanitize::run(&catalog, &options),
             }
         }
     }
-}
-
-/// `casebook list`: a header, then one trial a line, in catalogue order.
-fn list(catalog: &[casebook_model::Scenario], filters: &[String]) -> ExitCode {
-    use std::io::Write as _;
-    let trials = casebook_harness::schedule::select(catalog, filters);
-    if trials.is_empty() {
-        eprintln!("error: no trial matches {filters:?}");
-        return ExitCode::from(run_all::exit::NO_MATCH);
-    }
-    let row = |trial: &str, placement: &str, expected: &str| {
-        format!("{trial:<44} {placement:<42} {expected}")
-            .trim_end()
-            .to_owned()
-    };
-    // Written line by line, stopping quietly where the reader has gone
-    // (`casebook list | head`).
-    let mut out = std::io::stdout().lock();
-    if writeln!(out, "{}", row("trial", "where it runs", "expected")).is_err() {
-        return ExitCode::SUCCESS;
-    }
-    for casebook_harness::schedule::Trial { scenario, variant } in trials {
-        let placement = match (
-            scenario.runs_alone(variant),
-            scenario.runs_alone_under_sanitizer(variant),
-        ) {
-            _ if scenario.holds_within(variant, u64::MAX) => format!(
-                "beside light ones on {}+ GiB, else alone",
-                (variant.holds.unwrap_or(0) + casebook_model::NEIGHBOURS_ROOM).div_ceil(1 << 30)
-            ),
-            (false, _) if variant.creates_contexts => {
-                "beside light ones, one such at a time".to_owned()
-            }
-            (true, true) => "alone".to_owned(),
-            (true, false) => "alone, shares under the sanitizer".to_owned(),
-            (false, true) => "shares, alone under the sanitizer".to_owned(),
-            (false, false) => "shares".to_owned(),
-        };
-        let line = row(
-            &scenario.trial_name(variant),
-            &placement,
-            &variant.expected_text(),
-        );
-        if writeln!(out, "{line}").is_err() {
-            return ExitCode::SUCCESS;
-        }
-    }
-    ExitCode::SUCCESS
 }
 
 fn docs(root: &std::path::Path, check: bool) -> ExitCode {
@@ -192,7 +125,7 @@ fn docs(root: &std::path::Path, check: bool) -> ExitCode {
         Ok(book) => book,
         Err(e) => {
             eprintln!("error: cannot generate the cookbook: {e:#}");
-            return ExitCode::from(run_all::exit::IO);
+            return Exit::Io.into();
         }
     };
     if check {
@@ -208,7 +141,7 @@ fn docs(root: &std::path::Path, check: bool) -> ExitCode {
             "error: {} generated file(s) are stale: run `cargo xtask docs`",
             stale.len()
         );
-        return ExitCode::from(DOCS_STALE);
+        return Exit::DocsStale.into();
     }
     match book.write(root) {
         Ok(n) => {
@@ -217,98 +150,7 @@ fn docs(root: &std::path::Path, check: bool) -> ExitCode {
         }
         Err(e) => {
             eprintln!("error: cannot write the cookbook: {e:#}");
-            ExitCode::from(run_all::exit::IO)
+            Exit::Io.into()
         }
     }
-}
-
-/// `casebook matrix`: merges the reports, writes matrix.json and matrix.md.
-fn matrix(reports: &[PathBuf], out: &Path) -> ExitCode {
-    use casebook_harness::matrix;
-    use casebook_harness::run_all::exit;
-    let merged = match matrix::merge(reports) {
-        Ok(m) => m,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(exit::CANNOT_MERGE);
-        }
-    };
-    let written = std::fs::create_dir_all(out)
-        .and_then(|()| {
-            let json = serde_json::to_string_pretty(&merged).map_err(std::io::Error::other)?;
-            std::fs::write(out.join("matrix.json"), json + "\n")
-        })
-        .and_then(|()| std::fs::write(out.join("matrix.md"), merged.markdown()));
-    if let Err(e) = written {
-        eprintln!("error: cannot write the matrix to {}: {e}", out.display());
-        return ExitCode::from(exit::IO);
-    }
-    for c in &merged.columns {
-        println!("{}: {}", c.machine, c.files.join(", "));
-    }
-    let differing = merged.rows.iter().filter(|r| !r.differs.is_empty()).count();
-    println!(
-        "{} trials on {} machine(s) from commit {}; {} differ between them",
-        merged.rows.len(),
-        merged.columns.len(),
-        merged.commit.get(..7).unwrap_or(&merged.commit),
-        differing
-    );
-    println!("matrix: {}", out.join("matrix.json").display());
-    ExitCode::SUCCESS
-}
-
-/// `casebook collect`: a shard's report from its trials' results.
-fn collect(
-    catalog: &[casebook_model::Scenario],
-    results: &Path,
-    partition: Option<casebook_harness::matrix::Partition>,
-    out: &Path,
-) -> ExitCode {
-    use casebook_harness::{environment, report, schedule};
-    let environment = match environment::detect() {
-        Ok(env) => env,
-        Err(reason) => {
-            eprintln!("error: collect needs the GPU the trials ran on: {reason}");
-            return ExitCode::from(run_all::exit::NO_GPU);
-        }
-    };
-    let order: Vec<String> = schedule::select(catalog, &[])
-        .iter()
-        .map(|t| t.name())
-        .collect();
-    let mut report = match report::collect(results, &order, environment) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!(
-                "error: cannot read the results in {}: {e}",
-                results.display()
-            );
-            return ExitCode::from(run_all::exit::IO);
-        }
-    };
-    report.run.partition = partition;
-    report.run.gpus = run_all::visible_gpus();
-    if report
-        .results
-        .iter()
-        .any(|r| r.binding == casebook_model::Binding::Pytorch)
-    {
-        report.run.pytorch = casebook_harness::pytorch::available()
-            .as_ref()
-            .ok()
-            .cloned();
-    }
-    println!(
-        "{} trial(s) collected from {}: {} passed, {} failed",
-        report.summary.trials,
-        results.display(),
-        report.summary.passed,
-        report.summary.failed
-    );
-    if let Err(e) = run_all::write_outputs(&workspace::root(), out, &report) {
-        eprintln!("error: cannot write the report to {}: {e}", out.display());
-        return ExitCode::from(run_all::exit::IO);
-    }
-    run_all::exit_code(&report, &[])
 }

@@ -36,10 +36,12 @@ fn main() -> std::process::ExitCode {
         "catalog::the-goal-s-trial-list-names-catalogue-trials",
         move || {
             let path = list_root.join(GOAL_TRIALS);
-            let named = casebook_harness::run_all::read_trial_list(&path)
+            let named = casebook_harness::commands::run_all::read_trial_list(&path)
                 .map_err(|e| format!("{}: {e}", path.display()))?;
-            let unknown =
-                casebook_harness::run_all::unknown_trials(&cuda_casebook::catalog(), &named);
+            let unknown = casebook_harness::commands::run_all::unknown_trials(
+                &cuda_casebook::catalog(),
+                &named,
+            );
             if !unknown.is_empty() {
                 return Err(format!("{GOAL_TRIALS} names no trial {}", unknown.join(", ")).into());
             }
@@ -79,8 +81,9 @@ fn check_one_changes(root: &Path) -> Result<(), String> {
             let Some(change) = v.one_change else { continue };
             if change.from == v.name || s.variant(change.from).is_none() {
                 problems.push(format!(
-                    "{}::{}: it controls `{}`, no other variant of the scenario",
-                    s.slug, v.name, change.from
+                    "{}: it controls `{}`, no other variant of the scenario",
+                    s.trial_id(v),
+                    change.from
                 ));
                 continue;
             }
@@ -91,15 +94,15 @@ fn check_one_changes(root: &Path) -> Result<(), String> {
                 });
                 if !found || normal(line).is_empty() {
                     problems.push(format!(
-                        "{}::{}: the line `{line}` is not in {variant}'s code",
-                        s.slug, v.name
+                        "{}: the line `{line}` is not in {variant}'s code",
+                        s.trial_id(v)
                     ));
                 }
             }
             if normal(change.was) == normal(change.is) {
                 problems.push(format!(
-                    "{}::{}: the declared change changes nothing",
-                    s.slug, v.name
+                    "{}: the declared change changes nothing",
+                    s.trial_id(v)
                 ));
             }
         }

@@ -34,7 +34,7 @@ pub const DIR: &str = "target/archive";
 pub struct Args {}
 
 pub fn run(_: Args) -> anyhow::Result<ExitCode> {
-    let root = crate::root();
+    let root = crate::project::root();
     let source = crate::bundle::source()?;
     // The casebook binaries first: the archive includes them, with the
     // source.json that names their commit beside them (and only there: a

@@ -17,7 +17,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let root = crate::root();
+    let root = crate::project::root();
     if let Some(tar) = &args.from {
         let file =
             std::fs::File::open(tar).with_context(|| format!("opening {}", tar.display()))?;

@@ -50,7 +50,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 /// Builds the book and checks its links, then, with a browser, every page
 /// in it; without one (`Err` says why), says that part was skipped.
 fn check(browser: Result<&Path, &str>) -> anyhow::Result<ExitCode> {
-    let root = crate::root();
+    let root = crate::project::root();
     let mdbook = ensure_mdbook(&root)?;
     let built = Command::new(&mdbook)
         .arg("build")

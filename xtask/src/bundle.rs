@@ -19,7 +19,7 @@ pub fn source() -> anyhow::Result<serde_json::Value> {
     let git = |args: &[&str]| -> anyhow::Result<String> {
         let out = Command::new("git")
             .args(args)
-            .current_dir(crate::root())
+            .current_dir(crate::project::root())
             .output()?;
         if !out.status.success() {
             bail!("git {} failed: is this a git checkout?", args.join(" "));
@@ -35,7 +35,7 @@ pub fn source() -> anyhow::Result<serde_json::Value> {
 pub fn run(_: Args) -> anyhow::Result<ExitCode> {
     let source = source()?;
     let casebook = toolkit::build_casebook()?;
-    let root = crate::root();
+    let root = crate::project::root();
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut tests = Command::new(&cargo);
     tests

@@ -16,9 +16,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut cmd = Command::new(cargo);
     cmd.args(["run", "--quiet", "--bin", "casebook", "--", "docs"])
-        .current_dir(crate::root());
+        .current_dir(crate::project::root());
     if args.check {
         cmd.arg("--check");
     }
-    Ok(crate::exit_of(cmd.status()?))
+    Ok(crate::project::exit_of(cmd.status()?))
 }

@@ -9,12 +9,13 @@
 use std::path::Path;
 use std::process::{Command, ExitCode};
 
-/// `casebook`'s exit for no GPU or driver (`casebook_harness::run_all::exit::NO_GPU`);
-/// spelled here to keep xtask free of the workspace's crates.
+/// `casebook`'s exit for no GPU or driver (`casebook_report::Exit::NoGpu`);
+/// spelled here to keep xtask free of the workspace's crates, and held to
+/// it by a test.
 pub const NO_GPU: u8 = 3;
 
 /// `casebook sanitize`'s exit when there is no compute-sanitizer
-/// (`casebook_harness::sanitize::NO_SANITIZER`).
+/// (`casebook_report::Exit::NoSanitizer`).
 pub const NO_SANITIZER: u8 = 8;
 
 /// `None` where trials may run; otherwise says, in one line, why not and
@@ -151,6 +152,13 @@ fn nvidia_smi() -> Option<(Option<i32>, String)> {
 #[cfg(test)]
 mod tests {
     use super::{NO_GPU, NO_SANITIZER, sanitize_refusal, verdict};
+
+    #[test]
+    fn the_codes_spelled_here_are_casebooks() {
+        use casebook_report::Exit;
+        assert_eq!(NO_GPU, Exit::NoGpu.code());
+        assert_eq!(NO_SANITIZER, Exit::NoSanitizer.code());
+    }
 
     const WITH_DRIVER: &str = "1234 libs found in cache `/etc/ld.so.cache'\n\
         \tlibcudart.so.13 (libc6,x86-64) => /usr/local/cuda/lib64/libcudart.so.13\n\

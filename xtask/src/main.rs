@@ -9,6 +9,7 @@ mod gpu;
 #[cfg(test)]
 mod layers;
 mod new_scenario;
+mod project;
 mod ruff;
 mod run_all;
 mod sanitize;
@@ -97,21 +98,4 @@ fn main() -> ExitCode {
         eprintln!("error: {e:#}");
         ExitCode::from(2)
     })
-}
-
-/// The workspace root: xtask lives one folder below it.
-pub fn root() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
-/// The exit of a finished command, as this process's exit.
-pub fn exit_of(status: std::process::ExitStatus) -> ExitCode {
-    match status.code() {
-        Some(0) => ExitCode::SUCCESS,
-        Some(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
-        None => ExitCode::from(1),
-    }
 }

@@ -110,7 +110,7 @@ pub fn create(root: &Path, slug: &str) -> anyhow::Result<()> {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let root = crate::root();
+    let root = crate::project::root();
     create(&root, &args.slug)?;
     println!(
         "wrote scenarios/{}/ and registered it in Cargo.toml and src/lib.rs",

@@ -28,7 +28,7 @@ pub fn check(ruff: &std::path::Path) -> anyhow::Result<()> {
         let status = Command::new(ruff)
             .args(args)
             .args(PATHS)
-            .current_dir(crate::root())
+            .current_dir(crate::project::root())
             .status()
             .with_context(|| format!("cannot run {}", ruff.display()))?;
         if !status.success() {
@@ -39,7 +39,7 @@ pub fn check(ruff: &std::path::Path) -> anyhow::Result<()> {
 }
 
 fn tools() -> PathBuf {
-    crate::root().join("target/python-tools")
+    crate::project::root().join("target/python-tools")
 }
 
 fn find() -> Option<PathBuf> {

@@ -7,8 +7,10 @@ use anyhow::Context;
 
 use crate::toolkit;
 
+/// Which trials to run: every command that runs trials reads the same
+/// option, as `casebook`'s do.
 #[derive(clap::Args)]
-pub struct Args {
+pub struct Filters {
     /// Run only trials whose `<slug>::<variant>` contains this (repeatable).
     #[arg(
         long = "filter",
@@ -16,7 +18,13 @@ pub struct Args {
         value_name = "TEXT",
         allow_hyphen_values = true
     )]
-    filters: Vec<String>,
+    pub filters: Vec<String>,
+}
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    filter: Filters,
     /// Trials side by side at most [default: one per CPU, at most 8].
     #[arg(long, short = 'j', value_name = "N")]
     jobs: Option<u16>,
@@ -24,14 +32,8 @@ pub struct Args {
 
 #[derive(clap::Args)]
 pub struct BenchArgs {
-    /// Run only trials whose `<slug>::<variant>` contains this (repeatable).
-    #[arg(
-        long = "filter",
-        short = 'f',
-        value_name = "TEXT",
-        allow_hyphen_values = true
-    )]
-    filters: Vec<String>,
+    #[command(flatten)]
+    filter: Filters,
 }
 
 #[derive(clap::Args)]
@@ -39,14 +41,8 @@ pub struct ReproduceArgs {
     /// How many runs.
     #[arg(long, default_value_t = 10)]
     runs: u16,
-    /// Run only trials whose `<slug>::<variant>` contains this (repeatable).
-    #[arg(
-        long = "filter",
-        short = 'f',
-        value_name = "TEXT",
-        allow_hyphen_values = true
-    )]
-    filters: Vec<String>,
+    #[command(flatten)]
+    filter: Filters,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -54,18 +50,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(jobs) = args.jobs {
         extra.extend(["--jobs".to_owned(), jobs.to_string()]);
     }
-    casebook("run-all", "run-all", &args.filters, &extra)
+    casebook("run-all", "run-all", &args.filter.filters, &extra)
 }
 
 pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
-    casebook("bench-harness", "bench", &args.filters, &[])
+    casebook("bench-harness", "bench", &args.filter.filters, &[])
 }
 
 pub fn reproduce(args: ReproduceArgs) -> anyhow::Result<ExitCode> {
     casebook(
         "reproduce",
         "reproduce",
-        &args.filters,
+        &args.filter.filters,
         &["--runs".to_owned(), args.runs.to_string()],
     )
 }
@@ -82,7 +78,7 @@ fn casebook(
     if let Some(exit) = crate::gpu::require(task) {
         return Ok(exit);
     }
-    let root = crate::root();
+    let root = crate::project::root();
     let casebook = toolkit::build_casebook()?;
     let out = root.join("target/casebook");
     let mut cmd = Command::new(&casebook);
@@ -106,7 +102,7 @@ fn casebook(
         }
         eprintln!("evidence refreshed: docs/evidence/latest.json and latest.md");
     }
-    Ok(crate::exit_of(status))
+    Ok(crate::project::exit_of(status))
 }
 
 /// The variable the harness reads (`casebook_harness::REQUIRE_GPU_ENV`);

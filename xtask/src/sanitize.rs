@@ -8,14 +8,8 @@ use crate::toolkit;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Run only trials whose `<slug>::<variant>` contains this (repeatable).
-    #[arg(
-        long = "filter",
-        short = 'f',
-        value_name = "TEXT",
-        allow_hyphen_values = true
-    )]
-    filters: Vec<String>,
+    #[command(flatten)]
+    filter: crate::run_all::Filters,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -24,7 +18,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(exit) = crate::gpu::require_sanitize() {
         return Ok(exit);
     }
-    let root = crate::root();
+    let root = crate::project::root();
     let casebook = toolkit::build_casebook()?;
     let out = root.join("target/casebook");
     let mut cmd = Command::new(&casebook);
@@ -32,15 +26,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .arg("--out")
         .arg(&out)
         .current_dir(&root);
-    for f in &args.filters {
+    for f in &args.filter.filters {
         cmd.arg("--filter").arg(f);
     }
     let status = cmd.status()?;
-    if args.filters.is_empty() && out.join("sanitize.json").is_file() {
+    if args.filter.filters.is_empty() && out.join("sanitize.json").is_file() {
         let dest = root.join("docs/evidence/sanitize.json");
         std::fs::copy(out.join("sanitize.json"), &dest)
             .with_context(|| format!("copying to {}", dest.display()))?;
         eprintln!("evidence refreshed: docs/evidence/sanitize.json");
     }
-    Ok(crate::exit_of(status))
+    Ok(crate::project::exit_of(status))
 }

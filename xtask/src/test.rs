@@ -61,7 +61,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         eprintln!("== {what}: cargo {}", argv.join(" "));
         let mut cmd = Command::new(&cargo);
         cmd.args(&argv)
-            .current_dir(crate::root())
+            .current_dir(crate::project::root())
             .stdout(Stdio::piped());
         // Snapshots are never written by a test run: a mismatch fails.
         cmd.env("INSTA_UPDATE", "no");
@@ -85,7 +85,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         if !status.success() {
             eprintln!("error: {what} failed");
             println!("{}", totals.line());
-            return Ok(crate::exit_of(status));
+            return Ok(crate::project::exit_of(status));
         }
     }
     if let Err(e) = crate::book::check_for_tests() {

@@ -28,7 +28,7 @@ pub struct Toolkit {
 /// then sees what `cargo xtask` saw, and switching between them rebuilds no
 /// kernel (a changed CUDA_HOME, NVCC or PATH would rerun every build script).
 fn wheel_home() -> PathBuf {
-    crate::root().join("target/cuda-wheels/nvidia/cu13")
+    crate::project::root().join("target/cuda-wheels/nvidia/cu13")
 }
 
 /// NVCC, CUDA_HOME or CUDA_PATH, /usr/local/cuda, nvcc on PATH, then wheels
@@ -73,7 +73,7 @@ fn find() -> Option<PathBuf> {
 }
 
 fn install() -> anyhow::Result<()> {
-    let target = crate::root().join("target/cuda-wheels");
+    let target = crate::project::root().join("target/cuda-wheels");
     eprintln!(
         "no CUDA toolkit found (NVCC, CUDA_HOME, CUDA_PATH, /usr/local/cuda, PATH): installing \
          the CUDA 13.0 compiler from NVIDIA's wheels on PyPI into {} (about 270 MB on disk, first \
@@ -122,7 +122,7 @@ fn install() -> anyhow::Result<()> {
 /// `casebook`.
 pub fn build_casebook() -> anyhow::Result<PathBuf> {
     ensure()?;
-    let root = crate::root();
+    let root = crate::project::root();
     eprintln!(
         "building casebook and casebook-cust (release; the first build compiles every \
          scenario's CUDA and takes a few minutes)…"

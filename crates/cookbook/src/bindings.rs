@@ -5,9 +5,9 @@
 
 use std::fmt::Write as _;
 
-use casebook_harness::judge::Verdict;
-use casebook_harness::report::{Report, ResultEntry};
 use casebook_model::{Binding, Scenario};
+use casebook_report::Verdict;
+use casebook_report::run::{Report, ResultEntry};
 
 fn binding_name(b: Binding) -> &'static str {
     match b {

@@ -12,8 +12,8 @@ use std::path::Path;
 use anyhow::Context;
 use casebook_explain::index::{Case, Index, RunCommands, RunInfo, Text};
 use casebook_explain::{features, heldout};
-use casebook_harness::report::Report;
 use casebook_model::{Binding, Role, Scenario};
+use casebook_report::run::Report;
 use serde::Deserialize;
 
 pub use casebook_explain::index::INDEX_JSON as PATH;

@@ -4,11 +4,11 @@
 
 use std::fmt::Write as _;
 
-use casebook_harness::report::Report;
 use casebook_model::ledger::{Change, Standing, Undecided, Why};
 use casebook_model::{ClaimVerdict, Scenario};
+use casebook_report::Report;
 
-use crate::page::results;
+use crate::words::results;
 
 /// Where the page is written.
 pub const PAGE: &str = "docs/src/ledger-history.md";

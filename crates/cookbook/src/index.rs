@@ -3,12 +3,15 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use casebook_harness::judge::Verdict;
-use casebook_harness::report::Report;
 use casebook_model::ledger::{Undecided, Why};
 use casebook_model::{Scenario, Source};
+use casebook_report::Verdict;
+use casebook_report::run::Report;
 
-use crate::page::{results, scenario_symptom_line, symptom_line, symptom_names, verdict_words};
+use crate::words::{
+    claim_row, control_verdict_of, results, scenario_symptom_line, seed_cell, symptom_line,
+    symptom_names, verdict_of,
+};
 
 pub fn summary(catalog: &[Scenario]) -> String {
     let mut md = String::from(
@@ -134,58 +137,6 @@ As the program printed it: the driver's and the runtime's error \
     md
 }
 
-/// The verdict the run computed for a declared claim, in words.
-fn verdict_of(report: Option<&Report>, s: &Scenario, c: &casebook_model::Claim) -> &'static str {
-    results(report, s.slug)
-        .filter(|r| r.variant == c.judged_by)
-        .flat_map(|r| r.claims.iter())
-        .find(|r| r.id == c.id)
-        .map_or("not run yet", |r| verdict_words(r.verdict))
-}
-
-/// What the claim's judge reads in the recorded outcome of `control`, a
-/// variant of its scenario: the other answer, if the experiment could have
-/// come out otherwise.
-fn control_verdict_of(
-    report: Option<&Report>,
-    s: &Scenario,
-    c: &casebook_model::Claim,
-    control: &str,
-) -> Option<&'static str> {
-    results(report, s.slug)
-        .find(|r| r.variant == control)
-        .map(|r| verdict_words(c.verdict(&r.outcome)))
-}
-
-/// A claim's control as a table's cell: the run, and what the claim's judge
-/// reads in it; for a verdict of "partly", each part's.
-pub(crate) fn control_cell(
-    report: Option<&Report>,
-    s: &Scenario,
-    c: &casebook_model::Claim,
-) -> String {
-    let one = |control: casebook_model::Control| match control {
-        casebook_model::Control::Run(v) => format!(
-            "`{v}`: {}",
-            control_verdict_of(report, s, c, v).unwrap_or("not run yet")
-        ),
-        casebook_model::Control::Impossible(why) => {
-            format!("none can exist: {}", why.replace('|', "\\|"))
-        }
-        casebook_model::Control::Parts(_) | casebook_model::Control::Pending => {
-            "none yet".to_owned()
-        }
-    };
-    match c.control {
-        casebook_model::Control::Parts(parts) => parts
-            .iter()
-            .map(|p| format!("{}: {}", p.part.replace('|', "\\|"), one(p.control)))
-            .collect::<Vec<_>>()
-            .join("; "),
-        control => one(control),
-    }
-}
-
 /// A control as data, for `docs/claims.json`.
 fn control_json(
     report: Option<&Report>,
@@ -255,52 +206,6 @@ pub fn ledger_json(
     serde_json::to_string_pretty(&entries).unwrap_or_default() + "\n"
 }
 
-/// The seed articles, by their file name in `shared/seeds/`, each with the
-/// title its front matter gives (`title: "..."`), copied verbatim. The
-/// seeds are not in the repository, so a reader knows an article by this
-/// title, never by its file name; a test compares the table with the seed
-/// files wherever they are at hand.
-const SEED_TITLES: &[(&str, &str)] = &[
-    (
-        "000_1633914ffce0e075.txt",
-        "Why does a CUDA error occur when calling a model a second time?",
-    ),
-    (
-        "001_eb72388bf55c7443.txt",
-        "Why does my CNN model fail on the second run, encountering cuDNN errors?",
-    ),
-    (
-        "002_245404227877bbf6.txt",
-        "Why is there a CUDA out-of-memory error if no processes are running?",
-    ),
-    (
-        "003_a513a38b5daed103.txt",
-        "Why is CUDA experiencing out-of-memory errors with a batch size of 1, even after clearing the cache?",
-    ),
-    (
-        "004_dd8d91b458147886.txt",
-        "Why am I getting a CUDA out-of-memory error despite available GPU memory?",
-    ),
-];
-
-/// A seed article by its title, in a table cell: the file name only where
-/// the table has no title for it.
-pub fn seed_cell(file: &str) -> String {
-    match SEED_TITLES.iter().find(|(f, _)| *f == file) {
-        Some((_, title)) => format!("*{}*", title.replace('|', "\\|")),
-        None => format!("`{file}`"),
-    }
-}
-
-/// A claim's source in a table cell: the seed article's title, or a link to
-/// the documentation's section.
-pub fn source_cell(source: &Source) -> String {
-    match source {
-        Source::Seed(file) => seed_cell(file),
-        Source::Nvidia(p) => format!("[{}, {}]({})", p.document, p.section, p.url),
-    }
-}
-
 fn why_words(why: Why) -> (&'static str, &'static str) {
     match why {
         Why::Untestable(r) => ("untestable", r),
@@ -325,29 +230,9 @@ pub fn claims(catalog: &[Scenario], undecided: &[Undecided], report: Option<&Rep
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
     for s in catalog {
         for c in s.claims {
-            let verdict = verdict_of(report, s, c);
-            *counts.entry(verdict).or_default() += 1;
-            let cap = c
-                .reach
-                .cap()
-                .map(|why| {
-                    format!(
-                        "<br><small>At best partly: {}</small>",
-                        why.replace('|', "\\|")
-                    )
-                })
-                .unwrap_or_default();
-            let control = control_cell(report, s, c);
-            let _ = writeln!(
-                md,
-                "| **{verdict}** | \"{}\"<br><small>`{}`</small>{cap} | {} | [{}](scenarios/{}.md) `{}` | {control} |",
-                c.quote.replace('|', "\\|"),
-                c.id,
-                source_cell(&c.source),
-                s.slug,
-                s.slug,
-                c.judged_by
-            );
+            *counts.entry(verdict_of(report, s, c)).or_default() += 1;
+            let decided_by = format!("[{}](scenarios/{}.md) `{}`", s.slug, s.slug, c.judged_by);
+            let _ = writeln!(md, "{}", claim_row(report, s, c, &decided_by));
         }
     }
     md.push_str(
@@ -404,7 +289,7 @@ fn against_latest(trials: usize, latest: Option<&Report>, same_run: bool) -> Str
 /// The "How fast" section of one bench, from `file`.
 fn bench_section(
     r: &Report,
-    b: &casebook_harness::bench::Bench,
+    b: &casebook_report::bench::Bench,
     file: &str,
     latest: Option<&Report>,
 ) -> String {
@@ -488,7 +373,7 @@ pub fn running(
     run_all_help: &str,
     report: Option<&Report>,
     bench: Option<&Report>,
-    reproductions: &[casebook_harness::reproduce::Reproduction],
+    reproductions: &[casebook_report::reproduce::Reproduction],
 ) -> String {
     let mut md = String::from(
         "# How to run it\n\n\
@@ -537,16 +422,12 @@ pub fn running(
                 if r.differing.is_empty() {
                     "none".to_owned()
                 } else {
-                    r.differing.join(", ")
+                    r.differing_text()
                 },
                 if r.differing_claims.is_empty() {
                     "none".to_owned()
                 } else {
-                    r.differing_claims
-                        .iter()
-                        .map(|c| format!("{} ({})", c.claim, c.verdicts.join(", ")))
-                        .collect::<Vec<_>>()
-                        .join("; ")
+                    r.differing_claims_text()
                 }
             );
         }
@@ -556,6 +437,31 @@ pub fn running(
         "\n## `casebook run-all --help`\n\n```text\n{}\n```\n",
         run_all_help.trim_end()
     );
+    md.push_str(&exit_codes());
+    md
+}
+
+/// Every exit code, what it means and the commands that give it, from
+/// `casebook_report::Exit`: the words each command's `--help` ends with.
+fn exit_codes() -> String {
+    use casebook_report::Exit;
+    let mut md = String::from(
+        "\n## Exit codes\n\nEach number means one thing, whichever command gives it; each \
+         command's `--help` ends with the codes it gives. `cargo xtask` passes on `casebook`'s, \
+         and gives 3 or 8 itself, before a build, where there is certainly no GPU or no \
+         compute-sanitizer; `casebook-explain` gives `explain`'s.\n\n\
+         | code | meaning | commands |\n|---|---|---|\n",
+    );
+    for exit in Exit::ALL {
+        let commands: Vec<String> = exit.commands().map(|name| format!("`{name}`")).collect();
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} |",
+            exit.code(),
+            exit.meaning(),
+            commands.join(", ")
+        );
+    }
     md
 }
 
@@ -569,7 +475,7 @@ const REPRODUCTIONS_WITHOUT_COMMIT: &[(&str, usize, usize, &str, &str)] = &[
 
 /// Which run a reproduction is: the commit it was built from, or, for one
 /// recorded before it said, the commit that added it.
-fn reproduction_words(r: &casebook_harness::reproduce::Reproduction) -> String {
+fn reproduction_words(r: &casebook_report::reproduce::Reproduction) -> String {
     if let Some(commit) = &r.commit {
         return format!("built from `{}`", commit.get(..7).unwrap_or(commit));
     }
@@ -588,7 +494,7 @@ fn reproduction_words(r: &casebook_harness::reproduce::Reproduction) -> String {
 
 /// `4068e38`, `4068e38 with uncommitted changes`, or `unknown` for a report
 /// from before reports named their source.
-fn source_text(source: &casebook_harness::report::Source) -> String {
+fn source_text(source: &casebook_report::run::Source) -> String {
     if source.commit.is_empty() {
         "unknown".to_owned()
     } else {
@@ -597,52 +503,9 @@ fn source_text(source: &casebook_harness::report::Source) -> String {
 }
 
 #[cfg(test)]
-mod seed_tests {
-    use super::{SEED_TITLES, seed_cell};
-
-    /// Where the seed articles lie beside a checkout, if they do.
-    fn seeds_dir() -> std::path::PathBuf {
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/seeds")
-    }
-
-    #[test]
-    fn each_seed_is_named_by_the_title_it_gives_itself() {
-        let Ok(entries) = std::fs::read_dir(seeds_dir()) else {
-            return; // no seeds beside this checkout: nothing to compare
-        };
-        let mut files = Vec::new();
-        for entry in entries.flatten() {
-            let file = entry.file_name().to_string_lossy().into_owned();
-            if !file.ends_with(".txt") {
-                continue;
-            }
-            let text = std::fs::read_to_string(entry.path()).unwrap();
-            let title = text
-                .lines()
-                .find_map(|l| l.strip_prefix("title:"))
-                .map(|t| t.trim().trim_matches('"').to_owned())
-                .unwrap_or_else(|| panic!("{file} gives no title"));
-            let listed = SEED_TITLES.iter().find(|(f, _)| *f == file);
-            assert_eq!(listed.map(|(_, t)| *t), Some(title.as_str()), "{file}");
-            files.push(file);
-        }
-        assert_eq!(files.len(), SEED_TITLES.len(), "a listed seed is gone");
-    }
-
-    #[test]
-    fn a_seed_reads_as_its_title_and_an_unknown_one_as_its_file() {
-        assert_eq!(
-            seed_cell("002_245404227877bbf6.txt"),
-            "*Why is there a CUDA out-of-memory error if no processes are running?*"
-        );
-        assert_eq!(seed_cell("009_unknown.txt"), "`009_unknown.txt`");
-    }
-}
-
-#[cfg(test)]
 mod count_tests {
     use super::reproduction_words;
-    use casebook_harness::reproduce::Reproduction;
+    use casebook_report::reproduce::Reproduction;
 
     fn reproduction(gpu: &str, runs: usize, trials: usize, commit: Option<&str>) -> Reproduction {
         let trials: Vec<_> = (0..trials)

@@ -10,21 +10,23 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use casebook_harness::matrix::{MATRIX_JSON, Matrix};
-use casebook_harness::report::{EVIDENCE_JSON, Report};
-use casebook_harness::reproduce::Reproduction;
-use casebook_harness::sanitize::SanitizeReport;
 use casebook_model::Scenario;
+use casebook_report::matrix::{MATRIX_JSON, Matrix};
+use casebook_report::reproduce::Reproduction;
+use casebook_report::run::{EVIDENCE_JSON, Report};
+use casebook_report::sanitizer::{SANITIZE_JSON, SanitizeReport};
 
 mod bindings;
 pub mod explain_index;
 mod history;
 mod index;
+mod nextest;
 mod page;
 mod plot;
 mod readme;
 mod source;
 mod survey;
+mod words;
 
 /// The generated files, by path relative to the repository root.
 pub struct Book {
@@ -103,8 +105,8 @@ pub fn generate(inputs: &Inputs) -> anyhow::Result<Book> {
         readme::readme(inputs.root, &explain, report.as_ref())?,
     );
     files.insert(
-        casebook_harness::suite::NEXTEST_CONFIG.into(),
-        casebook_harness::suite::nextest_config(inputs.catalog),
+        nextest::NEXTEST_CONFIG.into(),
+        nextest::nextest_config(inputs.catalog),
     );
     let matrix: Option<Matrix> = load(inputs.root, MATRIX_JSON)?;
     files.insert(
@@ -186,9 +188,6 @@ fn load<T: serde::de::DeserializeOwned>(root: &Path, file: &str) -> anyhow::Resu
     ))
 }
 
-/// Where the report of the newest full sanitizer pass is committed.
-pub const SANITIZE_JSON: &str = "docs/evidence/sanitize.json";
-
 impl Book {
     pub fn write(&self, root: &Path) -> anyhow::Result<usize> {
         for dir in GENERATED_DIRS {
@@ -229,42 +228,4 @@ impl Book {
         }
         stale
     }
-}
-
-/// The description CUDA gives an error name, as a user sees it printed.
-pub fn error_text(name: &str) -> Option<&'static str> {
-    Some(match name {
-        "CUDA_ERROR_OUT_OF_MEMORY" | "cudaErrorMemoryAllocation" => "out of memory",
-        "CUDA_ERROR_ILLEGAL_ADDRESS" | "cudaErrorIllegalAddress" => {
-            "an illegal memory access was encountered"
-        }
-        "cudaErrorDevicesUnavailable" | "CUDA_ERROR_DEVICE_UNAVAILABLE" => {
-            "CUDA-capable device(s) is/are busy or unavailable"
-        }
-        "CUBLAS_STATUS_ALLOC_FAILED" => "resource allocation failed",
-        "CUDA_ERROR_NO_BINARY_FOR_GPU" | "cudaErrorNoKernelImageForDevice" => {
-            "no kernel image is available for execution on the device"
-        }
-        "CUDA_ERROR_UNSUPPORTED_PTX_VERSION" | "cudaErrorUnsupportedPtxVersion" => {
-            "the provided PTX was compiled with an unsupported toolchain."
-        }
-        "CUDA_ERROR_ASSERT" | "cudaErrorAssert" => "device-side assert triggered",
-        "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES" | "cudaErrorLaunchOutOfResources" => {
-            "too many resources requested for launch"
-        }
-        "cudaErrorInvalidConfiguration" => "invalid configuration argument",
-        "CUDA_ERROR_INVALID_VALUE" | "cudaErrorInvalidValue" => "invalid argument",
-        "CUDA_ERROR_NOT_INITIALIZED" | "cudaErrorInitializationError" => "initialization error",
-        "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED" | "cudaErrorStreamCaptureUnsupported" => {
-            "operation not permitted when stream is capturing"
-        }
-        "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED" | "cudaErrorStreamCaptureInvalidated" => {
-            "operation failed due to a previous error during capture"
-        }
-        "CUDA_ERROR_STREAM_CAPTURE_ISOLATION" | "cudaErrorStreamCaptureIsolation" => {
-            "dependency created on uncaptured work in another stream"
-        }
-        "CUDA_ERROR_INVALID_CONTEXT" | "cudaErrorDeviceUninitialized" => "invalid device context",
-        _ => return None,
-    })
 }

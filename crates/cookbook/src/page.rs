@@ -4,12 +4,14 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::Path;
 
-use casebook_harness::report::{Report, ResultEntry};
-use casebook_harness::sanitize::{Cell, SanitizeReport, error_kinds};
-use casebook_model::{Binding, ClaimVerdict, Expect, Scenario, Symptom, Unit};
+use casebook_model::{Binding, Scenario};
+use casebook_report::run::{Report, ResultEntry};
+use casebook_report::sanitizer::{Cell, SanitizeReport, error_kinds};
 
-use crate::error_text;
 use crate::source::{self, leading_comment};
+use crate::words::{
+    claim_row, code_span, error_key, figure, results, scenario_symptom_line, symptom_names,
+};
 
 pub fn binding_words(binding: Binding) -> &'static str {
     match binding {
@@ -18,105 +20,6 @@ pub fn binding_words(binding: Binding) -> &'static str {
         Binding::Cust => "Rust, cust",
         Binding::Pytorch => "Python, PyTorch",
         Binding::Host => "host only",
-    }
-}
-
-pub fn verdict_words(v: ClaimVerdict) -> &'static str {
-    match v {
-        ClaimVerdict::Confirmed => "confirmed",
-        ClaimVerdict::Refuted => "refuted",
-        ClaimVerdict::Partly => "partly",
-        ClaimVerdict::Undecided => "undecided",
-    }
-}
-
-pub fn results<'a>(
-    report: Option<&'a Report>,
-    slug: &'a str,
-) -> impl Iterator<Item = &'a ResultEntry> {
-    report
-        .into_iter()
-        .flat_map(|r| r.results.iter())
-        .filter(move |r| r.scenario == slug)
-}
-
-/// The error names a user of this scenario's broken code sees: those its
-/// failing variants declare (with the errors that follow), and every error
-/// its broken variants' calls returned in the last run, provoked ones
-/// included (a user's program gets those too).
-pub fn symptom_names(scenario: &Scenario, report: Option<&Report>) -> Vec<String> {
-    let mut names = BTreeSet::new();
-    for v in &scenario.variants {
-        if let Expect::Fails(symptom) = &v.expect {
-            for s in std::iter::once(symptom).chain(&v.then_shows) {
-                if let Symptom::CudaError(name) = s {
-                    names.insert(name.clone());
-                }
-            }
-        }
-    }
-    for r in results(report, scenario.slug) {
-        if r.role == casebook_model::Role::Broken {
-            for step in r.outcome.steps.iter().filter(|s| s.is_error()) {
-                names.insert(step.result.clone());
-            }
-        }
-    }
-    names.into_iter().collect()
-}
-
-/// The page's symptom line for `scenario`: the errors its broken code
-/// shows, or, where it shows none, what its user sees instead, from the
-/// symptoms it is filed under: a hang, slowness, out of memory in a later
-/// program, memory that shrinks, or wrong results.
-pub fn scenario_symptom_line(scenario: &Scenario, report: Option<&Report>) -> String {
-    let names = symptom_names(scenario, report);
-    if !names.is_empty() {
-        return symptom_line(&names);
-    }
-    let filed = |p: fn(&str) -> bool| scenario.symptoms.iter().any(|s| p(s));
-    if filed(|s| s.starts_with(HANG)) {
-        "no error is reported: the program hangs"
-    } else if filed(|s| s.starts_with("slow")) {
-        "no error is reported: the program is slow"
-    } else if filed(|s| s.contains("out of memory")) {
-        "out of memory in a later allocation (the run measures the memory held; none of its own \
-         calls fails)"
-    } else if filed(|s| s.contains("memory that keeps shrinking")) {
-        "no error is reported: free memory keeps shrinking"
-    } else {
-        "no error is reported: the results are wrong"
-    }
-    .to_owned()
-}
-
-/// The symptom of the index under which a scenario whose program hangs is
-/// listed.
-pub const HANG: &str = "a hang";
-
-pub fn symptom_line(names: &[String]) -> String {
-    if names.is_empty() {
-        return "no error is reported".to_owned();
-    }
-    names
-        .iter()
-        .map(|n| match error_text(n) {
-            Some(text) => format!("{} (\"{text}\")", code_span(n)),
-            None => code_span(n),
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-/// What a user reads for an error, whatever wraps it: CUDA's description
-/// of an error name, or what follows "CUDA error: " in the text PyTorch
-/// raises; any other name is its own.
-fn error_key(name: &str) -> &str {
-    match error_text(name) {
-        Some(text) => text,
-        None => name
-            .split_once("CUDA error: ")
-            .map_or(name, |(_, text)| text.trim()),
     }
 }
 
@@ -288,32 +191,8 @@ pub fn scenario_page(
              |---|---|---|---|---|\n",
         );
         for claim in scenario.claims {
-            let verdict = results(report, slug)
-                .filter(|r| r.variant == claim.judged_by)
-                .flat_map(|r| r.claims.iter())
-                .find(|c| c.id == claim.id)
-                .map_or("not run yet", |c| verdict_words(c.verdict));
-            let cap = claim
-                .reach
-                .cap()
-                .map(|why| {
-                    format!(
-                        "<br><small>At best partly: {}</small>",
-                        why.replace('|', "\\|")
-                    )
-                })
-                .unwrap_or_default();
-            let _ = writeln!(
-                md,
-                "| **{verdict}** | \"{}\"<br><small>`{}`</small>{cap} | {} | `{}` | {} |",
-                claim.quote.replace('|', "\\|"),
-                // The id names the part of the sentence this claim decides,
-                // where two claims quote the same sentence.
-                claim.id,
-                crate::index::source_cell(&claim.source),
-                claim.judged_by,
-                crate::index::control_cell(report, scenario, claim)
-            );
+            let decided_by = format!("`{}`", claim.judged_by);
+            let _ = writeln!(md, "{}", claim_row(report, scenario, claim, &decided_by));
         }
         md.push('\n');
     }
@@ -460,10 +339,7 @@ fn detection(md: &mut String, scenario: &Scenario, sanitize: Option<&SanitizeRep
         );
         return;
     };
-    let tools: Vec<&str> = casebook_harness::sanitize::TOOLS
-        .iter()
-        .map(|(t, _)| *t)
-        .collect();
+    let tools: Vec<&str> = casebook_report::sanitizer::tool_names().collect();
     let _ = writeln!(md, "{}, run of {}:\n", report.sanitizer, report.created);
     let _ = writeln!(
         md,
@@ -478,9 +354,7 @@ fn detection(md: &mut String, scenario: &Scenario, sanitize: Option<&SanitizeRep
                 |t| match cells.iter().find(|c| c.variant == v.name && c.tool == *t) {
                     None => "not run".to_owned(),
                     Some(c) if c.timed_out => "timed out".to_owned(),
-                    Some(c) if !c.flagged && c.judgement.starts_with("blind") => {
-                        "**missed**".to_owned()
-                    }
+                    Some(c) if c.missed(v.role) => "**missed**".to_owned(),
                     Some(c) if !c.flagged => "clean".to_owned(),
                     Some(c) => format!(
                         "flagged: {}",
@@ -570,18 +444,6 @@ fn kind_as_printed(kind: &str, cell: &Cell, scenario: &[&Cell], all: &[Cell]) ->
     code_span(&printed).replace('|', "\\|")
 }
 
-/// `text` as inline code: what a tool printed or a name in code, shown as
-/// it is (no `__global__` read as bold).
-pub fn code_span(text: &str) -> String {
-    let fence = if text.contains('`') { "``" } else { "`" };
-    let pad = if text.starts_with('`') || text.ends_with('`') {
-        " "
-    } else {
-        ""
-    };
-    format!("{fence}{pad}{text}{pad}{fence}")
-}
-
 /// Text read from a record (an outcome, a report), escaped so that markdown
 /// shows it as it is: `*`, `__global__` and the rest are never emphasis,
 /// code or a table's column. An underscore inside a word (`CUDA_ERROR_…`),
@@ -604,26 +466,6 @@ pub fn plain(text: &str) -> String {
         out.push(ch);
     }
     out
-}
-
-/// A raw figure in words: bytes in GiB or MiB, seconds in s, ms or µs,
-/// ratios as percentages, factors as `21.1×`.
-pub fn figure(value: f64, unit: Unit) -> String {
-    match unit {
-        Unit::Bytes if value.abs() >= (1u64 << 30) as f64 => {
-            format!("{:.2} GiB", value / (1u64 << 30) as f64)
-        }
-        Unit::Bytes if value.abs() >= (1u64 << 20) as f64 => {
-            format!("{:.1} MiB", value / (1u64 << 20) as f64)
-        }
-        Unit::Bytes => format!("{value} B"),
-        Unit::Count => format!("{value}"),
-        Unit::Seconds if value.abs() >= 1.0 || value == 0.0 => format!("{value:.3} s"),
-        Unit::Seconds if value.abs() >= 1e-3 => format!("{:.2} ms", value * 1e3),
-        Unit::Seconds => format!("{:.1} µs", value * 1e6),
-        Unit::Ratio => format!("{:.1}%", value * 100.0),
-        Unit::Factor => format!("{value:.1}×"),
-    }
 }
 
 /// The public reports a scenario reproduces, each linked, with what it
@@ -676,134 +518,6 @@ pub fn scenario_readme(root: &Path, scenario: &Scenario) -> anyhow::Result<Strin
          <!-- Generated by `cargo xtask docs` from the scenario's declaration and sources. -->"
     );
     Ok(md)
-}
-
-#[cfg(test)]
-mod figure_tests {
-    use super::*;
-
-    #[test]
-    fn each_unit_reads_at_its_own_scale() {
-        assert_eq!(figure(3.0 * (1u64 << 30) as f64, Unit::Bytes), "3.00 GiB");
-        assert_eq!(figure(2.5, Unit::Seconds), "2.500 s");
-        assert_eq!(figure(0.0504, Unit::Seconds), "50.40 ms");
-        assert_eq!(figure(0.000_022_6, Unit::Seconds), "22.6 µs");
-        assert_eq!(figure(0.25, Unit::Ratio), "25.0%");
-        assert_eq!(figure(18.49, Unit::Factor), "18.5×");
-    }
-}
-
-#[cfg(test)]
-mod symptom_tests {
-    use super::*;
-    use casebook_model::Requirement;
-
-    fn scenario(symptoms: &'static [&'static str]) -> Scenario {
-        Scenario {
-            slug: "s",
-            title: "t",
-            cause: "",
-            fix: "",
-            symptoms,
-            requires: Requirement::GPU,
-            reports: &[],
-            claims: &[],
-            variants: vec![],
-        }
-    }
-
-    #[test]
-    fn a_case_without_an_error_is_said_to_show_what_its_user_sees() {
-        let line = |symptoms| scenario_symptom_line(&scenario(symptoms), None);
-        assert_eq!(
-            line(&["a hang, no error"]),
-            "no error is reported: the program hangs"
-        );
-        assert_eq!(
-            line(&["wrong results, no error"]),
-            "no error is reported: the results are wrong"
-        );
-        // open-streams, malloc-in-loop and orphaned-process: slowness, and
-        // out of memory in the next program, never "wrong results".
-        assert_eq!(
-            line(&["slow calls, no error"]),
-            "no error is reported: the program is slow"
-        );
-        assert_eq!(line(&["slow, GPU idle"]), line(&["slow calls, no error"]));
-        assert!(
-            line(&["out of memory", "out of memory though memory is free"])
-                .starts_with("out of memory in a later allocation")
-        );
-        assert_eq!(
-            line(&["memory that keeps shrinking"]),
-            "no error is reported: free memory keeps shrinking"
-        );
-    }
-
-    #[test]
-    fn a_pytorch_text_and_a_cuda_name_are_one_error() {
-        let assert = error_key("CUDA_ERROR_ASSERT");
-        assert_eq!(
-            error_key("torch.AcceleratorError: CUDA error: device-side assert triggered"),
-            assert
-        );
-        assert_eq!(error_key("cudaErrorAssert"), assert);
-        assert_ne!(error_key("CUDA_ERROR_ILLEGAL_ADDRESS"), assert);
-    }
-
-    #[test]
-    fn the_committed_run_sends_device_assert_to_its_pytorch_variants() {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/evidence/latest.json");
-        let Ok(text) = std::fs::read_to_string(path) else {
-            return;
-        };
-        let report: Report = serde_json::from_str(&text).unwrap();
-        let mut s = scenario(&["device-side assert triggered"]);
-        s.slug = "device-assert";
-        let found = also_reproduced_by(&s, Some(&report));
-        let (first, variants) = &found[0];
-        assert_eq!(
-            *first,
-            "torch.AcceleratorError: CUDA error: device-side assert triggered"
-        );
-        let names: Vec<&str> = variants.iter().map(|r| r.variant.as_str()).collect();
-        assert_eq!(names, ["device-assert-py", "launch-blocking-py"]);
-    }
-
-    fn nothing(_: &mut casebook_model::Recorder) -> anyhow::Result<()> {
-        Ok(())
-    }
-
-    #[test]
-    fn the_errors_that_follow_a_declared_symptom_are_listed_too() {
-        let mut s = scenario(&["an error"]);
-        let program = casebook_model::Program::cudarc(
-            nothing,
-            casebook_model::Code {
-                file: "src/x.rs",
-                anchor: None,
-            },
-        );
-        s.variants = vec![
-            casebook_model::Variant::contrast(
-                "c",
-                Expect::Fails(Symptom::cuda_error("CUDA_ERROR_STREAM_CAPTURE_INVALIDATED")),
-                program,
-            )
-            .then_shows(Symptom::cuda_error("CUDA_ERROR_STREAM_CAPTURE_ISOLATION")),
-        ];
-        assert_eq!(
-            symptom_names(&s, None),
-            [
-                "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED",
-                "CUDA_ERROR_STREAM_CAPTURE_ISOLATION"
-            ]
-        );
-        assert!(
-            scenario_symptom_line(&s, None)
-                .contains("(\"dependency created on uncaptured work in another stream\")")
-        );
-    }
 }
 
 #[cfg(test)]
@@ -902,5 +616,32 @@ mod include_tests {
         assert_eq!(read(None), "fn a() {}\nfn b() {}\nfn c() {}\nfn d() {}");
         assert_eq!(read(Some("absent")), "");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
+#[cfg(test)]
+mod also_reproduced_tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::words::symptom_tests::scenario;
+
+    #[test]
+    fn the_committed_run_sends_device_assert_to_its_pytorch_variants() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/evidence/latest.json");
+        let Ok(text) = std::fs::read_to_string(path) else {
+            return;
+        };
+        let report: Report = serde_json::from_str(&text).unwrap();
+        let mut s = scenario(&["device-side assert triggered"]);
+        s.slug = "device-assert";
+        let found = also_reproduced_by(&s, Some(&report));
+        let (first, variants) = &found[0];
+        assert_eq!(
+            *first,
+            "torch.AcceleratorError: CUDA error: device-side assert triggered"
+        );
+        let names: Vec<&str> = variants.iter().map(|r| r.variant.as_str()).collect();
+        assert_eq!(names, ["device-assert-py", "launch-blocking-py"]);
     }
 }

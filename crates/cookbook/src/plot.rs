@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use casebook_harness::report::Report;
 use casebook_model::{Axes, Scenario, Unit};
+use casebook_report::run::Report;
 use std::ops::Range;
 
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, Ranged};
@@ -497,12 +497,7 @@ mod tests {
                 let names = phase_names(&r.scenario)
                     .unwrap_or_else(|| panic!("{}: its phases have no names", r.scenario));
                 for p in points {
-                    assert!(
-                        (p[0] as usize) < names.len(),
-                        "{}::{}",
-                        r.scenario,
-                        r.variant
-                    );
+                    assert!((p[0] as usize) < names.len(), "{}", r.trial());
                 }
             }
         }

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use casebook_explain::{Index, cli, explain, heldout};
-use casebook_harness::report::Report;
+use casebook_report::run::Report;
 
 const TEMPLATE: &str = include_str!("readme.md");
 
@@ -74,8 +74,8 @@ fn rows(report: &Report) -> String {
             r.expected.replace('|', "\\|"),
             r.observed.replace('|', "\\|"),
             match r.verdict {
-                casebook_harness::judge::Verdict::Pass => "as declared",
-                casebook_harness::judge::Verdict::Fail => "NOT as declared",
+                casebook_report::Verdict::Pass => "as declared",
+                casebook_report::Verdict::Fail => "NOT as declared",
             }
         );
     }

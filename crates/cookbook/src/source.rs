@@ -20,9 +20,8 @@ pub struct Source {
 pub fn locate(root: &Path, scenario: &Scenario, variant: &Variant) -> anyhow::Result<Source> {
     let Some(code) = variant.code else {
         bail!(
-            "{}::{} declares no code (its `Program` names none)",
-            scenario.slug,
-            variant.name
+            "{} declares no code (its `Program` names none)",
+            scenario.trial_id(variant)
         );
     };
     let file = format!("scenarios/{}/{}", scenario.slug, code.file);
@@ -36,9 +35,8 @@ pub fn locate(root: &Path, scenario: &Scenario, variant: &Variant) -> anyhow::Re
         && !has_anchor(&text, comment, anchor)
     {
         bail!(
-            "{}::{} declares anchor `{anchor}` in {file}, which has no `{comment} ANCHOR: {anchor}`",
-            scenario.slug,
-            variant.name
+            "{} declares anchor `{anchor}` in {file}, which has no `{comment} ANCHOR: {anchor}`",
+            scenario.trial_id(variant)
         );
     }
     let doc = match variant.binding {

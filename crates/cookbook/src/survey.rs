@@ -7,8 +7,8 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use anyhow::Context;
-use casebook_harness::report::Report;
 use casebook_model::Scenario;
+use casebook_report::run::Report;
 use serde::Deserialize;
 
 /// The survey, relative to the repository root.
@@ -101,7 +101,8 @@ pub fn page(root: &Path, catalog: &[Scenario], report: Option<&Report>) -> anyho
                     catalog
                         .iter()
                         .any(|s| s.slug == case && s.variants.iter().any(|v| v.name == variant)),
-                    "{SURVEY_TOML}: {case}::{variant} is no trial of the catalogue"
+                    "{SURVEY_TOML}: {} is no trial of the catalogue",
+                    casebook_model::TrialId::new(case, variant)
                 );
                 reproduced += 1;
                 (

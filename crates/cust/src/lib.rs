@@ -8,7 +8,7 @@
 //! (`scenarios/<slug>/cust.rs`, with a `VARIANTS` table); they are compiled
 //! here, where cust is linked, and nowhere else.
 
-use casebook_model::VariantFn;
+use casebook_model::{TrialId, VariantFn};
 
 mod common;
 
@@ -29,17 +29,17 @@ const SCENARIOS: &[(&str, &[(&str, VariantFn)])] = &[
     ("async-free-race", async_free_race::VARIANTS),
 ];
 
-/// `<slug>::<variant>` of every variant served here, with its function.
-pub fn served() -> impl Iterator<Item = (String, VariantFn)> {
+/// The trial of every variant served here, with its function.
+pub fn served() -> impl Iterator<Item = (TrialId, VariantFn)> {
     SCENARIOS.iter().flat_map(|(slug, table)| {
         table
             .iter()
-            .map(move |(name, run)| (format!("{slug}::{name}"), *run))
+            .map(move |(name, run)| (TrialId::new(*slug, *name), *run))
     })
 }
 
 pub fn lookup(target: &str) -> Option<VariantFn> {
     served()
-        .find(|(name, _)| name == target)
+        .find(|(trial, _)| trial == target)
         .map(|(_, run)| run)
 }

@@ -4,20 +4,20 @@
 
 use std::collections::BTreeSet;
 
-use casebook_model::{Binding, Runner};
+use casebook_model::{Binding, Runner, TrialId};
 
 #[test]
 fn serves_exactly_the_declared_cust_variants() {
-    let declared: BTreeSet<String> = cuda_casebook::catalog()
+    let declared: BTreeSet<TrialId> = cuda_casebook::catalog()
         .iter()
         .flat_map(|s| {
             s.variants
                 .iter()
                 .filter(|v| matches!(v.runner, Runner::External { .. }))
                 .inspect(|v| assert_eq!(v.binding, Binding::Cust))
-                .map(move |v| s.trial_name(v))
+                .map(move |v| s.trial_id(v))
         })
         .collect();
-    let served: BTreeSet<String> = casebook_cust::served().map(|(name, _)| name).collect();
+    let served: BTreeSet<TrialId> = casebook_cust::served().map(|(trial, _)| trial).collect();
     assert_eq!(declared, served);
 }

@@ -17,8 +17,9 @@ pub struct Index {
     pub schema: u32,
     /// The GPU run the run texts come from.
     pub run: Option<RunInfo>,
-    /// The matcher's word lists and weights, from this crate's constants:
-    /// the book's page reads them here, so the two rankings share one home.
+    /// The matcher's word lists and weights, from this crate's constants
+    /// ([`Matcher::of_this_build`]): the book's page reads them here, so
+    /// the two rankings share one home.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub matcher: Option<Matcher>,
     pub cases: Vec<Case>,
@@ -39,29 +40,6 @@ pub struct Matcher {
     pub min_score: f64,
     pub first_error_weight: f64,
     pub other_error_weight: f64,
-}
-
-impl Matcher {
-    /// The constants this build ranks with.
-    pub fn of_this_build() -> Matcher {
-        let owned = |list: &[&str]| list.iter().map(|s| (*s).to_owned()).collect();
-        Matcher {
-            generic_words: owned(crate::features::GENERIC_WORDS),
-            generic_identifiers: owned(crate::features::GENERIC_IDENTIFIERS),
-            boilerplate: owned(crate::features::BOILERPLATE),
-            error_name_prefixes: owned(crate::features::ERROR_NAME_PREFIXES),
-            units: crate::features::UNITS
-                .iter()
-                .map(|(u, f)| ((*u).to_owned(), *f))
-                .collect(),
-            asynchronous: owned(crate::answer::ASYNCHRONOUS),
-            asynchronous_hint: crate::answer::ASYNCHRONOUS_HINT.to_owned(),
-            tied_note: crate::answer::TIED_NOTE.to_owned(),
-            min_score: crate::rank::MIN_SCORE,
-            first_error_weight: crate::rank::FIRST_ERROR_WEIGHT,
-            other_error_weight: crate::rank::OTHER_ERROR_WEIGHT,
-        }
-    }
 }
 
 /// The committed GPU run: what reproduced the cases.
@@ -143,20 +121,5 @@ impl Index {
 
     pub fn embedded() -> anyhow::Result<Index> {
         Self::parse(EMBEDDED)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The book's page ranks with the index's word lists and weights: they
-    /// must be this build's (`cargo xtask docs` writes them).
-    #[test]
-    fn the_index_carries_this_builds_matcher() {
-        assert_eq!(
-            Index::embedded().unwrap().matcher,
-            Some(Matcher::of_this_build())
-        );
     }
 }

@@ -13,6 +13,7 @@ pub mod cli;
 pub mod features;
 pub mod heldout;
 pub mod index;
+pub mod matcher;
 pub mod rank;
 
 pub use answer::{Answer, Match, explain};

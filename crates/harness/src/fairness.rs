@@ -13,7 +13,7 @@ use casebook_model::{
 };
 use serde_json::Value;
 
-use crate::report::Report;
+use casebook_report::Report;
 
 /// At most this many changed outcomes per claim and round.
 const MAX_CASES: usize = 20_000;

@@ -3,32 +3,12 @@
 //! pinned to one of them through its own `CUDA_VISIBLE_DEVICES`.
 
 use nvml_wrapper::Nvml;
-use serde::{Deserialize, Serialize};
 
-/// One GPU of the run.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Gpu {
-    /// NVML's index (PCI order): what `nvidia-smi` shows.
-    pub index: u32,
-    pub uuid: String,
-    pub name: String,
-    /// Its device memory, as NVML counts it; 0 where unknown (a report from
-    /// before this was recorded).
-    #[serde(default)]
-    pub memory_bytes: u64,
-}
+pub use casebook_report::Gpu;
 
-impl Gpu {
-    /// What a child gets so that it sees this GPU alone.
-    pub fn pin(&self) -> (String, String) {
-        ("CUDA_VISIBLE_DEVICES".to_owned(), self.uuid.clone())
-    }
-}
-
-impl std::fmt::Display for Gpu {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "GPU {} ({})", self.index, self.name)
-    }
+/// What a child gets so that it sees `gpu` alone.
+pub fn pin(gpu: &Gpu) -> (String, String) {
+    ("CUDA_VISIBLE_DEVICES".to_owned(), gpu.uuid.clone())
 }
 
 /// The GPUs this process may use, in the order CUDA numbers them: NVML's

@@ -7,44 +7,17 @@
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
+pub use casebook_report::run::{Leftover, Orphan};
+use casebook_runtime::protocol::{RUN_ENV, TARGET_ENV};
 use nvml_wrapper::Nvml;
 use nvml_wrapper::enums::device::UsedGpuMemory;
-use serde::{Deserialize, Serialize};
 
-use crate::child::{RUN_ENV, TARGET_ENV};
 use crate::gpus::Gpu;
 
 /// Used memory within this of the baseline counts as returned.
 pub const TOLERANCE: u64 = 64 << 20;
 /// How long the driver may take to tear down an exited process.
 const SETTLE: Duration = Duration::from_secs(3);
-
-/// Memory still held after a trial, and by whom.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Leftover {
-    /// The trial (or group of trials) after which it was seen.
-    pub after: String,
-    /// Device memory in use over the baseline, in bytes.
-    pub bytes_over_baseline: u64,
-    /// The processes holding it: `pid 123 (casebook) 4096 MiB, started by fragmentation::broken`.
-    pub holders: Vec<String>,
-}
-
-impl std::fmt::Display for Leftover {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "after {}, {} MiB of device memory are still in use",
-            self.after,
-            self.bytes_over_baseline >> 20
-        )?;
-        if self.holders.is_empty() {
-            f.write_str(" by no process NVML can see")
-        } else {
-            write!(f, ", held by {}", self.holders.join("; "))
-        }
-    }
-}
 
 pub struct Monitor {
     nvml: Nvml,
@@ -165,7 +138,7 @@ impl Monitor {
                 continue;
             };
             for p in device.running_compute_processes().unwrap_or_default() {
-                if let Some(orphan) = Orphan::of(p.pid, &p.used_gpu_memory, &gpu.label)
+                if let Some(orphan) = orphan_of(p.pid, &p.used_gpu_memory, &gpu.label)
                     && !found.iter().any(|o: &Orphan| o.pid == orphan.pid)
                 {
                     found.push(orphan);
@@ -199,71 +172,53 @@ fn command_name(pid: u32) -> String {
         .unwrap_or_else(|_| "?".to_owned())
 }
 
-/// A process of a casebook trial whose run has ended, still on a GPU.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Orphan {
-    pub pid: u32,
-    /// Its process group: the trial and whatever it started.
-    pub group: u32,
-    /// `<slug>::<variant>` (or the worker role) it runs.
-    pub trial: String,
-    /// The pid of the harness that started it, no longer running.
-    pub run: Option<u32>,
-    pub gpu: String,
-    /// Device memory it holds, as NVML reports it.
-    pub memory: String,
+/// `pid`, if it is a trial of a casebook run that is no longer running.
+fn orphan_of(pid: u32, used: &UsedGpuMemory, gpu: &str) -> Option<Orphan> {
+    let trial = started_by(pid)?;
+    let run = environment_value(pid, RUN_ENV).and_then(|v| v.parse().ok());
+    if run.is_some_and(alive) {
+        return None;
+    }
+    Some(Orphan {
+        pid,
+        group: process_group(pid).unwrap_or(pid),
+        trial,
+        run,
+        gpu: gpu.to_owned(),
+        memory: mib(used),
+    })
 }
 
-impl Orphan {
-    /// `pid`, if it is a trial of a casebook run that is no longer running.
-    fn of(pid: u32, used: &UsedGpuMemory, gpu: &str) -> Option<Orphan> {
-        let trial = started_by(pid)?;
-        let run = environment_value(pid, RUN_ENV).and_then(|v| v.parse().ok());
-        if run.is_some_and(alive) {
-            return None;
-        }
-        Some(Orphan {
-            pid,
-            group: process_group(pid).unwrap_or(pid),
-            trial,
-            run,
-            gpu: gpu.to_owned(),
-            memory: mib(used),
-        })
-    }
-
-    /// The command that stops it, and whatever it started where its
-    /// process group is the trial's own (the harness starts each trial as
-    /// the leader of a new group; a process that only carries a trial's
-    /// environment may share the group of a shell, which must live on).
-    pub fn stop_command(&self) -> String {
-        let own_group =
-            self.group == self.pid || !alive(self.group) || started_by(self.group).is_some();
-        if own_group {
-            format!("kill -KILL -- -{}", self.group)
-        } else {
-            format!("kill -KILL {}", self.pid)
-        }
+/// The command that stops `orphan`, and whatever it started where its
+/// process group is the trial's own (the harness starts each trial as the
+/// leader of a new group; a process that only carries a trial's
+/// environment may share the group of a shell, which must live on).
+pub fn stop_command(orphan: &Orphan) -> String {
+    let own_group =
+        orphan.group == orphan.pid || !alive(orphan.group) || started_by(orphan.group).is_some();
+    if own_group {
+        format!("kill -KILL -- -{}", orphan.group)
+    } else {
+        format!("kill -KILL {}", orphan.pid)
     }
 }
 
-impl std::fmt::Display for Orphan {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "pid {} ({}) holds {} on {}: trial {}, left by ",
-            self.pid,
-            command_name(self.pid),
-            self.memory,
-            self.gpu,
-            self.trial
-        )?;
-        match self.run {
-            Some(run) => write!(f, "casebook run pid {run}, which has ended")?,
-            None => f.write_str("a casebook run that has ended")?,
-        }
-        write!(f, "; stop it with `{}`", self.stop_command())
-    }
+/// `orphan` in one line, with the command that stops it, as the process
+/// stands now.
+pub fn describe(orphan: &Orphan) -> String {
+    let left_by = match orphan.run {
+        Some(run) => format!("casebook run pid {run}, which has ended"),
+        None => "a casebook run that has ended".to_owned(),
+    };
+    format!(
+        "pid {} ({}) holds {} on {}: trial {}, left by {left_by}; stop it with `{}`",
+        orphan.pid,
+        command_name(orphan.pid),
+        orphan.memory,
+        orphan.gpu,
+        orphan.trial,
+        stop_command(orphan)
+    )
 }
 
 /// Whether `pid` is a live process (a zombie is not).
@@ -315,7 +270,7 @@ mod tests {
 
     #[test]
     fn a_trial_leading_its_group_is_stopped_with_the_group() {
-        assert_eq!(orphan(4242, 4242).stop_command(), "kill -KILL -- -4242");
+        assert_eq!(stop_command(&orphan(4242, 4242)), "kill -KILL -- -4242");
     }
 
     #[test]
@@ -329,7 +284,7 @@ mod tests {
             .unwrap();
         let group = leader.id();
         let me = std::process::id();
-        let command = orphan(me, group).stop_command();
+        let command = stop_command(&orphan(me, group));
         let _ = leader.kill();
         let _ = leader.wait();
         assert_eq!(command, format!("kill -KILL {me}"));
@@ -342,7 +297,7 @@ mod tests {
         child.wait().unwrap();
         assert!(!alive(dead));
         assert_eq!(
-            orphan(dead + 1, dead).stop_command(),
+            stop_command(&orphan(dead + 1, dead)),
             format!("kill -KILL -- -{dead}")
         );
     }

@@ -4,6 +4,11 @@
 //! (`CUDA_VISIBLE_DEVICES=0` and `=1`, the shards of a partitioned run) go
 //! side by side, and one that uses both waits for each. A second run on a
 //! GPU says who holds it and waits.
+//!
+//! The snapshot suite's trials, each a process of its own under nextest,
+//! share the GPU through a second lock, shared or exclusive per trial
+//! ([`hold_gpu`]), so a trial that needs the whole GPU never runs beside
+//! another.
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{Read, Seek, Write};
@@ -98,6 +103,47 @@ pub fn acquire_at(path: &std::path::Path, what: &str) -> std::io::Result<GpuLock
     Ok(GpuLock { _file: file })
 }
 
+/// The GPU, as the trials of one suite share it: a trial that must run
+/// alone locks this file exclusively, the others shared, so an exclusive
+/// one never shares the GPU. A file lock, not an in-process one, because
+/// under nextest each trial is its own process; one file per set of
+/// visible GPUs, so suites pinned to different GPUs do not wait on each
+/// other.
+pub fn share_lock_path() -> std::path::PathBuf {
+    let gpus = std::env::var("CUDA_VISIBLE_DEVICES").unwrap_or_else(|_| "all".to_owned());
+    let gpus: String = gpus
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    std::env::temp_dir().join(format!("casebook-suite-gpus-{gpus}.lock"))
+}
+
+/// Holds the GPU for one trial: alone (exclusively) or beside others.
+pub fn hold_gpu(alone: bool) -> std::io::Result<std::fs::File> {
+    hold_gpu_at(&share_lock_path(), alone)
+}
+
+/// [`hold_gpu`], with the lock file at `path`.
+fn hold_gpu_at(path: &std::path::Path, alone: bool) -> std::io::Result<std::fs::File> {
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)?;
+    if alone {
+        file.lock()?;
+    } else {
+        file.lock_shared()?;
+    }
+    Ok(file)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -128,5 +174,25 @@ mod tests {
             lock_paths(Some(over.clone()), dir, &[gpu(0, "GPU-b")]),
             [over]
         );
+    }
+
+    #[test]
+    fn an_exclusive_trial_waits_for_shared_ones_and_they_for_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("share.lock");
+        let other = || std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        // Two shared trials at once.
+        let a = super::hold_gpu_at(&path, false).unwrap();
+        let b = super::hold_gpu_at(&path, false).unwrap();
+        assert!(matches!(other().try_lock(), Err(TryLockError::WouldBlock)));
+        drop((a, b));
+        // One alone: nothing else, shared or not.
+        let alone = super::hold_gpu_at(&path, true).unwrap();
+        assert!(matches!(
+            other().try_lock_shared(),
+            Err(TryLockError::WouldBlock)
+        ));
+        drop(alone);
+        assert!(other().try_lock().is_ok());
     }
 }

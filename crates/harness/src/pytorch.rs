@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use casebook_model::{Runner, Scenario, Variant};
 
-use crate::isolation::ChildCommand;
+use casebook_runtime::isolation::{self, ChildCommand};
 
 /// Names the interpreter; `python3` when unset.
 pub const PYTHON_ENV: &str = "CASEBOOK_PYTHON";
@@ -105,7 +105,7 @@ pub fn probe(python: &Path) -> Result<String, String> {
         timeout: PROBE_TIMEOUT,
         env: Vec::new(),
     };
-    let run = crate::isolation::run(&cmd).map_err(|e| format!("cannot start {shown}: {e}"))?;
+    let run = isolation::run(&cmd).map_err(|e| format!("cannot start {shown}: {e}"))?;
     if run.timed_out {
         return Err(format!(
             "{shown} did not import torch within {} s",
@@ -322,7 +322,7 @@ def global_names(rec):
             file,
             function,
         );
-        crate::isolation::outcome(&crate::isolation::run(&cmd).unwrap())
+        isolation::outcome(&isolation::run(&cmd).unwrap())
     }
 
     #[test]

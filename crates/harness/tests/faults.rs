@@ -6,10 +6,12 @@ use std::io::{BufRead, BufReader};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use casebook_harness::child::{self, EVENTS_ENV};
+use casebook_harness::child;
 use casebook_harness::judge::{Verdict, judge};
-use casebook_harness::schedule::{self, Trial as Planned};
-use casebook_harness::{isolation, lock, run_all, trial};
+use casebook_harness::protocol::{EVENTS_ENV, UNKNOWN_TARGET_EXIT};
+use casebook_harness::runner::scheduler::Placement;
+use casebook_harness::runner::{self, Trial as Planned, executor};
+use casebook_harness::{isolation, lock};
 use casebook_model::{
     Expect, Program, Recorder, Role, Scenario, Symptom, Termination, Variant, VariantFn, vocabulary,
 };
@@ -141,7 +143,8 @@ fn expect_termination(name: &'static str, want: Termination) -> Trial {
         let catalog = catalog();
         let scenario = &catalog[0];
         let variant = scenario.variant(name).expect("declared");
-        let record = trial::run(scenario, variant).map_err(|e| Failed::from(e.to_string()))?;
+        let record = executor::run(Planned { scenario, variant }, None)
+            .map_err(|e| Failed::from(e.to_string()))?;
         if record.outcome.termination != want {
             return Err(format!(
                 "termination {:?}, want {want:?}",
@@ -164,7 +167,7 @@ const INTERRUPTED_RUN_ENV: &str = "CASEBOOK_FAULTS_INTERRUPTED_RUN";
 /// on; prints `ran <name>` or `not run <name>` per trial, and the pid of
 /// the slow child. The test sends it SIGINT while `slow` runs.
 fn interrupted_run() -> ExitCode {
-    run_all::stop_on_signals();
+    runner::stop_on_signals();
     let catalog = catalog();
     let s = &catalog[0];
     let trials: Vec<Planned> = ["clean", "slow", "grandchild"]
@@ -174,16 +177,22 @@ fn interrupted_run() -> ExitCode {
             variant: s.variant(n).unwrap(),
         })
         .collect();
-    let executed = schedule::execute(&trials, 1, None, |t, _, _| {
-        println!("ran {}", t.name());
-    });
+    let executed = runner::run(
+        &trials,
+        1,
+        &Placement::default(),
+        &Default::default(),
+        |t, _, _| {
+            println!("ran {}", t.name());
+        },
+    );
     for name in executed.not_run(&trials) {
         println!("not run {name}");
     }
     ExitCode::from(if isolation::interrupted() {
-        run_all::exit::INTERRUPTED
+        casebook_report::Exit::Interrupted
     } else {
-        0
+        casebook_report::Exit::Success
     })
 }
 
@@ -242,7 +251,14 @@ fn main() -> ExitCode {
         || {
             let catalog = catalog();
             let variant = catalog[0].variant("fails-then-crashes").unwrap();
-            let record = trial::run(&catalog[0], variant).map_err(|e| e.to_string())?;
+            let record = executor::run(
+                Planned {
+                    scenario: &catalog[0],
+                    variant,
+                },
+                None,
+            )
+            .map_err(|e| e.to_string())?;
             let j = judge(variant, &record.outcome);
             match (j.verdict, j.reason.as_deref()) {
                 (Verdict::Fail, Some(why)) if why.contains("but also crashed: SIGABRT") => Ok(()),
@@ -252,8 +268,14 @@ fn main() -> ExitCode {
     ));
     trials.push(Trial::test("faults::events-before-a-crash-survive", || {
         let catalog = catalog();
-        let record = trial::run(&catalog[0], catalog[0].variant("abort").unwrap())
-            .map_err(|e| e.to_string())?;
+        let record = executor::run(
+            Planned {
+                scenario: &catalog[0],
+                variant: catalog[0].variant("abort").unwrap(),
+            },
+            None,
+        )
+        .map_err(|e| e.to_string())?;
         match record.outcome.check(GOT_TO_ABORT) {
             Some(true) => Ok(()),
             other => Err(format!("the check recorded before the abort is {other:?}").into()),
@@ -263,8 +285,14 @@ fn main() -> ExitCode {
         "faults::a-hung-child-is-killed-on-time",
         || {
             let catalog = catalog();
-            let record = trial::run(&catalog[0], catalog[0].variant("hang").unwrap())
-                .map_err(|e| e.to_string())?;
+            let record = executor::run(
+                Planned {
+                    scenario: &catalog[0],
+                    variant: catalog[0].variant("hang").unwrap(),
+                },
+                None,
+            )
+            .map_err(|e| e.to_string())?;
             if record.outcome.seconds > 10.0 {
                 return Err(
                     format!("took {:.1} s to kill a 1 s timeout", record.outcome.seconds).into(),
@@ -277,8 +305,14 @@ fn main() -> ExitCode {
         "faults::a-grandchild-dies-with-its-group",
         || {
             let catalog = catalog();
-            let record = trial::run(&catalog[0], catalog[0].variant("grandchild").unwrap())
-                .map_err(|e| e.to_string())?;
+            let record = executor::run(
+                Planned {
+                    scenario: &catalog[0],
+                    variant: catalog[0].variant("grandchild").unwrap(),
+                },
+                None,
+            )
+            .map_err(|e| e.to_string())?;
             let pid = record
                 .outcome
                 .measure(GRANDCHILD_PID)
@@ -304,7 +338,7 @@ fn main() -> ExitCode {
         .map_err(|e| e.to_string())?;
         let run = isolation::run(&cmd).map_err(|e| e.to_string())?;
         match run.status.and_then(|s| s.code()) {
-            Some(child::UNKNOWN_TARGET_EXIT) => Ok(()),
+            Some(UNKNOWN_TARGET_EXIT) => Ok(()),
             other => Err(format!("exit {other:?}").into()),
         }
     }));
@@ -322,7 +356,13 @@ fn main() -> ExitCode {
                     variant: v,
                 })
                 .collect();
-            let executed = schedule::execute(&trials, 4, None, |_, _, _| {});
+            let executed = runner::run(
+                &trials,
+                4,
+                &Placement::default(),
+                &Default::default(),
+                |_, _, _| {},
+            );
             for (t, r) in trials.iter().zip(&executed.records) {
                 let r = r.as_ref().ok_or(format!("{} did not run", t.name()))?;
                 if r.judgement.verdict != Verdict::Pass {
@@ -364,7 +404,13 @@ fn main() -> ExitCode {
                     variant: s.variant("clean").unwrap(),
                 },
             ];
-            let executed = schedule::execute(&trials, 1, None, |_, _, _| {});
+            let executed = runner::run(
+                &trials,
+                1,
+                &Placement::default(),
+                &Default::default(),
+                |_, _, _| {},
+            );
             if !killer.join().unwrap_or(false) {
                 return Err("the variant never said where it was".into());
             }
@@ -415,7 +461,9 @@ fn main() -> ExitCode {
                 return Err(format!("did not say it was interrupted: {said:?}").into());
             }
             match out.status.code() {
-                Some(code) if code == i32::from(run_all::exit::INTERRUPTED) => Ok(()),
+                Some(code) if code == i32::from(casebook_report::Exit::Interrupted.code()) => {
+                    Ok(())
+                }
                 other => Err(format!("exit {other:?}").into()),
             }
         },

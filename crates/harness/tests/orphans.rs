@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 
 use casebook_harness::child;
 use casebook_harness::leftover::alive;
-use casebook_harness::schedule::{self, Trial as Planned};
+use casebook_harness::runner::scheduler::Placement;
+use casebook_harness::runner::{self, Trial as Planned};
 use casebook_model::{Program, Recorder, Role, Scenario, Symptom, Variant};
 use libtest_mimic::{Arguments, Failed, Trial};
 
@@ -64,7 +65,13 @@ fn doomed_run() -> ExitCode {
             variant,
         })
         .collect();
-    schedule::execute(&trials, 2, None, |_, _, _| {});
+    runner::run(
+        &trials,
+        2,
+        &Placement::default(),
+        &Default::default(),
+        |_, _, _| {},
+    );
     ExitCode::SUCCESS
 }
 

@@ -11,10 +11,13 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use casebook_harness::child;
 use casebook_harness::gpus::Gpu;
-use casebook_harness::schedule::{self, Place, Placement, Trial as Planned};
+use casebook_harness::runner::placement;
+use casebook_harness::runner::scheduler::Placement;
+use casebook_harness::runner::{self, Trial as Planned};
 use casebook_model::{
     Expect, Program, Recorder, Requirement, Role, Scenario, Variant, VariantFn, vocabulary,
 };
+use casebook_report::Place;
 use libtest_mimic::{Arguments, Trial};
 
 vocabulary! {
@@ -124,8 +127,8 @@ fn spread() -> Result<(), libtest_mimic::Failed> {
         gpus: gpus(),
         ..Placement::default()
     };
-    let executed = schedule::execute(&trials, JOBS, Some(&placement), |_, _, _| {});
-    let memory = schedule::smallest_memory(&placement.gpus);
+    let executed = runner::run(&trials, JOBS, &placement, &Default::default(), |_, _, _| {});
+    let memory = placement::smallest_memory(&placement.gpus);
     let places: Vec<Place> = trials.iter().map(|t| t.place(memory)).collect();
     let expected = |name: &str| match name {
         "holding::h1" | "holding::h2" | "holding::c1" => Place::Holds,
@@ -134,7 +137,7 @@ fn spread() -> Result<(), libtest_mimic::Failed> {
         _ => Place::Shared,
     };
     for (t, p) in trials.iter().zip(&places) {
-        if *p != expected(&t.name()) {
+        if *p != expected(&t.name().to_string()) {
             return Err(format!("{} placed {p:?}", t.name()).into());
         }
     }

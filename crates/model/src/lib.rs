@@ -6,6 +6,7 @@
 //! turns what it recorded into an [`Outcome`], and computes every verdict from
 //! that outcome.
 
+mod c_abi;
 pub mod device;
 pub mod ledger;
 pub mod names;
@@ -14,17 +15,20 @@ pub mod pytorch;
 mod recorder;
 mod scenario;
 pub mod timing;
+mod trial_id;
 
-pub use names::{CheckName, FactName, MeasureName, Name, SeriesName};
+pub use c_abi::CRecorder;
+pub use names::{CheckName, FactName, MeasureName, Name, SeriesName, Unit};
 pub use outcome::{
-    Axes, Check, Event, Iteration, Measure, Outcome, Step, Symptom, Termination, Unit, audit,
+    Axes, Check, Event, Iteration, Measure, Outcome, Step, Symptom, Termination, audit,
 };
-pub use recorder::{CRecorder, Recorder, ResultName};
+pub use recorder::{Recorder, ResultName};
 pub use scenario::{
     Binding, CUST_PROGRAM, Claim, ClaimVerdict, Code, Control, CppFn, Expect, NEIGHBOURS_ROOM,
     OneChange, Part, Passage, Program, Reach, Report, Requirement, Role, Runner, SanitizerSees,
     Scenario, Source, Statement, Variant, VariantFn, thread_url,
 };
+pub use trial_id::TrialId;
 
 /// Set in a variant's process when it runs under compute-sanitizer.
 pub const SANITIZER_ENV: &str = "CASEBOOK_SANITIZER";

@@ -8,7 +8,57 @@
 //! name does not compile, and the C++ variants record exactly the same names,
 //! with the same units; the Python variants read the same file.
 
-use crate::Unit;
+use serde::{Deserialize, Serialize};
+
+/// What a measure or a series' axis counts in: data, so that every
+/// figure carries its unit to the report and the plots.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Unit {
+    Bytes,
+    Count,
+    Seconds,
+    /// A fraction of a whole: 0.25 is a quarter.
+    Ratio,
+    /// How many times one figure is another: 21 is 21×.
+    Factor,
+}
+
+impl Unit {
+    /// The number the C recorder ABI passes for this unit (`casebook.h`).
+    pub const fn code(self) -> i32 {
+        match self {
+            Unit::Bytes => 0,
+            Unit::Count => 1,
+            Unit::Seconds => 2,
+            Unit::Ratio => 3,
+            Unit::Factor => 4,
+        }
+    }
+
+    pub fn from_code(code: i32) -> Option<Unit> {
+        [
+            Unit::Bytes,
+            Unit::Count,
+            Unit::Seconds,
+            Unit::Ratio,
+            Unit::Factor,
+        ]
+        .into_iter()
+        .find(|u| u.code() == code)
+    }
+
+    /// The name used in C++ (`casebook::Bytes`) and in this enum.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Unit::Bytes => "Bytes",
+            Unit::Count => "Count",
+            Unit::Seconds => "Seconds",
+            Unit::Ratio => "Ratio",
+            Unit::Factor => "Factor",
+        }
+    }
+}
 
 /// A yes/no question a variant answers; a false answer is a symptom.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

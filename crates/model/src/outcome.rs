@@ -3,7 +3,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::{CheckName, FactName, MeasureName, SeriesName};
+use crate::{CheckName, FactName, MeasureName, SeriesName, Unit};
 
 /// One API call a variant made, and the name of what it returned.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -46,54 +46,6 @@ impl Step {
 pub struct Check {
     pub name: String,
     pub ok: bool,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Unit {
-    Bytes,
-    Count,
-    Seconds,
-    /// A fraction of a whole: 0.25 is a quarter.
-    Ratio,
-    /// How many times one figure is another: 21 is 21×.
-    Factor,
-}
-
-impl Unit {
-    /// The number the C recorder ABI passes for this unit (`casebook.h`).
-    pub const fn code(self) -> i32 {
-        match self {
-            Unit::Bytes => 0,
-            Unit::Count => 1,
-            Unit::Seconds => 2,
-            Unit::Ratio => 3,
-            Unit::Factor => 4,
-        }
-    }
-
-    pub fn from_code(code: i32) -> Option<Unit> {
-        [
-            Unit::Bytes,
-            Unit::Count,
-            Unit::Seconds,
-            Unit::Ratio,
-            Unit::Factor,
-        ]
-        .into_iter()
-        .find(|u| u.code() == code)
-    }
-
-    /// The name used in C++ (`casebook::Bytes`) and in this enum.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Unit::Bytes => "Bytes",
-            Unit::Count => "Count",
-            Unit::Seconds => "Seconds",
-            Unit::Ratio => "Ratio",
-            Unit::Factor => "Factor",
-        }
-    }
 }
 
 /// What a series' axes mean: recorded with its points, read by the plots.

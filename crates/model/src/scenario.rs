@@ -92,9 +92,14 @@ impl Scenario {
         self.claims.iter().filter(move |c| c.judged_by == variant)
     }
 
-    /// `<slug>::<variant>`, the name of a trial.
+    /// The trial that runs `variant`: `<slug>::<variant>`.
+    pub fn trial_id(&self, variant: &Variant) -> crate::TrialId {
+        crate::TrialId::new(self.slug, variant.name)
+    }
+
+    /// [`Scenario::trial_id`], as text.
     pub fn trial_name(&self, variant: &Variant) -> String {
-        format!("{}::{}", self.slug, variant.name)
+        self.trial_id(variant).to_string()
     }
 }
 
@@ -303,6 +308,16 @@ pub enum ClaimVerdict {
 }
 
 impl ClaimVerdict {
+    /// `confirmed`, `refuted`, `partly` or `undecided`: as reports write it.
+    pub fn word(self) -> &'static str {
+        match self {
+            ClaimVerdict::Confirmed => "confirmed",
+            ClaimVerdict::Refuted => "refuted",
+            ClaimVerdict::Partly => "partly",
+            ClaimVerdict::Undecided => "undecided",
+        }
+    }
+
     /// `yes` when the observation is true, `no` when it is false, and
     /// [`ClaimVerdict::Undecided`] when it was not made.
     pub fn when(observed: Option<bool>, yes: ClaimVerdict, no: ClaimVerdict) -> ClaimVerdict {

@@ -4,24 +4,10 @@ use std::fs::OpenOptions;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::process::exit;
 
-use casebook_model::{CppFn, Event, Recorder, Runner, Scenario, VariantFn, run_cpp};
+use casebook_model::{CppFn, Event, Recorder, Runner, Scenario, TrialId, VariantFn, run_cpp};
 
-use crate::environment;
-
-/// What the child must run: `<slug>::<variant>`, or [`PROBE`].
-pub const TARGET_ENV: &str = "CASEBOOK_CHILD";
-/// The pid of the harness that started the child: a process that carries
-/// it belongs to a casebook run, and to a dead one once that pid is gone.
-pub const RUN_ENV: &str = "CASEBOOK_RUN";
-/// The file the child appends its events to, one JSON line each.
-pub const EVENTS_ENV: &str = "CASEBOOK_EVENTS";
-/// The target that reports the GPU and driver instead of running a variant.
-pub const PROBE: &str = "probe";
-
-/// Exit code of a child whose variant panicked.
-pub const PANIC_EXIT: i32 = 101;
-/// Exit code of a child asked for something it does not know.
-pub const UNKNOWN_TARGET_EXIT: i32 = 64;
+use crate::probe;
+use crate::protocol::{EVENTS_ENV, PANIC_EXIT, PROBE, TARGET_ENV, UNKNOWN_TARGET_EXIT};
 
 /// What a child calls.
 #[derive(Clone, Copy)]
@@ -34,8 +20,11 @@ enum Run {
 /// Call it first thing in `main` of every harness binary.
 pub fn serve_if_child(catalog: &[Scenario]) {
     serve(&|target| {
-        let (slug, name) = target.split_once("::")?;
-        let variant = catalog.iter().find(|s| s.slug == slug)?.variant(name)?;
+        let trial: TrialId = target.parse().ok()?;
+        let variant = catalog
+            .iter()
+            .find(|s| s.slug == trial.scenario)?
+            .variant(&trial.variant)?;
         match variant.runner {
             Runner::InProcess(run) => Some(Run::Rust(run)),
             Runner::Cpp(run) => Some(Run::Cpp(run)),
@@ -72,7 +61,7 @@ fn serve(lookup: &dyn Fn(&str) -> Option<Run>) {
         });
     let mut rec = Recorder::new(file);
     if target == PROBE {
-        environment::probe_here(&mut rec);
+        probe::probe_here(&mut rec);
         exit(0);
     }
     let Some(run) = lookup(&target) else {

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use casebook_model::{Event, Outcome, Termination};
 
-use crate::child::{EVENTS_ENV, RUN_ENV, TARGET_ENV};
+use crate::protocol::{EVENTS_ENV, RUN_ENV, TARGET_ENV, UNKNOWN_PARENT_EXIT};
 use crate::reaper;
 
 /// Set when the run is interrupted: every child still running is killed
@@ -27,9 +27,6 @@ pub fn interrupt() {
 pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
 }
-
-/// Exit code of a child whose harness ended before it could start.
-pub const UNKNOWN_PARENT_EXIT: i32 = 65;
 
 /// How much of the child's stdout and stderr is kept.
 const TAIL_BYTES: usize = 8 * 1024;

@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use casebook_model::Outcome;
 
-use crate::child::TARGET_ENV;
 use crate::isolation::{self, ChildCommand};
+use crate::protocol::{EVENTS_ENV, TARGET_ENV};
 
 /// Set in a worker to the role it was given.
 pub const ROLE_ENV: &str = "CASEBOOK_WORKER";
@@ -51,7 +51,7 @@ pub fn command(role: &str) -> std::io::Result<std::process::Command> {
     })?;
     let mut cmd = std::process::Command::new(std::env::current_exe()?);
     cmd.env(TARGET_ENV, target)
-        .env(crate::child::EVENTS_ENV, "/dev/null")
+        .env(EVENTS_ENV, "/dev/null")
         .env(ROLE_ENV, role)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null());

@@ -9,9 +9,14 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 
 use casebook_model::{Binding, ClaimVerdict, Outcome, Role, Scenario, Variant};
+pub use casebook_report::SnapshotStatus;
+use casebook_report::Verdict;
+use casebook_report::sanitizer::{Cell, ENDED_BADLY};
 use serde::Serialize;
 
-use crate::judge::{Judgement, Verdict, observed_text};
+use crate::judge::{Judgement, observed_text};
+use crate::runner::dispatch::Trial;
+use crate::runner::executor::TrialRecord;
 use crate::workspace;
 
 /// The longest run of calls folded into one `repeated` block.
@@ -48,6 +53,17 @@ pub enum StepLine {
 }
 
 impl SnapshotView {
+    /// The view of `trial`'s finished run.
+    pub fn of(trial: Trial, record: &TrialRecord) -> Self {
+        SnapshotView::new(
+            trial.scenario,
+            trial.variant,
+            &record.outcome,
+            &record.judgement,
+            &record.claims,
+        )
+    }
+
     pub fn new(
         scenario: &Scenario,
         variant: &Variant,
@@ -202,16 +218,6 @@ pub fn compare_matrix(root: &Path, scenario: &Scenario, matrix: &impl Serialize)
     })
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum SnapshotStatus {
-    Matched,
-    /// There was none; insta wrote a `.snap.new` to review.
-    New,
-    /// It differs from the committed one; insta wrote a `.snap.new` to review.
-    Changed,
-}
-
 /// [`assert`], with the mismatch as a value instead of a panic.
 pub fn compare(root: &Path, scenario: &Scenario, view: &SnapshotView) -> SnapshotStatus {
     compare_with(path(root, scenario.slug, &view.variant).is_file(), || {
@@ -250,6 +256,91 @@ pub fn status(matched: bool, existed: bool) -> SnapshotStatus {
         (false, true) => SnapshotStatus::Changed,
         (false, false) => SnapshotStatus::New,
     }
+}
+
+/// The API errors that only echo a kernel fault the tool already reported.
+const LAUNCH_FAILURE_ECHOES: &[&str] = &[
+    "API error CUDA_ERROR_LAUNCH_FAILED",
+    "API error cudaErrorLaunchFailure",
+];
+
+/// The hardware-independent matrix of one scenario under compute-sanitizer:
+/// variant → tool → what the tool showed and the cell's verdict.
+pub fn matrix_view(s: &Scenario, cells: &[Cell]) -> BTreeMap<String, BTreeMap<String, String>> {
+    let mut view: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+    for c in cells.iter().filter(|c| c.scenario == s.slug) {
+        let what = if c.timed_out {
+            "timed out".to_owned()
+        } else if c.flagged {
+            // A kernel fault is also reported as the launch failure of
+            // whichever API call comes next, and whether the tool reports that
+            // echo varies from run to run: the snapshot keeps the fault, the
+            // JSON report keeps both.
+            let fault = c.kinds.iter().any(|k| !k.starts_with("API error"));
+            let kinds: Vec<&str> = c
+                .kinds
+                .iter()
+                .map(String::as_str)
+                .filter(|k| !(fault && LAUNCH_FAILURE_ECHOES.contains(k)))
+                .collect();
+            format!(
+                "flagged: {}",
+                if kinds.is_empty() {
+                    "(no kind parsed)".to_owned()
+                } else {
+                    kinds.join("; ")
+                }
+            )
+        } else if c.kinds.iter().any(|k| k == ENDED_BADLY) {
+            "ended on a signal".to_owned()
+        } else {
+            "clean".to_owned()
+        };
+        let reduced = if c.reduced { " (reduced form)" } else { "" };
+        view.entry(c.variant.clone()).or_default().insert(
+            c.tool.clone(),
+            format!("{what}{reduced} => {}", c.judgement),
+        );
+    }
+    view
+}
+
+/// Packs every pending snapshot into `out/snapshots.tar` for review (and
+/// removes a stale one when none is pending); returns how many it packed.
+pub fn pack_snapshots(root: &Path, out: &Path) -> std::io::Result<usize> {
+    let pending = pending_snapshots(root)?;
+    let tar_path = out.join("snapshots.tar");
+    if pending.is_empty() {
+        let _ = std::fs::remove_file(&tar_path);
+        return Ok(0);
+    }
+    let mut tar = tar::Builder::new(std::fs::File::create(&tar_path)?);
+    for path in &pending {
+        tar.append_path_with_name(root.join(path), path)?;
+    }
+    tar.finish()?;
+    eprintln!(
+        "{} snapshot(s) to review packed in {}",
+        pending.len(),
+        tar_path.display()
+    );
+    Ok(pending.len())
+}
+
+/// Every `.snap.new` under `scenarios/`, relative to the root.
+pub fn pending_snapshots(root: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut found = Vec::new();
+    for scenario in std::fs::read_dir(root.join("scenarios"))? {
+        let dir = scenario?.path().join("snapshots");
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.to_string_lossy().ends_with(".snap.new") {
+                found.push(path.strip_prefix(root).unwrap_or(&path).to_path_buf());
+            }
+        }
+    }
+    found.sort();
+    Ok(found)
 }
 
 #[cfg(test)]

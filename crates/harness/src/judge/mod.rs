@@ -1,28 +1,19 @@
-//! Verdicts, computed from what ran and from nothing else.
+//! Verdicts, computed from what ran and from nothing else: a trial's, held
+//! to what its variant declares, and the claims it decides; a sanitizer
+//! cell's, in [`cell`].
 
-use casebook_model::{ClaimVerdict, Expect, Outcome, Scenario, Symptom, Termination, Variant};
-use serde::{Deserialize, Serialize};
+pub mod cell;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Verdict {
-    Pass,
-    Fail,
-}
+use casebook_model::{Expect, Outcome, Scenario, Symptom, Termination, Variant};
+pub use casebook_report::{ClaimResult, Verdict};
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Judgement {
     pub verdict: Verdict,
     /// Every symptom the outcome showed.
     pub observed: Vec<Symptom>,
     /// Why it failed, in one line; `None` on a pass.
     pub reason: Option<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ClaimResult {
-    pub id: String,
-    pub verdict: ClaimVerdict,
 }
 
 /// Holds a variant's outcome to what the variant declared.

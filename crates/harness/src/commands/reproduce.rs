@@ -11,55 +11,15 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use casebook_model::{Role, Scenario};
-use comfy_table::{Table, presets};
-use serde::{Deserialize, Serialize};
+use casebook_model::{ClaimVerdict, Scenario};
+use casebook_report::reproduce::{ClaimRuns, Reproduction, TrialRuns};
+use casebook_report::{Environment, Exit, Report, TrialId, Verdict};
+use casebook_runtime::isolation;
 
-use crate::environment::Environment;
-use crate::judge::Verdict;
-use crate::report::Report;
-use crate::run_all::{self, exit};
-use crate::{isolation, schedule, workspace};
-
-/// Exit code when some trial's outcome differed between runs.
-pub const FLAKY: u8 = 12;
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Reproduction {
-    pub environment: Environment,
-    pub runs: usize,
-    pub jobs: usize,
-    pub wall_seconds: Vec<f64>,
-    pub trials: Vec<TrialRuns>,
-    /// The trials whose outcome was not the same in every run.
-    pub differing: Vec<String>,
-    /// The claims whose verdict was not the same in every run, each with
-    /// its verdicts, run by run.
-    #[serde(default)]
-    pub differing_claims: Vec<ClaimRuns>,
-    /// The commit the runs were built from, where the reports say.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub commit: Option<String>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct ClaimRuns {
-    pub claim: String,
-    pub verdicts: Vec<String>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct TrialRuns {
-    pub trial: String,
-    pub role: Role,
-    /// Runs that reached their end.
-    pub runs: usize,
-    /// Runs in which the trial met its expectation; for a broken variant,
-    /// the runs that reproduced the failure.
-    pub passed: usize,
-    /// Distinct hardware-independent outcomes seen.
-    pub distinct_outcomes: usize,
-}
+use crate::commands::{self, prepare};
+use crate::reporter::{report, snapshot, table};
+use crate::runner::{self, Trial, placement};
+use crate::workspace;
 
 pub struct Options {
     pub filters: Vec<String>,
@@ -70,17 +30,17 @@ pub struct Options {
 
 pub fn run(catalog: &[Scenario], options: &Options) -> ExitCode {
     let root = workspace::root();
-    let prepared = match run_all::prepare(catalog, &options.filters, "reproduce") {
+    let prepared = match prepare(catalog, &options.filters, "reproduce") {
         Ok(p) => p,
         Err(code) => return code,
     };
-    let jobs = options.jobs.unwrap_or_else(schedule::default_jobs);
+    let jobs = options.jobs.unwrap_or_else(placement::default_jobs);
     let trials = &prepared.trials;
     let mut reports = Vec::new();
     let mut last_errors = Vec::new();
     for n in 1..=options.runs {
         eprintln!("run {n}/{}", options.runs);
-        let (report, errors) = run_all::execute(
+        let (report, errors) = commands::execute(
             &root,
             trials,
             prepared.environment.clone(),
@@ -99,20 +59,19 @@ pub fn run(catalog: &[Scenario], options: &Options) -> ExitCode {
         return code;
     }
     let Some(report) = reports.pop() else {
-        return ExitCode::from(exit::IO);
+        return Exit::Io.into();
     };
     // The last run's report is written whatever happened, partial or not.
-    if let Err(e) = run_all::write_outputs(&root, &options.out, &report) {
-        eprintln!(
-            "error: cannot write the report to {}: {e}",
-            options.out.display()
-        );
-        return ExitCode::from(exit::IO);
+    let out = &options.out;
+    if let Err(code) = commands::write("the report", out, || {
+        report::write_outputs(&root, out, &report)
+    }) {
+        return code;
     }
     if report.run.interrupted.is_none() && last_errors.is_empty() && result.flaky() {
-        return ExitCode::from(FLAKY);
+        return Exit::Flaky.into();
     }
-    run_all::exit_code(&report, &last_errors)
+    commands::exit_code(&report, &last_errors)
 }
 
 /// `casebook reproduce --from REPORT...`: the same comparison, from run-all
@@ -129,25 +88,25 @@ pub fn from_reports(catalog: &[Scenario], paths: &[PathBuf], out: &std::path::Pa
             Ok(r) => reports.push(r),
             Err(e) => {
                 eprintln!("error: {} is not a run-all report: {e}", path.display());
-                return ExitCode::from(exit::CANNOT_MERGE);
+                return Exit::CannotMerge.into();
             }
         }
     }
     if let Err(e) = same_commit(&reports, paths) {
         eprintln!("error: {e}");
-        return ExitCode::from(exit::CANNOT_MERGE);
+        return Exit::CannotMerge.into();
     }
     let Some(first) = reports.first() else {
         eprintln!("error: no report given");
-        return ExitCode::from(exit::CANNOT_MERGE);
+        return Exit::CannotMerge.into();
     };
-    let trials = schedule::select(catalog, &[]);
+    let trials = runner::select(catalog, &[]);
     let result = summarize(&trials, &reports, first.environment.clone(), first.run.jobs);
     if let Err(code) = print_and_write(&result, out) {
         return code;
     }
     if result.flaky() {
-        ExitCode::from(FLAKY)
+        Exit::Flaky.into()
     } else {
         ExitCode::SUCCESS
     }
@@ -177,25 +136,20 @@ fn same_commit(reports: &[Report], paths: &[PathBuf]) -> Result<(), String> {
 
 /// Compares the runs' outcomes, trial by trial and claim by claim.
 pub fn summarize(
-    trials: &[schedule::Trial],
+    trials: &[Trial],
     reports: &[Report],
     environment: Environment,
     jobs: usize,
 ) -> Reproduction {
     // Per trial: the serialised view of each run, and how many passed.
-    let mut seen: BTreeMap<String, (Vec<String>, usize)> = BTreeMap::new();
-    let mut verdicts: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut seen: BTreeMap<TrialId, (Vec<String>, usize)> = BTreeMap::new();
+    let mut verdicts: BTreeMap<String, Vec<ClaimVerdict>> = BTreeMap::new();
     for report in reports {
         for r in &report.results {
-            let entry = seen
-                .entry(format!("{}::{}", r.scenario, r.variant))
-                .or_default();
+            let entry = seen.entry(r.trial()).or_default();
             entry.1 += usize::from(r.verdict == Verdict::Pass);
             for c in &r.claims {
-                verdicts
-                    .entry(c.id.clone())
-                    .or_default()
-                    .push(format!("{:?}", c.verdict).to_lowercase());
+                verdicts.entry(c.id.clone()).or_default().push(c.verdict);
             }
         }
         for (t, view) in report_views(trials, report) {
@@ -220,7 +174,7 @@ pub fn summarize(
             }
         })
         .collect();
-    let differing: Vec<String> = rows
+    let differing: Vec<TrialId> = rows
         .iter()
         .filter(|r| r.distinct_outcomes > 1 || r.runs != reports.len())
         .map(|r| r.trial.clone())
@@ -243,15 +197,8 @@ pub fn summarize(
     }
 }
 
-impl Reproduction {
-    /// Whether any trial's outcome or any claim's verdict differed.
-    pub fn flaky(&self) -> bool {
-        !self.differing.is_empty() || !self.differing_claims.is_empty()
-    }
-}
-
 fn print_and_write(result: &Reproduction, out: &std::path::Path) -> Result<(), ExitCode> {
-    println!("{}", table(result));
+    println!("{}", table::reproduction(result));
     println!(
         "{} runs; {} trial(s) with outcomes that differ between runs{}; {} claim(s) with \
          verdicts that differ{}",
@@ -260,38 +207,22 @@ fn print_and_write(result: &Reproduction, out: &std::path::Path) -> Result<(), E
         if result.differing.is_empty() {
             String::new()
         } else {
-            format!(": {}", result.differing.join(", "))
+            format!(": {}", result.differing_text())
         },
         result.differing_claims.len(),
         if result.differing_claims.is_empty() {
             String::new()
         } else {
-            format!(
-                ": {}",
-                result
-                    .differing_claims
-                    .iter()
-                    .map(|c| format!("{} ({})", c.claim, c.verdicts.join(", ")))
-                    .collect::<Vec<_>>()
-                    .join("; ")
-            )
+            format!(": {}", result.differing_claims_text())
         }
     );
-    let written = std::fs::create_dir_all(out).and_then(|()| {
-        std::fs::write(
-            out.join("reproduce.json"),
-            serde_json::to_string_pretty(result)? + "\n",
-        )
-    });
-    if let Err(e) = written {
-        eprintln!("error: cannot write {}: {e}", out.display());
-        return Err(ExitCode::from(exit::IO));
-    }
-    Ok(())
+    commands::write("the reproduction", out, || {
+        report::write_json(out, "reproduce.json", result)
+    })
 }
 
 /// Each finished trial's snapshot view, serialised: what must not change.
-fn report_views(trials: &[schedule::Trial], report: &Report) -> Vec<(String, String)> {
+fn report_views(trials: &[Trial], report: &Report) -> Vec<(TrialId, String)> {
     report
         .results
         .iter()
@@ -301,31 +232,9 @@ fn report_views(trials: &[schedule::Trial], report: &Report) -> Vec<(String, Str
                 .find(|t| t.scenario.slug == r.scenario && t.variant.name == r.variant)?;
             let judgement = crate::judge::judge(t.variant, &r.outcome);
             let claims = crate::judge::claims(t.scenario, t.variant, &r.outcome);
-            let view = crate::snapshot::SnapshotView::new(
-                t.scenario, t.variant, &r.outcome, &judgement, &claims,
-            );
+            let view =
+                snapshot::SnapshotView::new(t.scenario, t.variant, &r.outcome, &judgement, &claims);
             Some((t.name(), serde_json::to_string(&view).ok()?))
         })
         .collect()
-}
-
-fn table(r: &Reproduction) -> String {
-    let mut t = Table::new();
-    t.load_preset(presets::UTF8_FULL_CONDENSED);
-    t.set_header(["trial", "role", "expectation met", "distinct outcomes"]);
-    for row in &r.trials {
-        let role = match row.role {
-            Role::Broken => "broken",
-            Role::Fixed => "fixed",
-            Role::AsWritten => "as written",
-            Role::Contrast => "contrast",
-        };
-        t.add_row([
-            row.trial.clone(),
-            role.to_owned(),
-            format!("{}/{}", row.passed, row.runs),
-            row.distinct_outcomes.to_string(),
-        ]);
-    }
-    t.to_string()
 }

@@ -18,7 +18,11 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::report::Report;
+use casebook_model::TrialId;
+
+use crate::partition::Partition;
+use crate::run::Report;
+use crate::verdict::Verdict;
 
 /// Where the committed fleet matrix is.
 pub const MATRIX_JSON: &str = "docs/evidence/matrix.json";
@@ -66,50 +70,6 @@ pub const KEY_FIGURES: &[(&str, &str, &str, &str)] = &[
         "speed-up of a stream-ordered pool over allocating each step",
     ),
 ];
-
-/// Which part of the catalogue a partitioned run ran: shard `index` of
-/// `count` (1-based), each trial in exactly one shard.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct Partition {
-    pub index: u32,
-    pub count: u32,
-}
-
-impl Partition {
-    /// Whether the `n`th trial of the catalogue (0-based) is in this shard.
-    pub fn holds(&self, n: usize) -> bool {
-        n % self.count as usize == (self.index - 1) as usize
-    }
-}
-
-impl fmt::Display for Partition {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}/{}", self.index, self.count)
-    }
-}
-
-impl std::str::FromStr for Partition {
-    type Err = String;
-
-    /// `K/N`, with 1 ≤ K ≤ N.
-    fn from_str(s: &str) -> Result<Self, String> {
-        let (k, n) = s
-            .split_once('/')
-            .ok_or_else(|| format!("`{s}` is not K/N (shard K of N, from 1)"))?;
-        let index: u32 = k
-            .trim()
-            .parse()
-            .map_err(|_| format!("`{k}` is not a number"))?;
-        let count: u32 = n
-            .trim()
-            .parse()
-            .map_err(|_| format!("`{n}` is not a number"))?;
-        if count == 0 || index == 0 || index > count {
-            return Err(format!("shard {index} of {count}: K must be from 1 to N"));
-        }
-        Ok(Partition { index, count })
-    }
-}
 
 /// A machine, as far as the outcomes can depend on it.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -185,8 +145,8 @@ pub struct Figure {
 /// What one trial did on one machine.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Cell {
-    /// `pass` or `fail`, against what the variant declares.
-    pub verdict: String,
+    /// Against what the variant declares.
+    pub verdict: Verdict,
     /// The symptoms it showed (`clean`, `CUDA_ERROR_OUT_OF_MEMORY`, …).
     pub observed: String,
     pub figures: Vec<Figure>,
@@ -201,6 +161,13 @@ pub struct Row {
     /// What differs between the machines that ran it: `outcome`, or a
     /// figure's name.
     pub differs: Vec<String>,
+}
+
+impl Row {
+    /// The trial of this row.
+    pub fn trial(&self) -> TrialId {
+        TrialId::new(&self.scenario, &self.variant)
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -261,7 +228,7 @@ pub enum MergeError {
         other: PathBuf,
         /// The machine, as the matrix names it.
         machine: String,
-        trial: String,
+        trial: TrialId,
     },
 }
 
@@ -456,7 +423,7 @@ pub fn merge_reports(reports: &[(PathBuf, Report)]) -> Result<Matrix, MergeError
                         file: file.clone(),
                         other: reports[other].0.clone(),
                         machine: machine.to_string(),
-                        trial: format!("{}::{}", key.0, key.1),
+                        trial: TrialId::new(&key.0, &key.1),
                     });
                 }
                 ran_by.insert((key.0.clone(), key.1.clone(), column), i);
@@ -465,10 +432,7 @@ pub fn merge_reports(reports: &[(PathBuf, Report)]) -> Result<Matrix, MergeError
                     vec![None; machines.len()]
                 });
                 row[column] = Some(Cell {
-                    verdict: serde_json::to_value(r.verdict)
-                        .ok()
-                        .and_then(|v| v.as_str().map(str::to_owned))
-                        .unwrap_or_default(),
+                    verdict: r.verdict,
                     observed: r.observed.clone(),
                     figures: KEY_FIGURES
                         .iter()
@@ -665,7 +629,7 @@ impl Matrix {
             else {
                 continue;
             };
-            let _ = write!(md, "| {what} | {scenario}::{variant} |");
+            let _ = write!(md, "| {what} | {} |", TrialId::new(*scenario, *variant));
             for cell in &row.cells {
                 let value = cell
                     .as_ref()
@@ -690,11 +654,11 @@ impl Matrix {
         );
         md.push_str(&self.table_head(&["trial"]));
         for row in &self.rows {
-            let _ = write!(md, "| {}::{} |", row.scenario, row.variant);
+            let _ = write!(md, "| {} |", row.trial());
             for cell in &row.cells {
                 let text = cell
                     .as_ref()
-                    .map(|c| format!("{}: {}", c.verdict, c.observed.replace('|', "\\|")))
+                    .map(|c| format!("{}: {}", c.verdict.word(), c.observed.replace('|', "\\|")))
                     .unwrap_or_default();
                 let _ = write!(md, " {text} |");
             }
@@ -749,7 +713,7 @@ mod tests {
         let results: Vec<serde_json::Value> = trials
             .iter()
             .map(|(trial, observed)| {
-                let (scenario, variant) = trial.split_once("::").unwrap();
+                let TrialId { scenario, variant } = trial.parse().unwrap();
                 let mut outcome = serde_json::to_value(casebook_model::Outcome::empty()).unwrap();
                 if *trial == "context-leak::broken" {
                     outcome["measures"] = serde_json::json!({
@@ -823,12 +787,7 @@ mod tests {
         .unwrap();
         assert_eq!(m.columns.len(), 2);
         assert_eq!(m.rows.len(), 3);
-        let row = |t: &str| {
-            m.rows
-                .iter()
-                .find(|r| format!("{}::{}", r.scenario, r.variant) == t)
-                .unwrap()
-        };
+        let row = |t: &str| m.rows.iter().find(|r| r.trial() == t).unwrap();
         assert_eq!(row("context-leak::broken").differs, vec!["calls_completed"]);
         assert_eq!(row("sticky-error::broken").differs, vec!["outcome"]);
         assert!(row("missing-free::fixed").differs.is_empty());
@@ -992,7 +951,7 @@ mod tests {
 
     #[test]
     fn the_committed_shards_of_the_two_gpu_run_merge_into_one_whole_column_beside_the_others() {
-        let root = crate::workspace::root();
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
         let shards = [
             root.join("docs/evidence/h200x2-shard1.json"),
             root.join("docs/evidence/h200x2-shard2.json"),
@@ -1021,19 +980,8 @@ mod tests {
     }
 
     #[test]
-    fn partitions_parse_and_deal_every_trial_to_one_shard() {
-        assert!("0/2".parse::<Partition>().is_err());
-        assert!("3/2".parse::<Partition>().is_err());
-        assert!("2".parse::<Partition>().is_err());
-        let shards: Vec<Partition> = (1..=3).map(|k| format!("{k}/3").parse().unwrap()).collect();
-        for n in 0..10 {
-            assert_eq!(shards.iter().filter(|s| s.holds(n)).count(), 1);
-        }
-    }
-
-    #[test]
     fn every_key_figure_is_a_measure_its_scenario_declares() {
-        let root = crate::workspace::root();
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
         for (scenario, _, measure, _) in KEY_FIGURES {
             let names =
                 std::fs::read_to_string(root.join("scenarios").join(scenario).join("names.toml"))

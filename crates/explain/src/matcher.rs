@@ -1,0 +1,45 @@
+//! The matcher's word lists and weights as this build has them, gathered
+//! from the modules that rank with them into the index's [`Matcher`], so
+//! the book's page ranks with the same. It stands above `features`,
+//! `rank` and `answer`, which the index itself does not import.
+
+use crate::index::Matcher;
+use crate::{answer, features, rank};
+
+impl Matcher {
+    /// The constants this build ranks with.
+    pub fn of_this_build() -> Matcher {
+        let owned = |list: &[&str]| list.iter().map(|s| (*s).to_owned()).collect();
+        Matcher {
+            generic_words: owned(features::GENERIC_WORDS),
+            generic_identifiers: owned(features::GENERIC_IDENTIFIERS),
+            boilerplate: owned(features::BOILERPLATE),
+            error_name_prefixes: owned(features::ERROR_NAME_PREFIXES),
+            units: features::UNITS
+                .iter()
+                .map(|(u, f)| ((*u).to_owned(), *f))
+                .collect(),
+            asynchronous: owned(answer::ASYNCHRONOUS),
+            asynchronous_hint: answer::ASYNCHRONOUS_HINT.to_owned(),
+            tied_note: answer::TIED_NOTE.to_owned(),
+            min_score: rank::MIN_SCORE,
+            first_error_weight: rank::FIRST_ERROR_WEIGHT,
+            other_error_weight: rank::OTHER_ERROR_WEIGHT,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::index::{Index, Matcher};
+
+    /// The book's page ranks with the index's word lists and weights: they
+    /// must be this build's (`cargo xtask docs` writes them).
+    #[test]
+    fn the_index_carries_this_builds_matcher() {
+        assert_eq!(
+            Index::embedded().unwrap().matcher,
+            Some(Matcher::of_this_build())
+        );
+    }
+}

@@ -1,0 +1,280 @@
+//! The report of one run (`report.json`): every trial's result with its
+//! raw figures, the machine, and how the run went.
+
+use casebook_model::{Binding, Outcome, Role, Symptom, TrialId};
+use serde::{Deserialize, Serialize};
+
+use crate::bench::Bench;
+use crate::machine::{Environment, Gpu};
+use crate::partition::Partition;
+use crate::schedule::{CriticalPath, Place};
+use crate::verdict::{ClaimResult, Verdict};
+
+/// Where the report of the newest full GPU run is committed.
+pub const EVIDENCE_JSON: &str = "docs/evidence/latest.json";
+
+/// What a run's binaries were built from.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Source {
+    /// The commit, or `unknown` where neither the bundle nor git says.
+    pub commit: String,
+    /// The working tree had uncommitted changes.
+    pub dirty: bool,
+}
+
+/// The file `cargo xtask bundle` writes beside the binaries it builds.
+pub const SOURCE_FILE: &str = "source.json";
+
+impl Source {
+    /// `4068e38`, or `4068e38 with uncommitted changes`.
+    pub fn short(&self) -> String {
+        let commit: String = self.commit.chars().take(7).collect();
+        if self.dirty {
+            format!("{commit} with uncommitted changes")
+        } else {
+            commit
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Report {
+    pub schema: u32,
+    /// RFC 3339, UTC.
+    pub created: String,
+    pub casebook_version: String,
+    /// The commit the binaries were built from, and whether the tree had
+    /// changes on top of it.
+    #[serde(default)]
+    pub source: Source,
+    pub environment: Environment,
+    pub wall_seconds: f64,
+    pub summary: Summary,
+    pub results: Vec<ResultEntry>,
+    /// How the run went: jobs, interruption, trials not run, memory left held.
+    #[serde(default)]
+    pub run: RunFacts,
+    /// Set by `casebook bench`: the schedule against its critical path.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bench: Option<Bench>,
+}
+
+/// A trial not started, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Skipped {
+    pub trial: TrialId,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct RunFacts {
+    /// Trials run side by side at most (memory-exclusive ones always alone).
+    pub jobs: usize,
+    /// The signal that interrupted the run, if one did.
+    pub interrupted: Option<String>,
+    /// The trials that did not run to their end.
+    pub not_run: Vec<TrialId>,
+    /// Trials that were not started because something they need is missing
+    /// here (PyTorch with CUDA), with the reason: not run, never passed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<Skipped>,
+    /// The PyTorch the Python variants ran under (`2.11.0+cu130, CUDA 13.0`),
+    /// when any did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pytorch: Option<String>,
+    /// The GPUs the trials were spread over (each entry's `gpu` names one).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gpus: Vec<Gpu>,
+    /// Trials of an ended run still on a GPU when this one started: the
+    /// exclusive trials were not run beside them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub orphans: Vec<Orphan>,
+    /// Device memory still in use after a trial, with its holders.
+    pub leftovers: Vec<Leftover>,
+    /// Why the leftover-memory check did not run, if it did not.
+    pub leftover_check_off: Option<String>,
+    /// The shard this run was (`run-all --partition K/N`), if it was one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partition: Option<Partition>,
+    /// The schedule against its floor, from this report's own trial times
+    /// (see [`CriticalPath`]); absent where a trial's place is not known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub critical_path: Option<CriticalPath>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Summary {
+    pub trials: usize,
+    pub passed: usize,
+    pub failed: usize,
+    pub snapshots_changed: usize,
+}
+
+/// What became of a trial's snapshot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SnapshotStatus {
+    Matched,
+    /// There was none; insta wrote a `.snap.new` to review.
+    New,
+    /// It differs from the committed one; insta wrote a `.snap.new` to review.
+    Changed,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ResultEntry {
+    pub scenario: String,
+    pub variant: String,
+    pub role: Role,
+    pub binding: Binding,
+    pub expected: String,
+    pub observed: String,
+    pub verdict: Verdict,
+    pub reason: Option<String>,
+    pub symptoms: Vec<Symptom>,
+    pub claims: Vec<ClaimResult>,
+    pub snapshot: SnapshotStatus,
+    pub seconds: f64,
+    /// The GPU (NVML's index) it ran on, where the run pinned its trials.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<u32>,
+    /// Where run-all's schedule ran it: beside others, beside light trials
+    /// only, or alone (the critical path is read from it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub place: Option<Place>,
+    /// Everything recorded, raw figures included.
+    pub outcome: Outcome,
+}
+
+impl ResultEntry {
+    /// The trial this is the result of.
+    pub fn trial(&self) -> TrialId {
+        TrialId::new(&self.scenario, &self.variant)
+    }
+}
+
+/// Memory still held after a trial, and by whom.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Leftover {
+    /// The trial (or group of trials) after which it was seen.
+    pub after: String,
+    /// Device memory in use over the baseline, in bytes.
+    pub bytes_over_baseline: u64,
+    /// The processes holding it: `pid 123 (casebook) 4096 MiB, started by fragmentation::broken`.
+    pub holders: Vec<String>,
+}
+
+impl std::fmt::Display for Leftover {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "after {}, {} MiB of device memory are still in use",
+            self.after,
+            self.bytes_over_baseline >> 20
+        )?;
+        if self.holders.is_empty() {
+            f.write_str(" by no process NVML can see")
+        } else {
+            write!(f, ", held by {}", self.holders.join("; "))
+        }
+    }
+}
+
+/// A process of a casebook trial whose run has ended, still on a GPU.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Orphan {
+    pub pid: u32,
+    /// Its process group: the trial and whatever it started.
+    pub group: u32,
+    /// `<slug>::<variant>` (or the worker role) it runs.
+    pub trial: String,
+    /// The pid of the harness that started it, no longer running.
+    pub run: Option<u32>,
+    pub gpu: String,
+    /// Device memory it holds, as NVML reports it.
+    pub memory: String,
+}
+
+impl Report {
+    /// A report of `results`, counted, made now from a build of `source`.
+    pub fn new(
+        source: Source,
+        environment: Environment,
+        results: Vec<ResultEntry>,
+        wall_seconds: f64,
+    ) -> Self {
+        let count =
+            |keep: &dyn Fn(&ResultEntry) -> bool| results.iter().filter(|r| keep(r)).count();
+        let summary = Summary {
+            trials: results.len(),
+            passed: count(&|r| r.verdict == Verdict::Pass),
+            failed: count(&|r| r.verdict == Verdict::Fail),
+            snapshots_changed: count(&|r| r.snapshot != SnapshotStatus::Matched),
+        };
+        Report {
+            schema: 1,
+            created: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+            casebook_version: env!("CARGO_PKG_VERSION").to_owned(),
+            source,
+            environment,
+            wall_seconds,
+            summary,
+            results,
+            run: RunFacts::default(),
+            bench: None,
+        }
+    }
+
+    /// The schedule against its floor, where every trial's place is
+    /// recorded.
+    pub fn critical_path(&self) -> Option<CriticalPath> {
+        let trials: Option<Vec<(Place, f64)>> = self
+            .results
+            .iter()
+            .map(|r| Some((r.place?, r.seconds)))
+            .collect();
+        let trials = trials.filter(|t| !t.is_empty())?;
+        Some(CriticalPath::of(
+            trials,
+            self.run.gpus.len(),
+            self.wall_seconds,
+        ))
+    }
+
+    /// The result of `trial`, if the run has one.
+    pub fn result(&self, trial: &TrialId) -> Option<&ResultEntry> {
+        self.results
+            .iter()
+            .find(|r| r.scenario == trial.scenario && r.variant == trial.variant)
+    }
+}
+
+/// Fixtures for the tests of the crates that read reports.
+pub mod fixture {
+    use super::*;
+
+    /// A machine for a test's report: one GPU named `gpu`.
+    pub fn environment(gpu: &str) -> Environment {
+        Environment {
+            gpu: gpu.into(),
+            driver: "580.159.04".into(),
+            cuda: "13.0".into(),
+            toolkit: "13.0.88".into(),
+            compute_capability: "9.0".into(),
+            memory_total_bytes: 1,
+            device_count: 1,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_report_without_places_has_no_critical_path() {
+        let env = fixture::environment("GPU");
+        let report = Report::new(crate::Source::default(), env, Vec::new(), 1.0);
+        assert_eq!(report.critical_path(), None);
+    }
+}
