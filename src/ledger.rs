@@ -487,7 +487,7 @@ pub const HISTORY: &[Change] = &[
         why: "the run of e0cfe7a confirmed it only because the pool's own block, freed on stream 0 \
               with no synchronise after it, was still held when cudaMalloc asked for as much; with \
               the synchronise, the pool and cudaMalloc both serve the block once the frees are done \
-              (the trial run alone on an H100, docs/evidence/concurrent-streams-h100-fd13bb9.json: \
-              refuted). The full run that carries it into the committed report is still to come",
+              (the trial run alone on an H100 after the full run, \
+              docs/evidence/since-latest/01-fd13bb9.json: refuted)",
     },
 ];

@@ -5,15 +5,26 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 
+/// `casebook_report::run::SINCE_DIR`, spelled here as xtask links no crate
+/// of the workspace (a test holds the two the same).
+const SINCE_DIR: &str = "docs/evidence/since-latest";
+
 #[derive(clap::Args)]
 pub struct Args {
     /// A run's snapshots.tar (from `casebook run-all --out DIR`) to unpack first.
     #[arg(long, value_name = "TAR")]
     from: Option<PathBuf>,
     /// That run's report.json: copied to docs/evidence/latest.json (and its
-    /// report.md beside it to latest.md), to commit with the snapshots.
-    #[arg(long, value_name = "JSON")]
+    /// report.md beside it to latest.md), to commit with the snapshots. A
+    /// full run: the reports of trials run since the last one are removed.
+    #[arg(long, value_name = "JSON", conflicts_with = "later")]
     report: Option<PathBuf>,
+    /// The report.json of a run of some trials made after the full run in
+    /// latest.json (the fix of one case): copied into
+    /// docs/evidence/since-latest/, where its results stand in for those
+    /// trials' until the next full run.
+    #[arg(long, value_name = "JSON")]
+    later: Option<PathBuf>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -58,9 +69,37 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
         }
     }
+    if let Some(report) = &args.later {
+        let run: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(report)
+                .with_context(|| format!("reading {}", report.display()))?,
+        )
+        .with_context(|| format!("{} is not a run's report", report.display()))?;
+        let commit: String = run["source"]["commit"]
+            .as_str()
+            .unwrap_or("unknown")
+            .chars()
+            .take(7)
+            .collect();
+        let dir = root.join(SINCE_DIR);
+        std::fs::create_dir_all(&dir)?;
+        let n = std::fs::read_dir(&dir)?.count() + 1;
+        let to = dir.join(format!("{n:02}-{commit}.json"));
+        std::fs::copy(report, &to).with_context(|| format!("copying {}", report.display()))?;
+        println!(
+            "evidence: {} from {}",
+            to.strip_prefix(&root).unwrap_or(&to).display(),
+            report.display()
+        );
+    }
     if let Some(report) = &args.report {
         let evidence = root.join("docs/evidence");
         std::fs::create_dir_all(&evidence)?;
+        if let Ok(dir) = std::fs::read_dir(root.join(SINCE_DIR)) {
+            for entry in dir.flatten() {
+                std::fs::remove_file(entry.path())?;
+            }
+        }
         std::fs::copy(report, evidence.join("latest.json"))
             .with_context(|| format!("copying {}", report.display()))?;
         let md = report.with_extension("md");
@@ -79,4 +118,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     println!("{accepted} snapshot(s) accepted");
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_folder_of_later_runs_is_the_report_crate_s() {
+        assert_eq!(super::SINCE_DIR, casebook_report::run::SINCE_DIR);
+    }
 }

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use casebook_model::Scenario;
 use casebook_report::matrix::{MATRIX_JSON, Matrix};
 use casebook_report::reproduce::Reproduction;
-use casebook_report::run::{EVIDENCE_JSON, Report};
+use casebook_report::run::Report;
 use casebook_report::sanitizer::{SANITIZE_JSON, SanitizeReport};
 
 mod bindings;
@@ -52,7 +52,7 @@ pub struct Inputs<'a> {
 /// What is wrong with the ledger's history against the committed report
 /// (see [`history::problems`]).
 pub fn history_problems(inputs: &Inputs) -> anyhow::Result<Vec<String>> {
-    let report: Option<Report> = load(inputs.root, EVIDENCE_JSON)?;
+    let report: Option<Report> = evidence(inputs.root)?;
     Ok(history::problems(
         inputs.catalog,
         inputs.undecided,
@@ -62,7 +62,7 @@ pub fn history_problems(inputs: &Inputs) -> anyhow::Result<Vec<String>> {
 }
 
 pub fn generate(inputs: &Inputs) -> anyhow::Result<Book> {
-    let report: Option<Report> = load(inputs.root, EVIDENCE_JSON)?;
+    let report: Option<Report> = evidence(inputs.root)?;
     let sanitize: Option<SanitizeReport> = load(inputs.root, SANITIZE_JSON)?;
     let mut files = BTreeMap::new();
     for scenario in inputs.catalog {
@@ -176,6 +176,12 @@ pub const REPRODUCE_JSON: &[&str] = &[
     "docs/evidence/reproduce-whole-h100.json",
     "docs/evidence/reproduce-goal-h100-fd13bb9.json",
 ];
+
+/// The committed evidence: the newest full run, with the trials run since
+/// in their places (see [`casebook_report::run::evidence`]).
+fn evidence(root: &Path) -> anyhow::Result<Option<Report>> {
+    casebook_report::run::evidence(root).map_err(anyhow::Error::msg)
+}
 
 fn load<T: serde::de::DeserializeOwned>(root: &Path, file: &str) -> anyhow::Result<Option<T>> {
     let path = root.join(file);

@@ -292,6 +292,19 @@ pub fn scenario_page(
                     res.seconds
                 );
             }
+            for res in results(report, slug) {
+                if let Some(run) = &res.from {
+                    let _ = writeln!(
+                        md,
+                        "\n`{}` ran again after that run, alone, at {} ({}, `{}`): its row, \
+                         figures, snapshot and claims are from there.",
+                        res.variant,
+                        run.source.short(),
+                        run.created,
+                        run.file
+                    );
+                }
+            }
             if results(report, slug).any(|r| !r.outcome.measures.is_empty()) {
                 md.push_str(
                     "\nRaw figures (they differ between GPUs, so they are not in the snapshots):\n\n",
@@ -642,6 +655,13 @@ mod also_reproduced_tests {
             "torch.AcceleratorError: CUDA error: device-side assert triggered"
         );
         let names: Vec<&str> = variants.iter().map(|r| r.variant.as_str()).collect();
-        assert_eq!(names, ["device-assert-py", "launch-blocking-py"]);
+        assert_eq!(
+            names,
+            [
+                "device-assert-py",
+                "cnn-after-fault-py",
+                "launch-blocking-py"
+            ]
+        );
     }
 }

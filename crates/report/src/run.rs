@@ -1,6 +1,8 @@
 //! The report of one run (`report.json`): every trial's result with its
 //! raw figures, the machine, and how the run went.
 
+use std::path::Path;
+
 use casebook_model::{Binding, Outcome, Role, Symptom, TrialId};
 use serde::{Deserialize, Serialize};
 
@@ -12,6 +14,12 @@ use crate::verdict::{ClaimResult, Verdict};
 
 /// Where the report of the newest full GPU run is committed.
 pub const EVIDENCE_JSON: &str = "docs/evidence/latest.json";
+
+/// Where the reports of trials run since that full run are committed (the
+/// fix of one case, run alone): each a run-all report of a later commit.
+/// The committed evidence of a trial is its newest run's ([`evidence`]); a
+/// full run blessed as the newest empties the folder.
+pub const SINCE_DIR: &str = "docs/evidence/since-latest";
 
 /// What a run's binaries were built from.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -144,6 +152,77 @@ pub struct ResultEntry {
     pub place: Option<Place>,
     /// Everything recorded, raw figures included.
     pub outcome: Outcome,
+    /// Where the committed evidence took this result from a run made after
+    /// the full run it stands in ([`evidence`]): that run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<LaterRun>,
+}
+
+/// A run of some trials made after the newest full run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LaterRun {
+    /// Its report, relative to the repository root.
+    pub file: String,
+    pub source: Source,
+    /// When it ran, RFC 3339.
+    pub created: String,
+}
+
+/// The committed evidence under `root`: the newest full run
+/// ([`EVIDENCE_JSON`]), with the result of each trial run since (the
+/// reports in [`SINCE_DIR`], by their names' order, later ones winning) in
+/// that trial's place, naming its run. `None` where no full run is
+/// committed.
+pub fn evidence(root: &Path) -> Result<Option<Report>, String> {
+    let Some(mut report) = read(&root.join(EVIDENCE_JSON))? else {
+        return Ok(None);
+    };
+    let mut later: Vec<std::path::PathBuf> = match std::fs::read_dir(root.join(SINCE_DIR)) {
+        Ok(dir) => dir
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    later.sort();
+    for path in later {
+        let Some(run) = read(&path)? else { continue };
+        let file = path
+            .strip_prefix(root)
+            .unwrap_or(&path)
+            .display()
+            .to_string();
+        for mut result in run.results {
+            let Some(at) = report
+                .results
+                .iter()
+                .position(|r| r.trial() == result.trial())
+            else {
+                return Err(format!(
+                    "{file}: {} is not in {EVIDENCE_JSON}: a trial the full run lacks needs a full run",
+                    result.trial()
+                ));
+            };
+            result.from = Some(LaterRun {
+                file: file.clone(),
+                source: run.source.clone(),
+                created: run.created.clone(),
+            });
+            report.results[at] = result;
+        }
+    }
+    Ok(Some(report))
+}
+
+fn read(path: &Path) -> Result<Option<Report>, String> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => serde_json::from_str(&text)
+            .map(Some)
+            .map_err(|e| format!("{}: {e}", path.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(format!("{}: {e}", path.display())),
+    }
 }
 
 impl ResultEntry {
@@ -270,6 +349,67 @@ pub mod fixture {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn result(variant: &str, seconds: f64) -> ResultEntry {
+        ResultEntry {
+            scenario: "missing-free".into(),
+            variant: variant.into(),
+            role: Role::Broken,
+            binding: Binding::Cudarc,
+            expected: String::new(),
+            observed: String::new(),
+            verdict: Verdict::Pass,
+            reason: None,
+            symptoms: vec![],
+            claims: vec![],
+            snapshot: SnapshotStatus::Matched,
+            seconds,
+            gpu: None,
+            place: None,
+            outcome: Outcome::empty(),
+            from: None,
+        }
+    }
+
+    fn write(path: &Path, commit: &str, results: Vec<ResultEntry>) {
+        let source = Source {
+            commit: commit.into(),
+            dirty: false,
+        };
+        let report = Report::new(source, fixture::environment("GPU"), results, 1.0);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, serde_json::to_string(&report).unwrap()).unwrap();
+    }
+
+    #[test]
+    fn a_trial_run_since_the_full_run_stands_in_its_place_and_names_its_run() {
+        let root = tempfile::tempdir().unwrap();
+        let root = root.path();
+        assert!(evidence(root).unwrap().is_none());
+        write(
+            &root.join(EVIDENCE_JSON),
+            "aaaaaaa",
+            vec![result("broken", 1.0), result("fixed", 2.0)],
+        );
+        let full = evidence(root).unwrap().unwrap();
+        assert!(full.results.iter().all(|r| r.from.is_none()));
+        let since = root.join(SINCE_DIR);
+        write(&since.join("01-bbbbbbb.json"), "bbbbbbb", vec![result("fixed", 3.0)]);
+        write(&since.join("02-ccccccc.json"), "ccccccc", vec![result("fixed", 4.0)]);
+        let now = evidence(root).unwrap().unwrap();
+        assert_eq!(now.source.commit, "aaaaaaa");
+        assert_eq!(now.results.len(), 2);
+        assert_eq!((now.results[0].seconds, &now.results[0].from), (1.0, &None));
+        let fixed = &now.results[1];
+        assert_eq!(fixed.seconds, 4.0, "the later run wins");
+        let run = fixed.from.as_ref().unwrap();
+        assert_eq!(run.source.commit, "ccccccc");
+        assert_eq!(run.file, "docs/evidence/since-latest/02-ccccccc.json");
+        // A trial the full run lacks is no stand-in: it needs a full run.
+        write(&since.join("03-ddddddd.json"), "ddddddd", vec![result("new", 1.0)]);
+        let err = evidence(root).unwrap_err();
+        assert!(err.contains("missing-free::new is not in"), "{err}");
+    }
 
     #[test]
     fn a_report_without_places_has_no_critical_path() {

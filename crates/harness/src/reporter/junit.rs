@@ -72,6 +72,7 @@ mod tests {
             gpu: None,
             place: None,
             outcome: Outcome::empty(),
+            from: None,
         }
     }
 

@@ -68,6 +68,7 @@ pub fn entry(trial: Trial, record: &TrialRecord, snapshot: SnapshotStatus) -> Re
         gpu: record.gpu,
         place: None,
         outcome: record.outcome.clone(),
+        from: None,
     }
 }
 

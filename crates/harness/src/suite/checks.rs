@@ -21,22 +21,14 @@ pub fn catalog_checks(catalog: &Arc<Vec<Scenario>>, root: &Path) -> Vec<Trial> {
     let checks: [(&str, Check); 7] = [
         ("declarations-are-consistent", |c, _| check_declarations(c)),
         ("every-variant-has-a-passing-snapshot", check_snapshots),
-        ("evidence-covers-every-variant", |c, r| {
-            check_evidence(c, r, &r.join(EVIDENCE_JSON))
-        }),
-        ("every-judge-can-go-either-way", |c, r| {
-            check_fairness(c, &r.join(EVIDENCE_JSON))
-        }),
+        ("evidence-covers-every-variant", check_evidence),
+        ("every-judge-can-go-either-way", check_fairness),
         (
             "python-variants-use-declared-names",
             crate::pytorch::check_python_variants,
         ),
-        ("every-verdict-has-a-control", |c, r| {
-            check_controls(c, &r.join(EVIDENCE_JSON))
-        }),
-        ("one-verdict-per-sentence", |c, r| {
-            check_one_verdict_per_sentence(c, &r.join(EVIDENCE_JSON))
-        }),
+        ("every-verdict-has-a-control", check_controls),
+        ("one-verdict-per-sentence", check_one_verdict_per_sentence),
     ];
     checks
         .into_iter()
@@ -58,11 +50,11 @@ pub const CONTROLS_PENDING: usize = 2;
 /// come out otherwise. A control names another variant of the same
 /// scenario; a claim with none says why, or counts against
 /// [`CONTROLS_PENDING`].
-pub fn check_controls(catalog: &[Scenario], path: &Path) -> Result<(), String> {
+pub fn check_controls(catalog: &[Scenario], root: &Path) -> Result<(), String> {
     if catalog.iter().all(|s| s.claims.is_empty()) {
         return Ok(());
     }
-    let problems = control_problems(catalog, &read_report(path)?, CONTROLS_PENDING);
+    let problems = control_problems(catalog, &read_evidence(root)?, CONTROLS_PENDING);
     if problems.is_empty() {
         Ok(())
     } else {
@@ -191,11 +183,11 @@ fn same_words_apart(decided: &[DecidedQuote]) -> Vec<String> {
 /// Two claims that quote the same sentence, or one quoting a part of the
 /// other's, may not come out differently: a sentence gets one verdict,
 /// unless each claim quotes its own part of it.
-pub fn check_one_verdict_per_sentence(catalog: &[Scenario], path: &Path) -> Result<(), String> {
+pub fn check_one_verdict_per_sentence(catalog: &[Scenario], root: &Path) -> Result<(), String> {
     if catalog.iter().all(|s| s.claims.is_empty()) {
         return Ok(());
     }
-    let report = read_report(path)?;
+    let report = read_evidence(root)?;
     let normal = |q: &str| q.split_whitespace().collect::<Vec<_>>().join(" ");
     let mut decided = Vec::new();
     for s in catalog {
@@ -222,11 +214,11 @@ pub fn check_one_verdict_per_sentence(catalog: &[Scenario], path: &Path) -> Resu
 /// Every claim's judge, fed its deciding variant's recorded outcome changed
 /// in what it reads, reaches both sides its claim declares
 /// ([`crate::fairness`]).
-pub fn check_fairness(catalog: &[Scenario], path: &Path) -> Result<(), String> {
+pub fn check_fairness(catalog: &[Scenario], root: &Path) -> Result<(), String> {
     if catalog.iter().all(|s| s.claims.is_empty()) {
         return Ok(());
     }
-    let report = read_report(path)?;
+    let report = read_evidence(root)?;
     let problems = crate::fairness::one_sided(catalog, &report);
     if problems.is_empty() {
         Ok(())
@@ -339,21 +331,24 @@ pub fn unrecorded_reads(
         .collect()
 }
 
-/// The report at `path`, or one line that names the file and what is wrong.
-fn read_report(path: &Path) -> Result<Report, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+/// The committed evidence under `root` (the newest full run, with the
+/// trials run since in their places), or one line that says what is wrong.
+fn read_evidence(root: &Path) -> Result<Report, String> {
+    casebook_report::run::evidence(root)?
+        .ok_or_else(|| format!("{} is missing", root.join(EVIDENCE_JSON).display()))
 }
 
-/// The committed report of the latest GPU run names every variant, every one
-/// of them passed, judging its recorded outcomes again with the code as it is
-/// now gives the same verdicts and claim verdicts, and the snapshot rebuilt
-/// from each recorded outcome is the committed `.snap`, to the byte.
-pub fn check_evidence(catalog: &[Scenario], root: &Path, path: &Path) -> Result<(), String> {
+/// The committed evidence (the newest full GPU run, and the trials run
+/// since) names every variant, every one of them passed, judging its
+/// recorded outcomes again with the code as it is now gives the same
+/// verdicts and claim verdicts, and the snapshot rebuilt from each recorded
+/// outcome is the committed `.snap`, to the byte.
+pub fn check_evidence(catalog: &[Scenario], root: &Path) -> Result<(), String> {
     if catalog.iter().all(|s| s.variants.is_empty()) {
         return Ok(());
     }
-    let report = read_report(path)?;
+    let report = read_evidence(root)?;
+    let path = Path::new(EVIDENCE_JSON);
     let mut problems = Vec::new();
     for s in catalog {
         for v in &s.variants {
@@ -369,6 +364,7 @@ pub fn check_evidence(catalog: &[Scenario], root: &Path, path: &Path) -> Result<
                     path.display()
                 )),
                 Some(r) => {
+                    let path = r.from.as_ref().map_or(path, |run| Path::new(&run.file));
                     // The verdicts the code computes now, from the outcome the
                     // GPU recorded, must be those the run computed.
                     let now = crate::judge::judge(v, &r.outcome);
@@ -511,6 +507,7 @@ mod tests {
                 gpu: None,
                 place: None,
                 outcome,
+                from: None,
             }
         };
         let decided = ClaimVerdict::confirmed_if(Some(broken));
