@@ -81,7 +81,10 @@ pub fn explain(index: &Index, text: &str) -> Answer {
     let found = ranker.errors(text);
     let ranked = ranker.rank_with(text, &found);
     let tied = ranked.first().map_or(0, |best| {
-        ranked.iter().take_while(|r| r.score == best.score).count()
+        ranked
+            .iter()
+            .take_while(|r| r.score == best.score && r.names_the_error == best.names_the_error)
+            .count()
     });
     let matches: Vec<Match> = ranked.into_iter().map(to_match).collect();
     let errors: Vec<String> = found.into_iter().map(|e| e.line).collect();

@@ -8,7 +8,7 @@
 //!    under it) and lines of only `^` and `~` are dropped: they name the
 //!    user's code, not the error.
 //! 2. The text is cut into lines, and each line into words at whitespace. A chunk holding `/` or `\`
-//!    (a path, an address) is dropped; the rest is split into runs of
+//!    (a path, an address) or naming a source file (`enqueue.cc:52`) is dropped; the rest is split into runs of
 //!    letters, digits and `_`. A word holding a digit is a figure (a size, a
 //!    device index, a pointer, a line number) and is dropped. Each dropped
 //!    chunk or figure, and each line's end, is a break: no phrase spans it.
@@ -108,6 +108,37 @@ pub const GENERIC_IDENTIFIERS: &[&str] = &[
     "exception",
     "cuda_launch_blocking",
     "torch_use_cuda_dsa",
+    "nccl_debug",
+    "distbackenderror",
+    // Success codes: a check that compares a result with one names no
+    // error ("Check failed: error == cudaSuccess").
+    "cudasuccess",
+    "cuda_success",
+    "cublas_status_success",
+    "cudnn_status_success",
+    "ncclsuccess",
+    "nvml_success",
+    // The result types that every error is a value of, as bindings print
+    // them (Julia's `CUDA.cudaError_enum`).
+    "cudaerror_enum",
+    "cudaerror_t",
+    "curesult",
+    "cublasstatus_t",
+    "cudnnstatus_t",
+    "ncclresult_t",
+    // Error-checking macros and wrappers: they print every error that
+    // passes through them, whatever it is.
+    "thcudacheck",
+    "c10_cuda_check",
+    "cuda_check",
+    "check_cuda",
+    "cudacheck",
+    "cudacheckerror",
+    "checkcudaerrors",
+    "cuda_safe_call",
+    "cutilsafecall",
+    "gpuerrchk",
+    "cuda_call",
 ];
 
 /// Sentences appended to every error of their kind, removed before
@@ -136,6 +167,18 @@ pub const BOILERPLATE: &[&str] = &[
     "GPU total capacity; already allocated; free; cache)",
     "See documentation for Memory Management",
     "terminate called after throwing an instance of",
+    // glog's CHECK around a CUDA call (Caffe, MXNet): the same frame for
+    // every error.
+    "Check failed: error == cudaSuccess",
+    "Check failed: e == cudaSuccess",
+    "Check failure stack trace:",
+    // PyTorch's frame around every NCCL error.
+    "NCCL error in:",
+    "NCCL version",
+    // NCCL's frame around every error it reports, as PyTorch raises it.
+    "run with NCCL_DEBUG=INFO for details",
+    "run with NCCL_DEBUG=WARN for details",
+    "This usually reflects invalid usage of NCCL library.",
     // The prefix PyTorch and most frameworks put before every CUDA error's
     // own words ("CUDA error: an illegal memory access was encountered").
     "CUDA error",
@@ -182,11 +225,32 @@ pub fn without_frames(text: &str) -> Vec<&str> {
     kept
 }
 
+/// The extensions of source files: a chunk that names one
+/// (`math_functions.cu:79]`, `[multiproc_worker_utils.py:238]`) says where
+/// a program printed the error, as a path does, not what the error is.
+pub const SOURCE_EXTENSIONS: &[&str] = &[
+    "c", "cc", "cpp", "cxx", "cu", "cuh", "h", "hh", "hpp", "hxx", "py", "pyx", "rs", "go", "java",
+    "js",
+];
+
+/// Whether a chunk of a line names a source file, with or without the line
+/// after a colon and punctuation around it.
+fn names_a_source_file(chunk: &str) -> bool {
+    let name = chunk
+        .trim_matches(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+        .split(':')
+        .next()
+        .unwrap_or("");
+    name.rsplit_once('.').is_some_and(|(stem, ext)| {
+        !stem.is_empty() && SOURCE_EXTENSIONS.contains(&ext.to_ascii_lowercase().as_str())
+    })
+}
+
 /// The words of one line, with breaks (step 2).
 pub fn line_tokens(line: &str) -> Vec<Token> {
     let mut out = Vec::new();
     for chunk in line.split_whitespace() {
-        if chunk.contains('/') || chunk.contains('\\') {
+        if chunk.contains('/') || chunk.contains('\\') || names_a_source_file(chunk) {
             out.push(Token::Break);
             continue;
         }
@@ -287,14 +351,20 @@ pub const ERROR_NAME_PREFIXES: &[&str] = &[
     "curand_status_",
     "cufft_",
     "nvml_error_",
-    "nccl",
+    // NCCL's results (ncclInvalidUsage, ncclSystemError, …), not every name
+    // that starts with nccl (NCCL_DEBUG, ncclCommInitRank).
+    "ncclunhandled",
+    "ncclsystemerror",
+    "ncclinternalerror",
+    "ncclinvalid",
+    "ncclremoteerror",
 ];
 
 /// Whether a feature is an error's name (`id:cuda_error_out_of_memory`).
 pub fn is_error_name(feature: &str) -> bool {
-    feature
-        .strip_prefix("id:")
-        .is_some_and(|w| ERROR_NAME_PREFIXES.iter().any(|p| w.starts_with(p)))
+    feature.strip_prefix("id:").is_some_and(|w| {
+        ERROR_NAME_PREFIXES.iter().any(|p| w.starts_with(p)) && !GENERIC_IDENTIFIERS.contains(&w)
+    })
 }
 
 /// A word with `_` between letters, or camelCase: an API's name for a

@@ -32,6 +32,7 @@ pub struct Matcher {
     pub generic_identifiers: Vec<String>,
     pub boilerplate: Vec<String>,
     pub error_name_prefixes: Vec<String>,
+    pub source_extensions: Vec<String>,
     pub units: Vec<(String, f64)>,
     pub asynchronous: Vec<String>,
     pub asynchronous_hint: String,

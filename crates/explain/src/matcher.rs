@@ -15,6 +15,7 @@ impl Matcher {
             generic_identifiers: owned(features::GENERIC_IDENTIFIERS),
             boilerplate: owned(features::BOILERPLATE),
             error_name_prefixes: owned(features::ERROR_NAME_PREFIXES),
+            source_extensions: owned(features::SOURCE_EXTENSIONS),
             units: features::UNITS
                 .iter()
                 .map(|(u, f)| ((*u).to_owned(), *f))

@@ -8,8 +8,12 @@
 //! counting twice; a case scores as its best text, so a case that cites
 //! many threads gains nothing from their number, except between cases whose
 //! best texts score the same: then the one whose texts score more in all
-//! comes first. A case matches when its score reaches [`MIN_SCORE`]. The book's page runs
-//! the same ranking (`docs/src/explain/explain.js`).
+//! comes first. A case matches when its score reaches [`MIN_SCORE`]. Where
+//! the pasted text names an error (`CUDA_ERROR_LAUNCH_TIMEOUT`), the cases
+//! whose best text names it too come first: an error's name is what it is,
+//! and the words around it (a framework's "Call to … results in") only
+//! where it was raised. The book's page runs the same ranking
+//! (`docs/src/explain/explain.js`).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -40,6 +44,9 @@ pub struct Ranker<'a> {
 pub struct Ranked<'a> {
     pub case: &'a Case,
     pub score: f64,
+    /// The case's best text holds an error name the pasted text names: it
+    /// comes before every case that matched only on the words around it.
+    pub names_the_error: bool,
     /// The error names and message fragments of the text that matched, in
     /// the order they appear in it.
     pub matched: Vec<String>,
@@ -195,12 +202,14 @@ impl<'a> Ranker<'a> {
                 continue;
             };
             if score >= MIN_SCORE {
+                let names_the_error = shared.iter().any(|f| features::is_error_name(f));
                 ranked.push((
                     i,
                     total,
                     Ranked {
                         case,
                         score,
+                        names_the_error,
                         matched: matched_spans(&tokens, &shared)
                             .into_iter()
                             .map(|m| as_written(text, &m).unwrap_or(m))
@@ -210,8 +219,9 @@ impl<'a> Ranker<'a> {
             }
         }
         ranked.sort_by(|(ia, ta, a), (ib, tb, b)| {
-            b.score
-                .total_cmp(&a.score)
+            b.names_the_error
+                .cmp(&a.names_the_error)
+                .then(b.score.total_cmp(&a.score))
                 .then(tb.total_cmp(ta))
                 .then(ia.cmp(ib))
         });

@@ -17,12 +17,14 @@
   var FIRST_ERROR_WEIGHT = 0;
   var OTHER_ERROR_WEIGHT = 0;
   var SENTENCES = [];
+  var SOURCE_EXTENSIONS = [];
 
   function configure(matcher) {
     GENERIC_WORDS = matcher.generic_words;
     GENERIC_IDENTIFIERS = matcher.generic_identifiers;
     BOILERPLATE = matcher.boilerplate;
     ERROR_NAME_PREFIXES = matcher.error_name_prefixes;
+    SOURCE_EXTENSIONS = matcher.source_extensions;
     UNITS = {};
     matcher.units.forEach(function (u) { UNITS[u[0]] = u[1]; });
     ASYNCHRONOUS = matcher.asynchronous;
@@ -39,7 +41,8 @@
   function isErrorName(f) {
     if (!f.startsWith("id:")) return false;
     var w = f.slice(3);
-    return ERROR_NAME_PREFIXES.some(function (p) { return w.startsWith(p); });
+    return ERROR_NAME_PREFIXES.some(function (p) { return w.startsWith(p); }) &&
+      GENERIC_IDENTIFIERS.indexOf(w) < 0;
   }
 
   function lines(text) {
@@ -80,11 +83,19 @@
     return /^[A-Za-z0-9_]$/.test(c);
   }
 
+  // As names_a_source_file in features.rs.
+  function namesASourceFile(chunk) {
+    var name = chunk.replace(/^[^A-Za-z0-9_]+|[^A-Za-z0-9_]+$/g, "").split(":")[0];
+    var dot = name.lastIndexOf(".");
+    if (dot <= 0) return false;
+    return SOURCE_EXTENSIONS.indexOf(name.slice(dot + 1).toLowerCase()) >= 0;
+  }
+
   function lineTokens(line) {
     var out = [];
     var chunks = line.split(/\s+/).filter(function (c) { return c.length > 0; });
     chunks.forEach(function (chunk) {
-      if (chunk.indexOf("/") >= 0 || chunk.indexOf("\\") >= 0) {
+      if (chunk.indexOf("/") >= 0 || chunk.indexOf("\\") >= 0 || namesASourceFile(chunk)) {
         out.push(BREAK);
         return;
       }
@@ -391,10 +402,13 @@
         var matched = matchedSpans(toks, new Set(best.shared)).map(function (m) {
           return asWritten(text, m) || m;
         });
-        ranked.push({ i: i, total: total, case: c, score: best.score, matched: matched });
+        var namesTheError = best.shared.some(isErrorName);
+        ranked.push({ i: i, total: total, case: c, score: best.score, namesTheError: namesTheError, matched: matched });
       }
     });
-    ranked.sort(function (a, b) { return b.score - a.score || b.total - a.total || a.i - b.i; });
+    ranked.sort(function (a, b) {
+      return (b.namesTheError - a.namesTheError) || b.score - a.score || b.total - a.total || a.i - b.i;
+    });
     return ranked;
   };
 
@@ -457,7 +471,8 @@
     var first = errs.length ? lower(errs[0].line) : null;
     var matches = ranker.rankWith(text, errs);
     var tied = 0;
-    while (tied < matches.length && matches[tied].score === matches[0].score) tied++;
+    while (tied < matches.length && matches[tied].score === matches[0].score &&
+      matches[tied].namesTheError === matches[0].namesTheError) tied++;
     return {
       errors: errs.map(function (e) { return e.line; }),
       asynchronous: first !== null && ASYNCHRONOUS.some(function (a) { return first.indexOf(a) >= 0; }),
