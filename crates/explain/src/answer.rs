@@ -40,6 +40,12 @@ pub const TIED_NOTE: &str = "The first {n} cases match this text equally: each i
      program does, or paste more of the log (the lines before the error, the output of a run with \
      CUDA_LAUNCH_BLOCKING=1).";
 
+/// Said where the text names an error and the first match's texts do not
+/// (`{names}`: the names as the text wrote them).
+pub const UNNAMED_NOTE: &str = "Your text names {names}, which none of the cases below returned or \
+     was reported with: they match only words around it, so read their causes as guesses, not as \
+     a diagnosis.";
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Answer {
     /// The errors the text shows, in order; the first is the likely cause.
@@ -51,6 +57,10 @@ pub struct Answer {
     /// How many matches, from the first, score the same as the first: two
     /// or more, and the text alone does not tell those cases apart.
     pub tied: usize,
+    /// The error names the text holds, as it wrote them, where the first
+    /// match's texts hold none of them ([`UNNAMED_NOTE`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unmatched_names: Vec<String>,
     /// Where no reproduced case matches: a report to file, prefilled.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub report: Option<String>,
@@ -86,6 +96,11 @@ pub fn explain(index: &Index, text: &str) -> Answer {
             .take_while(|r| r.score == best.score && r.names_the_error == best.names_the_error)
             .count()
     });
+    let unmatched_names = if ranked.first().is_some_and(|r| !r.names_the_error) {
+        error_names(text)
+    } else {
+        Vec::new()
+    };
     let matches: Vec<Match> = ranked.into_iter().map(to_match).collect();
     let errors: Vec<String> = found.into_iter().map(|e| e.line).collect();
     let first = errors.first().map(|l| l.to_ascii_lowercase());
@@ -96,8 +111,24 @@ pub fn explain(index: &Index, text: &str) -> Answer {
         asynchronous,
         matches,
         tied,
+        unmatched_names,
         report,
     }
+}
+
+/// The error names of `text`, each once, as it wrote them.
+fn error_names(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for t in features::tokens(text) {
+        if let Token::Word(w) = t
+            && features::is_identifier(&w)
+            && features::is_error_name(&format!("id:{}", w.to_ascii_lowercase()))
+            && !out.contains(&w)
+        {
+            out.push(w);
+        }
+    }
+    out
 }
 
 fn to_match(r: Ranked) -> Match {
@@ -219,6 +250,42 @@ mod tests {
                 .contains(&"initialization error".to_owned()),
             "{:?}",
             answer.matches[0].matched
+        );
+    }
+
+    #[test]
+    fn an_error_s_name_outranks_the_words_a_framework_wraps_it_in() {
+        let index = Index::embedded().unwrap();
+        // Numba's frame ("Call to … results in") is also in texts users
+        // paste for a context on the wrong thread; the name is the error.
+        let numba = "numba.cuda.cudadrv.driver.CudaAPIError: [702] Call to cuMemcpyDtoH results in \
+                     CUDA_ERROR_LAUNCH_TIMEOUT";
+        let answer = explain(&index, numba);
+        assert_eq!(answer.matches[0].scenario, "launch-timeout");
+        assert!(answer.unmatched_names.is_empty());
+        // A name no case holds is said, and the matches are guesses.
+        let unknown = "numba.cuda.cudadrv.driver.CudaAPIError: [999] Call to cuMemcpyDtoH results \
+                       in CUDA_ERROR_NOT_A_REAL_ONE";
+        let answer = explain(&index, unknown);
+        assert_eq!(answer.matches[0].scenario, "wrong-context-thread");
+        assert_eq!(answer.unmatched_names, ["CUDA_ERROR_NOT_A_REAL_ONE"]);
+    }
+
+    #[test]
+    fn a_check_against_success_names_no_error() {
+        let index = Index::embedded().unwrap();
+        // glog's CHECK frame around an error no case reproduces.
+        let text = "F1119 math_functions.cu:79] Check failed: error == cudaSuccess (999 vs. 0)  \
+                    a made-up failure of the machine";
+        let answer = explain(&index, text);
+        assert!(
+            answer.matches.iter().all(|m| !m.reproduced),
+            "{:?}",
+            answer
+                .matches
+                .iter()
+                .map(|m| &m.scenario)
+                .collect::<Vec<_>>()
         );
     }
 

@@ -4,7 +4,7 @@ use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::answer::{self, ASYNCHRONOUS_HINT, Answer, Match, TIED_NOTE};
+use crate::answer::{self, ASYNCHRONOUS_HINT, Answer, Match, TIED_NOTE, UNNAMED_NOTE};
 use crate::index::Index;
 
 /// Exit codes of `explain`.
@@ -80,7 +80,10 @@ fn run_inner(args: &Args) -> anyhow::Result<ExitCode> {
     );
     let mut answer = answer::explain(&index, &text);
     let found = answer.matches.iter().any(|m| m.reproduced);
-    answer.matches.truncate(usize::from(args.top));
+    // Every case of a tie is shown: the text cannot tell them apart.
+    answer
+        .matches
+        .truncate(usize::from(args.top).max(answer.tied));
     if args.json {
         println!("{}", serde_json::to_string_pretty(&answer)?);
     } else {
@@ -131,6 +134,10 @@ pub fn render(answer: &Answer) -> String {
     }
     if answer.tied > 1 {
         out.push_str(&TIED_NOTE.replace("{n}", &answer.tied.to_string()));
+        out.push_str("\n\n");
+    }
+    if !answer.unmatched_names.is_empty() {
+        out.push_str(&UNNAMED_NOTE.replace("{names}", &answer.unmatched_names.join(", ")));
         out.push_str("\n\n");
     }
     for (i, m) in answer.matches.iter().enumerate() {

@@ -38,6 +38,9 @@ pub struct Matcher {
     pub asynchronous_hint: String,
     /// Said where the first matches tie; `{n}`: how many.
     pub tied_note: String,
+    /// Said where the text names an error the first match's texts do not;
+    /// `{names}`: those names.
+    pub unnamed_note: String,
     pub min_score: f64,
     pub first_error_weight: f64,
     pub other_error_weight: f64,

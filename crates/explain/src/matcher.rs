@@ -23,6 +23,7 @@ impl Matcher {
             asynchronous: owned(answer::ASYNCHRONOUS),
             asynchronous_hint: answer::ASYNCHRONOUS_HINT.to_owned(),
             tied_note: answer::TIED_NOTE.to_owned(),
+            unnamed_note: answer::UNNAMED_NOTE.to_owned(),
             min_score: rank::MIN_SCORE,
             first_error_weight: rank::FIRST_ERROR_WEIGHT,
             other_error_weight: rank::OTHER_ERROR_WEIGHT,

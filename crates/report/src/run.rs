@@ -394,8 +394,16 @@ mod tests {
         let full = evidence(root).unwrap().unwrap();
         assert!(full.results.iter().all(|r| r.from.is_none()));
         let since = root.join(SINCE_DIR);
-        write(&since.join("01-bbbbbbb.json"), "bbbbbbb", vec![result("fixed", 3.0)]);
-        write(&since.join("02-ccccccc.json"), "ccccccc", vec![result("fixed", 4.0)]);
+        write(
+            &since.join("01-bbbbbbb.json"),
+            "bbbbbbb",
+            vec![result("fixed", 3.0)],
+        );
+        write(
+            &since.join("02-ccccccc.json"),
+            "ccccccc",
+            vec![result("fixed", 4.0)],
+        );
         let now = evidence(root).unwrap().unwrap();
         assert_eq!(now.source.commit, "aaaaaaa");
         assert_eq!(now.results.len(), 2);
@@ -406,7 +414,11 @@ mod tests {
         assert_eq!(run.source.commit, "ccccccc");
         assert_eq!(run.file, "docs/evidence/since-latest/02-ccccccc.json");
         // A trial the full run lacks is no stand-in: it needs a full run.
-        write(&since.join("03-ddddddd.json"), "ddddddd", vec![result("new", 1.0)]);
+        write(
+            &since.join("03-ddddddd.json"),
+            "ddddddd",
+            vec![result("new", 1.0)],
+        );
         let err = evidence(root).unwrap_err();
         assert!(err.contains("missing-free::new is not in"), "{err}");
     }

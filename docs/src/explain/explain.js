@@ -473,11 +473,21 @@
     var tied = 0;
     while (tied < matches.length && matches[tied].score === matches[0].score &&
       matches[tied].namesTheError === matches[0].namesTheError) tied++;
+    // As error_names in answer.rs: the text's error names, as written.
+    var unmatched = [];
+    if (matches.length > 0 && !matches[0].namesTheError) {
+      tokens(text).forEach(function (t) {
+        if (t !== BREAK && isIdentifier(t) && isErrorName("id:" + lower(t)) && unmatched.indexOf(t) < 0) {
+          unmatched.push(t);
+        }
+      });
+    }
     return {
       errors: errs.map(function (e) { return e.line; }),
       asynchronous: first !== null && ASYNCHRONOUS.some(function (a) { return first.indexOf(a) >= 0; }),
       matches: matches,
       tied: tied,
+      unmatched_names: unmatched,
     };
   }
 

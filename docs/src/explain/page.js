@@ -48,7 +48,13 @@
         index.matcher.tied_note.replace("{n}", String(answer.tied)),
       ]));
     }
-    answer.matches.slice(0, 3).forEach(function (m, i) {
+    if (answer.unmatched_names.length > 0) {
+      out.appendChild(el("p", { class: "explain-unnamed" }, [
+        index.matcher.unnamed_note.replace("{names}", answer.unmatched_names.join(", ")),
+      ]));
+    }
+    // Every case of a tie is shown: the text cannot tell them apart.
+    answer.matches.slice(0, Math.max(3, answer.tied)).forEach(function (m, i) {
       var c = m.case;
       var title = c.book_page
         ? el("a", { href: c.book_page }, [c.scenario + ": " + c.title])

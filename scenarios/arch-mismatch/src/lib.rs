@@ -55,7 +55,9 @@ pub fn scenario() -> Scenario {
                 runtime API), and it leaves the context usable.",
         fix: "Compile with -gencode for each target architecture plus PTX for the newest (e.g. \
               -gencode=arch=compute_90,code=[sm_90,compute_90]), so the driver runs matching machine \
-              code or JIT-compiles the PTX.",
+              code or JIT-compiles the PTX. With a prebuilt library (a PyTorch wheel), install a \
+              build whose architecture list holds your GPU's (torch.cuda.get_arch_list()); where \
+              the driver refuses the PTX as too new, update the driver to the compiler's CUDA.",
         symptoms: &["no kernel image", "a kernel does not load"],
         requires: Requirement::GPU,
         reports: REPORTS,

@@ -45,7 +45,8 @@ pub fn scenario() -> Scenario {
                 plan on the same bytes, and the second to allocate fails. Plan a share per process.",
         fix: "Size each process's allocations from its share of a shared plan (90% of free memory \
               divided by the process count, or torch.cuda.set_per_process_memory_fraction), not from \
-              all the free memory.",
+              all the free memory. Where the other process is not yours, nvidia-smi names it, with \
+              the memory it holds.",
         symptoms: &["out of memory", "out of memory though memory is free"],
         requires: Requirement::GPU_FILLED,
         reports: &[],

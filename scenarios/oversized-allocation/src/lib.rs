@@ -55,7 +55,9 @@ pub fn scenario() -> Scenario {
         cause: "A single allocation larger than the free memory fails, however small the batch count; \
                 the failure is clean and the context stays usable. Ask cudaMemGetInfo and work in tiles.",
         fix: "Query free memory (cudaMemGetInfo), allocate one tile that fits (half the free memory), \
-              and stream the batch through it tile by tile instead of allocating it whole.",
+              and stream the batch through it tile by tile instead of allocating it whole. In a \
+              framework the same is a smaller batch, or the batch in chunks; a job whose one tensor \
+              is larger than the GPU needs a larger GPU or its work split across several.",
         symptoms: &["out of memory", "out of memory with batch size 1"],
         requires: Requirement::GPU_FILLED,
         reports: &[],
