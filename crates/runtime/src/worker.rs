@@ -39,6 +39,27 @@ pub fn run(role: &str, timeout: Duration, env: &[(&str, &str)]) -> std::io::Resu
     Ok(isolation::outcome(&child))
 }
 
+/// Starts a worker for each of `roles` at once, with the same `timeout`
+/// and `env`, and waits for all of them: their outcomes, in the order of
+/// `roles`. Processes that must meet (a barrier, a handover) need to run
+/// at the same time.
+pub fn run_together(
+    roles: &[String],
+    timeout: Duration,
+    env: &[(&str, &str)],
+) -> std::io::Result<Vec<Outcome>> {
+    std::thread::scope(|s| {
+        let handles: Vec<_> = roles
+            .iter()
+            .map(|role| s.spawn(move || run(role, timeout, env)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a worker's thread panicked"))
+            .collect()
+    })
+}
+
 /// A command that starts the current trial again as a worker with `role`,
 /// which records nothing. Unlike [`run`], the caller owns the process: it
 /// spawns it, waits for it or kills it, and chooses its process group (by

@@ -12,8 +12,8 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use casebook_model::Recorder;
 use casebook_model::device::{self, PAGE, measure_bytes};
-use casebook_model::{Outcome, Recorder};
 use casebook_runtime::worker;
 use cudarc::driver::result;
 
@@ -57,19 +57,8 @@ fn parent(rec: &mut Recorder) -> anyhow::Result<()> {
     let dir = std::env::temp_dir().join(format!("casebook-handover-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     let env = dir.to_string_lossy().into_owned();
-    let outcomes: Vec<Outcome> = std::thread::scope(|s| {
-        let handles: Vec<_> = [HOLDER, TAKER]
-            .into_iter()
-            .map(|role| {
-                let env = env.clone();
-                s.spawn(move || worker::run(role, Duration::from_secs(120), &[(DIR_ENV, &env)]))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("worker thread"))
-            .collect::<Result<Vec<_>, _>>()
-    })?;
+    let roles = [HOLDER, TAKER].map(str::to_owned);
+    let outcomes = worker::run_together(&roles, Duration::from_secs(120), &[(DIR_ENV, &env)])?;
     let _ = std::fs::remove_dir_all(&dir);
     for (role, o) in [HOLDER, TAKER].into_iter().zip(&outcomes) {
         worker::replay(rec, role, o);

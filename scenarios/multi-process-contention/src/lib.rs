@@ -173,24 +173,9 @@ pub(crate) fn parent(rec: &mut Recorder) -> anyhow::Result<()> {
     let barrier = std::env::temp_dir().join(format!("casebook-barrier-{}", std::process::id()));
     std::fs::create_dir_all(&barrier)?;
     let env = barrier.to_string_lossy().into_owned();
-    let mut outcomes = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..WORKERS)
-            .map(|i| {
-                let env = env.clone();
-                s.spawn(move || {
-                    worker::run(
-                        &format!("worker {i}"),
-                        Duration::from_secs(120),
-                        &[(BARRIER_ENV, &env)],
-                    )
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("worker thread"))
-            .collect::<Result<Vec<_>, _>>()
-    })?;
+    let roles: Vec<String> = (0..WORKERS).map(|i| format!("worker {i}")).collect();
+    let mut outcomes =
+        worker::run_together(&roles, Duration::from_secs(120), &[(BARRIER_ENV, &env)])?;
     let _ = std::fs::remove_dir_all(&barrier);
     outcomes.sort_by_key(|o: &Outcome| o.flag(ALLOCATED) != Some(true));
     let mut completed = 0;
@@ -217,14 +202,14 @@ pub(crate) fn work(rec: &mut Recorder, role: &str, plan: fn(usize) -> usize) -> 
     measure_bytes(rec, FREE_SEEN_AT_START, seen);
     measure_bytes(rec, TOTAL, total);
     measure_bytes(rec, USED_WHEN_STARTED, total - seen);
-    arrive(&barrier, role, "read")?;
+    arrive(&barrier, role, "read", WORKERS)?;
     let bytes = plan(seen) / PAGE * PAGE;
     measure_bytes(rec, PLANNED_BYTES, bytes);
     let buf = rec.step("cuMemAlloc (planned from free memory)", unsafe {
         result::malloc_sync(bytes)
     });
     rec.fact(ALLOCATED, buf.is_ok());
-    arrive(&barrier, role, "tried")?;
+    arrive(&barrier, role, "tried", WORKERS)?;
     if let Ok(buf) = buf {
         rec.step("cuMemFree", unsafe { result::free_sync(buf) })?;
     }
@@ -232,8 +217,14 @@ pub(crate) fn work(rec: &mut Recorder, role: &str, plan: fn(usize) -> usize) -> 
     Ok(())
 }
 
-/// Marks this worker as having reached `stage`, and waits for all of them.
-fn arrive(barrier: &Path, role: &str, stage: &str) -> anyhow::Result<()> {
+/// Marks the process `role` as having reached `stage` (a file in the
+/// folder `barrier`), and waits until `processes` of them have.
+pub(crate) fn arrive(
+    barrier: &Path,
+    role: &str,
+    stage: &str,
+    processes: usize,
+) -> anyhow::Result<()> {
     std::fs::write(barrier.join(format!("{role}.{stage}")), b"")?;
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
@@ -245,13 +236,13 @@ fn arrive(barrier: &Path, role: &str, stage: &str) -> anyhow::Result<()> {
                     .ends_with(&format!(".{stage}"))
             })
             .count();
-        if arrived >= WORKERS {
+        if arrived >= processes {
             return Ok(());
         }
         anyhow::ensure!(
             Instant::now() < deadline,
-            "the other process never reached `{stage}`"
+            "not every process reached `{stage}`"
         );
-        std::thread::sleep(Duration::from_millis(2));
+        std::thread::sleep(Duration::from_millis(1));
     }
 }

@@ -9,11 +9,11 @@
 //! where they do not, both succeed. In the control one process does the same
 //! rounds alone.
 
-use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::path::PathBuf;
+use std::time::Duration;
 
+use casebook_model::Recorder;
 use casebook_model::device::{self, PAGE};
-use casebook_model::{Outcome, Recorder};
 use casebook_runtime::worker;
 use cudarc::driver::result;
 
@@ -47,24 +47,10 @@ fn parent(rec: &mut Recorder, processes: usize) -> anyhow::Result<()> {
     let dir = std::env::temp_dir().join(format!("casebook-rounds-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     let env = dir.to_string_lossy().into_owned();
-    let outcomes: Vec<Outcome> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..processes)
-            .map(|i| {
-                let env = env.clone();
-                s.spawn(move || {
-                    worker::run(
-                        &format!("process {}", i + 1),
-                        Duration::from_secs(120),
-                        &[(DIR_ENV, &env)],
-                    )
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("worker thread"))
-            .collect::<Result<Vec<_>, _>>()
-    })?;
+    let roles: Vec<String> = (0..processes)
+        .map(|i| format!("process {}", i + 1))
+        .collect();
+    let outcomes = worker::run_together(&roles, Duration::from_secs(120), &[(DIR_ENV, &env)])?;
     let _ = std::fs::remove_dir_all(&dir);
     // A round failed where any process's allocation in it failed.
     let mut failed = [false; ROUNDS];
@@ -104,7 +90,7 @@ fn process(rec: &mut Recorder, role: &str, processes: usize) -> anyhow::Result<(
         0x9E37_79B9_7F4A_7C15u64 ^ role.len() as u64 ^ role.as_bytes()[role.len() - 1] as u64;
     let mut failed = Vec::new();
     for round in 0..ROUNDS {
-        arrive(&dir, role, round, processes)?;
+        crate::arrive(&dir, role, &round.to_string(), processes)?;
         // Sized from the free memory seen as the round starts, as if the
         // GPU were this process's.
         let free = device::free_bytes(rec, &ctx)?;
@@ -130,27 +116,3 @@ fn process(rec: &mut Recorder, role: &str, processes: usize) -> anyhow::Result<(
     Ok(())
 }
 // ANCHOR_END: rounds
-
-/// Marks `role` as having started `round`, and waits for every process.
-fn arrive(dir: &Path, role: &str, round: usize, processes: usize) -> anyhow::Result<()> {
-    std::fs::write(dir.join(format!("{role}.{round}")), b"")?;
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let arrived = std::fs::read_dir(dir)?
-            .filter_map(|e| e.ok())
-            .filter(|e| {
-                e.file_name()
-                    .to_string_lossy()
-                    .ends_with(&format!(".{round}"))
-            })
-            .count();
-        if arrived >= processes {
-            return Ok(());
-        }
-        anyhow::ensure!(
-            Instant::now() < deadline,
-            "a process never started round {round}"
-        );
-        std::thread::sleep(Duration::from_millis(1));
-    }
-}
