@@ -505,6 +505,7 @@ mod tests {
                 snapshot: casebook_report::SnapshotStatus::Matched,
                 seconds: 0.0,
                 gpu: None,
+                pair_gpu: None,
                 place: None,
                 outcome,
                 from: None,
