@@ -253,10 +253,23 @@ pub enum Source {
     Seed(&'static str),
     /// A passage of NVIDIA's documentation.
     Nvidia(&'static Passage),
+    /// A passage of PyTorch's documentation.
+    Pytorch(&'static Passage),
 }
 
-/// A passage of NVIDIA's documentation, copied word for word with its
-/// address, so that a claim quoted from it can be checked offline.
+impl Source {
+    /// The documentation's passage the sentence is quoted from; `None` for
+    /// a seed article.
+    pub fn passage(&self) -> Option<&'static Passage> {
+        match *self {
+            Source::Seed(_) => None,
+            Source::Nvidia(p) | Source::Pytorch(p) => Some(p),
+        }
+    }
+}
+
+/// A passage of NVIDIA's or PyTorch's documentation, copied word for word
+/// with its address, so that a claim quoted from it can be checked offline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Passage {
     /// "CUDA C++ Programming Guide".
