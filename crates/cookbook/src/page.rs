@@ -279,9 +279,13 @@ pub fn scenario_page(
             {
                 let _ = writeln!(md, "The PyTorch variants ran under PyTorch {torch}.\n");
             }
-            md.push_str(
-                "| variant | expected | observed | verdict | time |\n|---|---|---|---|---|\n",
-            );
+            if results(report, slug).next().is_some() {
+                md.push_str(
+                    "| variant | expected | observed | verdict | time |\n|---|---|---|---|---|\n",
+                );
+            } else {
+                md.push_str("None of this case's variants is in that run.\n");
+            }
             for res in results(report, slug) {
                 let _ = writeln!(
                     md,

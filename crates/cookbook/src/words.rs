@@ -40,7 +40,8 @@ pub fn awaiting_pair_run_line(variants: &[&str]) -> String {
     format!(
         "**Awaiting its two-GPU run:** {} ({} of this case's variants). Each needs two GPUs of \
          one host (a pair trial); no run on such a machine has been committed yet, so it has \
-         no row above, no snapshot and no verdict. Elsewhere it is skipped with the reason.",
+         no result in the committed run, no snapshot and no verdict. Elsewhere it is skipped with \
+         the reason.",
         names.join(", "),
         variants.len()
     )
