@@ -44,6 +44,7 @@ pub fn catalog() -> Vec<Scenario> {
         scenario_async_copy_lifetime::scenario(),
         scenario_lazy_loading::scenario(),
         scenario_invalid_device_ordinal::scenario(),
+        scenario_ipc_tensor_other_device::scenario(),
         scenario_collective_skipped_hang::scenario(),
         scenario_tensors_on_two_devices::scenario(),
         scenario_contexts_on_gpu_zero::scenario(),
