@@ -115,12 +115,16 @@ struct Skips {
     /// Why there is no PyTorch → the PyTorch trials skipped for it, where
     /// there is a GPU.
     no_torch: BTreeMap<String, u64>,
+    /// Why a pair trial cannot run (fewer than two GPUs visible) → how many.
+    no_pair: BTreeMap<String, u64>,
 }
 
 /// How the suite words its reasons (`casebook_harness::suite`, `pytorch`).
 const NEEDS_GPU: &str = "needs a GPU: ";
 const ALSO_TORCH: &str = "; it also needs PyTorch with CUDA: ";
 const NEEDS_TORCH: &str = "needs PyTorch with CUDA: ";
+/// (`casebook_harness::runner::dispatch::pair_skip_reason`)
+const NEEDS_PAIR: &str = "needs 2 GPUs of one host";
 
 impl Skips {
     /// Counts `line` and returns true if it is a trial skipped for want of
@@ -149,6 +153,10 @@ impl Skips {
             *self.no_torch.entry(why.to_owned()).or_default() += 1;
             return true;
         }
+        if reason.starts_with(NEEDS_PAIR) {
+            *self.no_pair.entry(reason.to_owned()).or_default() += 1;
+            return true;
+        }
         false
     }
 
@@ -172,6 +180,9 @@ impl Skips {
                 "{n} PyTorch trial{} skipped: no PyTorch with CUDA ({why})",
                 plural(n)
             ));
+        }
+        for (why, n) in std::mem::take(&mut self.no_pair) {
+            lines.push(format!("{n} pair trial{} skipped: {why}", plural(n)));
         }
         lines
     }
@@ -286,6 +297,12 @@ mod tests {
                 "1 PyTorch trial skipped: no PyTorch with CUDA ({torch})"
             )]
         );
+        // With one GPU, the pair trials are counted once, with the reason.
+        let one = "needs 2 GPUs of one host, both visible to it (a pair trial); this run sees 1";
+        for name in ["a::broken", "a::fixed-py"] {
+            assert!(skips.take(&format!("test {name} ... ignored ({one})")));
+        }
+        assert_eq!(skips.drain(), [format!("2 pair trials skipped: {one}")]);
     }
 
     #[test]
