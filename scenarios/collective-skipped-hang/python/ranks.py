@@ -92,14 +92,17 @@ def _rank_main(rank, steps_of, teardown, store, log, results, release):
         os._exit(0)
 
 
-def _watchdog_line(log):
-    """The watchdog's report in a rank's stderr, from its first words to the
-    end of its line, if it wrote one."""
+def _read(log):
     try:
         with open(log, errors="replace") as f:
-            text = f.read()
+            return f.read()
     except OSError:
-        return None
+        return ""
+
+
+def _watchdog_line(text):
+    """The watchdog's report in a rank's stderr, from its first words to the
+    end of its line, if it wrote one."""
     at = text.find(WATCHDOG)
     return text[at:].splitlines()[0].strip() if at >= 0 else None
 
@@ -157,7 +160,8 @@ def _run(rec, steps_of, teardown):
             p.kill()
             p.join(timeout=10)
     ended = [_ended(p) for p in processes]
-    lines = [_watchdog_line(log) for log in logs]
+    texts = [_read(log) for log in logs]
+    lines = [_watchdog_line(text) for text in texts]
     shutil.rmtree(folder, ignore_errors=True)
 
     rec.measure(names.TIMEOUT_SECONDS, TIMEOUT.total_seconds())
@@ -174,7 +178,10 @@ def _run(rec, steps_of, teardown):
             if ran_for:
                 rec.measure(names.COLLECTIVE_RAN_FOR, int(ran_for.group(1)) / 1000)
         else:
-            rec.step_result(call, f"ended without a word: {ended[rank]}")
+            # The end of what it wrote, for whoever reads the report.
+            rec.step_result(
+                call, f"ended without a word: {ended[rank]}", message=texts[rank][-2000:] or None
+            )
         rec.fact((names.RANK0_STEPS, names.RANK1_STEPS)[rank], steps[rank])
         rec.fact((names.RANK0_ENDED, names.RANK1_ENDED)[rank], ended[rank])
     rec.check(names.NOTHING_LEFT_RUNNING, not any(p.is_alive() for p in processes))
