@@ -121,7 +121,7 @@ const GOAL_TRIAL_COUNT: usize = 161;
 
 /// Every claim id is unique; docs/claims.json lists exactly the declared and
 /// the undecided claims; every quote stands, word for word, in its seed or
-/// in the passage of NVIDIA's documentation it is quoted from.
+/// in the passage of NVIDIA's or PyTorch's documentation it is quoted from.
 fn check_ledger(root: &Path) -> Result<Completion, Failed> {
     let catalog = cuda_casebook::catalog();
     let normal = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -130,7 +130,7 @@ fn check_ledger(root: &Path) -> Result<Completion, Failed> {
     for c in catalog.iter().flat_map(|s| s.claims.iter()) {
         match c.source {
             Source::Seed(file) => seeded.push((c.id, file, c.quote)),
-            Source::Nvidia(passage) => {
+            Source::Nvidia(passage) | Source::Pytorch(passage) => {
                 if !normal(passage.text).contains(&normal(c.quote)) {
                     problems.push(format!(
                         "{}: the quote is not word for word in its passage of {} ({})",

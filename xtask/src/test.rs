@@ -79,6 +79,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
             println!("{line}");
             totals.add(&line);
+            totals.note_awaiting(&line);
         }
         skips.drain().iter().for_each(|l| println!("{l}"));
         let status = child.wait()?;
@@ -114,12 +115,16 @@ struct Skips {
     /// Why there is no PyTorch → the PyTorch trials skipped for it, where
     /// there is a GPU.
     no_torch: BTreeMap<String, u64>,
+    /// Why a pair trial cannot run (fewer than two GPUs visible) → how many.
+    no_pair: BTreeMap<String, u64>,
 }
 
 /// How the suite words its reasons (`casebook_harness::suite`, `pytorch`).
 const NEEDS_GPU: &str = "needs a GPU: ";
 const ALSO_TORCH: &str = "; it also needs PyTorch with CUDA: ";
 const NEEDS_TORCH: &str = "needs PyTorch with CUDA: ";
+/// (`casebook_harness::runner::dispatch::pair_skip_reason`)
+const NEEDS_PAIR: &str = "needs 2 GPUs of one host";
 
 impl Skips {
     /// Counts `line` and returns true if it is a trial skipped for want of
@@ -148,6 +153,10 @@ impl Skips {
             *self.no_torch.entry(why.to_owned()).or_default() += 1;
             return true;
         }
+        if reason.starts_with(NEEDS_PAIR) {
+            *self.no_pair.entry(reason.to_owned()).or_default() += 1;
+            return true;
+        }
         false
     }
 
@@ -172,6 +181,9 @@ impl Skips {
                 plural(n)
             ));
         }
+        for (why, n) in std::mem::take(&mut self.no_pair) {
+            lines.push(format!("{n} pair trial{} skipped: {why}", plural(n)));
+        }
         lines
     }
 }
@@ -181,7 +193,15 @@ struct Totals {
     passed: u64,
     failed: u64,
     skipped: u64,
+    /// Pair trials with no snapshot and no evidence yet, as the catalogue's
+    /// checks count them (each check names the same ones).
+    awaiting: u64,
 }
+
+/// How the catalogue's checks word the pair trials that await their
+/// two-GPU run (`casebook_harness::suite::checks::AWAITING`), after their
+/// count.
+const AWAITING: &str = " pair trial(s) await their two-GPU run";
 
 impl Totals {
     /// Adds a libtest closing line: `test result: ok. 3 passed; 0 failed; 18 ignored; ...`.
@@ -206,9 +226,29 @@ impl Totals {
         }
     }
 
+    /// Notes a check that names the pair trials awaiting their two-GPU
+    /// run: `test catalog::… ... ignored (6 pair trial(s) await …)`.
+    fn note_awaiting(&mut self, line: &str) {
+        let count = line
+            .split_once(" ... ignored (")
+            .and_then(|(_, reason)| reason.split_once(AWAITING))
+            .and_then(|(n, _)| n.parse::<u64>().ok());
+        if let Some(n) = count {
+            self.awaiting = self.awaiting.max(n);
+        }
+    }
+
     fn line(&self) -> String {
+        let awaiting = if self.awaiting > 0 {
+            format!(
+                "; {}{AWAITING} (the catalogue's checks name them)",
+                self.awaiting
+            )
+        } else {
+            String::new()
+        };
         format!(
-            "tests: {} passed, {} failed, {} skipped",
+            "tests: {} passed, {} failed, {} skipped{awaiting}",
             self.passed, self.failed, self.skipped
         )
     }
@@ -257,6 +297,12 @@ mod tests {
                 "1 PyTorch trial skipped: no PyTorch with CUDA ({torch})"
             )]
         );
+        // With one GPU, the pair trials are counted once, with the reason.
+        let one = "needs 2 GPUs of one host, both visible to it (a pair trial); this run sees 1";
+        for name in ["a::broken", "a::fixed-py"] {
+            assert!(skips.take(&format!("test {name} ... ignored ({one})")));
+        }
+        assert_eq!(skips.drain(), [format!("2 pair trials skipped: {one}")]);
     }
 
     #[test]
@@ -266,5 +312,21 @@ mod tests {
         t.add("test result: FAILED. 10 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out");
         t.add("running 3 tests");
         assert_eq!(t.line(), "tests: 13 passed, 1 failed, 18 skipped");
+        // Two checks name the same pair trials: counted once.
+        for check in [
+            "every-variant-has-a-passing-snapshot",
+            "evidence-covers-every-variant",
+        ] {
+            t.note_awaiting(&format!(
+                "test catalog::{check} ... ignored (2 pair trial(s) await their two-GPU run (no \
+                 snapshot, no evidence yet), every other variant checked: a::broken, a::fixed)"
+            ));
+        }
+        t.note_awaiting("test catalog::claims-ledger ... ignored (the seed articles are not here)");
+        assert_eq!(
+            t.line(),
+            "tests: 13 passed, 1 failed, 18 skipped; 2 pair trial(s) await their two-GPU run (the \
+             catalogue's checks name them)"
+        );
     }
 }

@@ -183,7 +183,7 @@ pub fn ledger_json(
             });
             match c.source {
                 Source::Seed(file) => entry["seed"] = file.into(),
-                Source::Nvidia(p) => {
+                Source::Nvidia(p) | Source::Pytorch(p) => {
                     entry["source"] = serde_json::json!({
                         "document": p.document, "section": p.section, "url": p.url,
                     })

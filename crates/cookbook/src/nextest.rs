@@ -7,10 +7,11 @@ use casebook_model::Scenario;
 pub const NEXTEST_CONFIG: &str = ".config/nextest.toml";
 
 /// The suite's nextest configuration, from the catalogue: the trials that
-/// run alone (see [`Scenario::runs_alone`]) go in the `gpu-alone` test
-/// group, one at a time, each taking every test thread, so nextest's own
-/// scheduling never starts another test beside one; the file lock of
-/// `casebook_harness::lock::hold_gpu` keeps that true under any runner.
+/// run alone (see [`Scenario::runs_alone`], pair trials included) go in the
+/// `gpu-alone` test group, one at a time, each taking every test thread, so
+/// nextest's own scheduling never starts another test beside one; the file
+/// lock of `casebook_harness::lock::hold_gpu` keeps that true under any
+/// runner.
 pub fn nextest_config(catalog: &[Scenario]) -> String {
     let alone: Vec<String> = catalog
         .iter()

@@ -10,7 +10,8 @@ use casebook_report::sanitizer::{Cell, SanitizeReport, error_kinds};
 
 use crate::source::{self, leading_comment};
 use crate::words::{
-    claim_row, code_span, error_key, figure, results, scenario_symptom_line, symptom_names,
+    awaiting_pair_run, awaiting_pair_run_line, claim_row, code_span, error_key, figure, results,
+    scenario_symptom_line, symptom_names,
 };
 
 pub fn binding_words(binding: Binding) -> &'static str {
@@ -278,9 +279,13 @@ pub fn scenario_page(
             {
                 let _ = writeln!(md, "The PyTorch variants ran under PyTorch {torch}.\n");
             }
-            md.push_str(
-                "| variant | expected | observed | verdict | time |\n|---|---|---|---|---|\n",
-            );
+            if results(report, slug).next().is_some() {
+                md.push_str(
+                    "| variant | expected | observed | verdict | time |\n|---|---|---|---|---|\n",
+                );
+            } else {
+                md.push_str("None of this case's variants is in that run.\n");
+            }
             for res in results(report, slug) {
                 let _ = writeln!(
                     md,
@@ -324,6 +329,10 @@ pub fn scenario_page(
             md.push('\n');
         }
     }
+    let awaiting = awaiting_pair_run(scenario, report);
+    if !awaiting.is_empty() {
+        let _ = writeln!(md, "{}\n", awaiting_pair_run_line(&awaiting));
+    }
     for name in plots {
         let _ = writeln!(md, "![{name}](../plots/{name})\n");
     }
@@ -335,6 +344,12 @@ pub fn scenario_page(
     md.push_str("## Detection\n\n");
     detection(&mut md, scenario, sanitize);
     md.push_str("## Run it\n\n");
+    if scenario.needs_pair() {
+        md.push_str(
+            "On a machine with two GPUs, both visible: its trials need a pair, and where fewer \
+             are visible they are skipped with the reason.\n\n",
+        );
+    }
     let _ = writeln!(md, "```sh\ncargo xtask run-all --filter {slug}\n```");
     Ok(md)
 }

@@ -20,6 +20,33 @@ pub fn results<'a>(
         .filter(move |r| r.scenario == slug)
 }
 
+/// The variants of a scenario that needs a pair of GPUs that the run's
+/// report does not hold: no machine with two GPUs has run them yet.
+pub fn awaiting_pair_run<'a>(scenario: &'a Scenario, report: Option<&Report>) -> Vec<&'a str> {
+    if !scenario.needs_pair() {
+        return Vec::new();
+    }
+    scenario
+        .variants
+        .iter()
+        .filter(|v| !results(report, scenario.slug).any(|r| r.variant == v.name))
+        .map(|v| v.name)
+        .collect()
+}
+
+/// What a page says of the variants that await their two-GPU run.
+pub fn awaiting_pair_run_line(variants: &[&str]) -> String {
+    let names: Vec<String> = variants.iter().map(|v| code_span(v)).collect();
+    format!(
+        "**Awaiting its two-GPU run:** {} ({} of this case's variants). Each needs two GPUs of \
+         one host (a pair trial); no run on such a machine has been committed yet, so it has \
+         no result in the committed run, no snapshot and no verdict. Elsewhere it is skipped with \
+         the reason.",
+        names.join(", "),
+        variants.len()
+    )
+}
+
 /// The error names a user of this scenario's broken code sees: those its
 /// failing variants declare (with the errors that follow), and every error
 /// its broken variants' calls returned in the last run, provoked ones
@@ -249,7 +276,9 @@ pub fn seed_cell(file: &str) -> String {
 pub fn source_cell(source: &Source) -> String {
     match source {
         Source::Seed(file) => seed_cell(file),
-        Source::Nvidia(p) => format!("[{}, {}]({})", p.document, p.section, p.url),
+        Source::Nvidia(p) | Source::Pytorch(p) => {
+            format!("[{}, {}]({})", p.document, p.section, p.url)
+        }
     }
 }
 

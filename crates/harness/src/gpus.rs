@@ -1,14 +1,20 @@
 //! The GPUs a run spreads its trials over: every GPU the process may see
 //! (all of NVML's, or those `CUDA_VISIBLE_DEVICES` names), each child
-//! pinned to one of them through its own `CUDA_VISIBLE_DEVICES`.
+//! pinned to one of them, or a pair trial's to two, through its own
+//! `CUDA_VISIBLE_DEVICES`.
 
 use nvml_wrapper::Nvml;
 
 pub use casebook_report::Gpu;
 
-/// What a child gets so that it sees `gpu` alone.
-pub fn pin(gpu: &Gpu) -> (String, String) {
-    ("CUDA_VISIBLE_DEVICES".to_owned(), gpu.uuid.clone())
+/// What a child gets so that it sees `gpus` alone, in that order (the first
+/// is its device 0); nothing where none is given (it inherits what the run
+/// sees, unpinned).
+pub fn pin(gpus: &[&Gpu]) -> Option<(String, String)> {
+    (!gpus.is_empty()).then(|| {
+        let uuids: Vec<&str> = gpus.iter().map(|g| g.uuid.as_str()).collect();
+        ("CUDA_VISIBLE_DEVICES".to_owned(), uuids.join(","))
+    })
 }
 
 /// The GPUs this process may use, in the order CUDA numbers them: NVML's
@@ -95,6 +101,19 @@ mod tests {
         assert!(select(&gpus(), Some("")).is_empty());
         // An ambiguous prefix names no GPU.
         assert!(select(&gpus(), Some("GPU-")).is_empty());
+    }
+
+    #[test]
+    fn a_pair_is_pinned_in_its_order_and_reads_back_so() {
+        let all = gpus();
+        let (name, value) = pin(&[&all[2], &all[0]]).unwrap();
+        assert_eq!(name, "CUDA_VISIBLE_DEVICES");
+        assert_eq!(value, "GPU-2aaa-uuid,GPU-0aaa-uuid");
+        // What the child is given is what CUDA would make of it.
+        let seen: Vec<u32> = select(&all, Some(&value)).iter().map(|g| g.index).collect();
+        assert_eq!(seen, [2, 0]);
+        assert_eq!(pin(&[&all[1]]).unwrap().1, "GPU-1aaa-uuid");
+        assert_eq!(pin(&[]), None);
     }
 
     #[test]

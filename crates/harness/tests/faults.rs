@@ -143,7 +143,7 @@ fn expect_termination(name: &'static str, want: Termination) -> Trial {
         let catalog = catalog();
         let scenario = &catalog[0];
         let variant = scenario.variant(name).expect("declared");
-        let record = executor::run(Planned { scenario, variant }, None)
+        let record = executor::run(Planned { scenario, variant }, &[])
             .map_err(|e| Failed::from(e.to_string()))?;
         if record.outcome.termination != want {
             return Err(format!(
@@ -256,7 +256,7 @@ fn main() -> ExitCode {
                     scenario: &catalog[0],
                     variant,
                 },
-                None,
+                &[],
             )
             .map_err(|e| e.to_string())?;
             let j = judge(variant, &record.outcome);
@@ -273,7 +273,7 @@ fn main() -> ExitCode {
                 scenario: &catalog[0],
                 variant: catalog[0].variant("abort").unwrap(),
             },
-            None,
+            &[],
         )
         .map_err(|e| e.to_string())?;
         match record.outcome.check(GOT_TO_ABORT) {
@@ -290,7 +290,7 @@ fn main() -> ExitCode {
                     scenario: &catalog[0],
                     variant: catalog[0].variant("hang").unwrap(),
                 },
-                None,
+                &[],
             )
             .map_err(|e| e.to_string())?;
             if record.outcome.seconds > 10.0 {
@@ -310,7 +310,7 @@ fn main() -> ExitCode {
                     scenario: &catalog[0],
                     variant: catalog[0].variant("grandchild").unwrap(),
                 },
-                None,
+                &[],
             )
             .map_err(|e| e.to_string())?;
             let pid = record

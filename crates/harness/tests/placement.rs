@@ -4,16 +4,17 @@
 //! may run more shared trials than `jobs`, every trial is pinned, and the
 //! record says where each ran. Trials that hold much of a GPU's memory run
 //! beside shared ones where the GPU has room, but never two at once on one
-//! GPU; where it has not, alone.
+//! GPU; where it has not, alone. A trial that needs a pair sees both GPUs,
+//! in the run's order, and nothing runs on either beside it.
 
 use std::process::ExitCode;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use casebook_harness::child;
 use casebook_harness::gpus::Gpu;
 use casebook_harness::runner::placement;
 use casebook_harness::runner::scheduler::Placement;
 use casebook_harness::runner::{self, Trial as Planned};
+use casebook_harness::{child, gpus};
 use casebook_model::{
     Expect, Program, Recorder, Requirement, Role, Scenario, Variant, VariantFn, vocabulary,
 };
@@ -88,6 +89,17 @@ fn catalog() -> Vec<Scenario> {
             variants: alone,
         },
         Scenario {
+            slug: "pair",
+            title: "trials that need two GPUs",
+            cause: "test-only",
+            fix: "",
+            symptoms: &[],
+            requires: &[Requirement::GpuPair],
+            reports: &[],
+            claims: &[],
+            variants: ["p1", "p2"].map(v).to_vec(),
+        },
+        Scenario {
             slug: "holding",
             title: "trials that hold much of a GPU's memory",
             cause: "test-only",
@@ -134,6 +146,7 @@ fn spread() -> Result<(), libtest_mimic::Failed> {
         "holding::h1" | "holding::h2" | "holding::c1" => Place::Holds,
         "holding::h3" => Place::Alone,
         n if n.starts_with("alone::") => Place::Alone,
+        n if n.starts_with("pair::") => Place::Pair,
         _ => Place::Shared,
     };
     for (t, p) in trials.iter().zip(&places) {
@@ -141,9 +154,10 @@ fn spread() -> Result<(), libtest_mimic::Failed> {
             return Err(format!("{} placed {p:?}", t.name()).into());
         }
     }
-    // (gpu uuid, place, start, end) of each trial.
+    // (gpu uuid, place, start, end) of each trial; a pair trial's once
+    // for each of its GPUs.
     let mut ran = Vec::new();
-    for (t, r) in trials.iter().zip(&executed.records) {
+    for ((t, r), &place) in trials.iter().zip(&executed.records).zip(&places) {
         let r = r.as_ref().ok_or(format!("{} did not run", t.name()))?;
         let pinned = r
             .outcome
@@ -151,15 +165,16 @@ fn spread() -> Result<(), libtest_mimic::Failed> {
             .and_then(|v| v.as_str())
             .unwrap_or("")
             .to_owned();
-        let gpu = gpus()
-            .into_iter()
-            .find(|g| g.uuid == pinned)
-            .ok_or(format!("{} was pinned to {pinned:?}", t.name()))?;
-        if r.gpu != Some(gpu.index) {
+        // What the child saw, read back as CUDA reads it: one GPU, or a
+        // pair trial's two in the run's order.
+        let seen = gpus::select(&gpus(), Some(&pinned));
+        let want = if place == Place::Pair { 2 } else { 1 };
+        let indices: Vec<u32> = seen.iter().map(|g| g.index).collect();
+        if seen.len() != want || pinned.split(',').count() != want || r.gpus != indices {
             return Err(format!(
-                "{} ran on {pinned} but its record says GPU {:?}",
+                "{} was pinned to {pinned:?}, its record says GPUs {:?}",
                 t.name(),
-                r.gpu
+                r.gpus
             )
             .into());
         }
@@ -167,7 +182,9 @@ fn spread() -> Result<(), libtest_mimic::Failed> {
             r.outcome.measure(STARTED_AT).ok_or("no start")?,
             r.outcome.measure(ENDED_AT).ok_or("no end")?,
         );
-        ran.push((pinned, places[ran.len()], start, end, t.name()));
+        for gpu in seen {
+            ran.push((gpu.uuid, place, start, end, t.name()));
+        }
     }
     for gpu in gpus() {
         let on: Vec<_> = ran.iter().filter(|r| r.0 == gpu.uuid).collect();
@@ -179,7 +196,7 @@ fn spread() -> Result<(), libtest_mimic::Failed> {
                 .iter()
                 .filter(|b| b.4 != a.4 && b.2 < a.3 && a.2 < b.3)
                 .count();
-            if a.1 == Place::Alone && overlapping > 0 {
+            if matches!(a.1, Place::Alone | Place::Pair) && overlapping > 0 {
                 return Err(format!("{} shared {} with another trial", a.4, gpu.uuid).into());
             }
             let beside_its_like = on.iter().any(|b| {
@@ -202,7 +219,7 @@ fn main() -> ExitCode {
     child::serve_if_child(&catalog());
     let args = Arguments::from_args();
     let trials = vec![Trial::test(
-        "placement::trials-are-pinned-and-exclusive-ones-have-their-gpu-alone",
+        "placement::trials-are-pinned-and-exclusive-and-pair-ones-have-their-gpus-alone",
         spread,
     )];
     libtest_mimic::run(&args, trials).exit_code()

@@ -25,8 +25,8 @@ pub use outcome::{
 pub use recorder::{Recorder, ResultName};
 pub use scenario::{
     Binding, CUST_PROGRAM, Claim, ClaimVerdict, Code, Control, CppFn, Expect, NEIGHBOURS_ROOM,
-    OneChange, Part, Passage, Program, Reach, Report, Requirement, Role, Runner, SanitizerSees,
-    Scenario, Source, Statement, Variant, VariantFn, thread_url,
+    OneChange, PAIR, Part, Passage, Program, Reach, Report, Requirement, Role, Runner,
+    SanitizerSees, Scenario, Source, Statement, Variant, VariantFn, thread_url,
 };
 pub use trial_id::TrialId;
 

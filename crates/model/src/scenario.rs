@@ -52,11 +52,22 @@ impl Scenario {
         self.requires.contains(&Requirement::ExclusiveGpu)
     }
 
+    /// Whether every variant needs two GPUs of one host, both visible to
+    /// its child, with nothing else on either while it runs (see
+    /// [`Requirement::GpuPair`]).
+    pub fn needs_pair(&self) -> bool {
+        self.requires.contains(&Requirement::GpuPair)
+    }
+
     /// Whether `variant` must have the GPU to itself: the whole scenario
-    /// does (unless this variant is declared to share it), or this variant
-    /// measures device-wide free memory.
+    /// does (unless this variant is declared to share it), this variant
+    /// measures device-wide free memory, or it needs a pair of GPUs, both
+    /// of them its own.
     pub fn runs_alone(&self, variant: &Variant) -> bool {
-        (self.is_exclusive() && !variant.shares) || variant.alone || variant.holds.is_some()
+        (self.is_exclusive() && !variant.shares)
+            || variant.alone
+            || variant.holds.is_some()
+            || self.needs_pair()
     }
 
     /// Whether `variant`, which [`runs_alone`](Self::runs_alone) only because
@@ -64,7 +75,8 @@ impl Scenario {
     /// of `memory` bytes: there is room for what it holds and
     /// [`NEIGHBOURS_ROOM`] more. One such trial at a time per GPU.
     pub fn holds_within(&self, variant: &Variant, memory: u64) -> bool {
-        let alone_anyway = (self.is_exclusive() && !variant.shares) || variant.alone;
+        let alone_anyway =
+            (self.is_exclusive() && !variant.shares) || variant.alone || self.needs_pair();
         !alone_anyway
             && variant
                 .holds
@@ -83,8 +95,11 @@ impl Scenario {
     /// are judged by its reports alone, so such a variant shares the GPU
     /// there, as a scenario that only reads free memory does; where it would
     /// fill the GPU, its form under the tool must not.
+    ///
+    /// A pair trial has its two GPUs to itself there too: what it provokes
+    /// spans both, and no neighbour should see it.
     pub fn runs_alone_under_sanitizer(&self, variant: &Variant) -> bool {
-        self.fills_gpu() && !variant.shares && !variant.small_when_reduced
+        (self.fills_gpu() && !variant.shares && !variant.small_when_reduced) || self.needs_pair()
     }
 
     /// The claims judged from the outcome of `variant`.
@@ -120,7 +135,15 @@ impl Requirement {
         Requirement::ExclusiveGpu,
         Requirement::FillsGpu,
     ];
+    /// Two GPUs of one host, both the trial's own: a failure that needs a
+    /// second device (a pointer of one used on the other, a rank per GPU).
+    pub const GPU_PAIR: &'static [Requirement] = &[Requirement::Gpu, Requirement::GpuPair];
 }
+
+/// How many GPUs a trial of a scenario that needs a pair gets: both
+/// visible to its child, in the order the run lists them, the first as its
+/// device 0.
+pub const PAIR: usize = 2;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Requirement {
@@ -133,6 +156,13 @@ pub enum Requirement {
     /// measure free memory; under the sanitizer, where only the tools'
     /// findings count, they share the GPU.)
     FillsGpu,
+    /// Two GPUs of one host ([`PAIR`]), both visible to the trial's child
+    /// (its own `CUDA_VISIBLE_DEVICES` names the two), and nothing else on
+    /// either while it runs: its failure needs a second device, and what it
+    /// provokes (a fault on one, a rank that hangs on the other, a context
+    /// on the wrong one) must be its own to read. Where a run sees fewer
+    /// GPUs, its trials are skipped with the reason, never passed.
+    GpuPair,
 }
 
 /// A sentence from a seed article that says what CUDA does.
@@ -223,10 +253,23 @@ pub enum Source {
     Seed(&'static str),
     /// A passage of NVIDIA's documentation.
     Nvidia(&'static Passage),
+    /// A passage of PyTorch's documentation.
+    Pytorch(&'static Passage),
 }
 
-/// A passage of NVIDIA's documentation, copied word for word with its
-/// address, so that a claim quoted from it can be checked offline.
+impl Source {
+    /// The documentation's passage the sentence is quoted from; `None` for
+    /// a seed article.
+    pub fn passage(&self) -> Option<&'static Passage> {
+        match *self {
+            Source::Seed(_) => None,
+            Source::Nvidia(p) | Source::Pytorch(p) => Some(p),
+        }
+    }
+}
+
+/// A passage of NVIDIA's or PyTorch's documentation, copied word for word
+/// with its address, so that a claim quoted from it can be checked offline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Passage {
     /// "CUDA C++ Programming Guide".
@@ -846,6 +889,24 @@ mod tests {
             vec![variant("leak").holds_memory(1)],
         );
         assert!(!s.holds_within(&s.variants[0], u64::MAX));
+    }
+
+    #[test]
+    fn a_pair_trial_has_its_gpus_to_itself_wherever_it_runs() {
+        let s = scenario(
+            Requirement::GPU_PAIR,
+            vec![
+                variant("broken"),
+                variant("fixed").shares_gpu().holds_memory(1),
+            ],
+        );
+        assert!(s.needs_pair());
+        for v in &s.variants {
+            assert!(s.runs_alone(v), "{}", v.name);
+            assert!(s.runs_alone_under_sanitizer(v), "{}", v.name);
+            assert!(!s.holds_within(v, u64::MAX), "{}", v.name);
+        }
+        assert!(!scenario(Requirement::GPU_ALONE, vec![]).needs_pair());
     }
 
     #[test]

@@ -15,6 +15,10 @@ pub struct Bench {
     /// What the baseline run was: "one trial at a time" or "one GPU".
     #[serde(default)]
     pub baseline: String,
+    /// The trials the baseline could not run (a pair trial on its one GPU):
+    /// its wall time is without them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub baseline_left_out: Vec<TrialId>,
     #[serde(alias = "serial_wall_seconds")]
     pub baseline_wall_seconds: f64,
     pub wall_seconds: f64,
@@ -42,6 +46,9 @@ pub struct BenchTrial {
     /// much of the GPU's memory).
     #[serde(default)]
     pub holds: bool,
+    /// It held two GPUs, both its own (a pair trial).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pair: bool,
     #[serde(alias = "serial_seconds")]
     pub baseline_seconds: Option<f64>,
     pub seconds: Option<f64>,

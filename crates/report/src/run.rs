@@ -146,6 +146,10 @@ pub struct ResultEntry {
     /// The GPU (NVML's index) it ran on, where the run pinned its trials.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu: Option<u32>,
+    /// The second GPU of a trial that needs a pair: its child saw both,
+    /// `gpu` as its device 0 and this one as its device 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pair_gpu: Option<u32>,
     /// Where run-all's schedule ran it: beside others, beside light trials
     /// only, or alone (the critical path is read from it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -365,6 +369,7 @@ mod tests {
             snapshot: SnapshotStatus::Matched,
             seconds,
             gpu: None,
+            pair_gpu: None,
             place: None,
             outcome: Outcome::empty(),
             from: None,

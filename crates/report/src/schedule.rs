@@ -15,6 +15,19 @@ pub enum Place {
     Holds,
     /// With the GPU to itself.
     Alone,
+    /// With two GPUs to itself, both visible to its child: a trial that
+    /// needs a pair (`Requirement::GpuPair`).
+    Pair,
+}
+
+impl Place {
+    /// How many GPUs a trial so placed holds while it runs.
+    pub fn gpus(self) -> usize {
+        match self {
+            Place::Pair => 2,
+            Place::Shared | Place::Holds | Place::Alone => 1,
+        }
+    }
 }
 
 /// A schedule against its floor, from a run's own trial times: the trials
@@ -25,7 +38,8 @@ pub enum Place {
 /// trials at the same times finishes sooner.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CriticalPath {
-    /// The trials that ran alone, one after another.
+    /// The trials that ran alone, one after another, in GPU-seconds: a
+    /// trial that held a pair of GPUs counts once for each.
     pub exclusive_seconds: f64,
     /// The longest trial that shared a GPU (beside others or beside light
     /// trials only).
@@ -53,7 +67,7 @@ impl CriticalPath {
         for (place, seconds) in trials {
             longest = longest.max(seconds);
             match place {
-                Place::Alone => exclusive += seconds,
+                Place::Alone | Place::Pair => exclusive += seconds * place.gpus() as f64,
                 Place::Holds => {
                     holds += seconds;
                     longest_shared = f64::max(longest_shared, seconds);
@@ -137,5 +151,14 @@ mod tests {
         // Over two GPUs, but never under the longest trial.
         let two = [(Place::Alone, 10.0), (Place::Shared, 30.0)];
         assert_eq!(CriticalPath::of(two, 2, 30.0).seconds, 30.0);
+        // A trial that holds both GPUs holds each for its whole time.
+        let pair = [
+            (Place::Pair, 20.0),
+            (Place::Alone, 10.0),
+            (Place::Shared, 10.0),
+        ];
+        let path = CriticalPath::of(pair, 2, 40.0);
+        assert_eq!(path.exclusive_seconds, 50.0);
+        assert_eq!(path.seconds, 30.0);
     }
 }

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use casebook_model::{Event, Outcome, Termination};
 
-use crate::protocol::{EVENTS_ENV, RUN_ENV, TARGET_ENV, UNKNOWN_PARENT_EXIT};
+use crate::protocol::{EVENTS_ENV, MULTICAST_OFF, RUN_ENV, TARGET_ENV, UNKNOWN_PARENT_EXIT};
 use crate::reaper;
 
 /// Set when the run is interrupted: every child still running is killed
@@ -85,6 +85,9 @@ pub fn run(cmd: &ChildCommand) -> std::io::Result<ChildRun> {
         .env(EVENTS_ENV, events.path())
         .env(RUN_ENV, harness.to_string())
         .envs(cmd.env.iter().map(|(k, v)| (k, v)))
+        // Last, so that neither the command nor the caller's environment
+        // turns NVLink multicast back on.
+        .envs(MULTICAST_OFF)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -255,4 +258,26 @@ pub fn external_program(program: &str) -> PathBuf {
     dirs.map(|dir| dir.join(program))
         .find(|path| path.is_file())
         .unwrap_or_else(|| Path::new(program).to_path_buf())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every child sees NVLink multicast off, even one whose command asks
+    /// for it on: a trial cannot turn it back on for what it starts.
+    #[test]
+    fn every_child_runs_with_nvlink_multicast_off() {
+        let names: Vec<String> = MULTICAST_OFF.iter().map(|(k, _)| format!("${k}")).collect();
+        let cmd = ChildCommand {
+            program: "/bin/sh".into(),
+            args: vec!["-c".into(), format!("echo {}", names.join(" "))],
+            target: "multicast".into(),
+            timeout: Duration::from_secs(10),
+            env: vec![("NCCL_NVLS_ENABLE".into(), "1".into())],
+        };
+        let run = run(&cmd).expect("sh starts");
+        let want: Vec<&str> = MULTICAST_OFF.iter().map(|(_, v)| *v).collect();
+        assert_eq!(run.output_tail.trim(), want.join(" "));
+    }
 }

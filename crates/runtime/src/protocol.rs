@@ -14,6 +14,17 @@ pub const EVENTS_ENV: &str = "CASEBOOK_EVENTS";
 /// The target that reports the GPU and driver instead of running a variant.
 pub const PROBE: &str = "probe";
 
+/// NVLink multicast (NVLS) off in NCCL, PyTorch and NVSHMEM, in every child
+/// and so in everything a child starts: a program that uses it can put the
+/// GPUs of a shared host out of service for a day or more. The runner sets
+/// these after a command's own environment, so no trial turns it back on;
+/// nothing in the casebook calls `cuMulticastCreate` either.
+pub const MULTICAST_OFF: [(&str, &str); 3] = [
+    ("NCCL_NVLS_ENABLE", "0"),
+    ("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1"),
+    ("NVSHMEM_DISABLE_NVLS", "1"),
+];
+
 /// Exit code of a child whose variant panicked.
 pub const PANIC_EXIT: i32 = 101;
 /// Exit code of a child asked for something it does not know.

@@ -17,7 +17,7 @@ use casebook_runtime::isolation;
 
 use crate::commands::{self, prepare};
 use crate::reporter::table;
-use crate::runner::placement;
+use crate::runner::{Trial, dispatch, placement};
 use crate::workspace;
 use casebook_report::Place;
 
@@ -49,10 +49,22 @@ pub fn run(catalog: &[Scenario], options: &Options) -> ExitCode {
     } else {
         ("one trial at a time".to_owned(), &gpus[..], 1)
     };
-    eprintln!("bench 1/2: {baseline_name}");
+    // A pair trial cannot run on the baseline's one GPU: the baseline leaves
+    // it out, and says so.
+    let (baseline_trials, left_out): (Vec<Trial>, Vec<Trial>) = trials
+        .iter()
+        .partition(|t| dispatch::skip_reason(t, baseline_gpus.len()).is_none());
+    if left_out.is_empty() {
+        eprintln!("bench 1/2: {baseline_name}");
+    } else {
+        eprintln!(
+            "bench 1/2: {baseline_name}, without the {} pair trial(s), which need two GPUs",
+            left_out.len()
+        );
+    }
     let (serial, errors) = commands::execute(
         &root,
-        trials,
+        &baseline_trials,
         prepared.environment.clone(),
         baseline_gpus,
         baseline_jobs,
@@ -74,8 +86,9 @@ pub fn run(catalog: &[Scenario], options: &Options) -> ExitCode {
             let name = t.name();
             let place = t.place(memory);
             BenchTrial {
-                exclusive: place == Place::Alone,
+                exclusive: matches!(place, Place::Alone | Place::Pair),
                 holds: place == Place::Holds,
+                pair: place == Place::Pair,
                 baseline_seconds: seconds(&serial, &name),
                 seconds: seconds(&report, &name),
                 trial: name,
@@ -85,6 +98,7 @@ pub fn run(catalog: &[Scenario], options: &Options) -> ExitCode {
     let path = CriticalPath::of(
         rows.iter().filter_map(|r| {
             let place = match (r.exclusive, r.holds) {
+                _ if r.pair => Place::Pair,
                 (true, _) => Place::Alone,
                 (false, true) => Place::Holds,
                 (false, false) => Place::Shared,
@@ -98,6 +112,7 @@ pub fn run(catalog: &[Scenario], options: &Options) -> ExitCode {
         jobs,
         gpus: gpus.clone(),
         baseline: baseline_name,
+        baseline_left_out: left_out.iter().map(|t| t.name()).collect(),
         baseline_wall_seconds: serial.wall_seconds,
         wall_seconds: report.wall_seconds,
         critical_path_seconds: path.seconds,

@@ -31,6 +31,7 @@ pub fn run(catalog: &[Scenario], filters: &[String]) -> ExitCode {
             scenario.runs_alone(variant),
             scenario.runs_alone_under_sanitizer(variant),
         ) {
+            _ if scenario.needs_pair() => "alone on two GPUs (a pair)".to_owned(),
             _ if scenario.holds_within(variant, u64::MAX) => format!(
                 "beside light ones on {}+ GiB, else alone",
                 (variant.holds.unwrap_or(0) + NEIGHBOURS_ROOM).div_ceil(1 << 30)

@@ -33,7 +33,9 @@ use crate::runner::{self, Trial, placement};
 /// the environment.
 pub struct Prepared<'a> {
     pub trials: Vec<Trial<'a>>,
-    /// Selected trials that cannot run here, with the reason.
+    /// Selected trials that cannot run here (a pair trial where fewer than
+    /// two GPUs can be pinned, a PyTorch one without torch), with the
+    /// reason.
     pub skipped: Vec<Skipped>,
     pub environment: Environment,
     /// The GPUs to spread the trials over (none: unpinned, as inherited).
@@ -54,10 +56,6 @@ pub fn prepare<'a>(
         eprintln!("error: no trial matches {filters:?} (see `casebook list`)");
         return Err(Exit::NoMatch.into());
     }
-    let (trials, skipped) = runner::split_skipped(trials);
-    for s in &skipped {
-        eprintln!("skipped: {}: {}", s.trial, s.reason);
-    }
     let environment = match environment::detect() {
         Ok(env) => env,
         Err(unusable) => {
@@ -70,6 +68,12 @@ pub fn prepare<'a>(
         }
     };
     let gpus = visible_gpus();
+    // What this machine cannot run is known once its GPUs are: a pair
+    // trial needs two that the run can pin.
+    let (trials, skipped) = runner::split_skipped(trials, gpus.len());
+    for s in &skipped {
+        eprintln!("skipped: {}: {}", s.trial, s.reason);
+    }
     let lock = lock::acquire(what, &gpus).map_err(|e| {
         let paths: Vec<String> = lock::paths(&gpus)
             .iter()
@@ -133,8 +137,8 @@ pub fn execute(
             .iter()
             .map(|t| Skipped {
                 trial: t.name(),
-                reason: "needs a whole GPU, and trials of an ended run hold memory on it: stop \
-                         them (see the orphans) and run again"
+                reason: "needs a whole GPU (a pair trial, two), and trials of an ended run hold \
+                         memory on it: stop them (see the orphans) and run again"
                     .to_owned(),
             })
             .collect();

@@ -78,7 +78,12 @@ pub fn run(catalog: &[Scenario], options: &Options) -> ExitCode {
         if alone(w) {
             Job {
                 trial,
-                place: Place::Alone,
+                // A pair trial has its two GPUs to itself under the tool too.
+                place: if w.trial.scenario.needs_pair() {
+                    Place::Pair
+                } else {
+                    Place::Alone
+                },
                 expected: None,
             }
         } else {
@@ -120,9 +125,9 @@ pub fn run(catalog: &[Scenario], options: &Options) -> ExitCode {
             &jobs,
             per_gpu,
             &placement,
-            |i, gpu| {
+            |i, gpus| {
                 let w = work[which[i]];
-                sanitizer::run_cell(&program, w.trial, w.tool, gpu)
+                sanitizer::run_cell(&program, w.trial, w.tool, gpus)
             },
             |i, cell, _| on_done(which[i], cell),
         );

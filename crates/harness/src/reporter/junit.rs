@@ -70,6 +70,7 @@ mod tests {
             snapshot: SnapshotStatus::Matched,
             seconds: 0.5,
             gpu: None,
+            pair_gpu: None,
             place: None,
             outcome: Outcome::empty(),
             from: None,

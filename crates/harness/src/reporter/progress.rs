@@ -61,9 +61,14 @@ pub fn trial(
         SnapshotStatus::New => "  [new snapshot]",
         SnapshotStatus::Changed => "  [snapshot changed]",
     };
-    let on = match record.gpu.filter(|_| several_gpus) {
-        Some(g) => format!("  [GPU {g}]"),
-        None => String::new(),
+    let on = match record.gpus.as_slice() {
+        _ if !several_gpus => String::new(),
+        [] => String::new(),
+        [one] => format!("  [GPU {one}]"),
+        pair => {
+            let pair: Vec<String> = pair.iter().map(u32::to_string).collect();
+            format!("  [GPUs {}]", pair.join("+"))
+        }
     };
     let mut line = format!(
         "{at} {:<44} {} {:>6.2} s  {}{snap}{on}",

@@ -31,7 +31,12 @@ pub fn run(report: &Report, preset: &str) -> String {
             format!("{:.2} s", r.seconds),
         ];
         if several {
-            row.push(r.gpu.map(|g| g.to_string()).unwrap_or_default());
+            let gpus = match (r.gpu, r.pair_gpu) {
+                (Some(g), Some(h)) => format!("{g}+{h}"),
+                (Some(g), None) => g.to_string(),
+                (None, _) => String::new(),
+            };
+            row.push(gpus);
         }
         table.add_row(row);
     }
@@ -83,8 +88,17 @@ pub fn bench(b: &Bench) -> String {
     t.load_preset(presets::UTF8_FULL_CONDENSED);
     t.set_header(["", "seconds", "goal"]);
     let several = b.gpus.len() > 1;
+    let baseline = if b.baseline_left_out.is_empty() {
+        b.baseline.clone()
+    } else {
+        format!(
+            "{}, without the {} pair trial(s), which need two GPUs",
+            b.baseline,
+            b.baseline_left_out.len()
+        )
+    };
     t.add_row([
-        b.baseline.clone(),
+        baseline,
         format!("{:.1}", b.baseline_wall_seconds),
         String::new(),
     ]);

@@ -17,8 +17,9 @@ pub struct TrialRecord {
     pub outcome: Outcome,
     pub judgement: Judgement,
     pub claims: Vec<ClaimResult>,
-    /// The GPU (NVML's index) the child was pinned to, if it was.
-    pub gpu: Option<u32>,
+    /// The GPUs (NVML's indices) the child was pinned to, its device 0
+    /// first: one, a pair trial's two, or none where it was not pinned.
+    pub gpus: Vec<u32>,
 }
 
 /// The command that runs `variant` in its own process: this binary
@@ -57,33 +58,33 @@ pub struct Execution {
     pub outcome: Outcome,
 }
 
-/// Runs `trial` in its own process, pinned to `gpu` (it sees that GPU
-/// alone), under `wrapper` if one is given. Only a process that cannot be
-/// started at all is an error.
+/// Runs `trial` in its own process, pinned to `gpus` (it sees those GPUs
+/// alone, the first as its device 0; none: unpinned), under `wrapper` if
+/// one is given. Only a process that cannot be started at all is an error.
 pub fn execute(
     trial: Trial,
-    gpu: Option<&Gpu>,
+    gpus: &[&Gpu],
     wrapper: Option<&dyn Wrapper>,
 ) -> std::io::Result<Execution> {
     let mut command = command(trial.scenario, trial.variant)?;
     if let Some(wrapper) = wrapper {
         command = wrapper.wrap(trial, command);
     }
-    command.env.extend(gpu.map(gpus::pin));
+    command.env.extend(gpus::pin(gpus));
     let run = isolation::run(&command)?;
     let outcome = isolation::outcome(&run);
     Ok(Execution { run, outcome })
 }
 
-/// Runs `trial` on `gpu` and judges what it did.
-pub fn run(trial: Trial, gpu: Option<&Gpu>) -> std::io::Result<TrialRecord> {
-    let Execution { outcome, .. } = execute(trial, gpu, None)?;
+/// Runs `trial` on `gpus` and judges what it did.
+pub fn run(trial: Trial, gpus: &[&Gpu]) -> std::io::Result<TrialRecord> {
+    let Execution { outcome, .. } = execute(trial, gpus, None)?;
     let judgement = judge::judge(trial.variant, &outcome);
     let claims = judge::claims(trial.scenario, trial.variant, &outcome);
     Ok(TrialRecord {
         outcome,
         judgement,
         claims,
-        gpu: gpu.map(|g| g.index),
+        gpus: gpus.iter().map(|g| g.index).collect(),
     })
 }

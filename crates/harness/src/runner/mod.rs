@@ -89,7 +89,7 @@ pub fn run(
         &scheduled,
         jobs,
         placement,
-        |i, gpu| executor::run(trials[i], gpu),
+        |i, gpus| executor::run(trials[i], gpus),
         |i, result, progress| match result {
             Ok(record) if record.outcome.termination == Termination::Interrupted => {}
             Ok(record) => {
@@ -102,6 +102,14 @@ pub fn run(
             )),
         },
     );
+    start_errors.extend(dispatched.unplaced.iter().map(|&i| {
+        format!(
+            "{}: not started: it needs {} GPUs and the run has {}",
+            trials[i].name(),
+            scheduled[i].place.gpus(),
+            placement.gpus.len()
+        )
+    }));
     Executed {
         records,
         leftovers: dispatched.leftovers,

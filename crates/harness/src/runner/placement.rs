@@ -17,7 +17,9 @@ impl Trial<'_> {
     /// Where it runs on GPUs of `memory` bytes (the smallest of the run's;
     /// `None`: unknown).
     pub fn place(&self, memory: Option<u64>) -> Place {
-        if !self.is_exclusive() {
+        if self.scenario.needs_pair() {
+            Place::Pair
+        } else if !self.is_exclusive() {
             if self.variant.creates_contexts {
                 Place::Holds
             } else {

@@ -84,9 +84,10 @@ impl Wrapper for Sanitizer<'_> {
     }
 }
 
-/// Runs `trial` under tool number `tool` of [`TOOLS`] on `gpu`, and makes
-/// its cell, judged. A cell whose process could not start says so.
-pub fn run_cell(program: &Path, trial: Trial, tool: usize, gpu: Option<&Gpu>) -> Cell {
+/// Runs `trial` under tool number `tool` of [`TOOLS`] on `gpus` (a pair
+/// trial's two, else one or none), and makes its cell, judged. A cell whose
+/// process could not start says so.
+pub fn run_cell(program: &Path, trial: Trial, tool: usize, gpus: &[&Gpu]) -> Cell {
     let v = trial.variant;
     let log = tempfile::Builder::new()
         .prefix("casebook-sanitizer-")
@@ -102,7 +103,7 @@ pub fn run_cell(program: &Path, trial: Trial, tool: usize, gpu: Option<&Gpu>) ->
         log: &log_path,
     };
     let started = Instant::now();
-    let run = executor::execute(trial, gpu, Some(&sanitizer));
+    let run = executor::execute(trial, gpus, Some(&sanitizer));
     let seconds = started.elapsed().as_secs_f64();
     let text = std::fs::read_to_string(&log_path).unwrap_or_default();
     let (exit_code, outcome, timed_out) = match &run {

@@ -9,35 +9,97 @@ use std::sync::Arc;
 use casebook_model::{Outcome, Scenario, TrialId};
 use casebook_report::run::EVIDENCE_JSON;
 use casebook_report::{Report, Verdict};
-use libtest_mimic::{Failed, Trial};
+use libtest_mimic::{Completion, Failed, Trial};
 
 use crate::reporter::snapshot;
 use crate::workspace;
 
 /// Checks of the catalogue itself, which need no GPU.
+///
+/// The two that need every variant's snapshot and committed evidence hold
+/// every variant to them but a pair trial that has neither yet: that one
+/// awaits its two-GPU run ([`awaiting_pair_run`]), and the check says so by
+/// name and count, as an ignored trial with the reason (the rest checked),
+/// rather than failing or passing in silence.
 pub fn catalog_checks(catalog: &Arc<Vec<Scenario>>, root: &Path) -> Vec<Trial> {
-    /// A check of the catalogue, given the repository's root.
-    type Check = fn(&[Scenario], &Path) -> Result<(), String>;
+    /// A check of the catalogue, given the repository's root: the trials it
+    /// could not hold to it because they await their two-GPU run.
+    type Check = fn(&[Scenario], &Path) -> Result<Vec<TrialId>, String>;
     let checks: [(&str, Check); 7] = [
-        ("declarations-are-consistent", |c, _| check_declarations(c)),
+        ("declarations-are-consistent", |c, _| {
+            check_declarations(c).map(|()| Vec::new())
+        }),
         ("every-variant-has-a-passing-snapshot", check_snapshots),
         ("evidence-covers-every-variant", check_evidence),
-        ("every-judge-can-go-either-way", check_fairness),
-        (
-            "python-variants-use-declared-names",
-            crate::pytorch::check_python_variants,
-        ),
-        ("every-verdict-has-a-control", check_controls),
-        ("one-verdict-per-sentence", check_one_verdict_per_sentence),
+        ("every-judge-can-go-either-way", |c, r| {
+            check_fairness(c, r).map(|()| Vec::new())
+        }),
+        ("python-variants-use-declared-names", |c, r| {
+            crate::pytorch::check_python_variants(c, r).map(|()| Vec::new())
+        }),
+        ("every-verdict-has-a-control", |c, r| {
+            check_controls(c, r).map(|()| Vec::new())
+        }),
+        ("one-verdict-per-sentence", |c, r| {
+            check_one_verdict_per_sentence(c, r).map(|()| Vec::new())
+        }),
     ];
     checks
         .into_iter()
         .map(|(name, check)| {
             let (c, r) = (Arc::clone(catalog), root.to_path_buf());
-            Trial::test(format!("catalog::{name}"), move || {
-                check(&c, &r).map_err(Failed::from)
+            Trial::ignorable_test(format!("catalog::{name}"), move || {
+                let awaiting = check(&c, &r).map_err(Failed::from)?;
+                Ok(if awaiting.is_empty() {
+                    Completion::Completed
+                } else {
+                    Completion::ignored_with(awaiting_words(&awaiting))
+                })
             })
         })
+        .collect()
+}
+
+/// What a check says of the pair trials that await their two-GPU run: how
+/// many, and which. `cargo xtask test` reads the count back from the words
+/// before the colon.
+pub fn awaiting_words(awaiting: &[TrialId]) -> String {
+    let names: Vec<String> = awaiting.iter().map(|t| t.to_string()).collect();
+    format!(
+        "{} {AWAITING}, every other variant checked: {}",
+        names.len(),
+        names.join(", ")
+    )
+}
+
+/// The words that name the state of a pair trial with no snapshot and no
+/// committed evidence yet.
+pub const AWAITING: &str = "pair trial(s) await their two-GPU run (no snapshot, no evidence yet)";
+
+/// The trials of scenarios that need a pair of GPUs that have neither a
+/// committed snapshot nor a result in the committed evidence (`report`):
+/// no machine with two GPUs has run them yet. Such a trial is a listed,
+/// counted state of the catalogue, not a pass; one that has either but not
+/// both is an error of the checks that read them.
+pub fn awaiting_pair_run(
+    catalog: &[Scenario],
+    root: &Path,
+    report: Option<&Report>,
+) -> Vec<TrialId> {
+    catalog
+        .iter()
+        .filter(|s| s.needs_pair())
+        .flat_map(|s| s.variants.iter().map(move |v| (s, v)))
+        .filter(|(s, v)| {
+            let snapshot = snapshot::path(root, s.slug, v.name).is_file();
+            let evidence = report.is_some_and(|r| {
+                r.results
+                    .iter()
+                    .any(|e| e.scenario == s.slug && e.variant == v.name)
+            });
+            !snapshot && !evidence
+        })
+        .map(|(s, v)| s.trial_id(v))
         .collect()
 }
 
@@ -268,11 +330,17 @@ pub fn check_declarations(catalog: &[Scenario]) -> Result<(), String> {
 }
 
 /// Every variant has a committed snapshot, and it records a pass: no
-/// variant lands without evidence from a GPU run.
-pub fn check_snapshots(catalog: &[Scenario], root: &Path) -> Result<(), String> {
+/// variant lands without evidence from a GPU run, but a pair trial that
+/// awaits its two-GPU run, which is returned by name.
+pub fn check_snapshots(catalog: &[Scenario], root: &Path) -> Result<Vec<TrialId>, String> {
+    let report = casebook_report::run::evidence(root)?;
+    let awaiting = awaiting_pair_run(catalog, root, report.as_ref());
     let mut problems = Vec::new();
     for s in catalog {
         for v in &s.variants {
+            if awaiting.contains(&s.trial_id(v)) {
+                continue;
+            }
             let path = snapshot::path(root, s.slug, v.name);
             match std::fs::read_to_string(&path) {
                 Err(_) => problems.push(format!("{} is missing", path.display())),
@@ -301,7 +369,7 @@ pub fn check_snapshots(catalog: &[Scenario], root: &Path) -> Result<(), String> 
         }
     }
     if problems.is_empty() {
-        Ok(())
+        Ok(awaiting)
     } else {
         Err(problems.join("\n"))
     }
@@ -342,16 +410,21 @@ fn read_evidence(root: &Path) -> Result<Report, String> {
 /// since) names every variant, every one of them passed, judging its
 /// recorded outcomes again with the code as it is now gives the same
 /// verdicts and claim verdicts, and the snapshot rebuilt from each recorded
-/// outcome is the committed `.snap`, to the byte.
-pub fn check_evidence(catalog: &[Scenario], root: &Path) -> Result<(), String> {
+/// outcome is the committed `.snap`, to the byte. A pair trial that awaits
+/// its two-GPU run is returned by name instead.
+pub fn check_evidence(catalog: &[Scenario], root: &Path) -> Result<Vec<TrialId>, String> {
     if catalog.iter().all(|s| s.variants.is_empty()) {
-        return Ok(());
+        return Ok(Vec::new());
     }
     let report = read_evidence(root)?;
+    let awaiting = awaiting_pair_run(catalog, root, Some(&report));
     let path = Path::new(EVIDENCE_JSON);
     let mut problems = Vec::new();
     for s in catalog {
         for v in &s.variants {
+            if awaiting.contains(&s.trial_id(v)) {
+                continue;
+            }
             match report
                 .results
                 .iter()
@@ -398,7 +471,7 @@ pub fn check_evidence(catalog: &[Scenario], root: &Path) -> Result<(), String> {
         }
     }
     if problems.is_empty() {
-        Ok(())
+        Ok(awaiting)
     } else {
         Err(problems.join("\n"))
     }
@@ -505,6 +578,7 @@ mod tests {
                 snapshot: casebook_report::SnapshotStatus::Matched,
                 seconds: 0.0,
                 gpu: None,
+                pair_gpu: None,
                 place: None,
                 outcome,
                 from: None,
@@ -672,6 +746,73 @@ mod tests {
         assert_eq!(
             super::control_problems(&[s], &report_of(true, false), 0).len(),
             1
+        );
+    }
+
+    /// A pair trial with neither a snapshot nor committed evidence awaits
+    /// its two-GPU run: both checks name it, and hold every other variant
+    /// as before; a trial of one GPU that lacks them fails, and a pair
+    /// trial with one of them but not the other is held to both.
+    #[test]
+    fn a_pair_trial_without_a_run_is_named_as_awaiting_it_and_nothing_else_is_excused() {
+        let root = tempfile::tempdir().unwrap();
+        let r = root.path();
+        let pair = Scenario {
+            slug: "pair",
+            ..crate::judge::cell::tests::scenario(
+                Requirement::GPU_PAIR,
+                vec![
+                    Variant::fixed("fixed", Program::host(noop)),
+                    Variant::fixed("other", Program::host(noop)),
+                ],
+            )
+        };
+        let single = scenario(&[]);
+        let names = |v: &[casebook_model::TrialId]| -> Vec<String> {
+            v.iter().map(|t| t.to_string()).collect()
+        };
+        // No evidence file, no snapshots: the pair trials await, the other fails.
+        assert_eq!(
+            names(&super::check_snapshots(std::slice::from_ref(&pair), r).unwrap()),
+            ["pair::fixed", "pair::other"]
+        );
+        let err = super::check_snapshots(&[pair.clone(), single.clone()], r).unwrap_err();
+        assert!(err.contains("s@fixed.snap is missing"), "{err}");
+        assert!(!err.contains("pair@"), "{err}");
+        // Committed evidence without the pair trials: the same for the evidence.
+        let evidence = r.join(super::EVIDENCE_JSON);
+        std::fs::create_dir_all(evidence.parent().unwrap()).unwrap();
+        let report = casebook_report::Report::new(
+            casebook_report::Source::default(),
+            casebook_report::run::fixture::environment("GPU"),
+            Vec::new(),
+            1.0,
+        );
+        std::fs::write(&evidence, serde_json::to_string(&report).unwrap()).unwrap();
+        assert_eq!(
+            names(&super::check_evidence(std::slice::from_ref(&pair), r).unwrap()),
+            ["pair::fixed", "pair::other"]
+        );
+        let err = super::check_evidence(&[pair.clone(), single], r).unwrap_err();
+        assert!(err.contains("s::fixed is not in"), "{err}");
+        assert!(!err.contains("pair::"), "{err}");
+        // A snapshot without its run: that trial is held to both again.
+        let snap = crate::reporter::snapshot::path(r, "pair", "fixed");
+        std::fs::create_dir_all(snap.parent().unwrap()).unwrap();
+        std::fs::write(&snap, "---\nsource: elsewhere\n---\nverdict: pass\n").unwrap();
+        assert_eq!(
+            names(&super::awaiting_pair_run(
+                std::slice::from_ref(&pair),
+                r,
+                Some(&report)
+            )),
+            ["pair::other"]
+        );
+        let err = super::check_evidence(std::slice::from_ref(&pair), r).unwrap_err();
+        assert!(err.contains("pair::fixed is not in"), "{err}");
+        assert!(
+            super::awaiting_words(&super::awaiting_pair_run(&[pair], r, Some(&report)))
+                .starts_with(&format!("1 {}", super::AWAITING))
         );
     }
 

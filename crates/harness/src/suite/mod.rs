@@ -45,6 +45,17 @@ fn gpu() -> &'static Result<Environment, Unusable> {
     GPU.get_or_init(environment::detect)
 }
 
+/// Why a trial of `scenario` cannot run in this process, for want of a
+/// second GPU: it needs a pair, and the probe, which inherits this
+/// process's `CUDA_VISIBLE_DEVICES` as the trial's child does, sees fewer.
+fn pair_missing(scenario: &Scenario) -> Option<String> {
+    if !scenario.needs_pair() {
+        return None;
+    }
+    let seen = gpu().as_ref().map_or(0, |env| env.device_count as usize);
+    runner::dispatch::pair_skip_reason(seen)
+}
+
 /// Where each GPU trial writes its result (`<slug>@<variant>.json`, the
 /// entry a run-all report holds) when set: under nextest, where every trial
 /// is a process of its own, `casebook collect` makes the shard's report from
@@ -66,7 +77,9 @@ pub fn write_result(dir: &Path, entry: &ResultEntry) -> std::io::Result<()> {
 /// Without a GPU, a GPU trial decides at run time that it is ignored and
 /// says why; cargo test prints the reason. nextest, though, counts a
 /// run-time ignore as a pass, so under nextest such a trial is marked
-/// ignored when the trials are listed, and shows as skipped.
+/// ignored when the trials are listed, and shows as skipped. So is a pair
+/// trial where this process sees fewer than two GPUs, even where a GPU is
+/// required: a shard pinned to one GPU never passes it.
 pub fn variant_trials(catalog: &Arc<Vec<Scenario>>, root: &Path) -> Vec<Trial> {
     let under_nextest =
         std::env::var_os("NEXTEST_RUN_ID").is_some() || std::env::var_os("NEXTEST").is_some();
@@ -76,9 +89,10 @@ pub fn variant_trials(catalog: &Arc<Vec<Scenario>>, root: &Path) -> Vec<Trial> {
         for (vi, variant) in scenario.variants.iter().enumerate() {
             let catalog = Arc::clone(catalog);
             let root = root.to_path_buf();
-            let ignored = skip_now
+            let ignored = (skip_now
                 && ((scenario.needs_gpu() && gpu().is_err())
-                    || crate::pytorch::skip_reason(variant).is_some());
+                    || crate::pytorch::skip_reason(variant).is_some()))
+                || (under_nextest && pair_missing(scenario).is_some());
             trials.push(
                 Trial::ignorable_test(scenario.trial_name(variant), move || {
                     run_variant(&catalog[si], vi, &root)
@@ -106,9 +120,10 @@ fn run_variant(scenario: &Scenario, vi: usize, root: &Path) -> Result<Completion
             "needs a GPU: {reason}{also}"
         )));
     }
-    // Without torch a PyTorch trial is skipped, even where a GPU is required:
-    // the rest of the run stands on its own.
-    if let Some(reason) = crate::pytorch::skip_reason(variant) {
+    // Without a second GPU a pair trial is skipped, and without torch a
+    // PyTorch trial, even where a GPU is required: the rest of the run
+    // stands on its own.
+    if let Some(reason) = pair_missing(scenario).or_else(|| crate::pytorch::skip_reason(variant)) {
         return Ok(Completion::ignored_with(reason));
     }
     let record = {
@@ -118,7 +133,7 @@ fn run_variant(scenario: &Scenario, vi: usize, root: &Path) -> Result<Completion
                 share_lock_path().display()
             )
         })?;
-        executor::run(trial, None).map_err(|e| format!("cannot start the child: {e}"))?
+        executor::run(trial, &[]).map_err(|e| format!("cannot start the child: {e}"))?
     };
     let existed = snapshot::path(root, scenario.slug, variant.name).is_file();
     let snapshot = catch_unwind(AssertUnwindSafe(|| {

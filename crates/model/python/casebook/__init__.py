@@ -150,6 +150,44 @@ def without_figures(text: str) -> str:
     return re.sub(r"\d+(\.\d+)?", "…", text)
 
 
+def visible_gpu_handles() -> list[Any]:
+    """NVML's handle of each GPU this process's CUDA sees, in CUDA's order
+    (`cuda:0` first): those `CUDA_VISIBLE_DEVICES` names (the harness pins a
+    trial by UUID), or every GPU where it is unset. NVML numbers GPUs its own
+    way, so a device index of this process is only found through this."""
+    import pynvml  # nvidia-ml-py: on the GPU machines, beside torch
+
+    pynvml.nvmlInit()
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is None:
+        return [pynvml.nvmlDeviceGetHandleByIndex(i) for i in range(pynvml.nvmlDeviceGetCount())]
+    handles = []
+    for entry in (e.strip() for e in visible.split(",")):
+        if entry.startswith("GPU-"):
+            handles.append(pynvml.nvmlDeviceGetHandleByUUID(entry.encode()))
+        elif entry.isdigit():
+            handles.append(pynvml.nvmlDeviceGetHandleByIndex(int(entry)))
+        else:
+            break  # as CUDA does: an entry it cannot read ends the list
+    return handles
+
+
+def contexts_by_device(pids: list[int]) -> dict[int, dict[int, int]]:
+    """Where each of `pids` holds a CUDA context, as NVML's per-GPU lists of
+    compute processes say: for each pid, the devices (this process's CUDA
+    numbering) that list it, with the device memory NVML counts for it there
+    (0 where NVML cannot say). Read from outside the processes, so it needs no
+    CUDA in the reader."""
+    import pynvml
+
+    held: dict[int, dict[int, int]] = {pid: {} for pid in pids}
+    for device, handle in enumerate(visible_gpu_handles()):
+        for process in pynvml.nvmlDeviceGetComputeRunningProcesses(handle):
+            if process.pid in held:
+                held[process.pid][device] = process.usedGpuMemory or 0
+    return held
+
+
 class Recorded(Exception):
     """Raised through a variant when a call it recorded failed: the variant
     ended on that call's error, as a Rust variant's `?` does."""

@@ -1,0 +1,150 @@
+//! `contexts-on-gpu-zero`: a data-parallel job starts one process per GPU
+//! and each rank selects its own (`torch.cuda.set_device(rank)`), yet every
+//! rank also holds a CUDA context on GPU 0, and GPU 0 runs out of memory
+//! before the others. Two ways in: a checkpoint rank 0 saved from `cuda:0`,
+//! loaded without `map_location`, goes back to `cuda:0` in every rank; and a
+//! CUDA call before `set_device` runs on the current device, still GPU 0.
+//! NVML's per-GPU list of compute processes, read while the ranks wait,
+//! says which GPU holds each rank's context. Needs two GPUs.
+
+use std::time::Duration;
+
+use casebook_model::{
+    Claim, ClaimVerdict, Control, Outcome, Passage, Program, Reach, Report, Requirement, Scenario,
+    Source, Symptom, Variant,
+};
+
+casebook_model::names_module!();
+
+const FILE: &str = "python/ranks.py";
+
+pub fn scenario() -> Scenario {
+    Scenario {
+        slug: "contexts-on-gpu-zero",
+        title: "Every rank holds memory on GPU 0, then out of memory on GPU 0 (torch.load without \
+                map_location, or a CUDA call before set_device)",
+        cause: "A CUDA call runs on the current device, GPU 0 until torch.cuda.set_device(rank) \
+                selects another, and torch.load puts each tensor back on the device it was saved \
+                from. A rank that calls CUDA before set_device, or loads a checkpoint that rank 0 \
+                saved from cuda:0 without map_location, creates a CUDA context (hundreds of MiB) \
+                on GPU 0 besides its own; with every rank doing so, GPU 0 fills first.",
+        fix: "Call torch.cuda.set_device(local_rank) before any CUDA call (or start each rank with \
+              CUDA_VISIBLE_DEVICES naming its GPU alone), and load checkpoints with \
+              torch.load(path, map_location=f\"cuda:{local_rank}\") or map_location=\"cpu\".",
+        symptoms: &["only with several GPUs", "out of memory"],
+        requires: Requirement::GPU_PAIR,
+        reports: REPORTS,
+        claims: CLAIMS,
+        variants: vec![
+            Variant::broken(
+                "broken-py",
+                Symptom::check_failed(EACH_RANK_ON_ITS_OWN_GPU),
+                Program::pytorch(FILE, "broken"),
+            )
+            .timeout(RANKS_TIMEOUT),
+            Variant::broken(
+                "early-call-py",
+                Symptom::check_failed(EACH_RANK_ON_ITS_OWN_GPU),
+                Program::pytorch(FILE, "early_call"),
+            )
+            .timeout(RANKS_TIMEOUT),
+            Variant::fixed("fixed-py", Program::pytorch(FILE, "fixed"))
+                .one_change(
+                    "broken-py",
+                    "torch.load's map_location",
+                    "state = torch.load(path)",
+                    "state = torch.load(path, map_location=f\"cuda:{rank}\")",
+                )
+                .timeout(RANKS_TIMEOUT),
+        ],
+    }
+}
+
+/// Two ranks start CUDA, save and load; the variant waits two minutes for
+/// them at most, and a minute more for them to end.
+const RANKS_TIMEOUT: Duration = Duration::from_secs(240);
+
+const REPORTS: &[Report] = &[
+    Report {
+        id: "NVIDIA/apex#222",
+        shows: "With four GPUs, the processes of GPUs 1, 2 and 3 each used almost a GB on GPU 0; \
+                the reporter had loaded parameters before setting the current device, and had to \
+                pass map_location to torch.load; a maintainer names both causes.",
+    },
+    Report {
+        id: "pytorch/examples#969",
+        shows: "DDP with two GPUs: process 2 allocates memory on GPU 0; a comment points to \
+                torch.load without map_location, which puts the checkpoint's tensors back on the \
+                device they were saved on.",
+    },
+    Report {
+        id: "pytorch/pytorch#3477",
+        shows: "`RuntimeError: cuda runtime error (2) : out of memory` when another process had \
+                filled GPU 0 and the model was on GPU 5: tensors moved with `.cuda()` (no index) \
+                went to the default device, GPU 0.",
+    },
+    Report {
+        id: "lucidrains/imagen-pytorch#132",
+        shows: "`torch.load(str(path))` put the state dict on cuda:0 in each process; the fix \
+                loads it to the CPU first.",
+    },
+];
+
+static LOAD_DOC: Passage = Passage {
+    document: "PyTorch documentation",
+    section: "torch.load",
+    url: "https://docs.pytorch.org/docs/stable/generated/torch.load.html",
+    text: "torch.load() uses Python's unpickling facilities but treats storages, which underlie \
+           tensors, specially. They are first deserialized on the CPU and are then moved to the \
+           device they were saved from. If this fails (e.g. because the run time system doesn't \
+           have certain devices), an exception is raised. However, storages can be dynamically \
+           remapped to an alternative set of devices using the map_location argument.",
+};
+
+const CLAIMS: &[Claim] = &[Claim {
+    id: "pytorch-load-moves-tensors-to-the-device-they-were-saved-from",
+    source: Source::Pytorch(&LOAD_DOC),
+    quote: "They are first deserialized on the CPU and are then moved to the device they were \
+            saved from.",
+    judged_by: "broken-py",
+    control: Control::Run("fixed-py"),
+    reach: Reach::AtBestPartly(
+        "the run sees where rank 1's loaded tensors end (the device rank 0 saved them from, or \
+         another); that they pass through the CPU on the way it does not see",
+    ),
+    // Rank 1 selected cuda:1 and loads a checkpoint saved from cuda:0: its
+    // tensors land on cuda:0 (confirmed, capped at partly) or elsewhere
+    // (refuted). fixed-py, the same load with map_location, is the control.
+    judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.flag(LOADED_WHERE_SAVED)),
+}];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn loaded(where_saved: Option<bool>) -> Outcome {
+        let mut o = Outcome::empty();
+        if let Some(w) = where_saved {
+            o.apply(casebook_model::Event::Fact {
+                key: LOADED_WHERE_SAVED.0.into(),
+                value: w.into(),
+            });
+        }
+        o
+    }
+
+    #[test]
+    fn the_claim_turns_on_where_rank_1_s_tensors_landed() {
+        let claim = &CLAIMS[0];
+        assert_eq!(claim.verdict(&loaded(Some(true))), ClaimVerdict::Partly);
+        assert_eq!(claim.verdict(&loaded(Some(false))), ClaimVerdict::Refuted);
+        assert_eq!(claim.verdict(&loaded(None)), ClaimVerdict::Undecided);
+    }
+
+    #[test]
+    fn every_variant_needs_the_pair() {
+        let s = scenario();
+        assert!(s.needs_pair());
+        assert!(s.variants.iter().all(|v| s.runs_alone(v)));
+    }
+}

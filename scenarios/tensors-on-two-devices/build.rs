@@ -1,0 +1,1 @@
+casebook_build::build_scenario!();

@@ -1,0 +1,156 @@
+//! `tensors-on-two-devices`: a job puts its model on a GPU other than the
+//! first (`cuda:1`), and its `forward` makes a tensor with `device="cuda"`:
+//! the current device, `cuda:0`, as nothing selected another. The first
+//! operation that mixes it with the activations on `cuda:1` raises
+//! "Expected all tensors to be on the same device", before any kernel runs;
+//! a tensor made with no device at all, on the CPU, is refused the same
+//! way. The fix makes the tensor on its input's device; selecting the job's GPU
+//! first (`torch.cuda.set_device`) makes a bare `"cuda"` mean that GPU.
+//! Needs two GPUs.
+
+use casebook_model::{
+    Claim, ClaimVerdict, Control, Outcome, Passage, Program, Reach, Report, Requirement, Scenario,
+    Source, Symptom, Variant,
+};
+
+casebook_model::names_module!();
+
+const FILE: &str = "python/mask.py";
+
+/// What the broken variant records: PyTorch's device check, by the start of
+/// its message (the rest, which names the two devices, has been worded in
+/// more than one way and goes whole to the report).
+const SAME_DEVICE: &str = "RuntimeError: Expected all tensors to be on the same device";
+
+pub fn scenario() -> Scenario {
+    Scenario {
+        slug: "tensors-on-two-devices",
+        title: "Expected all tensors to be on the same device, but found at least two devices, \
+                cuda:1 and cuda:0! (a tensor made with device=\"cuda\" lands on the default GPU)",
+        cause: "`device=\"cuda\"` (and `.cuda()`, `.to(\"cuda\")`) means the current device, GPU 0 \
+                until torch.cuda.set_device selects another. A model placed on cuda:1, or spread \
+                over GPUs, that makes a tensor that way gets one on cuda:0, and PyTorch refuses \
+                an operation whose operands are on two devices; a tensor made with no device at \
+                all is on the CPU, and the same check refuses it.",
+        fix: "Make new tensors on their inputs' device (`device=x.device`, `torch.ones_like`, \
+              `x.new_ones`), or select the job's GPU first (`torch.cuda.set_device`, or \
+              CUDA_VISIBLE_DEVICES naming it alone) so that \"cuda\" means it; with a model \
+              spread over GPUs, move inputs to the device of the layer that takes them.",
+        symptoms: &["only with several GPUs", "tensors on different devices"],
+        requires: Requirement::GPU_PAIR,
+        reports: REPORTS,
+        claims: CLAIMS,
+        variants: vec![
+            Variant::broken(
+                "broken-py",
+                Symptom::cuda_error(SAME_DEVICE),
+                Program::pytorch(FILE, "broken"),
+            )
+            .then_shows(Symptom::check_failed(FORWARD_RAN)),
+            Variant::broken(
+                "cpu-tensor-py",
+                Symptom::cuda_error(SAME_DEVICE),
+                Program::pytorch(FILE, "cpu_tensor"),
+            )
+            .then_shows(Symptom::check_failed(FORWARD_RAN)),
+            Variant::fixed("fixed-py", Program::pytorch(FILE, "fixed")).one_change(
+                "broken-py",
+                "the mask's device",
+                "return torch.ones(x.shape[-1], device=\"cuda\")",
+                "return torch.ones(x.shape[-1], device=x.device)",
+            ),
+            Variant::fixed(
+                "set-device-first-py",
+                Program::pytorch(FILE, "set_device_first"),
+            )
+            .also_differs(
+                "it runs broken-py's code, the mask made with device=\"cuda\", after \
+                     torch.cuda.set_device(\"cuda:1\"): the other fix, which makes \"cuda\" mean \
+                     the job's GPU",
+            ),
+        ],
+    }
+}
+
+const REPORTS: &[Report] = &[
+    Report {
+        id: "Lightning-AI/pytorch-lightning#3030",
+        shows: "`RuntimeError: Expected all tensors to be on the same device, but found at least \
+                two devices, cuda:1 and cuda:0!` with a single GPU other than cuda:0: the \
+                default device was not set to it, so tensors created with device='cuda' landed \
+                on cuda:0; the reporter proposes torch.cuda.set_device.",
+    },
+    Report {
+        id: "huggingface/transformers#34706",
+        shows: "`Expected all tensors to be on the same device, but found at least two devices, \
+                cuda:7 and cuda:0!` with a model spread over GPUs by device_map=\"auto\"; a \
+                comment's reproducer moves the inputs with `.to(\"cuda\")`, the default device.",
+    },
+];
+
+static CUDA_SEMANTICS: Passage = Passage {
+    document: "PyTorch documentation",
+    section: "CUDA semantics",
+    url: "https://docs.pytorch.org/docs/stable/notes/cuda.html",
+    text: "Cross-GPU operations are not allowed by default, with the exception of copy_() and \
+           other methods with copy-like functionality such as to() and cuda(). Unless you enable \
+           peer-to-peer memory access, any attempts to launch ops on tensors spread across \
+           different devices will raise an error.",
+};
+
+const CLAIMS: &[Claim] = &[Claim {
+    id: "pytorch-ops-across-gpus-raise",
+    source: Source::Pytorch(&CUDA_SEMANTICS),
+    quote: "Unless you enable peer-to-peer memory access, any attempts to launch ops on tensors \
+            spread across different devices will raise an error.",
+    judged_by: "broken-py",
+    control: Control::Run("fixed-py"),
+    reach: Reach::AtBestPartly(
+        "one op (a product of a tensor on cuda:1 and one on cuda:0, peer access never \
+         enabled) is tried, not any op",
+    ),
+    // The product of tensors on two GPUs raises PyTorch's device check
+    // (confirmed, capped at partly), or raises nothing (refuted); another
+    // error first decides nothing. fixed-py, the same product with both on
+    // cuda:1, is the control: it raises nothing.
+    judge: |o: &Outcome| match (o.first_error_is(SAME_DEVICE), o.check(FORWARD_RAN)) {
+        (Some(true), Some(false)) => ClaimVerdict::Confirmed,
+        (None, Some(_)) => ClaimVerdict::Refuted,
+        _ => ClaimVerdict::Undecided,
+    },
+}];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn forward(result: &str, ran: bool) -> Outcome {
+        let mut o = Outcome::empty();
+        o.steps.push(casebook_model::Step {
+            call: "model(x)".into(),
+            result: result.into(),
+            tolerated: false,
+            message: None,
+        });
+        o.checks.push(casebook_model::Check {
+            name: FORWARD_RAN.0.into(),
+            ok: ran,
+        });
+        o
+    }
+
+    #[test]
+    fn the_claim_turns_on_the_device_check() {
+        let claim = &CLAIMS[0];
+        assert_eq!(
+            claim.verdict(&forward(SAME_DEVICE, false)),
+            ClaimVerdict::Partly
+        );
+        assert_eq!(claim.verdict(&forward("ok", true)), ClaimVerdict::Refuted);
+        assert_eq!(claim.verdict(&forward("ok", false)), ClaimVerdict::Refuted);
+        assert_eq!(
+            claim.verdict(&forward("torch.AcceleratorError: CUDA error: …", false)),
+            ClaimVerdict::Undecided
+        );
+    }
+}
