@@ -221,9 +221,21 @@ pub fn build(root: &Path, catalog: &[Scenario], report: Option<&Report>) -> anyh
             });
         }
         let filter = scenario.slug;
+        // A case is reproduced once the committed run has its trials; until
+        // then an answer says it is written and waits for its run.
+        let ran = report.is_some_and(|r| r.results.iter().any(|e| e.scenario == scenario.slug));
+        let waits = (!ran).then(|| {
+            if scenario.needs_pair() {
+                "written, and not run yet: its trials need two GPUs of one host, and no run on \
+                 two GPUs is committed yet"
+                    .to_owned()
+            } else {
+                "written since the committed GPU run, and not run yet".to_owned()
+            }
+        });
         cases.push(Case {
             scenario: scenario.slug.to_owned(),
-            reproduced: true,
+            reproduced: ran,
             title: scenario.title.to_owned(),
             cause: scenario.cause.to_owned(),
             fix: scenario.fix.to_owned(),
@@ -244,7 +256,7 @@ pub fn build(root: &Path, catalog: &[Scenario], report: Option<&Report>) -> anyh
                 })
                 .cloned(),
             reports,
-            why_not_here: None,
+            why_not_here: waits,
             texts,
         });
     }

@@ -147,8 +147,8 @@ pub fn render(answer: &Answer) -> String {
         out.push_str(if answer.matches.is_empty() {
             "No reproduced case matches this text."
         } else {
-            "No reproduced case matches this text: the failures above cannot be provoked on \
-             the casebook's machines."
+            "No reproduced case matches this text: the failures above are not reproduced here \
+             (each says why)."
         });
         out.push_str(" To ask for a case, file an issue with this:\n\n");
         out.push_str(r);
