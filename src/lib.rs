@@ -101,8 +101,9 @@ pub mod cli {
     #[derive(Subcommand)]
     pub enum Command {
         /// Find the reproduced case behind a pasted CUDA error: paste the
-        /// whole traceback or log (figures, paths and device numbers are
-        /// ignored). Needs no GPU.
+        /// whole traceback or log (paths and device numbers are ignored; an
+        /// out-of-memory message's figures are read for what they say).
+        /// Needs no GPU.
         Explain(casebook_explain::cli::Args),
         /// Run every trial (or the filtered ones) on the GPU, each variant in its
         /// own process; print a table, write the reports and pack new snapshots.

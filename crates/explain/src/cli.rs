@@ -19,11 +19,15 @@ pub mod exit {
 /// Finds the reproduced CUDA failure behind an error text.
 ///
 /// Paste the whole error, a traceback or a log with nvidia-smi's output and
-/// all: figures, paths and device numbers are ignored. In a log with
-/// several errors the first is taken as the likely cause. Exit codes: 0 a
-/// reproduced case matches; 15 none does (a report to file is printed); 2
-/// the text is empty, standard input cannot be read, or the index cannot be
-/// read.
+/// all: paths, device numbers and figures are not matched as words, and an
+/// out-of-memory message's figures are read for what they say (a request
+/// larger than the GPU, memory held by another process, a reserve in
+/// pieces), shown among what matched. In a log with several errors the
+/// first is taken as the likely cause. A first answer is the likeliest
+/// reproduced cause, not a diagnosis: read its cause against what your
+/// program does. Exit codes: 0 a reproduced case matches; 15 none does (a
+/// report to file is printed); 2 the text is empty, standard input cannot
+/// be read, or the index cannot be read.
 #[derive(clap::Args, Debug, Clone)]
 pub struct Args {
     /// The error text. None, or `-`: the whole text from standard input.

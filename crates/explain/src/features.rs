@@ -515,6 +515,27 @@ fn figure(m: &OomSizes) -> Option<&'static str> {
         .then_some("fig:this-process-holds-the-gpu")
 }
 
+/// What each figure feature says, as an answer shows it among what
+/// matched.
+pub const FIGURE_WORDS: &[(&str, &str)] = &[
+    (
+        "fig:request-exceeds-capacity",
+        "(the figures: one request larger than the whole GPU)",
+    ),
+    (
+        "fig:memory-held-outside-this-process",
+        "(the figures: a quarter of the GPU or more held outside this process)",
+    ),
+    (
+        "fig:unallocated-reserve-holds-request",
+        "(the figures: memory reserved by PyTorch but unallocated, with the free memory, would hold the request)",
+    ),
+    (
+        "fig:this-process-holds-the-gpu",
+        "(the figures: this process's PyTorch holds three quarters of the GPU or more)",
+    ),
+];
+
 pub const UNITS: &[(&str, f64)] = &[
     ("B", 1.0),
     ("bytes", 1.0),

@@ -33,6 +33,8 @@ pub struct Matcher {
     pub boilerplate: Vec<String>,
     pub error_name_prefixes: Vec<String>,
     pub source_extensions: Vec<String>,
+    /// What each figure feature says, shown among what matched.
+    pub figure_words: Vec<(String, String)>,
     pub units: Vec<(String, f64)>,
     pub asynchronous: Vec<String>,
     pub asynchronous_hint: String,

@@ -16,6 +16,10 @@ impl Matcher {
             boilerplate: owned(features::BOILERPLATE),
             error_name_prefixes: owned(features::ERROR_NAME_PREFIXES),
             source_extensions: owned(features::SOURCE_EXTENSIONS),
+            figure_words: features::FIGURE_WORDS
+                .iter()
+                .map(|(f, w)| ((*f).to_owned(), (*w).to_owned()))
+                .collect(),
             units: features::UNITS
                 .iter()
                 .map(|(u, f)| ((*u).to_owned(), *f))

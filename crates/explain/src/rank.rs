@@ -213,6 +213,12 @@ impl<'a> Ranker<'a> {
                         matched: matched_spans(&tokens, &shared)
                             .into_iter()
                             .map(|m| as_written(text, &m).unwrap_or(m))
+                            .chain(
+                                features::FIGURE_WORDS
+                                    .iter()
+                                    .filter(|(f, _)| shared.contains(&f.to_string()))
+                                    .map(|(_, words)| (*words).to_owned()),
+                            )
                             .collect(),
                     },
                 ));

@@ -18,6 +18,7 @@
   var OTHER_ERROR_WEIGHT = 0;
   var SENTENCES = [];
   var SOURCE_EXTENSIONS = [];
+  var FIGURE_WORDS = [];
 
   function configure(matcher) {
     GENERIC_WORDS = matcher.generic_words;
@@ -25,6 +26,7 @@
     BOILERPLATE = matcher.boilerplate;
     ERROR_NAME_PREFIXES = matcher.error_name_prefixes;
     SOURCE_EXTENSIONS = matcher.source_extensions;
+    FIGURE_WORDS = matcher.figure_words;
     UNITS = {};
     matcher.units.forEach(function (u) { UNITS[u[0]] = u[1]; });
     ASYNCHRONOUS = matcher.asynchronous;
@@ -401,6 +403,10 @@
       if (best.score >= MIN_SCORE) {
         var matched = matchedSpans(toks, new Set(best.shared)).map(function (m) {
           return asWritten(text, m) || m;
+        });
+        // As FIGURE_WORDS in features.rs: what the figures said, in its order.
+        FIGURE_WORDS.forEach(function (fw) {
+          if (best.shared.indexOf(fw[0]) >= 0) matched.push(fw[1]);
         });
         var namesTheError = best.shared.some(isErrorName);
         ranked.push({ i: i, total: total, case: c, score: best.score, namesTheError: namesTheError, matched: matched });

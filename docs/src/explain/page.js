@@ -21,6 +21,14 @@
     return node;
   }
 
+  // A case's cause or fix, its `code` spans shown as code, as the book's
+  // pages show them.
+  function prose(text) {
+    return el("span", {}, text.split("`").map(function (part, i) {
+      return i % 2 === 1 ? el("code", {}, [part]) : part;
+    }));
+  }
+
   function field(name, value) {
     return el("div", { class: "explain-field" }, [el("strong", {}, [name + ": "]), value]);
   }
@@ -62,8 +70,8 @@
       var box = el("div", { class: "explain-match", "data-scenario": c.scenario }, [
         el("h3", {}, [String(i + 1) + ". ", title]),
         field("matched", el("span", {}, [m.matched.join(" | ")])),
-        field("cause", el("span", {}, [c.cause])),
-        field(c.reproduced ? "fix" : "what to check", el("span", {}, [c.fix])),
+        field("cause", prose(c.cause)),
+        field(c.run ? "fix" : "what to check", prose(c.fix)),
       ]);
       if (c.reproduced && c.reproduced_on) {
         var r = c.reproduced_on;

@@ -56,8 +56,10 @@ pub fn scenario() -> Scenario {
         cause: "cudaMalloc maps physical pages into fresh virtual ranges, so scattered free pages still \
                 serve one large block; fragmentation bites in sub-allocators that carve one reserved \
                 region, as caching allocators do. Back the pool with virtual memory, or bin by size.",
-        fix: "Set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True before the first CUDA call, or back \
-              your own pool with cuMemCreate pages mapped into a fresh range per block \
+        fix: "In PyTorch, set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True before the first CUDA \
+              call: the caching allocator then grows a segment in place instead of needing a new \
+              contiguous one, so its unallocated reserve serves larger requests. In a pool of your \
+              own, back it with cuMemCreate pages mapped into a fresh range per block \
               (cuMemAddressReserve, cuMemMap).",
         symptoms: &["out of memory", "out of memory though memory is free"],
         requires: Requirement::GPU_FILLED,
