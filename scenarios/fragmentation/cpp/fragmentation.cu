@@ -6,6 +6,9 @@
 // GPU with 2 MiB blocks (the driver's page), free every other one, and ask
 // for one block of 90% of the memory that is now free, all of it in
 // scattered 2 MiB holes.
+// sub-page-holes / page-holes: the same below the page and at it. Blocks of
+// 64 KiB (or 2 MiB) fill a 4 GiB stretch, every other one is freed, and one
+// block of 90% of the bytes freed is asked for.
 
 #include <algorithm>
 #include <iostream>
@@ -292,3 +295,67 @@ extern "C" int casebook_fragmentation_random_order_free_cpp(const casebook_recor
   return 0;
 }
 // ANCHOR_END: random_order_free
+
+// ANCHOR: sub_page_holes
+// sub-page-holes-cpp: holes<size_t(64) << 10>, blocks of 64 KiB.
+// Blocks of `Block` bytes fill a stretch of 4 GiB (a ballast holds the rest
+// of the GPU), every other one is freed, and one block of 90% of the bytes
+// freed is asked for. Below the driver's 2 MiB page, blocks share pages: a
+// page with one block still in it is not given back, whatever was freed
+// beside it.
+template <size_t Block>
+static int holes(const casebook_recorder *r) {
+  const size_t stretch = under_sanitizer(r) ? size_t(256) << 20 : size_t(4) << 30;
+  void *ballast = nullptr;
+  rec(r, "cudaMalloc (ballast: all but the stretch)",
+      cudaMalloc(&ballast, (free_bytes(r) - stretch) / kBlock * kBlock));
+  std::vector<void *> blocks;
+  cudaError_t err = cudaSuccess;
+  while ((blocks.size() + 1) * Block <= stretch / 100 * 97) {
+    void *p;
+    err = cudaMalloc(&p, Block);
+    if (err != cudaSuccess) break;
+    blocks.push_back(p);
+  }
+  rec(r, "cudaMalloc (blocks filling the stretch)", err);
+  size_t full = free_bytes(r);
+  cudaError_t freed = cudaSuccess;
+  size_t bytes_freed = 0;
+  for (size_t i = 0; i < blocks.size(); i += 2) {  // every other one
+    cudaError_t e = cudaFree(blocks[i]);
+    if (freed == cudaSuccess) freed = e;
+    bytes_freed += Block;
+  }
+  rec(r, "cudaFree (every other block)", freed);
+  size_t rise = free_bytes(r) - full;
+  size_t request = bytes_freed / 10 * 9 / kBlock * kBlock;  // 90% of the bytes freed
+  void *large = nullptr;
+  cudaError_t served = tolerate(r, "cudaMalloc (90% of the bytes freed)", cudaMalloc(&large, request));
+  // ANCHOR_END: sub_page_holes
+  cudaGetLastError();
+  measure(r, names::BLOCK_BYTES, (double)Block);
+  measure(r, names::BYTES_FREED, (double)bytes_freed);
+  measure(r, names::FREE_MEMORY_RISE, (double)rise);
+  fact(r, names::THE_BYTES_FREED_ALL_SHOW_AS_FREE_MEMORY, rise >= bytes_freed);
+  fact(r, names::ONE_BLOCK_OF_90_OF_THE_BYTES_FREED_IS_SERVED, served == cudaSuccess);
+  cudaError_t rest = large ? cudaFree(large) : cudaSuccess;
+  for (size_t i = 1; i < blocks.size(); i += 2) {
+    cudaError_t e = cudaFree(blocks[i]);
+    if (rest == cudaSuccess) rest = e;
+  }
+  cudaError_t e = cudaFree(ballast);
+  if (rest == cudaSuccess) rest = e;
+  rec(r, "cudaFree (the rest)", rest);
+  return 0;
+}
+
+extern "C" int casebook_fragmentation_sub_page_holes_cpp(const casebook_recorder *r) {
+  return holes<size_t(64) << 10>(r);
+}
+
+// ANCHOR: page_holes
+// The control: the same with blocks of the driver's page, 2 MiB.
+extern "C" int casebook_fragmentation_page_holes_cpp(const casebook_recorder *r) {
+  return holes<size_t(2) << 20>(r);
+}
+// ANCHOR_END: page_holes

@@ -12,6 +12,8 @@ the GPU's free memory); and in the broken variants the failure comes from
 the libraries' first call, after every tensor was allocated.
 """
 
+import os
+
 import torch
 
 from casebook import names
@@ -19,6 +21,7 @@ from casebook import names
 CHUNK = 1 << 30
 SMALLEST = 1 << 16
 HEADROOM = 2 << 30  # the fix: what the cache leaves free for the libraries
+NO_WORKSPACE = ":0:0"  # PyTorch's documented setting for no cuBLAS workspace
 
 
 def _inputs():
@@ -82,3 +85,50 @@ def fixed(rec):
     _conv(rec, conv, x)
     # ANCHOR_END: fixed
     del cache
+
+
+def _workspaces(rec, config):
+    """The memory each matrix product adds beyond its output (written into
+    a tensor allocated beforehand): the first on the default stream, the
+    next on the same stream, then the first on a second stream. PyTorch
+    allocates cuBLAS's workspace through its own allocator, so
+    memory_allocated counts it, and only this process's figure is read.
+    `config`, if given, is set as CUBLAS_WORKSPACE_CONFIG (and the cuBLASLt
+    workspace to 0) before any cuBLAS call, when PyTorch still reads them."""
+    if config is not None:
+        os.environ["CUBLAS_WORKSPACE_CONFIG"] = config
+        os.environ["CUBLASLT_WORKSPACE_SIZE"] = "0"
+    a = torch.ones(256, 256, device="cuda")
+    outs = [torch.empty_like(a) for _ in range(3)]
+    default, second = torch.cuda.current_stream(), torch.cuda.Stream()
+    torch.cuda.synchronize()
+
+    def adds(stream, out):
+        before = torch.cuda.memory_allocated()
+        with torch.cuda.stream(stream):
+            torch.mm(a, a, out=out)
+        torch.cuda.synchronize()
+        return torch.cuda.memory_allocated() - before
+
+    first = adds(default, outs[0])
+    again = adds(default, outs[1])
+    other = adds(second, outs[2])
+    rec.check(names.PRODUCTS_RIGHT, all(float(o[0, 0]) == 256.0 for o in outs))
+    rec.measure(names.ADDED_BY_THE_FIRST_PRODUCT, first)
+    rec.measure(names.ADDED_BY_THE_NEXT_PRODUCT_ON_THE_SAME_STREAM, again)
+    rec.measure(names.ADDED_BY_THE_FIRST_PRODUCT_ON_A_SECOND_STREAM, other)
+    rec.fact(names.THE_FIRST_PRODUCT_ADDS_MEMORY, first > 0)
+    rec.fact(names.THE_NEXT_PRODUCT_ON_THE_SAME_STREAM_ADDS_NONE, again == 0)
+    rec.fact(names.THE_FIRST_PRODUCT_ON_A_SECOND_STREAM_ADDS_MEMORY, other > 0)
+
+
+def workspace(rec):
+    # ANCHOR: workspace
+    _workspaces(rec, None)
+    # ANCHOR_END: workspace
+
+
+def workspace_none(rec):
+    # ANCHOR: workspace_none
+    _workspaces(rec, NO_WORKSPACE)
+    # ANCHOR_END: workspace_none

@@ -8,7 +8,10 @@
 //! room, and the same calls on the same inputs run: the control that shows
 //! the cause is memory, not the library.
 
-use casebook_model::{Program, Requirement, Scenario, Symptom, Variant};
+use casebook_model::{
+    Claim, ClaimVerdict, Control, Expect, Outcome, Passage, Program, Reach, Requirement, Scenario,
+    Source, Symptom, Variant,
+};
 
 casebook_model::names_module!();
 
@@ -37,7 +40,7 @@ pub fn scenario() -> Scenario {
         symptoms: &["an error on the first call", "out of memory"],
         requires: Requirement::GPU_FILLED,
         reports: &[],
-        claims: &[],
+        claims: CLAIMS,
         variants: vec![
             Variant::broken(
                 "broken-py",
@@ -52,6 +55,105 @@ pub fn scenario() -> Scenario {
             )
             .then_shows(Symptom::check_failed(CONVOLUTION)),
             Variant::fixed("fixed-py", Program::pytorch(FILE, "fixed")),
+            // The library's own memory, measured where nothing is short: what
+            // each first product on a stream adds beyond its output.
+            Variant::contrast(
+                "workspace-py",
+                Expect::Records,
+                Program::pytorch(FILE, "workspace"),
+            )
+            .shares_gpu(),
+            Variant::contrast(
+                "workspace-none-py",
+                Expect::Records,
+                Program::pytorch(FILE, "workspace_none"),
+            )
+            .shares_gpu()
+            .one_change(
+                "workspace-py",
+                "CUBLAS_WORKSPACE_CONFIG: PyTorch's default there; :0:0 here, the setting PyTorch's \
+                 notes give to make cuBLAS use no workspace (with cuBLASLt's workspace set to 0)",
+                "_workspaces(rec, None)",
+                "_workspaces(rec, NO_WORKSPACE)",
+            ),
         ],
+    }
+}
+
+static WORKSPACES_DOC: Passage = Passage {
+    document: "PyTorch documentation",
+    section: "CUDA semantics: cuBLAS workspaces",
+    url: "https://docs.pytorch.org/docs/stable/notes/cuda.html#cublas-workspaces",
+    text: "For each combination of cuBLAS handle and CUDA stream, a cuBLAS workspace will be \
+           allocated if that handle and stream combination executes a cuBLAS kernel that requires \
+           a workspace. In order to avoid repeatedly allocating workspaces, these workspaces are \
+           not deallocated unless torch._C._cuda_clearCublasWorkspaces() is called. The workspace \
+           size per allocation can be specified via the environment variable \
+           CUBLAS_WORKSPACE_CONFIG with the format :[SIZE]:[COUNT]. As an example, the default \
+           workspace size per allocation is CUBLAS_WORKSPACE_CONFIG=:4096:2:16:8 which specifies \
+           a total size of 2 * 4096 + 8 * 16 KiB. To force cuBLAS to avoid using workspaces, set \
+           CUBLAS_WORKSPACE_CONFIG=:0:0.",
+};
+
+const CLAIMS: &[Claim] = &[Claim {
+    id: "pytorch-cublas-workspace-per-handle-and-stream",
+    source: Source::Pytorch(&WORKSPACES_DOC),
+    quote: "For each combination of cuBLAS handle and CUDA stream, a cuBLAS workspace will be \
+            allocated if that handle and stream combination executes a cuBLAS kernel that requires \
+            a workspace.",
+    judged_by: "workspace-py",
+    control: Control::Run("workspace-none-py"),
+    reach: Reach::AtBestPartly(
+        "the run sees memory added at the first product of each handle and stream combination \
+         (one handle, two streams) and none at the next product of the same combination; whether \
+         the product's kernel required a workspace, it cannot see",
+    ),
+    // A workspace at each combination's first product, none at its next:
+    // confirmed (capped at partly). No memory at a combination's first
+    // product: refuted; workspace-none-py, the same products with the
+    // workspace set to nothing, is the control.
+    judge: |o: &Outcome| match (
+        o.flag(THE_FIRST_PRODUCT_ADDS_MEMORY),
+        o.flag(THE_NEXT_PRODUCT_ON_THE_SAME_STREAM_ADDS_NONE),
+        o.flag(THE_FIRST_PRODUCT_ON_A_SECOND_STREAM_ADDS_MEMORY),
+    ) {
+        (Some(true), Some(true), Some(true)) => ClaimVerdict::Confirmed,
+        (Some(false), _, Some(false)) => ClaimVerdict::Refuted,
+        (Some(_), Some(_), Some(_)) => ClaimVerdict::Partly,
+        _ => ClaimVerdict::Undecided,
+    },
+}];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn workspaces(first: bool, again_none: bool, other: bool) -> Outcome {
+        let mut o = Outcome::empty();
+        for (name, value) in [
+            (THE_FIRST_PRODUCT_ADDS_MEMORY, first),
+            (THE_NEXT_PRODUCT_ON_THE_SAME_STREAM_ADDS_NONE, again_none),
+            (THE_FIRST_PRODUCT_ON_A_SECOND_STREAM_ADDS_MEMORY, other),
+        ] {
+            o.apply(casebook_model::Event::Fact {
+                key: name.0.into(),
+                value: value.into(),
+            });
+        }
+        o
+    }
+
+    #[test]
+    fn the_workspace_claim_turns_on_what_each_first_product_adds() {
+        let claim = &CLAIMS[0];
+        assert_eq!(
+            claim.verdict(&workspaces(true, true, true)),
+            ClaimVerdict::Partly
+        );
+        assert_eq!(
+            claim.verdict(&workspaces(false, true, false)),
+            ClaimVerdict::Refuted
+        );
+        assert_eq!(claim.verdict(&Outcome::empty()), ClaimVerdict::Undecided);
     }
 }

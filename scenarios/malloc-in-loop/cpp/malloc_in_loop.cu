@@ -88,11 +88,18 @@ static void step_fixed(const float *in, float *out, Temps &kept) {
 // The pool's release threshold is raised for the loop (see
 // casebook_malloc_in_loop_pool_cpp below), so memory freed in one step is
 // there for the next without being mapped again.
+template <bool EmptiedEachStep>
 static void step_pool(const float *in, float *out, Temps &) {
   float *t[kTemps];
   for (int k = 0; k < kTemps; ++k) cudaMallocAsync(&t[k], kN * sizeof(float), 0);  // FIX: pool
   step(in, t, out);
   for (int k = 0; k < kTemps; ++k) cudaFreeAsync(t[k], 0);  // back to the pool, no wait
+  if (EmptiedEachStep) {  // the control (pool-emptied-cpp): nothing cached for the next step
+    cudaMemPool_t pool;
+    cudaDeviceGetDefaultMemPool(&pool, 0);
+    cudaStreamSynchronize(0);
+    cudaMemPoolTrimTo(pool, 0);
+  }
 }
 // ANCHOR_END: pool
 
@@ -204,7 +211,7 @@ extern "C" int casebook_malloc_in_loop_broken_cpp(const casebook_recorder *r) { 
 
 extern "C" int casebook_malloc_in_loop_fixed_cpp(const casebook_recorder *r) { return run(r, step_fixed, true); }
 
-extern "C" int casebook_malloc_in_loop_pool_cpp(const casebook_recorder *r) {
+static int pool_loop(const casebook_recorder *r, Step one) {
   // The pool gives its memory back at every synchronise unless told to keep
   // it; then the next cudaMallocAsync maps memory anew, which may wait for
   // the device. Keep it for the loop, and trim it after.
@@ -213,9 +220,23 @@ extern "C" int casebook_malloc_in_loop_pool_cpp(const casebook_recorder *r) {
   unsigned long long keep = ~0ULL, none = 0;
   rec(r, "cudaMemPoolSetAttribute (ReleaseThreshold: keep)",
       cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
-  int code = run(r, step_pool, true);
+  int code = run(r, one, true);
   rec(r, "cudaMemPoolTrimTo (0)", cudaMemPoolTrimTo(pool, 0));
   rec(r, "cudaMemPoolSetAttribute (ReleaseThreshold: 0)",
       cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &none));
   return code;
 }
+
+extern "C" int casebook_malloc_in_loop_pool_cpp(const casebook_recorder *r) {
+  return pool_loop(r, step_pool<false>);
+}
+
+// ANCHOR: pool_emptied
+// The control of "aiming to reduce the overhead of interacting with the
+// GPU's memory management unit": pool, with the pool emptied after each
+// step (the stream waited for, then cudaMemPoolTrimTo(pool, 0)), so every
+// step's cudaMallocAsync maps its memory anew.
+extern "C" int casebook_malloc_in_loop_pool_emptied_cpp(const casebook_recorder *r) {
+  return pool_loop(r, step_pool<true>);
+}
+// ANCHOR_END: pool_emptied

@@ -11,7 +11,8 @@
 
 use casebook_model::timing::{self, Larger};
 use casebook_model::{
-    Claim, ClaimVerdict, Control, Outcome, Reach, Requirement, Scenario, Source, Symptom, Variant,
+    Claim, ClaimVerdict, Control, Expect, Outcome, Reach, Requirement, Scenario, Source, Symptom,
+    Variant,
 };
 
 casebook_model::names_module!();
@@ -21,6 +22,7 @@ casebook_model::cpp_variants! {
         broken: casebook_malloc_in_loop_broken_cpp,
         fixed: casebook_malloc_in_loop_fixed_cpp,
         pool: casebook_malloc_in_loop_pool_cpp,
+        pool_emptied: casebook_malloc_in_loop_pool_emptied_cpp,
     }
 }
 
@@ -42,6 +44,14 @@ pub fn scenario() -> Scenario {
             Variant::broken("broken-cpp", Symptom::check_failed(WAITS), cpp::broken),
             Variant::fixed("fixed-cpp", cpp::fixed),
             Variant::fixed("pool-cpp", cpp::pool),
+            Variant::contrast("pool-emptied-cpp", Expect::Records, cpp::pool_emptied).one_change(
+                "pool-cpp",
+                "whether the pool keeps what each step frees: yes there; here the stream is waited \
+                 for and the pool trimmed to nothing after each step, so every cudaMallocAsync maps \
+                 memory anew",
+                "return pool_loop(r, step_pool<false>);",
+                "return pool_loop(r, step_pool<true>);",
+            ),
         ],
     }
 }
@@ -79,7 +89,7 @@ const CLAIMS: &[Claim] = &[Claim {
     source: Source::Seed("004_dd8d91b458147886.txt"),
     quote: "This behavior is performance-driven, aiming to reduce the overhead of interacting with the GPU's memory management unit.",
     judged_by: "pool-cpp",
-    control: Control::Pending,
+    control: Control::Run("pool-emptied-cpp"),
     reach: Reach::Either,
     // Cached blocks from the stream-ordered pool, against cudaMalloc and
     // cudaFree each step: at least ten times faster confirms it.

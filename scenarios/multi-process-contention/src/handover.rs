@@ -7,7 +7,10 @@
 //! file on the host, no CUDA event or stream between them: after its
 //! cuMemFree has returned, or, in the control, before it (it then frees only
 //! once the taker has tried). Memory is freed with cuMemFree, as the
-//! article's example frees it.
+//! article's example frees it; or, in free-async-then-tell, taken from the
+//! stream-ordered pool and given back with cuMemFreeAsync, whose memory the
+//! pool returns to the driver only at a synchronise (its control,
+//! free-async-synced-then-tell, waits for the stream before it tells).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -25,11 +28,14 @@ const DIR_ENV: &str = "CASEBOOK_HANDOVER";
 /// The share of the free memory each asks for: together more than there is.
 const SHARE: f64 = 0.6;
 
-/// When the holder tells the taker: after its cuMemFree, or before it.
+/// When the holder tells the taker: after its cuMemFree, or before it; or
+/// after a cuMemFreeAsync, with or without waiting for its stream first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Order {
     FreeThenTell,
     TellThenFree,
+    FreeAsyncThenTell,
+    FreeAsyncSyncedThenTell,
 }
 
 pub fn free_then_tell(rec: &mut Recorder) -> anyhow::Result<()> {
@@ -42,6 +48,21 @@ pub fn tell_then_free(rec: &mut Recorder) -> anyhow::Result<()> {
     handover(rec, Order::TellThenFree)
 }
 // ANCHOR_END: tell_then_free
+
+// ANCHOR: free_async_then_tell
+/// The stream-ordered free: the holder tells the taker once cuMemFreeAsync
+/// has returned, with no synchronise between.
+pub fn free_async_then_tell(rec: &mut Recorder) -> anyhow::Result<()> {
+    handover(rec, Order::FreeAsyncThenTell)
+}
+// ANCHOR_END: free_async_then_tell
+
+// ANCHOR: free_async_synced_then_tell
+/// Its control: the holder waits for the stream before it tells.
+pub fn free_async_synced_then_tell(rec: &mut Recorder) -> anyhow::Result<()> {
+    handover(rec, Order::FreeAsyncSyncedThenTell)
+}
+// ANCHOR_END: free_async_synced_then_tell
 
 fn handover(rec: &mut Recorder, order: Order) -> anyhow::Result<()> {
     match worker::role().as_deref() {
@@ -78,6 +99,30 @@ fn holder(rec: &mut Recorder, order: Order) -> anyhow::Result<()> {
     wait_for(&dir, TAKER, "ready")?; // both read the free memory before either allocates
     let bytes = (seen as f64 * SHARE) as usize / PAGE * PAGE;
     measure_bytes(rec, PLANNED_BYTES, bytes);
+    if matches!(
+        order,
+        Order::FreeAsyncThenTell | Order::FreeAsyncSyncedThenTell
+    ) {
+        let stream = rec.step("cuStreamCreate", ctx.new_stream())?;
+        // SAFETY: freed on the same stream below, used by nothing.
+        let held = rec.step("cuMemAllocAsync (60% of the free memory)", unsafe {
+            result::malloc_async(stream.cu_stream(), bytes)
+        })?;
+        // SAFETY: allocated above on this stream; no work uses it.
+        rec.step("cuMemFreeAsync", unsafe {
+            result::free_async(held, stream.cu_stream())
+        })?;
+        if order == Order::FreeAsyncSyncedThenTell {
+            rec.step("cuStreamSynchronize", stream.synchronize())?;
+        }
+        mark(&dir, HOLDER, "told")?;
+        wait_for(&dir, TAKER, "tried")?;
+        rec.step(
+            "cuStreamSynchronize (after the taker tried)",
+            stream.synchronize(),
+        )?;
+        return Ok(());
+    }
     // SAFETY: freed below, used by nothing.
     let held = rec.step("cuMemAlloc (60% of the free memory)", unsafe {
         result::malloc_sync(bytes)
@@ -95,6 +140,7 @@ fn holder(rec: &mut Recorder, order: Order) -> anyhow::Result<()> {
             // SAFETY: allocated above; no work uses it.
             rec.step("cuMemFree", unsafe { result::free_sync(held) })?;
         }
+        Order::FreeAsyncThenTell | Order::FreeAsyncSyncedThenTell => unreachable!(),
     }
     Ok(())
 }

@@ -98,6 +98,23 @@ pub fn scenario() -> Scenario {
                 "handover(rec, Order::FreeThenTell)",
                 "handover(rec, Order::TellThenFree)",
             ),
+            Variant::contrast(
+                "free-async-then-tell",
+                Expect::Records,
+                cudarc!(handover::free_async_then_tell at "free_async_then_tell"),
+            ),
+            Variant::contrast(
+                "free-async-synced-then-tell",
+                Expect::Records,
+                cudarc!(handover::free_async_synced_then_tell at "free_async_synced_then_tell"),
+            )
+            .one_change(
+                "free-async-then-tell",
+                "whether the holder waits for its stream (cuStreamSynchronize) between its \
+                 cuMemFreeAsync and its word to the taker: no there, yes here",
+                "handover(rec, Order::FreeAsyncThenTell)",
+                "handover(rec, Order::FreeAsyncSyncedThenTell)",
+            ),
             Variant::as_written("rounds", cudarc!(rounds::two_processes)),
             Variant::contrast(
                 "rounds-alone",
@@ -135,12 +152,16 @@ const CLAIMS: &[Claim] = &[
         quote: "For multi-process scenarios, proper synchronization mechanisms using CUDA events or streams \
                 might be required to ensure that memory is released before another process attempts to \
                 allocate it.",
-        judged_by: "free-then-tell",
-        control: Control::Run("tell-then-free"),
+        judged_by: "free-async-then-tell",
+        control: Control::Run("free-async-synced-then-tell"),
         reach: Reach::Either,
-        // Freed with cuMemFree, as the article's example frees: a word on the
-        // host after it returns, and no CUDA event or stream, is enough for
-        // the other process's allocation (refuted), or it is not (confirmed).
+        // "Might be required": decided where a synchronise can matter, the
+        // stream-ordered free (cuMemFreeAsync), whose memory the pool gives
+        // back at a synchronise. A word on the host after it returns, with no
+        // stream or event waited for, is not enough for the other process's
+        // allocation (confirmed), or it is (refuted). With cuMemFree, as the
+        // article's example frees, the word alone is enough: free-then-tell
+        // records it, and its control tell-then-free shows the order matters.
         judge: |o: &Outcome| ClaimVerdict::refuted_if(o.flag(THE_TAKER_S_ALLOCATION_SUCCEEDS)),
     },
     Claim {

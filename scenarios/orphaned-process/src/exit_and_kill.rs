@@ -1,31 +1,90 @@
 //! The article's claim, measured: a process allocates 4 GiB and exits
 //! without freeing anything; another is killed with SIGKILL while it holds
 //! 4 GiB. After each, the parent watches the free memory.
+//!
+//! The control, `forked-child`: the same, but each holder forks a child
+//! before it ends, one that makes no CUDA call and only sleeps, as a worker
+//! forked after CUDA started does. The child inherits the holder's open
+//! descriptors of the driver, and with them its context: does the memory
+//! stay while it lives, and come back when it ends?
 
 use casebook_model::Recorder;
 use casebook_runtime::worker;
 
 use crate::names::*;
-use crate::{MODE_ENV, Watch, serve};
+use crate::{FORK_ENV, MODE_ENV, Watch, kill_and_wait_gone, nvidia_smi_lists, serve};
 
 pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
+    arms(rec, false)
+}
+
+// ANCHOR: forked_child
+/// The control: each holder forks a sleeping child before it ends.
+pub fn forked_child(rec: &mut Recorder) -> anyhow::Result<()> {
+    arms(rec, true)
+}
+// ANCHOR_END: forked_child
+
+/// Kills the holder's child, if any, when dropped: nothing outlives the
+/// trial, whatever returns early.
+struct Child(Option<u32>);
+
+impl Child {
+    /// Kills it now; whether there was one.
+    fn end(&mut self) -> bool {
+        match self.0.take() {
+            Some(pid) => {
+                kill_and_wait_gone(pid);
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        self.end();
+    }
+}
+
+fn arms(rec: &mut Recorder, forks: bool) -> anyhow::Result<()> {
     if let Some(role) = worker::role() {
         return serve(rec, &role);
     }
     let watch = Watch::new(rec)?;
 
     let mut leaver = watch.command("holder")?;
-    let mut leaver = leaver.env(MODE_ENV, "exit").spawn()?;
+    leaver.env(MODE_ENV, "exit");
+    if forks {
+        leaver.env(FORK_ENV, "1");
+    }
+    let mut leaver = leaver.spawn()?;
     watch.wait_held()?;
+    let mut child = Child(watch.child(forks)?);
     leaver.wait()?;
     let back = watch.back(rec, FREE_AFTER_EXIT)?;
     rec.fact(AFTER_EXIT, back);
+    if let Some(pid) = child.0 {
+        nvidia_smi_lists(rec, pid);
+    }
+    if child.end() {
+        let back = watch.back(rec, FREE_AFTER_THE_CHILD_ENDS)?;
+        rec.fact(BACK_ONCE_THE_CHILD_ENDS, back);
+    }
 
-    let mut holder = watch.command("holder")?.spawn()?;
+    let mut holder = watch.command("holder")?;
+    if forks {
+        holder.env(FORK_ENV, "1");
+    }
+    let mut holder = holder.spawn()?;
     watch.wait_held()?;
+    let mut child = Child(watch.child(forks)?);
+    rec.fact(TAKEN_WHILE_THE_HOLDER_LIVES, watch.taken()?);
     holder.kill()?; // SIGKILL
     holder.wait()?;
     let back = watch.back(rec, FREE_AFTER_KILL)?;
     rec.fact(AFTER_KILL, back);
+    child.end();
     Ok(())
 }

@@ -20,6 +20,7 @@ import gc
 import os
 import subprocess
 import sys
+import threading
 
 import torch
 
@@ -227,6 +228,72 @@ def fixed(rec):
     rec.fact(names.SECOND_RUN_COMPLETES, ok)
     rec.check(names.SECOND_RUN_RAN, ok)
     # ANCHOR_END: fixed
+
+
+def _fill_then_drop():
+    """The first run's data, kept on the GPU until the allocator refuses, then
+    dropped: PyTorch keeps the blocks cached, unused, and the driver counts
+    them as taken."""
+    blocks, chunk = [], 1 << 30
+    while chunk >= 1 << 16:
+        try:
+            blocks.append(torch.empty(chunk, dtype=torch.uint8, device="cuda"))
+        except torch.OutOfMemoryError:
+            chunk //= 2
+    del blocks
+
+
+def _unused_cache_then_second_run(rec, empty_cache):
+    """Where the article's remedy can act: the first run's memory is no
+    longer referenced, only cached. The first run trains the article's
+    model (cuDNN and cuBLAS start in this thread) and leaves the GPU's
+    memory in PyTorch's cache; the second run trains again in a new thread,
+    as a notebook's or a server's worker does, and a new thread needs its
+    own cuDNN and cuBLAS handles, which the libraries allocate themselves,
+    outside PyTorch's cache."""
+    model = Net(256, 1, "cuda").cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    rec.step("first run: training loop", lambda: _train(model, optimizer, _dataloader()))
+    del model, optimizer
+    _fill_then_drop()
+    rec.measure(
+        names.CACHED_UNUSED_BEFORE_THE_SECOND_RUN,
+        torch.cuda.memory_reserved() - torch.cuda.memory_allocated(),
+    )
+    if empty_cache:
+        torch.cuda.empty_cache()  # the article's line
+    rec.measure(names.FREE_BEFORE_THE_SECOND_RUN, torch.cuda.mem_get_info()[0])
+
+    def second_run():
+        model = Net(256, 1, "cuda").cuda()
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+        _train(model, optimizer, _dataloader())
+        torch.cuda.synchronize()
+
+    result = {}
+    worker = threading.Thread(
+        target=lambda: result.update(
+            attempt=rec.attempt("second run, in a new thread: training loop", second_run)
+        )
+    )
+    worker.start()
+    worker.join()
+    attempt = result["attempt"]
+    if not attempt.ok:
+        rec.fact(names.SECOND_RUN_ERROR_MENTIONS_CUDNN, "cudnn" in attempt.message.lower())
+    rec.fact(names.SECOND_RUN_COMPLETES, attempt.ok)
+
+
+def unused_cache_kept(rec):
+    # ANCHOR: unused_cache_kept
+    _unused_cache_then_second_run(rec, empty_cache=False)
+    # ANCHOR_END: unused_cache_kept
+
+
+def unused_cache_emptied(rec):
+    # ANCHOR: unused_cache_emptied
+    _unused_cache_then_second_run(rec, empty_cache=True)
+    # ANCHOR_END: unused_cache_emptied
 
 
 # A fresh process fills the GPU through PyTorch, all but `headroom`, and then

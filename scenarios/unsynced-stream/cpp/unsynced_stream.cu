@@ -136,6 +136,7 @@ static __global__ void model(const float *in, float *out, int n) {
 }
 
 // ANCHOR: repeated
+template <bool SyncBeforeRead>
 static bool invoke(const casebook_recorder *r, cudaStream_t stream, const float *h_in, float *h_next, float *h_out,
                    float *d_in, float *d_out, int n, float value) {
   rec(r, "cudaMemcpyAsync HtoD", cudaMemcpyAsync(d_in, h_in, n * sizeof(float), cudaMemcpyHostToDevice, stream));
@@ -143,6 +144,8 @@ static bool invoke(const casebook_recorder *r, cudaStream_t stream, const float 
   rec(r, "model<<<..., stream>>>", cudaGetLastError());
   rec(r, "cudaMemcpyAsync DtoH", cudaMemcpyAsync(h_out, d_out, n * sizeof(float), cudaMemcpyDeviceToHost, stream));
   for (int i = 0; i < n; ++i) h_next[i] = value + 1.0f;  // the host prepares the next input
+  // the control (repeated-synced-cpp) waits for the stream here
+  if (SyncBeforeRead) rec(r, "cudaStreamSynchronize (before the read)", cudaStreamSynchronize(stream));
   bool right = true;
   for (int i = 0; i < n; ++i) right = right && h_out[i] == value * 2.0f + 1.0f;  // reads the result
   rec(r, "cudaStreamSynchronize (after the read)", cudaStreamSynchronize(stream));
@@ -150,7 +153,8 @@ static bool invoke(const casebook_recorder *r, cudaStream_t stream, const float 
 }
 // ANCHOR_END: repeated
 
-extern "C" int casebook_unsynced_stream_repeated_cpp(const casebook_recorder *r) {
+template <bool SyncBeforeRead>
+static int invocations(const casebook_recorder *r) {
   const int sizes[] = {1 << 12, 1 << 14, 1 << 16, 1 << 18, 1 << 20, 1 << 22};
   const int kMax = 1 << 22;
   cudaStream_t stream;
@@ -171,7 +175,7 @@ extern "C" int casebook_unsynced_stream_repeated_cpp(const casebook_recorder *r)
     int wrong = 0;
     for (int k = 0; k < kInvocations; ++k) {
       float value = (float)(k + 1);
-      if (!invoke(r, stream, h_in[k % 2], h_in[(k + 1) % 2], h_out, d_in, d_out, n, value)) ++wrong;
+      if (!invoke<SyncBeforeRead>(r, stream, h_in[k % 2], h_in[(k + 1) % 2], h_out, d_in, d_out, n, value)) ++wrong;
     }
     point(r, names::WRONG_RATE_BY_SIZE, n, (double)wrong / kInvocations);
     if (wrong > 0 && wrong < kInvocations) ++intermittent_sizes;
@@ -190,3 +194,15 @@ extern "C" int casebook_unsynced_stream_repeated_cpp(const casebook_recorder *r)
   fact(r, names::WRONG_RESULTS_COME_AND_GO_AT_SOME_SIZE, intermittent_sizes > 0);
   return 0;
 }
+
+extern "C" int casebook_unsynced_stream_repeated_cpp(const casebook_recorder *r) {
+  return invocations<false>(r);
+}
+
+// ANCHOR: repeated_synced
+// The control of "seemingly random errors": repeated, with the stream
+// waited for before the host reads the result.
+extern "C" int casebook_unsynced_stream_repeated_synced_cpp(const casebook_recorder *r) {
+  return invocations<true>(r);
+}
+// ANCHOR_END: repeated_synced

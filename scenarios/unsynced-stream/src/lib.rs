@@ -30,6 +30,7 @@ casebook_model::cpp_variants! {
         fixed: casebook_unsynced_stream_fixed_cpp,
         device_sync: casebook_unsynced_stream_device_sync_cpp,
         repeated: casebook_unsynced_stream_repeated_cpp,
+        repeated_synced: casebook_unsynced_stream_repeated_synced_cpp,
     }
 }
 
@@ -112,6 +113,14 @@ pub fn scenario() -> Scenario {
                 |o| o.flag(WRONG_RESULTS_COME_AND_GO_AT_SOME_SIZE),
                 |o| o.measure_text(SIZES_WITH_INTERMITTENT_WRONG_RESULTS, " of 6 sizes"),
             ),
+            Variant::contrast("repeated-synced-cpp", Expect::Records, cpp::repeated_synced)
+                .one_change(
+                    "repeated-cpp",
+                    "whether each invocation waits for its stream before the host reads the \
+                     result: no there, yes here (the same 200 invocations at each of the six sizes)",
+                    "return invocations<false>(r);",
+                    "return invocations<true>(r);",
+                ),
         ],
     }
 }
@@ -149,7 +158,7 @@ const CLAIMS: &[Claim] = &[
         quote: "Failure to synchronize streams can easily lead to seemingly random errors, especially during \
                 repeated model invocations.",
         judged_by: "repeated-cpp",
-        control: Control::Pending,
+        control: Control::Run("repeated-synced-cpp"),
         reach: Reach::Either,
         // Wrong results that come and go between invocations of one program
         // are "seemingly random"; wrong every time, they are not random.
