@@ -169,13 +169,16 @@ fn holes_verdict(o: &Outcome) -> ClaimVerdict {
 
 /// Why the claims that cudaMalloc's own calls fragment device memory have
 /// no control run.
-const PAGES_SERVE_ANY_REQUEST: &str = "cudaMalloc serves free memory wherever it lies: in \
-     `hard-form-cpp`, 90% of 42 GB free only in 2 MiB holes between blocks still allocated is served \
-     as one block at once. No order or size of cudaMalloc and cudaFree calls leaves free memory \
-     that a request up to it cannot have, so a run in which cudaMalloc refuses such a request would \
-     need another allocator, which is another claim. Where an allocator does carve one region, the \
-     same kind of request is refused: PyTorch's caching allocator in `caching-allocator-py` refuses \
-     1536 MiB with 32.9 GB reserved and unused (003-fragmentation-reduces-contiguous).";
+const PAGES_SERVE_ANY_REQUEST: &str = "cudaMalloc serves the free memory cudaMemGetInfo (and \
+     nvidia-smi) reports wherever it lies: in `hard-form-cpp`, 90% of 42 GB free only in 2 MiB holes \
+     between blocks still allocated is served as one block at once. No order or size of cudaMalloc \
+     and cudaFree calls leaves reported free memory that a request up to it cannot have, so a run in \
+     which cudaMalloc refuses such a request would need another allocator, which is another claim. \
+     (What blocks below the 2 MiB page free inside pages still in use is not reported free at all: \
+     `sub-page-holes-cpp`, where 001-incomplete-free-fragments is confirmed.) Where an allocator \
+     carves one region, the same kind of request is refused: PyTorch's caching allocator in \
+     `caching-allocator-py` refuses 1536 MiB with 32.9 GB reserved and unused \
+     (003-fragmentation-reduces-contiguous).";
 
 const CLAIMS: &[Claim] = &[
     Claim {
