@@ -86,7 +86,13 @@ pub fn write_outputs(root: &Path, out: &Path, report: &Report) -> std::io::Resul
     write_json(out, "report.json", report)?;
     std::fs::write(out.join("report.md"), markdown::markdown(report))?;
     std::fs::write(out.join("junit.xml"), junit::junit(report))?;
-    snapshot::pack_snapshots(root, out)?;
+    let ran: Vec<(String, String)> = report
+        .results
+        .iter()
+        .filter(|r| r.snapshot != SnapshotStatus::Matched)
+        .map(|r| (r.scenario.clone(), r.variant.clone()))
+        .collect();
+    snapshot::pack_snapshots(root, out, &ran)?;
     eprintln!("report: {}", out.join("report.json").display());
     Ok(())
 }

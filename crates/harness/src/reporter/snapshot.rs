@@ -305,10 +305,21 @@ pub fn matrix_view(s: &Scenario, cells: &[Cell]) -> BTreeMap<String, BTreeMap<St
     view
 }
 
-/// Packs every pending snapshot into `out/snapshots.tar` for review (and
-/// removes a stale one when none is pending); returns how many it packed.
-pub fn pack_snapshots(root: &Path, out: &Path) -> std::io::Result<usize> {
-    let pending = pending_snapshots(root)?;
+/// Packs the pending snapshots of `slugs@variants` (each as
+/// `(slug, variant)`, a matrix snapshot's variant being `sanitize`) into
+/// `out/snapshots.tar` for review, and removes a stale tar when none is
+/// pending; returns how many it packed. Only those named: a `.snap.new` that
+/// an earlier run left for a trial this one did not run is not this run's
+/// result, and packing it would hand it to review as one.
+pub fn pack_snapshots(root: &Path, out: &Path, of: &[(String, String)]) -> std::io::Result<usize> {
+    let mut pending: Vec<PathBuf> = of
+        .iter()
+        .map(|(slug, variant)| path(root, slug, variant).with_extension("snap.new"))
+        .filter(|p| p.is_file())
+        .map(|p| p.strip_prefix(root).map(Path::to_path_buf).unwrap_or(p))
+        .collect();
+    pending.sort();
+    pending.dedup();
     let tar_path = out.join("snapshots.tar");
     if pending.is_empty() {
         let _ = std::fs::remove_file(&tar_path);
@@ -327,25 +338,34 @@ pub fn pack_snapshots(root: &Path, out: &Path) -> std::io::Result<usize> {
     Ok(pending.len())
 }
 
-/// Every `.snap.new` under `scenarios/`, relative to the root.
-pub fn pending_snapshots(root: &Path) -> std::io::Result<Vec<PathBuf>> {
-    let mut found = Vec::new();
-    for scenario in std::fs::read_dir(root.join("scenarios"))? {
-        let dir = scenario?.path().join("snapshots");
-        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-            let path = entry.path();
-            if path.to_string_lossy().ends_with(".snap.new") {
-                found.push(path.strip_prefix(root).unwrap_or(&path).to_path_buf());
-            }
-        }
-    }
-    found.sort();
-    Ok(found)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_the_named_trials_pending_snapshots_are_packed() {
+        let root = tempfile::tempdir().unwrap();
+        let out = tempfile::tempdir().unwrap();
+        let dir = root.path().join("scenarios/s/snapshots");
+        std::fs::create_dir_all(&dir).unwrap();
+        // One left by this run, one an earlier run left for a trial this one
+        // did not run.
+        std::fs::write(dir.join("s@ran.snap.new"), "new").unwrap();
+        std::fs::write(dir.join("s@earlier.snap.new"), "stale").unwrap();
+        let ran = [("s".to_owned(), "ran".to_owned())];
+        assert_eq!(pack_snapshots(root.path(), out.path(), &ran).unwrap(), 1);
+        let mut tar =
+            tar::Archive::new(std::fs::File::open(out.path().join("snapshots.tar")).unwrap());
+        let names: Vec<String> = tar
+            .entries()
+            .unwrap()
+            .map(|e| e.unwrap().path().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["scenarios/s/snapshots/s@ran.snap.new"]);
+        // Nothing pending among the named: no tar is left from before.
+        assert_eq!(pack_snapshots(root.path(), out.path(), &[]).unwrap(), 0);
+        assert!(!out.path().join("snapshots.tar").exists());
+    }
 
     fn lines(s: &[&str]) -> Vec<String> {
         s.iter().map(|s| s.to_string()).collect()
