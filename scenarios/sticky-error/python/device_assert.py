@@ -125,12 +125,28 @@ def _cnn_runs(rec, last_id):
     embedding = torch.nn.Embedding(VOCABULARY, WIDTH).cuda()
     ids = torch.tensor([3, 7, last_id], device="cuda")
     rec.attempt("embedding(ids)", lambda: embedding(ids))
-    rec.attempt("torch.cuda.synchronize()", torch.cuda.synchronize)
+    _synchronize(rec)
     second = rec.attempt("second run: conv(images).sum().item()", lambda: conv(images).sum().item())
     # ANCHOR_END: cnn_runs
     rec.fact(names.THE_CNN_S_FIRST_RUN_WORKS, first.ok)
     rec.fact(names.THE_CNN_S_SECOND_RUN, second.error or "ok")
     rec.fact(names.THE_SECOND_RUN_S_ERROR_NAMES_CUDNN, "cudnn" in (second.message or "").lower())
+
+
+def _synchronize(rec):
+    """torch.cuda.synchronize() after the lookup. Where the lookup asserted,
+    the driver names the fault in words that change from run to run (on an
+    H100, "device-side assert triggered" in two full runs of three,
+    "unspecified launch failure" in the third): the fact records whether it
+    reports a fault, and its words go to the run's standard error, which the
+    JSON report keeps."""
+    try:
+        torch.cuda.synchronize()
+        words = None
+    except torch.AcceleratorError as exc:
+        words = str(exc).splitlines()[0]
+        print(f"torch.cuda.synchronize(): {words}", file=sys.stderr)
+    rec.fact(names.THE_SYNCHRONIZE_AFTER_THE_LOOKUP_REPORTS_A_FAULT, words is not None)
 
 
 def cnn_after_fault(rec):
