@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 
 use casebook_model::device::{self, measure_bytes};
 use casebook_model::{
-    Claim, ClaimVerdict, Control, Expect, MeasureName, Outcome, Reach, Recorder, Requirement,
-    Scenario, Source, Symptom, Variant, cudarc,
+    Claim, ClaimVerdict, Control, Expect, MeasureName, Outcome, Reach, Recorder, Report,
+    Requirement, Scenario, Source, Symptom, Variant, cudarc,
 };
 use casebook_runtime::worker;
 use cudarc::driver::CudaContext;
@@ -41,15 +41,19 @@ pub fn scenario() -> Scenario {
     Scenario {
         slug: "orphaned-process",
         title: "CUDA out of memory though no process is running (a grandchild holds it)",
-        cause: "The driver frees a process's memory when it exits or is killed. Memory held \"by nothing\" \
-                is held by a process still alive: often a worker's child that outlived its parent. Kill \
-                the worker's process group, and look for holders with nvidia-smi --query-compute-apps.",
+        cause: "The driver frees a process's memory when the last process holding its context ends, \
+                however it ends. Memory held \"by nothing\" is held by a process still alive: a worker's \
+                child that outlived its parent, or a child forked after CUDA started, which makes no CUDA \
+                call but inherited the driver's descriptors and with them the dead parent's context \
+                (then nvidia-smi lists no process at all). Kill the worker's process group, and look for \
+                holders with fuser or lsof on /dev/nvidia*.",
         fix: "Start data-loader workers in their own process group and kill the whole group (killpg, \
-              SIGKILL), not the worker's pid alone; find any surviving holder with \
-              nvidia-smi --query-compute-apps.",
+              SIGKILL), not the worker's pid alone; start processes that outlive a CUDA program with \
+              spawn, not fork, or close /dev/nvidia* in them; find any surviving holder with \
+              nvidia-smi --query-compute-apps, and where it lists none, with fuser -v /dev/nvidia*.",
         symptoms: &["out of memory", "out of memory though memory is free"],
         requires: Requirement::GPU_ALONE,
-        reports: &[],
+        reports: REPORTS,
         claims: CLAIMS,
         variants: vec![
             Variant::contrast("exit-and-kill", Expect::Records, cudarc!(exit_and_kill)),
@@ -79,6 +83,27 @@ fn back_after_exit_and_kill(o: &Outcome) -> ClaimVerdict {
         _ => ClaimVerdict::Undecided,
     }
 }
+
+const REPORTS: &[Report] = &[
+    Report {
+        id: "NVIDIA/Megatron-LM#3684",
+        shows: "A merged fix: data-loader workers forked by a training rank kept its /dev/nvidia* \
+                descriptors, so after the rank was killed its GPU memory stayed in use while a worker \
+                lived; the fix closes the device files in the workers.",
+    },
+    Report {
+        id: "PaddlePaddle/PaddleOCR#2074",
+        shows: "After the main training process was killed, nvidia-smi showed the memory in use and no \
+                process on the card; fuser -v /dev/nvidia* found the processes, and killing them gave \
+                the memory back.",
+    },
+    Report {
+        id: "pytorch/pytorch#5736",
+        shows: "GPU memory not released after killing the PyTorch process; a maintainer: some process \
+                is still alive, find it with lsof /dev/nvidia0; others see it with multi-process data \
+                loaders.",
+    },
+];
 
 /// Why the claims that an ended application's context keeps its memory are
 /// at best partly: where it does, a process still holds the context.
