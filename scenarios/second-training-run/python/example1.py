@@ -253,7 +253,10 @@ def _unused_cache_then_second_run(rec, empty_cache):
     outside PyTorch's cache."""
     model = Net(256, 1, "cuda").cuda()
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
-    rec.step("first run: training loop", lambda: _train(model, optimizer, _dataloader()))
+    rec.step(
+        "first run: training loop",
+        lambda m=model, o=optimizer: _train(m, o, _dataloader()),
+    )
     del model, optimizer
     _fill_then_drop()
     rec.measure(
