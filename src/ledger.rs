@@ -530,14 +530,14 @@ pub const HISTORY: &[Change] = &[
         commit: "c896bd6",
         from: Standing::Refuted,
         to: Standing::Partly,
-        why: "the audit's finding 7: a holder that forks a child (no CUDA call) before it ends leaves its 4 GiB taken after it exits or is killed, with no process listed by nvidia-smi, until the child ends (forked-child); without the child the memory is back at once (exit-and-kill). The memory stays only while a process holds the context: partly",
+        why: "the audit's finding 7: a holder that forks a child (no CUDA call) before it ends leaves its 4 GiB taken after it exits or is killed, until the child ends (forked-child; nvidia-smi --query-compute-apps does not list the child); without the child the memory is back at once (exit-and-kill). The memory stays only while a process holds the context: partly",
     },
     Change {
         id: "002-lingering-context-holds-memory",
         commit: "c896bd6",
         from: Standing::Refuted,
         to: Standing::Partly,
-        why: "as 002-context-survives-termination: in forked-child the dead holder's context keeps its 4 GiB while a child that makes no CUDA call lives, and nvidia-smi lists no process; once the child ends it is back",
+        why: "as 002-context-survives-termination: in forked-child the dead holder's context keeps its 4 GiB while a child that makes no CUDA call lives (nvidia-smi --query-compute-apps does not list the child); once the child ends it is back",
     },
     Change {
         id: "002-device-allocations-persist-until-freed",

@@ -177,8 +177,8 @@ const PAGES_SERVE_ANY_REQUEST: &str = "cudaMalloc serves the free memory cudaMem
      (What blocks below the 2 MiB page free inside pages still in use is not reported free at all: \
      `sub-page-holes-cpp`, where 001-incomplete-free-fragments is confirmed.) Where an allocator \
      carves one region, the same kind of request is refused: PyTorch's caching allocator in \
-     `caching-allocator-py` refuses 1536 MiB with 32.9 GB reserved and unused \
-     (003-fragmentation-reduces-contiguous).";
+     `caching-allocator-py` refuses 1536 MiB with more than four times as much reserved and \
+     unused, in pieces none of which fits (003-fragmentation-reduces-contiguous).";
 
 const CLAIMS: &[Claim] = &[
     Claim {

@@ -45,8 +45,8 @@ pub fn scenario() -> Scenario {
                 however it ends. Memory held \"by nothing\" is held by a process still alive: a worker's \
                 child that outlived its parent, or a child forked after CUDA started, which makes no CUDA \
                 call but inherited the driver's descriptors and with them the dead parent's context \
-                (then nvidia-smi lists no process at all). Kill the worker's process group, and look for \
-                holders with fuser or lsof on /dev/nvidia*.",
+                (nvidia-smi --query-compute-apps does not list that child). Kill the worker's process \
+                group, and look for holders with fuser or lsof on /dev/nvidia*.",
         fix: "Start data-loader workers in their own process group and kill the whole group (killpg, \
               SIGKILL), not the worker's pid alone; start processes that outlive a CUDA program with \
               spawn, not fork, or close /dev/nvidia* in them; find any surviving holder with \
