@@ -147,12 +147,14 @@ pub fn page(index: &Index, root: &Path) -> anyhow::Result<String> {
          {known_list}\
          ## How well it finds the case\n\n\
          Measured on {total} whole texts from public threads that no case cites, each labelled with \
-         the case its thread's cause is, or none ({heldout}): {summary}. An independent test on 30 \
-         texts from threads its tester chose (docs/evidence/explain-independent-test-2.md) found the \
-         right case first for 10 of the 11 whose cause a case reproduces and the thread settled, \
-         but a reproduced case was named for 10 of the 14 whose cause none reproduces (a faulty \
-         GPU, a driver or library version, a library's own bug): a first answer is the likeliest \
-         reproduced cause, not a diagnosis.\n\n\
+         the case its thread's cause is, or none ({heldout}): {summary}. The latest independent \
+         test, on 30 texts from threads its tester chose before the tool ran \
+         (docs/evidence/explain-independent-test-3.md), found the right case first for 17 of the 18 \
+         whose cause a case reproduces (ties counted as the answer states them) and among the first \
+         three for 16; of the 12 whose cause none reproduces (hardware, a driver or its install, a \
+         library's own bug), 7 were answered with no reproduced case or the right known failure, \
+         and 5 were given a reproduced case: a first answer is the likeliest reproduced cause, not \
+         a diagnosis.\n\n\
          <script id=\"casebook-index\" type=\"application/json\">\n\
          {{{{#include explain/index.json}}}}\n\
          </script>\n\

@@ -179,6 +179,9 @@ pub const BOILERPLATE: &[&str] = &[
     "run with NCCL_DEBUG=INFO for details",
     "run with NCCL_DEBUG=WARN for details",
     "This usually reflects invalid usage of NCCL library.",
+    // NCCL's log levels, before every line it logs.
+    "NCCL INFO",
+    "NCCL WARN",
     // The prefix PyTorch and most frameworks put before every CUDA error's
     // own words ("CUDA error: an illegal memory access was encountered").
     "CUDA error",
@@ -360,8 +363,13 @@ pub const ERROR_NAME_PREFIXES: &[&str] = &[
     "ncclremoteerror",
 ];
 
-/// Whether a feature is an error's name (`id:cuda_error_out_of_memory`).
+/// Whether a feature is an error's name (`id:cuda_error_out_of_memory`),
+/// or a phrase of the driver's Xid report (`NVRM: Xid (PCI:…): 79`), whose
+/// number names the error the driver saw.
 pub fn is_error_name(feature: &str) -> bool {
+    if let Some(words) = feature.strip_prefix("w:") {
+        return words.split(' ').any(|w| w == "xid");
+    }
     feature.strip_prefix("id:").is_some_and(|w| {
         ERROR_NAME_PREFIXES.iter().any(|p| w.starts_with(p)) && !GENERIC_IDENTIFIERS.contains(&w)
     })

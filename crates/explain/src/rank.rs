@@ -198,9 +198,25 @@ impl<'a> Ranker<'a> {
                     best = Some((score, shared));
                 }
             }
-            let Some((score, shared)) = best else {
+            let Some((mut score, mut shared)) = best else {
                 continue;
             };
+            // What the text's figures say (one request larger than the GPU,
+            // a reserve in pieces, …) is the case's where any of its texts
+            // says it: figures are the message's numbers, not its words, and
+            // the text whose words match best need not be the one whose
+            // numbers do.
+            for f in query.iter().filter(|f| f.starts_with("fig:")) {
+                if !shared.contains(f) && texts.iter().any(|own| own.contains(f)) {
+                    shared.insert(f);
+                    let boost = if first.contains(f) {
+                        FIRST_ERROR_WEIGHT
+                    } else {
+                        1.0
+                    };
+                    score += self.weight(f) * boost;
+                }
+            }
             if score >= MIN_SCORE {
                 let names_the_error = shared.iter().any(|f| features::is_error_name(f));
                 ranked.push((

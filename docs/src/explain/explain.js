@@ -41,6 +41,8 @@
   var BREAK = null;
 
   function isErrorName(f) {
+    // As is_error_name in features.rs: a phrase of the driver's Xid report.
+    if (f.startsWith("w:")) return f.slice(2).split(" ").indexOf("xid") >= 0;
     if (!f.startsWith("id:")) return false;
     var w = f.slice(3);
     return ERROR_NAME_PREFIXES.some(function (p) { return w.startsWith(p); }) &&
@@ -400,6 +402,15 @@
         if (best === null || score > best.score) best = { score: score, shared: shared };
       });
       if (best === null) return;
+      // As in rank.rs: what the figures say is the case's where any of its
+      // texts says it.
+      Array.from(query).sort(byteOrder).forEach(function (f) {
+        if (f.indexOf("fig:") !== 0 || best.shared.indexOf(f) >= 0) return;
+        if (!self.textFeatures[i].some(function (own) { return own.has(f); })) return;
+        best.shared.push(f);
+        best.score += self.weight.get(f) * (first.has(f) ? FIRST_ERROR_WEIGHT : 1.0);
+      });
+      best.shared.sort(byteOrder);
       if (best.score >= MIN_SCORE) {
         var matched = matchedSpans(toks, new Set(best.shared)).map(function (m) {
           return asWritten(text, m) || m;
