@@ -156,7 +156,9 @@ const CLAIMS: &[Claim] = &[
         judged_by: "broken-cpp",
         control: Control::Run("fixed-cpp"),
         reach: Reach::AtBestPartly(
-            "the exhaustion is measured; the cuDNN failures the sentence ends on are not, since no variant loads cuDNN",
+            "the exhaustion is measured; the cuDNN failures the sentence ends on are not, since none of \
+             this case's variants loads cuDNN (second-training-run's and library-handle-no-memory's do, \
+             and there cuDNN's error follows memory taken before its first call)",
         ),
         judge: |o| leak_verdict(o, OOM_CPP),
     },
