@@ -4,7 +4,7 @@ use std::process::{Command, ExitCode};
 
 use crate::toolkit;
 
-#[derive(clap::Args)]
+#[derive(clap::Args, Default)]
 pub struct Args {
     /// Change nothing; fail if a committed page is stale.
     #[arg(long)]

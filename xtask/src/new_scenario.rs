@@ -1,10 +1,15 @@
 //! `cargo xtask new-scenario <slug>`: a case's folder that builds, as
-//! clippy's `cargo dev new_lint` writes a lint: the manifest, the build
-//! script, the vocabulary, a broken and a fixed variant (cudarc) that
-//! record one step and one check, an empty `pasted.toml`, and the two lines
-//! that register the case (the catalogue in `src/lib.rs`, the dependency in
-//! the root `Cargo.toml`). What remains is the case itself: the failure,
-//! the fix, the claims with their controls, the users' texts.
+//! clippy's `cargo dev new_lint` writes a lint: the manifest (with the
+//! case's place in the catalogue), the build script, the vocabulary, a broken and a fixed
+//! variant that are skeletons, an empty `pasted.toml`; then `cargo xtask
+//! docs`, which registers the folder (the catalogue, the root manifest) and
+//! writes its README. Nothing outside the folder is edited by hand.
+//!
+//! The skeleton cannot pass for a case: its variants end on an error that
+//! says they are not written yet, and its title is
+//! `casebook_model::NOT_WRITTEN`, which the catalogue's checks name as a
+//! case not written. What remains is the case itself: the failure, the fix,
+//! the claims with their controls, the users' texts.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -28,13 +33,46 @@ fn valid(slug: &str) -> bool {
         && slug.starts_with(|c: char| c.is_ascii_lowercase())
 }
 
+/// The place after the last case in the catalogue: one more than the
+/// largest `order` a case's `Cargo.toml` declares.
+fn next_order(root: &Path) -> anyhow::Result<u32> {
+    let mut last = 0;
+    for entry in std::fs::read_dir(root.join("scenarios")).context("reading scenarios/")? {
+        let Ok(text) = std::fs::read_to_string(entry?.path().join("Cargo.toml")) else {
+            continue;
+        };
+        for line in text.lines() {
+            if let Some(n) = line.strip_prefix("order = ") {
+                last = last.max(n.trim().parse::<u32>().unwrap_or(0));
+            }
+        }
+    }
+    Ok(last + 1)
+}
+
+/// A skeleton variant: it ends on an error, so that no run takes it for a
+/// case.
+fn skeleton(role: &str, slug: &str) -> String {
+    format!(
+        "//! The {role} program: NOT WRITTEN YET.\n\
+         \n\
+         use casebook_model::Recorder;\n\
+         \n\
+         // ANCHOR: run\n\
+         pub fn run(_rec: &mut Recorder) -> anyhow::Result<()> {{\n    \
+         anyhow::bail!(\"{slug}::{role} is not written yet (a skeleton of cargo xtask new-scenario)\")\n\
+         }}\n\
+         // ANCHOR_END: run\n"
+    )
+}
+
 /// The files of a new case, relative to its folder.
-fn files(slug: &str) -> Vec<(&'static str, String)> {
+fn files(slug: &str, order: u32) -> Vec<(&'static str, String)> {
     vec![
         (
             "Cargo.toml",
             format!(
-                "[package]\nname = \"scenario-{slug}\"\nversion = \"0.1.0\"\ndescription = \"cuda-casebook: {slug} (say what fails, in a line)\"\nedition.workspace = true\nrust-version.workspace = true\nlicense.workspace = true\npublish.workspace = true\n\n[dependencies]\ncasebook-model.workspace = true\ncudarc.workspace = true\nanyhow.workspace = true\n\n[build-dependencies]\ncasebook-build.workspace = true\n"
+                "[package]\nname = \"scenario-{slug}\"\nversion = \"0.1.0\"\ndescription = \"cuda-casebook: {slug} (say what fails, in a line)\"\nedition.workspace = true\nrust-version.workspace = true\nlicense.workspace = true\npublish.workspace = true\n\n[package.metadata.casebook]\n# Where the case stands in the catalogue: `casebook list`, the book.\norder = {order}\n\n[dependencies]\ncasebook-model.workspace = true\ncudarc.workspace = true\nanyhow.workspace = true\n\n[build-dependencies]\ncasebook-build.workspace = true\n"
             ),
         ),
         ("build.rs", "casebook_build::build_scenario!();\n".to_owned()),
@@ -49,21 +87,15 @@ fn files(slug: &str) -> Vec<(&'static str, String)> {
         (
             "src/lib.rs",
             format!(
-                "//! `{slug}`: what fails, how the broken variant provokes it, and what the\n//! fixed one changes.\n\nuse casebook_model::{{Requirement, Scenario, Symptom, Variant, cudarc}};\n\nmod broken;\nmod fixed;\n\ncasebook_model::names_module!();\n\npub fn scenario() -> Scenario {{\n    Scenario {{\n        slug: \"{slug}\",\n        title: \"The error text users see (what the case reproduces)\",\n        cause: \"The real cause, in two sentences.\",\n        fix: \"The fix, in a sentence.\",\n        symptoms: &[],\n        requires: Requirement::GPU,\n        reports: &[],\n        claims: &[],\n        variants: vec![\n            Variant::broken(\"broken\", Symptom::check_failed(WORKED), cudarc!(broken)),\n            Variant::fixed(\"fixed\", cudarc!(fixed)),\n        ],\n    }}\n}}\n"
+                "//! `{slug}`: NOT WRITTEN YET. What fails, how the broken variant provokes\n//! it, and what the fixed one changes.\n\nuse casebook_model::{{Requirement, Scenario, Symptom, Variant, cudarc}};\n\nmod broken;\nmod fixed;\n\ncasebook_model::names_module!();\n\npub fn scenario() -> Scenario {{\n    Scenario {{\n        slug: \"{slug}\",\n        // The error text users see (what the case reproduces).\n        title: casebook_model::NOT_WRITTEN,\n        cause: \"The real cause, in two sentences.\",\n        fix: \"The fix, in a sentence.\",\n        symptoms: &[],\n        requires: Requirement::GPU,\n        reports: &[],\n        claims: &[],\n        variants: vec![\n            Variant::broken(\"broken\", Symptom::check_failed(WORKED), cudarc!(broken)),\n            Variant::fixed(\"fixed\", cudarc!(fixed)),\n        ],\n    }}\n}}\n"
             ),
         ),
-        (
-            "src/broken.rs",
-            "//! The broken program: what it does wrong.\n\nuse casebook_model::{Recorder, device};\n\nuse crate::names::*;\n\n// ANCHOR: run\npub fn run(rec: &mut Recorder) -> anyhow::Result<()> {\n    let _ctx = device::context(rec)?;\n    rec.check(WORKED, false); // BUG: the failure, provoked\n    Ok(())\n}\n// ANCHOR_END: run\n".to_owned(),
-        ),
-        (
-            "src/fixed.rs",
-            "//! The fixed program: the same work, with the fix.\n\nuse casebook_model::{Recorder, device};\n\nuse crate::names::*;\n\n// ANCHOR: run\npub fn run(rec: &mut Recorder) -> anyhow::Result<()> {\n    let _ctx = device::context(rec)?;\n    rec.check(WORKED, true); // FIX: what changes\n    Ok(())\n}\n// ANCHOR_END: run\n".to_owned(),
-        ),
+        ("src/broken.rs", skeleton("broken", slug)),
+        ("src/fixed.rs", skeleton("fixed", slug)),
     ]
 }
 
-/// Writes the case's folder under `root` and registers it there.
+/// Writes the case's folder under `root`; registration is `cargo xtask docs`'s.
 pub fn create(root: &Path, slug: &str) -> anyhow::Result<()> {
     if !valid(slug) {
         bail!("`{slug}` is no case name: lowercase words joined by `-`, as `misaligned-address`");
@@ -72,55 +104,31 @@ pub fn create(root: &Path, slug: &str) -> anyhow::Result<()> {
     if dir.exists() {
         bail!("{} exists already", dir.display());
     }
-    // Registration first, so that a manifest or catalogue in another shape
-    // stops the command before it writes anything.
-    let manifest = root.join("Cargo.toml");
-    let text = std::fs::read_to_string(&manifest).context("reading Cargo.toml")?;
-    let marker =
-        "scenario-invalid-device-ordinal = { path = \"scenarios/invalid-device-ordinal\" }\n";
-    let Some(at) = text.find(marker) else {
-        bail!("Cargo.toml: the root package's scenario dependencies are not where they were");
-    };
-    let entry = format!("scenario-{slug} = {{ path = \"scenarios/{slug}\" }}\n");
-    let manifest_text = format!(
-        "{}{entry}{}",
-        &text[..at + marker.len()],
-        &text[at + marker.len()..]
-    );
-    let catalog = root.join("src/lib.rs");
-    let text = std::fs::read_to_string(&catalog).context("reading src/lib.rs")?;
-    let marker = "        scenario_invalid_device_ordinal::scenario(),\n";
-    let Some(at) = text.find(marker) else {
-        bail!("src/lib.rs: the catalogue is not where it was");
-    };
-    let catalog_text = format!(
-        "{}        scenario_{}::scenario(),\n{}",
-        &text[..at + marker.len()],
-        slug.replace('-', "_"),
-        &text[at + marker.len()..]
-    );
-    for (path, content) in files(slug) {
+    let order = next_order(root)?;
+    for (path, content) in files(slug, order) {
         let path = dir.join(path);
         std::fs::create_dir_all(path.parent().expect("a file in the folder"))?;
         std::fs::write(&path, content).with_context(|| format!("writing {}", path.display()))?;
     }
-    std::fs::write(&manifest, manifest_text)?;
-    std::fs::write(&catalog, catalog_text)?;
     Ok(())
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let root = crate::project::root();
     create(&root, &args.slug)?;
+    println!("wrote scenarios/{}/", args.slug);
+    // The first pass registers the folder (the catalogue and the manifests
+    // are what `casebook` is built from); the second, built with the case,
+    // writes its README and its page.
+    for _ in 0..2 {
+        let code = crate::docs::run(crate::docs::Args::default())?;
+        if code != ExitCode::SUCCESS {
+            bail!("cargo xtask docs failed; the folder is written, run it again once it builds");
+        }
+    }
     println!(
-        "wrote scenarios/{}/ and registered it in Cargo.toml and src/lib.rs",
-        args.slug
-    );
-    println!(
-        "next: the failure in src/broken.rs, the fix in src/fixed.rs, claims with controls, pasted.toml;"
-    );
-    println!(
-        "then `cargo run -- list -f {}` and `cargo xtask docs` (CONTRIBUTING.md walks through one case)",
+        "next: the failure in src/broken.rs, the fix in src/fixed.rs, the title, claims with controls, \
+         pasted.toml; then `cargo run -- list -f {}` (CONTRIBUTING.md walks through one case)",
         args.slug
     );
     Ok(ExitCode::SUCCESS)
@@ -140,31 +148,37 @@ mod tests {
     }
 
     #[test]
-    fn a_new_case_is_its_folder_and_two_lines() {
+    fn a_new_case_is_its_folder_only() {
         let root = tempfile::tempdir().unwrap();
         let r = root.path();
-        std::fs::create_dir_all(r.join("src")).unwrap();
+        std::fs::create_dir_all(r.join("scenarios/old-case")).unwrap();
         std::fs::write(
-            r.join("Cargo.toml"),
-            "[dependencies]\nscenario-invalid-device-ordinal = { path = \"scenarios/invalid-device-ordinal\" }\nx = 1\n",
-        )
-        .unwrap();
-        std::fs::write(
-            r.join("src/lib.rs"),
-            "vec![\n        scenario_invalid_device_ordinal::scenario(),\n    ]\n",
+            r.join("scenarios/old-case/Cargo.toml"),
+            "[package.metadata.casebook]\norder = 41\n",
         )
         .unwrap();
         super::create(r, "new-case").unwrap();
-        let manifest = std::fs::read_to_string(r.join("Cargo.toml")).unwrap();
-        assert!(manifest.contains("scenario-new-case = { path = \"scenarios/new-case\" }"));
-        let catalog = std::fs::read_to_string(r.join("src/lib.rs")).unwrap();
-        assert!(catalog.contains("scenario_new_case::scenario(),"));
-        for (file, _) in super::files("new-case") {
+        for (file, _) in super::files("new-case", 42) {
             assert!(r.join("scenarios/new-case").join(file).is_file(), "{file}");
         }
-        // A second time: refused, nothing written twice.
+        let manifest = std::fs::read_to_string(r.join("scenarios/new-case/Cargo.toml")).unwrap();
+        assert!(manifest.contains("\norder = 42\n"), "{manifest}");
+        // Nothing beside the folder.
+        let mut top: Vec<_> = std::fs::read_dir(r)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        top.sort();
+        assert_eq!(top, ["scenarios"]);
+        // A second time: refused.
         assert!(super::create(r, "new-case").is_err());
-        let again = std::fs::read_to_string(r.join("Cargo.toml")).unwrap();
-        assert_eq!(again.matches("scenario-new-case").count(), 1);
+        assert!(super::create(r, "Bad").is_err());
+    }
+
+    #[test]
+    fn a_skeleton_variant_cannot_pass() {
+        let text = super::skeleton("broken", "new-case");
+        assert!(text.contains("anyhow::bail!(\"new-case::broken is not written yet"));
+        assert!(!text.contains("Ok(())"));
     }
 }

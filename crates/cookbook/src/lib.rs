@@ -24,6 +24,7 @@ mod nextest;
 mod page;
 mod plot;
 mod readme;
+pub mod registration;
 mod source;
 mod survey;
 mod words;
@@ -108,6 +109,7 @@ pub fn generate(inputs: &Inputs) -> anyhow::Result<Book> {
         nextest::NEXTEST_CONFIG.into(),
         nextest::nextest_config(inputs.catalog),
     );
+    files.extend(registration::files(inputs.root)?);
     let matrix: Option<Matrix> = load(inputs.root, MATRIX_JSON)?;
     files.insert(
         "docs/src/fleet.md".into(),
@@ -205,7 +207,11 @@ impl Book {
             if let Some(parent) = full.parent() {
                 std::fs::create_dir_all(parent)?;
             }
-            std::fs::write(full, text)?;
+            // Unchanged files keep their time, so that cargo rebuilds nothing
+            // for a manifest written again as it was.
+            if std::fs::read_to_string(&full).ok().as_deref() != Some(text.as_str()) {
+                std::fs::write(full, text)?;
+            }
         }
         Ok(self.files.len())
     }

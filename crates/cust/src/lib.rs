@@ -6,28 +6,15 @@
 //!
 //! Each scenario keeps its cust variants in its own folder
 //! (`scenarios/<slug>/cust.rs`, with a `VARIANTS` table); they are compiled
-//! here, where cust is linked, and nowhere else.
+//! here, where cust is linked, and nowhere else (`cases.rs`, written by
+//! `cargo xtask docs` from the folders).
 
 use casebook_model::{TrialId, VariantFn};
 
+mod cases;
 mod common;
 
-#[path = "../../../scenarios/async-free-race/cust.rs"]
-mod async_free_race;
-#[path = "../../../scenarios/context-leak/cust.rs"]
-mod context_leak;
-#[path = "../../../scenarios/missing-free/cust.rs"]
-mod missing_free;
-#[path = "../../../scenarios/unsynced-stream/cust.rs"]
-mod unsynced_stream;
-
-/// Every scenario with cust variants, and its table.
-const SCENARIOS: &[(&str, &[(&str, VariantFn)])] = &[
-    ("missing-free", missing_free::VARIANTS),
-    ("context-leak", context_leak::VARIANTS),
-    ("unsynced-stream", unsynced_stream::VARIANTS),
-    ("async-free-race", async_free_race::VARIANTS),
-];
+use cases::SCENARIOS;
 
 /// The trial of every variant served here, with its function.
 pub fn served() -> impl Iterator<Item = (TrialId, VariantFn)> {

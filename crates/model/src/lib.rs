@@ -25,7 +25,7 @@ pub use outcome::{
 pub use recorder::{Recorder, ResultName};
 pub use scenario::{
     Binding, CUST_PROGRAM, Claim, ClaimVerdict, Code, Control, CppFn, Expect, NEIGHBOURS_ROOM,
-    OneChange, PAIR, Part, Passage, Program, Reach, Report, Requirement, Role, Runner,
+    NOT_WRITTEN, OneChange, PAIR, Part, Passage, Program, Reach, Report, Requirement, Role, Runner,
     SanitizerSees, Scenario, Source, Statement, Variant, VariantFn, thread_url,
 };
 pub use trial_id::TrialId;

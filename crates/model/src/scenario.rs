@@ -12,6 +12,11 @@ pub type CppFn = unsafe extern "C" fn(*const CRecorder) -> i32;
 /// The program that serves the cust variants (see `crates/cust`).
 pub const CUST_PROGRAM: &str = "casebook-cust";
 
+/// The title of a case `cargo xtask new-scenario` wrote and nobody has
+/// written yet: the catalogue's checks name such a case, so a skeleton never
+/// counts as done.
+pub const NOT_WRITTEN: &str = "(not written yet: the skeleton of cargo xtask new-scenario)";
+
 /// One failure, with its broken and fixed variants: from the seed articles,
 /// or from the public reports it names.
 #[derive(Debug, Clone)]

@@ -19,6 +19,7 @@
 
 pub mod bench;
 pub mod exit;
+mod key_figures;
 pub mod machine;
 pub mod matrix;
 pub mod partition;

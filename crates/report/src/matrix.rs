@@ -31,45 +31,8 @@ pub const MATRIX_JSON: &str = "docs/evidence/matrix.json";
 /// smallest by more than this share of the largest.
 pub const FIGURE_TOLERANCE: f64 = 0.02;
 
-/// The figures each cell carries: (scenario, variant, measure, what it is).
-pub const KEY_FIGURES: &[(&str, &str, &str, &str)] = &[
-    (
-        "context-leak",
-        "broken",
-        "bytes_per_context",
-        "device memory per context",
-    ),
-    (
-        "context-leak",
-        "broken",
-        "calls_completed",
-        "contexts before the driver refuses one",
-    ),
-    (
-        "device-heap-exhaustion",
-        "broken",
-        "heap_limit_before",
-        "default device heap",
-    ),
-    (
-        "library-handle-leak",
-        "broken",
-        "bytes_per_handle",
-        "device memory per cuBLAS handle",
-    ),
-    (
-        "malloc-in-loop",
-        "fixed-cpp",
-        "speedup_over_broken",
-        "speed-up of allocating once over allocating each step",
-    ),
-    (
-        "malloc-in-loop",
-        "pool-cpp",
-        "speedup_over_broken",
-        "speed-up of a stream-ordered pool over allocating each step",
-    ),
-];
+/// The figures each cell carries, from the cases' manifests.
+pub use crate::key_figures::KEY_FIGURES;
 
 /// A machine, as far as the outcomes can depend on it.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]

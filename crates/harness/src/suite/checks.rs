@@ -290,8 +290,8 @@ pub fn check_fairness(catalog: &[Scenario], root: &Path) -> Result<(), String> {
 }
 
 /// Slugs, variant names and claim ids are unique, every scenario pairs a
-/// broken variant with a fixed one, and each claim is judged by a variant
-/// that exists.
+/// broken variant with a fixed one, each claim is judged by a variant
+/// that exists, and no case is a skeleton not written yet.
 pub fn check_declarations(catalog: &[Scenario]) -> Result<(), String> {
     let mut problems = Vec::new();
     let mut slugs = BTreeSet::new();
@@ -305,6 +305,12 @@ pub fn check_declarations(catalog: &[Scenario]) -> Result<(), String> {
             if !names.insert(v.name) {
                 problems.push(format!("{} is declared twice", s.trial_id(v)));
             }
+        }
+        if s.title == casebook_model::NOT_WRITTEN {
+            problems.push(format!(
+                "{} is not written yet: its folder is the skeleton of cargo xtask new-scenario",
+                s.slug
+            ));
         }
         let has = |role| s.variants.iter().any(|v| v.role == role);
         if !has(casebook_model::Role::Broken) || !has(casebook_model::Role::Fixed) {
