@@ -1,9 +1,9 @@
 //! `cargo xtask new-scenario <slug>`: a case's folder that builds, as
 //! clippy's `cargo dev new_lint` writes a lint: the manifest (with the
-//! case's place in the catalogue), the build script, the vocabulary, a broken and a fixed
-//! variant that are skeletons, an empty `pasted.toml`; then `cargo xtask
-//! docs`, which registers the folder (the catalogue, the root manifest) and
-//! writes its README. Nothing outside the folder is edited by hand.
+//! case's place in the catalogue, and the build script every case shares),
+//! the vocabulary, a broken and a fixed variant that are skeletons, an empty
+//! `pasted.toml`; then `cargo xtask docs`, which registers the folder (the
+//! catalogue, the root manifest) and writes its README. Nothing outside the folder is edited by hand.
 //!
 //! The skeleton cannot pass for a case: its variants end on an error that
 //! says they are not written yet, and its title is
@@ -72,10 +72,9 @@ fn files(slug: &str, order: u32) -> Vec<(&'static str, String)> {
         (
             "Cargo.toml",
             format!(
-                "[package]\nname = \"scenario-{slug}\"\nversion = \"0.1.0\"\ndescription = \"cuda-casebook: {slug} (say what fails, in a line)\"\nedition.workspace = true\nrust-version.workspace = true\nlicense.workspace = true\npublish.workspace = true\n\n[package.metadata.casebook]\n# Where the case stands in the catalogue: `casebook list`, the book.\norder = {order}\n\n[dependencies]\ncasebook-model.workspace = true\ncudarc.workspace = true\nanyhow.workspace = true\n\n[build-dependencies]\ncasebook-build.workspace = true\n"
+                "[package]\nname = \"scenario-{slug}\"\nversion = \"0.1.0\"\ndescription = \"cuda-casebook: {slug} (say what fails, in a line)\"\nedition.workspace = true\nrust-version.workspace = true\nlicense.workspace = true\npublish.workspace = true\nbuild = \"../../kernels/build/scenario.rs\"\n\n[package.metadata.casebook]\n# Where the case stands in the catalogue: `casebook list`, the book.\norder = {order}\n\n[dependencies]\ncasebook-model.workspace = true\ncudarc.workspace = true\nanyhow.workspace = true\n\n[build-dependencies]\ncasebook-build.workspace = true\n"
             ),
         ),
-        ("build.rs", "casebook_build::build_scenario!();\n".to_owned()),
         (
             "names.toml",
             "[checks]\nWORKED = \"the work ran\"\n".to_owned(),

@@ -7,7 +7,8 @@
 //! - [`fatbins`]: device kernels become fatbins that Rust loads with cudarc
 //!   (used by `casebook-kernels` for the kernels several scenarios share).
 //!
-//! A scenario's build script is one line: `casebook_build::build_scenario!();`.
+//! Every scenario's build script is one file, `kernels/build/scenario.rs`,
+//! which its manifest names (`build = "../../kernels/build/scenario.rs"`).
 
 use std::env;
 use std::fmt::Write as _;
@@ -57,16 +58,6 @@ macro_rules! vocabulary {
     };
     (@opt) => { None };
     (@opt $e:expr) => { Some($e) };
-}
-
-/// A scenario's whole `build.rs`.
-#[macro_export]
-macro_rules! build_scenario {
-    () => {
-        fn main() {
-            $crate::scenario();
-        }
-    };
 }
 
 /// Names every scenario may record (`crates/model/src/global_names.rs`).

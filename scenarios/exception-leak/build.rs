@@ -1,1 +1,0 @@
-casebook_build::build_scenario!();
