@@ -165,33 +165,44 @@ macro_rules! names_module {
 ///
 /// ```ignore
 /// casebook_model::cpp_variants! {
-///     "cpp/missing_free.cu" {
-///         broken: casebook_missing_free_broken_cpp,
-///         fixed: casebook_missing_free_fixed_cpp,
-///     }
-///     "cpp/probes.cu" (whole file) { probe: casebook_missing_free_probe_cpp }
+///     "cpp/missing_free.cu" { broken, fixed }
+///     "cpp/probes.cu" (whole file) { probe }
+///     "cpp/other.cu" { limited: casebook_host_memory_leak_limited_host_cpp }
 /// }
 /// // Variant::broken("broken-cpp", symptom, cpp::broken)
 /// ```
 ///
 /// `cpp::broken` is the code between `// ANCHOR: broken` and
-/// `// ANCHOR_END: broken`; under `(whole file)`, the whole file.
+/// `// ANCHOR_END: broken`; under `(whole file)`, the whole file. Its entry
+/// point is `casebook_<slug>_broken_cpp` (the build script gives the crate
+/// the prefix), unless the entry names another symbol after a `:`.
 #[macro_export]
 macro_rules! cpp_variants {
-    ($($file:literal $(($whole:ident file))? { $($anchor:ident: $f:ident),* $(,)? })*) => {
+    ($($file:literal $(($whole:ident file))? { $($anchor:ident $(: $f:ident)?),* $(,)? })*) => {
         /// The C++ variants of `cpp/`, compiled by the build script.
         #[allow(non_upper_case_globals)]
         mod cpp {
-            $( $crate::cpp_variants!(@group $file [$($whole)?] $($anchor $f)*); )*
+            /// The entry points, as the C++ defines them.
+            mod entry {
+                unsafe extern "C" {
+                    $($( $crate::cpp_variants!(@entry $anchor $($f)?); )*)*
+                }
+            }
+            $( $crate::cpp_variants!(@group $file [$($whole)?] $($anchor)*); )*
         }
     };
-    (@group $file:literal $mode:tt $($anchor:ident $f:ident)*) => {
-        unsafe extern "C" {
-            $( pub fn $f(rec: *const $crate::CRecorder) -> i32; )*
-        }
+    (@entry $anchor:ident) => {
+        #[link_name = concat!(env!("CASEBOOK_SYMBOL_PREFIX"), stringify!($anchor), "_cpp")]
+        pub fn $anchor(rec: *const $crate::CRecorder) -> i32;
+    };
+    (@entry $anchor:ident $f:ident) => {
+        #[link_name = stringify!($f)]
+        pub fn $anchor(rec: *const $crate::CRecorder) -> i32;
+    };
+    (@group $file:literal $mode:tt $($anchor:ident)*) => {
         $(
             pub const $anchor: $crate::Program =
-                $crate::Program::cpp($f, $file, $crate::cpp_variants!(@anchor $mode $anchor));
+                $crate::Program::cpp(entry::$anchor, $file, $crate::cpp_variants!(@anchor $mode $anchor));
         )*
     };
     (@anchor [] $anchor:ident) => { Some(stringify!($anchor)) };

@@ -16,6 +16,10 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// The variable a scenario's build script sets for its crate: what its C++
+/// entry points' names start with (`casebook_<slug>_`, the slug's `-` as `_`).
+pub const SYMBOL_PREFIX_ENV: &str = "CASEBOOK_SYMBOL_PREFIX";
+
 /// sm_80 and sm_90 machine code, and compute_90 PTX for newer GPUs.
 pub const GENCODE: &[&str] = &[
     "-gencode=arch=compute_80,code=sm_80",
@@ -307,6 +311,14 @@ pub fn scenario() {
     for path in watched(&here) {
         println!("cargo::rerun-if-changed={path}");
     }
+    // What the C++ entry points' names start with: `casebook_missing_free_`,
+    // for `casebook_model::cpp_variants!` to name `casebook_<slug>_<anchor>_cpp`.
+    let package = env::var("CARGO_PKG_NAME").expect("run by cargo");
+    let slug = package.strip_prefix("scenario-").unwrap_or(&package);
+    println!(
+        "cargo::rustc-env={SYMBOL_PREFIX_ENV}=casebook_{}_",
+        slug.replace('-', "_")
+    );
     let vocabulary = match fs::read_to_string(here.join("names.toml")) {
         Ok(text) => parse_vocabulary(&text),
         Err(_) => Ok(Vec::new()),

@@ -24,10 +24,10 @@ casebook_model::names_module!();
 
 casebook_model::cpp_variants! {
     "cpp/old_arch.cu" {
-        broken: casebook_arch_mismatch_broken_cpp,
+        broken,
     }
     "cpp/all_archs.cu" {
-        fixed: casebook_arch_mismatch_fixed_cpp,
+        fixed,
     }
 }
 

@@ -37,8 +37,8 @@ casebook_model::names_module!();
 
 casebook_model::cpp_variants! {
     "cpp/async_copy_lifetime.cu" {
-        broken: casebook_async_copy_lifetime_broken_cpp,
-        fixed: casebook_async_copy_lifetime_fixed_cpp,
+        broken,
+        fixed,
     }
 }
 

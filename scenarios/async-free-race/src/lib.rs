@@ -26,9 +26,9 @@ casebook_model::names_module!();
 
 casebook_model::cpp_variants! {
     "cpp/async_free_race.cu" {
-        broken: casebook_async_free_race_broken_cpp,
-        fixed: casebook_async_free_race_fixed_cpp,
-        trimmed: casebook_async_free_race_trimmed_cpp,
+        broken,
+        fixed,
+        trimmed,
     }
 }
 

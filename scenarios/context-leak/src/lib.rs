@@ -37,8 +37,8 @@ casebook_model::names_module!();
 
 casebook_model::cpp_variants! {
     "cpp/context_leak.cu" {
-        broken: casebook_context_leak_broken_cpp,
-        fixed: casebook_context_leak_fixed_cpp,
+        broken,
+        fixed,
     }
 }
 

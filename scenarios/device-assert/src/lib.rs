@@ -24,9 +24,9 @@ casebook_model::names_module!();
 
 casebook_model::cpp_variants! {
     "cpp/device_assert.cu" {
-        broken: casebook_device_assert_broken_cpp,
-        fixed: casebook_device_assert_fixed_cpp,
-        in_range: casebook_device_assert_in_range_cpp,
+        broken,
+        fixed,
+        in_range,
     }
 }
 

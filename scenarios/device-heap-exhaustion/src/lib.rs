@@ -21,17 +21,17 @@ casebook_model::names_module!();
 
 casebook_model::cpp_variants! {
     "cpp/device_heap_exhaustion.cu" {
-        as_written: casebook_device_heap_exhaustion_as_written_cpp,
-        fixed: casebook_device_heap_exhaustion_fixed_cpp,
-        size_in_range: casebook_device_heap_exhaustion_size_in_range_cpp,
+        as_written,
+        fixed,
+        size_in_range,
     }
     "cpp/device_heap_exhaustion.cu" (whole file) {
-        broken: casebook_device_heap_exhaustion_broken_cpp,
+        broken,
     }
     "cpp/device_heap_exhaustion_probes.cu" {
-        heap_fragmentation: casebook_device_heap_exhaustion_heap_fragmentation_cpp,
-        hole_sized_request: casebook_device_heap_exhaustion_hole_sized_request_cpp,
-        grid_size: casebook_device_heap_exhaustion_grid_size_cpp,
+        heap_fragmentation,
+        hole_sized_request,
+        grid_size,
     }
 }
 

@@ -16,9 +16,9 @@ casebook_model::names_module!();
 
 casebook_model::cpp_variants! {
     "cpp/device_reset.cu" {
-        broken: casebook_device_reset_broken_cpp,
-        fixed: casebook_device_reset_fixed_cpp,
-        library_in_primary: casebook_device_reset_library_in_primary_cpp,
+        broken,
+        fixed,
+        library_in_primary,
     }
 }
 

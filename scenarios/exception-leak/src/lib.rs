@@ -20,8 +20,8 @@ casebook_model::names_module!();
 
 casebook_model::cpp_variants! {
     "cpp/exception_leak.cu" {
-        broken: casebook_exception_leak_broken_cpp,
-        fixed: casebook_exception_leak_fixed_cpp,
+        broken,
+        fixed,
     }
 }
 

@@ -21,8 +21,8 @@ casebook_model::names_module!();
 
 casebook_model::cpp_variants! {
     "cpp/fork_after_init.cu" {
-        broken: casebook_fork_after_init_broken_cpp,
-        fixed: casebook_fork_after_init_fixed_cpp,
+        broken,
+        fixed,
     }
 }
 

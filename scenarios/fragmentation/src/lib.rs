@@ -26,13 +26,13 @@ casebook_model::names_module!();
 
 casebook_model::cpp_variants! {
     "cpp/fragmentation.cu" {
-        as_written: casebook_fragmentation_as_written_cpp,
-        hard_form: casebook_fragmentation_hard_form_cpp,
-        nearly_full: casebook_fragmentation_nearly_full_cpp,
-        churn: casebook_fragmentation_churn_cpp,
-        random_order_free: casebook_fragmentation_random_order_free_cpp,
-        sub_page_holes: casebook_fragmentation_sub_page_holes_cpp,
-        page_holes: casebook_fragmentation_page_holes_cpp,
+        as_written,
+        hard_form,
+        nearly_full,
+        churn,
+        random_order_free,
+        sub_page_holes,
+        page_holes,
     }
 }
 

@@ -29,10 +29,10 @@ casebook_model::names_module!();
 
 casebook_model::cpp_variants! {
     "cpp/graph_capture_misuse.cu" {
-        broken: casebook_graph_capture_misuse_broken_cpp,
-        fixed: casebook_graph_capture_misuse_fixed_cpp,
-        captured_event: casebook_graph_capture_misuse_captured_event_cpp,
-        event_outside_capture: casebook_graph_capture_misuse_event_outside_capture_cpp,
+        broken,
+        fixed,
+        captured_event,
+        event_outside_capture,
     }
 }
 

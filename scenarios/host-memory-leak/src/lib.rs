@@ -19,8 +19,8 @@ casebook_model::names_module!();
 
 casebook_model::cpp_variants! {
     "cpp/host_memory_leak.cu" (whole file) {
-        broken: casebook_host_memory_leak_broken_cpp,
-        fixed: casebook_host_memory_leak_fixed_cpp,
+        broken,
+        fixed,
     }
     "cpp/limited_host.cu" {
         limited: casebook_host_memory_leak_limited_host_cpp,

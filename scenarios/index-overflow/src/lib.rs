@@ -22,9 +22,9 @@ casebook_model::names_module!();
 
 casebook_model::cpp_variants! {
     "cpp/index_overflow.cu" {
-        broken: casebook_index_overflow_broken_cpp,
-        fixed: casebook_index_overflow_fixed_cpp,
-        signed_product: casebook_index_overflow_signed_product_cpp,
+        broken,
+        fixed,
+        signed_product,
     }
 }
 

@@ -20,8 +20,8 @@ casebook_model::names_module!();
 
 casebook_model::cpp_variants! {
     "cpp/invalid_device_ordinal.cu" {
-        broken: casebook_invalid_device_ordinal_broken_cpp,
-        fixed: casebook_invalid_device_ordinal_fixed_cpp,
+        broken,
+        fixed,
     }
 }
 

@@ -30,8 +30,8 @@ casebook_model::names_module!();
 
 casebook_model::cpp_variants! {
     "cpp/kernel_stack_overflow.cu" {
-        broken: casebook_kernel_stack_overflow_broken_cpp,
-        fixed: casebook_kernel_stack_overflow_fixed_cpp,
+        broken,
+        fixed,
     }
 }
 

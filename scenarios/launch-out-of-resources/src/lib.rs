@@ -26,9 +26,9 @@ casebook_model::names_module!();
 
 casebook_model::cpp_variants! {
     "cpp/launch_out_of_resources.cu" {
-        broken: casebook_launch_out_of_resources_broken_cpp,
-        fixed: casebook_launch_out_of_resources_fixed_cpp,
-        too_many_threads: casebook_launch_out_of_resources_too_many_threads_cpp,
+        broken,
+        fixed,
+        too_many_threads,
     }
 }
 

@@ -30,8 +30,8 @@ casebook_model::names_module!();
 
 casebook_model::cpp_variants! {
     "cpp/lazy_loading.cu" {
-        broken: casebook_lazy_loading_broken_cpp,
-        fixed: casebook_lazy_loading_fixed_cpp,
+        broken,
+        fixed,
     }
 }
 

@@ -19,10 +19,10 @@ casebook_model::names_module!();
 
 casebook_model::cpp_variants! {
     "cpp/malloc_in_loop.cu" {
-        broken: casebook_malloc_in_loop_broken_cpp,
-        fixed: casebook_malloc_in_loop_fixed_cpp,
-        pool: casebook_malloc_in_loop_pool_cpp,
-        pool_emptied: casebook_malloc_in_loop_pool_emptied_cpp,
+        broken,
+        fixed,
+        pool,
+        pool_emptied,
     }
 }
 

@@ -29,8 +29,8 @@ casebook_model::names_module!();
 
 casebook_model::cpp_variants! {
     "cpp/misaligned_address.cu" {
-        broken: casebook_misaligned_address_broken_cpp,
-        fixed: casebook_misaligned_address_fixed_cpp,
+        broken,
+        fixed,
     }
 }
 

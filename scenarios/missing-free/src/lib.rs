@@ -20,9 +20,9 @@ casebook_model::names_module!();
 
 casebook_model::cpp_variants! {
     "cpp/missing_free.cu" {
-        broken: casebook_missing_free_broken_cpp,
-        fixed: casebook_missing_free_fixed_cpp,
-        second_call_large: casebook_missing_free_second_call_large_cpp,
+        broken,
+        fixed,
+        second_call_large,
     }
 }
 

@@ -26,8 +26,8 @@ casebook_model::names_module!();
 
 casebook_model::cpp_variants! {
     "cpp/multi_process_contention.cu" {
-        broken: casebook_multi_process_contention_broken_cpp,
-        fixed: casebook_multi_process_contention_fixed_cpp,
+        broken,
+        fixed,
     }
 }
 

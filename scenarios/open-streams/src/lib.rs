@@ -16,13 +16,13 @@ casebook_model::names_module!();
 
 casebook_model::cpp_variants! {
     "cpp/open_streams.cu" {
-        broken: casebook_open_streams_broken_cpp,
-        fixed: casebook_open_streams_fixed_cpp,
-        no_work: casebook_open_streams_no_work_cpp,
+        broken,
+        fixed,
+        no_work,
     }
     "cpp/unmanaged_streams.cu" {
-        unmanaged: casebook_open_streams_unmanaged_cpp,
-        managed: casebook_open_streams_managed_cpp,
+        unmanaged,
+        managed,
     }
 }
 

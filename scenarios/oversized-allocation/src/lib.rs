@@ -23,10 +23,10 @@ casebook_model::names_module!();
 
 casebook_model::cpp_variants! {
     "cpp/oversized_allocation.cu" {
-        as_written: casebook_oversized_allocation_as_written_cpp,
-        room_for_it: casebook_oversized_allocation_room_for_it_cpp,
-        broken: casebook_oversized_allocation_broken_cpp,
-        fixed: casebook_oversized_allocation_fixed_cpp,
+        as_written,
+        room_for_it,
+        broken,
+        fixed,
     }
 }
 

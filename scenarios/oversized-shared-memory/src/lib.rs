@@ -16,10 +16,10 @@ casebook_model::names_module!();
 
 casebook_model::cpp_variants! {
     "cpp/oversized_shared_memory.cu" {
-        broken: casebook_oversized_shared_memory_broken_cpp,
-        fixed: casebook_oversized_shared_memory_fixed_cpp,
-        fits: casebook_oversized_shared_memory_fits_cpp,
-        varying_sizes: casebook_oversized_shared_memory_varying_sizes_cpp,
+        broken,
+        fixed,
+        fits,
+        varying_sizes,
     }
 }
 

@@ -28,10 +28,10 @@ casebook_model::names_module!();
 
 casebook_model::cpp_variants! {
     "cpp/pool_retention.cu" {
-        as_written: casebook_pool_retention_as_written_cpp,
+        as_written,
     }
     "cpp/concurrent_streams.cu" {
-        concurrent_streams: casebook_pool_retention_concurrent_streams_cpp,
+        concurrent_streams,
     }
 }
 

@@ -18,9 +18,9 @@ casebook_model::names_module!();
 
 casebook_model::cpp_variants! {
     "cpp/sticky_error.cu" {
-        as_written: casebook_sticky_error_as_written_cpp,
-        fixed: casebook_sticky_error_fixed_cpp,
-        trap: casebook_sticky_error_trap_cpp,
+        as_written,
+        fixed,
+        trap,
     }
 }
 

@@ -26,11 +26,11 @@ casebook_model::names_module!();
 
 casebook_model::cpp_variants! {
     "cpp/unsynced_stream.cu" {
-        broken: casebook_unsynced_stream_broken_cpp,
-        fixed: casebook_unsynced_stream_fixed_cpp,
-        device_sync: casebook_unsynced_stream_device_sync_cpp,
-        repeated: casebook_unsynced_stream_repeated_cpp,
-        repeated_synced: casebook_unsynced_stream_repeated_synced_cpp,
+        broken,
+        fixed,
+        device_sync,
+        repeated,
+        repeated_synced,
     }
 }
 

@@ -19,9 +19,9 @@ casebook_model::names_module!();
 
 casebook_model::cpp_variants! {
     "cpp/wrong_context_thread.cu" {
-        broken: casebook_wrong_context_thread_broken_cpp,
-        fixed: casebook_wrong_context_thread_fixed_cpp,
-        silent_primary: casebook_wrong_context_thread_silent_primary_cpp,
+        broken,
+        fixed,
+        silent_primary,
     }
 }
 

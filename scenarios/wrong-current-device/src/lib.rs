@@ -33,9 +33,9 @@ casebook_model::names_module!();
 
 casebook_model::cpp_variants! {
     "cpp/wrong_current_device.cu" {
-        broken: casebook_wrong_current_device_broken_cpp,
-        fixed: casebook_wrong_current_device_fixed_cpp,
-        peer: casebook_wrong_current_device_peer_cpp,
+        broken,
+        fixed,
+        peer,
     }
 }
 
