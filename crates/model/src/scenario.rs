@@ -263,6 +263,13 @@ pub enum Source {
 }
 
 impl Source {
+    // The five seed articles, each named once: a claim says `Source::SEED_000`.
+    pub const SEED_000: Source = Source::Seed("000_1633914ffce0e075.txt");
+    pub const SEED_001: Source = Source::Seed("001_eb72388bf55c7443.txt");
+    pub const SEED_002: Source = Source::Seed("002_245404227877bbf6.txt");
+    pub const SEED_003: Source = Source::Seed("003_a513a38b5daed103.txt");
+    pub const SEED_004: Source = Source::Seed("004_dd8d91b458147886.txt");
+
     /// The documentation's passage the sentence is quoted from; `None` for
     /// a seed article.
     pub fn passage(&self) -> Option<&'static Passage> {

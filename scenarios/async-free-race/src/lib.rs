@@ -91,7 +91,7 @@ pub fn scenario() -> Scenario {
 
 const CLAIMS: &[Claim] = &[Claim {
     id: "004-allocator-serves-from-cache-first",
-    source: Source::Seed("004_dd8d91b458147886.txt"),
+    source: Source::SEED_004,
     quote: "When a subsequent allocation request comes, it first attempts to fulfill it from these cached blocks.",
     judged_by: "fixed-cpp",
     control: Control::Run("trimmed-cpp"),

@@ -135,7 +135,7 @@ pub fn scenario() -> Scenario {
 const CLAIMS: &[Claim] = &[
     Claim {
         id: "003-context-setup-needs-memory",
-        source: Source::Seed("003_a513a38b5daed103.txt"),
+        source: Source::SEED_003,
         quote: "This highlights a scenario where the initial CUDA context setup requires a significant \
                 amount of memory.",
         judged_by: "broken",
@@ -152,7 +152,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "001-undestroyed-contexts-fail-new-ones",
-        source: Source::Seed("001_eb72388bf55c7443.txt"),
+        source: Source::SEED_001,
         quote: "However, if these resources are not properly released or if the context is not destroyed \
                 appropriately after the first run, subsequent attempts to initialize a new context or utilize the \
                 same resources might fail.",
@@ -170,7 +170,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "004-oom-with-ample-free-memory",
-        source: Source::Seed("004_dd8d91b458147886.txt"),
+        source: Source::SEED_004,
         quote: "In my experience optimizing high-performance computing applications, I've repeatedly encountered out-of-memory errors even with seemingly ample free memory.",
         judged_by: "broken",
         control: Control::Run("fixed"),

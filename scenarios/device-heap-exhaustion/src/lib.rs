@@ -126,7 +126,7 @@ pub fn scenario() -> Scenario {
 const CLAIMS: &[Claim] = &[
     Claim {
         id: "003-in-kernel-new-fragments-into-oom",
-        source: Source::Seed("003_a513a38b5daed103.txt"),
+        source: Source::SEED_003,
         quote: "The allocation of `temp` inside the kernel creates many small blocks, leading to rapid \
                 fragmentation. While `delete[] temp` is called, the released memory may not be \
                 consolidated, leading to out-of-memory errors, even with smaller input sizes.",
@@ -149,7 +149,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "003-as-written-kernel-fails",
-        source: Source::Seed("003_a513a38b5daed103.txt"),
+        source: Source::SEED_003,
         quote: "float* temp = new float[size * size]; // Potential source of error",
         judged_by: "broken-cpp",
         control: Control::Run("fixed-cpp"),
@@ -165,7 +165,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "004-in-kernel-allocation-fragments",
-        source: Source::Seed("004_dd8d91b458147886.txt"),
+        source: Source::SEED_004,
         quote: "Furthermore, memory allocation within multithreaded CUDA kernels itself can exacerbate this \
                 situation, introducing more allocations that contribute to fragmented memory.",
         judged_by: "heap-fragmentation-cpp",
@@ -217,7 +217,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "003-large-launch-memory-pressure",
-        source: Source::Seed("003_a513a38b5daed103.txt"),
+        source: Source::SEED_003,
         quote: "The kernel launch uses a large number of threads and blocks, further adding memory pressure for \
                 registers and shared memory.",
         judged_by: "grid-size-cpp",
@@ -239,7 +239,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "003-size-knob-sets-memory-need",
-        source: Source::Seed("003_a513a38b5daed103.txt"),
+        source: Source::SEED_003,
         quote: "int size = 1024 * 1024 * 64; // Adjust to experiment with memory needs",
         judged_by: "as-written-cpp",
         control: Control::Run("size-in-range-cpp"),

@@ -69,7 +69,7 @@ fn primary_cleared(o: &Outcome) -> Option<bool> {
 const CLAIMS: &[Claim] = &[
     Claim {
         id: "002-free-null-and-reset-do-not-release",
-        source: Source::Seed("002_245404227877bbf6.txt"),
+        source: Source::SEED_002,
         quote: "Simply calling `cudaFree(nullptr)` or `cudaDeviceReset()` does not guarantee the release \
                 of all allocated resources.",
         judged_by: "broken-cpp",
@@ -84,7 +84,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "003-reset-only-reclaims-runtime-memory",
-        source: Source::Seed("003_a513a38b5daed103.txt"),
+        source: Source::SEED_003,
         quote: "Clearing the cache using functions like `cudaFree(0)` or `cudaDeviceReset()` only reclaims \
                 memory that is directly managed by the CUDA runtime.",
         judged_by: "broken-cpp",
@@ -113,7 +113,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "000-reset-completely-resets",
-        source: Source::Seed("000_1633914ffce0e075.txt"),
+        source: Source::SEED_000,
         quote: "`cudaDeviceReset()` should be used cautiously; it completely resets the entire CUDA context \
                 on the device.",
         judged_by: "broken-cpp",
@@ -144,7 +144,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "000-reset-gives-a-clean-context",
-        source: Source::Seed("000_1633914ffce0e075.txt"),
+        source: Source::SEED_000,
         quote: "This example explicitly uses `cudaDeviceReset()` to ensure a clean context between calls.",
         judged_by: "broken-cpp",
         control: Control::Impossible(
@@ -165,7 +165,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "000-reset-releases-resources",
-        source: Source::Seed("000_1633914ffce0e075.txt"),
+        source: Source::SEED_000,
         quote: "cudaDeviceReset(); // This resets the context, releasing resources.",
         judged_by: "broken-cpp",
         control: Control::Impossible(
@@ -176,7 +176,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "002-free-null-frees-nothing",
-        source: Source::Seed("002_245404227877bbf6.txt"),
+        source: Source::SEED_002,
         quote: "cudaFree(nullptr); // This doesn't actually free anything.",
         judged_by: "broken-cpp",
         control: Control::Impossible(
@@ -187,7 +187,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "003-reset-ignores-fragmentation-and-library-memory",
-        source: Source::Seed("003_a513a38b5daed103.txt"),
+        source: Source::SEED_003,
         quote: "It doesn't address fragmentation or memory held by libraries or dynamically allocated memory not explicitly tracked by the CUDA API.",
         judged_by: "broken-cpp",
         control: Control::Run("library-in-primary-cpp"),
@@ -198,7 +198,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "000-reuse-context-after-reset",
-        source: Source::Seed("000_1633914ffce0e075.txt"),
+        source: Source::SEED_000,
         quote: "runModel(context2); // Or reuse context1 if appropriate after reset",
         judged_by: "broken-cpp",
         control: Control::Impossible(
@@ -221,7 +221,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "003-release-no-contiguous-guarantee",
-        source: Source::Seed("003_a513a38b5daed103.txt"),
+        source: Source::SEED_003,
         quote: "Furthermore, while such functions release memory, they don't guarantee a contiguous block of \
                 sufficient size will become available.",
         judged_by: "broken-cpp",

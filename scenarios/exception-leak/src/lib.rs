@@ -76,7 +76,7 @@ pub fn scenario() -> Scenario {
 
 const CLAIMS: &[Claim] = &[Claim {
     id: "002-exception-skips-free",
-    source: Source::Seed("002_245404227877bbf6.txt"),
+    source: Source::SEED_002,
     quote: "If an exception is thrown within the `try` block, `cudaFree(dev_ptr)` is not executed. This \
                 leaves the allocated device memory unreleased, contributing to memory exhaustion over multiple runs.",
     judged_by: "broken-cpp",

@@ -183,7 +183,7 @@ const PAGES_SERVE_ANY_REQUEST: &str = "cudaMalloc serves the free memory cudaMem
 const CLAIMS: &[Claim] = &[
     Claim {
         id: "004-example-1-no-contiguous-block",
-        source: Source::Seed("004_dd8d91b458147886.txt"),
+        source: Source::SEED_004,
         quote: "Although there is memory available, no contiguous block of the correct size is available.",
         judged_by: "as-written-cpp",
         control: Control::Impossible(PAGES_SERVE_ANY_REQUEST),
@@ -192,7 +192,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "003-fragmentation-reduces-contiguous",
-        source: Source::Seed("003_a513a38b5daed103.txt"),
+        source: Source::SEED_003,
         quote: "This fragmentation effectively reduces the contiguous memory available for a single allocation, even if the \
                 total free space appears sufficient.",
         judged_by: "caching-allocator-py",
@@ -208,7 +208,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "003-fragmentation-gaps",
-        source: Source::Seed("003_a513a38b5daed103.txt"),
+        source: Source::SEED_003,
         quote: "Repeated allocation and deallocation of memory blocks – including those potentially associated with previous \
                 runs or related tasks – can lead to the creation of many small, unutilized gaps between larger occupied regions.",
         judged_by: "broken",
@@ -225,7 +225,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "004-fragmentation-root-cause",
-        source: Source::Seed("004_dd8d91b458147886.txt"),
+        source: Source::SEED_004,
         quote: "The root cause often lies not in a total lack of GPU resources, but in memory fragmentation and the specific \
                 allocation strategies used by CUDA.",
         judged_by: "broken",
@@ -237,7 +237,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "001-incomplete-free-fragments",
-        source: Source::Seed("001_eb72388bf55c7443.txt"),
+        source: Source::SEED_001,
         // The sentence's first part; "resource exhaustion" is
         // missing-free's 001-incomplete-free-exhausts.
         quote: "In this raw CUDA example, the failure to completely free GPU memory in between runs can lead to fragmentation",
@@ -253,7 +253,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "004-nvidia-smi-free-not-allocatable",
-        source: Source::Seed("004_dd8d91b458147886.txt"),
+        source: Source::SEED_004,
         quote: "A common misconception when working with CUDA is assuming that unused GPU memory, as reported by tools like `nvidia-smi`, directly translates to availability for new allocations.",
         judged_by: "hard-form-cpp",
         control: Control::Impossible(PAGES_SERVE_ANY_REQUEST),
@@ -264,7 +264,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "004-mismatched-fragmented-request-fails",
-        source: Source::Seed("004_dd8d91b458147886.txt"),
+        source: Source::SEED_004,
         quote: "However, if the requested memory size or alignment doesn't match any cached blocks, and existing large blocks are fragmented by smaller allocations in between, the allocation might fail despite having enough total free memory to satisfy the requested size.",
         judged_by: "caching-allocator-py",
         control: Control::Run("expandable-segments-py"),
@@ -277,7 +277,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "004-fragmentation-hinders-large-chunks",
-        source: Source::Seed("004_dd8d91b458147886.txt"),
+        source: Source::SEED_004,
         quote: "This fragmentation, much like in hard disk management, makes it difficult to allocate large, contiguous chunks even if the total free memory exceeds the requested amount.",
         judged_by: "caching-allocator-py",
         control: Control::Run("expandable-segments-py"),
@@ -290,7 +290,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "004-example1-creates-fragmented-space",
-        source: Source::Seed("004_dd8d91b458147886.txt"),
+        source: Source::SEED_004,
         quote: "Although the total amount of memory allocated and released might be less than the total GPU memory, the allocator creates a fragmented memory space.",
         judged_by: "as-written-cpp",
         control: Control::Impossible(PAGES_SERVE_ANY_REQUEST),
@@ -306,7 +306,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "004-custom-pool-minimizes-fragmentation",
-        source: Source::Seed("004_dd8d91b458147886.txt"),
+        source: Source::SEED_004,
         quote: "Firstly, implement a custom memory pool manager that allocates larger chunks of memory initially and then subdivides these chunks into smaller blocks as needed. This minimizes fragmentation by reusing blocks from the pool.",
         judged_by: "broken",
         control: Control::Run("fixed"),
@@ -321,7 +321,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "004-preallocate-or-pool",
-        source: Source::Seed("004_dd8d91b458147886.txt"),
+        source: Source::SEED_004,
         quote: "Mitigation strategies include pre-allocating and reusing buffers, or using a memory pool allocator.",
         judged_by: "fixed",
         control: Control::Run("broken"),
@@ -332,7 +332,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "004-example1-large-allocation-might-fail",
-        source: Source::Seed("004_dd8d91b458147886.txt"),
+        source: Source::SEED_004,
         quote: "The subsequent attempt to allocate a significantly larger block at the end might fail due to this fragmentation.",
         judged_by: "nearly-full-cpp",
         control: Control::Impossible(
@@ -348,7 +348,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "004-varying-size-churn-fragments",
-        source: Source::Seed("004_dd8d91b458147886.txt"),
+        source: Source::SEED_004,
         quote: "If these allocations are frequently created and destroyed with varying sizes and without specific \
                 strategies for allocation reuse, the potential for fragmentation significantly increases.",
         judged_by: "churn-cpp",
@@ -365,7 +365,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "004-free-does-not-defragment",
-        source: Source::Seed("004_dd8d91b458147886.txt"),
+        source: Source::SEED_004,
         quote: "The immediate free operations don't always lead to defragmentation.",
         judged_by: "sub-page-holes-cpp",
         control: Control::Run("page-holes-cpp"),

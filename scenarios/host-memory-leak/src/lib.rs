@@ -106,7 +106,7 @@ pub fn scenario() -> Scenario {
 const CLAIMS: &[Claim] = &[
     Claim {
         id: "003-host-leak-influences-cuda-allocation",
-        source: Source::Seed("003_a513a38b5daed103.txt"),
+        source: Source::SEED_003,
         quote: "However, the crucial `delete[] h_data;` is omitted, which can lead to increasing host memory \
             consumption, impacting overall system memory pressure and ultimately influencing CUDA's memory \
             allocation capabilities.",
@@ -124,7 +124,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "002-pinned-memory-faster-transfers",
-        source: Source::Seed("002_245404227877bbf6.txt"),
+        source: Source::SEED_002,
         quote: "Crucial for efficient data transfer to the device",
         judged_by: "pinned-transfers",
         control: Control::Run("pageable-transfers"),
@@ -142,7 +142,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "002-pinned-leak-exhausts-memory",
-        source: Source::Seed("002_245404227877bbf6.txt"),
+        source: Source::SEED_002,
         quote: "but improper management can indirectly contribute to memory exhaustion.",
         judged_by: "pinned-leak",
         control: Control::Run("pinned-given-back"),
@@ -157,7 +157,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "003-example2-later-code-may-fail-host-memory",
-        source: Source::Seed("003_a513a38b5daed103.txt"),
+        source: Source::SEED_003,
         quote: "// ... further code execution that might fail due to lack of free host memory ...",
         judged_by: "limited-host-cpp",
         control: Control::Run("limited-host-fixed-cpp"),

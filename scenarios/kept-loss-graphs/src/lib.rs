@@ -70,7 +70,7 @@ fn bs1_verdict(o: &Outcome) -> ClaimVerdict {
 
 const CLAIMS: &[Claim] = &[Claim {
     id: "003-bs1-oom-after-cache-clear-from-fragmentation",
-    source: Source::Seed("003_a513a38b5daed103.txt"),
+    source: Source::SEED_003,
     quote: "CUDA out-of-memory errors with a batch size of 1, even after explicit cache clearing, \
             typically stem from memory fragmentation and resource mismanagement beyond the \
             immediate scope of the individual kernel launch.",

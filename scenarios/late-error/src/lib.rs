@@ -70,7 +70,7 @@ pub fn scenario() -> Scenario {
 const CLAIMS: &[Claim] = &[
     Claim {
         id: "000-errors-on-subsequent-calls",
-        source: Source::Seed("000_1633914ffce0e075.txt"),
+        source: Source::SEED_000,
         quote: "Improper handling of CUDA streams, memory allocations, and kernel launches leads to seemingly \
                 inexplicable errors on subsequent calls.",
         judged_by: "broken",
@@ -87,7 +87,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "000-error-messages-generic",
-        source: Source::Seed("000_1633914ffce0e075.txt"),
+        source: Source::SEED_000,
         quote: "The error messages themselves are often unhelpful, generically pointing to memory allocation issues or invalid device operations, making diagnosis challenging.",
         judged_by: "broken",
         control: Control::Run("fixed"),
@@ -98,7 +98,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "000-debugger-pinpoints-errors",
-        source: Source::Seed("000_1633914ffce0e075.txt"),
+        source: Source::SEED_000,
         quote: "Using a debugger to pinpoint the exact location of errors is crucial, and learning how to analyze the CUDA profilerâ€™s output allows for optimal performance tuning and resource allocation.",
         judged_by: "under-tools",
         control: Control::Run("no-tool"),

@@ -69,7 +69,7 @@ pub fn scenario() -> Scenario {
 const CLAIMS: &[Claim] = &[
     Claim {
         id: "002-library-leaks-invisible-in-app",
-        source: Source::Seed("002_245404227877bbf6.txt"),
+        source: Source::SEED_002,
         quote: "In real-world scenarios, memory leaks can easily occur within third-party libraries or even \
                 within complex CUDA applications if memory allocation and deallocation aren't carefully paired \
                 within every function.",
@@ -85,7 +85,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "003-libraries-add-significant-memory",
-        source: Source::Seed("003_a513a38b5daed103.txt"),
+        source: Source::SEED_003,
         quote: "Additionally, carefully consider the memory requirements of all libraries and dependencies used in your project, as these can significantly contribute to overall memory consumption.",
         judged_by: "broken",
         control: Control::Run("fixed"),
@@ -101,7 +101,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "002-library-leak-not-apparent",
-        source: Source::Seed("002_245404227877bbf6.txt"),
+        source: Source::SEED_002,
         quote: "This is especially insidious because the leak might not be apparent within the main application's code.",
         judged_by: "broken",
         control: Control::Run("fixed"),

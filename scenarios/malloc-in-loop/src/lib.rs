@@ -86,7 +86,7 @@ fn faster(o: &Outcome) -> ClaimVerdict {
 
 const CLAIMS: &[Claim] = &[Claim {
     id: "004-caching-reduces-overhead",
-    source: Source::Seed("004_dd8d91b458147886.txt"),
+    source: Source::SEED_004,
     quote: "This behavior is performance-driven, aiming to reduce the overhead of interacting with the GPU's memory management unit.",
     judged_by: "pool-cpp",
     control: Control::Run("pool-emptied-cpp"),

@@ -131,7 +131,7 @@ pub fn scenario() -> Scenario {
 const CLAIMS: &[Claim] = &[
     Claim {
         id: "000-unfreed-memory-exhausts",
-        source: Source::Seed("000_1633914ffce0e075.txt"),
+        source: Source::SEED_000,
         quote: "For instance, failing to free allocated device memory after a kernel launch can exhaust \
                 GPU memory on subsequent calls, leading to allocation failures.",
         judged_by: "broken",
@@ -141,7 +141,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "000-second-call-fails",
-        source: Source::Seed("000_1633914ffce0e075.txt"),
+        source: Source::SEED_000,
         quote: "Attempting to reuse the same memory for a second kernel call will likely fail.",
         judged_by: "broken-cpp",
         control: Control::Run("second-call-large-cpp"),
@@ -150,7 +150,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "001-previous-batch-not-released",
-        source: Source::Seed("001_eb72388bf55c7443.txt"),
+        source: Source::SEED_001,
         quote: "The pipeline failed to properly release GPU memory occupied by the previous batch of \
                 images before loading the next, leading to memory exhaustion and subsequent cuDNN failures.",
         judged_by: "broken-cpp",
@@ -164,7 +164,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "000-runtime-does-not-clean-up",
-        source: Source::Seed("000_1633914ffce0e075.txt"),
+        source: Source::SEED_000,
         quote: "The CUDA runtime typically doesn't automatically clean up these resources after each call, \
                 necessitating explicit management within the application.",
         judged_by: "broken-cpp",
@@ -174,7 +174,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "000-cuda-keeps-state-between-calls",
-        source: Source::Seed("000_1633914ffce0e075.txt"),
+        source: Source::SEED_000,
         quote: "The core problem manifests because CUDA maintains state between calls.",
         judged_by: "broken-cpp",
         control: Control::Run("fixed-cpp"),
@@ -187,7 +187,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "000-example1-memory-remains-allocated",
-        source: Source::Seed("000_1633914ffce0e075.txt"),
+        source: Source::SEED_000,
         quote: "This example omits the crucial `cudaFree(d_data)` call, leaving the GPU memory allocated.",
         judged_by: "broken-cpp",
         control: Control::Run("fixed-cpp"),
@@ -196,7 +196,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "000-example1-further-allocation-errors",
-        source: Source::Seed("000_1633914ffce0e075.txt"),
+        source: Source::SEED_000,
         quote: "// ... subsequent code attempting to use d_data or allocate more device memory will result in errors",
         judged_by: "broken-cpp",
         control: Control::Run("second-call-large-cpp"),
@@ -207,7 +207,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "001-cudafree-releases",
-        source: Source::Seed("001_eb72388bf55c7443.txt"),
+        source: Source::SEED_001,
         quote: "cudaFree(dev_data); // Free allocated memory",
         judged_by: "fixed-cpp",
         control: Control::Run("broken-cpp"),
@@ -225,7 +225,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "001-raw-second-run-may-fail",
-        source: Source::Seed("001_eb72388bf55c7443.txt"),
+        source: Source::SEED_001,
         quote: "// ... kernel launch ... // this may fail due to remaining allocations or driver issues",
         judged_by: "fixed-cpp",
         control: Control::Run("broken-cpp"),
@@ -241,7 +241,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "001-incomplete-free-exhausts",
-        source: Source::Seed("001_eb72388bf55c7443.txt"),
+        source: Source::SEED_001,
         // The sentence's second part, after "In this raw CUDA example, the
         // failure to completely free GPU memory in between runs can lead to
         // fragmentation," (fragmentation's 001-incomplete-free-fragments).
@@ -253,7 +253,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "002-silent-accumulation-to-oom",
-        source: Source::Seed("002_245404227877bbf6.txt"),
+        source: Source::SEED_002,
         quote: "My own experience reinforces the fact that a subtle memory leak in a seemingly unrelated part of the code, or an unhandled exception, can silently accumulate memory usage, eventually leading to this frustrating error.",
         judged_by: "broken-cpp",
         control: Control::Run("fixed-cpp"),
@@ -264,7 +264,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "002-nsight-compute-finds-leaks",
-        source: Source::Seed("002_245404227877bbf6.txt"),
+        source: Source::SEED_002,
         quote: "Employ CUDA profiling tools (such as NVIDIA Nsight Compute) to identify memory leaks or \
                 inefficient memory usage.  These tools allow the visualization of memory allocation and \
                 deallocation patterns, pinpoint the exact sources of memory leaks, often hidden deep within \

@@ -134,7 +134,7 @@ pub fn scenario() -> Scenario {
 const CLAIMS: &[Claim] = &[
     Claim {
         id: "001-multiple-processes-exacerbate",
-        source: Source::Seed("001_eb72388bf55c7443.txt"),
+        source: Source::SEED_001,
         quote: "This is exacerbated in situations with limited GPU memory or when running multiple processes \
                 concurrently that utilize CUDA.",
         judged_by: "broken",
@@ -148,7 +148,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "001-multi-process-needs-sync",
-        source: Source::Seed("001_eb72388bf55c7443.txt"),
+        source: Source::SEED_001,
         quote: "For multi-process scenarios, proper synchronization mechanisms using CUDA events or streams \
                 might be required to ensure that memory is released before another process attempts to \
                 allocate it.",
@@ -166,7 +166,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "001-shared-resource-contention-intermittent",
-        source: Source::Seed("001_eb72388bf55c7443.txt"),
+        source: Source::SEED_001,
         quote: "Furthermore, the seemingly random nature of the failures often indicates that the issue is \
                 related to shared resources, where contention or improper cleanup causes intermittent problems.",
         judged_by: "rounds",

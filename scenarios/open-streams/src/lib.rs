@@ -69,7 +69,7 @@ pub fn scenario() -> Scenario {
 const CLAIMS: &[Claim] = &[
     Claim {
         id: "000-open-streams-interfere",
-        source: Source::Seed("000_1633914ffce0e075.txt"),
+        source: Source::SEED_000,
         quote: "Similarly, leaving open CUDA streams can interfere with subsequent operations.",
         judged_by: "broken-cpp",
         control: Control::Parts(&[
@@ -102,7 +102,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "000-synced-stream-no-conflicts",
-        source: Source::Seed("000_1633914ffce0e075.txt"),
+        source: Source::SEED_000,
         quote: "// ... subsequent model calls (No resource conflicts due to stream synchronization)",
         judged_by: "fixed-cpp",
         control: Control::Run("broken-cpp"),
@@ -111,7 +111,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "000-unmanaged-streams-resource-conflicts",
-        source: Source::Seed("000_1633914ffce0e075.txt"),
+        source: Source::SEED_000,
         quote: "A stream is an asynchronous execution sequence on the GPU, and leaving unmanaged streams \
                 can lead to resource conflicts and undefined behavior.",
         judged_by: "unmanaged-cpp",

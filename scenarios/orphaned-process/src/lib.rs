@@ -125,7 +125,7 @@ const NO_DRIVER_KEEPS_IT: &str = "a run in which memory stays taken with no live
 const CLAIMS: &[Claim] = &[
     Claim {
         id: "002-context-survives-termination",
-        source: Source::Seed("002_245404227877bbf6.txt"),
+        source: Source::SEED_002,
         quote: "Its lifespan is critical; an improperly managed context can retain memory even after application termination.",
         judged_by: "forked-child",
         control: Control::Run("exit-and-kill"),
@@ -134,7 +134,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "002-driver-leak-root-cause",
-        source: Source::Seed("002_245404227877bbf6.txt"),
+        source: Source::SEED_002,
         quote: "The error message misleadingly points to a lack of free memory, but the root cause is often a memory leak or \
                 unreleased resources within the CUDA driver itself, rather than a problem with active user processes.",
         judged_by: "broken",
@@ -150,7 +150,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "002-lingering-context-holds-memory",
-        source: Source::Seed("002_245404227877bbf6.txt"),
+        source: Source::SEED_002,
         quote: "A lingering CUDA context might hold onto memory from previous allocations, resulting in the error even if no active processes are using CUDA.",
         judged_by: "forked-child",
         control: Control::Run("exit-and-kill"),
@@ -162,7 +162,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "002-oom-without-processes-from-driver-context",
-        source: Source::Seed("002_245404227877bbf6.txt"),
+        source: Source::SEED_002,
         quote: "The CUDA out-of-memory error, even in the absence of overtly visible processes, stems from persistent allocations within the CUDA driver's context.",
         judged_by: "exit-and-kill",
         control: Control::Run("forked-child"),
@@ -171,7 +171,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "002-device-allocations-persist-until-freed",
-        source: Source::Seed("002_245404227877bbf6.txt"),
+        source: Source::SEED_002,
         quote: "Allocations here persist until explicitly freed.",
         judged_by: "exit-and-kill",
         control: Control::Run("forked-child"),
@@ -192,7 +192,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "002-residual-allocations-from-previous-sessions",
-        source: Source::Seed("002_245404227877bbf6.txt"),
+        source: Source::SEED_002,
         quote: "If this system detects insufficient free memory – a condition influenced not only by currently running processes but also by residual allocations from previous sessions or improperly closed contexts – the out-of-memory error is raised.",
         judged_by: "exit-and-kill",
         control: Control::Run("forked-child"),
@@ -201,7 +201,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "002-implicit-cleanup-unreliable",
-        source: Source::Seed("002_245404227877bbf6.txt"),
+        source: Source::SEED_002,
         quote: "After all CUDA operations are complete, ensure that the context is destroyed using appropriate functions.  Avoid relying solely on implicit cleanup.",
         judged_by: "exit-and-kill",
         control: Control::Run("forked-child"),

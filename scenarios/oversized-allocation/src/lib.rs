@@ -106,7 +106,7 @@ pub fn scenario() -> Scenario {
 const CLAIMS: &[Claim] = &[
     Claim {
         id: "003-huge-allocation-never-reaches-next-line",
-        source: Source::Seed("003_a513a38b5daed103.txt"),
+        source: Source::SEED_003,
         quote: "// ... further operations that would never be reached due to insufficient memory.",
         judged_by: "as-written-cpp",
         control: Control::Impossible(
@@ -121,7 +121,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "003-one-allocation-exhausts",
-        source: Source::Seed("003_a513a38b5daed103.txt"),
+        source: Source::SEED_003,
         quote: "While the batch size is 1, the sheer size of the intended allocation can exhaust the available GPU memory.",
         judged_by: "broken",
         control: Control::Run("fixed"),
@@ -136,7 +136,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "003-insufficient-memory-line-errors",
-        source: Source::Seed("003_a513a38b5daed103.txt"),
+        source: Source::SEED_003,
         quote: "// If your GPU doesn't have enough memory this line will generate error",
         judged_by: "as-written-cpp",
         control: Control::Parts(&[
@@ -176,7 +176,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "003-worse-on-limited-vram",
-        source: Source::Seed("003_a513a38b5daed103.txt"),
+        source: Source::SEED_003,
         quote: "This is more pronounced on GPUs with limited VRAM.",
         judged_by: "as-written-cpp",
         control: Control::Run("room-for-it-cpp"),
@@ -194,7 +194,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "000-allocation-exceeding-available-errors",
-        source: Source::Seed("000_1633914ffce0e075.txt"),
+        source: Source::SEED_000,
         quote: "A subsequent call attempting to allocate memory in the same region or exceeding the available memory will result in a CUDA error.",
         judged_by: "broken-cpp",
         // The same program with the fix: the batch through a tile that fits.

@@ -108,7 +108,7 @@ fn shared_buffers_verdict(o: &Outcome) -> ClaimVerdict {
 const CLAIMS: &[Claim] = &[
     Claim {
         id: "004-shared-memory-fragments",
-        source: Source::Seed("004_dd8d91b458147886.txt"),
+        source: Source::SEED_004,
         quote: "The `extern __shared__ float shared[];` declaration requests memory from shared memory which is allocated for \
                 each thread block and might lead to fragmentation if kernels use different sizes and are not controlled by the user.",
         judged_by: "varying-sizes-cpp",
@@ -120,7 +120,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "004-shared-buffers-across-launches-fragment",
-        source: Source::Seed("004_dd8d91b458147886.txt"),
+        source: Source::SEED_004,
         quote: "The cumulative effect of these buffers, especially across multiple kernel launches, can result in a fragmented memory space.",
         judged_by: "varying-sizes-cpp",
         control: Control::Impossible(SHARED_MEMORY_IS_ON_CHIP),
@@ -129,7 +129,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "004-example2-kernel-uses-shared-buffer",
-        source: Source::Seed("004_dd8d91b458147886.txt"),
+        source: Source::SEED_004,
         quote: "This example demonstrates a kernel using shared memory as an intermediate buffer.",
         judged_by: "broken-cpp",
         control: Control::Run("fits-cpp"),

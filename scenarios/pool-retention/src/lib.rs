@@ -109,7 +109,7 @@ fn kept_only_when_raised(o: &Outcome) -> ClaimVerdict {
 const CLAIMS: &[Claim] = &[
     Claim {
         id: "004-allocator-caches-blocks",
-        source: Source::Seed("004_dd8d91b458147886.txt"),
+        source: Source::SEED_004,
         quote: "Instead of grabbing contiguous chunks of available memory whenever requested, CUDA's allocator often caches \
                 memory blocks internally.",
         judged_by: "broken",
@@ -128,7 +128,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "004-freed-not-immediately-available",
-        source: Source::Seed("004_dd8d91b458147886.txt"),
+        source: Source::SEED_004,
         quote: "The example shows that even if a specific stream has completed and the free operation is initiated, the \
                 allocator might not immediately make that memory available.",
         judged_by: "broken",
@@ -147,7 +147,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "004-free-async-not-instantly-available",
-        source: Source::Seed("004_dd8d91b458147886.txt"),
+        source: Source::SEED_004,
         quote: "Even with `cudaFreeAsync`, the memory is not instantly available; it might take some time before the GPU memory manager reclaims the blocks.",
         judged_by: "broken",
         control: Control::Run("default-threshold"),
@@ -158,7 +158,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "004-concurrent-streams-fragment",
-        source: Source::Seed("004_dd8d91b458147886.txt"),
+        source: Source::SEED_004,
         quote: "Concurrent allocations from different streams and then freeing those concurrently can cause \
                 significant fragmentation.",
         judged_by: "concurrent-streams-cpp",
@@ -186,7 +186,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "004-streams-large-block-hard-to-acquire",
-        source: Source::Seed("004_dd8d91b458147886.txt"),
+        source: Source::SEED_004,
         quote: "This leads to scenarios where despite having a lot of \"free memory\" as seen by the system, a large \
                 contiguous block is hard to acquire due to fragmented memory space.",
         judged_by: "concurrent-streams-cpp",

@@ -123,7 +123,7 @@ fn second_call_verdict(o: &Outcome) -> ClaimVerdict {
 const CLAIMS: &[Claim] = &[
     Claim {
         id: "000-second-call-error-from-missing-reset",
-        source: Source::Seed("000_1633914ffce0e075.txt"),
+        source: Source::SEED_000,
         quote: "The recurring CUDA error on a second model call frequently stems from resource \
                 mismanagement, specifically the failure to properly reset the CUDA context or release \
                 allocated memory.",
@@ -136,7 +136,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "000-leftover-state-fails-later-calls",
-        source: Source::Seed("000_1633914ffce0e075.txt"),
+        source: Source::SEED_000,
         quote: "If a previous call leaves behind allocated memory, improperly closed streams, or an otherwise \
                 inconsistent context, subsequent calls will fail.",
         judged_by: "broken",
@@ -152,7 +152,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "000-no-reset-remnants-cause-errors",
-        source: Source::Seed("000_1633914ffce0e075.txt"),
+        source: Source::SEED_000,
         quote: "If the context isn't correctly reset between model calls, remnants from the previous invocation can lead to conflicts and errors.",
         judged_by: "broken",
         control: Control::Run("fixed"),
@@ -163,7 +163,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "001-context-cleanup-beyond-empty-cache",
-        source: Source::Seed("001_eb72388bf55c7443.txt"),
+        source: Source::SEED_001,
         quote: "However, for more robust management, context cleanup might be necessary, depending on the \
                 specific PyTorch version and CUDA setup.",
         judged_by: "device-assert-py",
@@ -188,7 +188,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "001-context-inconsistency-cudnn-errors",
-        source: Source::Seed("001_eb72388bf55c7443.txt"),
+        source: Source::SEED_001,
         quote: "The intermittent failure of a Convolutional Neural Network (CNN) model on subsequent runs, \
                 specifically manifesting as cuDNN errors, often stems from inconsistencies in the CUDA \
                 context and associated resources.",

@@ -128,7 +128,7 @@ pub fn scenario() -> Scenario {
 const CLAIMS: &[Claim] = &[
     Claim {
         id: "000-premature-host-access-errors",
-        source: Source::Seed("000_1633914ffce0e075.txt"),
+        source: Source::SEED_000,
         quote: "If the CPU attempts to access GPU memory before the kernel has completed execution, it can \
                 result in errors.",
         judged_by: "broken-cpp",
@@ -140,7 +140,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "000-stream-sync-prevents-races",
-        source: Source::Seed("000_1633914ffce0e075.txt"),
+        source: Source::SEED_000,
         quote: "By ensuring all operations within a stream have concluded before proceeding, we prevent \
                 potential race conditions and errors caused by premature CPU access to GPU memory.",
         judged_by: "fixed-cpp",
@@ -154,7 +154,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "000-unsynced-streams-random-errors",
-        source: Source::Seed("000_1633914ffce0e075.txt"),
+        source: Source::SEED_000,
         quote: "Failure to synchronize streams can easily lead to seemingly random errors, especially during \
                 repeated model invocations.",
         judged_by: "repeated-cpp",
@@ -174,7 +174,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "000-device-sync-waits-for-all",
-        source: Source::Seed("000_1633914ffce0e075.txt"),
+        source: Source::SEED_000,
         quote: "This emphasizes the necessity for correctly using synchronization primitives like \
                 `cudaDeviceSynchronize()`, which ensures the GPU completes all pending operations before the CPU proceeds.",
         judged_by: "device-sync-cpp",
@@ -190,7 +190,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "000-stream-sync-completes-stream",
-        source: Source::Seed("000_1633914ffce0e075.txt"),
+        source: Source::SEED_000,
         quote: "cudaStreamSynchronize(stream); // Ensure all operations on the stream have completed",
         judged_by: "fixed-cpp",
         control: Control::Run("broken-cpp"),
@@ -199,7 +199,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "001-streams-run-kernels-concurrently",
-        source: Source::Seed("001_eb72388bf55c7443.txt"),
+        source: Source::SEED_001,
         quote: "Streams, within a context, manage the execution of multiple kernels concurrently.",
         judged_by: "pipeline",
         control: Control::Run("pipeline-cust"),
