@@ -52,7 +52,7 @@ fn next_order(root: &Path) -> anyhow::Result<u32> {
 
 /// A skeleton variant: it ends on an error, so that no run takes it for a
 /// case.
-fn skeleton(role: &str, slug: &str) -> String {
+fn skeleton(role: &str) -> String {
     format!(
         "//! The {role} program: NOT WRITTEN YET.\n\
          \n\
@@ -60,7 +60,7 @@ fn skeleton(role: &str, slug: &str) -> String {
          \n\
          // ANCHOR: run\n\
          pub fn run(_rec: &mut Recorder) -> anyhow::Result<()> {{\n    \
-         anyhow::bail!(\"{slug}::{role} is not written yet (a skeleton of cargo xtask new-scenario)\")\n\
+         anyhow::bail!(\"not written yet: the {role} variant of cargo xtask new-scenario's skeleton\")\n\
          }}\n\
          // ANCHOR_END: run\n"
     )
@@ -89,8 +89,8 @@ fn files(slug: &str, order: u32) -> Vec<(&'static str, String)> {
                 "//! `{slug}`: NOT WRITTEN YET. What fails, how the broken variant provokes\n//! it, and what the fixed one changes.\n\nuse casebook_model::{{Requirement, Scenario, Symptom, Variant, cudarc}};\n\nmod broken;\nmod fixed;\n\ncasebook_model::names_module!();\n\npub fn scenario() -> Scenario {{\n    Scenario {{\n        slug: \"{slug}\",\n        // The error text users see (what the case reproduces).\n        title: casebook_model::NOT_WRITTEN,\n        cause: \"The real cause, in two sentences.\",\n        fix: \"The fix, in a sentence.\",\n        symptoms: &[],\n        requires: Requirement::GPU,\n        reports: &[],\n        claims: &[],\n        variants: vec![\n            Variant::broken(\"broken\", Symptom::check_failed(WORKED), cudarc!(broken)),\n            Variant::fixed(\"fixed\", cudarc!(fixed)),\n        ],\n    }}\n}}\n"
             ),
         ),
-        ("src/broken.rs", skeleton("broken", slug)),
-        ("src/fixed.rs", skeleton("fixed", slug)),
+        ("src/broken.rs", skeleton("broken")),
+        ("src/fixed.rs", skeleton("fixed")),
     ]
 }
 
@@ -176,8 +176,8 @@ mod tests {
 
     #[test]
     fn a_skeleton_variant_cannot_pass() {
-        let text = super::skeleton("broken", "new-case");
-        assert!(text.contains("anyhow::bail!(\"new-case::broken is not written yet"));
+        let text = super::skeleton("broken");
+        assert!(text.contains("anyhow::bail!(\"not written yet: the broken variant"));
         assert!(!text.contains("Ok(())"));
     }
 }
