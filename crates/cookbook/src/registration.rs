@@ -300,6 +300,74 @@ mod tests {
         assert!(with_block("[dependencies]\n", "x").is_none());
     }
 
+    /// A case added as a folder, in a tree of its own: it reaches every list,
+    /// in the order its manifest gives; a folder without its place, or with
+    /// another's, is refused.
+    #[test]
+    fn a_new_folder_is_registered_everywhere() {
+        let root =
+            std::env::temp_dir().join(format!("casebook-registration-{}", std::process::id()));
+        let case = |slug: &str, metadata: &str| {
+            let dir = root.join(SCENARIOS_DIR).join(slug);
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(
+                dir.join("Cargo.toml"),
+                format!("[package]\nname = \"scenario-{slug}\"\n\n{metadata}"),
+            )
+            .unwrap();
+        };
+        case(
+            "b-case",
+            "[package.metadata.casebook]\norder = 1\nkey-figures = [\n    \
+             { variant = \"broken\", measure = \"bytes\", what = \"what it costs\" },\n]\n",
+        );
+        std::fs::write(root.join("scenarios/b-case/cust.rs"), "").unwrap();
+        case("a-case", "[package.metadata.casebook]\norder = 2\n");
+        std::fs::create_dir_all(root.join("crates/cust")).unwrap();
+        let manifest = format!("[dependencies]\n{BEGIN}\n{END}\nanyhow = 1\n");
+        std::fs::write(root.join("Cargo.toml"), &manifest).unwrap();
+        std::fs::write(root.join("crates/cust/Cargo.toml"), &manifest).unwrap();
+
+        let files = files(&root).unwrap();
+        let file = |p: &str| files[&PathBuf::from(p)].clone();
+        let catalog = file(CATALOG);
+        let (b, a) = (
+            catalog.find("scenario_b_case::").unwrap(),
+            catalog.find("scenario_a_case::").unwrap(),
+        );
+        assert!(b < a, "{catalog}");
+        assert_eq!(
+            file("Cargo.toml"),
+            format!(
+                "[dependencies]\n{BEGIN}\n\
+                 scenario-a-case = {{ path = \"scenarios/a-case\" }}\n\
+                 scenario-b-case = {{ path = \"scenarios/b-case\" }}\n{END}\nanyhow = 1\n"
+            )
+        );
+        assert_eq!(
+            file("crates/cust/Cargo.toml"),
+            format!(
+                "[dependencies]\n{BEGIN}\n\
+                 scenario-b-case = {{ path = \"../../scenarios/b-case\" }}\n{END}\nanyhow = 1\n"
+            )
+        );
+        let cust = file(CUST_TABLE);
+        assert!(cust.contains("#[path = \"../../../scenarios/b-case/cust.rs\"]\nmod b_case;"));
+        assert!(cust.contains("(\"b-case\", b_case::VARIANTS),") && !cust.contains("a_case"));
+        assert!(file(KEY_FIGURES).contains(r#"("b-case", "broken", "bytes", "what it costs"),"#));
+
+        case("c-case", "[package.metadata.casebook]\norder = 2\n");
+        let clash = super::files(&root).unwrap_err().to_string();
+        assert!(clash.contains("both declare order 2"), "{clash}");
+        case("c-case", "");
+        let missing = super::files(&root).unwrap_err().to_string();
+        assert!(
+            missing.contains("no [package.metadata.casebook]"),
+            "{missing}"
+        );
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
     #[test]
     fn the_folders_give_the_order_and_the_lists() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
