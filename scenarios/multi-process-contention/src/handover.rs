@@ -13,12 +13,13 @@
 //! free-async-synced-then-tell, waits for the stream before it tells).
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use casebook_model::Recorder;
 use casebook_model::device::{self, PAGE, measure_bytes};
 use casebook_runtime::worker;
-use cudarc::driver::result;
+use cudarc::driver::{CudaContext, result};
 
 use crate::names::*;
 
@@ -99,49 +100,61 @@ fn holder(rec: &mut Recorder, order: Order) -> anyhow::Result<()> {
     wait_for(&dir, TAKER, "ready")?; // both read the free memory before either allocates
     let bytes = (seen as f64 * SHARE) as usize / PAGE * PAGE;
     measure_bytes(rec, PLANNED_BYTES, bytes);
-    if matches!(
-        order,
-        Order::FreeAsyncThenTell | Order::FreeAsyncSyncedThenTell
-    ) {
-        let stream = rec.step("cuStreamCreate", ctx.new_stream())?;
-        // SAFETY: freed on the same stream below, used by nothing.
-        let held = rec.step("cuMemAllocAsync (60% of the free memory)", unsafe {
-            result::malloc_async(stream.cu_stream(), bytes)
-        })?;
-        // SAFETY: allocated above on this stream; no work uses it.
-        rec.step("cuMemFreeAsync", unsafe {
-            result::free_async(held, stream.cu_stream())
-        })?;
-        if order == Order::FreeAsyncSyncedThenTell {
-            rec.step("cuStreamSynchronize", stream.synchronize())?;
-        }
-        mark(&dir, HOLDER, "told")?;
-        wait_for(&dir, TAKER, "tried")?;
-        rec.step(
-            "cuStreamSynchronize (after the taker tried)",
-            stream.synchronize(),
-        )?;
-        return Ok(());
+    if let Order::FreeAsyncThenTell | Order::FreeAsyncSyncedThenTell = order {
+        return hand_over_async(
+            rec,
+            &dir,
+            &ctx,
+            bytes,
+            order == Order::FreeAsyncSyncedThenTell,
+        );
     }
     // SAFETY: freed below, used by nothing.
     let held = rec.step("cuMemAlloc (60% of the free memory)", unsafe {
         result::malloc_sync(bytes)
     })?;
-    match order {
-        Order::FreeThenTell => {
-            // SAFETY: allocated above; no work uses it.
-            rec.step("cuMemFree", unsafe { result::free_sync(held) })?;
-            mark(&dir, HOLDER, "told")?;
-            wait_for(&dir, TAKER, "tried")?;
-        }
-        Order::TellThenFree => {
-            mark(&dir, HOLDER, "told")?;
-            wait_for(&dir, TAKER, "tried")?;
-            // SAFETY: allocated above; no work uses it.
-            rec.step("cuMemFree", unsafe { result::free_sync(held) })?;
-        }
-        Order::FreeAsyncThenTell | Order::FreeAsyncSyncedThenTell => unreachable!(),
+    if order == Order::FreeThenTell {
+        // SAFETY: allocated above; no work uses it.
+        rec.step("cuMemFree", unsafe { result::free_sync(held) })?;
+        mark(&dir, HOLDER, "told")?;
+        wait_for(&dir, TAKER, "tried")?;
+    } else {
+        mark(&dir, HOLDER, "told")?;
+        wait_for(&dir, TAKER, "tried")?;
+        // SAFETY: allocated above; no work uses it.
+        rec.step("cuMemFree", unsafe { result::free_sync(held) })?;
     }
+    Ok(())
+}
+
+/// The stream-ordered handover: taken from the pool and given back with
+/// cuMemFreeAsync, then the word to the taker, with the stream waited for
+/// before it (`synced`) or only after the taker has tried.
+fn hand_over_async(
+    rec: &mut Recorder,
+    dir: &Path,
+    ctx: &Arc<CudaContext>,
+    bytes: usize,
+    synced: bool,
+) -> anyhow::Result<()> {
+    let stream = rec.step("cuStreamCreate", ctx.new_stream())?;
+    // SAFETY: freed on the same stream below, used by nothing.
+    let held = rec.step("cuMemAllocAsync (60% of the free memory)", unsafe {
+        result::malloc_async(stream.cu_stream(), bytes)
+    })?;
+    // SAFETY: allocated above on this stream; no work uses it.
+    rec.step("cuMemFreeAsync", unsafe {
+        result::free_async(held, stream.cu_stream())
+    })?;
+    if synced {
+        rec.step("cuStreamSynchronize", stream.synchronize())?;
+    }
+    mark(dir, HOLDER, "told")?;
+    wait_for(dir, TAKER, "tried")?;
+    rec.step(
+        "cuStreamSynchronize (after the taker tried)",
+        stream.synchronize(),
+    )?;
     Ok(())
 }
 // ANCHOR_END: holder

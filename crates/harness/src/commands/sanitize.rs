@@ -373,12 +373,12 @@ fn finish(catalog: &[Scenario], out: &Path, report: &SanitizeReport) -> ExitCode
 /// pass left to review.
 fn write(root: &Path, out: &Path, report: &SanitizeReport) -> std::io::Result<()> {
     report::write_json(out, "sanitize.json", report)?;
-    let mut matrices: Vec<(String, String)> = report
+    // One matrix snapshot per scenario; pack_snapshots drops the repeats.
+    let matrices: Vec<(String, String)> = report
         .cells
         .iter()
         .map(|c| (c.scenario.clone(), "sanitize".to_owned()))
         .collect();
-    matrices.dedup();
     snapshot::pack_snapshots(root, out, &matrices)?;
     eprintln!("report: {}", out.join("sanitize.json").display());
     Ok(())
