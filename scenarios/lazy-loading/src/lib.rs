@@ -255,7 +255,7 @@ const CLAIMS: &[Claim] = &[
                     .map(|v| v == format!("{word} under EAGER"))
             };
             match (
-                saved(LOAD_TIME, "longer"),
+                saved(START_TIME, "longer"),
                 saved(DEVICE_MEMORY, "more"),
                 saved(HOST_MEMORY, "more"),
             ) {
