@@ -303,7 +303,7 @@ extern "C" int casebook_fragmentation_random_order_free_cpp(const casebook_recor
 // freed is asked for. Below the driver's 2 MiB page, blocks share pages: a
 // page with one block still in it is not given back, whatever was freed
 // beside it.
-template <size_t Block>
+template <size_t Block, size_t FreeEvery = 2>
 static int holes(const casebook_recorder *r) {
   const size_t stretch = under_sanitizer(r) ? size_t(256) << 20 : size_t(4) << 30;
   void *ballast = nullptr;
@@ -321,12 +321,12 @@ static int holes(const casebook_recorder *r) {
   size_t full = free_bytes(r);
   cudaError_t freed = cudaSuccess;
   size_t bytes_freed = 0;
-  for (size_t i = 0; i < blocks.size(); i += 2) {  // every other one
+  for (size_t i = 0; i < blocks.size(); i += FreeEvery) {  // every other one (or every one)
     cudaError_t e = cudaFree(blocks[i]);
     if (freed == cudaSuccess) freed = e;
     bytes_freed += Block;
   }
-  rec(r, "cudaFree (every other block)", freed);
+  rec(r, FreeEvery == 1 ? "cudaFree (every block)" : "cudaFree (every other block)", freed);
   size_t rise = free_bytes(r) - full;
   size_t request = bytes_freed / 10 * 9 / kBlock * kBlock;  // 90% of the bytes freed
   void *large = nullptr;
@@ -339,7 +339,8 @@ static int holes(const casebook_recorder *r) {
   fact(r, names::THE_BYTES_FREED_ALL_SHOW_AS_FREE_MEMORY, rise >= bytes_freed);
   fact(r, names::ONE_BLOCK_OF_90_OF_THE_BYTES_FREED_IS_SERVED, served == cudaSuccess);
   cudaError_t rest = large ? cudaFree(large) : cudaSuccess;
-  for (size_t i = 1; i < blocks.size(); i += 2) {
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    if (i % FreeEvery == 0) continue;  // freed above
     cudaError_t e = cudaFree(blocks[i]);
     if (rest == cudaSuccess) rest = e;
   }
@@ -359,3 +360,11 @@ extern "C" int casebook_fragmentation_page_holes_cpp(const casebook_recorder *r)
   return holes<size_t(2) << 20>(r);
 }
 // ANCHOR_END: page_holes
+
+// ANCHOR: sub_page_all_freed
+// The control of "the failure to completely free GPU memory in between runs
+// can lead to fragmentation": sub-page-holes, with every block freed.
+extern "C" int casebook_fragmentation_sub_page_all_freed_cpp(const casebook_recorder *r) {
+  return holes<size_t(64) << 10, 1>(r);
+}
+// ANCHOR_END: sub_page_all_freed

@@ -33,6 +33,7 @@ casebook_model::cpp_variants! {
         random_order_free,
         sub_page_holes,
         page_holes,
+        sub_page_all_freed,
     }
 }
 
@@ -84,6 +85,18 @@ pub fn scenario() -> Scenario {
                  2 MiB page; 2 MiB here",
                 "return holes<size_t(64) << 10>(r);",
                 "return holes<size_t(2) << 20>(r);",
+            ),
+            Variant::contrast(
+                "sub-page-all-freed-cpp",
+                Expect::Records,
+                cpp::sub_page_all_freed,
+            )
+            .one_change(
+                "sub-page-holes-cpp",
+                "which of the 64 KiB blocks are freed before the large request: every other \
+                     one there; every one here",
+                "return holes<size_t(64) << 10>(r);",
+                "return holes<size_t(64) << 10, 1>(r);",
             ),
             Variant::broken("broken", Symptom::check_failed(SERVED), cudarc!(broken)),
             Variant::fixed("fixed", cudarc!(fixed)).also_differs(
@@ -211,17 +224,16 @@ const CLAIMS: &[Claim] = &[
         source: Source::SEED_003,
         quote: "Repeated allocation and deallocation of memory blocks – including those potentially associated with previous \
                 runs or related tasks – can lead to the creation of many small, unutilized gaps between larger occupied regions.",
-        judged_by: "broken",
-        control: Control::Run("fixed"),
-        reach: Reach::AtBestPartly(
-            "gaps that turn a request away form in an allocator that carves one region (this variant); cudaMalloc's \
-             own gaps turn nothing away (hard-form-cpp)",
-        ),
-        judge: |o: &Outcome| {
-            ClaimVerdict::confirmed_if(
-                o.flag(FREE_BYTES_EXCEED_THE_LARGEST_REQUEST_THE_POOL_SERVES),
-            )
-        },
+        judged_by: "sub-page-holes-cpp",
+        control: Control::Run("page-holes-cpp"),
+        reach: Reach::Either,
+        // Blocks allocated and every other one freed: below the driver's
+        // page, the freed blocks are small gaps between blocks still
+        // allocated, and none of them shows as free memory (confirmed); with
+        // whole pages, every freed byte does and the large request is served
+        // (the control). `broken`, a pool that carves one region, shows the
+        // same gaps in a sub-allocator.
+        judge: holes_verdict,
     },
     Claim {
         id: "004-fragmentation-root-cause",
@@ -242,13 +254,13 @@ const CLAIMS: &[Claim] = &[
         // missing-free's 001-incomplete-free-exhausts.
         quote: "In this raw CUDA example, the failure to completely free GPU memory in between runs can lead to fragmentation",
         judged_by: "sub-page-holes-cpp",
-        control: Control::Run("page-holes-cpp"),
+        control: Control::Run("sub-page-all-freed-cpp"),
         reach: Reach::Either,
         // "Can": blocks left allocated between runs, every other one, then
         // one block of 90% of the bytes freed from cudaMalloc. Blocks below
         // the driver's page share pages, and the pages their survivors stay
         // in are not given back: that is where it could. The control frees
-        // whole pages (2 MiB blocks).
+        // every block: the free is complete.
         judge: holes_verdict,
     },
     Claim {
@@ -281,11 +293,14 @@ const CLAIMS: &[Claim] = &[
         quote: "This fragmentation, much like in hard disk management, makes it difficult to allocate large, contiguous chunks even if the total free memory exceeds the requested amount.",
         judged_by: "caching-allocator-py",
         control: Control::Run("expandable-segments-py"),
-        reach: Reach::Either,
-        // A caching allocator's claim, decided on PyTorch's (as
-        // 003-fragmentation-reduces-contiguous is); `broken`, the pool that
-        // carves one region, shows the same refusal, and cuMemAlloc serving
-        // the request beside it.
+        reach: Reach::AtBestPartly(
+            "a caching allocator's free pieces turn a large request away (this variant); memory \
+             that cudaMalloc reports free serves a request up to it wherever it lies (hard-form-cpp)",
+        ),
+        // A caching allocator refuses the request with free pieces four
+        // times as large: confirmed, capped at partly, since the sentence
+        // speaks of GPU memory, where cudaMalloc serves scattered free pages
+        // as one block.
         judge: caching_allocator_verdict,
     },
     Claim {

@@ -12,7 +12,10 @@ use casebook_model::Recorder;
 use casebook_runtime::worker;
 
 use crate::names::*;
-use crate::{FORK_ENV, MODE_ENV, Watch, kill_and_wait_gone, nvidia_smi_lists, serve};
+use crate::{
+    FORK_ENV, MODE_ENV, Watch, kill_and_wait_gone, nvidia_smi_lists, nvidia_smi_lists_another,
+    serve,
+};
 
 pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
     arms(rec, false)
@@ -65,9 +68,11 @@ fn arms(rec: &mut Recorder, forks: bool) -> anyhow::Result<()> {
     leaver.wait()?;
     let back = watch.back(rec, FREE_AFTER_EXIT)?;
     rec.fact(AFTER_EXIT, back);
+    // Who nvidia-smi shows now: the child, or any process but the watch.
     if let Some(pid) = child.0 {
         nvidia_smi_lists(rec, pid);
     }
+    nvidia_smi_lists_another(rec);
     if child.end() {
         let back = watch.back(rec, FREE_AFTER_THE_CHILD_ENDS)?;
         rec.fact(BACK_ONCE_THE_CHILD_ENDS, back);

@@ -164,9 +164,9 @@ const CLAIMS: &[Claim] = &[
         id: "002-oom-without-processes-from-driver-context",
         source: Source::SEED_002,
         quote: "The CUDA out-of-memory error, even in the absence of overtly visible processes, stems from persistent allocations within the CUDA driver's context.",
-        judged_by: "exit-and-kill",
-        control: Control::Run("forked-child"),
-        reach: Reach::Either,
+        judged_by: "forked-child",
+        control: Control::Run("exit-and-kill"),
+        reach: Reach::AtBestPartly(FORKED_CHILD_ONLY),
         judge: back_after_exit_and_kill,
     },
     Claim {
@@ -194,18 +194,18 @@ const CLAIMS: &[Claim] = &[
         id: "002-residual-allocations-from-previous-sessions",
         source: Source::SEED_002,
         quote: "If this system detects insufficient free memory – a condition influenced not only by currently running processes but also by residual allocations from previous sessions or improperly closed contexts – the out-of-memory error is raised.",
-        judged_by: "exit-and-kill",
-        control: Control::Run("forked-child"),
-        reach: Reach::Either,
+        judged_by: "forked-child",
+        control: Control::Run("exit-and-kill"),
+        reach: Reach::AtBestPartly(FORKED_CHILD_ONLY),
         judge: back_after_exit_and_kill,
     },
     Claim {
         id: "002-implicit-cleanup-unreliable",
         source: Source::SEED_002,
         quote: "After all CUDA operations are complete, ensure that the context is destroyed using appropriate functions.  Avoid relying solely on implicit cleanup.",
-        judged_by: "exit-and-kill",
-        control: Control::Run("forked-child"),
-        reach: Reach::Either,
+        judged_by: "forked-child",
+        control: Control::Run("exit-and-kill"),
+        reach: Reach::AtBestPartly(FORKED_CHILD_ONLY),
         judge: back_after_exit_and_kill,
     },
 ];
@@ -354,6 +354,24 @@ pub(crate) fn nvidia_smi_lists(rec: &mut Recorder, pid: u32) -> Option<bool> {
         .any(|p| p.trim() == pid.to_string());
     rec.fact(NVIDIA_SMI_QUERY_COMPUTE_APPS_LISTS_THE_HOLDER, listed);
     Some(listed)
+}
+
+/// Whether `nvidia-smi --query-compute-apps` lists any process besides this
+/// one (the watch, which holds a context of its own); `None` where
+/// nvidia-smi cannot be run.
+pub(crate) fn nvidia_smi_lists_another(rec: &mut Recorder) -> Option<bool> {
+    let out = Command::new("nvidia-smi")
+        .args(["--query-compute-apps=pid", "--format=csv,noheader"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())?;
+    let me = std::process::id().to_string();
+    let another = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::trim)
+        .any(|p| !p.is_empty() && p != me);
+    rec.fact(NVIDIA_SMI_LISTS_A_PROCESS_BESIDES_THE_WATCH, another);
+    Some(another)
 }
 
 /// Whether `pid` is still alive (a zombie is not: its memory is gone).
