@@ -336,22 +336,26 @@ fn announce(dir: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Whether `nvidia-smi --query-compute-apps` lists `pid` as using memory;
-/// `None` where nvidia-smi cannot be run.
-pub(crate) fn nvidia_smi_lists(rec: &mut Recorder, pid: u32) -> Option<bool> {
+/// The pids `nvidia-smi --query-compute-apps` lists; `None` where
+/// nvidia-smi cannot be run.
+fn compute_apps() -> Option<Vec<u32>> {
     let out = Command::new("nvidia-smi")
-        .args([
-            "--query-compute-apps=pid,used_memory",
-            "--format=csv,noheader,nounits",
-        ])
+        .args(["--query-compute-apps=pid", "--format=csv,noheader"])
         .output()
         .ok()
         .filter(|o| o.status.success())?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    let listed = text
-        .lines()
-        .filter_map(|l| l.split(',').next())
-        .any(|p| p.trim() == pid.to_string());
+    Some(
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| l.trim().parse().ok())
+            .collect(),
+    )
+}
+
+/// Whether `nvidia-smi --query-compute-apps` lists `pid` as using memory;
+/// `None` where nvidia-smi cannot be run.
+pub(crate) fn nvidia_smi_lists(rec: &mut Recorder, pid: u32) -> Option<bool> {
+    let listed = compute_apps()?.contains(&pid);
     rec.fact(NVIDIA_SMI_QUERY_COMPUTE_APPS_LISTS_THE_HOLDER, listed);
     Some(listed)
 }
@@ -360,16 +364,7 @@ pub(crate) fn nvidia_smi_lists(rec: &mut Recorder, pid: u32) -> Option<bool> {
 /// one (the watch, which holds a context of its own); `None` where
 /// nvidia-smi cannot be run.
 pub(crate) fn nvidia_smi_lists_another(rec: &mut Recorder) -> Option<bool> {
-    let out = Command::new("nvidia-smi")
-        .args(["--query-compute-apps=pid", "--format=csv,noheader"])
-        .output()
-        .ok()
-        .filter(|o| o.status.success())?;
-    let me = std::process::id().to_string();
-    let another = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(str::trim)
-        .any(|p| !p.is_empty() && p != me);
+    let another = compute_apps()?.iter().any(|p| *p != std::process::id());
     rec.fact(NVIDIA_SMI_LISTS_A_PROCESS_BESIDES_THE_WATCH, another);
     Some(another)
 }
