@@ -49,5 +49,6 @@ pub fn all() -> Vec<Scenario> {
         scenario_nccl_duplicate_gpu::scenario(),
         scenario_library_handle_no_memory::scenario(),
         scenario_kernel_stack_overflow::scenario(),
+        scenario_no_visible_device::scenario(),
     ]
 }
