@@ -84,7 +84,7 @@ const CLAIMS: &[Claim] = &[Claim {
     reach: Reach::AtBestPartly(
         "in the article's own code the only throw follows a failed cudaMalloc, so nothing was allocated to leak; \
              the leak measured is a throw after a successful allocation, repeated within one process (a process's \
-             memory is back when it exits: orphaned-process)",
+             memory is back when it exits, unless a child it forked after CUDA started still holds its context: orphaned-process)",
     ),
     judge: |o: &Outcome| match (
         o.check(NO_LEAK),

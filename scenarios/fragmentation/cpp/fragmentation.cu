@@ -190,18 +190,23 @@ static bool one_block(const casebook_recorder *r, const char *call, double share
   return err == cudaSuccess;
 }
 
-// ANCHOR: churn
 // Seed 004's "allocations frequently created and destroyed with varying
-// sizes": 100,000 cudaMalloc and cudaFree of sizes from 4 KiB to 64 MiB in a
+// sizes": 100,000 cudaMalloc and cudaFree of sizes from kMin to 64 MiB in a
 // random order, with up to half the free memory live at a time. The blocks
-// still live stay where the churn left them; then one block of 90% of the
-// memory still free is asked for.
-extern "C" int casebook_fragmentation_churn_cpp(const casebook_recorder *r) {
+// still live stay where the churn left them. Then: how much memory is
+// neither live nor reported free (trapped in pages the live blocks share),
+// and is one block of 90% of the memory still free served?
+template <size_t kMin>
+static int churn(const casebook_recorder *r) {
   // Under the sanitizer, every cudaMalloc is tracked and this trial shares
   // the GPU: fewer rounds, and no request of the free memory.
   const bool reduced = under_sanitizer(r);
   const int kRounds = reduced ? 2000 : 100000;
-  const size_t budget = free_bytes(r) / 2;
+  const size_t kPage = size_t(2) << 20;
+  int shifts = 0;  // kMin << shifts reaches 64 MiB
+  while ((kMin << shifts) < (size_t(64) << 20)) ++shifts;
+  const size_t before = free_bytes(r);
+  const size_t budget = before / 2;
   std::vector<std::pair<void *, size_t>> live;
   size_t held = 0;
   int allocations = 0;
@@ -216,8 +221,9 @@ extern "C" int casebook_fragmentation_churn_cpp(const casebook_recorder *r) {
       live[k] = live.back();
       live.pop_back();
     } else {
-      size_t size = size_t(4096) << (next_random() % 15);  // 4 KiB to 64 MiB
-      size += (next_random() % 8) * (size / 8);           // and between the powers of two
+      size_t size = kMin << (next_random() % (shifts + 1));  // kMin to 64 MiB
+      size += (next_random() % 8) * (size / 8);              // and between the powers of two
+      if (kMin >= kPage) size = (size + kPage - 1) / kPage * kPage;  // whole pages only
       void *p = nullptr;
       cudaError_t e = cudaMalloc(&p, size);
       if (e != cudaSuccess) {
@@ -233,6 +239,11 @@ extern "C" int casebook_fragmentation_churn_cpp(const casebook_recorder *r) {
   measure(r, names::ALLOCATIONS_MADE, allocations);
   measure(r, names::BLOCKS_LIVE_AFTER_THE_CHURN, (double)live.size());
   measure(r, names::BYTES_LIVE_AFTER_THE_CHURN, (double)held);
+  const size_t after = free_bytes(r);
+  const double trapped = (double)before - (double)after - (double)held;
+  measure(r, names::BYTES_NEITHER_LIVE_NOR_FREE_AFTER_THE_CHURN, trapped > 0 ? trapped : 0.0);
+  fact(r, names::THE_CHURN_LEAVES_AT_LEAST_128_MIB_NEITHER_LIVE_NOR_FREE,
+       trapped >= (double)(size_t(128) << 20));
   if (!reduced)
     fact(r, names::ONE_BLOCK_OF_90_OF_THE_FREE_MEMORY_IS_SERVED_AFTER_THE_CHURN,
          one_block(r, "cudaMalloc (90% of the free memory, after the churn)", 0.9));
@@ -244,7 +255,20 @@ extern "C" int casebook_fragmentation_churn_cpp(const casebook_recorder *r) {
   rec(r, "cudaFree (the blocks still live)", rest);
   return 0;
 }
+
+// ANCHOR: churn
+// churn-cpp: sizes from 4 KiB, below the driver's 2 MiB page.
+extern "C" int casebook_fragmentation_churn_cpp(const casebook_recorder *r) {
+  return churn<size_t(4) << 10>(r);
+}
 // ANCHOR_END: churn
+
+// ANCHOR: churn_pages
+// churn-pages-cpp, the control: sizes from 2 MiB, in whole pages.
+extern "C" int casebook_fragmentation_churn_pages_cpp(const casebook_recorder *r) {
+  return churn<size_t(2) << 20>(r);
+}
+// ANCHOR_END: churn_pages
 
 // ANCHOR: random_order_free
 // Seed 004's "the immediate free operations don't always lead to

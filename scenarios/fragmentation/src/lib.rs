@@ -30,6 +30,7 @@ casebook_model::cpp_variants! {
         hard_form,
         nearly_full,
         churn,
+        churn_pages,
         random_order_free,
         sub_page_holes,
         page_holes,
@@ -76,6 +77,15 @@ pub fn scenario() -> Scenario {
                  request: where its \"might fail\" could.",
             ),
             Variant::as_written("churn-cpp", cpp::churn)
+                .timeout(std::time::Duration::from_secs(300)),
+            Variant::contrast("churn-pages-cpp", Expect::Records, cpp::churn_pages)
+                .one_change(
+                    "churn-cpp",
+                    "the smallest size the churn allocates: 4 KiB there, below the driver's 2 MiB \
+                     page; 2 MiB here, every size a whole number of pages",
+                    "return churn<size_t(4) << 10>(r);",
+                    "return churn<size_t(2) << 20>(r);",
+                )
                 .timeout(std::time::Duration::from_secs(300)),
             Variant::as_written("random-order-free-cpp", cpp::random_order_free),
             Variant::contrast("sub-page-holes-cpp", Expect::Records, cpp::sub_page_holes),
@@ -323,11 +333,17 @@ const CLAIMS: &[Claim] = &[
         id: "004-custom-pool-minimizes-fragmentation",
         source: Source::SEED_004,
         quote: "Firstly, implement a custom memory pool manager that allocates larger chunks of memory initially and then subdivides these chunks into smaller blocks as needed. This minimizes fragmentation by reusing blocks from the pool.",
-        judged_by: "broken",
-        control: Control::Run("fixed"),
-        reach: Reach::Either,
-        // A pool that carves chunks into blocks, against cudaMalloc, on the
-        // same workload: does the pool do at least as well?
+        judged_by: "fixed",
+        control: Control::Run("broken"),
+        reach: Reach::AtBestPartly(
+            "a pool that maps its pre-allocated pages into a fresh virtual range per request \
+             (this variant) serves the request; a pool that subdivides its chunks by offset, \
+             as the sentence describes, refuses it where cudaMalloc serves it (broken)",
+        ),
+        // A pre-allocating pool against cudaMalloc, on the same workload:
+        // does the pool do at least as well? Decided on the pool that
+        // serves, capped at partly because the pool that carves, the
+        // sentence's own design, does not (its control).
         judge: |o: &Outcome| match (o.check(SERVED), o.flag(CUMEMALLOC_SERVES_THE_SAME_REQUEST)) {
             (Some(true), _) | (Some(false), Some(false)) => ClaimVerdict::Confirmed,
             (Some(false), Some(true)) => ClaimVerdict::Refuted,
@@ -367,14 +383,18 @@ const CLAIMS: &[Claim] = &[
         quote: "If these allocations are frequently created and destroyed with varying sizes and without specific \
                 strategies for allocation reuse, the potential for fragmentation significantly increases.",
         judged_by: "churn-cpp",
-        control: Control::Impossible(PAGES_SERVE_ANY_REQUEST),
+        control: Control::Run("churn-pages-cpp"),
         reach: Reach::Either,
-        // 100,000 allocations and frees of sizes from 4 KiB to 64 MiB, half
-        // the memory still live in the blocks the churn left: is one block
-        // of 90% of the rest served?
+        // 100,000 allocations and frees of sizes from 4 KiB to 64 MiB, the
+        // blocks the churn left still live: is memory trapped, neither live
+        // nor reported free, in the pages the live blocks share (at least
+        // 128 MiB, above the free-memory reading's noise)? cudaMalloc serves
+        // what it reports free wherever it lies (the 90% request, recorded
+        // beside it), so the trapped bytes are the fragmentation. The
+        // control churns whole pages only.
         judge: |o: &Outcome| {
-            ClaimVerdict::refuted_if(
-                o.flag(ONE_BLOCK_OF_90_OF_THE_FREE_MEMORY_IS_SERVED_AFTER_THE_CHURN),
+            ClaimVerdict::confirmed_if(
+                o.flag(THE_CHURN_LEAVES_AT_LEAST_128_MIB_NEITHER_LIVE_NOR_FREE),
             )
         },
     },

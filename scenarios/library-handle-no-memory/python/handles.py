@@ -13,6 +13,7 @@ the libraries' first call, after every tensor was allocated.
 """
 
 import os
+import threading
 
 import torch
 
@@ -90,7 +91,9 @@ def fixed(rec):
 def _workspaces(rec, config):
     """The memory each matrix product adds beyond its output (written into
     a tensor allocated beforehand): the first on the default stream, the
-    next on the same stream, then the first on a second stream. PyTorch
+    next on the same stream, the first on a second stream, the first of a
+    second handle (a new thread) on the default stream; then a dot product,
+    whose cuBLAS kernel needs no workspace, on a third stream. PyTorch
     allocates cuBLAS's workspace through its own allocator, so
     memory_allocated counts it, and only this process's figure is read.
     `config`, if given, is set as CUBLAS_WORKSPACE_CONFIG (and the cuBLASLt
@@ -99,27 +102,50 @@ def _workspaces(rec, config):
         os.environ["CUBLAS_WORKSPACE_CONFIG"] = config
         os.environ["CUBLASLT_WORKSPACE_SIZE"] = "0"
     a = torch.ones(256, 256, device="cuda")
-    outs = [torch.empty_like(a) for _ in range(3)]
-    default, second = torch.cuda.current_stream(), torch.cuda.Stream()
+    outs = [torch.empty_like(a) for _ in range(4)]
+    v = torch.ones(256, device="cuda")
+    dot = torch.empty((), device="cuda")
+    default, second, third = torch.cuda.current_stream(), torch.cuda.Stream(), torch.cuda.Stream()
     torch.cuda.synchronize()
 
-    def adds(stream, out):
+    def adds(stream, call):
         before = torch.cuda.memory_allocated()
         with torch.cuda.stream(stream):
-            torch.mm(a, a, out=out)
+            call()
         torch.cuda.synchronize()
         return torch.cuda.memory_allocated() - before
 
-    first = adds(default, outs[0])
-    again = adds(default, outs[1])
-    other = adds(second, outs[2])
-    rec.check(names.PRODUCTS_RIGHT, all(float(o[0, 0]) == 256.0 for o in outs))
+    def product(out):
+        return lambda: torch.mm(a, a, out=out)
+
+    first = adds(default, product(outs[0]))
+    again = adds(default, product(outs[1]))
+    other = adds(second, product(outs[2]))
+    # A second handle: PyTorch gives each thread a cuBLAS handle of its own;
+    # a new thread's product on the default stream.
+    in_thread = {}
+    worker = threading.Thread(
+        target=lambda: in_thread.update(added=adds(default, product(outs[3])))
+    )
+    worker.start()
+    worker.join()
+    # A cuBLAS call whose kernel needs no workspace (cublasSdot), the first
+    # on a third stream.
+    dotted = adds(third, lambda: torch.dot(v, v, out=dot))
+    rec.check(
+        names.PRODUCTS_RIGHT,
+        all(float(o[0, 0]) == 256.0 for o in outs) and float(dot) == 256.0,
+    )
     rec.measure(names.ADDED_BY_THE_FIRST_PRODUCT, first)
     rec.measure(names.ADDED_BY_THE_NEXT_PRODUCT_ON_THE_SAME_STREAM, again)
     rec.measure(names.ADDED_BY_THE_FIRST_PRODUCT_ON_A_SECOND_STREAM, other)
     rec.fact(names.THE_FIRST_PRODUCT_ADDS_MEMORY, first > 0)
     rec.fact(names.THE_NEXT_PRODUCT_ON_THE_SAME_STREAM_ADDS_NONE, again == 0)
     rec.fact(names.THE_FIRST_PRODUCT_ON_A_SECOND_STREAM_ADDS_MEMORY, other > 0)
+    rec.measure(names.ADDED_BY_THE_FIRST_PRODUCT_OF_A_SECOND_HANDLE, in_thread["added"])
+    rec.fact(names.THE_FIRST_PRODUCT_OF_A_SECOND_HANDLE_ADDS_MEMORY, in_thread["added"] > 0)
+    rec.measure(names.ADDED_BY_A_DOT_PRODUCT_ON_A_THIRD_STREAM, dotted)
+    rec.fact(names.A_DOT_PRODUCT_ON_A_THIRD_STREAM_ADDS_MEMORY, dotted > 0)
 
 
 def workspace(rec):

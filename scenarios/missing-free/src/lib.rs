@@ -258,7 +258,7 @@ const CLAIMS: &[Claim] = &[
         judged_by: "broken-cpp",
         control: Control::Run("fixed-cpp"),
         reach: Reach::AtBestPartly(
-            "the article's \"frustrating error\" is out of memory with no process running; once the leaking process exits, its memory is back (orphaned-process, exit-and-kill)",
+            "the article's \"frustrating error\" is out of memory with no process running; once the leaking process exits, its memory is back (orphaned-process, exit-and-kill), unless a child it forked after CUDA started still holds its context (forked-child)",
         ),
         judge: |o| leak_verdict(o, OOM_CPP),
     },

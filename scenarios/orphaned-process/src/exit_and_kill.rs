@@ -7,6 +7,10 @@
 //! forked after CUDA started does. The child inherits the holder's open
 //! descriptors of the driver, and with them its context: does the memory
 //! stay while it lives, and come back when it ends?
+//!
+//! Its control, `forked-child-torn-down`: the same, but the holder that
+//! exits first frees its memory and destroys its context, the explicit
+//! cleanup the article asks for, while its forked child still lives.
 
 use casebook_model::Recorder;
 use casebook_runtime::worker;
@@ -18,15 +22,31 @@ use crate::{
 };
 
 pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
-    arms(rec, false)
+    arms(rec, false, Exit::Implicit)
 }
 
 // ANCHOR: forked_child
 /// The control: each holder forks a sleeping child before it ends.
 pub fn forked_child(rec: &mut Recorder) -> anyhow::Result<()> {
-    arms(rec, true)
+    arms(rec, true, Exit::Implicit)
 }
 // ANCHOR_END: forked_child
+
+// ANCHOR: torn_down
+/// Explicit cleanup beside the forked child: the holder that exits first
+/// frees its memory and destroys its context (a killed one cannot).
+pub fn torn_down(rec: &mut Recorder) -> anyhow::Result<()> {
+    arms(rec, true, Exit::TornDown)
+}
+// ANCHOR_END: torn_down
+
+/// How the holder that exits ends: leaving its memory and context to the
+/// driver, or freeing the one and destroying the other first.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Exit {
+    Implicit,
+    TornDown,
+}
 
 /// Kills the holder's child, if any, when dropped: nothing outlives the
 /// trial, whatever returns early.
@@ -51,14 +71,20 @@ impl Drop for Child {
     }
 }
 
-fn arms(rec: &mut Recorder, forks: bool) -> anyhow::Result<()> {
+fn arms(rec: &mut Recorder, forks: bool, exit: Exit) -> anyhow::Result<()> {
     if let Some(role) = worker::role() {
         return serve(rec, &role);
     }
     let watch = Watch::new(rec)?;
 
     let mut leaver = watch.command("holder")?;
-    leaver.env(MODE_ENV, "exit");
+    leaver.env(
+        MODE_ENV,
+        match exit {
+            Exit::Implicit => "exit",
+            Exit::TornDown => "teardown",
+        },
+    );
     if forks {
         leaver.env(FORK_ENV, "1");
     }

@@ -243,14 +243,15 @@ def _fill_then_drop():
     del blocks
 
 
-def _unused_cache_then_second_run(rec, empty_cache):
+def _unused_cache_then_second_run(rec, empty_cache, new_thread=True):
     """Where the article's remedy can act: the first run's memory is no
     longer referenced, only cached. The first run trains the article's
     model (cuDNN and cuBLAS start in this thread) and leaves the GPU's
     memory in PyTorch's cache; the second run trains again in a new thread,
     as a notebook's or a server's worker does, and a new thread needs its
     own cuDNN and cuBLAS handles, which the libraries allocate themselves,
-    outside PyTorch's cache."""
+    outside PyTorch's cache. With `new_thread` false, the second run trains
+    in the first run's thread, whose handles exist already."""
     model = Net(256, 1, "cuda").cuda()
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
     rec.step(
@@ -273,15 +274,18 @@ def _unused_cache_then_second_run(rec, empty_cache):
         _train(model, optimizer, _dataloader())
         torch.cuda.synchronize()
 
-    result = {}
-    worker = threading.Thread(
-        target=lambda: result.update(
-            attempt=rec.attempt("second run, in a new thread: training loop", second_run)
+    if new_thread:
+        result = {}
+        worker = threading.Thread(
+            target=lambda: result.update(
+                attempt=rec.attempt("second run, in a new thread: training loop", second_run)
+            )
         )
-    )
-    worker.start()
-    worker.join()
-    attempt = result["attempt"]
+        worker.start()
+        worker.join()
+        attempt = result["attempt"]
+    else:
+        attempt = rec.attempt("second run, in the same thread: training loop", second_run)
     if not attempt.ok:
         rec.fact(names.SECOND_RUN_ERROR_MENTIONS_CUDNN, "cudnn" in attempt.message.lower())
     rec.fact(names.SECOND_RUN_COMPLETES, attempt.ok)
@@ -291,6 +295,12 @@ def unused_cache_kept(rec):
     # ANCHOR: unused_cache_kept
     _unused_cache_then_second_run(rec, empty_cache=False)
     # ANCHOR_END: unused_cache_kept
+
+
+def unused_cache_kept_same_thread(rec):
+    # ANCHOR: unused_cache_kept_same_thread
+    _unused_cache_then_second_run(rec, empty_cache=False, new_thread=False)
+    # ANCHOR_END: unused_cache_kept_same_thread
 
 
 def unused_cache_emptied(rec):

@@ -101,6 +101,18 @@ pub fn scenario() -> Scenario {
                 "_unused_cache_then_second_run(rec, empty_cache=True)",
                 "_unused_cache_then_second_run(rec, empty_cache=False)",
             ),
+            Variant::contrast(
+                "unused-cache-kept-same-thread-py",
+                Expect::Records,
+                Program::pytorch(FILE, "unused_cache_kept_same_thread"),
+            )
+            .one_change(
+                "unused-cache-kept-py",
+                "where the second run trains: in a new thread there, which needs cuDNN and cuBLAS \
+                 handles of its own; in the first run's thread here, whose handles exist",
+                "_unused_cache_then_second_run(rec, empty_cache=False)",
+                "_unused_cache_then_second_run(rec, empty_cache=False, new_thread=False)",
+            ),
             Variant::fixed("fixed-py", Program::pytorch(FILE, "fixed"))
                 .shares_gpu()
                 .small_when_reduced()
@@ -254,7 +266,10 @@ const CLAIMS: &[Claim] = &[
         // needs memory outside PyTorch's cache. empty-cache-py, the
         // article's own program, keeps the first run's memory referenced:
         // there is nothing unused to release there, so its failure (its
-        // section of the page) is no evidence against this sentence.
+        // section of the page) is no evidence against this sentence, and
+        // there the remedy does nothing. unused-cache-kept-same-thread-py
+        // shows the condition: a second run in the first run's thread,
+        // whose handles exist, runs without it.
         judged_by: "unused-cache-emptied-py",
         control: Control::Run("unused-cache-kept-py"),
         reach: Reach::Either,
