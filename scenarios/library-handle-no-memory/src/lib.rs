@@ -104,9 +104,11 @@ const CLAIMS: &[Claim] = &[Claim {
     judged_by: "workspace-py",
     control: Control::Run("workspace-none-py"),
     reach: Reach::AtBestPartly(
-        "the run sees memory added at the first product of each handle and stream combination \
-         (one handle, two streams) and none at the next product of the same combination; whether \
-         the product's kernel required a workspace, it cannot see",
+        "the run sees memory added at the first cuBLAS call of each handle and stream \
+         combination (two streams of one handle, and a second handle) and none at the next call \
+         of the same combination; the sentence's condition, no workspace where the kernel needs \
+         none, it cannot show: the one other routine tried, a dot product, adds the same 32 MiB \
+         and, with the workspace set to nothing, is refused (CUBLAS_STATUS_NOT_SUPPORTED)",
     ),
     // A workspace at each combination's first product, none at its next:
     // confirmed (capped at partly). No memory at a combination's first
