@@ -178,6 +178,7 @@ pub const REPRODUCE_JSON: &[&str] = &[
     "docs/evidence/reproduce-whole-h100.json",
     "docs/evidence/reproduce-goal-h100-fd13bb9.json",
     "docs/evidence/reproduce-whole-h100-c896bd6.json",
+    "docs/evidence/reproduce-whole-h100-8a57fe4.json",
 ];
 
 /// The committed evidence: the newest full run, with the trials run since

@@ -670,13 +670,8 @@ mod also_reproduced_tests {
             "torch.AcceleratorError: CUDA error: device-side assert triggered"
         );
         let names: Vec<&str> = variants.iter().map(|r| r.variant.as_str()).collect();
-        assert_eq!(
-            names,
-            [
-                "device-assert-py",
-                "cnn-after-fault-py",
-                "launch-blocking-py"
-            ]
-        );
+        // cnn-after-fault-py no longer records the synchronise after the
+        // assert, whose words changed from run to run.
+        assert_eq!(names, ["device-assert-py", "launch-blocking-py"]);
     }
 }

@@ -83,8 +83,8 @@ fn the_ranking_keeps_what_it_reaches_on_the_held_out_texts() {
     for m in &score.misses {
         println!("  miss: {m}");
     }
-    assert!(score.first >= 26, "{}", score.summary());
-    assert!(score.first + score.tied_first >= 33, "{}", score.summary());
-    assert!(score.top3 >= 32, "{}", score.summary());
-    assert!(score.no_match >= 13, "{}", score.summary());
+    assert!(score.first >= 27, "{}", score.summary());
+    assert!(score.first + score.tied_first >= 34, "{}", score.summary());
+    assert!(score.top3 >= 33, "{}", score.summary());
+    assert!(score.no_match >= 12, "{}", score.summary());
 }

@@ -340,15 +340,12 @@ const CLAIMS: &[Claim] = &[
              (this variant) serves the request; a pool that subdivides its chunks by offset, \
              as the sentence describes, refuses it where cudaMalloc serves it (broken)",
         ),
-        // A pre-allocating pool against cudaMalloc, on the same workload:
-        // does the pool do at least as well? Decided on the pool that
-        // serves, capped at partly because the pool that carves, the
-        // sentence's own design, does not (its control).
-        judge: |o: &Outcome| match (o.check(SERVED), o.flag(CUMEMALLOC_SERVES_THE_SAME_REQUEST)) {
-            (Some(true), _) | (Some(false), Some(false)) => ClaimVerdict::Confirmed,
-            (Some(false), Some(true)) => ClaimVerdict::Refuted,
-            _ => ClaimVerdict::Undecided,
-        },
+        // A pre-allocating pool on the workload that leaves cudaMalloc's
+        // memory scattered: does it serve the request? Decided on the pool
+        // that serves, capped at partly because the pool that carves, the
+        // sentence's own design, refuses it where cuMemAlloc serves it
+        // (its control).
+        judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.check(SERVED)),
     },
     Claim {
         id: "004-preallocate-or-pool",
@@ -383,18 +380,18 @@ const CLAIMS: &[Claim] = &[
         quote: "If these allocations are frequently created and destroyed with varying sizes and without specific \
                 strategies for allocation reuse, the potential for fragmentation significantly increases.",
         judged_by: "churn-cpp",
-        control: Control::Run("churn-pages-cpp"),
+        control: Control::Impossible(PAGES_SERVE_ANY_REQUEST),
         reach: Reach::Either,
         // 100,000 allocations and frees of sizes from 4 KiB to 64 MiB, the
-        // blocks the churn left still live: is memory trapped, neither live
-        // nor reported free, in the pages the live blocks share (at least
-        // 128 MiB, above the free-memory reading's noise)? cudaMalloc serves
-        // what it reports free wherever it lies (the 90% request, recorded
-        // beside it), so the trapped bytes are the fragmentation. The
-        // control churns whole pages only.
+        // blocks the churn left still live: is one block of 90% of the
+        // memory still free served? The run also records the memory the
+        // churn leaves neither live nor reported free, in pages the live
+        // blocks share (bytes_neither_live_nor_free_after_the_churn), and
+        // churn-pages-cpp the same for a churn of whole pages; the verdict
+        // does not read them yet.
         judge: |o: &Outcome| {
-            ClaimVerdict::confirmed_if(
-                o.flag(THE_CHURN_LEAVES_AT_LEAST_128_MIB_NEITHER_LIVE_NOR_FREE),
+            ClaimVerdict::refuted_if(
+                o.flag(ONE_BLOCK_OF_90_OF_THE_FREE_MEMORY_IS_SERVED_AFTER_THE_CHURN),
             )
         },
     },

@@ -49,7 +49,9 @@ pub fn scenario() -> Scenario {
                 group, and look for holders with fuser or lsof on /dev/nvidia*.",
         fix: "Start data-loader workers in their own process group and kill the whole group (killpg, \
               SIGKILL), not the worker's pid alone; start processes that outlive a CUDA program with \
-              spawn, not fork, or close /dev/nvidia* in them; find any surviving holder with \
+              spawn, not fork, or close /dev/nvidia* in them, or free the memory and destroy the \
+              context before exiting (the driver then takes it back while a forked child \
+              lives); find any surviving holder with \
               nvidia-smi --query-compute-apps, and where it lists none, with fuser -v /dev/nvidia*.",
         symptoms: &["out of memory", "out of memory though memory is free"],
         requires: Requirement::GPU_ALONE,

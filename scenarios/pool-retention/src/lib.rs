@@ -173,18 +173,29 @@ const CLAIMS: &[Claim] = &[
         quote: "Concurrent allocations from different streams and then freeing those concurrently can cause \
                 significant fragmentation.",
         judged_by: "survivors-cpp",
-        control: Control::Run("page-survivors-cpp"),
+        control: Control::Run("concurrent-streams-cpp"),
         reach: Reach::Either,
         // Eight streams take 64 KiB blocks in turn and seven of them free
         // theirs concurrently, stream 0's blocks surviving between them:
         // once the frees are done, does at least 128 MiB of what was freed
         // stay out of use (neither live nor back as free memory, above the
-        // reading's noise)? The control takes 2 MiB blocks, one page each.
-        // (concurrent-streams-cpp, where every block is freed, is recorded
-        // beside it: there the memory comes back and any request within it
-        // is served.)
-        judge: |o: &Outcome| {
-            ClaimVerdict::confirmed_if(o.flag(AT_LEAST_128_MIB_OF_WHAT_WAS_FREED_STAYS_OUT_OF_USE))
+        // reading's noise)? Confirmed if so, refuted if not.
+        // concurrent-streams-cpp, the control, frees every block (of 1 to
+        // 64 MiB): once the frees are done, a request of 90% of what the
+        // blocks held is served by the pool and by cudaMalloc (refuted), or
+        // refused by either (confirmed). page-survivors-cpp, 2 MiB blocks
+        // with the same survivors, keeps as much as survivors-cpp: the
+        // pool's unit of release is larger than the driver's page.
+        judge: |o: &Outcome| match o.flag(AT_LEAST_128_MIB_OF_WHAT_WAS_FREED_STAYS_OUT_OF_USE) {
+            Some(kept) => ClaimVerdict::confirmed_if(Some(kept)),
+            None => match (
+                o.flag(THE_POOL_SERVES_IT_ONCE_THE_FREES_ARE_DONE),
+                o.flag(CUDAMALLOC_SERVES_IT_ONCE_THE_FREES_ARE_DONE),
+            ) {
+                (Some(true), Some(true)) => ClaimVerdict::Refuted,
+                (Some(_), Some(_)) => ClaimVerdict::Confirmed,
+                _ => ClaimVerdict::Undecided,
+            },
         },
     },
     Claim {
