@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaContext, CudaFunction, DriverError};
+use cudarc::driver::{CudaContext, CudaFunction, DriverError, result, sys};
 use cudarc::nvrtc::Ptx;
 
 use crate::{MeasureName, Recorder, Unit};
@@ -25,6 +25,28 @@ pub fn kernel(
         ctx.load_module(Ptx::from_binary(fatbin.to_vec())),
     )?;
     rec.step("cuModuleGetFunction", module.load_function(kernel))
+}
+
+/// A job's smallest work on `device`: its primary context retained and
+/// made current, a 4 KiB buffer written and freed, the context released.
+/// What a case runs where the question is only whether the device it got
+/// can be worked on at all.
+pub fn small_job(rec: &mut Recorder, device: sys::CUdevice) -> Result<(), DriverError> {
+    let ctx = rec.step("cuDevicePrimaryCtxRetain", unsafe {
+        result::primary_ctx::retain(device)
+    })?;
+    rec.step("cuCtxSetCurrent", unsafe { result::ctx::set_current(ctx) })?;
+    // SAFETY: 4 KiB, freed below.
+    let buffer = rec.step("cuMemAlloc", unsafe { result::malloc_sync(4096) })?;
+    rec.step("cuMemsetD8", unsafe {
+        result::memset_d8_sync(buffer, 1, 4096)
+    })?;
+    // SAFETY: nothing uses the buffer any more.
+    rec.step("cuMemFree", unsafe { result::free_sync(buffer) })?;
+    rec.step("cuDevicePrimaryCtxRelease", unsafe {
+        result::primary_ctx::release(device)
+    })?;
+    Ok(())
 }
 
 /// The driver's own words for an error (cuGetErrorString), as a user sees

@@ -11,7 +11,7 @@ use casebook_model::{
     Claim, ClaimVerdict, Control, Outcome, Passage, Program, Reach, Recorder, Report, Requirement,
     Scenario, Source, Symptom, Variant, cudarc,
 };
-use cudarc::driver::{DriverError, result, sys};
+use cudarc::driver::{DriverError, sys};
 
 mod broken;
 mod fixed;
@@ -127,21 +127,7 @@ pub(crate) fn work(
     rec: &mut Recorder,
     device: Result<sys::CUdevice, DriverError>,
 ) -> anyhow::Result<()> {
-    let device = device?;
-    let ctx = rec.step("cuDevicePrimaryCtxRetain", unsafe {
-        result::primary_ctx::retain(device)
-    })?;
-    rec.step("cuCtxSetCurrent", unsafe { result::ctx::set_current(ctx) })?;
-    // SAFETY: 4 KiB, freed below.
-    let buffer = rec.step("cuMemAlloc", unsafe { result::malloc_sync(4096) })?;
-    rec.step("cuMemsetD8", unsafe {
-        result::memset_d8_sync(buffer, 1, 4096)
-    })?;
-    // SAFETY: nothing uses the buffer any more.
-    rec.step("cuMemFree", unsafe { result::free_sync(buffer) })?;
-    rec.step("cuDevicePrimaryCtxRelease", unsafe {
-        result::primary_ctx::release(device)
-    })?;
+    casebook_model::device::small_job(rec, device?)?;
     Ok(())
 }
 

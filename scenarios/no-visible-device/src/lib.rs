@@ -207,20 +207,7 @@ pub(crate) fn work(rec: &mut Recorder) -> anyhow::Result<()> {
         rec.measure(DEVICES_SEEN, f64::from(seen));
         started?;
         let device = rec.step("cuDeviceGet(0)", result::device::get(0))?;
-        let ctx = rec.step("cuDevicePrimaryCtxRetain", unsafe {
-            result::primary_ctx::retain(device)
-        })?;
-        rec.step("cuCtxSetCurrent", unsafe { result::ctx::set_current(ctx) })?;
-        // SAFETY: 4 KiB, freed below.
-        let buffer = rec.step("cuMemAlloc", unsafe { result::malloc_sync(4096) })?;
-        rec.step("cuMemsetD8", unsafe {
-            result::memset_d8_sync(buffer, 1, 4096)
-        })?;
-        // SAFETY: nothing uses the buffer any more.
-        rec.step("cuMemFree", unsafe { result::free_sync(buffer) })?;
-        rec.step("cuDevicePrimaryCtxRelease", unsafe {
-            result::primary_ctx::release(device)
-        })?;
+        casebook_model::device::small_job(rec, device)?;
         Ok(())
     })()
     .is_ok();

@@ -42,6 +42,18 @@ bool one_block(const casebook_recorder *r, bool pool, size_t bytes, cudaStream_t
   return err == cudaSuccess;
 }
 
+// Records an event on each stream (into `done`) and makes every stream wait
+// for all of them, so that each stream's work is done before another stream
+// frees its blocks.
+void order_streams(const casebook_recorder *r, cudaStream_t *streams, cudaEvent_t *done) {
+  for (int i = 0; i < kStreams; ++i) {
+    rec(r, "cudaEventCreateWithFlags", cudaEventCreateWithFlags(&done[i], cudaEventDisableTiming));
+    rec(r, "cudaEventRecord", cudaEventRecord(done[i], streams[i]));
+  }
+  for (int i = 0; i < kStreams; ++i)
+    for (int j = 0; j < kStreams; ++j) rec(r, "cudaStreamWaitEvent", cudaStreamWaitEvent(streams[i], done[j], 0));
+}
+
 }  // namespace
 
 // ANCHOR: concurrent_streams
@@ -72,12 +84,7 @@ extern "C" int casebook_pool_retention_concurrent_streams_cpp(const casebook_rec
   rec(r, "cudaMallocAsync and cudaMemsetAsync (blocks of 1 to 64 MiB, each stream in turn)", made);
   // Every stream's work is done before another stream frees its blocks.
   cudaEvent_t done[kStreams];
-  for (int i = 0; i < kStreams; ++i) {
-    rec(r, "cudaEventCreateWithFlags", cudaEventCreateWithFlags(&done[i], cudaEventDisableTiming));
-    rec(r, "cudaEventRecord", cudaEventRecord(done[i], streams[i]));
-  }
-  for (int i = 0; i < kStreams; ++i)
-    for (int j = 0; j < kStreams; ++j) rec(r, "cudaStreamWaitEvent", cudaStreamWaitEvent(streams[i], done[j], 0));
+  order_streams(r, streams, done);
   cudaError_t freed = cudaSuccess;
   for (const Block &b : blocks) {
     cudaError_t e = cudaFreeAsync(b.p, streams[(b.stream + 1) % kStreams]);
@@ -142,12 +149,7 @@ static int survivors(const casebook_recorder *r) {
   rec(r, "cudaDeviceSynchronize", cudaDeviceSynchronize());
   const size_t full = free_bytes(r);
   cudaEvent_t done[kStreams];
-  for (int i = 0; i < kStreams; ++i) {
-    rec(r, "cudaEventCreateWithFlags", cudaEventCreateWithFlags(&done[i], cudaEventDisableTiming));
-    rec(r, "cudaEventRecord", cudaEventRecord(done[i], streams[i]));
-  }
-  for (int i = 0; i < kStreams; ++i)
-    for (int j = 0; j < kStreams; ++j) rec(r, "cudaStreamWaitEvent", cudaStreamWaitEvent(streams[i], done[j], 0));
+  order_streams(r, streams, done);
   size_t freed_bytes = 0;
   cudaError_t freed = cudaSuccess;
   for (const Block &b : blocks) {
