@@ -487,8 +487,9 @@ pub const HISTORY: &[Change] = &[
         why: "the run of e0cfe7a confirmed it only because the pool's own block, freed on stream 0 \
               with no synchronise after it, was still held when cudaMalloc asked for as much; with \
               the synchronise, the pool and cudaMalloc both serve the block once the frees are done \
-              (the trial run alone on an H100 after the full run, \
-              docs/evidence/since-latest/01-fd13bb9.json: refuted)",
+              (the trial run alone on an H100 after the full run, its report committed as \
+              docs/evidence/since-latest/01-fd13bb9.json until the next full run, 5166684, \
+              replaced it: refuted)",
     },
     Change {
         id: "001-empty-cache-mitigates",
@@ -572,7 +573,7 @@ pub const HISTORY: &[Change] = &[
         commit: "8a57fe4",
         from: Standing::Refuted,
         to: Standing::Partly,
-        why: "the third audit: decided on forked-child, like the two sentences beside it: a dead holder's 4 GiB stay taken while a child it forked (no CUDA call) lives, and nvidia-smi --query-compute-apps lists no process but the watch; without the child the memory is back at once (exit-and-kill): partly",
+        why: "the third audit: decided on forked-child, like the two sentences beside it: a dead holder's 4 GiB stay taken while a child it forked (no CUDA call) lives; nvidia-smi --query-compute-apps does not list the child, but does list a process besides the watch, so the process that holds the memory is not the one it shows; without the child the memory is back at once (exit-and-kill): partly",
     },
     Change {
         id: "002-residual-allocations-from-previous-sessions",
@@ -600,7 +601,7 @@ pub const HISTORY: &[Change] = &[
         commit: "8a57fe4",
         from: Standing::Refuted,
         to: Standing::Confirmed,
-        why: "the third audit (finding 4): decided with survivors: eight streams take 64 KiB blocks in turn and seven free theirs concurrently; once the frees are done, 3.5 GiB of what they freed stays reserved by the pool and not free, the survivors sharing its chunks (survivors-cpp). With every block freed the memory comes back and the 90% request is served (concurrent-streams-cpp, the control). 2 MiB blocks with the same survivors keep as much (page-survivors-cpp): the pool releases in units larger than the driver's page",
+        why: "the third audit (finding 4): decided with survivors: eight streams take 64 KiB blocks in turn, and every block but stream 0's is freed, each on the next stream; once the frees are done, all 3.5 GiB freed stay reserved by the pool and not free, stream 0's survivors sharing its chunks (survivors-cpp). With every block freed the memory comes back and the 90% request is served (concurrent-streams-cpp, the control, which also differs in its block sizes and fill). 2 MiB blocks with the same survivors keep as much (page-survivors-cpp): the pool releases in units larger than 16 MiB, and whether the streams matter is not varied yet",
     },
     Change {
         id: "004-custom-pool-minimizes-fragmentation",

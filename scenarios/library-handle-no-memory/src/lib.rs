@@ -110,18 +110,19 @@ const CLAIMS: &[Claim] = &[Claim {
          none, it cannot show: the one other routine tried, a dot product, adds the same 32 MiB \
          and, with the workspace set to nothing, is refused (CUBLAS_STATUS_NOT_SUPPORTED)",
     ),
-    // A workspace at each combination's first product, none at its next:
-    // confirmed (capped at partly). No memory at a combination's first
-    // product: refuted; workspace-none-py, the same products with the
-    // workspace set to nothing, is the control.
+    // A workspace at each combination's first product (a second stream,
+    // a second handle), none at its next: confirmed (capped at partly). No
+    // memory at a combination's first product: refuted; workspace-none-py,
+    // the same products with the workspace set to nothing, is the control.
     judge: |o: &Outcome| match (
         o.flag(THE_FIRST_PRODUCT_ADDS_MEMORY),
         o.flag(THE_NEXT_PRODUCT_ON_THE_SAME_STREAM_ADDS_NONE),
         o.flag(THE_FIRST_PRODUCT_ON_A_SECOND_STREAM_ADDS_MEMORY),
+        o.flag(THE_FIRST_PRODUCT_OF_A_SECOND_HANDLE_ADDS_MEMORY),
     ) {
-        (Some(true), Some(true), Some(true)) => ClaimVerdict::Confirmed,
-        (Some(false), _, Some(false)) => ClaimVerdict::Refuted,
-        (Some(_), Some(_), Some(_)) => ClaimVerdict::Partly,
+        (Some(true), Some(true), Some(true), Some(true)) => ClaimVerdict::Confirmed,
+        (Some(false), _, Some(false), Some(false)) => ClaimVerdict::Refuted,
+        (Some(_), Some(_), Some(_), Some(_)) => ClaimVerdict::Partly,
         _ => ClaimVerdict::Undecided,
     },
 }];
@@ -136,6 +137,7 @@ mod tests {
             (THE_FIRST_PRODUCT_ADDS_MEMORY, first),
             (THE_NEXT_PRODUCT_ON_THE_SAME_STREAM_ADDS_NONE, again_none),
             (THE_FIRST_PRODUCT_ON_A_SECOND_STREAM_ADDS_MEMORY, other),
+            (THE_FIRST_PRODUCT_OF_A_SECOND_HANDLE_ADDS_MEMORY, other),
         ] {
             o.apply(casebook_model::Event::Fact {
                 key: name.0.into(),

@@ -224,7 +224,9 @@ const CLAIMS: &[Claim] = &[
         // holds the exited holder's context), does the explicit cleanup
         // give it back while the child lives? Back: confirmed. Still taken:
         // refuted, destroying the context did not help. forked-child, the
-        // same holder leaving it to the driver, is the control.
+        // same holder leaving it to the driver, is the control. The advice
+        // cannot reach a process that is killed: the kill arm of the same
+        // run keeps the memory taken while the child lives.
         judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.flag(AFTER_EXIT)),
     },
 ];

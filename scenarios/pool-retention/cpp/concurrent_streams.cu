@@ -122,7 +122,7 @@ extern "C" int casebook_pool_retention_concurrent_streams_cpp(const casebook_rec
 // another stream than the one that made it, and stream 0's stay live. Once
 // every free is done (a synchronise, where the pool at its default release
 // threshold gives back what it can), how much of what was freed is neither
-// live nor back as free memory: held by the pool in pages a survivor
+// live nor back as free memory: held by the pool in chunks a survivor
 // shares?
 template <size_t kBlock>
 static int survivors(const casebook_recorder *r) {
