@@ -30,6 +30,16 @@ pub use scenario::{
 };
 pub use trial_id::TrialId;
 
+/// What a case's declaration names, in one line: `use
+/// casebook_model::prelude::*;`. The scenario, its variants and claims, the
+/// recorder, the `cudarc!` macro and the recorded set-up calls (`device`).
+pub mod prelude {
+    pub use crate::{
+        Claim, ClaimVerdict, Control, Expect, Outcome, Part, Passage, Program, Reach, Recorder,
+        Report, Requirement, Scenario, Source, Symptom, Variant, cudarc, device,
+    };
+}
+
 /// Set in a variant's process when it runs under compute-sanitizer.
 pub const SANITIZER_ENV: &str = "CASEBOOK_SANITIZER";
 

@@ -18,11 +18,8 @@
 use std::time::Instant;
 
 use casebook_kernels::fatbin;
+use casebook_model::prelude::*;
 use casebook_model::timing::{self, Larger};
-use casebook_model::{
-    Claim, ClaimVerdict, Control, Expect, Outcome, Passage, Reach, Recorder, Report, Requirement,
-    Scenario, Source, Symptom, Variant, cudarc, device,
-};
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaStream, DriverError, LaunchConfig, PushKernelArg, result, sys,
 };

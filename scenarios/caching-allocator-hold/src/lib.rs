@@ -13,7 +13,7 @@
 use std::collections::HashMap;
 
 use casebook_model::device::{self, PAGE, measure_bytes};
-use casebook_model::{Recorder, Requirement, Scenario, Symptom, Variant, cudarc};
+use casebook_model::prelude::*;
 use casebook_runtime::worker;
 use cudarc::driver::result;
 use cudarc::driver::sys::CUdeviceptr;

@@ -10,10 +10,7 @@
 
 use std::time::Duration;
 
-use casebook_model::{
-    Claim, ClaimVerdict, Control, Outcome, Passage, Program, Reach, Report, Requirement, Scenario,
-    Source, Symptom, Variant,
-};
+use casebook_model::prelude::*;
 
 casebook_model::names_module!();
 

@@ -24,10 +24,7 @@
 //! kernel and a full run's load, against 46 s beside light trials).
 
 use casebook_model::device::{measure_bytes, own_memory, own_memory_bytes};
-use casebook_model::{
-    Claim, ClaimVerdict, Control, Outcome, Program, Reach, Recorder, Requirement, Scenario, Source,
-    Symptom, Variant, cudarc,
-};
+use casebook_model::prelude::*;
 use cudarc::driver::{result, sys};
 
 mod broken;

@@ -9,10 +9,8 @@
 
 use std::sync::Arc;
 
-use casebook_model::{
-    Claim, ClaimVerdict, Control, Expect, Outcome, Passage, Reach, Recorder, Report, Requirement,
-    ResultName, Scenario, Source, Symptom, Variant, cudarc, device,
-};
+use casebook_model::ResultName;
+use casebook_model::prelude::*;
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaSlice, DriverError, LaunchConfig, PushKernelArg,
 };

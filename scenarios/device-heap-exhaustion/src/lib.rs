@@ -6,10 +6,7 @@
 use std::sync::Arc;
 
 use casebook_model::device::{self, measure_bytes};
-use casebook_model::{
-    Claim, ClaimVerdict, Control, Expect, Outcome, Part, Reach, Recorder, Requirement, Scenario,
-    Source, Symptom, Variant, cudarc,
-};
+use casebook_model::prelude::*;
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg, sys,
 };

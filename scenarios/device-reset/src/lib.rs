@@ -7,10 +7,7 @@
 //! context. The fix frees what it allocated and has the library destroy its
 //! context.
 
-use casebook_model::{
-    Claim, ClaimVerdict, Control, Expect, Outcome, Part, Reach, Requirement, Scenario, Source,
-    Symptom, Variant,
-};
+use casebook_model::prelude::*;
 
 casebook_model::names_module!();
 

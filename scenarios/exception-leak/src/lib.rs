@@ -7,10 +7,7 @@ use std::sync::Arc;
 
 use casebook_kernels::fatbin;
 use casebook_model::device;
-use casebook_model::{
-    Claim, ClaimVerdict, Control, Outcome, Reach, Recorder, Requirement, Scenario, Source, Symptom,
-    Variant, cudarc,
-};
+use casebook_model::prelude::*;
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream};
 
 mod broken;

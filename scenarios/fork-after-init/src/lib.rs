@@ -8,10 +8,8 @@
 //! `spawn` start method (a fresh interpreter), gives a worker that starts
 //! CUDA itself.
 
-use casebook_model::{
-    Claim, ClaimVerdict, Control, Outcome, Passage, Program, Reach, Report, Requirement, Scenario,
-    Source, Symptom, Variant, cudarc, pytorch,
-};
+use casebook_model::prelude::*;
+use casebook_model::pytorch;
 
 mod broken;
 mod fixed;

@@ -13,10 +13,8 @@
 //! process's figures: they run beside light trials where the GPU has room.
 
 use casebook_model::device::measure_bytes;
-use casebook_model::{
-    Claim, ClaimVerdict, Control, Expect, Outcome, Program, Reach, Recorder, Requirement, Scenario,
-    Source, Symptom, Variant, cudarc, pytorch,
-};
+use casebook_model::prelude::*;
+use casebook_model::pytorch;
 use cudarc::driver::sys::CUdeviceptr;
 
 mod broken;

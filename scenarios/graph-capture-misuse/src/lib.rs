@@ -11,10 +11,8 @@
 //! teardown waits on it after the graph is destroyed: "invalid argument",
 //! from a call that looks harmless, or from a later one that checks.
 
-use casebook_model::{
-    Claim, ClaimVerdict, Control, Expect, Outcome, Passage, Reach, Recorder, Report, Requirement,
-    ResultName, Scenario, Source, Symptom, Variant, cudarc, device,
-};
+use casebook_model::ResultName;
+use casebook_model::prelude::*;
 use std::sync::Arc;
 
 use cudarc::driver::{CudaStream, DriverError, result, sys};

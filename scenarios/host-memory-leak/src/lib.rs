@@ -5,10 +5,7 @@
 //! not move.
 
 use casebook_model::device::{self, measure_bytes};
-use casebook_model::{
-    Claim, ClaimVerdict, Control, Expect, Outcome, Reach, Recorder, Requirement, Scenario, Source,
-    Symptom, Variant, cudarc,
-};
+use casebook_model::prelude::*;
 use cudarc::driver::CudaContext;
 
 mod broken;

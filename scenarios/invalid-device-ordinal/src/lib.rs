@@ -7,10 +7,7 @@
 //! the ordinal one past the last GPU it sees, which is `cuda:1` on a
 //! machine with one GPU, so that it fails the same way on every machine.
 
-use casebook_model::{
-    Claim, ClaimVerdict, Control, Outcome, Passage, Program, Reach, Recorder, Report, Requirement,
-    Scenario, Source, Symptom, Variant, cudarc,
-};
+use casebook_model::prelude::*;
 use cudarc::driver::{DriverError, sys};
 
 mod broken;

@@ -11,7 +11,7 @@
 
 use std::time::Duration;
 
-use casebook_model::{Program, Report, Requirement, Scenario, Symptom, Variant};
+use casebook_model::prelude::*;
 
 casebook_model::names_module!();
 

@@ -10,10 +10,8 @@
 //! process's figures, so they run beside light trials where the GPU has
 //! room for the budget.
 
-use casebook_model::{
-    Claim, ClaimVerdict, Control, Outcome, Program, Reach, Requirement, Scenario, Source, Symptom,
-    Variant, pytorch,
-};
+use casebook_model::prelude::*;
+use casebook_model::pytorch;
 
 casebook_model::names_module!();
 

@@ -13,10 +13,7 @@
 use std::sync::Arc;
 
 use casebook_model::device;
-use casebook_model::{
-    Claim, ClaimVerdict, Control, Outcome, Passage, Reach, Recorder, Requirement, Scenario, Source,
-    Symptom, Variant, cudarc,
-};
+use casebook_model::prelude::*;
 use cudarc::driver::{CudaContext, DriverError, LaunchConfig, PushKernelArg, sys};
 
 mod broken;

@@ -9,10 +9,7 @@
 use std::sync::Arc;
 
 use casebook_kernels::fatbin;
-use casebook_model::{
-    Claim, ClaimVerdict, Control, Expect, Outcome, Reach, Recorder, Requirement, Scenario, Source,
-    Symptom, Variant, cudarc, device,
-};
+use casebook_model::prelude::*;
 use cudarc::driver::{CudaContext, CudaFunction, DriverError, LaunchConfig, PushKernelArg};
 
 mod broken;

@@ -11,10 +11,7 @@
 
 use std::sync::Arc;
 
-use casebook_model::{
-    Claim, ClaimVerdict, Control, Expect, Outcome, Passage, Reach, Recorder, Report, Requirement,
-    Scenario, Source, Symptom, Variant, cudarc, device,
-};
+use casebook_model::prelude::*;
 use cudarc::driver::{CudaContext, CudaFunction, DriverError, LaunchConfig, PushKernelArg, sys};
 
 mod broken;

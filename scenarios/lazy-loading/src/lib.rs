@@ -12,10 +12,7 @@
 
 use std::time::{Duration, Instant};
 
-use casebook_model::{
-    Claim, ClaimVerdict, Control, Expect, Outcome, Passage, Reach, Recorder, Report, Requirement,
-    Scenario, Source, Symptom, Variant, cudarc,
-};
+use casebook_model::prelude::*;
 use std::ffi::{CStr, c_void};
 use std::sync::Arc;
 

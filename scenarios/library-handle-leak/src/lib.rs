@@ -7,10 +7,7 @@
 //! the end in the same number of calls on every GPU.
 
 use casebook_model::device::{self, PAGE, measure_bytes};
-use casebook_model::{
-    Claim, ClaimVerdict, Control, Outcome, Reach, Recorder, Requirement, Scenario, Source, Symptom,
-    Variant, cudarc,
-};
+use casebook_model::prelude::*;
 use cudarc::cublas::{result as blas, sys as blas_sys};
 use cudarc::driver::{CudaContext, result};
 use std::sync::Arc;

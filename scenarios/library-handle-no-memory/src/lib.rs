@@ -8,10 +8,7 @@
 //! room, and the same calls on the same inputs run: the control that shows
 //! the cause is memory, not the library.
 
-use casebook_model::{
-    Claim, ClaimVerdict, Control, Expect, Outcome, Passage, Program, Reach, Requirement, Scenario,
-    Source, Symptom, Variant,
-};
+use casebook_model::prelude::*;
 
 casebook_model::names_module!();
 

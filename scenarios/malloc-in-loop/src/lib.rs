@@ -9,11 +9,8 @@
 //! interleaved pairs, and must be at least 10× faster by the pairs
 //! (`clears_the_floor`). The speed-up itself is in the JSON report.
 
+use casebook_model::prelude::*;
 use casebook_model::timing::{self, Larger};
-use casebook_model::{
-    Claim, ClaimVerdict, Control, Expect, Outcome, Reach, Requirement, Scenario, Source, Symptom,
-    Variant,
-};
 
 casebook_model::names_module!();
 

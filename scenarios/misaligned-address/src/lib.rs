@@ -10,10 +10,7 @@
 use std::sync::Arc;
 
 use casebook_model::device;
-use casebook_model::{
-    Claim, ClaimVerdict, Control, Outcome, Passage, Reach, Recorder, Requirement, Scenario, Source,
-    Symptom, Variant, cudarc,
-};
+use casebook_model::prelude::*;
 use cudarc::driver::{
     CudaFunction, CudaSlice, CudaStream, CudaView, DriverError, LaunchConfig, PushKernelArg,
 };

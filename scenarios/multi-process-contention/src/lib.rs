@@ -10,10 +10,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use casebook_model::device::{self, PAGE, measure_bytes};
-use casebook_model::{
-    Claim, ClaimVerdict, Control, Expect, Outcome, Program, Reach, Recorder, Requirement, Scenario,
-    Source, Symptom, Termination, Variant, cudarc, pytorch,
-};
+use casebook_model::prelude::*;
+use casebook_model::{Termination, pytorch};
 use casebook_runtime::worker;
 use cudarc::driver::result;
 

@@ -7,10 +7,7 @@
 //! puts each rank on its own; on a machine with one GPU, that is one rank,
 //! and its all_reduce completes.
 
-use casebook_model::{
-    Claim, ClaimVerdict, Control, Outcome, Passage, Program, Reach, Requirement, Scenario, Source,
-    Symptom, Variant,
-};
+use casebook_model::prelude::*;
 
 casebook_model::names_module!();
 

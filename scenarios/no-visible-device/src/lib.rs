@@ -7,10 +7,7 @@
 //! and the GPU are fine; the same program with a GPU the launcher gave runs.
 //! Every variant names only the GPU the harness gave it, or none.
 
-use casebook_model::{
-    Claim, ClaimVerdict, Control, Expect, Outcome, Passage, Program, Reach, Recorder, Report,
-    Requirement, Scenario, Source, Symptom, Variant, cudarc,
-};
+use casebook_model::prelude::*;
 use cudarc::driver::result;
 
 mod broken;

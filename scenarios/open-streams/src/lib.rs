@@ -7,10 +7,7 @@
 //! non-blocking stream's running work does not. The fix finishes its work and
 //! destroys its stream before the call returns.
 
-use casebook_model::{
-    Claim, ClaimVerdict, Control, Expect, Outcome, Part, Reach, Requirement, Scenario, Source,
-    Symptom, Variant,
-};
+use casebook_model::prelude::*;
 
 casebook_model::names_module!();
 

@@ -11,11 +11,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use casebook_model::MeasureName;
 use casebook_model::device::{self, measure_bytes};
-use casebook_model::{
-    Claim, ClaimVerdict, Control, Expect, MeasureName, Outcome, Reach, Recorder, Report,
-    Requirement, Scenario, Source, Symptom, Variant, cudarc,
-};
+use casebook_model::prelude::*;
 use casebook_runtime::worker;
 use cudarc::driver::CudaContext;
 use std::sync::Arc;

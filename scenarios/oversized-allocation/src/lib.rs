@@ -10,10 +10,8 @@ use std::sync::Arc;
 
 use casebook_kernels::fatbin;
 use casebook_model::device::{self, PAGE, measure_bytes};
-use casebook_model::{
-    Claim, ClaimVerdict, Control, Outcome, Part, Program, Reach, Recorder, Requirement, Scenario,
-    Source, Symptom, Variant, cudarc, pytorch,
-};
+use casebook_model::prelude::*;
+use casebook_model::pytorch;
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream, result};
 
 mod broken;

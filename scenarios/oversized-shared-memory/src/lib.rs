@@ -7,10 +7,7 @@
 //! kernel in to the GPU's maximum dynamic shared memory, tiles the loop to
 //! fit, and checks the launch.
 
-use casebook_model::{
-    Claim, ClaimVerdict, Control, Expect, Outcome, Program, Reach, Requirement, Scenario, Source,
-    Symptom, Variant,
-};
+use casebook_model::prelude::*;
 
 casebook_model::names_module!();
 

@@ -12,10 +12,7 @@
 use std::sync::Arc;
 
 use casebook_model::device::{self, PAGE, measure_bytes};
-use casebook_model::{
-    Claim, ClaimVerdict, Control, Expect, Outcome, Part, Reach, Recorder, Requirement, Scenario,
-    Source, Symptom, Variant, cudarc,
-};
+use casebook_model::prelude::*;
 use casebook_runtime::worker;
 use cudarc::driver::sys::{self, CUmemoryPool};
 use cudarc::driver::{CudaContext, result};

@@ -13,10 +13,8 @@
 
 use std::time::Duration;
 
-use casebook_model::{
-    Claim, ClaimVerdict, Control, Expect, Outcome, Program, Reach, Requirement, Scenario, Source,
-    Symptom, Variant, pytorch,
-};
+use casebook_model::prelude::*;
+use casebook_model::pytorch;
 
 casebook_model::names_module!();
 

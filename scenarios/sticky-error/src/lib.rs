@@ -5,10 +5,8 @@
 
 use std::sync::Arc;
 
-use casebook_model::{
-    Claim, ClaimVerdict, Control, Expect, Outcome, Program, Reach, Recorder, Requirement,
-    ResultName, Scenario, Source, Symptom, Variant, cudarc, pytorch,
-};
+use casebook_model::prelude::*;
+use casebook_model::{ResultName, pytorch};
 use cudarc::driver::{CudaContext, CudaFunction, DriverError, LaunchConfig, PushKernelArg};
 
 mod broken;

@@ -8,10 +8,7 @@
 //! first (`torch.cuda.set_device`) makes a bare `"cuda"` mean that GPU.
 //! Needs two GPUs.
 
-use casebook_model::{
-    Claim, ClaimVerdict, Control, Outcome, Passage, Program, Reach, Report, Requirement, Scenario,
-    Source, Symptom, Variant,
-};
+use casebook_model::prelude::*;
 
 casebook_model::names_module!();
 

@@ -7,7 +7,7 @@
 //! activations; each retry halves the batch.
 
 use casebook_model::device::{self, PAGE, measure_bytes};
-use casebook_model::{Recorder, Requirement, Scenario, Symptom, Variant, cudarc};
+use casebook_model::prelude::*;
 use cudarc::driver::{CudaStream, DriverError, sys};
 use std::sync::Arc;
 

@@ -10,11 +10,8 @@ use std::sync::Arc;
 
 use casebook_kernels::fatbin;
 use casebook_model::device;
+use casebook_model::prelude::*;
 use casebook_model::timing::{self, Larger};
-use casebook_model::{
-    Claim, ClaimVerdict, Control, Expect, Outcome, Program, Reach, Recorder, Requirement, Scenario,
-    Source, Symptom, Variant, cudarc,
-};
 use cudarc::driver::{CudaFunction, CudaStream, LaunchConfig, PushKernelArg, result, sys};
 
 mod broken;

@@ -6,10 +6,7 @@
 //! primary context, and if the process works in a context of its own it
 //! silently makes the primary one, with its device memory, beside it.
 
-use casebook_model::{
-    Claim, ClaimVerdict, Control, Outcome, Passage, Reach, Recorder, Report, Requirement, Scenario,
-    Source, Symptom, Variant, cudarc,
-};
+use casebook_model::prelude::*;
 use cudarc::driver::{DriverError, result};
 
 mod broken;

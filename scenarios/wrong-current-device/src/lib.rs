@@ -13,10 +13,7 @@
 use std::sync::Arc;
 
 use casebook_model::device;
-use casebook_model::{
-    Claim, ClaimVerdict, Control, Expect, Outcome, Passage, Reach, Recorder, Report, Requirement,
-    Scenario, Source, Symptom, Variant, cudarc,
-};
+use casebook_model::prelude::*;
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, DriverError, LaunchConfig,
     PushKernelArg, sys,
