@@ -442,6 +442,9 @@ pub struct OomSizes {
     pub unallocated: Option<f64>,
     /// All this process holds on the GPU, PyTorch's or not (2.x only).
     pub in_use: Option<f64>,
+    /// What this process may hold, where the program capped it
+    /// (`torch.cuda.set_per_process_memory_fraction`: "16.00 GiB allowed").
+    pub allowed: Option<f64>,
 }
 
 impl OomSizes {
@@ -463,6 +466,7 @@ impl OomSizes {
             allocated,
             unallocated,
             in_use: size_after(text, "this process has "),
+            allowed: size_before(text, " allowed"),
         })
     }
 
@@ -486,7 +490,8 @@ impl OomSizes {
 ///   is neither free nor this process's: another process holds it. Read
 ///   before the pieces: it says more.
 /// - `fig:this-process-holds-the-gpu`: what PyTorch holds in this process is
-///   three quarters of the GPU or more, and none of the above: the
+///   three quarters of the GPU or more (of the share the program allowed
+///   itself, where the message names one), and none of the above: the
 ///   program's own tensors fill it.
 pub fn figures(text: &str) -> Vec<String> {
     OomSizes::read(text)
@@ -518,8 +523,13 @@ fn figure(m: &OomSizes) -> Option<&'static str> {
     if pieces {
         return Some("fig:unallocated-reserve-holds-request");
     }
+    // What the process may hold: the GPU, or the share the program allowed.
+    let room = match (capacity, m.allowed) {
+        (Some(c), Some(a)) => Some(c.min(a)),
+        (c, _) => c,
+    };
     let holds = m.allocated.unwrap_or(0.0) + m.unallocated.unwrap_or(0.0);
-    (mine.is_some() && capacity.is_some_and(|c| holds >= 0.75 * c))
+    (mine.is_some() && room.is_some_and(|r| holds >= 0.75 * r))
         .then_some("fig:this-process-holds-the-gpu")
 }
 
@@ -765,6 +775,12 @@ mod tests {
         );
         let other = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 40.00 GiB. GPU 0 has a total capacity of 79.18 GiB of which 30.00 GiB is free. Process 4242 has 40.00 GiB memory in use. Including non-PyTorch memory, this process has 9.00 GiB memory in use. Of the allocated memory 8.00 GiB is allocated by PyTorch, and 0 bytes is reserved by PyTorch but unallocated.";
         assert_eq!(figures(other), vec!["fig:memory-held-outside-this-process"]);
+        // A process capped at 16 GiB (set_per_process_memory_fraction) that
+        // holds them: its own tensors fill what it may hold, though the GPU
+        // has room; without the cap the same figures say nothing.
+        let capped = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 256.00 MiB. GPU 0 has a total capacity of 79.18 GiB of which 59.95 GiB is free. Including non-PyTorch memory, this process has 16.43 GiB memory in use. 16.00 GiB allowed; Of the allocated memory 15.70 GiB is allocated by PyTorch, and 40.00 MiB is reserved by PyTorch but unallocated.";
+        assert_eq!(figures(capped), vec!["fig:this-process-holds-the-gpu"]);
+        assert!(figures(&capped.replace(" 16.00 GiB allowed;", "")).is_empty());
         // Nothing said of the GPU: nothing read.
         assert!(
             figures("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 62.02 GiB.")

@@ -285,7 +285,8 @@
       free: free,
       allocated: allocated,
       unallocated: unallocated,
-      inUse: sizeAfter(text, "this process has ")
+      inUse: sizeAfter(text, "this process has "),
+      allowed: sizeBefore(text, " allowed")
     };
   }
 
@@ -305,8 +306,11 @@
       (u + (m.free === null ? 0 : m.free) >= m.request &&
         (m.capacity === null || u >= m.capacity / 20.0)));
     if (pieces) return ["fig:unallocated-reserve-holds-request"];
-    if (m.capacity !== null && mine !== null &&
-      (m.allocated === null ? 0 : m.allocated) + (u === null ? 0 : u) >= 0.75 * m.capacity) {
+    // What the process may hold: the GPU, or the share the program allowed.
+    var room = m.capacity;
+    if (room !== null && m.allowed !== null) room = Math.min(room, m.allowed);
+    if (room !== null && mine !== null &&
+      (m.allocated === null ? 0 : m.allocated) + (u === null ? 0 : u) >= 0.75 * room) {
       return ["fig:this-process-holds-the-gpu"];
     }
     return [];
