@@ -149,12 +149,12 @@ pub fn page(index: &Index, root: &Path) -> anyhow::Result<String> {
          Measured on {total} whole texts from public threads that no case cites, each labelled with \
          the case its thread's cause is, or none ({heldout}): {summary}. The latest independent \
          test, on 30 texts from threads its tester chose before the tool ran \
-         (docs/evidence/explain-independent-test-3.md), found the right case first for 17 of the 18 \
-         whose cause a case reproduces (ties counted as the answer states them) and among the first \
-         three for 16; of the 12 whose cause none reproduces (hardware, a driver or its install, a \
-         library's own bug), 7 were answered with no reproduced case or the right known failure, \
-         and 5 were given a reproduced case: a first answer is the likeliest reproduced cause, not \
-         a diagnosis.\n\n\
+         (docs/evidence/explain-independent-test-4.md), found the right case first for 15 of the 18 \
+         whose cause a case reproduces (5 of them only through a tie the answer states) and among \
+         the first three for 14; of the 12 whose cause none reproduces (hardware, a driver or its \
+         install, a library's own bug), 4 were answered with no reproduced case or the right known \
+         failure first, and 5 were given a reproduced case: a first answer is the likeliest \
+         reproduced cause, not a diagnosis.\n\n\
          <script id=\"casebook-index\" type=\"application/json\">\n\
          {{{{#include explain/index.json}}}}\n\
          </script>\n\

@@ -150,6 +150,14 @@ pub const BOILERPLATE: &[&str] = &[
     "Compile with TORCH_USE_CUDA_DSA to enable device-side assertions.",
     "Device-side assertion tracking was not enabled by user.",
     "Traceback (most recent call last):",
+    // The frame of every c10::Error PyTorch's C++ raises, before its stack:
+    // "Exception raised from <function> at <file>:<line> (most recent call
+    // first):". The function's name stays.
+    "Exception raised from",
+    "(most recent call first):",
+    // PyTorch's suffix to a warning its C++ raised: "(Triggered internally at
+    // <file>:<line>.)".
+    "Triggered internally at",
     "The above exception was the direct cause of the following exception:",
     "During handling of the above exception, another exception occurred:",
     "If reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.",
