@@ -1,11 +1,10 @@
 //! The README, for users: the template `readme.md` with what only the code
-//! and the latest run know filled in (an answer of `explain`, its held-out
-//! measure, five rows of the evidence, the PyTorch texts that have a case).
+//! and the latest run know filled in (an answer of `explain` and three rows
+//! of the evidence). How well `explain` finds the case is the book's page.
 
 use std::fmt::Write as _;
-use std::path::Path;
 
-use casebook_explain::{Index, cli, explain, heldout};
+use casebook_explain::{Index, cli, explain};
 use casebook_report::run::Report;
 
 const TEMPLATE: &str = include_str!("readme.md");
@@ -20,23 +19,12 @@ const EXAMPLE_ROWS: &[(&str, &str)] = &[
     ("missing-free", "broken"),
     ("missing-free", "fixed"),
     ("sticky-error", "broken"),
-    ("invalid-device-ordinal", "broken-cpp"),
-    ("invalid-device-ordinal", "fixed-cpp"),
 ];
 
-pub fn readme(root: &Path, index: &Index, report: Option<&Report>) -> anyhow::Result<String> {
+pub fn readme(index: &Index, report: Option<&Report>) -> anyhow::Result<String> {
     let mut answer = explain(index, EXAMPLE);
     answer.matches.truncate(1);
     let example = format!("$ casebook-explain \"{EXAMPLE}\"\n{}", cli::render(&answer));
-    let held = crate::explain_index::read_heldout(root)?;
-    let score = heldout::evaluate(index, &held);
-    let measure = format!(
-        "Measured on {} whole texts pasted in public threads that no case cites \
-         (`{}`): {}.",
-        held.paste.len(),
-        heldout::TEXTS_TOML,
-        score.summary()
-    );
     let (run, rows) = match report {
         Some(r) => (
             format!(
@@ -52,7 +40,6 @@ pub fn readme(root: &Path, index: &Index, report: Option<&Report>) -> anyhow::Re
     };
     Ok(TEMPLATE
         .replace("{explain_example}", &example)
-        .replace("{explain_measure}", &measure)
         .replace("{run}", &run)
         .replace("{example_rows}", &rows))
 }
