@@ -617,4 +617,11 @@ pub const HISTORY: &[Change] = &[
         to: Standing::Partly,
         why: "the third audit (finding 5): \"this fragmentation\" is of the GPU's memory space, where cudaMalloc serves 38.0 GB out of scattered 2 MiB holes (hard-form-cpp); the sentence holds for PyTorch's cache (caching-allocator-py) and below the page, not for cudaMalloc at page size: capped at partly",
     },
+    Change {
+        id: "004-concurrent-streams-fragment",
+        commit: "7e98936",
+        from: Standing::Confirmed,
+        to: Standing::Partly,
+        why: "the fourth audit: whether the streams matter was not varied. The same 64 KiB blocks made and freed on one stream, every eighth surviving, keep the same 3.5 GiB out of use (survivors-cpp's one-stream arm, 3758096384 bytes both ways); with every block freed nothing stays (survivors-all-freed-cpp, the control, 0 bytes on eight streams and on one). What traps the memory is blocks that survive in the pool's chunks, not the streams: partly",
+    },
 ];

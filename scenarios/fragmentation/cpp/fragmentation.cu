@@ -241,12 +241,31 @@ static int churn(const casebook_recorder *r) {
   measure(r, names::BYTES_LIVE_AFTER_THE_CHURN, (double)held);
   const size_t after = free_bytes(r);
   const double trapped = (double)before - (double)after - (double)held;
+  // What the driver's 2 MiB pages add to the live blocks of 2 MiB or more
+  // (each rounded up to whole pages): padding inside live blocks, not gaps
+  // between them.
+  double padding = 0;
+  for (auto &b : live)
+    if (b.second >= kPage) padding += (double)((b.second + kPage - 1) / kPage * kPage - b.second);
+  const double gaps = trapped - padding;
   measure(r, names::BYTES_NEITHER_LIVE_NOR_FREE_AFTER_THE_CHURN, trapped > 0 ? trapped : 0.0);
+  measure(r, names::PAGE_PADDING_OF_THE_LIVE_BLOCKS, padding);
+  measure(r, names::BYTES_TRAPPED_BESIDE_THE_PADDING, gaps > 0 ? gaps : 0.0);
   fact(r, names::THE_CHURN_LEAVES_AT_LEAST_128_MIB_NEITHER_LIVE_NOR_FREE,
-       trapped >= (double)(size_t(128) << 20));
-  if (!reduced)
+       gaps >= (double)(size_t(128) << 20));
+  if (!reduced) {
     fact(r, names::ONE_BLOCK_OF_90_OF_THE_FREE_MEMORY_IS_SERVED_AFTER_THE_CHURN,
          one_block(r, "cudaMalloc (90% of the free memory, after the churn)", 0.9));
+    // 90% of what the live blocks leave of the memory free before the
+    // churn: memory trapped between them, reported free or not, counts
+    // against it.
+    size_t ask = (size_t)(((double)before - (double)held) * 0.9) / kBlock * kBlock;
+    void *p = nullptr;
+    cudaError_t err = tolerate(r, "cudaMalloc (90% of what the live blocks leave)", cudaMalloc(&p, ask));
+    if (err == cudaSuccess) rec(r, "cudaFree", cudaFree(p));
+    cudaGetLastError();
+    fact(r, names::ONE_BLOCK_OF_90_OF_WHAT_THE_LIVE_BLOCKS_LEAVE_IS_SERVED, err == cudaSuccess);
+  }
   cudaError_t rest = cudaSuccess;
   for (auto &b : live) {
     cudaError_t e = cudaFree(b.first);

@@ -141,8 +141,25 @@ def _workspaces(rec, config):
         )
 
     dotted = adds(third, dot_product)
+
+    # A matrix-vector product (cublasSgemv), the first call on a fourth
+    # stream: a routine that may need no workspace.
+    fourth = torch.cuda.Stream()
+    mv_out = torch.empty(256, device="cuda")
+
+    def matrix_vector():
+        tried["mv"] = rec.attempt(
+            "torch.mv (cublasSgemv), on a fourth stream",
+            lambda: torch.mv(a, v, out=mv_out),
+            tolerated=True,
+        )
+
+    mved = adds(fourth, matrix_vector)
     rec.check(names.PRODUCTS_RIGHT, all(float(o[0, 0]) == 256.0 for o in outs))
     rec.fact(names.THE_DOT_PRODUCT_RUNS, tried["dot"].ok and float(dot) == 256.0)
+    rec.fact(names.THE_MATRIX_VECTOR_PRODUCT_RUNS, tried["mv"].ok and float(mv_out[0]) == 256.0)
+    rec.measure(names.ADDED_BY_A_MATRIX_VECTOR_PRODUCT_ON_A_FOURTH_STREAM, mved)
+    rec.fact(names.A_MATRIX_VECTOR_PRODUCT_ON_A_FOURTH_STREAM_ADDS_MEMORY, mved > 0)
     rec.measure(names.ADDED_BY_THE_FIRST_PRODUCT, first)
     rec.measure(names.ADDED_BY_THE_NEXT_PRODUCT_ON_THE_SAME_STREAM, again)
     rec.measure(names.ADDED_BY_THE_FIRST_PRODUCT_ON_A_SECOND_STREAM, other)

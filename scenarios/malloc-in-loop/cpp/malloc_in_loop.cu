@@ -88,16 +88,16 @@ static void step_fixed(const float *in, float *out, Temps &kept) {
 // The pool's release threshold is raised for the loop (see
 // casebook_malloc_in_loop_pool_cpp below), so memory freed in one step is
 // there for the next without being mapped again.
-template <bool EmptiedEachStep>
+template <bool Synced, bool EmptiedEachStep>
 static void step_pool(const float *in, float *out, Temps &) {
   float *t[kTemps];
   for (int k = 0; k < kTemps; ++k) cudaMallocAsync(&t[k], kN * sizeof(float), 0);  // FIX: pool
   step(in, t, out);
   for (int k = 0; k < kTemps; ++k) cudaFreeAsync(t[k], 0);  // back to the pool, no wait
-  if (EmptiedEachStep) {  // the control (pool-emptied-cpp): nothing cached for the next step
+  if (Synced) cudaStreamSynchronize(0);  // the controls: the host waits for each step
+  if (EmptiedEachStep) {  // pool-emptied-cpp: nothing cached for the next step
     cudaMemPool_t pool;
     cudaDeviceGetDefaultMemPool(&pool, 0);
-    cudaStreamSynchronize(0);
     cudaMemPoolTrimTo(pool, 0);
   }
 }
@@ -158,7 +158,27 @@ static bool waits_for_device(const casebook_recorder *r, Step one, Buffers &b) {
   return seconds * 1e9 > kSpinNs / 2;
 }
 
-static int run(const casebook_recorder *r, Step one, bool compare) {
+// How much faster than its baseline pool loop a pool loop must be, and by
+// how many seconds at the least, for keeping the pool to count.
+static const double kVersusFloor = 1.5;
+static const double kVersusLeast = 0.005;
+
+// `one` against `versus`, another pool loop, in interleaved pairs: whether
+// `one` is kVersusFloor times faster.
+static void against(const casebook_recorder *r, Step one, Step versus, Buffers &b, bool &right) {
+  double mine[kRounds] = {}, theirs[kRounds] = {};
+  for (int round = 0; round < kRounds; ++round) {
+    Iteration it(r, "timing round, against the baseline pool loop");
+    mine[round] = timed(r, "the hot loop", one, b, right);
+    theirs[round] = timed(r, "the baseline pool loop", versus, b, right);
+  }
+  double speedup = 0;
+  bool clears = compare_pairs(r, theirs, mine, kRounds, kVersusLeast, kVersusFloor, &speedup) == Larger::A;
+  measure(r, names::SPEEDUP_OVER_THE_BASELINE_POOL_LOOP, speedup);
+  fact(r, names::THE_LOOP_CLEARS_1_5X_OVER_THE_BASELINE_POOL_LOOP, clears);
+}
+
+static int run(const casebook_recorder *r, Step one, bool compare, Step versus = nullptr) {
   Buffers b;
   if (!setup(r, b)) return 1;
   // Under the sanitizer every launch is checked and timings mean nothing:
@@ -190,6 +210,7 @@ static int run(const casebook_recorder *r, Step one, bool compare) {
       broken = std::min(broken, broken_times[round]);
     }
   }
+  if (versus != nullptr && timings) against(r, one, versus, b, right);
   check(r, names::OUTPUT_EQUALS_THE_CPU_S, right);
   measure(r, names::LOOP_SECONDS, mine);
   measure(r, names::SECONDS_PER_STEP_SECONDS, mine / kSteps);
@@ -211,7 +232,7 @@ extern "C" int casebook_malloc_in_loop_broken_cpp(const casebook_recorder *r) { 
 
 extern "C" int casebook_malloc_in_loop_fixed_cpp(const casebook_recorder *r) { return run(r, step_fixed, true); }
 
-static int pool_loop(const casebook_recorder *r, Step one) {
+static int pool_loop(const casebook_recorder *r, Step one, Step versus = nullptr) {
   // The pool gives its memory back at every synchronise unless told to keep
   // it; then the next cudaMallocAsync maps memory anew, which may wait for
   // the device. Keep it for the loop, and trim it after.
@@ -220,7 +241,7 @@ static int pool_loop(const casebook_recorder *r, Step one) {
   unsigned long long keep = ~0ULL, none = 0;
   rec(r, "cudaMemPoolSetAttribute (ReleaseThreshold: keep)",
       cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
-  int code = run(r, one, true);
+  int code = run(r, one, true, versus);
   rec(r, "cudaMemPoolTrimTo (0)", cudaMemPoolTrimTo(pool, 0));
   rec(r, "cudaMemPoolSetAttribute (ReleaseThreshold: 0)",
       cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &none));
@@ -228,7 +249,7 @@ static int pool_loop(const casebook_recorder *r, Step one) {
 }
 
 extern "C" int casebook_malloc_in_loop_pool_cpp(const casebook_recorder *r) {
-  return pool_loop(r, step_pool<false>);
+  return pool_loop(r, step_pool<false, false>);
 }
 
 // ANCHOR: pool_emptied
@@ -237,6 +258,24 @@ extern "C" int casebook_malloc_in_loop_pool_cpp(const casebook_recorder *r) {
 // step (the stream waited for, then cudaMemPoolTrimTo(pool, 0)), so every
 // step's cudaMallocAsync maps its memory anew.
 extern "C" int casebook_malloc_in_loop_pool_emptied_cpp(const casebook_recorder *r) {
-  return pool_loop(r, step_pool<true>);
+  return pool_loop(r, step_pool<true, true>);
 }
 // ANCHOR_END: pool_emptied
+
+// ANCHOR: pool_synced
+// "Aiming to reduce the overhead of interacting with the GPU's memory
+// management unit", with the host's wait taken out: the pool kept, the
+// stream waited for after each step, timed against the same loop with the
+// pool emptied after each step (which maps its memory anew every step).
+extern "C" int casebook_malloc_in_loop_pool_synced_cpp(const casebook_recorder *r) {
+  return pool_loop(r, step_pool<true, false>, step_pool<true, true>);
+}
+// ANCHOR_END: pool_synced
+
+// ANCHOR: pool_synced_alike
+// The control: the same comparison with the baseline loop keeping the pool
+// too, so that neither maps memory anew.
+extern "C" int casebook_malloc_in_loop_pool_synced_alike_cpp(const casebook_recorder *r) {
+  return pool_loop(r, step_pool<true, false>, step_pool<true, false>);
+}
+// ANCHOR_END: pool_synced_alike

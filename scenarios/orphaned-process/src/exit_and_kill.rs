@@ -40,12 +40,22 @@ pub fn torn_down(rec: &mut Recorder) -> anyhow::Result<()> {
 }
 // ANCHOR_END: torn_down
 
+// ANCHOR: freed_only
+/// Half the cleanup beside the forked child: the holder that exits first
+/// frees its memory but leaves its context to the driver.
+pub fn freed_only(rec: &mut Recorder) -> anyhow::Result<()> {
+    arms(rec, true, Exit::FreedOnly)
+}
+// ANCHOR_END: freed_only
+
 /// How the holder that exits ends: leaving its memory and context to the
-/// driver, or freeing the one and destroying the other first.
+/// driver, freeing the one and destroying the other first, or freeing the
+/// memory only.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Exit {
     Implicit,
     TornDown,
+    FreedOnly,
 }
 
 /// Kills the holder's child, if any, when dropped: nothing outlives the
@@ -83,6 +93,7 @@ fn arms(rec: &mut Recorder, forks: bool, exit: Exit) -> anyhow::Result<()> {
         match exit {
             Exit::Implicit => "exit",
             Exit::TornDown => "teardown",
+            Exit::FreedOnly => "free",
         },
     );
     if forks {

@@ -81,6 +81,18 @@ pub fn scenario() -> Scenario {
                 "arms(rec, true, Exit::Implicit)",
                 "arms(rec, true, Exit::TornDown)",
             ),
+            Variant::contrast(
+                "forked-child-freed-only",
+                Expect::Records,
+                cudarc!(exit_and_kill::freed_only at "freed_only"),
+            )
+            .one_change(
+                "forked-child-torn-down",
+                "whether the holder that exits destroys its context after freeing its memory: yes \
+                 there; no here, the context left to the driver while the forked child lives",
+                "arms(rec, true, Exit::TornDown)",
+                "arms(rec, true, Exit::FreedOnly)",
+            ),
             Variant::broken("broken", Symptom::check_failed(RETURNS), cudarc!(broken)),
             Variant::fixed("fixed", cudarc!(fixed)),
         ],
@@ -333,6 +345,13 @@ pub(crate) fn serve(rec: &mut Recorder, role: &str) -> anyhow::Result<()> {
             announce(&dir)?;
             match std::env::var(MODE_ENV).as_deref() {
                 Ok("exit") => std::process::exit(0), // no cuMemFree, no context teardown
+                Ok("free") => {
+                    // SAFETY: nothing uses the allocation any more.
+                    rec.step("cuMemFree", unsafe {
+                        cudarc::driver::result::free_sync(held)
+                    })?;
+                    std::process::exit(0); // the context left to the driver
+                }
                 Ok("teardown") => {
                     // SAFETY: nothing uses the allocation any more.
                     rec.step("cuMemFree", unsafe {
@@ -394,9 +413,23 @@ pub(crate) fn nvidia_smi_lists(rec: &mut Recorder, pid: u32) -> Option<bool> {
 /// one (the watch, which holds a context of its own); `None` where
 /// nvidia-smi cannot be run.
 pub(crate) fn nvidia_smi_lists_another(rec: &mut Recorder) -> Option<bool> {
-    let another = compute_apps()?.iter().any(|p| *p != std::process::id());
-    rec.fact(NVIDIA_SMI_LISTS_A_PROCESS_BESIDES_THE_WATCH, another);
-    Some(another)
+    let others: Vec<u32> = compute_apps()?
+        .into_iter()
+        .filter(|p| *p != std::process::id())
+        .collect();
+    rec.fact(
+        NVIDIA_SMI_LISTS_A_PROCESS_BESIDES_THE_WATCH,
+        !others.is_empty(),
+    );
+    // A pid that no live process has: the dead holder's, whose context a
+    // child keeps.
+    if !others.is_empty() {
+        rec.fact(
+            EVERY_OTHER_PID_NVIDIA_SMI_LISTS_IS_A_LIVE_PROCESS,
+            others.iter().all(|p| alive(*p)),
+        );
+    }
+    Some(!others.is_empty())
 }
 
 /// Whether `pid` is still alive (a zombie is not: its memory is gone).

@@ -118,83 +118,105 @@ extern "C" int casebook_pool_retention_concurrent_streams_cpp(const casebook_rec
 
 // The same streams with survivors: blocks of kBlock bytes, made by each
 // stream in turn until they fill 4 GiB, so that neighbouring blocks belong
-// to different streams; then every block but stream 0's is freed, each on
-// another stream than the one that made it, and stream 0's stay live. Once
-// every free is done (a synchronise, where the pool at its default release
-// threshold gives back what it can), how much of what was freed is neither
-// live nor back as free memory: held by the pool in chunks a survivor
-// shares?
-template <size_t kBlock>
+// to different streams; then every block but stream 0's (every eighth) is
+// freed, each on another stream than the one that made it, and stream 0's
+// stay live. Once every free is done (a synchronise, where the pool at its
+// default release threshold gives back what it can), how much of what was
+// freed is neither live nor back as free memory: held by the pool in
+// chunks a survivor shares? Then the same layout made and freed on one
+// stream, every eighth block surviving: do the streams matter, or the
+// survivors alone? With kSurvivors false, every block is freed in both.
+struct Arm {
+  double freed, trapped, pool_unused;
+};
+
+// One arm: `streams_used` streams (1 or kStreams) take the blocks in turn;
+// the blocks at positions k % kStreams == 0 survive when `survivors`.
+static Arm arm(const casebook_recorder *r, size_t block, size_t fill, cudaStream_t *streams, int streams_used,
+               bool survivors, cudaMemPool_t pool) {
+  std::vector<void *> blocks;
+  cudaError_t made = cudaSuccess;
+  for (size_t k = 0; k < fill / block && made == cudaSuccess; ++k) {
+    void *p = nullptr;
+    made = cudaMallocAsync(&p, block, streams[k % streams_used]);
+    if (made == cudaSuccess) blocks.push_back(p);
+  }
+  rec(r, streams_used > 1 ? "cudaMallocAsync (the blocks, each stream in turn)" : "cudaMallocAsync (the blocks, one stream)", made);
+  rec(r, "cudaDeviceSynchronize", cudaDeviceSynchronize());
+  const size_t full = free_bytes(r);
+  cudaEvent_t done[kStreams];
+  order_streams(r, streams, done);
+  Arm out = {0, 0, 0};
+  cudaError_t freed = cudaSuccess;
+  for (size_t k = 0; k < blocks.size(); ++k) {
+    if (survivors && k % kStreams == 0) continue;  // every eighth block (stream 0's) survives
+    cudaError_t e = cudaFreeAsync(blocks[k], streams[(k + 1) % streams_used]);
+    if (freed == cudaSuccess) freed = e;
+    out.freed += (double)block;
+  }
+  rec(r, survivors ? "cudaFreeAsync (every block but every eighth)" : "cudaFreeAsync (every block)", freed);
+  rec(r, "cudaDeviceSynchronize", cudaDeviceSynchronize());
+  out.trapped = out.freed - ((double)free_bytes(r) - (double)full);
+  if (out.trapped < 0) out.trapped = 0;
+  unsigned long long reserved = 0, used = 0;
+  rec(r, "cudaMemPoolGetAttribute (ReservedMemCurrent)", cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved));
+  rec(r, "cudaMemPoolGetAttribute (UsedMemCurrent)", cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used));
+  out.pool_unused = (double)(reserved - used);
+  cudaError_t rest = cudaSuccess;
+  if (survivors) {
+    for (size_t k = 0; k < blocks.size(); k += kStreams) {
+      cudaError_t e = cudaFreeAsync(blocks[k], streams[0]);
+      if (rest == cudaSuccess) rest = e;
+    }
+    rec(r, "cudaFreeAsync (the survivors)", rest);
+  }
+  rec(r, "cudaDeviceSynchronize", cudaDeviceSynchronize());
+  rec(r, "cudaMemPoolTrimTo (0)", cudaMemPoolTrimTo(pool, 0));
+  for (int i = 0; i < kStreams; ++i) rec(r, "cudaEventDestroy", cudaEventDestroy(done[i]));
+  return out;
+}
+
+template <size_t kBlock, bool kSurvivors>
 static int survivors(const casebook_recorder *r) {
   // Under the sanitizer this trial shares the GPU: a smaller fill.
   const size_t kFill = under_sanitizer(r) ? (size_t(256) << 20) : (size_t(4) << 30);
+  const double kOutOfUse = (double)(size_t(128) << 20);
   cudaStream_t streams[kStreams];
   for (int i = 0; i < kStreams; ++i)
     rec(r, "cudaStreamCreateWithFlags (non-blocking)", cudaStreamCreateWithFlags(&streams[i], cudaStreamNonBlocking));
   cudaMemPool_t pool;
   rec(r, "cudaDeviceGetDefaultMemPool", cudaDeviceGetDefaultMemPool(&pool, 0));
-  struct Block {
-    void *p;
-    int stream;
-  };
-  std::vector<Block> blocks;
-  cudaError_t made = cudaSuccess;
-  for (size_t k = 0; k < kFill / kBlock && made == cudaSuccess; ++k) {
-    int s = (int)(k % kStreams);
-    void *p = nullptr;
-    made = cudaMallocAsync(&p, kBlock, streams[s]);
-    if (made == cudaSuccess) blocks.push_back({p, s});
-  }
-  rec(r, "cudaMallocAsync (the blocks, each stream in turn)", made);
-  rec(r, "cudaDeviceSynchronize", cudaDeviceSynchronize());
-  const size_t full = free_bytes(r);
-  cudaEvent_t done[kStreams];
-  order_streams(r, streams, done);
-  size_t freed_bytes = 0;
-  cudaError_t freed = cudaSuccess;
-  for (const Block &b : blocks) {
-    if (b.stream == 0) continue;  // stream 0's blocks survive
-    cudaError_t e = cudaFreeAsync(b.p, streams[(b.stream + 1) % kStreams]);
-    if (freed == cudaSuccess) freed = e;
-    freed_bytes += kBlock;
-  }
-  rec(r, "cudaFreeAsync (every block but stream 0's, each on another stream)", freed);
-  rec(r, "cudaDeviceSynchronize", cudaDeviceSynchronize());
-  const size_t after = free_bytes(r);
-  const double regained = (double)after - (double)full;
-  const double trapped = (double)freed_bytes - regained;
-  unsigned long long reserved = 0, used = 0;
-  rec(r, "cudaMemPoolGetAttribute (ReservedMemCurrent)", cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved));
-  rec(r, "cudaMemPoolGetAttribute (UsedMemCurrent)", cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used));
-  measure(r, names::BYTES_FREED_BESIDE_THE_SURVIVORS, (double)freed_bytes);
-  measure(r, names::BYTES_NEITHER_LIVE_NOR_FREE_AFTER_THE_FREES, trapped > 0 ? trapped : 0.0);
-  measure(r, names::POOL_RESERVED_BUT_UNUSED_AFTER_THE_FREES, (double)(reserved - used));
-  fact(r, names::AT_LEAST_128_MIB_OF_WHAT_WAS_FREED_STAYS_OUT_OF_USE, trapped >= (double)(size_t(128) << 20));
-  cudaError_t rest = cudaSuccess;
-  for (const Block &b : blocks) {
-    if (b.stream != 0) continue;
-    cudaError_t e = cudaFreeAsync(b.p, streams[0]);
-    if (rest == cudaSuccess) rest = e;
-  }
-  rec(r, "cudaFreeAsync (the survivors)", rest);
-  rec(r, "cudaDeviceSynchronize", cudaDeviceSynchronize());
-  for (int i = 0; i < kStreams; ++i) {
-    rec(r, "cudaEventDestroy", cudaEventDestroy(done[i]));
-    rec(r, "cudaStreamDestroy", cudaStreamDestroy(streams[i]));
-  }
+  Arm many = arm(r, kBlock, kFill, streams, kStreams, kSurvivors, pool);
+  measure(r, names::BYTES_FREED_BESIDE_THE_SURVIVORS, many.freed);
+  measure(r, names::BYTES_NEITHER_LIVE_NOR_FREE_AFTER_THE_FREES, many.trapped);
+  measure(r, names::POOL_RESERVED_BUT_UNUSED_AFTER_THE_FREES, many.pool_unused);
+  fact(r, names::AT_LEAST_128_MIB_OF_WHAT_WAS_FREED_STAYS_OUT_OF_USE, many.trapped >= kOutOfUse);
+  Arm one = arm(r, kBlock, kFill, streams, 1, kSurvivors, pool);
+  measure(r, names::BYTES_NEITHER_LIVE_NOR_FREE_WITH_ONE_STREAM, one.trapped);
+  fact(r, names::WITH_ONE_STREAM_AT_LEAST_128_MIB_STAYS_OUT_OF_USE, one.trapped >= kOutOfUse);
+  for (int i = 0; i < kStreams; ++i) rec(r, "cudaStreamDestroy", cudaStreamDestroy(streams[i]));
   return 0;
 }
 
 // ANCHOR: survivors
-// survivors-cpp: blocks of 64 KiB, below the driver's 2 MiB page.
+// survivors-cpp: blocks of 64 KiB, below the driver's 2 MiB page, every
+// eighth surviving.
 extern "C" int casebook_pool_retention_survivors_cpp(const casebook_recorder *r) {
-  return survivors<size_t(64) << 10>(r);
+  return survivors<size_t(64) << 10, true>(r);
 }
 // ANCHOR_END: survivors
 
 // ANCHOR: page_survivors
-// page-survivors-cpp, the control: blocks of 2 MiB, one page each.
+// page-survivors-cpp: blocks of 2 MiB, one page each.
 extern "C" int casebook_pool_retention_page_survivors_cpp(const casebook_recorder *r) {
-  return survivors<size_t(2) << 20>(r);
+  return survivors<size_t(2) << 20, true>(r);
 }
 // ANCHOR_END: page_survivors
+
+// ANCHOR: survivors_all_freed
+// survivors-all-freed-cpp, the control: survivors-cpp with every block
+// freed, the eighth ones too.
+extern "C" int casebook_pool_retention_survivors_all_freed_cpp(const casebook_recorder *r) {
+  return survivors<size_t(64) << 10, false>(r);
+}
+// ANCHOR_END: survivors_all_freed
