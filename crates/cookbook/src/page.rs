@@ -299,9 +299,14 @@ pub fn scenario_page(
             }
             for res in results(report, slug) {
                 if let Some(run) = &res.from {
+                    let how = if res.pair_gpu.is_some() {
+                        "on two GPUs of one host (a pair trial, which a run that sees one GPU skips)"
+                    } else {
+                        "again, alone"
+                    };
                     let _ = writeln!(
                         md,
-                        "\n`{}` ran again after that run, alone, at {} ({}, `{}`): its row, \
+                        "\n`{}` ran after that run, {how}, at {} ({}, `{}`): its row, \
                          figures, snapshot and claims are from there.",
                         res.variant,
                         run.source.short(),

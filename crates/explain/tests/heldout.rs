@@ -86,5 +86,7 @@ fn the_ranking_keeps_what_it_reaches_on_the_held_out_texts() {
     assert!(score.first >= 27, "{}", score.summary());
     assert!(score.first + score.tied_first >= 34, "{}", score.summary());
     assert!(score.top3 >= 33, "{}", score.summary());
-    assert!(score.no_match >= 12, "{}", score.summary());
+    // Counted as misses, so that a text relabelled from none to a case once
+    // that case has run (PatchmatchNet#35) moves no floor.
+    assert!(score.uncovered - score.no_match <= 2, "{}", score.summary());
 }

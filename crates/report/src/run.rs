@@ -198,22 +198,25 @@ pub fn evidence(root: &Path) -> Result<Option<Report>, String> {
             .display()
             .to_string();
         for mut result in run.results {
-            let Some(at) = report
-                .results
-                .iter()
-                .position(|r| r.trial() == result.trial())
-            else {
-                return Err(format!(
-                    "{file}: {} is not in {EVIDENCE_JSON}: a trial the full run lacks needs a full run",
-                    result.trial()
-                ));
-            };
             result.from = Some(LaterRun {
                 file: file.clone(),
                 source: run.source.clone(),
                 created: run.created.clone(),
             });
-            report.results[at] = result;
+            let trial = result.trial();
+            if let Some(at) = report.results.iter().position(|r| r.trial() == trial) {
+                report.results[at] = result;
+            } else if let Some(at) = report.run.skipped.iter().position(|s| s.trial == trial) {
+                // Skipped by the full run for want of something this machine
+                // lacked (a second GPU): the later run that had it supplies
+                // the result, and the trial is no longer skipped.
+                report.run.skipped.remove(at);
+                report.results.push(result);
+            } else {
+                return Err(format!(
+                    "{file}: {trial} is not in {EVIDENCE_JSON}: a trial the full run lacks needs a full run"
+                ));
+            }
         }
     }
     Ok(Some(report))
@@ -426,6 +429,38 @@ mod tests {
         );
         let err = evidence(root).unwrap_err();
         assert!(err.contains("missing-free::new is not in"), "{err}");
+    }
+
+    #[test]
+    fn a_trial_the_full_run_skipped_is_supplied_by_a_later_run_that_ran_it() {
+        let root = tempfile::tempdir().unwrap();
+        let root = root.path();
+        let mut full = Report::new(
+            Source::default(),
+            fixture::environment("GPU"),
+            vec![result("broken", 1.0)],
+            1.0,
+        );
+        full.run.skipped.push(Skipped {
+            trial: TrialId::new("missing-free", "pair"),
+            reason: "needs 2 GPUs of one host".into(),
+        });
+        std::fs::create_dir_all(root.join(EVIDENCE_JSON).parent().unwrap()).unwrap();
+        std::fs::write(
+            root.join(EVIDENCE_JSON),
+            serde_json::to_string(&full).unwrap(),
+        )
+        .unwrap();
+        write(
+            &root.join(SINCE_DIR).join("01-bbbbbbb.json"),
+            "bbbbbbb",
+            vec![result("pair", 2.0)],
+        );
+        let now = evidence(root).unwrap().unwrap();
+        assert!(now.run.skipped.is_empty(), "no longer skipped");
+        let pair = now.results.iter().find(|r| r.variant == "pair").unwrap();
+        assert_eq!(pair.seconds, 2.0);
+        assert_eq!(pair.from.as_ref().unwrap().source.commit, "bbbbbbb");
     }
 
     #[test]
