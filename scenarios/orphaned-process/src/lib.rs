@@ -142,9 +142,9 @@ const NO_DRIVER_KEEPS_IT: &str = "a run in which memory stays taken with no live
      its context would need a driver that leaks it, and the machines have one driver (580), which \
      frees a context's memory when the last process holding it ends, however it ends \
      (exit-and-kill; in forked-child the memory stays only while a forked child holds the context). \
-     What shows that the watch could read memory still held: in `broken` the same watch, on the same \
-     GPU, reads about 4.5 GiB still held after the worker is killed, by the grandchild that outlived \
-     it, and the memory back once that grandchild is killed too.";
+     What shows that the watch could read memory still held: in this run it reads the 4 GiB and the \
+     context still taken after the holder has exited, while nvidia-smi lists no live process that \
+     holds them, and back once the forked child ends.";
 
 const CLAIMS: &[Claim] = &[
     Claim {
@@ -161,12 +161,17 @@ const CLAIMS: &[Claim] = &[
         source: Source::SEED_002,
         quote: "The error message misleadingly points to a lack of free memory, but the root cause is often a memory leak or \
                 unreleased resources within the CUDA driver itself, rather than a problem with active user processes.",
-        judged_by: "broken",
+        judged_by: "forked-child",
         control: Control::Impossible(NO_DRIVER_KEEPS_IT),
         reach: Reach::Either,
-        // The memory "nobody" held was held by a live process, named by
-        // nvidia-smi where it can see the process, and freed by killing it.
-        judge: |o: &Outcome| match (o.check(RETURNS), o.flag(BACK_AFTER_HOLDER)) {
+        // Decided where the article's condition holds: the process that
+        // allocated has exited, and nvidia-smi lists no live process that
+        // holds the memory (only a pid that is no longer alive), yet the
+        // memory stays taken. It comes back once the child the holder
+        // forked ends: a user process held it (refuted); never back: the
+        // driver's own (confirmed). (In broken, a grandchild holds it, and
+        // nvidia-smi lists that one.)
+        judge: |o: &Outcome| match (o.flag(AFTER_EXIT), o.flag(BACK_ONCE_THE_CHILD_ENDS)) {
             (Some(false), Some(true)) => ClaimVerdict::Refuted,
             (Some(false), Some(false)) => ClaimVerdict::Confirmed,
             _ => ClaimVerdict::Undecided,
@@ -229,7 +234,11 @@ const CLAIMS: &[Claim] = &[
         quote: "After all CUDA operations are complete, ensure that the context is destroyed using appropriate functions.  Avoid relying solely on implicit cleanup.",
         judged_by: "forked-child-torn-down",
         control: Control::Run("forked-child"),
-        reach: Reach::Either,
+        reach: Reach::AtBestPartly(
+            "implicit cleanup fails only while a child the process forked holds its context: without \
+             one, the driver gives every byte back when the process exits or is killed (exit-and-kill), \
+             and no explicit cleanup can help a process that is killed (this run's kill arm)",
+        ),
         // Where implicit cleanup leaves the memory taken (a forked child
         // holds the exited holder's context), does the explicit cleanup
         // give it back while the child lives? Back: confirmed. Still taken:
