@@ -17,7 +17,6 @@ const MEMCHECK: &[&str] = &["compute-sanitizer", "--tool", "memcheck"];
 const DEBUGGER: &[&str] = &[
     "cuda-gdb", "-q", "-batch", "-ex", "run", "-ex", "bt", "--args",
 ];
-/// The kernel that faults, as a report would name it.
 
 pub fn under_tools(rec: &mut Recorder) -> anyhow::Result<()> {
     pinpoint(rec, &[MEMCHECK, DEBUGGER])
