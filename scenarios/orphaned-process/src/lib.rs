@@ -394,20 +394,50 @@ fn announce(dir: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The pids `nvidia-smi --query-compute-apps` lists; `None` where
-/// nvidia-smi cannot be run.
+/// The pids `nvidia-smi --query-compute-apps` lists on this trial's GPU
+/// (on a machine of several GPUs, trials on the others run beside it);
+/// `None` where nvidia-smi cannot be run or the GPU not read.
 fn compute_apps() -> Option<Vec<u32>> {
+    let gpu = this_gpu_bus()?;
     let out = Command::new("nvidia-smi")
-        .args(["--query-compute-apps=pid", "--format=csv,noheader"])
+        .args([
+            "--query-compute-apps=pid,gpu_bus_id",
+            "--format=csv,noheader",
+        ])
         .output()
         .ok()
         .filter(|o| o.status.success())?;
     Some(
         String::from_utf8_lossy(&out.stdout)
             .lines()
-            .filter_map(|l| l.trim().parse().ok())
+            .filter_map(|l| {
+                let (pid, bus) = l.split_once(',')?;
+                (parse_bus(bus.trim())? == gpu).then(|| pid.trim().parse().ok())?
+            })
             .collect(),
     )
+}
+
+/// The PCI domain, bus and device of the GPU this process sees first (the
+/// one its trial is pinned to).
+fn this_gpu_bus() -> Option<(u32, u32, u32)> {
+    use cudarc::driver::result;
+    use cudarc::driver::sys::CUdevice_attribute as A;
+    result::init().ok()?;
+    let dev = result::device::get(0).ok()?;
+    let attr = |a| unsafe { result::device::get_attribute(dev, a) }.ok();
+    Some((
+        attr(A::CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID)? as u32,
+        attr(A::CU_DEVICE_ATTRIBUTE_PCI_BUS_ID)? as u32,
+        attr(A::CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID)? as u32,
+    ))
+}
+
+/// nvidia-smi's `00000000:18:00.0` as (domain, bus, device).
+fn parse_bus(text: &str) -> Option<(u32, u32, u32)> {
+    let mut parts = text.split([':', '.']);
+    let hex = |p: Option<&str>| u32::from_str_radix(p?, 16).ok();
+    Some((hex(parts.next())?, hex(parts.next())?, hex(parts.next())?))
 }
 
 /// Whether `nvidia-smi --query-compute-apps` lists `pid` as using memory;
@@ -465,4 +495,14 @@ fn zombie(pid: u32) -> bool {
                 .is_some_and(|r| r.trim_start().starts_with('Z'))
         })
         .unwrap_or(false)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn nvidia_smi_s_bus_id_is_read_as_domain_bus_and_device() {
+        assert_eq!(super::parse_bus("00000000:18:00.0"), Some((0, 0x18, 0)));
+        assert_eq!(super::parse_bus("00000001:AB:1F.0"), Some((1, 0xab, 0x1f)));
+        assert_eq!(super::parse_bus("[N/A]"), None);
+    }
 }
