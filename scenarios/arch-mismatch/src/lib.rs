@@ -172,7 +172,7 @@ const CLAIMS: &[Claim] = &[
                 code by the device driver.",
         judged_by: "ptx-only",
         control: Control::Impossible(
-            "PTX is never run as PTX: a run in which the driver loads it without compiling it to the device's machine code does not exist. What shows that the reading can tell: the machine code's architecture is read from the driver after the load, and loading the PTX takes longer than loading machine code for the device (17 ms against 4.8 ms, this run).",
+            "PTX is never run as PTX: a run in which the driver loads it without compiling it to the device's machine code does not exist. What shows that the reading can tell: the machine code's architecture is read from the driver after the load, and loading the PTX takes longer than loading machine code for the device (both load times are among this run's figures).",
         ),
         reach: Reach::Either,
         // A module with PTX for 7.5 and no machine code: the function the

@@ -85,9 +85,10 @@ const CLAIMS: &[Claim] = &[Claim {
     judged_by: "broken-py",
     control: Control::Run("fixed-py"),
     reach: Reach::AtBestPartly(
-        "the run shows one of the behaviours the sentence lists, a hang, which it can follow only \
-         up to the timeout it sets (ten seconds), where PyTorch's watchdog ends it; crashes and \
-         corruption it does not look for",
+        "\"failure to do so\" is any of three: a rank that does not call the collective, a count or \
+         a datatype that differs between ranks; the run tests the first, whose undefined behaviour \
+         here is a hang (one of those the sentence lists), followed up to the timeout the run sets \
+         (ten seconds), where PyTorch's watchdog ends it",
     ),
     // Rank 1 skips an all_reduce: rank 0's waits until the watchdog reports
     // it (confirmed, capped at partly), or every rank's collectives complete

@@ -209,6 +209,12 @@ const PAGES_SERVE_ANY_REQUEST: &str = "cudaMalloc serves the free memory cudaMem
      `caching-allocator-py` refuses 1536 MiB with more than four times as much reserved and \
      unused, in pieces none of which fits (003-fragmentation-reduces-contiguous).";
 
+/// Why the claims that free pieces turn a large request away reach at best
+/// "partly": they speak of the GPU's memory, and hold only in a cache.
+const CACHE_ONLY: &str = "a caching allocator's free pieces turn a large request away \
+     (caching-allocator-py); memory that cudaMalloc reports free serves a request up to it wherever it \
+     lies (hard-form-cpp)";
+
 const CLAIMS: &[Claim] = &[
     Claim {
         id: "004-example-1-no-contiguous-block",
@@ -226,11 +232,14 @@ const CLAIMS: &[Claim] = &[
                 total free space appears sufficient.",
         judged_by: "caching-allocator-py",
         control: Control::Run("expandable-segments-py"),
-        reach: Reach::Either,
-        // The article's setting: PyTorch's cache, after the cache was
-        // cleared. PyTorch's own caching allocator holds free pieces that
-        // together exceed the request four times, none of them fits, and the
-        // request is refused: confirmed. The control changes one setting,
+        reach: Reach::AtBestPartly(CACHE_ONLY),
+        // "This fragmentation" is the gaps the CUDA runtime's blocks leave
+        // (the article's paragraph before), met by a PyTorch user after the
+        // cache was cleared. PyTorch's own caching allocator holds free
+        // pieces that together exceed the request four times, none of them
+        // fits, and the request is refused: confirmed, capped at partly,
+        // since cudaMalloc serves scattered free pages as one block. The
+        // control changes one setting,
         // PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, on the same
         // pieces: the request is served, and the judge reads "refuted".
         judge: caching_allocator_verdict,
@@ -309,10 +318,7 @@ const CLAIMS: &[Claim] = &[
         quote: "This fragmentation, much like in hard disk management, makes it difficult to allocate large, contiguous chunks even if the total free memory exceeds the requested amount.",
         judged_by: "caching-allocator-py",
         control: Control::Run("expandable-segments-py"),
-        reach: Reach::AtBestPartly(
-            "a caching allocator's free pieces turn a large request away (this variant); memory \
-             that cudaMalloc reports free serves a request up to it wherever it lies (hard-form-cpp)",
-        ),
+        reach: Reach::AtBestPartly(CACHE_ONLY),
         // A caching allocator refuses the request with free pieces four
         // times as large: confirmed, capped at partly, since the sentence
         // speaks of GPU memory, where cudaMalloc serves scattered free pages

@@ -87,11 +87,29 @@ const CLAIMS: &[Claim] = &[
         source: Source::SEED_000,
         quote: "The error messages themselves are often unhelpful, generically pointing to memory allocation issues or invalid device operations, making diagnosis challenging.",
         judged_by: "broken",
+        // The control changes one thing, a synchronise right after the
+        // launch: the error then surfaces there, with the same message. (That
+        // the message names neither kernel nor line has no control: the
+        // driver's text is fixed for each error code, whichever kernel
+        // faulted; under-tools reads compute-sanitizer's report the same way
+        // and finds spin_then_fault named there.)
         control: Control::Run("fixed"),
         reach: Reach::Either,
-        // The error arrives at an unrelated call, as CUDA_ERROR_ILLEGAL_ADDRESS,
-        // naming neither the kernel nor the line.
-        judge: |o: &Outcome| ClaimVerdict::refuted_if(o.check(AT_LAUNCH)),
+        // The messages the program's calls return: do they name the kernel
+        // that faulted? And does the error surface at the launch that
+        // caused it? Generic, at an unrelated call: confirmed. Generic, but
+        // at the launch (fixed, a synchronise right after it): partly, the
+        // message is as generic and the place is known. A message that
+        // names the kernel: refuted.
+        judge: |o: &Outcome| match (
+            o.flag(THE_PROGRAM_S_OWN_ERRORS_NAME_THE_FAULTING_KERNEL),
+            o.check(AT_LAUNCH),
+        ) {
+            (Some(false), Some(false)) => ClaimVerdict::Confirmed,
+            (Some(false), Some(true)) => ClaimVerdict::Partly,
+            (Some(true), _) => ClaimVerdict::Refuted,
+            _ => ClaimVerdict::Undecided,
+        },
     },
     Claim {
         id: "000-debugger-pinpoints-errors",
@@ -123,14 +141,19 @@ pub(crate) struct Program {
 
 pub(crate) fn setup(rec: &mut Recorder) -> anyhow::Result<Program> {
     let ctx = device::context(rec)?;
-    let fault = device::kernel(rec, &ctx, fatbin::FAULT, "spin_then_fault")?;
+    let fault = device::kernel(rec, &ctx, fatbin::FAULT, KERNEL)?;
     Ok(Program { ctx, fault })
 }
 
-/// Records which call first reports the (provoked) fault.
+/// The kernel that faults, as a report that names it spells it.
+pub(crate) const KERNEL: &str = "spin_then_fault";
+
+/// Records which call first reports the (provoked) fault, and whether any
+/// error the program's calls return names the kernel that faulted.
 #[derive(Default)]
 pub(crate) struct Blame {
     first: Option<String>,
+    names_the_kernel: bool,
 }
 
 impl Blame {
@@ -143,8 +166,11 @@ impl Blame {
         result: Result<T, DriverError>,
     ) -> Option<T> {
         let result = rec.tolerate(call, result);
-        if result.is_err() && self.first.is_none() {
-            self.first = Some(call.to_owned());
+        if let Err(e) = &result {
+            self.names_the_kernel |= e.to_string().contains(KERNEL);
+            if self.first.is_none() {
+                self.first = Some(call.to_owned());
+            }
         }
         result.ok()
     }
@@ -157,6 +183,10 @@ impl Blame {
         let first = self.first.unwrap_or_else(|| "none".to_owned());
         rec.check(AT_LAUNCH, first == LAUNCH || first == CHECK);
         rec.fact(FIRST, first);
+        rec.fact(
+            THE_PROGRAM_S_OWN_ERRORS_NAME_THE_FAULTING_KERNEL,
+            self.names_the_kernel,
+        );
     }
 }
 

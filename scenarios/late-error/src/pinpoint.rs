@@ -9,6 +9,7 @@ use std::time::Duration;
 use casebook_model::Recorder;
 use casebook_runtime::worker;
 
+use crate::KERNEL;
 use crate::names::*;
 
 const PROGRAM: &str = "the broken program";
@@ -16,8 +17,6 @@ const MEMCHECK: &[&str] = &["compute-sanitizer", "--tool", "memcheck"];
 const DEBUGGER: &[&str] = &[
     "cuda-gdb", "-q", "-batch", "-ex", "run", "-ex", "bt", "--args",
 ];
-/// The kernel that faults, as a report would name it.
-const KERNEL: &str = "spin_then_fault";
 
 pub fn under_tools(rec: &mut Recorder) -> anyhow::Result<()> {
     pinpoint(rec, &[MEMCHECK, DEBUGGER])

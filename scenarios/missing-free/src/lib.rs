@@ -270,9 +270,16 @@ const CLAIMS: &[Claim] = &[
         control: Control::Run("under-leak-check"),
         reach: Reach::Either,
         // The tool the sentence names, on a program that leaks: does its
-        // report name the leak? Only a run that went through says.
-        judge: |o| match o.flag(THE_PROGRAM_RAN_TO_ITS_END_UNDER_THE_TOOL) {
-            Some(true) => ClaimVerdict::confirmed_if(o.flag(THE_TOOL_S_REPORT_NAMES_THE_LEAK)),
+        // report name the leak? Only a run that went through says, and a
+        // report that names no leak refutes only if it shows the tool saw
+        // the program (it names the kernel the program ran).
+        judge: |o| match (
+            o.flag(THE_PROGRAM_RAN_TO_ITS_END_UNDER_THE_TOOL),
+            o.flag(THE_TOOL_S_REPORT_NAMES_THE_LEAK),
+            o.flag(THE_TOOL_S_REPORT_NAMES_THE_KERNEL),
+        ) {
+            (Some(true), Some(true), _) => ClaimVerdict::Confirmed,
+            (Some(true), Some(false), Some(true)) => ClaimVerdict::Refuted,
             _ => ClaimVerdict::Undecided,
         },
     },

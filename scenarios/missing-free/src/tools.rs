@@ -18,6 +18,8 @@ use crate::{Model, SAMPLE};
 
 const PROGRAM: &str = "the broken model call, once";
 const NSIGHT_COMPUTE: &[&str] = &["ncu", "--target-processes", "all"];
+/// The kernel the program runs, as a report that saw it names it.
+const KERNEL: &str = "scale";
 const LEAK_CHECK: &[&str] = &[
     "compute-sanitizer",
     "--tool",
@@ -48,17 +50,25 @@ fn report(rec: &mut Recorder, tool: &[&str]) -> anyhow::Result<()> {
         return Ok(());
     }
     rec.fact(THE_TOOL, tool.join(" "));
-    let Ok(run) = worker::run_under(tool, PROGRAM, Duration::from_secs(300), &[]) else {
+    // The tool writes its report to a file of its own, so that all of it is
+    // read, whichever stream it prefers.
+    let log = std::env::temp_dir().join(format!("casebook-tool-{}.log", std::process::id()));
+    let log_arg = log.to_string_lossy().into_owned();
+    let wrapper: Vec<&str> = [&tool[..1], &["--log-file", &log_arg], &tool[1..]].concat();
+    let Ok(run) = worker::run_under(&wrapper, PROGRAM, Duration::from_secs(300), &[]) else {
         rec.fact(THE_TOOL_COULD_NOT_BE_STARTED, true);
         return Ok(());
     };
+    let report = std::fs::read_to_string(&log).unwrap_or_default() + &run.stderr_tail;
+    let _ = std::fs::remove_file(&log);
     rec.fact(
         THE_PROGRAM_RAN_TO_ITS_END_UNDER_THE_TOOL,
         run.termination == Termination::Completed,
     );
+    rec.fact(THE_TOOL_S_REPORT_NAMES_THE_KERNEL, report.contains(KERNEL));
     rec.fact(
         THE_TOOL_S_REPORT_NAMES_THE_LEAK,
-        run.stderr_tail.to_lowercase().contains("leak"),
+        report.to_lowercase().contains("leak"),
     );
     Ok(())
 }

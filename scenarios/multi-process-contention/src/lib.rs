@@ -135,12 +135,17 @@ const CLAIMS: &[Claim] = &[
         source: Source::SEED_001,
         quote: "This is exacerbated in situations with limited GPU memory or when running multiple processes \
                 concurrently that utilize CUDA.",
-        judged_by: "broken",
-        control: Control::Run("fixed"),
+        judged_by: "rounds",
+        control: Control::Run("rounds-alone"),
         reach: Reach::Either,
-        judge: |o: &Outcome| match o.check(BOTH) {
-            Some(false) => ClaimVerdict::Confirmed,
-            Some(true) => ClaimVerdict::Refuted,
+        // The variable is the number of processes: the same rounds, each
+        // taking what the GPU leaves, by two processes at once and by one
+        // (rounds-alone, the control). Failed allocations with two:
+        // confirmed; none: refuted. (broken, where each of two processes
+        // plans 90% of the memory, fails by its plan.)
+        judge: |o: &Outcome| match o.fact(FAILURES_ACROSS_THE_ROUNDS).and_then(|v| v.as_str()) {
+            Some("none") => ClaimVerdict::Refuted,
+            Some(_) => ClaimVerdict::Confirmed,
             None => ClaimVerdict::Undecided,
         },
     },

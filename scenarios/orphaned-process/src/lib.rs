@@ -142,9 +142,9 @@ const NO_DRIVER_KEEPS_IT: &str = "a run in which memory stays taken with no live
      its context would need a driver that leaks it, and the machines have one driver (580), which \
      frees a context's memory when the last process holding it ends, however it ends \
      (exit-and-kill; in forked-child the memory stays only while a forked child holds the context). \
-     What shows that the watch could read memory still held: in `broken` the same watch, on the same \
-     GPU, reads about 4.5 GiB still held after the worker is killed, by the grandchild that outlived \
-     it, and the memory back once that grandchild is killed too.";
+     What shows that the watch could read memory still held: in this run it reads the 4 GiB and the \
+     context still taken after the holder has exited, while nvidia-smi lists no live process that \
+     holds them, and back once the forked child ends.";
 
 const CLAIMS: &[Claim] = &[
     Claim {
@@ -161,12 +161,17 @@ const CLAIMS: &[Claim] = &[
         source: Source::SEED_002,
         quote: "The error message misleadingly points to a lack of free memory, but the root cause is often a memory leak or \
                 unreleased resources within the CUDA driver itself, rather than a problem with active user processes.",
-        judged_by: "broken",
+        judged_by: "forked-child",
         control: Control::Impossible(NO_DRIVER_KEEPS_IT),
         reach: Reach::Either,
-        // The memory "nobody" held was held by a live process, named by
-        // nvidia-smi where it can see the process, and freed by killing it.
-        judge: |o: &Outcome| match (o.check(RETURNS), o.flag(BACK_AFTER_HOLDER)) {
+        // Decided where the article's condition holds: the process that
+        // allocated has exited, and nvidia-smi lists no live process that
+        // holds the memory (only a pid that is no longer alive), yet the
+        // memory stays taken. It comes back once the child the holder
+        // forked ends: a user process held it (refuted); never back: the
+        // driver's own (confirmed). (In broken, a grandchild holds it, and
+        // nvidia-smi lists that one.)
+        judge: |o: &Outcome| match (o.flag(AFTER_EXIT), o.flag(BACK_ONCE_THE_CHILD_ENDS)) {
             (Some(false), Some(true)) => ClaimVerdict::Refuted,
             (Some(false), Some(false)) => ClaimVerdict::Confirmed,
             _ => ClaimVerdict::Undecided,
@@ -229,7 +234,11 @@ const CLAIMS: &[Claim] = &[
         quote: "After all CUDA operations are complete, ensure that the context is destroyed using appropriate functions.  Avoid relying solely on implicit cleanup.",
         judged_by: "forked-child-torn-down",
         control: Control::Run("forked-child"),
-        reach: Reach::Either,
+        reach: Reach::AtBestPartly(
+            "implicit cleanup fails only while a child the process forked holds its context: without \
+             one, the driver gives every byte back when the process exits or is killed (exit-and-kill), \
+             and no explicit cleanup can help a process that is killed (this run's kill arm)",
+        ),
         // Where implicit cleanup leaves the memory taken (a forked child
         // holds the exited holder's context), does the explicit cleanup
         // give it back while the child lives? Back: confirmed. Still taken:
@@ -385,20 +394,50 @@ fn announce(dir: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The pids `nvidia-smi --query-compute-apps` lists; `None` where
-/// nvidia-smi cannot be run.
+/// The pids `nvidia-smi --query-compute-apps` lists on this trial's GPU
+/// (on a machine of several GPUs, trials on the others run beside it);
+/// `None` where nvidia-smi cannot be run or the GPU not read.
 fn compute_apps() -> Option<Vec<u32>> {
+    let gpu = this_gpu_bus()?;
     let out = Command::new("nvidia-smi")
-        .args(["--query-compute-apps=pid", "--format=csv,noheader"])
+        .args([
+            "--query-compute-apps=pid,gpu_bus_id",
+            "--format=csv,noheader",
+        ])
         .output()
         .ok()
         .filter(|o| o.status.success())?;
     Some(
         String::from_utf8_lossy(&out.stdout)
             .lines()
-            .filter_map(|l| l.trim().parse().ok())
+            .filter_map(|l| {
+                let (pid, bus) = l.split_once(',')?;
+                (parse_bus(bus.trim())? == gpu).then(|| pid.trim().parse().ok())?
+            })
             .collect(),
     )
+}
+
+/// The PCI domain, bus and device of the GPU this process sees first (the
+/// one its trial is pinned to).
+fn this_gpu_bus() -> Option<(u32, u32, u32)> {
+    use cudarc::driver::result;
+    use cudarc::driver::sys::CUdevice_attribute as A;
+    result::init().ok()?;
+    let dev = result::device::get(0).ok()?;
+    let attr = |a| unsafe { result::device::get_attribute(dev, a) }.ok();
+    Some((
+        attr(A::CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID)? as u32,
+        attr(A::CU_DEVICE_ATTRIBUTE_PCI_BUS_ID)? as u32,
+        attr(A::CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID)? as u32,
+    ))
+}
+
+/// nvidia-smi's `00000000:18:00.0` as (domain, bus, device).
+fn parse_bus(text: &str) -> Option<(u32, u32, u32)> {
+    let mut parts = text.split([':', '.']);
+    let hex = |p: Option<&str>| u32::from_str_radix(p?, 16).ok();
+    Some((hex(parts.next())?, hex(parts.next())?, hex(parts.next())?))
 }
 
 /// Whether `nvidia-smi --query-compute-apps` lists `pid` as using memory;
@@ -456,4 +495,14 @@ fn zombie(pid: u32) -> bool {
                 .is_some_and(|r| r.trim_start().starts_with('Z'))
         })
         .unwrap_or(false)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn nvidia_smi_s_bus_id_is_read_as_domain_bus_and_device() {
+        assert_eq!(super::parse_bus("00000000:18:00.0"), Some((0, 0x18, 0)));
+        assert_eq!(super::parse_bus("00000001:AB:1F.0"), Some((1, 0xab, 0x1f)));
+        assert_eq!(super::parse_bus("[N/A]"), None);
+    }
 }

@@ -131,9 +131,19 @@ const CLAIMS: &[Claim] = &[
         judged_by: "broken-cpp",
         control: Control::Run("fits-cpp"),
         reach: Reach::Either,
-        // The example as printed asks for 4 MiB per block: does its kernel run?
-        judge: |o: &Outcome| {
-            ClaimVerdict::refuted_if(o.flag(THE_REQUESTED_SHARED_MEMORY_EXCEEDS_THE_OPT_IN_MAXIMUM))
+        // The sentence describes the kernel, which is written to stage its
+        // input in shared memory; the example as printed asks for 4 MiB per
+        // block. Its launch runs the kernel and the output is right:
+        // confirmed; it runs and the output is wrong: refuted, the kernel
+        // does not do what the sentence says. The launch is refused and the
+        // kernel never runs: partly, the kernel is what the sentence says,
+        // and the example demonstrates nothing. fits-cpp, the same kernel
+        // with a buffer that fits, is the control.
+        judge: |o: &Outcome| match (o.first_error().is_some(), o.check(OUTPUT_HOLDS_INPUT_2_1)) {
+            (false, Some(true)) => ClaimVerdict::Confirmed,
+            (false, Some(false)) => ClaimVerdict::Refuted,
+            (true, Some(false)) => ClaimVerdict::Partly,
+            _ => ClaimVerdict::Undecided,
         },
     },
 ];

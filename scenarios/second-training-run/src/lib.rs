@@ -275,7 +275,12 @@ const CLAIMS: &[Claim] = &[
         // whose handles exist, runs without it.
         judged_by: "unused-cache-emptied-py",
         control: Control::Run("unused-cache-kept-py"),
-        reach: Reach::Either,
+        reach: Reach::AtBestPartly(
+            "the remedy helps only a second run that needs memory outside PyTorch's cache (cuDNN's \
+             handle in a new thread or process): in the first run's thread the second run reuses the \
+             cached memory and completes without it (unused-cache-kept-same-thread-py), and where the \
+             first run's tensors are still referenced it releases nothing (empty-cache-py)",
+        ),
         judge: |o| {
             when(
                 o,

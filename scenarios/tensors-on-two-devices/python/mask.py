@@ -11,6 +11,8 @@ makes it on the input's device (`device=x.device`); selecting the job's GPU
 first (`torch.cuda.set_device`) makes `"cuda"` mean that GPU.
 """
 
+import ctypes
+
 import torch
 
 from casebook import SUCCESS, message_of, names, qualified_name, result_name
@@ -104,3 +106,35 @@ def set_device_first(rec):
 
 
 # ANCHOR_END: set_device_first
+
+
+# ANCHOR: peer_enabled
+def peer_enabled(rec):
+    # broken-py's code, after the CUDA runtime PyTorch loaded has enabled
+    # cuda:1's access to cuda:0's memory (peer-to-peer), the condition the
+    # documentation's sentence names
+    rec.fact(names.PEER_ACCESS_IS_POSSIBLE, torch.cuda.can_device_access_peer(1, 0))
+    torch.cuda.init()
+    try:
+        cudart = ctypes.CDLL("libcudart.so.13")  # the one PyTorch loaded
+    except OSError as e:
+        rec.step_result("dlopen(libcudart.so.13)", "OSError", message=str(e))
+        return
+    for device, peer in ((1, 0), (0, 1)):  # each GPU may access the other's memory
+        rec.step_result(
+            f"cudaSetDevice({device})", _runtime_name(cudart, cudart.cudaSetDevice(device))
+        )
+        code = cudart.cudaDeviceEnablePeerAccess(peer, 0)
+        rec.step_result(
+            f"cudaDeviceEnablePeerAccess({peer}) on cuda:{device}", _runtime_name(cudart, code)
+        )
+    # the current device is cuda:0 again, as in broken-py
+    _run(rec, mask_broken)
+
+
+# ANCHOR_END: peer_enabled
+
+
+def _runtime_name(cudart, code):
+    cudart.cudaGetErrorName.restype = ctypes.c_char_p
+    return cudart.cudaGetErrorName(code).decode()

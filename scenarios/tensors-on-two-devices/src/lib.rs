@@ -65,6 +65,16 @@ pub fn scenario() -> Scenario {
                      torch.cuda.set_device(\"cuda:1\"): the other fix, which makes \"cuda\" mean \
                      the job's GPU",
             ),
+            Variant::contrast(
+                "peer-enabled-py",
+                Expect::Records,
+                Program::pytorch(FILE, "peer_enabled"),
+            )
+            .also_differs(
+                "it runs broken-py's code after enabling cuda:1's peer-to-peer access to cuda:0 \
+                 (cudaDeviceEnablePeerAccess, through the CUDA runtime PyTorch loaded): the \
+                 condition the documentation's sentence names",
+            ),
         ],
     }
 }
@@ -104,12 +114,15 @@ const CLAIMS: &[Claim] = &[Claim {
     control: Control::Run("fixed-py"),
     reach: Reach::AtBestPartly(
         "one op (a product of a tensor on cuda:1 and one on cuda:0, peer access never \
-         enabled) is tried, not any op",
+         enabled) is tried, not any op; and the sentence's \"unless\" does not hold in PyTorch \
+         2.11: with peer access enabled both ways, the same product raises the same error \
+         (peer-enabled-py, on two H100s)",
     ),
     // The product of tensors on two GPUs raises PyTorch's device check
     // (confirmed, capped at partly), or raises nothing (refuted); another
     // error first decides nothing. fixed-py, the same product with both on
-    // cuda:1, is the control: it raises nothing.
+    // cuda:1, is the control: it raises nothing. peer-enabled-py records the
+    // same product with peer access enabled, the sentence's "unless".
     judge: |o: &Outcome| match (o.first_error_is(SAME_DEVICE), o.check(FORWARD_RAN)) {
         (Some(true), Some(false)) => ClaimVerdict::Confirmed,
         (None, Some(_)) => ClaimVerdict::Refuted,
