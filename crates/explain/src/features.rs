@@ -411,6 +411,48 @@ pub fn says_error(line: &str) -> bool {
         || line.contains("Assertion `")
 }
 
+/// Whether a line is a warning, information or a table's row, not the
+/// report of an error, unless it speaks of one (the words error, fail or
+/// fault in it): a PyTorch warning that CUDA could not initialise reports an error,
+/// one that a function is deprecated does not. Such a line is
+/// - a row of a table (`| … |`, `+---+`), as nvidia-smi prints;
+/// - a warning or information by its level: Python's warnings
+///   (`UserWarning:`, `Warning:`), a `WARNING` or `INFO` level, the level
+///   letter of glog and PyTorch's C++ (`W1119 …`, `[W socket.cpp:…]`,
+///   `[I1010 …]`) or of TensorFlow after its time (`…:03.826149: I …`);
+/// - a setting: a name, `: `, and only figures (`CUDA Runtime version:
+///   10.0.0`, `GPU memory: 3.99 GiB`).
+pub fn is_note(line: &str) -> bool {
+    let t = line.trim();
+    let lower = t.to_ascii_lowercase();
+    if ["error", "fail", "fault"].iter().any(|w| lower.contains(w)) {
+        return false;
+    }
+    let row = t.starts_with('|') || t.starts_with("+-") || t.starts_with("+=");
+    let level_word = lower.contains("warning:")
+        || t.split(|c: char| !c.is_ascii_alphanumeric())
+            .any(|w| w == "WARNING" || w == "INFO");
+    let unbracketed = t.strip_prefix('[').unwrap_or(t);
+    let mut chars = unbracketed.chars();
+    let level_letter = match (chars.next(), chars.next()) {
+        (Some('W' | 'I'), Some(next)) => {
+            next.is_ascii_digit() || (next == ' ' && t.starts_with('['))
+        }
+        _ => false,
+    };
+    let after_time = t.starts_with(|c: char| c.is_ascii_digit())
+        && t.split_once(": ")
+            .is_some_and(|(_, rest)| rest.starts_with("I ") || rest.starts_with("W "));
+    let setting = t.split_once(": ").is_some_and(|(name, value)| {
+        name.chars().any(|c| c.is_ascii_alphabetic())
+            && !value.trim().is_empty()
+            && !line_tokens(value)
+                .iter()
+                .any(|w| matches!(w, Token::Word(_)))
+    });
+    row || level_word || level_letter || after_time || setting
+}
+
 /// A generic word, or a generic identifier read as a word (`runtimeerror`).
 fn generic(word: &str) -> bool {
     GENERIC_WORDS.contains(&word) || GENERIC_IDENTIFIERS.contains(&word)
@@ -848,5 +890,39 @@ mod tests {
         assert!(is_identifier("OutOfResources"));
         assert!(!is_identifier("PyTorch"));
         assert!(!is_identifier("RuntimeError"));
+    }
+
+    #[test]
+    fn warnings_information_and_table_rows_are_notes() {
+        for note in [
+            "/opt/conda/lib/python3.8/site-packages/torch/functional.py:568: UserWarning: torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.",
+            "Warning: the display is not connected",
+            "WARNING:tensorflow:From train.py:12: The name tf.Session is deprecated.",
+            "[W socket.cpp:663] [c10d] The client socket has timed out after 600s",
+            "[W1010 12:34:56.789012345 ProcessGroupNCCL.cpp:1168] Warning: NCCL_AVOID_RECORD_STREAMS=1 has no effect",
+            "I0902 21:40:53.603015 2836338 nvc.c:376] initializing library context (version=1.10.0)",
+            "2020-07-27 19:44:03.826201: I tensorflow/stream_executor/cuda/cuda_diagnostics.cc:163] no NVIDIA GPU device is present: /dev/nvidia0 does not exist",
+            "2019-07-11 12:42:11.226602: W tensorflow/core/common_runtime/bfc_allocator.cc:314] Allocator (GPU_0_bfc) ran out of memory trying to allocate 2.00GiB",
+            "node1:1234:1234 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>",
+            "| NVIDIA-SMI 535.104.05   Driver Version: 535.104.05   CUDA Version: 12.2     |",
+            "+-----------------------------------------------------------------------------+",
+            "CUDA Runtime version: 10.0.0",
+            "GPU memory: 3.99957 GiB",
+        ] {
+            assert!(is_note(note), "{note}");
+        }
+        for error in [
+            "RuntimeError: CUDA error: an illegal memory access was encountered",
+            "[W CUDAFunctions.cpp:109] Warning: CUDA initialization: CUDA unknown error - this may be due to an incorrectly set up environment",
+            "2019-07-11 12:42:11.226602: W tensorflow/compiler/xla/service/platform_util.cc:240] unable to create StreamExecutor for CUDA:0: failed initializing StreamExecutor",
+            "2020-07-27 19:44:03.826179: E tensorflow/stream_executor/cuda/cuda_driver.cc:313] failed call to cuInit: UNKNOWN ERROR (-1)",
+            "F1119 08:43:32.401912 27274 syncedmem.hpp:18] Check failed: error == cudaSuccess (2 vs. 0)  out of memory",
+            "node1:1234:1234 [0] NCCL WARN Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 1000",
+            "Segmentation fault: 11",
+            "I have a problem when running this code",
+            "CUDA error: out of memory",
+        ] {
+            assert!(!is_note(error), "{error}");
+        }
     }
 }

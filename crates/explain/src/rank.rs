@@ -100,10 +100,32 @@ impl<'a> Ranker<'a> {
     /// `error:`, an assertion), or at a line that holds what some case
     /// holds; the lines right after it that say no new error but hold what
     /// a case holds continue it (a message wrapped over lines), and so does a
-    /// line that only announces what follows ("Last error:").
+    /// line that only announces what follows ("Last error:"). A warning, an
+    /// information line or a table's row ([`features::is_note`]) starts no
+    /// error, and the lines that continue it belong to it, unless the text
+    /// has no other error: a deprecation warning before the traceback is not
+    /// the cause.
     pub fn errors(&self, text: &str) -> Vec<ErrorLine> {
+        let errors = self.errors_noting(text, true);
+        if errors.is_empty() {
+            self.errors_noting(text, false)
+        } else {
+            errors
+        }
+    }
+
+    /// [`errors`](Self::errors), with warnings and information lines passed
+    /// over or read as errors.
+    fn errors_noting(&self, text: &str, pass_notes: bool) -> Vec<ErrorLine> {
+        /// What the lines before this one were in.
+        #[derive(PartialEq)]
+        enum In {
+            Nothing,
+            Error,
+            Note,
+        }
         let mut out: Vec<ErrorLine> = Vec::new();
-        let mut continuing = false;
+        let mut within = In::Nothing;
         for line in features::without_frames(text) {
             let f: BTreeSet<String> = features::line_features(line)
                 .into_iter()
@@ -114,12 +136,19 @@ impl<'a> Ranker<'a> {
             if line.trim().to_ascii_lowercase().ends_with("error:") {
                 continue;
             }
-            let marked = features::says_error(line);
-            if !marked && f.is_empty() {
-                continuing = false;
+            if pass_notes && features::is_note(line) {
+                within = In::Note;
                 continue;
             }
-            if !marked && continuing {
+            let marked = features::says_error(line);
+            if !marked && f.is_empty() {
+                within = In::Nothing;
+                continue;
+            }
+            if !marked && within == In::Note {
+                continue;
+            }
+            if !marked && within == In::Error {
                 if let Some(last) = out.last_mut() {
                     last.features.extend(f);
                 }
@@ -133,7 +162,7 @@ impl<'a> Ranker<'a> {
                     e.features == f
                 }
             });
-            continuing = !repeated;
+            within = if repeated { In::Nothing } else { In::Error };
             if !repeated {
                 out.push(ErrorLine {
                     line: trimmed,

@@ -183,6 +183,31 @@
     return word.length > 3 && (inner || camel);
   }
 
+  // As is_note in features.rs: a warning, information or a table's row,
+  // unless it speaks of an error.
+  function isNote(line) {
+    var t = line.trim();
+    var low = lower_(t);
+    if (["error", "fail", "fault"].some(function (w) { return low.indexOf(w) >= 0; })) return false;
+    var row = t.startsWith("|") || t.startsWith("+-") || t.startsWith("+=");
+    var levelWord = low.indexOf("warning:") >= 0 ||
+      t.split(/[^A-Za-z0-9]/).some(function (w) { return w === "WARNING" || w === "INFO"; });
+    var unbracketed = t.startsWith("[") ? t.slice(1) : t;
+    var levelLetter = unbracketed.length >= 2 && (unbracketed[0] === "W" || unbracketed[0] === "I") &&
+      (/[0-9]/.test(unbracketed[1]) || (unbracketed[1] === " " && t.startsWith("[")));
+    var colon = t.indexOf(": ");
+    var afterTime = /^[0-9]/.test(t) && colon >= 0 &&
+      (t.startsWith("I ", colon + 2) || t.startsWith("W ", colon + 2));
+    var setting = false;
+    if (colon >= 0) {
+      var name = t.slice(0, colon);
+      var value = t.slice(colon + 2);
+      setting = /[A-Za-z]/.test(name) && value.trim().length > 0 &&
+        !lineTokens(value).some(function (w) { return w !== BREAK; });
+    }
+    return row || levelWord || levelLetter || afterTime || setting;
+  }
+
   function saysError(line) {
     var lower = lower_(line);
     return line.indexOf("Error:") >= 0 || line.indexOf("Exception:") >= 0 ||
@@ -350,17 +375,27 @@
     holders.forEach(function (k, f) { self.weight.set(f, Math.log(1 + n / k)); });
   }
 
+  // As errors in rank.rs: warnings, information and table rows start no
+  // error, unless the text has no other.
   Ranker.prototype.errors = function (text) {
+    var errs = this.errorsNoting(text, true);
+    return errs.length ? errs : this.errorsNoting(text, false);
+  };
+
+  Ranker.prototype.errorsNoting = function (text, passNotes) {
     var self = this;
     var out = [];
-    var continuing = false;
+    // What the lines before this one were in: "nothing", "error" or "note".
+    var within = "nothing";
     withoutFrames(text).forEach(function (line) {
       var f = Array.from(lineFeatures(line)).filter(function (x) { return self.weight.has(x); });
       // A line that only announces what follows ("Last error:") continues the error it is in.
       if (lower(line.trim()).endsWith("error:")) return;
+      if (passNotes && isNote(line)) { within = "note"; return; }
       var marked = saysError(line);
-      if (!marked && f.length === 0) { continuing = false; return; }
-      if (!marked && continuing) {
+      if (!marked && f.length === 0) { within = "nothing"; return; }
+      if (!marked && within === "note") return;
+      if (!marked && within === "error") {
         if (out.length) f.forEach(function (x) { out[out.length - 1].features.add(x); });
         return;
       }
@@ -369,7 +404,7 @@
       var repeated = out.some(function (e) {
         return f.length === 0 ? e.line === trimmed : Array.from(e.features).sort(byteOrder).join("\n") === key;
       });
-      continuing = !repeated;
+      within = repeated ? "nothing" : "error";
       if (!repeated) out.push({ line: trimmed, features: new Set(f) });
     });
     return out;
