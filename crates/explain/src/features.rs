@@ -28,6 +28,8 @@
 //!    figures ("total capacity", "already allocated", …) is the same
 //!    whatever the cause, and is removed as boilerplate (step 3). A unit
 //!    after a figure ("2.00 GiB") is part of the figure.
+//! 6. The numbers of the driver's Xid reports, read before they are
+//!    dropped ([`xids`]): `xid:48`, an error's name.
 
 use std::collections::BTreeSet;
 
@@ -197,6 +199,13 @@ pub const BOILERPLATE: &[&str] = &[
     // more information." The error's name in it stays.
     "Search for",
     "for more information.",
+    // The frame of the driver's Xid report in the kernel's log: "NVRM: Xid
+    // (PCI:0000:07:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen
+    // off the bus." Its number is read apart ([`xids`]); the process is
+    // whichever ran, or none.
+    "NVRM: Xid (PCI:",
+    "NVRM: Xid",
+    "pid='<unknown>', name=<unknown>,",
 ];
 
 /// One word of a text, or a break where a figure, a path or removed
@@ -372,11 +381,10 @@ pub const ERROR_NAME_PREFIXES: &[&str] = &[
 ];
 
 /// Whether a feature is an error's name (`id:cuda_error_out_of_memory`),
-/// or a phrase of the driver's Xid report (`NVRM: Xid (PCI:…): 79`), whose
-/// number names the error the driver saw.
+/// or the number of the driver's Xid report (`xid:79`, [`xids`]).
 pub fn is_error_name(feature: &str) -> bool {
-    if let Some(words) = feature.strip_prefix("w:") {
-        return words.split(' ').any(|w| w == "xid");
+    if feature.starts_with("xid:") {
+        return true;
     }
     feature.strip_prefix("id:").is_some_and(|w| {
         ERROR_NAME_PREFIXES.iter().any(|p| w.starts_with(p)) && !GENERIC_IDENTIFIERS.contains(&w)
@@ -458,10 +466,11 @@ fn generic(word: &str) -> bool {
     GENERIC_WORDS.contains(&word) || GENERIC_IDENTIFIERS.contains(&word)
 }
 
-/// The features of a case's text (steps 4 and 5), as a sorted set.
+/// The features of a case's text (steps 4 to 6), as a sorted set.
 pub fn features(text: &str) -> BTreeSet<String> {
     let mut f = features_of(&tokens(text), Reading::Case);
     f.extend(figures(text));
+    f.extend(xids(text));
     f
 }
 
@@ -469,7 +478,56 @@ pub fn features(text: &str) -> BTreeSet<String> {
 pub fn line_features(line: &str) -> BTreeSet<String> {
     let mut f = features_of(&remove_boilerplate(line_tokens(line)), Reading::Pasted);
     f.extend(figures(line));
+    f.extend(xids(line));
     f
+}
+
+/// The numbers of the driver's Xid reports a text holds (step 6), each
+/// once, as `xid:<n>`: `NVRM: Xid (PCI:0000:07:00): 48, …` gives `xid:48`,
+/// and so does "Xid 48" in prose. The number names what the driver saw (48
+/// a double-bit ECC error, 79 a GPU fallen off the bus); the frame around
+/// it is every report's, and is removed as boilerplate.
+pub fn xids(text: &str) -> Vec<String> {
+    let lower = text.to_ascii_lowercase();
+    let bytes = lower.as_bytes();
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let skip_blanks = |mut i: usize| {
+        while matches!(bytes.get(i), Some(b' ' | b'\t')) {
+            i += 1;
+        }
+        i
+    };
+    let mut out: Vec<String> = Vec::new();
+    let mut from = 0;
+    while let Some(at) = lower[from..].find("xid") {
+        let start = from + at;
+        from = start + 3;
+        if (start > 0 && word(bytes[start - 1])) || bytes.get(from).is_some_and(|b| word(*b)) {
+            continue;
+        }
+        let mut i = skip_blanks(from);
+        // The device, as `(PCI:0000:07:00)`.
+        if bytes.get(i) == Some(&b'(') {
+            match lower[i..].find(')') {
+                Some(close) => i += close + 1,
+                None => continue,
+            }
+        }
+        i = skip_blanks(i);
+        if bytes.get(i) == Some(&b':') {
+            i += 1;
+        }
+        i = skip_blanks(i);
+        let digits: String = lower[i..]
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        let feature = format!("xid:{digits}");
+        if !digits.is_empty() && !out.contains(&feature) {
+            out.push(feature);
+        }
+    }
+    out
 }
 
 /// The sizes an out-of-memory message gives, in bytes. PyTorch 2.x writes
@@ -890,6 +948,32 @@ mod tests {
         assert!(is_identifier("OutOfResources"));
         assert!(!is_identifier("PyTorch"));
         assert!(!is_identifier("RuntimeError"));
+    }
+
+    #[test]
+    fn an_xid_report_gives_its_number() {
+        let line = "Dec  2 10:43:35 node kernel: [240314.528856] NVRM: Xid (PCI:0000:07:00): 48, \
+                    pid='<unknown>', name=<unknown>, An uncorrectable double bit error (DBE) has \
+                    been detected on GPU in the framebuffer";
+        assert_eq!(xids(line), ["xid:48"]);
+        assert_eq!(
+            xids("NVRM: Xid (0000:03:00): 79, GPU has fallen off the bus."),
+            ["xid:79"]
+        );
+        assert_eq!(
+            xids("dmesg shows Xid 13, then XID: 43, then Xid 13 again"),
+            ["xid:13", "xid:43"]
+        );
+        assert!(xids("hexid 48, Xid without a number, xidx 3").is_empty());
+        // The report's frame is boilerplate: two Xid reports share no
+        // phrase by it, only what each says.
+        let f = features(line);
+        assert!(f.contains("xid:48") && f.contains("w:uncorrectable double bit"));
+        assert!(
+            !f.iter().any(|x| x.contains("nvrm") || x.contains("pid")),
+            "{f:?}"
+        );
+        assert!(is_error_name("xid:48") && !is_error_name("w:nvrm xid pci"));
     }
 
     #[test]

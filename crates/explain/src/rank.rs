@@ -184,6 +184,7 @@ impl<'a> Ranker<'a> {
         let tokens = features::tokens(text);
         let mut query = features::features_of(&tokens, Reading::Pasted);
         query.extend(features::figures(text));
+        query.extend(features::xids(text));
         let empty = BTreeSet::new();
         let first: &BTreeSet<String> = errors.first().map_or(&empty, |e| &e.features);
         let mut ranked: Vec<(usize, f64, Ranked<'a>)> = Vec::new();
@@ -258,6 +259,12 @@ impl<'a> Ranker<'a> {
                         matched: matched_spans(&tokens, &shared)
                             .into_iter()
                             .map(|m| as_written(text, &m).unwrap_or(m))
+                            .chain(
+                                shared
+                                    .iter()
+                                    .filter_map(|f| f.strip_prefix("xid:"))
+                                    .map(|n| format!("Xid {n}")),
+                            )
                             .chain(
                                 features::FIGURE_WORDS
                                     .iter()

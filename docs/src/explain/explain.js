@@ -41,8 +41,8 @@
   var BREAK = null;
 
   function isErrorName(f) {
-    // As is_error_name in features.rs: a phrase of the driver's Xid report.
-    if (f.startsWith("w:")) return f.slice(2).split(" ").indexOf("xid") >= 0;
+    // As is_error_name in features.rs: the number of the driver's Xid report.
+    if (f.startsWith("xid:")) return true;
     if (!f.startsWith("id:")) return false;
     var w = f.slice(3);
     return ERROR_NAME_PREFIXES.some(function (p) { return w.startsWith(p); }) &&
@@ -341,15 +341,49 @@
     return [];
   }
 
+  // As xids in features.rs: the numbers of the driver's Xid reports.
+  function xids(text) {
+    var low = lower_(text);
+    var out = [];
+    var word = function (c) { return c !== undefined && /[a-z0-9_]/.test(c); };
+    var skipBlanks = function (i) {
+      while (low[i] === " " || low[i] === "\t") i++;
+      return i;
+    };
+    var from = 0;
+    for (;;) {
+      var start = low.indexOf("xid", from);
+      if (start < 0) break;
+      from = start + 3;
+      if ((start > 0 && word(low[start - 1])) || word(low[from])) continue;
+      var i = skipBlanks(from);
+      // The device, as (PCI:0000:07:00).
+      if (low[i] === "(") {
+        var close = low.indexOf(")", i);
+        if (close < 0) continue;
+        i = close + 1;
+      }
+      i = skipBlanks(i);
+      if (low[i] === ":") i++;
+      i = skipBlanks(i);
+      var digits = /^[0-9]*/.exec(low.slice(i))[0];
+      var feature = "xid:" + digits;
+      if (digits.length > 0 && out.indexOf(feature) < 0) out.push(feature);
+    }
+    return out;
+  }
+
   function features(text) {
     var f = featuresOf(tokens(text), false);
     figures(text).forEach(function (x) { f.add(x); });
+    xids(text).forEach(function (x) { f.add(x); });
     return f;
   }
 
   function lineFeatures(line) {
     var f = featuresOf(removeBoilerplate(lineTokens(line)), true);
     figures(line).forEach(function (x) { f.add(x); });
+    xids(line).forEach(function (x) { f.add(x); });
     return f;
   }
 
@@ -420,6 +454,7 @@
     var toks = tokens(text);
     var query = featuresOf(toks, true);
     figures(text).forEach(function (x) { query.add(x); });
+    xids(text).forEach(function (x) { query.add(x); });
     var first = errs.length ? errs[0].features : new Set();
     var queryErrors = Array.from(query).filter(isErrorName);
     var ranked = [];
@@ -453,6 +488,10 @@
       if (best.score >= MIN_SCORE) {
         var matched = matchedSpans(toks, new Set(best.shared)).map(function (m) {
           return asWritten(text, m) || m;
+        });
+        // As rank.rs: the Xid numbers shared, then what the figures said.
+        best.shared.forEach(function (f) {
+          if (f.startsWith("xid:")) matched.push("Xid " + f.slice(4));
         });
         // As FIGURE_WORDS in features.rs: what the figures said, in its order.
         FIGURE_WORDS.forEach(function (fw) {
