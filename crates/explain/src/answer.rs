@@ -373,4 +373,82 @@ RuntimeError: No CUDA GPUs are available
         assert_eq!(answer.errors.len(), 1, "{:?}", answer.errors);
         assert!(!answer.matches.is_empty());
     }
+
+    fn first_scenarios(answer: &Answer) -> Vec<(&str, bool)> {
+        answer
+            .matches
+            .iter()
+            .take(3)
+            .map(|m| (m.scenario.as_str(), m.reproduced))
+            .collect()
+    }
+
+    #[test]
+    fn an_xid_number_names_the_driver_s_error() {
+        let index = Index::embedded().unwrap();
+        // A program's error, then the kernel's log: the Xid number decides,
+        // not the frame every Xid report shares.
+        let log = "\
+CUDA error at kernel.cu:120 code=999(cudaErrorUnknown) \"cudaMemcpy(h, d, n, cudaMemcpyDeviceToHost)\"
+Mar  3 04:05:06 gpu7 kernel: [ 8812.331200] NVRM: Xid (PCI:0000:3b:00): 48, pid=2211, name=python3, An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at partition 2, subpartition 0.
+";
+        let answer = explain(&index, log);
+        assert_eq!(
+            answer.matches[0].scenario,
+            "ecc-error",
+            "{:?}",
+            first_scenarios(&answer)
+        );
+        assert!(answer.matches[0].matched.contains(&"Xid 48".to_owned()));
+        let fell = "Mar  3 04:05:06 gpu7 kernel: [ 8812.331200] NVRM: Xid (PCI:0000:3b:00): 79, \
+                    pid=2211, name=python3, GPU has fallen off the bus.";
+        assert_eq!(
+            explain(&index, fell).matches[0].scenario,
+            "gpu-fell-off-the-bus"
+        );
+        // An Xid no entry cites matches no entry by the report's frame.
+        let other = "Mar  3 04:05:06 gpu7 kernel: [ 8812.331200] NVRM: Xid (PCI:0000:3b:00): 119, \
+                     pid='<unknown>', name=<unknown>, Timeout after 6s of waiting for RPC response";
+        assert!(
+            explain(&index, other)
+                .matches
+                .iter()
+                .all(|m| !["ecc-error", "gpu-fell-off-the-bus"].contains(&m.scenario.as_str())),
+            "{:?}",
+            first_scenarios(&explain(&index, other))
+        );
+    }
+
+    #[test]
+    fn a_container_without_its_gpu_reaches_the_failure_of_the_container() {
+        let index = Index::embedded().unwrap();
+        // TensorFlow in a container started without the GPU's device files.
+        let log = "\
+2022-05-06 07:08:09.100000: E tensorflow/stream_executor/cuda/cuda_driver.cc:271] failed call to cuInit: UNKNOWN ERROR (34)
+2022-05-06 07:08:09.100100: I tensorflow/stream_executor/cuda/cuda_diagnostics.cc:163] no NVIDIA GPU device is present: /dev/nvidia0 does not exist
+";
+        let answer = explain(&index, log);
+        assert_eq!(
+            answer.matches[0].scenario,
+            "driver-not-loaded",
+            "{:?}",
+            first_scenarios(&answer)
+        );
+        // A container that lost its GPU while it ran.
+        let log =
+            "$ docker exec -it trainer nvidia-smi\nFailed to initialize NVML: Unknown Error\n";
+        let answer = explain(&index, log);
+        assert_eq!(
+            answer.matches[0].scenario,
+            "container-lost-gpu",
+            "{:?}",
+            first_scenarios(&answer)
+        );
+        // The driver and its libraries of different releases stay apart.
+        let answer = explain(
+            &index,
+            "Failed to initialize NVML: Driver/library version mismatch",
+        );
+        assert_eq!(answer.matches[0].scenario, "driver-library-mismatch");
+    }
 }
