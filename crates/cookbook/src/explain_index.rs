@@ -146,7 +146,8 @@ pub fn page(index: &Index, root: &Path) -> anyhow::Result<String> {
          every CUDA error has (\"CUDA\", \"error\", \"failed\") never make one. In a log, the \
          first error is read as the likely cause, and warnings, information lines and \
          nvidia-smi's table are passed over for it unless they speak of an error. The driver's \
-         Xid report is read by its number (Xid 79, a GPU fallen off the bus).\n\n\
+         Xid report is read by its number (Xid 48, a double-bit ECC error). A known failure \
+         first gives exit code 16, no match 15.\n\n\
          {known_list}\
          ## How well it finds the case\n\n\
          Measured on {total} whole texts from public threads that no case cites, each labelled with \
