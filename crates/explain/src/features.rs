@@ -17,10 +17,12 @@
 //!    word for word, and leave a break.
 //! 4. Features: every identifier (a word with `_` inside, or camelCase) that
 //!    is not a generic one (`RuntimeError`), as `id:<word>`; and every three
-//!    consecutive words without a break, lowercased, that are not all
-//!    generic words or generic identifiers, as `w:<a> <b> <c>`, and two
-//!    words alone between breaks as `w:<a> <b>`; a pasted text gives every
-//!    two consecutive words as `w:<a> <b>` too ([`Reading`]).
+//!    consecutive words without a break, lowercased, as `w:<a> <b> <c>`, and
+//!    two words alone between breaks as `w:<a> <b>`, where the phrase says
+//!    what failed ([`specific`]: a word that is neither generic nor an
+//!    English function word, two such where it holds a function word); a
+//!    pasted text gives every two consecutive words as `w:<a> <b>` too
+//!    ([`Reading`]).
 //! 5. What the figures of an out-of-memory message say, read before they
 //!    are dropped ([`figures`]): the request is larger than the whole GPU;
 //!    the memory is there but in pieces; another process holds it; this
@@ -33,21 +35,10 @@
 
 use std::collections::BTreeSet;
 
-/// Words that never make a match on their own: a phrase of only these is no
-/// feature.
+/// Words every CUDA error has, whatever its cause: a phrase of only these
+/// (and [`FUNCTION_WORDS`]) is no feature.
 pub const GENERIC_WORDS: &[&str] = &[
-    "a",
-    "an",
-    "and",
-    "are",
-    "as",
-    "at",
-    "be",
-    "been",
-    "by",
     "call",
-    "can",
-    "could",
     "cuda",
     "device",
     "error",
@@ -56,41 +47,37 @@ pub const GENERIC_WORDS: &[&str] = &[
     "failed",
     "failure",
     "file",
-    "for",
-    "from",
     "gpu",
-    "if",
-    "in",
     "invalid",
-    "is",
-    "it",
-    "its",
     "line",
-    "may",
-    "might",
     "no",
     "not",
-    "of",
-    "on",
-    "or",
     "please",
     "runtime",
     "runtimeerror",
     "see",
     "set",
-    "that",
-    "the",
-    "this",
-    "to",
     "torch",
     "try",
     "use",
     "using",
-    "was",
-    "were",
-    "with",
-    "you",
-    "your",
+];
+
+/// The words that hold an English sentence together: articles, pronouns,
+/// the forms of be, have and do, modal verbs, conjunctions and the
+/// commonest prepositions. A phrase that holds one is a piece of a
+/// sentence, and says what failed only through its other words: it is a
+/// feature only where two of those are neither generic nor such words
+/// ([`specific`]). "was compiled with", "do you have" and "failed to
+/// allocate" are then no features, "tried to allocate" and "out of memory"
+/// are.
+pub const FUNCTION_WORDS: &[&str] = &[
+    "a", "about", "am", "an", "and", "are", "as", "at", "be", "been", "being", "but", "by", "can",
+    "cannot", "could", "did", "do", "does", "for", "from", "had", "has", "have", "having", "he",
+    "her", "his", "i", "if", "in", "into", "is", "it", "its", "may", "me", "might", "must", "my",
+    "nor", "of", "on", "or", "our", "shall", "she", "should", "so", "than", "that", "the", "their",
+    "them", "then", "there", "these", "they", "this", "those", "to", "us", "was", "we", "were",
+    "what", "when", "where", "which", "who", "will", "with", "would", "you", "your",
 ];
 
 /// Identifiers every framework error carries, whatever the cause: generic
@@ -466,6 +453,19 @@ fn generic(word: &str) -> bool {
     GENERIC_WORDS.contains(&word) || GENERIC_IDENTIFIERS.contains(&word)
 }
 
+/// Whether a phrase of these lowercased words says what failed: it holds a
+/// word that is neither generic nor a function word, and two such where it
+/// holds a function word ([`FUNCTION_WORDS`]).
+pub fn specific<S: AsRef<str>>(words: &[S]) -> bool {
+    let function = |w: &str| FUNCTION_WORDS.contains(&w);
+    let telling = words
+        .iter()
+        .filter(|w| !generic(w.as_ref()) && !function(w.as_ref()))
+        .count();
+    let glued = words.iter().any(|w| function(w.as_ref()));
+    telling >= if glued { 2 } else { 1 }
+}
+
 /// The features of a case's text (steps 4 to 6), as a sorted set.
 pub fn features(text: &str) -> BTreeSet<String> {
     let mut f = features_of(&tokens(text), Reading::Case);
@@ -770,7 +770,7 @@ pub fn phrases(tokens: &[Token], reading: Reading) -> Vec<Phrase> {
         let Some(w) = word.filter(|_| !error_name && !generic_name) else {
             // Two words alone between breaks ("misaligned address" once
             // "CUDA error:" is gone) make a phrase too.
-            if run.len() == 2 && !run.iter().all(|&j| generic(&lower(j))) {
+            if run.len() == 2 && specific(&run.iter().map(|&j| lower(j)).collect::<Vec<_>>()) {
                 out.push(phrase(&run));
             }
             run.clear();
@@ -785,13 +785,13 @@ pub fn phrases(tokens: &[Token], reading: Reading) -> Vec<Phrase> {
         run.push(i);
         if reading == Reading::Pasted && run.len() >= 2 {
             let pair = &run[run.len() - 2..];
-            if !pair.iter().all(|&j| generic(&lower(j))) {
+            if specific(&pair.iter().map(|&j| lower(j)).collect::<Vec<_>>()) {
                 out.push(phrase(pair));
             }
         }
         if run.len() >= 3 {
             let tri = &run[run.len() - 3..];
-            if !tri.iter().all(|&j| generic(&lower(j))) {
+            if specific(&tri.iter().map(|&j| lower(j)).collect::<Vec<_>>()) {
                 out.push(phrase(tri));
             }
         }
@@ -948,6 +948,33 @@ mod tests {
         assert!(is_identifier("OutOfResources"));
         assert!(!is_identifier("PyTorch"));
         assert!(!is_identifier("RuntimeError"));
+    }
+
+    #[test]
+    fn a_piece_of_an_english_sentence_is_no_feature() {
+        let pasted = |t: &str| features_of(&tokens(t), Reading::Pasted);
+        // Function words and one telling word: pieces of any sentence.
+        let f = pasted("but source was compiled with a newer release");
+        assert!(!f.contains("w:was compiled with"), "{f:?}");
+        assert!(!pasted("Do you have any idea?").contains("w:do you have"));
+        let f = pasted("Failed to allocate request on device");
+        assert!(!f.contains("w:failed to allocate"), "{f:?}");
+        // Two telling words around the function word make a phrase.
+        assert!(pasted("CUDA out of memory. Tried to allocate").contains("w:tried to allocate"));
+        assert!(pasted("CUDA error: out of memory").contains("w:out of memory"));
+        assert!(
+            pasted("all CUDA-capable devices are busy or unavailable")
+                .contains("w:busy or unavailable")
+        );
+        assert!(pasted("GPU has fallen off the bus.").contains("w:off the bus"));
+        // Without a function word, one telling word is enough.
+        assert!(
+            features("CUDA error: invalid device ordinal").contains("w:invalid device ordinal")
+        );
+        assert!(features("CUDA error: misaligned address").contains("w:misaligned address"));
+        assert!(specific(&["nvml", "unknown", "error"]));
+        assert!(!specific(&["to", "initialize", "the"]));
+        assert!(!specific(&["cuda", "error", "invalid"]));
     }
 
     #[test]

@@ -307,6 +307,14 @@ fn matched_spans(tokens: &[Token], shared: &BTreeSet<&String>) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut phrase: Vec<&str> = Vec::new();
     let flush = |phrase: &mut Vec<&str>, out: &mut Vec<String>| {
+        // A function word that ends a span ("… in forked subprocess. To")
+        // only joined it to the next word.
+        while phrase
+            .last()
+            .is_some_and(|w| features::FUNCTION_WORDS.contains(&w.to_ascii_lowercase().as_str()))
+        {
+            phrase.pop();
+        }
         if !phrase.is_empty() {
             let p = phrase.join(" ");
             if !out.contains(&p) {

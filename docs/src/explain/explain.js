@@ -8,6 +8,7 @@
   // The word lists and weights come from the index (its `matcher`, written
   // from crates/explain's constants): set by configure() before ranking.
   var GENERIC_WORDS = [];
+  var FUNCTION_WORDS = [];
   var GENERIC_IDENTIFIERS = [];
   var BOILERPLATE = [];
   var ERROR_NAME_PREFIXES = [];
@@ -22,6 +23,7 @@
 
   function configure(matcher) {
     GENERIC_WORDS = matcher.generic_words;
+    FUNCTION_WORDS = matcher.function_words;
     GENERIC_IDENTIFIERS = matcher.generic_identifiers;
     BOILERPLATE = matcher.boilerplate;
     ERROR_NAME_PREFIXES = matcher.error_name_prefixes;
@@ -220,11 +222,23 @@
 
   // As phrases() in features.rs: every feature with the tokens it stands for.
   // A pasted text (pasted true) also gives every two consecutive words.
+  function isGeneric(w) {
+    return GENERIC_WORDS.indexOf(w) >= 0 || GENERIC_IDENTIFIERS.indexOf(w) >= 0;
+  }
+
+  // As specific in features.rs: a word neither generic nor a function word,
+  // two such where the phrase holds a function word.
+  function specific(words) {
+    var isFunction = function (w) { return FUNCTION_WORDS.indexOf(w) >= 0; };
+    var telling = words.filter(function (w) { return !isGeneric(w) && !isFunction(w); }).length;
+    return telling >= (words.some(isFunction) ? 2 : 1);
+  }
+
   function phrases(toks, pasted) {
     var out = [];
     var run = [];
-    function isGeneric(w) {
-      return GENERIC_WORDS.indexOf(w) >= 0 || GENERIC_IDENTIFIERS.indexOf(w) >= 0;
+    function words(idx) {
+      return idx.map(function (j) { return lower(toks[j]); });
     }
     function phrase(idx) {
       return { feature: "w:" + idx.map(function (j) { return lower(toks[j]); }).join(" "), tokens: idx.slice() };
@@ -235,7 +249,7 @@
       var genericName = t !== BREAK && GENERIC_IDENTIFIERS.indexOf(lower(t)) >= 0;
       if (errorName) out.push({ feature: "id:" + lower(t), tokens: [i] });
       if (t === BREAK || errorName || genericName) {
-        if (run.length === 2 && !run.every(function (j) { return isGeneric(lower(toks[j])); })) out.push(phrase(run));
+        if (run.length === 2 && specific(words(run))) out.push(phrase(run));
         run = [];
         continue;
       }
@@ -243,11 +257,11 @@
       run.push(i);
       if (pasted && run.length >= 2) {
         var pair = run.slice(run.length - 2);
-        if (!pair.every(function (j) { return isGeneric(lower(toks[j])); })) out.push(phrase(pair));
+        if (specific(words(pair))) out.push(phrase(pair));
       }
       if (run.length >= 3) {
         var tri = run.slice(run.length - 3);
-        if (!tri.every(function (j) { return isGeneric(lower(toks[j])); })) out.push(phrase(tri));
+        if (specific(words(tri))) out.push(phrase(tri));
       }
     }
     return out;
@@ -543,6 +557,8 @@
     var out = [];
     var phrase = [];
     function flush() {
+      // As rank.rs: a function word that ends a span only joined it on.
+      while (phrase.length && FUNCTION_WORDS.indexOf(lower(phrase[phrase.length - 1])) >= 0) phrase.pop();
       if (phrase.length) {
         var p = phrase.join(" ");
         if (out.indexOf(p) < 0) out.push(p);
