@@ -143,7 +143,14 @@ pub fn page(index: &Index, root: &Path) -> anyhow::Result<String> {
          the casebook's machines (each says why), with {texts} texts: the errors each case's variants \
          returned in the latest GPU run, and {users} texts users pasted in public threads, each \
          cited. A match needs an error name or a phrase of a message in common with a case; words \
-         every CUDA error has (\"CUDA\", \"error\", \"failed\") never make one.\n\n\
+         every CUDA error has (\"CUDA\", \"error\", \"failed\") never make one, and a phrase \
+         that holds an English function word (\"the\", \"to\", \"was\", \"you\") counts only \
+         where two other words in it are neither such nor generic: \"was compiled with\", \
+         \"do you have\" and \"failed to allocate\" are pieces of any sentence, \"tried to \
+         allocate\" is not. In a log, the first error is read as the likely cause, and \
+         warnings, information lines and nvidia-smi's table are passed over for it unless they \
+         speak of an error; the driver's Xid report is read by its number (Xid 48, a double-bit \
+         ECC error). A known failure first gives exit code 16, no match 15.\n\n\
          {known_list}\
          ## How well it finds the case\n\n\
          Measured on {total} whole texts from public threads that no case cites, each labelled with \

@@ -297,4 +297,158 @@ mod tests {
         assert_eq!(answer.errors.len(), 1, "{:?}", answer.errors);
         assert_eq!(answer.matches[0].scenario, "nccl-duplicate-gpu");
     }
+
+    #[test]
+    fn warnings_information_and_tables_are_passed_over_for_the_first_error() {
+        let index = Index::embedded().unwrap();
+        // A whole log: nvidia-smi's table, a deprecation warning with its
+        // code line, a C++ warning, settings, then the error.
+        let log = "\
++-----------------------------------------------------------------------------+
+| NVIDIA-SMI 535.104.05   Driver Version: 535.104.05   CUDA Version: 12.2     |
+|-------------------------------+----------------------+----------------------+
+/opt/conda/lib/python3.10/site-packages/torch/functional.py:504: UserWarning: torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.
+  return _VF.meshgrid(tensors, **kwargs)  # type: ignore[attr-defined]
+[W socket.cpp:663] [c10d] The client socket has timed out after 60s while trying to connect to (127.0.0.1, 29500).
+CUDA Runtime version: 12.1.105
+GPU memory: 79.15 GiB
+Traceback (most recent call last):
+  File \"train.py\", line 88, in <module>
+    loss.backward()
+RuntimeError: CUDA error: misaligned address
+";
+        let answer = explain(&index, log);
+        assert_eq!(
+            answer.errors,
+            ["RuntimeError: CUDA error: misaligned address"],
+            "{:?}",
+            answer.errors
+        );
+        assert_eq!(answer.matches[0].scenario, "misaligned-address");
+        // A warning's own lines belong to it: PyTorch's sm_XX warning spans
+        // several, and the error after it is the first.
+        let log = "\
+/usr/lib/python3/dist-packages/torch/cuda/__init__.py:145: UserWarning:
+NVIDIA GeForce RTX 4090 with CUDA capability sm_89 is not compatible with the current PyTorch installation.
+The current PyTorch install supports CUDA capabilities sm_37 sm_50 sm_60 sm_70.
+If you want to use the NVIDIA GeForce RTX 4090 GPU with PyTorch, please check the instructions at https://pytorch.org/get-started/locally/
+
+  warnings.warn(incompatible_device_warn.format(device_name, capability, \" \".join(arch_list), device_name))
+RuntimeError: CUDA error: no kernel image is available for execution on the device
+";
+        let answer = explain(&index, log);
+        assert_eq!(answer.errors.len(), 1, "{:?}", answer.errors);
+        assert!(answer.errors[0].contains("no kernel image"));
+        assert_eq!(answer.matches[0].scenario, "arch-mismatch");
+        // TensorFlow's levels: the I and W lines inform, the E line is the
+        // error.
+        let log = "\
+2021-03-02 10:11:12.000001: I tensorflow/stream_executor/platform/default/dso_loader.cc:53] Successfully opened dynamic library libcudart.so.11.0
+2021-03-02 10:11:12.000002: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1720] Found device 0 with properties: pciBusID: 0000:3b:00.0 name: Tesla V100
+2021-03-02 10:11:13.000003: E tensorflow/stream_executor/cuda/cuda_driver.cc:328] failed call to cuInit: CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected
+";
+        let answer = explain(&index, log);
+        assert_eq!(answer.errors.len(), 1, "{:?}", answer.errors);
+        assert!(answer.errors[0].contains(": E tensorflow"));
+    }
+
+    #[test]
+    fn a_warning_that_reports_an_error_or_stands_alone_is_still_an_error() {
+        let index = Index::embedded().unwrap();
+        // PyTorch warns that CUDA could not initialise, then raises: the
+        // warning names the error, and it came first.
+        let log = "\
+[W CUDAFunctions.cpp:109] Warning: CUDA initialization: CUDA unknown error - this may be due to an incorrectly set up environment, e.g. changing env variable CUDA_VISIBLE_DEVICES after program start. Setting the available devices to be zero. (function operator())
+RuntimeError: No CUDA GPUs are available
+";
+        let answer = explain(&index, log);
+        assert_eq!(answer.errors.len(), 2, "{:?}", answer.errors);
+        assert!(answer.errors[0].contains("CUDA unknown error"));
+        // A text of warnings alone: they are what it shows.
+        let answer = explain(
+            &index,
+            "2019-07-11 12:42:11.226602: W tensorflow/core/common_runtime/bfc_allocator.cc:314] \
+             Allocator (GPU_0_bfc) ran out of memory trying to allocate 2.00GiB",
+        );
+        assert_eq!(answer.errors.len(), 1, "{:?}", answer.errors);
+        assert!(!answer.matches.is_empty());
+    }
+
+    fn first_scenarios(answer: &Answer) -> Vec<(&str, bool)> {
+        answer
+            .matches
+            .iter()
+            .take(3)
+            .map(|m| (m.scenario.as_str(), m.reproduced))
+            .collect()
+    }
+
+    #[test]
+    fn an_xid_number_names_the_driver_s_error() {
+        let index = Index::embedded().unwrap();
+        // A program's error, then the kernel's log: the Xid number decides,
+        // not the frame every Xid report shares.
+        let log = "\
+CUDA error at kernel.cu:120 code=999(cudaErrorUnknown) \"cudaMemcpy(h, d, n, cudaMemcpyDeviceToHost)\"
+Mar  3 04:05:06 gpu7 kernel: [ 8812.331200] NVRM: Xid (PCI:0000:3b:00): 48, pid=2211, name=python3, An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at partition 2, subpartition 0.
+";
+        let answer = explain(&index, log);
+        assert_eq!(
+            answer.matches[0].scenario,
+            "ecc-error",
+            "{:?}",
+            first_scenarios(&answer)
+        );
+        assert!(answer.matches[0].matched.contains(&"Xid 48".to_owned()));
+        let fell = "Mar  3 04:05:06 gpu7 kernel: [ 8812.331200] NVRM: Xid (PCI:0000:3b:00): 79, \
+                    pid=2211, name=python3, GPU has fallen off the bus.";
+        assert_eq!(
+            explain(&index, fell).matches[0].scenario,
+            "gpu-fell-off-the-bus"
+        );
+        // An Xid no entry cites matches no entry by the report's frame.
+        let other = "Mar  3 04:05:06 gpu7 kernel: [ 8812.331200] NVRM: Xid (PCI:0000:3b:00): 119, \
+                     pid='<unknown>', name=<unknown>, Timeout after 6s of waiting for RPC response";
+        assert!(
+            explain(&index, other)
+                .matches
+                .iter()
+                .all(|m| !["ecc-error", "gpu-fell-off-the-bus"].contains(&m.scenario.as_str())),
+            "{:?}",
+            first_scenarios(&explain(&index, other))
+        );
+    }
+
+    #[test]
+    fn a_container_without_its_gpu_reaches_the_failure_of_the_container() {
+        let index = Index::embedded().unwrap();
+        // TensorFlow in a container started without the GPU's device files.
+        let log = "\
+2022-05-06 07:08:09.100000: E tensorflow/stream_executor/cuda/cuda_driver.cc:271] failed call to cuInit: UNKNOWN ERROR (34)
+2022-05-06 07:08:09.100100: I tensorflow/stream_executor/cuda/cuda_diagnostics.cc:163] no NVIDIA GPU device is present: /dev/nvidia0 does not exist
+";
+        let answer = explain(&index, log);
+        assert_eq!(
+            answer.matches[0].scenario,
+            "driver-not-loaded",
+            "{:?}",
+            first_scenarios(&answer)
+        );
+        // A container that lost its GPU while it ran.
+        let log =
+            "$ docker exec -it trainer nvidia-smi\nFailed to initialize NVML: Unknown Error\n";
+        let answer = explain(&index, log);
+        assert_eq!(
+            answer.matches[0].scenario,
+            "container-lost-gpu",
+            "{:?}",
+            first_scenarios(&answer)
+        );
+        // The driver and its libraries of different releases stay apart.
+        let answer = explain(
+            &index,
+            "Failed to initialize NVML: Driver/library version mismatch",
+        );
+        assert_eq!(answer.matches[0].scenario, "driver-library-mismatch");
+    }
 }

@@ -7,11 +7,15 @@ use std::process::ExitCode;
 use crate::answer::{self, ASYNCHRONOUS_HINT, Answer, Match, TIED_NOTE, UNNAMED_NOTE};
 use crate::index::Index;
 
-/// Exit codes of `explain`.
+/// Exit codes of `explain`, as `casebook_report::Exit` has them (a test
+/// there holds them to it): the first answer decides.
 pub mod exit {
-    /// No reproduced case matches the text (a known failure that cannot be
-    /// provoked here may).
+    /// No case matches the text, reproduced or known.
     pub const NO_CASE_MATCHES: u8 = 15;
+    /// The first answer is a known failure, which the casebook cannot
+    /// provoke: no reproduced case is the likeliest cause, whether or not
+    /// one matches below it.
+    pub const KNOWN_FAILURE_FIRST: u8 = 16;
     /// The text is empty, or the index cannot be read.
     pub const BAD_INPUT: u8 = 2;
 }
@@ -25,7 +29,8 @@ pub mod exit {
 /// pieces), shown among what matched. In a log with several errors the
 /// first is taken as the likely cause. A first answer is the likeliest
 /// reproduced cause, not a diagnosis: read its cause against what your
-/// program does. Exit codes: 0 a reproduced case matches; 15 none does (a
+/// program does. Exit codes: 0 the first answer is a reproduced case; 16 it
+/// is a known failure that cannot be provoked here; 15 no case matches (a
 /// report to file is printed); 2 the text is empty, standard input cannot
 /// be read, or the index cannot be read.
 #[derive(clap::Args, Debug, Clone)]
@@ -83,7 +88,7 @@ fn run_inner(args: &Args) -> anyhow::Result<ExitCode> {
         "no text to explain: give it as an argument, or paste it on standard input"
     );
     let mut answer = answer::explain(&index, &text);
-    let found = answer.matches.iter().any(|m| m.reproduced);
+    let code = exit_code(&answer);
     // Every case of a tie is shown: the text cannot tell them apart.
     answer
         .matches
@@ -93,11 +98,17 @@ fn run_inner(args: &Args) -> anyhow::Result<ExitCode> {
     } else {
         print!("{}", render(&answer));
     }
-    Ok(if found {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(exit::NO_CASE_MATCHES)
-    })
+    Ok(ExitCode::from(code))
+}
+
+/// What the answer amounts to for a script: its first answer decides, so
+/// that a known failure first is never read as a reproduced case found.
+pub fn exit_code(answer: &Answer) -> u8 {
+    match answer.matches.first() {
+        Some(m) if m.reproduced => 0,
+        Some(_) => exit::KNOWN_FAILURE_FIRST,
+        None => exit::NO_CASE_MATCHES,
+    }
 }
 
 fn input(args: &[String]) -> anyhow::Result<String> {
@@ -149,12 +160,12 @@ pub fn render(answer: &Answer) -> String {
     }
     if let Some(r) = &answer.report {
         out.push_str(if answer.matches.is_empty() {
-            "No reproduced case matches this text."
+            "No case matches this text. To ask for one, file an issue with this:\n\n"
         } else {
-            "No reproduced case matches this text: the failures above are not reproduced here \
-             (each says why)."
+            "No reproduced case matches this text: the failures above are known, and cannot be \
+             provoked here (each says why). If none of their causes fits what your program did, \
+             file an issue with this to ask for a case:\n\n"
         });
-        out.push_str(" To ask for a case, file an issue with this:\n\n");
         out.push_str(r);
     }
     out

@@ -17,10 +17,12 @@
 //!    word for word, and leave a break.
 //! 4. Features: every identifier (a word with `_` inside, or camelCase) that
 //!    is not a generic one (`RuntimeError`), as `id:<word>`; and every three
-//!    consecutive words without a break, lowercased, that are not all
-//!    generic words or generic identifiers, as `w:<a> <b> <c>`, and two
-//!    words alone between breaks as `w:<a> <b>`; a pasted text gives every
-//!    two consecutive words as `w:<a> <b>` too ([`Reading`]).
+//!    consecutive words without a break, lowercased, as `w:<a> <b> <c>`, and
+//!    two words alone between breaks as `w:<a> <b>`, where the phrase says
+//!    what failed ([`specific`]: a word that is neither generic nor an
+//!    English function word, two such where it holds a function word); a
+//!    pasted text gives every two consecutive words as `w:<a> <b>` too
+//!    ([`Reading`]).
 //! 5. What the figures of an out-of-memory message say, read before they
 //!    are dropped ([`figures`]): the request is larger than the whole GPU;
 //!    the memory is there but in pieces; another process holds it; this
@@ -28,24 +30,15 @@
 //!    figures ("total capacity", "already allocated", …) is the same
 //!    whatever the cause, and is removed as boilerplate (step 3). A unit
 //!    after a figure ("2.00 GiB") is part of the figure.
+//! 6. The numbers of the driver's Xid reports, read before they are
+//!    dropped ([`xids`]): `xid:48`, an error's name.
 
 use std::collections::BTreeSet;
 
-/// Words that never make a match on their own: a phrase of only these is no
-/// feature.
+/// Words every CUDA error has, whatever its cause: a phrase of only these
+/// (and [`FUNCTION_WORDS`]) is no feature.
 pub const GENERIC_WORDS: &[&str] = &[
-    "a",
-    "an",
-    "and",
-    "are",
-    "as",
-    "at",
-    "be",
-    "been",
-    "by",
     "call",
-    "can",
-    "could",
     "cuda",
     "device",
     "error",
@@ -54,41 +47,37 @@ pub const GENERIC_WORDS: &[&str] = &[
     "failed",
     "failure",
     "file",
-    "for",
-    "from",
     "gpu",
-    "if",
-    "in",
     "invalid",
-    "is",
-    "it",
-    "its",
     "line",
-    "may",
-    "might",
     "no",
     "not",
-    "of",
-    "on",
-    "or",
     "please",
     "runtime",
     "runtimeerror",
     "see",
     "set",
-    "that",
-    "the",
-    "this",
-    "to",
     "torch",
     "try",
     "use",
     "using",
-    "was",
-    "were",
-    "with",
-    "you",
-    "your",
+];
+
+/// The words that hold an English sentence together: articles, pronouns,
+/// the forms of be, have and do, modal verbs, conjunctions and the
+/// commonest prepositions. A phrase that holds one is a piece of a
+/// sentence, and says what failed only through its other words: it is a
+/// feature only where two of those are neither generic nor such words
+/// ([`specific`]). "was compiled with", "do you have" and "failed to
+/// allocate" are then no features, "tried to allocate" and "out of memory"
+/// are.
+pub const FUNCTION_WORDS: &[&str] = &[
+    "a", "about", "am", "an", "and", "are", "as", "at", "be", "been", "being", "but", "by", "can",
+    "cannot", "could", "did", "do", "does", "for", "from", "had", "has", "have", "having", "he",
+    "her", "his", "i", "if", "in", "into", "is", "it", "its", "may", "me", "might", "must", "my",
+    "nor", "of", "on", "or", "our", "shall", "she", "should", "so", "than", "that", "the", "their",
+    "them", "then", "there", "these", "they", "this", "those", "to", "us", "was", "we", "were",
+    "what", "when", "where", "which", "who", "will", "with", "would", "you", "your",
 ];
 
 /// Identifiers every framework error carries, whatever the cause: generic
@@ -197,6 +186,13 @@ pub const BOILERPLATE: &[&str] = &[
     // more information." The error's name in it stays.
     "Search for",
     "for more information.",
+    // The frame of the driver's Xid report in the kernel's log: "NVRM: Xid
+    // (PCI:0000:07:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen
+    // off the bus." Its number is read apart ([`xids`]); the process is
+    // whichever ran, or none.
+    "NVRM: Xid (PCI:",
+    "NVRM: Xid",
+    "pid='<unknown>', name=<unknown>,",
 ];
 
 /// One word of a text, or a break where a figure, a path or removed
@@ -372,11 +368,10 @@ pub const ERROR_NAME_PREFIXES: &[&str] = &[
 ];
 
 /// Whether a feature is an error's name (`id:cuda_error_out_of_memory`),
-/// or a phrase of the driver's Xid report (`NVRM: Xid (PCI:…): 79`), whose
-/// number names the error the driver saw.
+/// or the number of the driver's Xid report (`xid:79`, [`xids`]).
 pub fn is_error_name(feature: &str) -> bool {
-    if let Some(words) = feature.strip_prefix("w:") {
-        return words.split(' ').any(|w| w == "xid");
+    if feature.starts_with("xid:") {
+        return true;
     }
     feature.strip_prefix("id:").is_some_and(|w| {
         ERROR_NAME_PREFIXES.iter().any(|p| w.starts_with(p)) && !GENERIC_IDENTIFIERS.contains(&w)
@@ -411,15 +406,71 @@ pub fn says_error(line: &str) -> bool {
         || line.contains("Assertion `")
 }
 
+/// Whether a line is a warning, information or a table's row, not the
+/// report of an error, unless it speaks of one (the words error, fail or
+/// fault in it): a PyTorch warning that CUDA could not initialise reports an error,
+/// one that a function is deprecated does not. Such a line is
+/// - a row of a table (`| … |`, `+---+`), as nvidia-smi prints;
+/// - a warning or information by its level: Python's warnings
+///   (`UserWarning:`, `Warning:`), a `WARNING` or `INFO` level, the level
+///   letter of glog and PyTorch's C++ (`W1119 …`, `[W socket.cpp:…]`,
+///   `[I1010 …]`) or of TensorFlow after its time (`…:03.826149: I …`);
+/// - a setting: a name, `: `, and only figures (`CUDA Runtime version:
+///   10.0.0`, `GPU memory: 3.99 GiB`).
+pub fn is_note(line: &str) -> bool {
+    let t = line.trim();
+    let lower = t.to_ascii_lowercase();
+    if ["error", "fail", "fault"].iter().any(|w| lower.contains(w)) {
+        return false;
+    }
+    let row = t.starts_with('|') || t.starts_with("+-") || t.starts_with("+=");
+    let level_word = lower.contains("warning:")
+        || t.split(|c: char| !c.is_ascii_alphanumeric())
+            .any(|w| w == "WARNING" || w == "INFO");
+    let unbracketed = t.strip_prefix('[').unwrap_or(t);
+    let mut chars = unbracketed.chars();
+    let level_letter = match (chars.next(), chars.next()) {
+        (Some('W' | 'I'), Some(next)) => {
+            next.is_ascii_digit() || (next == ' ' && t.starts_with('['))
+        }
+        _ => false,
+    };
+    let after_time = t.starts_with(|c: char| c.is_ascii_digit())
+        && t.split_once(": ")
+            .is_some_and(|(_, rest)| rest.starts_with("I ") || rest.starts_with("W "));
+    let setting = t.split_once(": ").is_some_and(|(name, value)| {
+        name.chars().any(|c| c.is_ascii_alphabetic())
+            && !value.trim().is_empty()
+            && !line_tokens(value)
+                .iter()
+                .any(|w| matches!(w, Token::Word(_)))
+    });
+    row || level_word || level_letter || after_time || setting
+}
+
 /// A generic word, or a generic identifier read as a word (`runtimeerror`).
 fn generic(word: &str) -> bool {
     GENERIC_WORDS.contains(&word) || GENERIC_IDENTIFIERS.contains(&word)
 }
 
-/// The features of a case's text (steps 4 and 5), as a sorted set.
+/// Whether a phrase of these lowercased words says what failed: it holds a
+/// word that is neither generic nor a function word, and two such where it
+/// holds a function word ([`FUNCTION_WORDS`]).
+pub fn specific<S: AsRef<str>>(words: &[S]) -> bool {
+    let function = |w: &str| FUNCTION_WORDS.contains(&w);
+    let telling = words
+        .iter()
+        .filter(|w| !generic(w.as_ref()) && !function(w.as_ref()))
+        .count();
+    let glued = words.iter().any(|w| function(w.as_ref()));
+    telling >= if glued { 2 } else { 1 }
+}
+
+/// The features of a case's text (steps 4 to 6), as a sorted set.
 pub fn features(text: &str) -> BTreeSet<String> {
     let mut f = features_of(&tokens(text), Reading::Case);
     f.extend(figures(text));
+    f.extend(xids(text));
     f
 }
 
@@ -427,7 +478,56 @@ pub fn features(text: &str) -> BTreeSet<String> {
 pub fn line_features(line: &str) -> BTreeSet<String> {
     let mut f = features_of(&remove_boilerplate(line_tokens(line)), Reading::Pasted);
     f.extend(figures(line));
+    f.extend(xids(line));
     f
+}
+
+/// The numbers of the driver's Xid reports a text holds (step 6), each
+/// once, as `xid:<n>`: `NVRM: Xid (PCI:0000:07:00): 48, …` gives `xid:48`,
+/// and so does "Xid 48" in prose. The number names what the driver saw (48
+/// a double-bit ECC error, 79 a GPU fallen off the bus); the frame around
+/// it is every report's, and is removed as boilerplate.
+pub fn xids(text: &str) -> Vec<String> {
+    let lower = text.to_ascii_lowercase();
+    let bytes = lower.as_bytes();
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let skip_blanks = |mut i: usize| {
+        while matches!(bytes.get(i), Some(b' ' | b'\t')) {
+            i += 1;
+        }
+        i
+    };
+    let mut out: Vec<String> = Vec::new();
+    let mut from = 0;
+    while let Some(at) = lower[from..].find("xid") {
+        let start = from + at;
+        from = start + 3;
+        if (start > 0 && word(bytes[start - 1])) || bytes.get(from).is_some_and(|b| word(*b)) {
+            continue;
+        }
+        let mut i = skip_blanks(from);
+        // The device, as `(PCI:0000:07:00)`.
+        if bytes.get(i) == Some(&b'(') {
+            match lower[i..].find(')') {
+                Some(close) => i += close + 1,
+                None => continue,
+            }
+        }
+        i = skip_blanks(i);
+        if bytes.get(i) == Some(&b':') {
+            i += 1;
+        }
+        i = skip_blanks(i);
+        let digits: String = lower[i..]
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        let feature = format!("xid:{digits}");
+        if !digits.is_empty() && !out.contains(&feature) {
+            out.push(feature);
+        }
+    }
+    out
 }
 
 /// The sizes an out-of-memory message gives, in bytes. PyTorch 2.x writes
@@ -670,7 +770,7 @@ pub fn phrases(tokens: &[Token], reading: Reading) -> Vec<Phrase> {
         let Some(w) = word.filter(|_| !error_name && !generic_name) else {
             // Two words alone between breaks ("misaligned address" once
             // "CUDA error:" is gone) make a phrase too.
-            if run.len() == 2 && !run.iter().all(|&j| generic(&lower(j))) {
+            if run.len() == 2 && specific(&run.iter().map(|&j| lower(j)).collect::<Vec<_>>()) {
                 out.push(phrase(&run));
             }
             run.clear();
@@ -685,13 +785,13 @@ pub fn phrases(tokens: &[Token], reading: Reading) -> Vec<Phrase> {
         run.push(i);
         if reading == Reading::Pasted && run.len() >= 2 {
             let pair = &run[run.len() - 2..];
-            if !pair.iter().all(|&j| generic(&lower(j))) {
+            if specific(&pair.iter().map(|&j| lower(j)).collect::<Vec<_>>()) {
                 out.push(phrase(pair));
             }
         }
         if run.len() >= 3 {
             let tri = &run[run.len() - 3..];
-            if !tri.iter().all(|&j| generic(&lower(j))) {
+            if specific(&tri.iter().map(|&j| lower(j)).collect::<Vec<_>>()) {
                 out.push(phrase(tri));
             }
         }
@@ -848,5 +948,92 @@ mod tests {
         assert!(is_identifier("OutOfResources"));
         assert!(!is_identifier("PyTorch"));
         assert!(!is_identifier("RuntimeError"));
+    }
+
+    #[test]
+    fn a_piece_of_an_english_sentence_is_no_feature() {
+        let pasted = |t: &str| features_of(&tokens(t), Reading::Pasted);
+        // Function words and one telling word: pieces of any sentence.
+        let f = pasted("but source was compiled with a newer release");
+        assert!(!f.contains("w:was compiled with"), "{f:?}");
+        assert!(!pasted("Do you have any idea?").contains("w:do you have"));
+        let f = pasted("Failed to allocate request on device");
+        assert!(!f.contains("w:failed to allocate"), "{f:?}");
+        // Two telling words around the function word make a phrase.
+        assert!(pasted("CUDA out of memory. Tried to allocate").contains("w:tried to allocate"));
+        assert!(pasted("CUDA error: out of memory").contains("w:out of memory"));
+        assert!(
+            pasted("all CUDA-capable devices are busy or unavailable")
+                .contains("w:busy or unavailable")
+        );
+        assert!(pasted("GPU has fallen off the bus.").contains("w:off the bus"));
+        // Without a function word, one telling word is enough.
+        assert!(
+            features("CUDA error: invalid device ordinal").contains("w:invalid device ordinal")
+        );
+        assert!(features("CUDA error: misaligned address").contains("w:misaligned address"));
+        assert!(specific(&["nvml", "unknown", "error"]));
+        assert!(!specific(&["to", "initialize", "the"]));
+        assert!(!specific(&["cuda", "error", "invalid"]));
+    }
+
+    #[test]
+    fn an_xid_report_gives_its_number() {
+        let line = "Dec  2 10:43:35 node kernel: [240314.528856] NVRM: Xid (PCI:0000:07:00): 48, \
+                    pid='<unknown>', name=<unknown>, An uncorrectable double bit error (DBE) has \
+                    been detected on GPU in the framebuffer";
+        assert_eq!(xids(line), ["xid:48"]);
+        assert_eq!(
+            xids("NVRM: Xid (0000:03:00): 79, GPU has fallen off the bus."),
+            ["xid:79"]
+        );
+        assert_eq!(
+            xids("dmesg shows Xid 13, then XID: 43, then Xid 13 again"),
+            ["xid:13", "xid:43"]
+        );
+        assert!(xids("hexid 48, Xid without a number, xidx 3").is_empty());
+        // The report's frame is boilerplate: two Xid reports share no
+        // phrase by it, only what each says.
+        let f = features(line);
+        assert!(f.contains("xid:48") && f.contains("w:uncorrectable double bit"));
+        assert!(
+            !f.iter().any(|x| x.contains("nvrm") || x.contains("pid")),
+            "{f:?}"
+        );
+        assert!(is_error_name("xid:48") && !is_error_name("w:nvrm xid pci"));
+    }
+
+    #[test]
+    fn warnings_information_and_table_rows_are_notes() {
+        for note in [
+            "/opt/conda/lib/python3.8/site-packages/torch/functional.py:568: UserWarning: torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.",
+            "Warning: the display is not connected",
+            "WARNING:tensorflow:From train.py:12: The name tf.Session is deprecated.",
+            "[W socket.cpp:663] [c10d] The client socket has timed out after 600s",
+            "[W1010 12:34:56.789012345 ProcessGroupNCCL.cpp:1168] Warning: NCCL_AVOID_RECORD_STREAMS=1 has no effect",
+            "I0902 21:40:53.603015 2836338 nvc.c:376] initializing library context (version=1.10.0)",
+            "2020-07-27 19:44:03.826201: I tensorflow/stream_executor/cuda/cuda_diagnostics.cc:163] no NVIDIA GPU device is present: /dev/nvidia0 does not exist",
+            "2019-07-11 12:42:11.226602: W tensorflow/core/common_runtime/bfc_allocator.cc:314] Allocator (GPU_0_bfc) ran out of memory trying to allocate 2.00GiB",
+            "node1:1234:1234 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>",
+            "| NVIDIA-SMI 535.104.05   Driver Version: 535.104.05   CUDA Version: 12.2     |",
+            "+-----------------------------------------------------------------------------+",
+            "CUDA Runtime version: 10.0.0",
+            "GPU memory: 3.99957 GiB",
+        ] {
+            assert!(is_note(note), "{note}");
+        }
+        for error in [
+            "RuntimeError: CUDA error: an illegal memory access was encountered",
+            "[W CUDAFunctions.cpp:109] Warning: CUDA initialization: CUDA unknown error - this may be due to an incorrectly set up environment",
+            "2019-07-11 12:42:11.226602: W tensorflow/compiler/xla/service/platform_util.cc:240] unable to create StreamExecutor for CUDA:0: failed initializing StreamExecutor",
+            "2020-07-27 19:44:03.826179: E tensorflow/stream_executor/cuda/cuda_driver.cc:313] failed call to cuInit: UNKNOWN ERROR (-1)",
+            "F1119 08:43:32.401912 27274 syncedmem.hpp:18] Check failed: error == cudaSuccess (2 vs. 0)  out of memory",
+            "node1:1234:1234 [0] NCCL WARN Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 1000",
+            "Segmentation fault: 11",
+            "I have a problem when running this code",
+            "CUDA error: out of memory",
+        ] {
+            assert!(!is_note(error), "{error}");
+        }
     }
 }

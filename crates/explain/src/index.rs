@@ -29,6 +29,7 @@ pub struct Index {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Matcher {
     pub generic_words: Vec<String>,
+    pub function_words: Vec<String>,
     pub generic_identifiers: Vec<String>,
     pub boilerplate: Vec<String>,
     pub error_name_prefixes: Vec<String>,

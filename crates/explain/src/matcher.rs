@@ -12,6 +12,7 @@ impl Matcher {
         let owned = |list: &[&str]| list.iter().map(|s| (*s).to_owned()).collect();
         Matcher {
             generic_words: owned(features::GENERIC_WORDS),
+            function_words: owned(features::FUNCTION_WORDS),
             generic_identifiers: owned(features::GENERIC_IDENTIFIERS),
             boilerplate: owned(features::BOILERPLATE),
             error_name_prefixes: owned(features::ERROR_NAME_PREFIXES),

@@ -100,10 +100,32 @@ impl<'a> Ranker<'a> {
     /// `error:`, an assertion), or at a line that holds what some case
     /// holds; the lines right after it that say no new error but hold what
     /// a case holds continue it (a message wrapped over lines), and so does a
-    /// line that only announces what follows ("Last error:").
+    /// line that only announces what follows ("Last error:"). A warning, an
+    /// information line or a table's row ([`features::is_note`]) starts no
+    /// error, and the lines that continue it belong to it, unless the text
+    /// has no other error: a deprecation warning before the traceback is not
+    /// the cause.
     pub fn errors(&self, text: &str) -> Vec<ErrorLine> {
+        let errors = self.errors_noting(text, true);
+        if errors.is_empty() {
+            self.errors_noting(text, false)
+        } else {
+            errors
+        }
+    }
+
+    /// [`errors`](Self::errors), with warnings and information lines passed
+    /// over or read as errors.
+    fn errors_noting(&self, text: &str, pass_notes: bool) -> Vec<ErrorLine> {
+        /// What the lines before this one were in.
+        #[derive(PartialEq)]
+        enum In {
+            Nothing,
+            Error,
+            Note,
+        }
         let mut out: Vec<ErrorLine> = Vec::new();
-        let mut continuing = false;
+        let mut within = In::Nothing;
         for line in features::without_frames(text) {
             let f: BTreeSet<String> = features::line_features(line)
                 .into_iter()
@@ -114,12 +136,19 @@ impl<'a> Ranker<'a> {
             if line.trim().to_ascii_lowercase().ends_with("error:") {
                 continue;
             }
-            let marked = features::says_error(line);
-            if !marked && f.is_empty() {
-                continuing = false;
+            if pass_notes && features::is_note(line) {
+                within = In::Note;
                 continue;
             }
-            if !marked && continuing {
+            let marked = features::says_error(line);
+            if !marked && f.is_empty() {
+                within = In::Nothing;
+                continue;
+            }
+            if !marked && within == In::Note {
+                continue;
+            }
+            if !marked && within == In::Error {
                 if let Some(last) = out.last_mut() {
                     last.features.extend(f);
                 }
@@ -133,7 +162,7 @@ impl<'a> Ranker<'a> {
                     e.features == f
                 }
             });
-            continuing = !repeated;
+            within = if repeated { In::Nothing } else { In::Error };
             if !repeated {
                 out.push(ErrorLine {
                     line: trimmed,
@@ -155,6 +184,7 @@ impl<'a> Ranker<'a> {
         let tokens = features::tokens(text);
         let mut query = features::features_of(&tokens, Reading::Pasted);
         query.extend(features::figures(text));
+        query.extend(features::xids(text));
         let empty = BTreeSet::new();
         let first: &BTreeSet<String> = errors.first().map_or(&empty, |e| &e.features);
         let mut ranked: Vec<(usize, f64, Ranked<'a>)> = Vec::new();
@@ -230,6 +260,12 @@ impl<'a> Ranker<'a> {
                             .into_iter()
                             .map(|m| as_written(text, &m).unwrap_or(m))
                             .chain(
+                                shared
+                                    .iter()
+                                    .filter_map(|f| f.strip_prefix("xid:"))
+                                    .map(|n| format!("Xid {n}")),
+                            )
+                            .chain(
                                 features::FIGURE_WORDS
                                     .iter()
                                     .filter(|(f, _)| shared.contains(&f.to_string()))
@@ -271,6 +307,14 @@ fn matched_spans(tokens: &[Token], shared: &BTreeSet<&String>) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut phrase: Vec<&str> = Vec::new();
     let flush = |phrase: &mut Vec<&str>, out: &mut Vec<String>| {
+        // A function word that ends a span ("… in forked subprocess. To")
+        // only joined it to the next word.
+        while phrase
+            .last()
+            .is_some_and(|w| features::FUNCTION_WORDS.contains(&w.to_ascii_lowercase().as_str()))
+        {
+            phrase.pop();
+        }
         if !phrase.is_empty() {
             let p = phrase.join(" ");
             if !out.contains(&p) {

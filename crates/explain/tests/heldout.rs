@@ -84,8 +84,12 @@ fn the_ranking_keeps_what_it_reaches_on_the_held_out_texts() {
         println!("  miss: {m}");
     }
     assert!(score.first >= 27, "{}", score.summary());
-    assert!(score.first + score.tied_first >= 34, "{}", score.summary());
-    assert!(score.top3 >= 33, "{}", score.summary());
+    assert!(score.first + score.tied_first >= 35, "{}", score.summary());
+    // 32 since phrases built of function words stopped deciding answers:
+    // NVIDIA/numba-cuda-mlir#194 was first only through thrust's frame
+    // "failed to synchronize", and is now in the tie of every case that
+    // reproduces "an illegal memory access was encountered".
+    assert!(score.top3 >= 32, "{}", score.summary());
     // Counted as misses, so that a text relabelled from none to a case once
     // that case has run (PatchmatchNet#35) moves no floor.
     assert!(score.uncovered - score.no_match <= 2, "{}", score.summary());

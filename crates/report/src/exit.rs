@@ -27,6 +27,7 @@ pub enum Exit {
     LeftByAnEndedRun = 13,
     CannotMerge = 14,
     NoCaseMatches = 15,
+    KnownFailureFirst = 16,
 }
 
 impl Exit {
@@ -48,6 +49,7 @@ impl Exit {
         Exit::LeftByAnEndedRun,
         Exit::CannotMerge,
         Exit::NoCaseMatches,
+        Exit::KnownFailureFirst,
     ];
 
     pub const fn code(self) -> u8 {
@@ -87,7 +89,11 @@ impl Exit {
                  not a report (the error names the file)"
             }
             Exit::NoCaseMatches => {
-                "no reproduced case matches the text (a report to file is printed)"
+                "no case matches the text, reproduced or known (a report to file is printed)"
+            }
+            Exit::KnownFailureFirst => {
+                "the first answer is a known failure that the casebook cannot provoke, not a \
+                 reproduced case (its cause and what to check are printed)"
             }
         }
     }
@@ -132,7 +138,7 @@ impl Exit {
         match self {
             Exit::Success => true,
             Exit::TrialFailed | Exit::SnapshotsDiffer => on_gpu || command == "collect",
-            Exit::BadInput | Exit::NoCaseMatches => command == "explain",
+            Exit::BadInput | Exit::NoCaseMatches | Exit::KnownFailureFirst => command == "explain",
             Exit::NoGpu => on_gpu || matches!(command, "collect" | "env"),
             Exit::NoMatch => on_gpu || command == "list",
             Exit::Io => on_gpu || matches!(command, "collect" | "matrix" | "docs"),
@@ -175,6 +181,7 @@ mod tests {
     fn explain_spells_its_codes_as_this_type_has_them() {
         use casebook_explain::cli::exit;
         assert_eq!(exit::NO_CASE_MATCHES, Exit::NoCaseMatches.code());
+        assert_eq!(exit::KNOWN_FAILURE_FIRST, Exit::KnownFailureFirst.code());
         assert_eq!(exit::BAD_INPUT, Exit::BadInput.code());
     }
 

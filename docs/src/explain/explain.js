@@ -8,6 +8,7 @@
   // The word lists and weights come from the index (its `matcher`, written
   // from crates/explain's constants): set by configure() before ranking.
   var GENERIC_WORDS = [];
+  var FUNCTION_WORDS = [];
   var GENERIC_IDENTIFIERS = [];
   var BOILERPLATE = [];
   var ERROR_NAME_PREFIXES = [];
@@ -22,6 +23,7 @@
 
   function configure(matcher) {
     GENERIC_WORDS = matcher.generic_words;
+    FUNCTION_WORDS = matcher.function_words;
     GENERIC_IDENTIFIERS = matcher.generic_identifiers;
     BOILERPLATE = matcher.boilerplate;
     ERROR_NAME_PREFIXES = matcher.error_name_prefixes;
@@ -41,8 +43,8 @@
   var BREAK = null;
 
   function isErrorName(f) {
-    // As is_error_name in features.rs: a phrase of the driver's Xid report.
-    if (f.startsWith("w:")) return f.slice(2).split(" ").indexOf("xid") >= 0;
+    // As is_error_name in features.rs: the number of the driver's Xid report.
+    if (f.startsWith("xid:")) return true;
     if (!f.startsWith("id:")) return false;
     var w = f.slice(3);
     return ERROR_NAME_PREFIXES.some(function (p) { return w.startsWith(p); }) &&
@@ -183,6 +185,31 @@
     return word.length > 3 && (inner || camel);
   }
 
+  // As is_note in features.rs: a warning, information or a table's row,
+  // unless it speaks of an error.
+  function isNote(line) {
+    var t = line.trim();
+    var low = lower_(t);
+    if (["error", "fail", "fault"].some(function (w) { return low.indexOf(w) >= 0; })) return false;
+    var row = t.startsWith("|") || t.startsWith("+-") || t.startsWith("+=");
+    var levelWord = low.indexOf("warning:") >= 0 ||
+      t.split(/[^A-Za-z0-9]/).some(function (w) { return w === "WARNING" || w === "INFO"; });
+    var unbracketed = t.startsWith("[") ? t.slice(1) : t;
+    var levelLetter = unbracketed.length >= 2 && (unbracketed[0] === "W" || unbracketed[0] === "I") &&
+      (/[0-9]/.test(unbracketed[1]) || (unbracketed[1] === " " && t.startsWith("[")));
+    var colon = t.indexOf(": ");
+    var afterTime = /^[0-9]/.test(t) && colon >= 0 &&
+      (t.startsWith("I ", colon + 2) || t.startsWith("W ", colon + 2));
+    var setting = false;
+    if (colon >= 0) {
+      var name = t.slice(0, colon);
+      var value = t.slice(colon + 2);
+      setting = /[A-Za-z]/.test(name) && value.trim().length > 0 &&
+        !lineTokens(value).some(function (w) { return w !== BREAK; });
+    }
+    return row || levelWord || levelLetter || afterTime || setting;
+  }
+
   function saysError(line) {
     var lower = lower_(line);
     return line.indexOf("Error:") >= 0 || line.indexOf("Exception:") >= 0 ||
@@ -195,11 +222,23 @@
 
   // As phrases() in features.rs: every feature with the tokens it stands for.
   // A pasted text (pasted true) also gives every two consecutive words.
+  function isGeneric(w) {
+    return GENERIC_WORDS.indexOf(w) >= 0 || GENERIC_IDENTIFIERS.indexOf(w) >= 0;
+  }
+
+  // As specific in features.rs: a word neither generic nor a function word,
+  // two such where the phrase holds a function word.
+  function specific(words) {
+    var isFunction = function (w) { return FUNCTION_WORDS.indexOf(w) >= 0; };
+    var telling = words.filter(function (w) { return !isGeneric(w) && !isFunction(w); }).length;
+    return telling >= (words.some(isFunction) ? 2 : 1);
+  }
+
   function phrases(toks, pasted) {
     var out = [];
     var run = [];
-    function isGeneric(w) {
-      return GENERIC_WORDS.indexOf(w) >= 0 || GENERIC_IDENTIFIERS.indexOf(w) >= 0;
+    function words(idx) {
+      return idx.map(function (j) { return lower(toks[j]); });
     }
     function phrase(idx) {
       return { feature: "w:" + idx.map(function (j) { return lower(toks[j]); }).join(" "), tokens: idx.slice() };
@@ -210,7 +249,7 @@
       var genericName = t !== BREAK && GENERIC_IDENTIFIERS.indexOf(lower(t)) >= 0;
       if (errorName) out.push({ feature: "id:" + lower(t), tokens: [i] });
       if (t === BREAK || errorName || genericName) {
-        if (run.length === 2 && !run.every(function (j) { return isGeneric(lower(toks[j])); })) out.push(phrase(run));
+        if (run.length === 2 && specific(words(run))) out.push(phrase(run));
         run = [];
         continue;
       }
@@ -218,11 +257,11 @@
       run.push(i);
       if (pasted && run.length >= 2) {
         var pair = run.slice(run.length - 2);
-        if (!pair.every(function (j) { return isGeneric(lower(toks[j])); })) out.push(phrase(pair));
+        if (specific(words(pair))) out.push(phrase(pair));
       }
       if (run.length >= 3) {
         var tri = run.slice(run.length - 3);
-        if (!tri.every(function (j) { return isGeneric(lower(toks[j])); })) out.push(phrase(tri));
+        if (specific(words(tri))) out.push(phrase(tri));
       }
     }
     return out;
@@ -316,15 +355,49 @@
     return [];
   }
 
+  // As xids in features.rs: the numbers of the driver's Xid reports.
+  function xids(text) {
+    var low = lower_(text);
+    var out = [];
+    var word = function (c) { return c !== undefined && /[a-z0-9_]/.test(c); };
+    var skipBlanks = function (i) {
+      while (low[i] === " " || low[i] === "\t") i++;
+      return i;
+    };
+    var from = 0;
+    for (;;) {
+      var start = low.indexOf("xid", from);
+      if (start < 0) break;
+      from = start + 3;
+      if ((start > 0 && word(low[start - 1])) || word(low[from])) continue;
+      var i = skipBlanks(from);
+      // The device, as (PCI:0000:07:00).
+      if (low[i] === "(") {
+        var close = low.indexOf(")", i);
+        if (close < 0) continue;
+        i = close + 1;
+      }
+      i = skipBlanks(i);
+      if (low[i] === ":") i++;
+      i = skipBlanks(i);
+      var digits = /^[0-9]*/.exec(low.slice(i))[0];
+      var feature = "xid:" + digits;
+      if (digits.length > 0 && out.indexOf(feature) < 0) out.push(feature);
+    }
+    return out;
+  }
+
   function features(text) {
     var f = featuresOf(tokens(text), false);
     figures(text).forEach(function (x) { f.add(x); });
+    xids(text).forEach(function (x) { f.add(x); });
     return f;
   }
 
   function lineFeatures(line) {
     var f = featuresOf(removeBoilerplate(lineTokens(line)), true);
     figures(line).forEach(function (x) { f.add(x); });
+    xids(line).forEach(function (x) { f.add(x); });
     return f;
   }
 
@@ -350,17 +423,27 @@
     holders.forEach(function (k, f) { self.weight.set(f, Math.log(1 + n / k)); });
   }
 
+  // As errors in rank.rs: warnings, information and table rows start no
+  // error, unless the text has no other.
   Ranker.prototype.errors = function (text) {
+    var errs = this.errorsNoting(text, true);
+    return errs.length ? errs : this.errorsNoting(text, false);
+  };
+
+  Ranker.prototype.errorsNoting = function (text, passNotes) {
     var self = this;
     var out = [];
-    var continuing = false;
+    // What the lines before this one were in: "nothing", "error" or "note".
+    var within = "nothing";
     withoutFrames(text).forEach(function (line) {
       var f = Array.from(lineFeatures(line)).filter(function (x) { return self.weight.has(x); });
       // A line that only announces what follows ("Last error:") continues the error it is in.
       if (lower(line.trim()).endsWith("error:")) return;
+      if (passNotes && isNote(line)) { within = "note"; return; }
       var marked = saysError(line);
-      if (!marked && f.length === 0) { continuing = false; return; }
-      if (!marked && continuing) {
+      if (!marked && f.length === 0) { within = "nothing"; return; }
+      if (!marked && within === "note") return;
+      if (!marked && within === "error") {
         if (out.length) f.forEach(function (x) { out[out.length - 1].features.add(x); });
         return;
       }
@@ -369,7 +452,7 @@
       var repeated = out.some(function (e) {
         return f.length === 0 ? e.line === trimmed : Array.from(e.features).sort(byteOrder).join("\n") === key;
       });
-      continuing = !repeated;
+      within = repeated ? "nothing" : "error";
       if (!repeated) out.push({ line: trimmed, features: new Set(f) });
     });
     return out;
@@ -385,6 +468,7 @@
     var toks = tokens(text);
     var query = featuresOf(toks, true);
     figures(text).forEach(function (x) { query.add(x); });
+    xids(text).forEach(function (x) { query.add(x); });
     var first = errs.length ? errs[0].features : new Set();
     var queryErrors = Array.from(query).filter(isErrorName);
     var ranked = [];
@@ -418,6 +502,10 @@
       if (best.score >= MIN_SCORE) {
         var matched = matchedSpans(toks, new Set(best.shared)).map(function (m) {
           return asWritten(text, m) || m;
+        });
+        // As rank.rs: the Xid numbers shared, then what the figures said.
+        best.shared.forEach(function (f) {
+          if (f.startsWith("xid:")) matched.push("Xid " + f.slice(4));
         });
         // As FIGURE_WORDS in features.rs: what the figures said, in its order.
         FIGURE_WORDS.forEach(function (fw) {
@@ -469,6 +557,8 @@
     var out = [];
     var phrase = [];
     function flush() {
+      // As rank.rs: a function word that ends a span only joined it on.
+      while (phrase.length && FUNCTION_WORDS.indexOf(lower(phrase[phrase.length - 1])) >= 0) phrase.pop();
       if (phrase.length) {
         var p = phrase.join(" ");
         if (out.indexOf(p) < 0) out.push(p);
