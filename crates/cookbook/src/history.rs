@@ -119,7 +119,11 @@ pub fn page(
          had verdicts, oldest first: what it was, what it became, the commit that changed it and \
          why. A change that waits for the GPU run of its commit says so; the committed run's \
          verdict stands meanwhile. The page is made from `HISTORY` in `src/ledger.rs`, and a CPU \
-         test holds each claim's last change to where the [claims](claims.md) page stands now.\n\n\
+         test holds each claim's last change to where the [claims](claims.md) page stands now. \
+         Most changes follow an independent reading of the verdicts against the articles and \
+         the evidence, each committed whole: `docs/evidence/claims-audit-2.md` to \
+         `claims-audit-5.md` (the fifth re-read all 149 claims and lists what changed after \
+         it).\n\n\
          | claim | was | became | at | why | now |\n|---|---|---|---|---|---|\n",
     );
     for (i, change) in history.iter().enumerate() {
