@@ -156,12 +156,15 @@ pub fn page(index: &Index, root: &Path) -> anyhow::Result<String> {
          Measured on {total} whole texts from public threads that no case cites, each labelled with \
          the case its thread's cause is, or none ({heldout}): {summary}. The latest independent \
          test, on 30 texts from threads its tester chose before the tool ran \
-         (docs/evidence/explain-independent-test-4.md), found the right case first for 15 of the 18 \
-         whose cause a case reproduces (5 of them only through a tie the answer states) and among \
-         the first three for 14; of the 12 whose cause none reproduces (hardware, a driver or its \
-         install, a library's own bug), 4 were answered with no reproduced case or the right known \
-         failure first, and 5 were given a reproduced case: a first answer is the likeliest \
-         reproduced cause, not a diagnosis.\n\n\
+         (docs/evidence/explain-independent-test-5.md), found the right case first for 13 of the 18 \
+         whose cause a case reproduces (4 of them only through a tie the answer states) and among \
+         the first three for 13; of the 12 whose cause none reproduces (a library's own bug, a \
+         version mismatch, a driver, hardware), 8 were answered with no reproduced case or the \
+         right known failure first, and 4 were given a reproduced case (the fourth test: 15 of 18 \
+         and 4 of 12). After it, compute-sanitizer's frames are passed over, and its \
+         misaligned-address report, which had gone to device-assert on a kernel's parameter list, \
+         reaches misaligned-address. A first answer is the likeliest reproduced cause, not a \
+         diagnosis.\n\n\
          <script id=\"casebook-index\" type=\"application/json\">\n\
          {{{{#include explain/index.json}}}}\n\
          </script>\n\

@@ -203,7 +203,29 @@ pub enum Token {
     Break,
 }
 
-/// Drops traceback frames and caret lines (step 1).
+/// Whether a line is a frame of compute-sanitizer's report: where the
+/// access was (`at kernel(const float *, int)+0x70 in file.cu:94`), by
+/// which thread, and the host's backtrace. The report's own lines ("Invalid
+/// __shared__ read of size 16 bytes", "Address 0x10a8 is misaligned") are
+/// kept.
+fn sanitizer_frame(line: &str) -> bool {
+    let Some(rest) = line.trim_start().strip_prefix("=========") else {
+        return false;
+    };
+    let rest = rest.trim_start_matches('=').trim_start();
+    [
+        "at ",
+        "by thread",
+        "Host Frame",
+        "in ",
+        "Saved host backtrace",
+    ]
+    .iter()
+    .any(|frame| rest.starts_with(frame))
+}
+
+/// Drops traceback frames (Python's, compute-sanitizer's) and caret lines
+/// (step 1).
 pub fn without_frames(text: &str) -> Vec<&str> {
     let lines: Vec<&str> = text.lines().collect();
     let mut kept = Vec::new();
@@ -222,7 +244,9 @@ pub fn without_frames(text: &str) -> Vec<&str> {
             i += if code_line { 2 } else { 1 };
             continue;
         }
-        if !trimmed.is_empty() && trimmed.chars().all(|c| matches!(c, '^' | '~' | ' ')) {
+        if (!trimmed.is_empty() && trimmed.chars().all(|c| matches!(c, '^' | '~' | ' ')))
+            || sanitizer_frame(line)
+        {
             i += 1;
             continue;
         }
@@ -464,6 +488,16 @@ pub fn specific<S: AsRef<str>>(words: &[S]) -> bool {
         .count();
     let glued = words.iter().any(|w| function(w.as_ref()));
     telling >= if glued { 2 } else { 1 }
+}
+
+/// Whether two words that stand alone between breaks, a whole message,
+/// say what failed: one of them is neither generic nor a function word. A
+/// function word does not make them a piece of any sentence, as it does
+/// inside a longer run ([`specific`]).
+pub fn whole_message<S: AsRef<str>>(words: &[S]) -> bool {
+    words
+        .iter()
+        .any(|w| !generic(w.as_ref()) && !FUNCTION_WORDS.contains(&w.as_ref()))
 }
 
 /// The features of a case's text (steps 4 to 6), as a sorted set.
@@ -769,8 +803,9 @@ pub fn phrases(tokens: &[Token], reading: Reading) -> Vec<Phrase> {
         }
         let Some(w) = word.filter(|_| !error_name && !generic_name) else {
             // Two words alone between breaks ("misaligned address" once
-            // "CUDA error:" is gone) make a phrase too.
-            if run.len() == 2 && specific(&run.iter().map(|&j| lower(j)).collect::<Vec<_>>()) {
+            // "CUDA error:" is gone, "is misaligned" after an address) are
+            // a whole message, and make a phrase where one says what failed.
+            if run.len() == 2 && whole_message(&run.iter().map(|&j| lower(j)).collect::<Vec<_>>()) {
                 out.push(phrase(&run));
             }
             run.clear();
@@ -821,6 +856,20 @@ mod tests {
         assert!(!f.iter().any(|x| x.contains("allocate gib")));
         // The frame and its code line are gone.
         assert!(!f.iter().any(|x| x.contains("loss") || x.contains("model")));
+    }
+
+    #[test]
+    fn compute_sanitizer_s_frames_are_no_error_and_its_report_is() {
+        let text = "========= COMPUTE-SANITIZER\n========= Invalid __shared__ read of size 16 bytes\n=========     at matrixMul(const float *, const float *, float *, int, int, int)+0x7120 in /src/gemm.cu:94\n=========     by thread (0,4,0) in block (0,0,0)\n=========     Address 0x10a8 is misaligned\n=========     Saved host backtrace up to driver entry point at kernel launch time\n=========     Host Frame:sgemm(int, int, int, float*, float*, float*, float, float) [0xd05a]\n=========                in /home/u/bin/benchmark\n";
+        let kept = without_frames(text);
+        assert_eq!(kept.len(), 3, "{kept:?}");
+        assert!(kept[2].ends_with("is misaligned"));
+        // "is misaligned", alone between the address and the line's end, is
+        // a whole message; inside a sentence it would be a piece of it.
+        assert!(features(text).contains("w:is misaligned"));
+        assert!(!specific(&["is", "misaligned"]));
+        assert!(whole_message(&["is", "misaligned"]));
+        assert!(!whole_message(&["to", "the"]));
     }
 
     #[test]

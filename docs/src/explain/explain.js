@@ -59,6 +59,17 @@
     return out;
   }
 
+  // A frame of compute-sanitizer's report (where, by which thread, the
+  // host's backtrace); its own lines are kept.
+  function sanitizerFrame(line) {
+    var t = line.trimStart();
+    if (!t.startsWith("=========")) return false;
+    var rest = t.slice(9).replace(/^=*/, "").trimStart();
+    return ["at ", "by thread", "Host Frame", "in ", "Saved host backtrace"].some(function (f) {
+      return rest.startsWith(f);
+    });
+  }
+
   function withoutFrames(text) {
     var all = lines(text);
     var kept = [];
@@ -75,7 +86,7 @@
         i += codeLine ? 2 : 1;
         continue;
       }
-      if (trimmed.length > 0 && /^[\^~ ]+$/.test(trimmed)) {
+      if ((trimmed.length > 0 && /^[\^~ ]+$/.test(trimmed)) || sanitizerFrame(line)) {
         i += 1;
         continue;
       }
@@ -234,6 +245,11 @@
     return telling >= (words.some(isFunction) ? 2 : 1);
   }
 
+  // Two words alone between breaks, a whole message: one says what failed.
+  function wholeMessage(words) {
+    return words.some(function (w) { return !isGeneric(w) && FUNCTION_WORDS.indexOf(w) < 0; });
+  }
+
   function phrases(toks, pasted) {
     var out = [];
     var run = [];
@@ -249,7 +265,7 @@
       var genericName = t !== BREAK && GENERIC_IDENTIFIERS.indexOf(lower(t)) >= 0;
       if (errorName) out.push({ feature: "id:" + lower(t), tokens: [i] });
       if (t === BREAK || errorName || genericName) {
-        if (run.length === 2 && specific(words(run))) out.push(phrase(run));
+        if (run.length === 2 && wholeMessage(words(run))) out.push(phrase(run));
         run = [];
         continue;
       }
