@@ -194,6 +194,24 @@ pub struct Claim {
     pub control: Control,
 }
 
+impl Claim {
+    /// What a claim that declares no cap leaves out: it ends with
+    /// `..Claim::EITHER`, and its experiment can reach either verdict. A
+    /// claim that can reach at best "partly" writes its `reach` and all the
+    /// rest. The other fields here are blanks the catalogue's checks refuse
+    /// (no id, no seed, no quote, no deciding variant, a judge that decides
+    /// nothing, no control chosen), so a claim that forgets one fails them.
+    pub const EITHER: Claim = Claim {
+        id: "",
+        source: Source::Seed(""),
+        quote: "",
+        judged_by: "",
+        judge: |_| ClaimVerdict::Undecided,
+        reach: Reach::Either,
+        control: Control::Pending,
+    };
+}
+
 /// A claim's control: the run in which its measurement gives the other
 /// answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -194,11 +194,11 @@ const CLAIMS: &[Claim] = &[
         quote: "For all other transfers, the function should be fully asynchronous.",
         judged_by: "broken",
         control: Control::Run("pageable"),
-        reach: Reach::Either,
         // From pinned memory to the device is one of "all other
         // transfers": the call must return with the copy still queued
         // behind the waiting kernel.
         judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.flag(STILL_QUEUED)),
+        ..Claim::EITHER
     },
     Claim {
         id: "nvidia-pageable-async-copy-reverts-to-synchronous",
@@ -208,7 +208,6 @@ const CLAIMS: &[Claim] = &[
                 not overlap with other work.",
         judged_by: "pageable",
         control: Control::Run("broken"),
-        reach: Reach::Either,
         // "Function correctly": the device gets what was in the buffer at
         // the call. "Revert to a synchronous behavior": the call returns
         // only when the copy is no longer queued. Both: confirmed; correct
@@ -221,6 +220,7 @@ const CLAIMS: &[Claim] = &[
             Some((_, false)) => ClaimVerdict::Refuted,
             None => ClaimVerdict::Undecided,
         },
+        ..Claim::EITHER
     },
 ];
 

@@ -143,13 +143,13 @@ const CLAIMS: &[Claim] = &[
         control: Control::Impossible(
             "what a context takes is set up by the driver when the context is made, before the program can change anything in it: each of the 101 contexts this run makes takes the same 518 MiB, as each does on the H200 (docs/evidence/h200-catalogue-iv.json). A run with a context under the threshold would need another driver or GPU. What shows that the reading sees memory given back: in fixed, the same reading of the process's memory returns to its baseline once its contexts are destroyed.",
         ),
-        reach: Reach::Either,
         judge: |o: &Outcome| match o.measure(BYTES_PER_CONTEXT) {
             Some(b) if b >= (64 << 20) as f64 => ClaimVerdict::Confirmed,
             Some(b) if b > 0.0 => ClaimVerdict::Partly,
             Some(_) => ClaimVerdict::Refuted,
             None => ClaimVerdict::Undecided,
         },
+        ..Claim::EITHER
     },
     Claim {
         id: "001-undestroyed-contexts-fail-new-ones",
@@ -161,7 +161,6 @@ const CLAIMS: &[Claim] = &[
         // The same calls, each destroying the context it made: past the
         // call at which broken's new context is refused.
         control: Control::Run("fixed-destroy"),
-        reach: Reach::Either,
         judge: |o: &Outcome| match o.first_error() {
             Some(step) if step.call == "cuCtxCreate" => ClaimVerdict::Confirmed,
             Some(_) => ClaimVerdict::Partly,
@@ -170,6 +169,7 @@ const CLAIMS: &[Claim] = &[
             }
             None => ClaimVerdict::Undecided,
         },
+        ..Claim::EITHER
     },
     Claim {
         id: "004-oom-with-ample-free-memory",
@@ -177,7 +177,6 @@ const CLAIMS: &[Claim] = &[
         quote: "In my experience optimizing high-performance computing applications, I've repeatedly encountered out-of-memory errors even with seemingly ample free memory.",
         judged_by: "broken",
         control: Control::Run("fixed"),
-        reach: Reach::Either,
         // cuCtxCreate reports out of memory: with how much still free?
         judge: |o: &Outcome| match (o.first_error_is(OOM), o.measure(FREE_WHEN_IT_FAILED)) {
             (Some(true), Some(free)) => {
@@ -187,6 +186,7 @@ const CLAIMS: &[Claim] = &[
             _ if o.termination == casebook_model::Termination::Completed => ClaimVerdict::Refuted,
             _ => ClaimVerdict::Undecided,
         },
+        ..Claim::EITHER
     },
 ];
 

@@ -148,7 +148,6 @@ const CLAIMS: &[Claim] = &[
                 reinitialize the device.",
         judged_by: "broken-cpp",
         control: Control::Run("fixed-cpp"),
-        reach: Reach::Either,
         // No more commands: an unrelated call after the assert fails. Until
         // the reset: after cudaDeviceReset a call succeeds ("confirmed"),
         // or it still fails ("partly": the reset does not bring it back).
@@ -161,6 +160,7 @@ const CLAIMS: &[Claim] = &[
             ),
             None => ClaimVerdict::Undecided,
         },
+        ..Claim::EITHER
     },
     Claim {
         id: "nvidia-assert-process-must-be-relaunched",
@@ -180,7 +180,6 @@ const CLAIMS: &[Claim] = &[
         quote: "The context cannot be used anymore, and must be destroyed.",
         judged_by: "broken",
         control: Control::Run("fixed"),
-        reach: Reach::Either,
         // Unusable: an unrelated call after the assert fails. Destroying it is
         // what lets the program go on: a call in a new context succeeds
         // ("confirmed"), or it fails too ("partly": destroying is not enough
@@ -194,6 +193,7 @@ const CLAIMS: &[Claim] = &[
             ),
             None => ClaimVerdict::Undecided,
         },
+        ..Claim::EITHER
     },
 ];
 

@@ -150,7 +150,6 @@ const CLAIMS: &[Claim] = &[
         quote: "float* temp = new float[size * size]; // Potential source of error",
         judged_by: "broken-cpp",
         control: Control::Run("fixed-cpp"),
-        reach: Reach::Either,
         // "Potential": the pattern at a size whose product does not overflow,
         // with the default heap. As written, the product wraps (see
         // 003-size-knob-sets-memory-need) and nothing is asked for.
@@ -159,6 +158,7 @@ const CLAIMS: &[Claim] = &[
             Some(_) => ClaimVerdict::Confirmed,
             None => ClaimVerdict::Undecided,
         },
+        ..Claim::EITHER
     },
     Claim {
         id: "004-in-kernel-allocation-fragments",
@@ -183,7 +183,6 @@ const CLAIMS: &[Claim] = &[
                 ),
             },
         ]),
-        reach: Reach::Either,
         // "This situation" is the GPU memory that cudaMalloc serves. In-kernel
         // allocations live in the device heap, a region set aside once: they
         // can fragment that heap, not cudaMalloc's memory.
@@ -211,6 +210,7 @@ const CLAIMS: &[Claim] = &[
                 _ => ClaimVerdict::Undecided,
             }
         },
+        ..Claim::EITHER
     },
     Claim {
         id: "003-large-launch-memory-pressure",
@@ -221,7 +221,6 @@ const CLAIMS: &[Claim] = &[
         control: Control::Impossible(
             "registers and shared memory are on-chip, given to each block that is resident, and local memory is reserved once for the threads that can be resident at once: nothing a launch takes grows with its grid, so a run in which free memory falls as the grid grows would need a kernel that allocates per block (in-kernel malloc, heap-fragmentation-cpp), another claim. What shows that the reading sees what a launch takes: this run's first launch reserved 140 MiB, read the same way.",
         ),
-        reach: Reach::Either,
         // Registers and shared memory are on-chip, per resident block; local
         // memory is reserved per thread that can be resident at once. None of
         // it grows with the grid.
@@ -233,6 +232,7 @@ const CLAIMS: &[Claim] = &[
             (Some(true), Some(false)) => ClaimVerdict::Refuted,
             _ => ClaimVerdict::Undecided,
         },
+        ..Claim::EITHER
     },
     Claim {
         id: "003-size-knob-sets-memory-need",
@@ -240,9 +240,9 @@ const CLAIMS: &[Claim] = &[
         quote: "int size = 1024 * 1024 * 64; // Adjust to experiment with memory needs",
         judged_by: "as-written-cpp",
         control: Control::Run("size-in-range-cpp"),
-        reach: Reach::Either,
         // size * size is int arithmetic: does the request track size?
         judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.flag(THE_REQUEST_IS_SIZE_TIMES_SIZE)),
+        ..Claim::EITHER
     },
 ];
 

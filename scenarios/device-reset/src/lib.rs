@@ -71,13 +71,13 @@ const CLAIMS: &[Claim] = &[
                 of all allocated resources.",
         judged_by: "broken-cpp",
         control: Control::Run("library-in-primary-cpp"),
-        reach: Reach::Either,
         judge: |o: &Outcome| match (o.flag(FREE_NULL), o.flag(SURVIVED)) {
             (Some(false), Some(true)) => ClaimVerdict::Confirmed,
             (Some(false), Some(false)) | (Some(true), Some(true)) => ClaimVerdict::Partly,
             (Some(true), Some(false)) => ClaimVerdict::Refuted,
             _ => ClaimVerdict::Undecided,
         },
+        ..Claim::EITHER
     },
     Claim {
         id: "003-reset-only-reclaims-runtime-memory",
@@ -99,7 +99,6 @@ const CLAIMS: &[Claim] = &[
                 ),
             },
         ]),
-        reach: Reach::Either,
         // True of cudaDeviceReset; cudaFree(0) reclaims nothing at all.
         judge: |o: &Outcome| match (o.flag(RESET), o.flag(SURVIVED), o.flag(FREE_NULL)) {
             (Some(true), Some(true), Some(true)) => ClaimVerdict::Confirmed,
@@ -107,6 +106,7 @@ const CLAIMS: &[Claim] = &[
             (Some(_), Some(_), Some(_)) => ClaimVerdict::Refuted,
             _ => ClaimVerdict::Undecided,
         },
+        ..Claim::EITHER
     },
     Claim {
         id: "000-reset-completely-resets",
@@ -129,7 +129,6 @@ const CLAIMS: &[Claim] = &[
                 control: Control::Run("library-in-primary-cpp"),
             },
         ]),
-        reach: Reach::Either,
         // The primary context, completely; another context on the same device
         // is untouched.
         judge: |o: &Outcome| match (primary_cleared(o), o.flag(SURVIVED)) {
@@ -138,6 +137,7 @@ const CLAIMS: &[Claim] = &[
             (Some(false), Some(_)) => ClaimVerdict::Refuted,
             _ => ClaimVerdict::Undecided,
         },
+        ..Claim::EITHER
     },
     Claim {
         id: "000-reset-gives-a-clean-context",
@@ -188,8 +188,8 @@ const CLAIMS: &[Claim] = &[
         control: Control::Impossible(
             "cudaDeviceReset destroys the primary context and what it holds; a run in which it releases nothing would need the reset left out, the step measured. What shows that the reading sees a call that releases nothing: cudaFree(nullptr), read the same way in this run, released nothing.",
         ),
-        reach: Reach::Either,
         judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.flag(RESET)),
+        ..Claim::EITHER
     },
     Claim {
         id: "002-free-null-frees-nothing",
@@ -199,8 +199,8 @@ const CLAIMS: &[Claim] = &[
         control: Control::Impossible(
             "cudaFree(nullptr) has no allocation to free; a run in which it frees memory cannot be written. What shows that the reading sees a release: cudaDeviceReset, read the same way in this run, released the 4 GiB buffer.",
         ),
-        reach: Reach::Either,
         judge: |o: &Outcome| ClaimVerdict::refuted_if(o.flag(FREE_NULL)),
+        ..Claim::EITHER
     },
     Claim {
         id: "003-reset-ignores-fragmentation-and-library-memory",
@@ -224,7 +224,6 @@ const CLAIMS: &[Claim] = &[
              What shows that the reading is not blind: the calls after the reset succeed, in the \
              primary context the runtime makes anew.",
         ),
-        reach: Reach::Either,
         // Reusing context1: using what the first call made in it. After the
         // reset its buffer is written to once more.
         judge: |o: &Outcome| match o
@@ -235,6 +234,7 @@ const CLAIMS: &[Claim] = &[
             Some(_) => ClaimVerdict::Refuted,
             None => ClaimVerdict::Undecided,
         },
+        ..Claim::EITHER
     },
     Claim {
         id: "003-release-no-contiguous-guarantee",
@@ -249,7 +249,6 @@ const CLAIMS: &[Claim] = &[
              otherwise would need another allocator, another claim. What shows that the request \
              could fail: it asks for all the free memory but 512 MiB.",
         ),
-        reach: Reach::Either,
         // "Such functions": cudaFree(0) and cudaDeviceReset. After the reset,
         // one request of all the free memory but a margin.
         judge: |o: &Outcome| {
@@ -257,5 +256,6 @@ const CLAIMS: &[Claim] = &[
                 o.flag(ONE_BLOCK_OF_NEARLY_ALL_FREE_MEMORY_IS_SERVED_AFTER_THE_RESET),
             )
         },
+        ..Claim::EITHER
     },
 ];

@@ -127,7 +127,6 @@ const CLAIMS: &[Claim] = &[Claim {
             processes upon a call to fork.",
     judged_by: "broken",
     control: Control::Run("fixed"),
-    reach: Reach::Either,
     // The parent has a working context when it forks. If the copy had
     // CUDA's state, the worker's job would run; it fails at its first call
     // (confirmed) or runs (refuted).
@@ -137,4 +136,5 @@ const CLAIMS: &[Claim] = &[Claim {
         (Some(false), Some(false)) => ClaimVerdict::Partly,
         _ => ClaimVerdict::Undecided,
     },
+    ..Claim::EITHER
 }];

@@ -222,8 +222,8 @@ const CLAIMS: &[Claim] = &[
         quote: "Although there is memory available, no contiguous block of the correct size is available.",
         judged_by: "as-written-cpp",
         control: Control::Impossible(PAGES_SERVE_ANY_REQUEST),
-        reach: Reach::Either,
         judge: |o: &Outcome| ClaimVerdict::refuted_if(o.flag(THE_LARGE_ALLOCATION_SUCCEEDS)),
+        ..Claim::EITHER
     },
     Claim {
         id: "003-fragmentation-reduces-contiguous",
@@ -251,7 +251,6 @@ const CLAIMS: &[Claim] = &[
                 runs or related tasks – can lead to the creation of many small, unutilized gaps between larger occupied regions.",
         judged_by: "sub-page-holes-cpp",
         control: Control::Run("page-holes-cpp"),
-        reach: Reach::Either,
         // Blocks allocated and every other one freed: below the driver's
         // page, the freed blocks are small gaps between blocks still
         // allocated, and none of them shows as free memory (confirmed); with
@@ -259,6 +258,7 @@ const CLAIMS: &[Claim] = &[
         // (the control). `broken`, a pool that carves one region, shows the
         // same gaps in a sub-allocator.
         judge: holes_verdict,
+        ..Claim::EITHER
     },
     Claim {
         id: "004-fragmentation-root-cause",
@@ -267,10 +267,10 @@ const CLAIMS: &[Claim] = &[
                 allocation strategies used by CUDA.",
         judged_by: "broken",
         control: Control::Run("fixed"),
-        reach: Reach::Either,
         // Fragmentation: yes, in a sub-allocator. CUDA's own allocator: no,
         // it serves the same request outside the region.
         judge: carving_pool_verdict,
+        ..Claim::EITHER
     },
     Claim {
         id: "001-incomplete-free-fragments",
@@ -280,13 +280,13 @@ const CLAIMS: &[Claim] = &[
         quote: "In this raw CUDA example, the failure to completely free GPU memory in between runs can lead to fragmentation",
         judged_by: "sub-page-holes-cpp",
         control: Control::Run("sub-page-all-freed-cpp"),
-        reach: Reach::Either,
         // "Can": blocks left allocated between runs, every other one, then
         // one block of 90% of the bytes freed from cudaMalloc. Blocks below
         // the driver's page share pages, and the pages their survivors stay
         // in are not given back: that is where it could. The control frees
         // every block: the free is complete.
         judge: holes_verdict,
+        ..Claim::EITHER
     },
     Claim {
         id: "004-nvidia-smi-free-not-allocatable",
@@ -294,10 +294,10 @@ const CLAIMS: &[Claim] = &[
         quote: "A common misconception when working with CUDA is assuming that unused GPU memory, as reported by tools like `nvidia-smi`, directly translates to availability for new allocations.",
         judged_by: "hard-form-cpp",
         control: Control::Impossible(PAGES_SERVE_ANY_REQUEST),
-        reach: Reach::Either,
         judge: |o: &Outcome| {
             ClaimVerdict::refuted_if(o.flag(ONE_BLOCK_OF_90_OF_THE_SCATTERED_FREE_MEMORY_IS_SERVED))
         },
+        ..Claim::EITHER
     },
     Claim {
         id: "004-mismatched-fragmented-request-fails",
@@ -305,12 +305,12 @@ const CLAIMS: &[Claim] = &[
         quote: "However, if the requested memory size or alignment doesn't match any cached blocks, and existing large blocks are fragmented by smaller allocations in between, the allocation might fail despite having enough total free memory to satisfy the requested size.",
         judged_by: "caching-allocator-py",
         control: Control::Run("expandable-segments-py"),
-        reach: Reach::Either,
         // A caching allocator's claim, decided on PyTorch's (as
         // 003-fragmentation-reduces-contiguous is); `broken`, the pool that
         // carves one region, shows the same refusal, and cuMemAlloc serving
         // the request beside it.
         judge: caching_allocator_verdict,
+        ..Claim::EITHER
     },
     Claim {
         id: "004-fragmentation-hinders-large-chunks",
@@ -331,7 +331,6 @@ const CLAIMS: &[Claim] = &[
         quote: "Although the total amount of memory allocated and released might be less than the total GPU memory, the allocator creates a fragmented memory space.",
         judged_by: "as-written-cpp",
         control: Control::Impossible(PAGES_SERVE_ANY_REQUEST),
-        reach: Reach::Either,
         judge: |o: &Outcome| match (
             o.flag(FREE_MEMORY_AFTER_EQUALS_FREE_MEMORY_BEFORE),
             o.flag(THE_LARGE_ALLOCATION_SUCCEEDS),
@@ -340,6 +339,7 @@ const CLAIMS: &[Claim] = &[
             (Some(false), _) | (_, Some(false)) => ClaimVerdict::Confirmed,
             _ => ClaimVerdict::Undecided,
         },
+        ..Claim::EITHER
     },
     Claim {
         id: "004-custom-pool-minimizes-fragmentation",
@@ -381,10 +381,10 @@ const CLAIMS: &[Claim] = &[
              than 32 MiB free it would fail for want of memory, which is not this sentence's cause. What \
              shows that the request could fail: it asks for half of all the memory left.",
         ),
-        reach: Reach::Either,
         // "Might": where it could, on a GPU with little more free than the
         // request.
         judge: |o: &Outcome| ClaimVerdict::refuted_if(o.flag(THE_LARGE_ALLOCATION_SUCCEEDS)),
+        ..Claim::EITHER
     },
     Claim {
         id: "004-varying-size-churn-fragments",
@@ -393,7 +393,6 @@ const CLAIMS: &[Claim] = &[
                 strategies for allocation reuse, the potential for fragmentation significantly increases.",
         judged_by: "churn-cpp",
         control: Control::Impossible(CHURN_HAS_NO_CONTROL),
-        reach: Reach::Either,
         // 100,000 allocations and frees of sizes from 4 KiB to 64 MiB, the
         // blocks the churn left still live. Is one block of 90% of what the
         // live blocks leave of the memory free before the churn refused
@@ -411,6 +410,7 @@ const CLAIMS: &[Claim] = &[
             (Some(true), Some(false)) => ClaimVerdict::Refuted,
             _ => ClaimVerdict::Undecided,
         },
+        ..Claim::EITHER
     },
     Claim {
         id: "004-free-does-not-defragment",
@@ -418,7 +418,6 @@ const CLAIMS: &[Claim] = &[
         quote: "The immediate free operations don't always lead to defragmentation.",
         judged_by: "sub-page-holes-cpp",
         control: Control::Run("page-holes-cpp"),
-        reach: Reach::Either,
         // "Don't always": a case where freeing does not give back what was
         // freed as one block, if there is one. The article's example frees
         // with cudaFree; blocks below the driver's page, every other one
@@ -426,6 +425,7 @@ const CLAIMS: &[Claim] = &[
         // frees every block, where nothing can stay fragmented: recorded
         // beside it.)
         judge: holes_verdict,
+        ..Claim::EITHER
     },
 ];
 

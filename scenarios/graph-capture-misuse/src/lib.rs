@@ -248,7 +248,6 @@ const CLAIMS: &[Claim] = &[
                 scheduled for execution.",
         judged_by: "broken",
         control: Control::Run("fixed"),
-        reach: Reach::Either,
         // The synchronisation inside the capture is refused (confirmed) or
         // returns success (refuted).
         judge: |o: &Outcome| match o.first_error() {
@@ -256,6 +255,7 @@ const CLAIMS: &[Claim] = &[
             Some(_) => ClaimVerdict::Undecided,
             None => ClaimVerdict::Refuted,
         },
+        ..Claim::EITHER
     },
     Claim {
         id: "nvidia-end-capture-after-invalidation",
@@ -264,7 +264,6 @@ const CLAIMS: &[Claim] = &[
                 return an error value and a NULL graph.",
         judged_by: "broken",
         control: Control::Run("fixed"),
-        reach: Reach::Either,
         judge: |o: &Outcome| {
             let text = |name| o.fact(name).and_then(|v| v.as_str().map(str::to_owned));
             match (text(END_CAPTURE), text(GRAPH), text(STREAM_AFTER)) {
@@ -279,6 +278,7 @@ const CLAIMS: &[Claim] = &[
                 _ => ClaimVerdict::Undecided,
             }
         },
+        ..Claim::EITHER
     },
     Claim {
         id: "nvidia-captured-and-enqueued-dependency-is-an-error",
@@ -288,7 +288,6 @@ const CLAIMS: &[Claim] = &[
                 execution, CUDA prefers to return an error rather than ignore the dependency.",
         judged_by: "captured-event",
         control: Control::Run("event-outside-capture"),
-        reach: Reach::Either,
         // The teardown's wait connects work enqueued on the stream with an
         // event that stands for a node of the (destroyed) graph: an error
         // confirms, success refutes.
@@ -299,6 +298,7 @@ const CLAIMS: &[Claim] = &[
                     .map(|r| r != DriverError::SUCCESS),
             )
         },
+        ..Claim::EITHER
     },
     Claim {
         id: "nvidia-non-captured-event-wait-is-invalid",
@@ -307,7 +307,6 @@ const CLAIMS: &[Claim] = &[
                 captured without specifying the `cudaEventWaitExternal` flag.",
         judged_by: "safe-api-tracked",
         control: Control::Run("fixed"),
-        reach: Reach::Either,
         // cudarc's default tracking makes the captured use wait on the
         // buffer's write event, recorded before the capture, with no flag:
         // the only difference from safe-api, whose capture gives a graph.
@@ -322,6 +321,7 @@ const CLAIMS: &[Claim] = &[
                 _ => ClaimVerdict::Undecided,
             }
         },
+        ..Claim::EITHER
     },
 ];
 

@@ -109,7 +109,6 @@ const CLAIMS: &[Claim] = &[
             allocation capabilities.",
         judged_by: "broken-cpp",
         control: Control::Run("fixed-cpp"),
-        reach: Reach::Either,
         // Host memory does grow; the device's free memory is what CUDA
         // allocates from, and it does not move.
         judge: |o: &Outcome| match (o.check(BACK), o.flag(DEVICE_MOVED)) {
@@ -118,6 +117,7 @@ const CLAIMS: &[Claim] = &[
             (Some(true), _) => ClaimVerdict::Refuted,
             _ => ClaimVerdict::Undecided,
         },
+        ..Claim::EITHER
     },
     Claim {
         id: "002-pinned-memory-faster-transfers",
@@ -125,7 +125,6 @@ const CLAIMS: &[Claim] = &[
         quote: "Crucial for efficient data transfer to the device",
         judged_by: "pinned-transfers",
         control: Control::Run("pageable-transfers"),
-        reach: Reach::Either,
         // Efficient, and crucially so: a copy from pageable memory takes
         // longer, by a fifth at least, in four pairs of five.
         judge: |o: &Outcome| match o
@@ -136,6 +135,7 @@ const CLAIMS: &[Claim] = &[
             Some(_) => ClaimVerdict::Refuted,
             None => ClaimVerdict::Undecided,
         },
+        ..Claim::EITHER
     },
     Claim {
         id: "002-pinned-leak-exhausts-memory",
@@ -143,7 +143,6 @@ const CLAIMS: &[Claim] = &[
         quote: "but improper management can indirectly contribute to memory exhaustion.",
         judged_by: "pinned-leak",
         control: Control::Run("pinned-given-back"),
-        reach: Reach::Either,
         // Pinned memory kept is host memory nothing else can have, not even
         // by swapping: does the host's available memory fall by it?
         judge: |o: &Outcome| {
@@ -151,6 +150,7 @@ const CLAIMS: &[Claim] = &[
                 o.flag(THE_HOST_S_AVAILABLE_MEMORY_FALLS_BY_WHAT_IS_KEPT_PINNED),
             )
         },
+        ..Claim::EITHER
     },
     Claim {
         id: "003-example2-later-code-may-fail-host-memory",
@@ -158,11 +158,11 @@ const CLAIMS: &[Claim] = &[
         quote: "// ... further code execution that might fail due to lack of free host memory ...",
         judged_by: "limited-host-cpp",
         control: Control::Run("limited-host-fixed-cpp"),
-        reach: Reach::Either,
         // "Might": where it could, on a host with little memory to spare.
         judge: |o: &Outcome| {
             ClaimVerdict::confirmed_if(o.flag(A_CALL_FAILS_FOR_LACK_OF_HOST_MEMORY))
         },
+        ..Claim::EITHER
     },
 ];
 

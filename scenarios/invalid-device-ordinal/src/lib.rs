@@ -105,7 +105,6 @@ const CLAIMS: &[Claim] = &[Claim {
             valid CUDA device",
     judged_by: "broken-cpp",
     control: Control::Run("fixed-cpp"),
-    reach: Reach::Either,
     // The ordinal one past the last GPU the process sees: cudaSetDevice
     // returns cudaErrorInvalidDevice (confirmed), or accepts it and the work
     // runs (refuted); fixed-cpp, the same program with an ordinal the
@@ -116,6 +115,7 @@ const CLAIMS: &[Claim] = &[Claim {
         (Some(false), Some(false)) => ClaimVerdict::Partly,
         _ => ClaimVerdict::Undecided,
     },
+    ..Claim::EITHER
 }];
 
 /// The job's work on the device it got: its primary context, a buffer

@@ -94,7 +94,6 @@ const CLAIMS: &[Claim] = &[
         // faulted; under-tools reads compute-sanitizer's report the same way
         // and finds spin_then_fault named there.)
         control: Control::Run("fixed"),
-        reach: Reach::Either,
         // The messages the program's calls return: do they name the kernel
         // that faulted? And does the error surface at the launch that
         // caused it? Generic, at an unrelated call: confirmed. Generic, but
@@ -110,6 +109,7 @@ const CLAIMS: &[Claim] = &[
             (Some(true), _) => ClaimVerdict::Refuted,
             _ => ClaimVerdict::Undecided,
         },
+        ..Claim::EITHER
     },
     Claim {
         id: "000-debugger-pinpoints-errors",

@@ -190,12 +190,12 @@ const CLAIMS: &[Claim] = &[
         control: Control::Impossible(
             "1024 threads a block is the limit of every GPU the machines have (H100 and H200); a run that reads otherwise would need a GPU with another limit. The run reads both answers itself: a block of 1024 threads launches, one of 2048 does not.",
         ),
-        reach: Reach::Either,
         // Up to 1024: a block of 1024 launches and one of 2048 does not.
         judge: |o: &Outcome| match (o.flag(BLOCK_1024_LAUNCHES), o.flag(BLOCK_2048_LAUNCHES)) {
             (Some(at), Some(over)) => ClaimVerdict::confirmed_if(Some(at && !over)),
             _ => ClaimVerdict::Undecided,
         },
+        ..Claim::EITHER
     },
     Claim {
         id: "nvidia-launch-above-bound-fails",
@@ -206,8 +206,8 @@ const CLAIMS: &[Claim] = &[
         control: Control::Impossible(
             "the driver holds every launch to the kernel's bound; a run in which a launch above it is accepted would need a driver that ignores the bound. What shows that the same launch path accepts a launch within a bound: this run's heavy_bounded, bound 1024, launched with 1024 threads.",
         ),
-        reach: Reach::Either,
         judge: |o: &Outcome| ClaimVerdict::refuted_if(o.flag(OVER_BOUND_LAUNCHES)),
+        ..Claim::EITHER
     },
     Claim {
         id: "nvidia-no-launch-bounds-too-many-resources",
@@ -215,7 +215,6 @@ const CLAIMS: &[Claim] = &[
         quote: "Failure to do so could result in “too many resources requested for launch” errors.",
         judged_by: "broken",
         control: Control::Run("bounded"),
-        reach: Reach::Either,
         // Tested where it applies: a kernel without bounds whose registers
         // do not allow the block it is launched with. The driver refuses
         // the launch (confirmed), or it accepts it (refuted). Where the
@@ -227,6 +226,7 @@ const CLAIMS: &[Claim] = &[
             (Some(_), Some(true)) => ClaimVerdict::Refuted,
             _ => ClaimVerdict::Undecided,
         },
+        ..Claim::EITHER
     },
     Claim {
         id: "nvidia-occupancy-api-maximises-occupancy",
@@ -238,9 +238,9 @@ const CLAIMS: &[Claim] = &[
         control: Control::Impossible(
             "the sentence is about the occupancy the driver's model computes, and the run compares the suggested block with every block size the kernel allows under that same model (cuOccupancyMaxActiveBlocksPerMultiprocessor): a run that reads \"refuted\" would need the API to disagree with the model it is built on. Occupancy measured on the GPU (a profiler's achieved occupancy) is not read here.",
         ),
-        reach: Reach::Either,
         // Every block size the kernel allows, against the suggested one.
         judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.flag(SUGGESTED_IS_BEST)),
+        ..Claim::EITHER
     },
 ];
 

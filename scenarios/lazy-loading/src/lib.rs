@@ -197,12 +197,12 @@ const CLAIMS: &[Claim] = &[
                 finish to synchronize the context.",
         judged_by: "broken",
         control: Control::Run("fixed"),
-        reach: Reach::Either,
         // Confirmed if the releasing kernel ran only once the waiting kernel
         // had given up (each waited for the other until the waiter's own
         // limit broke the tie); refuted if it ran while the waiter waited:
         // its first launch then did not wait for the running kernel.
         judge: |o: &Outcome| ClaimVerdict::refuted_if(released(o)),
+        ..Claim::EITHER
     },
     Claim {
         id: "nvidia-lazy-loading-preload-remedy",
@@ -213,10 +213,10 @@ const CLAIMS: &[Claim] = &[
                 loading data eagerly without forcing each function to load eagerly",
         judged_by: "fixed",
         control: Control::Run("broken"),
-        reach: Reach::Either,
         // The fix preloads the releasing kernel (the first remedy); the
         // second is the `eager` variant's.
         judge: |o: &Outcome| ClaimVerdict::confirmed_if(released(o)),
+        ..Claim::EITHER
     },
     Claim {
         id: "nvidia-eager-loads-kernels-at-start",
@@ -224,11 +224,11 @@ const CLAIMS: &[Claim] = &[
         quote: "`EAGER`: Fully loads CUDA modules and kernels at program initialization.",
         judged_by: "eager",
         control: Control::Run("broken"),
-        reach: Reach::Either,
         // Loaded at start, the releasing kernel has nothing to load at its
         // first launch, so it runs while the waiter waits: the variant's
         // check is the worker's.
         judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.check(RELEASED)),
+        ..Claim::EITHER
     },
     Claim {
         id: "nvidia-lazy-loading-saves-time-and-memory",
@@ -238,7 +238,6 @@ const CLAIMS: &[Claim] = &[
                 on GPU memory and host memory.",
         judged_by: "footprint",
         control: Control::Run("footprint-one-kernel"),
-        reach: Reach::Either,
         // The program the passage describes: it launches one kernel of a
         // library of many. Three savings are claimed: the load's time, and the
         // device and host memory the library adds by the time the program
@@ -262,6 +261,7 @@ const CLAIMS: &[Claim] = &[
                 _ => ClaimVerdict::Undecided,
             }
         },
+        ..Claim::EITHER
     },
 ];
 

@@ -72,13 +72,13 @@ const CLAIMS: &[Claim] = &[
                 within every function.",
         judged_by: "broken",
         control: Control::Run("fixed"),
-        reach: Reach::Either,
         judge: |o: &Outcome| match (o.check(EVERY_CALL), o.measure(BYTES_PER_HANDLE)) {
             (Some(false), Some(b)) if b > 0.0 => ClaimVerdict::Confirmed,
             (Some(false), _) => ClaimVerdict::Partly,
             (Some(true), _) => ClaimVerdict::Refuted,
             (None, _) => ClaimVerdict::Undecided,
         },
+        ..Claim::EITHER
     },
     Claim {
         id: "003-libraries-add-significant-memory",
@@ -86,7 +86,6 @@ const CLAIMS: &[Claim] = &[
         quote: "Additionally, carefully consider the memory requirements of all libraries and dependencies used in your project, as these can significantly contribute to overall memory consumption.",
         judged_by: "broken",
         control: Control::Run("fixed"),
-        reach: Reach::Either,
         // Device memory one cuBLAS handle takes: 32 MiB or more is significant
         // beside a batch-size-1 input.
         judge: |o: &Outcome| match o.measure(BYTES_PER_HANDLE) {
@@ -95,6 +94,7 @@ const CLAIMS: &[Claim] = &[
             Some(_) => ClaimVerdict::Refuted,
             None => ClaimVerdict::Undecided,
         },
+        ..Claim::EITHER
     },
     Claim {
         id: "002-library-leak-not-apparent",
@@ -102,7 +102,6 @@ const CLAIMS: &[Claim] = &[
         quote: "This is especially insidious because the leak might not be apparent within the main application's code.",
         judged_by: "broken",
         control: Control::Run("fixed"),
-        reach: Reach::Either,
         // The program's own calls allocate nothing on the device (its
         // operands are made once, before them); each call's cublasCreate
         // does, inside cuBLAS. Device memory falling with every call is a
@@ -112,6 +111,7 @@ const CLAIMS: &[Claim] = &[
             Some(_) => ClaimVerdict::Refuted,
             None => ClaimVerdict::Undecided,
         },
+        ..Claim::EITHER
     },
 ];
 

@@ -93,7 +93,6 @@ const CLAIMS: &[Claim] = &[Claim {
     quote: "This behavior is performance-driven, aiming to reduce the overhead of interacting with the GPU's memory management unit.",
     judged_by: "pool-synced-cpp",
     control: Control::Run("pool-synced-alike-cpp"),
-    reach: Reach::Either,
     // The pool kept against the pool emptied after each step, the host
     // waiting for each step in both, in interleaved pairs: 1.5 times faster
     // or more confirms it (what is left is the mapping the cache saves);
@@ -103,6 +102,7 @@ const CLAIMS: &[Claim] = &[Claim {
     judge: |o: &Outcome| {
         ClaimVerdict::confirmed_if(o.flag(THE_LOOP_CLEARS_1_5X_OVER_THE_BASELINE_POOL_LOOP))
     },
+    ..Claim::EITHER
 }];
 
 #[cfg(test)]

@@ -86,7 +86,6 @@ const CLAIMS: &[Claim] = &[
                 not aligned.",
         judged_by: "broken-cpp",
         control: Control::Run("fixed-cpp"),
-        reach: Reach::Either,
         // float4 loads from an address 4 bytes past a multiple of 16: the
         // kernel's first error is cudaErrorMisalignedAddress (confirmed), or
         // it runs and its result matches (refuted). fixed-cpp, the same data
@@ -97,6 +96,7 @@ const CLAIMS: &[Claim] = &[
             (Some(false), _) => ClaimVerdict::Partly,
             _ => ClaimVerdict::Undecided,
         },
+        ..Claim::EITHER
     },
     Claim {
         id: "nvidia-misaligned-address-poisons-the-process",

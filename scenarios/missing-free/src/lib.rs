@@ -133,8 +133,8 @@ const CLAIMS: &[Claim] = &[
                 GPU memory on subsequent calls, leading to allocation failures.",
         judged_by: "broken",
         control: Control::Run("fixed"),
-        reach: Reach::Either,
         judge: |o| leak_verdict(o, OOM),
+        ..Claim::EITHER
     },
     Claim {
         id: "000-second-call-fails",
@@ -142,8 +142,8 @@ const CLAIMS: &[Claim] = &[
         quote: "Attempting to reuse the same memory for a second kernel call will likely fail.",
         judged_by: "broken-cpp",
         control: Control::Run("second-call-large-cpp"),
-        reach: Reach::Either,
         judge: |o| ClaimVerdict::refuted_if(o.flag(SECOND_CALL_OK)),
+        ..Claim::EITHER
     },
     Claim {
         id: "001-previous-batch-not-released",
@@ -166,8 +166,8 @@ const CLAIMS: &[Claim] = &[
                 necessitating explicit management within the application.",
         judged_by: "broken-cpp",
         control: Control::Run("fixed-cpp"),
-        reach: Reach::Either,
         judge: |o| leak_verdict(o, OOM_CPP),
+        ..Claim::EITHER
     },
     Claim {
         id: "000-cuda-keeps-state-between-calls",
@@ -175,12 +175,12 @@ const CLAIMS: &[Claim] = &[
         quote: "The core problem manifests because CUDA maintains state between calls.",
         judged_by: "broken-cpp",
         control: Control::Run("fixed-cpp"),
-        reach: Reach::Either,
         // Each call leaves its buffer behind, and the calls after it find
         // it there: they run out of memory after about free/leak calls.
         // Where every call frees its buffer, free memory is back where it
         // started after the calls: nothing was kept between them.
         judge: kept_between_calls,
+        ..Claim::EITHER
     },
     Claim {
         id: "000-example1-memory-remains-allocated",
@@ -188,8 +188,8 @@ const CLAIMS: &[Claim] = &[
         quote: "This example omits the crucial `cudaFree(d_data)` call, leaving the GPU memory allocated.",
         judged_by: "broken-cpp",
         control: Control::Run("fixed-cpp"),
-        reach: Reach::Either,
         judge: kept_between_calls,
+        ..Claim::EITHER
     },
     Claim {
         id: "000-example1-further-allocation-errors",
@@ -197,10 +197,10 @@ const CLAIMS: &[Claim] = &[
         quote: "// ... subsequent code attempting to use d_data or allocate more device memory will result in errors",
         judged_by: "broken-cpp",
         control: Control::Run("second-call-large-cpp"),
-        reach: Reach::Either,
         // "Will result in errors": the next call, at the article's size,
         // uses the same memory and allocates more.
         judge: |o| ClaimVerdict::refuted_if(o.flag(SECOND_CALL_OK)),
+        ..Claim::EITHER
     },
     Claim {
         id: "001-cudafree-releases",
@@ -208,7 +208,6 @@ const CLAIMS: &[Claim] = &[
         quote: "cudaFree(dev_data); // Free allocated memory",
         judged_by: "fixed-cpp",
         control: Control::Run("broken-cpp"),
-        reach: Reach::Either,
         // Free memory back at its baseline after the calls: released.
         // Without the cudaFree the calls never get there: they fill the GPU
         // after about free/leak calls, so nothing was released.
@@ -219,6 +218,7 @@ const CLAIMS: &[Claim] = &[
             None if o.flag(FAILED_AFTER_FILL) == Some(true) => ClaimVerdict::Refuted,
             None => ClaimVerdict::Undecided,
         },
+        ..Claim::EITHER
     },
     Claim {
         id: "001-raw-second-run-may-fail",
@@ -226,7 +226,6 @@ const CLAIMS: &[Claim] = &[
         quote: "// ... kernel launch ... // this may fail due to remaining allocations or driver issues",
         judged_by: "fixed-cpp",
         control: Control::Run("broken-cpp"),
-        reach: Reach::Either,
         // Run after run, each freeing what it allocated: does a later one fail?
         judge: |o| match o.first_error() {
             Some(_) => ClaimVerdict::Confirmed,
@@ -235,6 +234,7 @@ const CLAIMS: &[Claim] = &[
             }
             None => ClaimVerdict::Undecided,
         },
+        ..Claim::EITHER
     },
     Claim {
         id: "001-incomplete-free-exhausts",
@@ -245,8 +245,8 @@ const CLAIMS: &[Claim] = &[
         quote: "resource exhaustion, or driver-level conflicts.",
         judged_by: "broken-cpp",
         control: Control::Run("fixed-cpp"),
-        reach: Reach::Either,
         judge: |o| leak_verdict(o, OOM_CPP),
+        ..Claim::EITHER
     },
     Claim {
         id: "002-silent-accumulation-to-oom",
@@ -268,7 +268,6 @@ const CLAIMS: &[Claim] = &[
                 the program.",
         judged_by: "under-ncu",
         control: Control::Run("under-leak-check"),
-        reach: Reach::Either,
         // The tool the sentence names, on a program that leaks: does its
         // report name the leak? Only a run that went through says, and a
         // report that names no leak refutes only if it shows the tool saw
@@ -282,6 +281,7 @@ const CLAIMS: &[Claim] = &[
             (Some(true), Some(false), Some(true)) => ClaimVerdict::Refuted,
             _ => ClaimVerdict::Undecided,
         },
+        ..Claim::EITHER
     },
 ];
 

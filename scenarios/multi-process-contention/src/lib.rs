@@ -137,7 +137,6 @@ const CLAIMS: &[Claim] = &[
                 concurrently that utilize CUDA.",
         judged_by: "rounds",
         control: Control::Run("rounds-alone"),
-        reach: Reach::Either,
         // The variable is the number of processes: the same rounds, each
         // taking what the GPU leaves, by two processes at once and by one
         // (rounds-alone, the control). Failed allocations with two:
@@ -148,6 +147,7 @@ const CLAIMS: &[Claim] = &[
             Some(_) => ClaimVerdict::Confirmed,
             None => ClaimVerdict::Undecided,
         },
+        ..Claim::EITHER
     },
     Claim {
         id: "001-multi-process-needs-sync",
@@ -157,7 +157,6 @@ const CLAIMS: &[Claim] = &[
                 allocate it.",
         judged_by: "free-async-then-tell",
         control: Control::Run("free-async-synced-then-tell"),
-        reach: Reach::Either,
         // "Might be required": decided where a synchronise can matter, the
         // stream-ordered free (cuMemFreeAsync), whose memory the pool gives
         // back at a synchronise. A word on the host after it returns, with no
@@ -166,6 +165,7 @@ const CLAIMS: &[Claim] = &[
         // article's example frees, the word alone is enough: free-then-tell
         // records it, and its control tell-then-free shows the order matters.
         judge: |o: &Outcome| ClaimVerdict::refuted_if(o.flag(THE_TAKER_S_ALLOCATION_SUCCEEDS)),
+        ..Claim::EITHER
     },
     Claim {
         id: "001-shared-resource-contention-intermittent",

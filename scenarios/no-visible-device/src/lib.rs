@@ -135,7 +135,6 @@ const CLAIMS: &[Claim] = &[
         quote: "If the variable is set to an empty string, no GPU devices are visible.",
         judged_by: "broken-cpp",
         control: Control::Run("fixed-cpp"),
-        reach: Reach::Either,
         // CUDA_VISIBLE_DEVICES empty: cudaGetDeviceCount sees no GPU and
         // says cudaErrorNoDevice (confirmed), or sees the GPU (refuted).
         // fixed-cpp, the same program with the launcher's GPU named, is the
@@ -146,6 +145,7 @@ const CLAIMS: &[Claim] = &[
             (Some(false), _) => ClaimVerdict::Partly,
             _ => ClaimVerdict::Undecided,
         },
+        ..Claim::EITHER
     },
     Claim {
         id: "nvidia-visible-devices-invalid-index-hides-the-rest",
@@ -154,7 +154,6 @@ const CLAIMS: &[Claim] = &[
                 the invalid index in the list are visible.",
         judged_by: "invalid-first-cpp",
         control: Control::Run("invalid-last-cpp"),
-        reach: Reach::Either,
         // `-1,<the GPU>`: the GPU after the invalid index is not seen
         // (confirmed), or is (refuted). invalid-last-cpp, the GPU ahead of
         // the same invalid index, is the control, in which it is seen: the
@@ -164,6 +163,7 @@ const CLAIMS: &[Claim] = &[
             Some(true) => ClaimVerdict::Refuted,
             None => ClaimVerdict::Undecided,
         },
+        ..Claim::EITHER
     },
 ];
 

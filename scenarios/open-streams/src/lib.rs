@@ -84,7 +84,6 @@ const CLAIMS: &[Claim] = &[
                 ),
             },
         ]),
-        reach: Reach::Either,
         // Interference by open streams as such (idle ones) or only through work
         // they still hold.
         judge: |o: &Outcome| match (
@@ -96,6 +95,7 @@ const CLAIMS: &[Claim] = &[
             (Some(_), Some(false)) => ClaimVerdict::Refuted,
             _ => ClaimVerdict::Undecided,
         },
+        ..Claim::EITHER
     },
     Claim {
         id: "000-synced-stream-no-conflicts",
@@ -103,8 +103,8 @@ const CLAIMS: &[Claim] = &[
         quote: "// ... subsequent model calls (No resource conflicts due to stream synchronization)",
         judged_by: "fixed-cpp",
         control: Control::Run("broken-cpp"),
-        reach: Reach::Either,
         judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.check(NO_WAIT)),
+        ..Claim::EITHER
     },
     Claim {
         id: "000-unmanaged-streams-resource-conflicts",
@@ -113,9 +113,9 @@ const CLAIMS: &[Claim] = &[
                 can lead to resource conflicts and undefined behavior.",
         judged_by: "unmanaged-cpp",
         control: Control::Run("managed-cpp"),
-        reach: Reach::Either,
         // Calls that each leave a stream working on a buffer they share: does
         // a call's model read what the next call wrote there?
         judge: |o: &Outcome| ClaimVerdict::refuted_if(o.check(EACH_CALL_READS_ITS_OWN_INPUT)),
+        ..Claim::EITHER
     },
 ];

@@ -163,7 +163,6 @@ const CLAIMS: &[Claim] = &[
                 unreleased resources within the CUDA driver itself, rather than a problem with active user processes.",
         judged_by: "forked-child",
         control: Control::Impossible(NO_DRIVER_KEEPS_IT),
-        reach: Reach::Either,
         // Decided where the article's condition holds: the process that
         // allocated has exited, and nvidia-smi lists no live process that
         // holds the memory (only a pid that is no longer alive), yet the
@@ -176,6 +175,7 @@ const CLAIMS: &[Claim] = &[
             (Some(false), Some(false)) => ClaimVerdict::Confirmed,
             _ => ClaimVerdict::Undecided,
         },
+        ..Claim::EITHER
     },
     Claim {
         id: "002-lingering-context-holds-memory",
@@ -204,7 +204,6 @@ const CLAIMS: &[Claim] = &[
         quote: "Allocations here persist until explicitly freed.",
         judged_by: "exit-and-kill",
         control: Control::Run("forked-child"),
-        reach: Reach::Either,
         // While the holder lives, unfreed, its 4 GiB stay taken (the kill
         // arm reads them before the kill); once the process has ended they
         // are back: partly. Held after it ends (the control, where a
@@ -218,6 +217,7 @@ const CLAIMS: &[Claim] = &[
             (Some(true), ClaimVerdict::Confirmed) => ClaimVerdict::Confirmed,
             _ => ClaimVerdict::Undecided,
         },
+        ..Claim::EITHER
     },
     Claim {
         id: "002-residual-allocations-from-previous-sessions",

@@ -110,12 +110,12 @@ const CLAIMS: &[Claim] = &[
         control: Control::Impossible(
             "a cudaMalloc that fails returns an error code and leaves the program's control flow alone: in C++ that does not check it, the next line always runs. A run in which the further operations are never reached would have to return or throw before them, which skips the step measured. (Where the failure raises, as in PyTorch, the next line is not reached: broken-py.)",
         ),
-        reach: Reach::Either,
         // Under its condition, 2 GiB free: after the failed allocation, does
         // a further operation run?
         judge: |o: &Outcome| {
             ClaimVerdict::refuted_if(o.flag(A_FURTHER_OPERATION_RUNS_AFTER_THE_FAILED_ALLOCATION))
         },
+        ..Claim::EITHER
     },
     Claim {
         id: "003-one-allocation-exhausts",
@@ -123,7 +123,6 @@ const CLAIMS: &[Claim] = &[
         quote: "While the batch size is 1, the sheer size of the intended allocation can exhaust the available GPU memory.",
         judged_by: "broken",
         control: Control::Run("fixed"),
-        reach: Reach::Either,
         judge: |o: &Outcome| match o.shows(&Symptom::cuda_error(OOM)) {
             true => ClaimVerdict::Confirmed,
             false if o.termination == casebook_model::Termination::Completed => {
@@ -131,6 +130,7 @@ const CLAIMS: &[Claim] = &[
             }
             false => ClaimVerdict::Undecided,
         },
+        ..Claim::EITHER
     },
     Claim {
         id: "003-insufficient-memory-line-errors",
@@ -178,7 +178,6 @@ const CLAIMS: &[Claim] = &[
         quote: "This is more pronounced on GPUs with limited VRAM.",
         judged_by: "as-written-cpp",
         control: Control::Run("room-for-it-cpp"),
-        reach: Reach::Either,
         // The same program on the whole GPU and beside a ballast that
         // leaves 2 GiB free.
         judge: |o: &Outcome| match (
@@ -189,6 +188,7 @@ const CLAIMS: &[Claim] = &[
             (Some(_), Some(_)) => ClaimVerdict::Refuted,
             _ => ClaimVerdict::Undecided,
         },
+        ..Claim::EITHER
     },
     Claim {
         id: "000-allocation-exceeding-available-errors",
@@ -199,7 +199,6 @@ const CLAIMS: &[Claim] = &[
         // (The Rust `broken` read the other answer only because the driver
         // spells the error CUDA_ERROR_OUT_OF_MEMORY.)
         control: Control::Run("fixed-cpp"),
-        reach: Reach::Either,
         // The call that asks for more than is free fails with out of memory,
         // in the runtime's or the driver's spelling: confirmed; a run that
         // completes without a failed call: refuted.
@@ -212,6 +211,7 @@ const CLAIMS: &[Claim] = &[
             }
             None => ClaimVerdict::Undecided,
         },
+        ..Claim::EITHER
     },
 ];
 

@@ -110,10 +110,10 @@ const CLAIMS: &[Claim] = &[
                 each thread block and might lead to fragmentation if kernels use different sizes and are not controlled by the user.",
         judged_by: "varying-sizes-cpp",
         control: Control::Impossible(SHARED_MEMORY_IS_ON_CHIP),
-        reach: Reach::Either,
         // Shared memory is on-chip and per block. Launches of every size that
         // do run: does device memory shrink, or a large block fail after them?
         judge: shared_buffers_verdict,
+        ..Claim::EITHER
     },
     Claim {
         id: "004-shared-buffers-across-launches-fragment",
@@ -121,8 +121,8 @@ const CLAIMS: &[Claim] = &[
         quote: "The cumulative effect of these buffers, especially across multiple kernel launches, can result in a fragmented memory space.",
         judged_by: "varying-sizes-cpp",
         control: Control::Impossible(SHARED_MEMORY_IS_ON_CHIP),
-        reach: Reach::Either,
         judge: shared_buffers_verdict,
+        ..Claim::EITHER
     },
     Claim {
         id: "004-example2-kernel-uses-shared-buffer",
@@ -130,7 +130,6 @@ const CLAIMS: &[Claim] = &[
         quote: "This example demonstrates a kernel using shared memory as an intermediate buffer.",
         judged_by: "broken-cpp",
         control: Control::Run("fits-cpp"),
-        reach: Reach::Either,
         // The sentence describes the kernel, which is written to stage its
         // input in shared memory; the example as printed asks for 4 MiB per
         // block. Its launch runs the kernel and the output is right:
@@ -145,5 +144,6 @@ const CLAIMS: &[Claim] = &[
             (true, Some(false)) => ClaimVerdict::Partly,
             _ => ClaimVerdict::Undecided,
         },
+        ..Claim::EITHER
     },
 ];

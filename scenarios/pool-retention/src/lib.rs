@@ -144,8 +144,8 @@ const CLAIMS: &[Claim] = &[
                 control: Control::Run("raised-threshold"),
             },
         ]),
-        reach: Reach::Either,
         judge: kept_only_when_raised,
+        ..Claim::EITHER
     },
     Claim {
         id: "004-freed-not-immediately-available",
@@ -163,8 +163,8 @@ const CLAIMS: &[Claim] = &[
                 control: Control::Run("raised-threshold"),
             },
         ]),
-        reach: Reach::Either,
         judge: kept_only_when_raised,
+        ..Claim::EITHER
     },
     Claim {
         id: "004-free-async-not-instantly-available",
@@ -190,7 +190,6 @@ const CLAIMS: &[Claim] = &[
              sees trapped memory: in this run both arms keep 3.5 GiB out of use with survivors, and with \
              every block freed (survivors-all-freed-cpp) nothing stays, on eight streams and on one.",
         ),
-        reach: Reach::Either,
         // Eight streams take 64 KiB blocks in turn and free all but every
         // eighth (stream 0's), each on the next stream: once the frees are
         // done, does at least 128 MiB of what was freed stay out of use
@@ -209,6 +208,7 @@ const CLAIMS: &[Claim] = &[
             (Some(_), Some(_)) => ClaimVerdict::Refuted,
             _ => ClaimVerdict::Undecided,
         },
+        ..Claim::EITHER
     },
     Claim {
         id: "004-streams-large-block-hard-to-acquire",
@@ -223,7 +223,6 @@ const CLAIMS: &[Claim] = &[
              the frees is not free as the system sees it, and the run records whether the request was \
              within what it saw.",
         ),
-        reach: Reach::Either,
         // Right after the frees: a request within the free memory the system
         // reports, refused (confirmed); served, or refused only for memory
         // the system does not report free, held by the pool (refuted).
@@ -239,6 +238,7 @@ const CLAIMS: &[Claim] = &[
                 _ => ClaimVerdict::Undecided,
             },
         },
+        ..Claim::EITHER
     },
 ];
 

@@ -173,7 +173,6 @@ const CLAIMS: &[Claim] = &[
         quote: "# Second run (likely to fail)",
         judged_by: "as-written-py",
         control: Control::Run("broken-py"),
-        reach: Reach::Either,
         judge: |o| {
             when(
                 o,
@@ -182,6 +181,7 @@ const CLAIMS: &[Claim] = &[
                 ClaimVerdict::Confirmed,
             )
         },
+        ..Claim::EITHER
     },
     Claim {
         id: "001-model-and-data-memory-remains-occupied",
@@ -192,7 +192,6 @@ const CLAIMS: &[Claim] = &[
                 conflicts during the second run",
         judged_by: "broken-py",
         control: Control::Run("fixed-py"),
-        reach: Reach::Either,
         // Occupied, and the second run fails for it: confirmed; occupied but
         // no conflict: partly; freed: refuted.
         judge: |o| match (
@@ -204,6 +203,7 @@ const CLAIMS: &[Claim] = &[
             (Some(false), _) => ClaimVerdict::Refuted,
             _ => ClaimVerdict::Undecided,
         },
+        ..Claim::EITHER
     },
     Claim {
         id: "001-occupied-memory-causes-cudnn-errors",
@@ -246,7 +246,6 @@ const CLAIMS: &[Claim] = &[
                 improper handle management, ultimately manifesting as cuDNN errors.",
         judged_by: "broken-py",
         control: Control::Run("fixed-py"),
-        reach: Reach::Either,
         // A memory error in the second run that names cuDNN: confirmed; one
         // that does not: partly; no error: refuted.
         judge: |o| match (
@@ -258,6 +257,7 @@ const CLAIMS: &[Claim] = &[
             (Some(true), _) => ClaimVerdict::Refuted,
             _ => ClaimVerdict::Undecided,
         },
+        ..Claim::EITHER
     },
     Claim {
         id: "001-empty-cache-mitigates",
@@ -318,7 +318,6 @@ const CLAIMS: &[Claim] = &[
         quote: "When a model is first run, a context is created and resources are allocated.",
         judged_by: "first-run-py",
         control: Control::Run("first-run-on-cpu-py"),
-        reach: Reach::Either,
         // Read from outside the process: it holds no GPU memory before the
         // model's first run, and does after it.
         judge: |o| match (
@@ -328,5 +327,6 @@ const CLAIMS: &[Claim] = &[
             (Some(false), Some(after)) => ClaimVerdict::confirmed_if(Some(after)),
             _ => ClaimVerdict::Undecided,
         },
+        ..Claim::EITHER
     },
 ];

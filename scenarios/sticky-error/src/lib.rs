@@ -127,10 +127,10 @@ const CLAIMS: &[Claim] = &[
                 allocated memory.",
         judged_by: "broken",
         control: Control::Run("fixed"),
-        reach: Reach::Either,
         // The second call does fail after a fault; whether a reset would
         // have prevented it decides between "confirmed" and "partly".
         judge: second_call_verdict,
+        ..Claim::EITHER
     },
     Claim {
         id: "000-leftover-state-fails-later-calls",
@@ -154,10 +154,10 @@ const CLAIMS: &[Claim] = &[
         quote: "If the context isn't correctly reset between model calls, remnants from the previous invocation can lead to conflicts and errors.",
         judged_by: "broken",
         control: Control::Run("fixed"),
-        reach: Reach::Either,
         // The remnant is a fault's corrupted context: the second call fails;
         // whether a reset clears it decides between "confirmed" and "partly".
         judge: second_call_verdict,
+        ..Claim::EITHER
     },
     Claim {
         id: "001-context-cleanup-beyond-empty-cache",

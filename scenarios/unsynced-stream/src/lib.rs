@@ -130,10 +130,10 @@ const CLAIMS: &[Claim] = &[
                 result in errors.",
         judged_by: "broken-cpp",
         control: Control::Run("fixed-cpp"),
-        reach: Reach::Either,
         // "Errors" after "unexpected behavior": wrong results count, whether
         // or not a CUDA call reports one (none does).
         judge: |o: &Outcome| ClaimVerdict::refuted_if(o.check(FRESH)),
+        ..Claim::EITHER
     },
     Claim {
         id: "000-stream-sync-prevents-races",
@@ -142,12 +142,12 @@ const CLAIMS: &[Claim] = &[
                 potential race conditions and errors caused by premature CPU access to GPU memory.",
         judged_by: "fixed-cpp",
         control: Control::Run("broken-cpp"),
-        reach: Reach::Either,
         judge: |o: &Outcome| match o.check(FRESH) {
             Some(true) => ClaimVerdict::Confirmed,
             Some(false) => ClaimVerdict::Refuted,
             None => ClaimVerdict::Undecided,
         },
+        ..Claim::EITHER
     },
     Claim {
         id: "000-unsynced-streams-random-errors",
@@ -156,7 +156,6 @@ const CLAIMS: &[Claim] = &[
                 repeated model invocations.",
         judged_by: "repeated-cpp",
         control: Control::Run("repeated-synced-cpp"),
-        reach: Reach::Either,
         // Wrong results that come and go between invocations of one program
         // are "seemingly random"; wrong every time, they are not random.
         judge: |o: &Outcome| match (
@@ -168,6 +167,7 @@ const CLAIMS: &[Claim] = &[
             (Some(false), _) => ClaimVerdict::Refuted,
             _ => ClaimVerdict::Undecided,
         },
+        ..Claim::EITHER
     },
     Claim {
         id: "000-device-sync-waits-for-all",
@@ -176,7 +176,6 @@ const CLAIMS: &[Claim] = &[
                 `cudaDeviceSynchronize()`, which ensures the GPU completes all pending operations before the CPU proceeds.",
         judged_by: "device-sync-cpp",
         control: Control::Run("broken-cpp"),
-        reach: Reach::Either,
         // Two streams' kernels and copies, one cudaDeviceSynchronize, then
         // the host reads both results.
         judge: |o: &Outcome| match o.check(FRESH) {
@@ -184,6 +183,7 @@ const CLAIMS: &[Claim] = &[
             Some(false) => ClaimVerdict::Refuted,
             None => ClaimVerdict::Undecided,
         },
+        ..Claim::EITHER
     },
     Claim {
         id: "000-stream-sync-completes-stream",
@@ -191,8 +191,8 @@ const CLAIMS: &[Claim] = &[
         quote: "cudaStreamSynchronize(stream); // Ensure all operations on the stream have completed",
         judged_by: "fixed-cpp",
         control: Control::Run("broken-cpp"),
-        reach: Reach::Either,
         judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.check(FRESH)),
+        ..Claim::EITHER
     },
     Claim {
         id: "001-streams-run-kernels-concurrently",
@@ -200,8 +200,8 @@ const CLAIMS: &[Claim] = &[
         quote: "Streams, within a context, manage the execution of multiple kernels concurrently.",
         judged_by: "pipeline",
         control: Control::Run("pipeline-cust"),
-        reach: Reach::Either,
         judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.check(OVERLAP)),
+        ..Claim::EITHER
     },
 ];
 

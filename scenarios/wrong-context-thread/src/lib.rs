@@ -138,7 +138,6 @@ const CLAIMS: &[Claim] = &[
                 if a valid context is not current to the thread.",
         judged_by: "broken",
         control: Control::Run("fixed"),
-        reach: Reach::Either,
         // The thread starts with no context current (else the experiment did
         // not set up the condition); then its allocation fails so, or not.
         judge: |o: &Outcome| {
@@ -151,6 +150,7 @@ const CLAIMS: &[Claim] = &[
                 _ => ClaimVerdict::Undecided,
             }
         },
+        ..Claim::EITHER
     },
     Claim {
         id: "nvidia-runtime-takes-the-primary-context",
@@ -161,7 +161,6 @@ const CLAIMS: &[Claim] = &[
                 context.\"",
         judged_by: "silent-primary-cpp",
         control: Control::Run("broken-cpp"),
-        reach: Reach::Either,
         // The process works in a context of its own; a thread without a
         // current context makes a runtime call. It succeeds, and a context's
         // worth of device memory appears (the primary context): confirmed.
@@ -171,6 +170,7 @@ const CLAIMS: &[Claim] = &[
             (Some(false), _) => ClaimVerdict::Refuted,
             _ => ClaimVerdict::Undecided,
         },
+        ..Claim::EITHER
     },
 ];
 

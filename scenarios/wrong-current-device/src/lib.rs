@@ -136,7 +136,6 @@ const CLAIMS: &[Claim] = &[Claim {
             current device.",
     judged_by: "peer-cpp",
     control: Control::Run("broken-cpp"),
-    reach: Reach::Either,
     // cudaDeviceEnablePeerAccess(1) succeeds on device 0 and device 0's
     // kernel then doubles device 1's data (confirmed), or faults or leaves it
     // (refuted); where it does not succeed (cudaDeviceCanAccessPeer says no),
@@ -148,6 +147,7 @@ const CLAIMS: &[Claim] = &[Claim {
         (Some(true) | None, Some(false)) => ClaimVerdict::Refuted,
         _ => ClaimVerdict::Undecided,
     },
+    ..Claim::EITHER
 }];
 
 fn value(i: usize) -> f32 {

@@ -103,9 +103,10 @@ pub fn awaiting_pair_run(
         .collect()
 }
 
-/// How many decided claims may still wait for their control. The number
-/// may only go down: each control written lowers it.
-pub const CONTROLS_PENDING: usize = 2;
+/// How many decided claims may still wait for their control: none, since
+/// every decided claim has its control or the reason it has none. The
+/// number may only go down.
+pub const CONTROLS_PENDING: usize = 0;
 
 /// Every decided claim's control, judged by the claim's own judge on its
 /// recorded outcome, gives the other answer: the experiment could have
