@@ -170,7 +170,9 @@ const CLAIMS: &[Claim] = &[
         control: Control::Run("in-range-cpp"),
         reach: Reach::AtBestPartly(
             "the run shows that the process cannot go on, even after cudaDeviceReset; that a \
-             relaunched process works is shown by the fixed variants, each in a process of its own",
+             relaunched process works this case's runs do not show after an assert (its fixed \
+             variants never assert): sticky-error's device-assert-py does, where after the same \
+             kind of assert a new process computes on the GPU",
         ),
         judge: |o: &Outcome| ClaimVerdict::refuted_if(o.flag(AFTER_RESET)),
     },

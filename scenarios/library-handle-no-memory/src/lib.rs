@@ -103,9 +103,11 @@ const CLAIMS: &[Claim] = &[Claim {
     reach: Reach::AtBestPartly(
         "the run sees memory added at the first cuBLAS call of each handle and stream \
          combination (two streams of one handle, and a second handle) and none at the next call \
-         of the same combination; the sentence's condition, no workspace where the kernel needs \
-         none, it cannot show: the one other routine tried, a dot product, adds the same 32 MiB \
-         and, with the workspace set to nothing, is refused (CUBLAS_STATUS_NOT_SUPPORTED)",
+         of the same combination; the sentence's condition does not hold in PyTorch 2.11: a \
+         matrix-vector product, which runs and is right with the workspace set to nothing \
+         (workspace-none-py), adds the same 32 MiB at its combination's first call \
+         (workspace-py): PyTorch gives each combination a workspace at its first cuBLAS call, \
+         whether the kernel needs one or not",
     ),
     // A workspace at each combination's first product (a second stream,
     // a second handle), none at its next: confirmed (capped at partly). No
