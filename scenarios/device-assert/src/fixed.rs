@@ -4,7 +4,7 @@
 use casebook_model::{Recorder, device};
 
 use crate::names::*;
-use crate::{TABLE_LEN, gather, indices, later_call, lookup, parked, table};
+use crate::{TABLE_LEN, destroy_and_retry, gather, indices, later_call, lookup, parked, table};
 
 // ANCHOR: run
 pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
@@ -26,6 +26,10 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
     }
     parked(rec, &ctx);
     later_call(rec);
+    // The same ending as broken's: the context destroyed, a call in a new one.
+    destroy_and_retry(rec, &ctx);
+    std::mem::forget(gather);
+    std::mem::forget(ctx);
     Ok(())
 }
 // ANCHOR_END: run

@@ -166,15 +166,25 @@ const CLAIMS: &[Claim] = &[
         id: "nvidia-assert-process-must-be-relaunched",
         source: Source::Nvidia(&CUDA_ERROR_ASSERT_RUNTIME),
         quote: "To continue using CUDA, the process must be terminated and relaunched.",
-        judged_by: "broken-cpp",
-        control: Control::Run("in-range-cpp"),
-        reach: Reach::AtBestPartly(
-            "the run shows that the process cannot go on, even after cudaDeviceReset; that a \
-             relaunched process works this case's runs do not show after an assert (its fixed \
-             variants never assert): sticky-error's device-assert-py does, where after the same \
-             kind of assert a new process computes on the GPU",
-        ),
-        judge: |o: &Outcome| ClaimVerdict::refuted_if(o.flag(AFTER_RESET)),
+        judged_by: "broken",
+        control: Control::Run("fixed"),
+        // The process after the assert: does a call in a new context, once
+        // the old one is destroyed, work? And does the same program,
+        // started again as a process of its own, compute? No and yes:
+        // confirmed, the process had to be relaunched. The call in the new
+        // context works: refuted, the process could go on (fixed, whose
+        // lookup never asserts, is the control). Neither works: partly,
+        // relaunching did not help either. (The Rust variant destroys the
+        // primary context with cuDevicePrimaryCtxReset, what the runtime's
+        // cudaDeviceReset does; broken-cpp's call after cudaDeviceReset is
+        // refused the same way.)
+        judge: |o: &Outcome| match (o.flag(AFTER_DESTROY), o.flag(A_NEW_PROCESS_COMPUTES)) {
+            (Some(true), _) => ClaimVerdict::Refuted,
+            (Some(false), Some(true)) => ClaimVerdict::Confirmed,
+            (Some(false), Some(false)) => ClaimVerdict::Partly,
+            _ => ClaimVerdict::Undecided,
+        },
+        ..Claim::EITHER
     },
     Claim {
         id: "nvidia-assert-context-unusable-until-destroyed",
@@ -259,6 +269,54 @@ pub(crate) fn later_call(rec: &mut Recorder) {
         Err(e) => e.result_name(),
     };
     rec.fact(names::LATER_CALL, name);
+}
+
+/// What the driver's documentation asks after an assert: the primary
+/// context destroyed (its reset), a new one retained and made current, and
+/// a call in it.
+pub(crate) fn destroy_and_retry(rec: &mut Recorder, ctx: &Arc<CudaContext>) {
+    use cudarc::driver::{result, sys};
+    let dev = ctx.cu_device();
+    let _ = rec.step(
+        "cuDevicePrimaryCtxReset",
+        unsafe { sys::cuDevicePrimaryCtxReset_v2(dev) }.result(),
+    );
+    let fresh = (|| {
+        let fresh = rec.step("new context: cuDevicePrimaryCtxRetain", unsafe {
+            result::primary_ctx::retain(dev)
+        })?;
+        rec.step("new context: cuCtxSetCurrent", unsafe {
+            result::ctx::set_current(fresh)
+        })?;
+        device::unrelated_call(rec, "new context")
+    })();
+    rec.fact(names::AFTER_DESTROY, fresh.is_ok());
+}
+
+/// The process started again: what it runs instead of the variant.
+const RELAUNCHED: &str = "a new process";
+
+/// In the process [`relaunch`] starts: one unrelated call, and its result
+/// as the variant's; `None` in the trial's own process.
+pub(crate) fn relaunched(rec: &mut Recorder) -> Option<anyhow::Result<()>> {
+    (casebook_runtime::worker::role().as_deref() == Some(RELAUNCHED))
+        .then(|| device::unrelated_call(rec, "new process").map_err(Into::into))
+}
+
+/// The documentation's remedy: this program started again, as a process of
+/// its own, makes one unrelated call. (Not under compute-sanitizer, whose
+/// pass runs the program itself.)
+pub(crate) fn relaunch(rec: &mut Recorder) {
+    if casebook_model::under_sanitizer() {
+        rec.fact(casebook_model::REDUCED, true);
+        return;
+    }
+    let computes =
+        casebook_runtime::worker::run(RELAUNCHED, std::time::Duration::from_secs(60), &[])
+            .is_ok_and(|o| {
+                o.termination == casebook_model::Termination::Completed && o.first_error().is_none()
+            });
+    rec.fact(names::A_NEW_PROCESS_COMPUTES, computes);
 }
 
 /// What cudarc parked in the context from a `Drop` that met an error.

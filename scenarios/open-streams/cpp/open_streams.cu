@@ -129,6 +129,23 @@ int leave_streams_open(const casebook_recorder *r, unsigned long long work_ns) {
   measure(r, names::NEXT_CALL_AFTER_OPEN_BLOCKING_STREAM_S, t_blocking);
   fact(r, names::A_BLOCKING_STREAM_WITH_UNFINISHED_WORK_DELAYS_THE_NEXT_CALL, t_blocking > kDelayed);
 
+  // The same blocking stream, destroyed before the call returns but not
+  // waited for: whether what delays the next call is the stream left open
+  // or the work it still holds (cudaStreamDestroy returns at once and lets
+  // the work finish).
+  rec(r, "cudaDeviceSynchronize", cudaDeviceSynchronize());
+  {
+    cudaStream_t stream;
+    rec(r, "cudaStreamCreate", cudaStreamCreate(&stream));
+    work<<<1, 1, 0, stream>>>(work_ns);
+    rec(r, "work<<<1, 1, 0, stream>>>", cudaGetLastError());
+    rec(r, "cudaStreamDestroy (its work unfinished)", cudaStreamDestroy(stream));
+  }
+  double t_destroyed = next_call(r, b.d_in, b.h_in);
+  measure(r, names::NEXT_CALL_AFTER_DESTROYED_BLOCKING_STREAM_S, t_destroyed);
+  fact(r, names::A_BLOCKING_STREAM_DESTROYED_WITH_ITS_WORK_UNFINISHED_DELAYS_THE_NEXT_CALL,
+       t_destroyed > kDelayed);
+
   check(r, names::NO_WAIT,
         t_blocking <= kDelayed && t_nonblocking <= kDelayed);
   release(r, b);
