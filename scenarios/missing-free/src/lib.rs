@@ -125,6 +125,9 @@ pub fn scenario() -> Scenario {
     }
 }
 
+/// The model call's kernel, as the driver and a tool's report name it.
+pub(crate) const KERNEL: &str = "scale";
+
 const CLAIMS: &[Claim] = &[
     Claim {
         id: "000-unfreed-memory-exhausts",
@@ -326,7 +329,7 @@ pub(crate) fn drive(
     model_call: fn(&mut Recorder, &Model) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
     let ctx = device::context(rec)?;
-    let scale = device::kernel(rec, &ctx, fatbin::SCALE, "scale")?;
+    let scale = device::kernel(rec, &ctx, fatbin::SCALE, KERNEL)?;
     let baseline = device::free_bytes(rec, &ctx)?;
     let bytes = baseline / CALLS_TO_FILL / PAGE * PAGE;
     device::measure_bytes(rec, FREE_BEFORE, baseline);

@@ -14,12 +14,10 @@ use casebook_model::{Recorder, Termination, device};
 use casebook_runtime::worker;
 
 use crate::names::*;
-use crate::{Model, SAMPLE};
+use crate::{KERNEL, Model, SAMPLE};
 
 const PROGRAM: &str = "the broken model call, once";
 const NSIGHT_COMPUTE: &[&str] = &["ncu", "--target-processes", "all"];
-/// The kernel the program runs, as a report that saw it names it.
-const KERNEL: &str = "scale";
 const LEAK_CHECK: &[&str] = &[
     "compute-sanitizer",
     "--tool",
@@ -77,7 +75,7 @@ fn report(rec: &mut Recorder, tool: &[&str]) -> anyhow::Result<()> {
 /// The article's call at its size: its 1M floats' buffer is never freed.
 fn leak_once(rec: &mut Recorder) -> anyhow::Result<()> {
     let ctx = device::context(rec)?;
-    let scale = device::kernel(rec, &ctx, fatbin::SCALE, "scale")?;
+    let scale = device::kernel(rec, &ctx, fatbin::SCALE, KERNEL)?;
     let input: Vec<f32> = (0..SAMPLE).map(|i| i as f32).collect();
     let expected = input.iter().map(|x| 2.0 * x).collect();
     let model = Model {
