@@ -296,11 +296,15 @@ pub(crate) fn destroy_and_retry(rec: &mut Recorder, ctx: &Arc<CudaContext>) {
 /// The process started again: what it runs instead of the variant.
 const RELAUNCHED: &str = "a new process";
 
-/// In the process [`relaunch`] starts: one unrelated call, and its result
-/// as the variant's; `None` in the trial's own process.
+/// In the process [`relaunch`] starts: its own context, one unrelated call
+/// in it, and their results as the variant's; `None` in the trial's own
+/// process.
 pub(crate) fn relaunched(rec: &mut Recorder) -> Option<anyhow::Result<()>> {
-    (casebook_runtime::worker::role().as_deref() == Some(RELAUNCHED))
-        .then(|| device::unrelated_call(rec, "new process").map_err(Into::into))
+    (casebook_runtime::worker::role().as_deref() == Some(RELAUNCHED)).then(|| {
+        let _ctx = device::context(rec)?;
+        device::unrelated_call(rec, "new process")?;
+        Ok(())
+    })
 }
 
 /// The documentation's remedy: this program started again, as a process of
@@ -312,10 +316,16 @@ pub(crate) fn relaunch(rec: &mut Recorder) {
         return;
     }
     let computes =
-        casebook_runtime::worker::run(RELAUNCHED, std::time::Duration::from_secs(60), &[])
-            .is_ok_and(|o| {
+        match casebook_runtime::worker::run(RELAUNCHED, std::time::Duration::from_secs(60), &[]) {
+            Ok(o) => {
+                casebook_runtime::worker::replay(rec, RELAUNCHED, &o);
                 o.termination == casebook_model::Termination::Completed && o.first_error().is_none()
-            });
+            }
+            Err(e) => {
+                rec.fact(names::RELAUNCH_FAILED, e.to_string());
+                false
+            }
+        };
     rec.fact(names::A_NEW_PROCESS_COMPUTES, computes);
 }
 
