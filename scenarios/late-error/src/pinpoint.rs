@@ -51,15 +51,26 @@ fn pinpoint(rec: &mut Recorder, tools: &[&[&str]]) -> anyhow::Result<()> {
         THE_PROGRAM_S_OWN_ERRORS_NAME_THE_FAULTING_KERNEL,
         own_names_it,
     );
-    let (mut named_by, mut not_started) = (Vec::new(), Vec::new());
+    let (mut named_by, mut not_started, mut masked) = (Vec::new(), Vec::new(), Vec::new());
     for tool in tools {
         match worker::run_under(tool, PROGRAM, Duration::from_secs(120), &[]) {
-            Ok(run) if run.stderr_tail.contains(KERNEL) => named_by.push(tool[0]),
-            Ok(_) => {}
+            Ok(run) => {
+                if run.stderr_tail.contains(KERNEL) {
+                    named_by.push(tool[0]);
+                }
+                // The program's own calls under the tool: did the fault
+                // happen at all, or did every call succeed?
+                if run.first_error().is_none() {
+                    masked.push(tool[0]);
+                }
+            }
             Err(_) => not_started.push(tool[0]),
         }
     }
     rec.fact(TOOLS_THAT_NAME_THE_FAULTING_KERNEL, &named_by);
+    if !tools.is_empty() {
+        rec.fact(TOOLS_UNDER_WHICH_EVERY_CALL_SUCCEEDS, &masked);
+    }
     if !not_started.is_empty() {
         rec.fact(TOOLS_THAT_COULD_NOT_BE_STARTED, &not_started);
     }
