@@ -201,8 +201,11 @@ fn holes_verdict(o: &Outcome) -> ClaimVerdict {
 const PAGES_SERVE_ANY_REQUEST: &str = "cudaMalloc serves the free memory cudaMemGetInfo (and \
      nvidia-smi) reports wherever it lies: in `hard-form-cpp`, 90% of 42 GB free only in 2 MiB holes \
      between blocks still allocated is served as one block at once. No order or size of cudaMalloc \
-     and cudaFree calls leaves reported free memory that a request up to it cannot have, so a run in \
-     which cudaMalloc refuses such a request would need another allocator, which is another claim. \
+     and cudaFree calls leaves reported free memory that a request up to it cannot have, beyond a \
+     remnant smaller than two pages (the fill's last 2 MiB request is refused with a little over 2 MiB \
+     still reported free: the run records it as `free_bytes_when_a_2_mib_block_is_refused`), so a run \
+     in which cudaMalloc refuses a request of real size would need another allocator, which is \
+     another claim. \
      (What blocks below the 2 MiB page free inside pages still in use is not reported free at all: \
      `sub-page-holes-cpp`, where 001-incomplete-free-fragments is confirmed.) Where an allocator \
      carves one region, the same kind of request is refused: PyTorch's caching allocator in \
