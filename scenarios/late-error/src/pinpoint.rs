@@ -60,7 +60,7 @@ fn pinpoint(rec: &mut Recorder, tools: &[&[&str]]) -> anyhow::Result<()> {
                 }
                 // The program's own calls under the tool: did the fault
                 // happen at all, or did every call succeed?
-                if run.first_error().is_none() {
+                if !run.steps.iter().any(|s| s.is_error()) {
                     masked.push(tool[0]);
                 }
             }
