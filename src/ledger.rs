@@ -666,4 +666,11 @@ pub const HISTORY: &[Change] = &[
         to: Standing::Partly,
         why: "the fifth audit: the sentence describes the kernel, which does stage its input in shared memory (fits-cpp runs it and its output is right); what fails is the example as printed, whose 4 MiB launch is refused, so it demonstrates nothing. Judged on the launch's result: partly",
     },
+    Change {
+        id: "nvidia-assert-process-must-be-relaunched",
+        commit: "9665315",
+        from: Standing::Partly,
+        to: Standing::Confirmed,
+        why: "the fifth audit: partly rested on the reset alone (broken-cpp's call after cudaDeviceReset is refused) and never started the process again. Now decided on the Rust variant, which does both: after the assert a call in a new context, once the old one is destroyed, is refused, and the same program started again as a process of its own makes its context and computes (broken); fixed, which ends the same way without the assert, goes on in the new context (the control, refuted)",
+    },
 ];
