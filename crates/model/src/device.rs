@@ -177,3 +177,91 @@ pub fn measure_bytes(rec: &mut Recorder, name: MeasureName, bytes: usize) {
 /// Device memory is handed out in pages of this size; sizes that must come
 /// out exact are multiples of it.
 pub const PAGE: usize = 2 << 20;
+
+/// Events, recorded as steps, as cudarc's `result::event` groups them: what
+/// a case writes to order one stream's work after another's, or the host
+/// after a stream. Timing is off: no case reads an event's time.
+pub mod event {
+    use cudarc::driver::{DriverError, result, sys};
+
+    use crate::Recorder;
+
+    /// `cuEventCreate`, timing off.
+    pub fn create(rec: &mut Recorder) -> Result<sys::CUevent, DriverError> {
+        rec.step(
+            "cuEventCreate",
+            result::event::create(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING),
+        )
+    }
+
+    /// `cuEventRecord` on `stream`, recorded as `label`.
+    ///
+    /// # Safety
+    /// `event` and `stream` are live.
+    pub unsafe fn record(
+        rec: &mut Recorder,
+        label: &str,
+        event: sys::CUevent,
+        stream: sys::CUstream,
+    ) -> Result<(), DriverError> {
+        // SAFETY: the caller's promise.
+        rec.step(label, unsafe { result::event::record(event, stream) })
+    }
+
+    /// `cuEventSynchronize`: the host waits for what the event marks.
+    ///
+    /// # Safety
+    /// `event` is live.
+    pub unsafe fn synchronize(rec: &mut Recorder, event: sys::CUevent) -> Result<(), DriverError> {
+        // SAFETY: the caller's promise.
+        rec.step("cuEventSynchronize", unsafe {
+            result::event::synchronize(event)
+        })
+    }
+
+    /// `cuEventDestroy`.
+    ///
+    /// # Safety
+    /// `event` is live, nothing waits on it any more, and it is not used
+    /// after.
+    pub unsafe fn destroy(rec: &mut Recorder, event: sys::CUevent) -> Result<(), DriverError> {
+        // SAFETY: the caller's promise.
+        rec.step("cuEventDestroy", unsafe { result::event::destroy(event) })
+    }
+}
+
+/// The primary context, as cudarc's `result::primary_ctx` groups it: what a
+/// case does after a fault to try again in a new context.
+pub mod primary_ctx {
+    use cudarc::driver::{DriverError, result, sys};
+
+    use crate::Recorder;
+
+    /// `cuDevicePrimaryCtxReset`: destroys `device`'s primary context, what
+    /// the runtime's `cudaDeviceReset` does.
+    pub fn reset(rec: &mut Recorder, device: sys::CUdevice) -> Result<(), DriverError> {
+        rec.step(
+            "cuDevicePrimaryCtxReset",
+            // SAFETY: the caller forgets every object of the old context.
+            unsafe { sys::cuDevicePrimaryCtxReset_v2(device) }.result(),
+        )
+    }
+
+    /// A new primary context retained and made current, then one unrelated
+    /// call in it; each step's name starts with `label`.
+    pub fn retain_and_call(
+        rec: &mut Recorder,
+        device: sys::CUdevice,
+        label: &str,
+    ) -> Result<(), DriverError> {
+        let fresh = rec.step(&format!("{label}: cuDevicePrimaryCtxRetain"), unsafe {
+            // SAFETY: a device ordinal the caller got from the driver.
+            result::primary_ctx::retain(device)
+        })?;
+        rec.step(&format!("{label}: cuCtxSetCurrent"), unsafe {
+            // SAFETY: the context was retained just above.
+            result::ctx::set_current(fresh)
+        })?;
+        super::unrelated_call(rec, label)
+    }
+}

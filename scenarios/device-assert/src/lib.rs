@@ -275,21 +275,9 @@ pub(crate) fn later_call(rec: &mut Recorder) {
 /// context destroyed (its reset), a new one retained and made current, and
 /// a call in it.
 pub(crate) fn destroy_and_retry(rec: &mut Recorder, ctx: &Arc<CudaContext>) {
-    use cudarc::driver::{result, sys};
     let dev = ctx.cu_device();
-    let _ = rec.step(
-        "cuDevicePrimaryCtxReset",
-        unsafe { sys::cuDevicePrimaryCtxReset_v2(dev) }.result(),
-    );
-    let fresh = (|| {
-        let fresh = rec.step("new context: cuDevicePrimaryCtxRetain", unsafe {
-            result::primary_ctx::retain(dev)
-        })?;
-        rec.step("new context: cuCtxSetCurrent", unsafe {
-            result::ctx::set_current(fresh)
-        })?;
-        device::unrelated_call(rec, "new context")
-    })();
+    let _ = device::primary_ctx::reset(rec, dev);
+    let fresh = device::primary_ctx::retain_and_call(rec, dev, "new context");
     rec.fact(names::AFTER_DESTROY, fresh.is_ok());
 }
 
