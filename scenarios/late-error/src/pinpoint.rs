@@ -55,12 +55,21 @@ fn pinpoint(rec: &mut Recorder, tools: &[&[&str]]) -> anyhow::Result<()> {
     for tool in tools {
         match worker::run_under(tool, PROGRAM, Duration::from_secs(120), &[]) {
             Ok(run) => {
+                // What the program did under the tool, and how it ended:
+                // a run stopped at the fault ends otherwise than one in
+                // which every call returned.
+                worker::replay(rec, &format!("under {}", tool[0]), &run);
                 if run.stderr_tail.contains(KERNEL) {
                     named_by.push(tool[0]);
                 }
                 // The program's own calls under the tool: did the fault
-                // happen at all, or did every call succeed?
-                if !run.steps.iter().any(|s| s.is_error()) {
+                // happen at all, or did it run to its end with every call,
+                // its launch included, returning success?
+                let launched = run.steps.iter().any(|s| s.call.contains(KERNEL));
+                if launched
+                    && run.termination == casebook_model::Termination::Completed
+                    && !run.steps.iter().any(|s| s.is_error())
+                {
                     masked.push(tool[0]);
                 }
             }
