@@ -673,4 +673,11 @@ pub const HISTORY: &[Change] = &[
         to: Standing::Confirmed,
         why: "the fifth audit: partly rested on the reset alone (broken-cpp's call after cudaDeviceReset is refused) and never started the process again. Now decided on the Rust variant, which does both: after the assert a call in a new context, once the old one is destroyed, is refused, and the same program started again as a process of its own makes its context and computes (broken); fixed, which ends the same way without the assert, goes on in the new context (the control, refuted)",
     },
+    Change {
+        id: "000-reuse-context-after-reset",
+        commit: "9d57009",
+        from: Standing::Refuted,
+        to: Standing::Partly,
+        why: "the fifth audit: \"context1\" names a context, and one the program made itself (cuCtxCreate) survives cudaDeviceReset: after the reset the library's buffer, written in its own context, is usable (broken-cpp), while the first call's buffer in the primary context is not (cudaErrorInvalidValue). A context of one's own can be reused, the primary context's work cannot: partly; library-in-primary-cpp, whose library allocates in the primary context, is the control of that part (refuted)",
+    },
 ];
