@@ -265,3 +265,60 @@ pub mod primary_ctx {
         super::unrelated_call(rec, label)
     }
 }
+
+/// The PCI domain, bus and device of the GPU this process sees first (the
+/// one its trial is pinned to), read without making a context: how a row of
+/// nvidia-smi, which numbers every GPU of the machine, is matched to it.
+pub fn gpu_bus() -> Option<(u32, u32, u32)> {
+    use sys::CUdevice_attribute as A;
+    result::init().ok()?;
+    let dev = result::device::get(0).ok()?;
+    // SAFETY: a device the driver just returned; attributes are read only.
+    let attr = |a| unsafe { result::device::get_attribute(dev, a) }.ok();
+    Some((
+        attr(A::CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID)? as u32,
+        attr(A::CU_DEVICE_ATTRIBUTE_PCI_BUS_ID)? as u32,
+        attr(A::CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID)? as u32,
+    ))
+}
+
+/// nvidia-smi's `00000000:18:00.0` as (domain, bus, device).
+pub fn parse_bus(text: &str) -> Option<(u32, u32, u32)> {
+    let mut parts = text.split([':', '.']);
+    let hex = |p: Option<&str>| u32::from_str_radix(p?, 16).ok();
+    Some((hex(parts.next())?, hex(parts.next())?, hex(parts.next())?))
+}
+
+/// The free memory nvidia-smi reports for this process's GPU, in bytes
+/// (its figure is in MiB), read the way a user reads it: by running
+/// `nvidia-smi --query-gpu`, from a process that has made no context.
+pub fn nvidia_smi_free_bytes() -> anyhow::Result<u64> {
+    let gpu = gpu_bus().ok_or_else(|| anyhow::anyhow!("cannot read this GPU's PCI bus"))?;
+    let out = std::process::Command::new("nvidia-smi")
+        .args([
+            "--query-gpu=pci.bus_id,memory.free",
+            "--format=csv,noheader,nounits",
+        ])
+        .output()?;
+    anyhow::ensure!(out.status.success(), "nvidia-smi --query-gpu failed");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find_map(|l| {
+            let (bus, free) = l.split_once(',')?;
+            (parse_bus(bus.trim())? == gpu).then(|| free.trim().parse::<u64>().ok())?
+        })
+        .map(|mib| mib << 20)
+        .ok_or_else(|| {
+            anyhow::anyhow!("nvidia-smi lists no free memory for the GPU on bus {gpu:?}")
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_bus_id_is_read_as_nvidia_smi_prints_it() {
+        assert_eq!(super::parse_bus("00000000:18:00.0"), Some((0, 0x18, 0)));
+        assert_eq!(super::parse_bus("00000001:AB:1F.0"), Some((1, 0xab, 0x1f)));
+        assert_eq!(super::parse_bus("[N/A]"), None);
+    }
+}

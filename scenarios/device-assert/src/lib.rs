@@ -169,7 +169,8 @@ const CLAIMS: &[Claim] = &[
         judged_by: "broken",
         control: Control::Run("fixed"),
         // The process after the assert: does a call in a new context, once
-        // the old one is destroyed, work? And does the same program,
+        // the old one is destroyed, or in one it creates, work? And does the
+        // same program,
         // started again as a process of its own, compute? No and yes:
         // confirmed, the process had to be relaunched. The call in the new
         // context works: refuted, the process could go on (fixed, whose
@@ -178,10 +179,14 @@ const CLAIMS: &[Claim] = &[
         // primary context with cuDevicePrimaryCtxReset, what the runtime's
         // cudaDeviceReset does; broken-cpp's call after cudaDeviceReset is
         // refused the same way.)
-        judge: |o: &Outcome| match (o.flag(AFTER_DESTROY), o.flag(A_NEW_PROCESS_COMPUTES)) {
-            (Some(true), _) => ClaimVerdict::Refuted,
-            (Some(false), Some(true)) => ClaimVerdict::Confirmed,
-            (Some(false), Some(false)) => ClaimVerdict::Partly,
+        judge: |o: &Outcome| match (
+            o.flag(AFTER_DESTROY),
+            o.flag(A_CREATED_CONTEXT_WORKS),
+            o.flag(A_NEW_PROCESS_COMPUTES),
+        ) {
+            (Some(true), _, _) | (_, Some(true), _) => ClaimVerdict::Refuted,
+            (Some(false), Some(false), Some(true)) => ClaimVerdict::Confirmed,
+            (Some(false), Some(false), Some(false)) => ClaimVerdict::Partly,
             _ => ClaimVerdict::Undecided,
         },
         ..Claim::EITHER
@@ -279,18 +284,40 @@ pub(crate) fn destroy_and_retry(rec: &mut Recorder, ctx: &Arc<CudaContext>) {
     let _ = device::primary_ctx::reset(rec, dev);
     let fresh = device::primary_ctx::retain_and_call(rec, dev, "new context");
     rec.fact(names::AFTER_DESTROY, fresh.is_ok());
+    // The other way to a new context in the same process: one of its own.
+    let created = (|| {
+        use cudarc::driver::result;
+        let created = rec.step("created context: cuCtxCreate", unsafe {
+            result::ctx::create_v4(std::ptr::null_mut(), 0, dev)
+        })?;
+        rec.step("created context: cuCtxSetCurrent", unsafe {
+            result::ctx::set_current(created)
+        })?;
+        device::unrelated_call(rec, "created context")
+    })();
+    rec.fact(names::A_CREATED_CONTEXT_WORKS, created.is_ok());
 }
 
 /// The process started again: what it runs instead of the variant.
 const RELAUNCHED: &str = "a new process";
 
 /// In the process [`relaunch`] starts: its own context, one unrelated call
-/// in it, and their results as the variant's; `None` in the trial's own
-/// process.
+/// in it, and the lookup run again on valid indices, its result checked;
+/// their results are the variant's. `None` in the trial's own process.
 pub(crate) fn relaunched(rec: &mut Recorder) -> Option<anyhow::Result<()>> {
     (casebook_runtime::worker::role().as_deref() == Some(RELAUNCHED)).then(|| {
-        let _ctx = device::context(rec)?;
+        let ctx = device::context(rec)?;
         device::unrelated_call(rec, "new process")?;
+        let gather = gather(rec, &ctx)?;
+        let index = indices(false);
+        let found = lookup(rec, &ctx, &gather, &index)?;
+        let out = rec.step("cuMemcpyDtoH", ctx.default_stream().clone_dtoh(&found))?;
+        let table = table();
+        let right = out
+            .iter()
+            .zip(&index)
+            .all(|(&x, &k)| x == table[k as usize]);
+        rec.check(names::GATHERED, right);
         Ok(())
     })
 }
@@ -307,7 +334,10 @@ pub(crate) fn relaunch(rec: &mut Recorder) {
         match casebook_runtime::worker::run(RELAUNCHED, std::time::Duration::from_secs(60), &[]) {
             Ok(o) => {
                 casebook_runtime::worker::replay(rec, RELAUNCHED, &o);
-                o.termination == casebook_model::Termination::Completed && o.first_error().is_none()
+                o.termination == casebook_model::Termination::Completed
+                    && o.first_error().is_none()
+                    && o.checks.iter().all(|c| c.ok)
+                    && !o.checks.is_empty()
             }
             Err(e) => {
                 rec.fact(names::RELAUNCH_FAILED, e.to_string());
