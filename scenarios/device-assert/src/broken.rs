@@ -9,6 +9,21 @@ use crate::{destroy_and_retry, gather, indices, later_call, lookup, parked, rela
 
 // ANCHOR: run
 pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
+    lookup_then_retry(rec, true)
+}
+// ANCHOR_END: run
+
+// ANCHOR: in_range
+/// The control: the same program, every index in range, so the reset,
+/// the context of its own and the new process come after a lookup that
+/// worked.
+pub fn in_range(rec: &mut Recorder) -> anyhow::Result<()> {
+    lookup_then_retry(rec, false)
+}
+// ANCHOR_END: in_range
+
+// ANCHOR: lookup_then_retry
+fn lookup_then_retry(rec: &mut Recorder, past_the_end: bool) -> anyhow::Result<()> {
     if let Some(done) = relaunched(rec) {
         return done;
     }
@@ -17,7 +32,7 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
     // BUG: the indices go to the kernel unchecked; one is past the table's end.
     // The lookup's buffers are dropped as it returns the error: each Drop
     // frees its buffer, meets the error, and has no way to return it.
-    let _ = lookup(rec, &ctx, &gather, &indices(true));
+    let _ = lookup(rec, &ctx, &gather, &indices(past_the_end));
     parked(rec, &ctx);
     later_call(rec);
 
@@ -29,4 +44,4 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
     crate::relaunch(rec);
     Ok(())
 }
-// ANCHOR_END: run
+// ANCHOR_END: lookup_then_retry

@@ -65,6 +65,13 @@ pub fn scenario() -> Scenario {
         variants: vec![
             Variant::broken("broken", Symptom::cuda_error(ASSERT), cudarc!(broken)),
             Variant::fixed("fixed", cudarc!(fixed)),
+            Variant::contrast("in-range", Expect::Clean, cudarc!(broken::in_range)).one_change(
+                "broken",
+                "whether one index is past the table's end: yes there, so the kernel asserts; no \
+                 here, so the retries come after a lookup that worked",
+                "lookup_then_retry(rec, true)",
+                "lookup_then_retry(rec, false)",
+            ),
             Variant::broken("broken-cpp", Symptom::cuda_error(ASSERT_CPP), cpp::broken)
                 .then_shows(Symptom::cuda_error(AFTER_RESET_CPP)),
             Variant::fixed("fixed-cpp", cpp::fixed),
@@ -167,15 +174,16 @@ const CLAIMS: &[Claim] = &[
         source: Source::Nvidia(&CUDA_ERROR_ASSERT_RUNTIME),
         quote: "To continue using CUDA, the process must be terminated and relaunched.",
         judged_by: "broken",
-        control: Control::Run("fixed"),
+        control: Control::Run("in-range"),
         // The process after the assert: does a call in a new context, once
         // the old one is destroyed, or in one it creates, work? And does the
         // same program,
         // started again as a process of its own, compute? No and yes:
         // confirmed, the process had to be relaunched. The call in the new
-        // context works: refuted, the process could go on (fixed, whose
-        // lookup never asserts, is the control). Neither works: partly,
-        // relaunching did not help either. (The Rust variant destroys the
+        // context works: refuted, the process could go on (in-range, the
+        // same program with every index in range, is the control). Neither
+        // works: partly, relaunching did not help either. (The Rust variant
+        // destroys the
         // primary context with cuDevicePrimaryCtxReset, what the runtime's
         // cudaDeviceReset does; broken-cpp's call after cudaDeviceReset is
         // refused the same way.)
@@ -196,7 +204,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::Nvidia(&CUDA_ERROR_ASSERT),
         quote: "The context cannot be used anymore, and must be destroyed.",
         judged_by: "broken",
-        control: Control::Run("fixed"),
+        control: Control::Run("in-range"),
         // Unusable: an unrelated call after the assert fails. Destroying it is
         // what lets the program go on: a call in a new context succeeds
         // ("confirmed"), or it fails too ("partly": destroying is not enough
@@ -309,17 +317,24 @@ pub(crate) fn relaunched(rec: &mut Recorder) -> Option<anyhow::Result<()>> {
         let ctx = device::context(rec)?;
         device::unrelated_call(rec, "new process")?;
         let gather = gather(rec, &ctx)?;
-        let index = indices(false);
-        let found = lookup(rec, &ctx, &gather, &index)?;
-        let out = rec.step("cuMemcpyDtoH", ctx.default_stream().clone_dtoh(&found))?;
-        let table = table();
-        let right = out
-            .iter()
-            .zip(&index)
-            .all(|(&x, &k)| x == table[k as usize]);
-        rec.check(names::GATHERED, right);
-        Ok(())
+        lookup_and_check(rec, &ctx, &gather, &indices(false))
     })
+}
+
+/// The lookup on indices that are all valid, its result copied back and
+/// checked against the table.
+pub(crate) fn lookup_and_check(
+    rec: &mut Recorder,
+    ctx: &Arc<CudaContext>,
+    gather: &CudaFunction,
+    index: &[i32],
+) -> anyhow::Result<()> {
+    let found = lookup(rec, ctx, gather, index)?;
+    let out = rec.step("cuMemcpyDtoH", ctx.default_stream().clone_dtoh(&found))?;
+    let table = table();
+    let right = out.iter().zip(index).all(|(&x, &k)| x == table[k as usize]);
+    rec.check(names::GATHERED, right);
+    Ok(())
 }
 
 /// The documentation's remedy: this program started again, as a process of
