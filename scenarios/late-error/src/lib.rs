@@ -55,9 +55,8 @@ pub fn scenario() -> Scenario {
             )
             .one_change(
                 "under-tools",
-                "the tools the broken program runs under: compute-sanitizer's memcheck there (and \
-                 cuda-gdb after it, for the report's figures only); none here, its own errors its \
-                 only report",
+                "the tool the broken program runs under: compute-sanitizer's memcheck there; none \
+                 here, its own errors its only report",
                 "pinpoint(rec, &[MEMCHECK])",
                 "pinpoint(rec, &[])",
             ),
@@ -122,12 +121,12 @@ const CLAIMS: &[Claim] = &[
             "the sentence's second half, that learning to read the profiler's output allows optimal \
              tuning, is advice no run decides; the run tests the first: a tool names the kernel that \
              faulted where the program's own errors blame a later call. The debugger itself, cuda-gdb \
-             13.0, decides nothing on the machines this ran on: run the same way on the same H100 it \
-             stopped at the fault and named the kernel in some runs, and in others let the program \
-             run to its end with every call returning success, as if nothing faulted (the report's \
-             cuda_gdb figures; evidence/cuda-gdb-h100.md lists the runs). The tool that names the \
-             kernel in every run is compute-sanitizer. Where cuda-gdb works, it stops at the \
-             faulting kernel and names it (its output quoted in tile-ai/tilelang#3249)",
+             13.0, cannot be tested on the machines this ran on: on the same H100 it named the \
+             kernel in one run of ten and in the others let the program run to its end with every \
+             call returning success, and on two H200s a run under it left processes holding the GPU \
+             (evidence/cuda-gdb.md), so it is not run. The tool that names the kernel in every run \
+             is compute-sanitizer. Where cuda-gdb works, it stops at the faulting kernel and names \
+             it (its output quoted in tile-ai/tilelang#3249)",
         ),
         // A report that names the kernel that faulted, where the program's
         // own errors name none of it: the tool pinpoints what nothing else

@@ -1,8 +1,9 @@
 //! Seed 000: "Using a debugger to pinpoint the exact location of errors is
 //! crucial". The broken program, whose fault an unrelated copy reports, run
-//! under compute-sanitizer (memcheck) and under cuda-gdb: does either name
-//! the kernel that faulted, which the program's own errors do not? In the
-//! control it runs under no tool, and its own errors are its report.
+//! under compute-sanitizer (memcheck): does it name the kernel that faulted,
+//! which the program's own errors do not? In the control it runs under no
+//! tool, and its own errors are its report. (cuda-gdb is not run: on these
+//! machines its result varies from run to run; evidence/cuda-gdb.md.)
 
 use std::time::Duration;
 
@@ -14,14 +15,9 @@ use crate::names::*;
 
 const PROGRAM: &str = "the broken program";
 const MEMCHECK: &[&str] = &["compute-sanitizer", "--tool", "memcheck"];
-const DEBUGGER: &[&str] = &[
-    "cuda-gdb", "-q", "-batch", "-ex", "run", "-ex", "bt", "--args",
-];
 
 pub fn under_tools(rec: &mut Recorder) -> anyhow::Result<()> {
-    pinpoint(rec, &[MEMCHECK])?;
-    debugger(rec);
-    Ok(())
+    pinpoint(rec, &[MEMCHECK])
 }
 
 // ANCHOR: no_tool
@@ -77,26 +73,3 @@ fn pinpoint(rec: &mut Recorder, tools: &[&[&str]]) -> anyhow::Result<()> {
     Ok(())
 }
 // ANCHOR_END: pinpoint
-
-/// The broken program under cuda-gdb. On the machines this ran on the
-/// debugger stops at the fault and names the kernel in some runs, and in
-/// others lets the program run to its end with every call succeeding, as
-/// if nothing faulted; so what it did is a raw figure of the report, which
-/// decides nothing and leaves the snapshot alone.
-fn debugger(rec: &mut Recorder) {
-    let Ok(run) = worker::run_under(DEBUGGER, PROGRAM, Duration::from_secs(120), &[]) else {
-        return;
-    };
-    let launched = run.steps.iter().any(|s| s.call.contains(KERNEL));
-    let unharmed = launched
-        && run.termination == casebook_model::Termination::Completed
-        && !run.steps.iter().any(|s| s.is_error());
-    rec.measure(
-        CUDA_GDB_NAMED_THE_KERNEL,
-        f64::from(u8::from(run.stderr_tail.contains(KERNEL))),
-    );
-    rec.measure(
-        CUDA_GDB_LET_EVERY_CALL_SUCCEED,
-        f64::from(u8::from(unharmed)),
-    );
-}
