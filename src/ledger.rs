@@ -680,4 +680,11 @@ pub const HISTORY: &[Change] = &[
         to: Standing::Partly,
         why: "the fifth audit: \"context1\" names a context, and one the program made itself (cuCtxCreate) survives cudaDeviceReset: after the reset the library's buffer, written in its own context, is usable (broken-cpp), while the first call's buffer in the primary context is not (cudaErrorInvalidValue). A context of one's own can be reused, the primary context's work cannot: partly; library-in-primary-cpp, whose library allocates in the primary context, is the control of that part (refuted)",
     },
+    Change {
+        id: "004-nvidia-smi-free-not-allocatable",
+        commit: "5f26396",
+        from: Standing::Refuted,
+        to: Standing::Partly,
+        why: "the fifth and sixth audits: refuted read the sentence as fragmentation inside one process. Read as a user reads nvidia-smi, its free memory for the GPU with nothing on it, asked for in one block by a new process, less two pages, is refused, and served a gibibyte less (new-process-margin, the control): the new process's context takes part of it. The article's reason, fragmentation, still does not stand in cudaMalloc's way (hard-form-cpp): capped at partly",
+    },
 ];

@@ -216,8 +216,8 @@ const PAGES_SERVE_ANY_REQUEST: &str = "cudaMalloc serves the free memory cudaMem
      nvidia-smi) reports wherever it lies: in `hard-form-cpp`, 90% of 42 GB free only in 2 MiB holes \
      between blocks still allocated is served as one block at once. No order or size of cudaMalloc \
      and cudaFree calls leaves reported free memory that a request up to it cannot have, beyond a \
-     remnant smaller than two pages (the fill's last 2 MiB request is refused with a little over 2 MiB \
-     still reported free: the run records it as `free_bytes_when_a_2_mib_block_is_refused`), so a run \
+     remnant of a few MiB (the fill's last 2 MiB request is refused with a few MiB still reported \
+     free: the run records it as `free_bytes_when_a_2_mib_block_is_refused`), so a run \
      in which cudaMalloc refuses a request of real size would need another allocator, which is \
      another claim. \
      (What blocks below the 2 MiB page free inside pages still in use is not reported free at all: \
