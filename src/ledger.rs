@@ -666,4 +666,25 @@ pub const HISTORY: &[Change] = &[
         to: Standing::Partly,
         why: "the fifth audit: the sentence describes the kernel, which does stage its input in shared memory (fits-cpp runs it and its output is right); what fails is the example as printed, whose 4 MiB launch is refused, so it demonstrates nothing. Judged on the launch's result: partly",
     },
+    Change {
+        id: "nvidia-assert-process-must-be-relaunched",
+        commit: "9665315",
+        from: Standing::Partly,
+        to: Standing::Confirmed,
+        why: "the fifth audit: partly rested on the reset alone (broken-cpp's call after cudaDeviceReset is refused) and never started the process again. Now decided on the Rust variant, which does both: after the assert a call in a new context, once the old one is destroyed, is refused, and the same program started again as a process of its own makes its context and computes (broken); fixed, which ends the same way without the assert, goes on in the new context (the control, refuted)",
+    },
+    Change {
+        id: "000-reuse-context-after-reset",
+        commit: "9d57009",
+        from: Standing::Refuted,
+        to: Standing::Partly,
+        why: "the fifth audit: \"context1\" names a context, and one the program made itself (cuCtxCreate) survives cudaDeviceReset: after the reset the library's buffer, written in its own context, is usable (broken-cpp), while the first call's buffer in the primary context is not (cudaErrorInvalidValue). A context of one's own can be reused, the primary context's work cannot: partly; library-in-primary-cpp, whose library allocates in the primary context, is the control of that part (refuted)",
+    },
+    Change {
+        id: "004-nvidia-smi-free-not-allocatable",
+        commit: "5f26396",
+        from: Standing::Refuted,
+        to: Standing::Partly,
+        why: "the fifth and sixth audits: refuted read the sentence as fragmentation inside one process. Read as a user reads nvidia-smi, its free memory for the GPU with nothing on it, asked for in one block by a new process, less two pages, is refused, and served a gibibyte less (new-process-margin, the control): the new process's context takes part of it. The article's reason, fragmentation, still does not stand in cudaMalloc's way (hard-form-cpp): capped at partly",
+    },
 ];

@@ -23,9 +23,10 @@ static inline cudaError_t driver_entry(const casebook_recorder *r, const char *s
   return err == cudaSuccess && found != cudaDriverEntryPointSuccess ? cudaErrorSymbolNotFound : err;
 }
 
-// Records a driver call by its result's name and passes the result through.
-static inline CUresult rec_cu(const casebook_recorder *r, PFN_cuGetErrorName_v6000 error_name, const char *call,
-                              CUresult res) {
+// Records a driver call by its result's name and passes the result through;
+// `tolerated`: an error the variant provokes, not a symptom of it.
+static inline CUresult record_cu(const casebook_recorder *r, PFN_cuGetErrorName_v6000 error_name, const char *call,
+                                 CUresult res, int tolerated) {
   const char *name = "CUDA_ERROR_UNKNOWN";
   error_name(res, &name);
   const char *message = nullptr;
@@ -40,8 +41,20 @@ static inline CUresult rec_cu(const casebook_recorder *r, PFN_cuGetErrorName_v60
       error_string = nullptr;
     if (!error_string || error_string(res, &message) != CUDA_SUCCESS) message = nullptr;
   }
-  r->step(r->ctx, call, name, message, 0);
+  r->step(r->ctx, call, name, message, tolerated);
   return res;
+}
+
+// A driver call whose error would be a symptom.
+static inline CUresult rec_cu(const casebook_recorder *r, PFN_cuGetErrorName_v6000 error_name, const char *call,
+                              CUresult res) {
+  return record_cu(r, error_name, call, res, 0);
+}
+
+// A driver call whose error the variant provokes or expects.
+static inline CUresult tolerate_cu(const casebook_recorder *r, PFN_cuGetErrorName_v6000 error_name, const char *call,
+                                   CUresult res) {
+  return record_cu(r, error_name, call, res, 1);
 }
 
 }  // namespace casebook

@@ -122,8 +122,9 @@ pub fn page(
          test holds each claim's last change to where the [claims](claims.md) page stands now. \
          Most changes follow an independent reading of the verdicts against the articles and \
          the evidence, each committed whole: `docs/evidence/claims-audit-2.md` to \
-         `claims-audit-5.md` (the fifth re-read all 149 claims and lists what changed after \
-         it).\n\n\
+         `claims-audit-6.md` (the fifth re-read all 149 claims and lists what changed after \
+         it, in two rounds; the sixth re-read the five verdicts its second round changed or \
+         re-decided).\n\n\
          | claim | was | became | at | why | now |\n|---|---|---|---|---|---|\n",
     );
     for (i, change) in history.iter().enumerate() {

@@ -177,3 +177,148 @@ pub fn measure_bytes(rec: &mut Recorder, name: MeasureName, bytes: usize) {
 /// Device memory is handed out in pages of this size; sizes that must come
 /// out exact are multiples of it.
 pub const PAGE: usize = 2 << 20;
+
+/// Events, recorded as steps, as cudarc's `result::event` groups them: what
+/// a case writes to order one stream's work after another's, or the host
+/// after a stream. Timing is off: no case reads an event's time.
+pub mod event {
+    use cudarc::driver::{DriverError, result, sys};
+
+    use crate::Recorder;
+
+    /// `cuEventCreate`, timing off.
+    pub fn create(rec: &mut Recorder) -> Result<sys::CUevent, DriverError> {
+        rec.step(
+            "cuEventCreate",
+            result::event::create(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING),
+        )
+    }
+
+    /// `cuEventRecord` on `stream`, recorded as `label`.
+    ///
+    /// # Safety
+    /// `event` and `stream` are live.
+    pub unsafe fn record(
+        rec: &mut Recorder,
+        label: &str,
+        event: sys::CUevent,
+        stream: sys::CUstream,
+    ) -> Result<(), DriverError> {
+        // SAFETY: the caller's promise.
+        rec.step(label, unsafe { result::event::record(event, stream) })
+    }
+
+    /// `cuEventSynchronize`: the host waits for what the event marks.
+    ///
+    /// # Safety
+    /// `event` is live.
+    pub unsafe fn synchronize(rec: &mut Recorder, event: sys::CUevent) -> Result<(), DriverError> {
+        // SAFETY: the caller's promise.
+        rec.step("cuEventSynchronize", unsafe {
+            result::event::synchronize(event)
+        })
+    }
+
+    /// `cuEventDestroy`.
+    ///
+    /// # Safety
+    /// `event` is live, nothing waits on it any more, and it is not used
+    /// after.
+    pub unsafe fn destroy(rec: &mut Recorder, event: sys::CUevent) -> Result<(), DriverError> {
+        // SAFETY: the caller's promise.
+        rec.step("cuEventDestroy", unsafe { result::event::destroy(event) })
+    }
+}
+
+/// The primary context, as cudarc's `result::primary_ctx` groups it: what a
+/// case does after a fault to try again in a new context.
+pub mod primary_ctx {
+    use cudarc::driver::{DriverError, result, sys};
+
+    use crate::Recorder;
+
+    /// `cuDevicePrimaryCtxReset`: destroys `device`'s primary context, what
+    /// the runtime's `cudaDeviceReset` does.
+    pub fn reset(rec: &mut Recorder, device: sys::CUdevice) -> Result<(), DriverError> {
+        rec.step(
+            "cuDevicePrimaryCtxReset",
+            // SAFETY: the caller forgets every object of the old context.
+            unsafe { sys::cuDevicePrimaryCtxReset_v2(device) }.result(),
+        )
+    }
+
+    /// A new primary context retained and made current, then one unrelated
+    /// call in it; each step's name starts with `label`.
+    pub fn retain_and_call(
+        rec: &mut Recorder,
+        device: sys::CUdevice,
+        label: &str,
+    ) -> Result<(), DriverError> {
+        let fresh = rec.step(&format!("{label}: cuDevicePrimaryCtxRetain"), unsafe {
+            // SAFETY: a device ordinal the caller got from the driver.
+            result::primary_ctx::retain(device)
+        })?;
+        rec.step(&format!("{label}: cuCtxSetCurrent"), unsafe {
+            // SAFETY: the context was retained just above.
+            result::ctx::set_current(fresh)
+        })?;
+        super::unrelated_call(rec, label)
+    }
+}
+
+/// The PCI domain, bus and device of the GPU this process sees first (the
+/// one its trial is pinned to), read without making a context: how a row of
+/// nvidia-smi, which numbers every GPU of the machine, is matched to it.
+pub fn gpu_bus() -> Option<(u32, u32, u32)> {
+    use sys::CUdevice_attribute as A;
+    result::init().ok()?;
+    let dev = result::device::get(0).ok()?;
+    // SAFETY: a device the driver just returned; attributes are read only.
+    let attr = |a| unsafe { result::device::get_attribute(dev, a) }.ok();
+    Some((
+        attr(A::CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID)? as u32,
+        attr(A::CU_DEVICE_ATTRIBUTE_PCI_BUS_ID)? as u32,
+        attr(A::CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID)? as u32,
+    ))
+}
+
+/// nvidia-smi's `00000000:18:00.0` as (domain, bus, device).
+pub fn parse_bus(text: &str) -> Option<(u32, u32, u32)> {
+    let mut parts = text.split([':', '.']);
+    let hex = |p: Option<&str>| u32::from_str_radix(p?, 16).ok();
+    Some((hex(parts.next())?, hex(parts.next())?, hex(parts.next())?))
+}
+
+/// The free memory nvidia-smi reports for this process's GPU, in bytes
+/// (its figure is in MiB), read the way a user reads it: by running
+/// `nvidia-smi --query-gpu`, from a process that has made no context.
+pub fn nvidia_smi_free_bytes() -> anyhow::Result<u64> {
+    let gpu = gpu_bus().ok_or_else(|| anyhow::anyhow!("cannot read this GPU's PCI bus"))?;
+    let out = std::process::Command::new("nvidia-smi")
+        .args([
+            "--query-gpu=pci.bus_id,memory.free",
+            "--format=csv,noheader,nounits",
+        ])
+        .output()?;
+    anyhow::ensure!(out.status.success(), "nvidia-smi --query-gpu failed");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find_map(|l| {
+            let (bus, free) = l.split_once(',')?;
+            (parse_bus(bus.trim())? == gpu).then(|| free.trim().parse::<u64>().ok())?
+        })
+        .map(|mib| mib << 20)
+        .ok_or_else(|| {
+            anyhow::anyhow!("nvidia-smi lists no free memory for the GPU on bus {gpu:?}")
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_bus_id_is_read_as_nvidia_smi_prints_it() {
+        assert_eq!(super::parse_bus("00000000:18:00.0"), Some((0, 0x18, 0)));
+        assert_eq!(super::parse_bus("00000001:AB:1F.0"), Some((1, 0xab, 0x1f)));
+        assert_eq!(super::parse_bus("[N/A]"), None);
+    }
+}

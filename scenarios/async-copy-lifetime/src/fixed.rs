@@ -2,7 +2,7 @@
 //! it reuses the buffer.
 
 use casebook_model::Recorder;
-use cudarc::driver::{result, sys};
+use casebook_model::device::event;
 
 use crate::{OVERWRITTEN, Pinned, SENT, setup};
 
@@ -14,21 +14,15 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
     gpu.hold_stream(rec)?;
     gpu.copy(rec, host.as_mut_slice())?;
     // FIX: the buffer is reused only once the copy from it is done.
-    let copied = rec.step(
-        "cuEventCreate",
-        result::event::create(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING),
-    )?;
+    let copied = event::create(rec)?;
     // SAFETY: a live event and stream; the event is destroyed below.
     unsafe {
-        rec.step(
-            "cuEventRecord",
-            result::event::record(copied, gpu.stream.cu_stream()),
-        )?;
-        rec.step("cuEventSynchronize", result::event::synchronize(copied))?;
+        event::record(rec, "cuEventRecord", copied, gpu.stream.cu_stream())?;
+        event::synchronize(rec, copied)?;
     }
     host.as_mut_slice().fill(OVERWRITTEN);
     // ANCHOR_END: run
     // SAFETY: nothing waits on the event any more.
-    unsafe { rec.step("cuEventDestroy", result::event::destroy(copied))? };
+    unsafe { event::destroy(rec, copied)? };
     gpu.finish(rec, host.as_mut_slice())
 }

@@ -2,6 +2,7 @@
 //! The free, and so the reuse, now come after B's read.
 
 use casebook_model::Recorder;
+use casebook_model::device::event;
 use cudarc::driver::{result, sys};
 
 use crate::Streams;
@@ -15,13 +16,9 @@ fn one_run(rec: &mut Recorder, s: &Streams) -> anyhow::Result<(bool, bool)> {
     let x = s.given(rec)?;
     s.read_on_b(rec, x)?;
     // FIX: A waits for B's kernel before it frees.
-    let read_done = rec.step(
-        "cuEventCreate",
-        result::event::create(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING),
-    )?;
-    rec.step("cuEventRecord (B)", unsafe {
-        result::event::record(read_done, s.b.cu_stream())
-    })?;
+    let read_done = event::create(rec)?;
+    // SAFETY: a live event and stream; the event is destroyed below.
+    unsafe { event::record(rec, "cuEventRecord (B)", read_done, s.b.cu_stream())? };
     rec.step("cuStreamWaitEvent (A)", unsafe {
         result::stream::wait_event(
             s.a.cu_stream(),
@@ -37,9 +34,8 @@ fn one_run(rec: &mut Recorder, s: &Streams) -> anyhow::Result<(bool, bool)> {
     rec.step("cuMemFreeAsync (A)", unsafe {
         result::free_async(y, s.a.cu_stream())
     })?;
-    rec.step("cuEventDestroy", unsafe {
-        result::event::destroy(read_done)
-    })?;
+    // SAFETY: stream A's wait is enqueued; the event is not used again.
+    unsafe { event::destroy(rec, read_done)? };
     Ok((ok, y == x))
 }
 // ANCHOR_END: one_run

@@ -4,41 +4,44 @@
 //! context (the primary context's reset) and tries again in a new one.
 
 use casebook_model::{Recorder, device};
-use cudarc::driver::{result, sys};
 
-use crate::names::*;
-use crate::{gather, indices, later_call, lookup, parked};
+use crate::{destroy_and_retry, gather, indices, later_call, lookup, parked, relaunched};
 
 // ANCHOR: run
 pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
+    lookup_then_retry(rec, true)
+}
+// ANCHOR_END: run
+
+// ANCHOR: in_range
+/// The control: the same program, every index in range, so the reset,
+/// the context of its own and the new process come after a lookup that
+/// worked.
+pub fn in_range(rec: &mut Recorder) -> anyhow::Result<()> {
+    lookup_then_retry(rec, false)
+}
+// ANCHOR_END: in_range
+
+// ANCHOR: lookup_then_retry
+fn lookup_then_retry(rec: &mut Recorder, past_the_end: bool) -> anyhow::Result<()> {
+    if let Some(done) = relaunched(rec) {
+        return done;
+    }
     let ctx = device::context(rec)?;
     let gather = gather(rec, &ctx)?;
     // BUG: the indices go to the kernel unchecked; one is past the table's end.
     // The lookup's buffers are dropped as it returns the error: each Drop
     // frees its buffer, meets the error, and has no way to return it.
-    let _ = lookup(rec, &ctx, &gather, &indices(true));
+    let _ = lookup(rec, &ctx, &gather, &indices(past_the_end));
     parked(rec, &ctx);
     later_call(rec);
 
-    let dev = ctx.cu_device();
-    let _ = rec.step(
-        "cuDevicePrimaryCtxReset",
-        unsafe { sys::cuDevicePrimaryCtxReset_v2(dev) }.result(),
-    );
-    let fresh = (|| {
-        let fresh = rec.step("new context: cuDevicePrimaryCtxRetain", unsafe {
-            result::primary_ctx::retain(dev)
-        })?;
-        rec.step("new context: cuCtxSetCurrent", unsafe {
-            result::ctx::set_current(fresh)
-        })?;
-        device::unrelated_call(rec, "new context")
-    })();
-    rec.fact(AFTER_DESTROY, fresh.is_ok());
+    destroy_and_retry(rec, &ctx);
     // The context these hold was destroyed under them; let the process end
     // without running their destructors against it.
     std::mem::forget(gather);
     std::mem::forget(ctx);
+    crate::relaunch(rec);
     Ok(())
 }
-// ANCHOR_END: run
+// ANCHOR_END: lookup_then_retry

@@ -4,7 +4,7 @@
 use casebook_model::{Recorder, device};
 
 use crate::names::*;
-use crate::{TABLE_LEN, gather, indices, later_call, lookup, parked, table};
+use crate::{TABLE_LEN, destroy_and_retry, gather, indices, later_call, lookup_and_check, parked};
 
 // ANCHOR: run
 pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
@@ -15,17 +15,14 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
     rec.check(REJECTED_ON_HOST, !valid(&indices(true)));
     let index = indices(false);
     if valid(&index) {
-        let found = lookup(rec, &ctx, &gather, &index)?;
-        let out = rec.step("cuMemcpyDtoH", ctx.default_stream().clone_dtoh(&found))?;
-        let table = table();
-        let right = out
-            .iter()
-            .zip(&index)
-            .all(|(&x, &k)| x == table[k as usize]);
-        rec.check(GATHERED, right);
+        lookup_and_check(rec, &ctx, &gather, &index)?;
     }
     parked(rec, &ctx);
     later_call(rec);
+    // The same ending as broken's: the context destroyed, a call in a new one.
+    destroy_and_retry(rec, &ctx);
+    std::mem::forget(gather);
+    std::mem::forget(ctx);
     Ok(())
 }
 // ANCHOR_END: run

@@ -65,6 +65,13 @@ pub fn scenario() -> Scenario {
         variants: vec![
             Variant::broken("broken", Symptom::cuda_error(ASSERT), cudarc!(broken)),
             Variant::fixed("fixed", cudarc!(fixed)),
+            Variant::contrast("in-range", Expect::Clean, cudarc!(broken::in_range)).one_change(
+                "broken",
+                "whether one index is past the table's end: yes there, so the kernel asserts; no \
+                 here, so the retries come after a lookup that worked",
+                "lookup_then_retry(rec, true)",
+                "lookup_then_retry(rec, false)",
+            ),
             Variant::broken("broken-cpp", Symptom::cuda_error(ASSERT_CPP), cpp::broken)
                 .then_shows(Symptom::cuda_error(AFTER_RESET_CPP)),
             Variant::fixed("fixed-cpp", cpp::fixed),
@@ -166,22 +173,38 @@ const CLAIMS: &[Claim] = &[
         id: "nvidia-assert-process-must-be-relaunched",
         source: Source::Nvidia(&CUDA_ERROR_ASSERT_RUNTIME),
         quote: "To continue using CUDA, the process must be terminated and relaunched.",
-        judged_by: "broken-cpp",
-        control: Control::Run("in-range-cpp"),
-        reach: Reach::AtBestPartly(
-            "the run shows that the process cannot go on, even after cudaDeviceReset; that a \
-             relaunched process works this case's runs do not show after an assert (its fixed \
-             variants never assert): sticky-error's device-assert-py does, where after the same \
-             kind of assert a new process computes on the GPU",
-        ),
-        judge: |o: &Outcome| ClaimVerdict::refuted_if(o.flag(AFTER_RESET)),
+        judged_by: "broken",
+        control: Control::Run("in-range"),
+        // The process after the assert: does a call in a new context, once
+        // the old one is destroyed, or in one it creates, work? And does the
+        // same program,
+        // started again as a process of its own, compute? No and yes:
+        // confirmed, the process had to be relaunched. The call in the new
+        // context works: refuted, the process could go on (in-range, the
+        // same program with every index in range, is the control). Neither
+        // works: partly, relaunching did not help either. (The Rust variant
+        // destroys the
+        // primary context with cuDevicePrimaryCtxReset, what the runtime's
+        // cudaDeviceReset does; broken-cpp's call after cudaDeviceReset is
+        // refused the same way.)
+        judge: |o: &Outcome| match (
+            o.flag(AFTER_DESTROY),
+            o.flag(A_CREATED_CONTEXT_WORKS),
+            o.flag(A_NEW_PROCESS_COMPUTES),
+        ) {
+            (Some(true), _, _) | (_, Some(true), _) => ClaimVerdict::Refuted,
+            (Some(false), Some(false), Some(true)) => ClaimVerdict::Confirmed,
+            (Some(false), Some(false), Some(false)) => ClaimVerdict::Partly,
+            _ => ClaimVerdict::Undecided,
+        },
+        ..Claim::EITHER
     },
     Claim {
         id: "nvidia-assert-context-unusable-until-destroyed",
         source: Source::Nvidia(&CUDA_ERROR_ASSERT),
         quote: "The context cannot be used anymore, and must be destroyed.",
         judged_by: "broken",
-        control: Control::Run("fixed"),
+        control: Control::Run("in-range"),
         // Unusable: an unrelated call after the assert fails. Destroying it is
         // what lets the program go on: a call in a new context succeeds
         // ("confirmed"), or it fails too ("partly": destroying is not enough
@@ -259,6 +282,84 @@ pub(crate) fn later_call(rec: &mut Recorder) {
         Err(e) => e.result_name(),
     };
     rec.fact(names::LATER_CALL, name);
+}
+
+/// What the driver's documentation asks after an assert: the primary
+/// context destroyed (its reset), a new one retained and made current, and
+/// a call in it.
+pub(crate) fn destroy_and_retry(rec: &mut Recorder, ctx: &Arc<CudaContext>) {
+    let dev = ctx.cu_device();
+    let _ = device::primary_ctx::reset(rec, dev);
+    let fresh = device::primary_ctx::retain_and_call(rec, dev, "new context");
+    rec.fact(names::AFTER_DESTROY, fresh.is_ok());
+    // The other way to a new context in the same process: one of its own.
+    let created = (|| {
+        use cudarc::driver::result;
+        let created = rec.step("created context: cuCtxCreate", unsafe {
+            result::ctx::create_v4(std::ptr::null_mut(), 0, dev)
+        })?;
+        rec.step("created context: cuCtxSetCurrent", unsafe {
+            result::ctx::set_current(created)
+        })?;
+        device::unrelated_call(rec, "created context")
+    })();
+    rec.fact(names::A_CREATED_CONTEXT_WORKS, created.is_ok());
+}
+
+/// The process started again: what it runs instead of the variant.
+const RELAUNCHED: &str = "a new process";
+
+/// In the process [`relaunch`] starts: its own context, one unrelated call
+/// in it, and the lookup run again on valid indices, its result checked;
+/// their results are the variant's. `None` in the trial's own process.
+pub(crate) fn relaunched(rec: &mut Recorder) -> Option<anyhow::Result<()>> {
+    (casebook_runtime::worker::role().as_deref() == Some(RELAUNCHED)).then(|| {
+        let ctx = device::context(rec)?;
+        device::unrelated_call(rec, "new process")?;
+        let gather = gather(rec, &ctx)?;
+        lookup_and_check(rec, &ctx, &gather, &indices(false))
+    })
+}
+
+/// The lookup on indices that are all valid, its result copied back and
+/// checked against the table.
+pub(crate) fn lookup_and_check(
+    rec: &mut Recorder,
+    ctx: &Arc<CudaContext>,
+    gather: &CudaFunction,
+    index: &[i32],
+) -> anyhow::Result<()> {
+    let found = lookup(rec, ctx, gather, index)?;
+    let out = rec.step("cuMemcpyDtoH", ctx.default_stream().clone_dtoh(&found))?;
+    let table = table();
+    let right = out.iter().zip(index).all(|(&x, &k)| x == table[k as usize]);
+    rec.check(names::GATHERED, right);
+    Ok(())
+}
+
+/// The documentation's remedy: this program started again, as a process of
+/// its own, makes one unrelated call. (Not under compute-sanitizer, whose
+/// pass runs the program itself.)
+pub(crate) fn relaunch(rec: &mut Recorder) {
+    if casebook_model::under_sanitizer() {
+        rec.fact(casebook_model::REDUCED, true);
+        return;
+    }
+    let computes =
+        match casebook_runtime::worker::run(RELAUNCHED, std::time::Duration::from_secs(60), &[]) {
+            Ok(o) => {
+                casebook_runtime::worker::replay(rec, RELAUNCHED, &o);
+                o.termination == casebook_model::Termination::Completed
+                    && o.first_error().is_none()
+                    && o.checks.iter().all(|c| c.ok)
+                    && !o.checks.is_empty()
+            }
+            Err(e) => {
+                rec.fact(names::RELAUNCH_FAILED, e.to_string());
+                false
+            }
+        };
+    rec.fact(names::A_NEW_PROCESS_COMPUTES, computes);
 }
 
 /// What cudarc parked in the context from a `Drop` that met an error.

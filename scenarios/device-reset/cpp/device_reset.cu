@@ -29,6 +29,7 @@ struct Driver {
   PFN_cuCtxPopCurrent_v4000 ctxPop = nullptr;
   PFN_cuMemAlloc_v3020 memAlloc = nullptr;
   PFN_cuMemFree_v3020 memFree = nullptr;
+  PFN_cuMemsetD32_v3020 memsetD32 = nullptr;
   PFN_cuGetErrorName_v6000 errorName = nullptr;
 };
 
@@ -39,7 +40,8 @@ bool load(const casebook_recorder *r, Driver &d) {
          driver_entry(r, "cuCtxPushCurrent", 4000, &d.ctxPush) == cudaSuccess &&
          driver_entry(r, "cuCtxPopCurrent", 4000, &d.ctxPop) == cudaSuccess &&
          driver_entry(r, "cuMemAlloc", 3020, &d.memAlloc) == cudaSuccess &&
-         driver_entry(r, "cuMemFree", 3020, &d.memFree) == cudaSuccess;
+         driver_entry(r, "cuMemFree", 3020, &d.memFree) == cudaSuccess &&
+         driver_entry(r, "cuMemsetD32", 3020, &d.memsetD32) == cudaSuccess;
 }
 
 // A library that keeps a context of its own, as some do; or, in the control,
@@ -112,6 +114,18 @@ extern "C" int casebook_device_reset_broken_cpp(const casebook_recorder *r) {
 
 namespace {
 
+// The library's buffer written after the reset, in the context it was made
+// in: its own, pushed for the call, or the primary one, which the reset
+// destroyed and the runtime has made anew.
+bool library_buffer_usable(const casebook_recorder *r, const Driver &d, const Library &lib) {
+  CUcontext popped;
+  if (lib.ctx) rec_cu(r, d.errorName, "cuCtxPushCurrent (the library's context)", d.ctxPush(lib.ctx));
+  CUresult used = tolerate_cu(r, d.errorName, "cuMemsetD32 (the library's buffer, after the reset)",
+                              d.memsetD32(lib.buffer, 0, 1));
+  if (lib.ctx) rec_cu(r, d.errorName, "cuCtxPopCurrent", d.ctxPop(&popped));
+  return used == CUDA_SUCCESS;
+}
+
 int reset_cleanup(const casebook_recorder *r, LibraryContext where) {
   Driver d;
   Setup s;
@@ -135,6 +149,7 @@ int reset_cleanup(const casebook_recorder *r, LibraryContext where) {
   // What else the reset did to the primary context.
   cudaError_t old = tolerate(r, "cudaMemset (the pointer from before the reset)", cudaMemset(s.buffer, 0, 4));
   fact_text(r, names::THE_POINTER_FROM_BEFORE_THE_RESET, cudaGetErrorName(old));
+  fact(r, names::THE_LIBRARY_S_BUFFER_IS_USABLE_AFTER_THE_RESET, library_buffer_usable(r, d, s.lib));
   size_t heap = 0;
   rec(r, "cudaDeviceGetLimit cudaLimitMallocHeapSize", cudaDeviceGetLimit(&heap, cudaLimitMallocHeapSize));
   fact(r, names::THE_DEVICE_HEAP_LIMIT_IS_BACK_TO_ITS_DEFAULT, heap == s.default_heap);

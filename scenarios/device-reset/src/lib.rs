@@ -218,21 +218,39 @@ const CLAIMS: &[Claim] = &[
         source: Source::SEED_000,
         quote: "runModel(context2); // Or reuse context1 if appropriate after reset",
         judged_by: "broken-cpp",
-        control: Control::Impossible(
-            "cudaDeviceReset destroys the primary context, context1, with all it holds; a run in \
-             which what it held is still usable would need the reset left out, the step measured. \
-             What shows that the reading is not blind: the calls after the reset succeed, in the \
-             primary context the runtime makes anew.",
-        ),
-        // Reusing context1: using what the first call made in it. After the
-        // reset its buffer is written to once more.
-        judge: |o: &Outcome| match o
-            .fact(THE_POINTER_FROM_BEFORE_THE_RESET)
-            .and_then(|v| v.as_str())
-        {
-            Some("cudaSuccess") => ClaimVerdict::Confirmed,
-            Some(_) => ClaimVerdict::Refuted,
-            None => ClaimVerdict::Undecided,
+        control: Control::Parts(&[
+            Part {
+                part: "what the first call made in the primary context is usable after the reset",
+                control: Control::Impossible(
+                    "cudaDeviceReset destroys the primary context with all it holds; a run in which \
+                     what it held is still usable would need the reset left out, the step measured. \
+                     What shows that the reading is not blind: the calls after the reset succeed, in \
+                     the primary context the runtime makes anew, and a context of the program's own \
+                     is still usable.",
+                ),
+            },
+            Part {
+                part: "a context the program made itself (cuCtxCreate) is usable after the reset",
+                control: Control::Run("library-in-primary-cpp"),
+            },
+        ]),
+        // Reusing context1 after the reset. If context1 is the primary
+        // context the first call worked in, what it made there (its buffer)
+        // is written to once more; if it is a context the program made
+        // itself, the library's buffer is written to in it. The primary
+        // context's work usable: confirmed. Only the context of its own: partly (it can be reused;
+        // the primary context's work cannot). Neither: refuted
+        // (library-in-primary-cpp, whose library allocates in the primary
+        // context, is the control).
+        judge: |o: &Outcome| match (
+            o.fact(THE_POINTER_FROM_BEFORE_THE_RESET)
+                .and_then(|v| v.as_str()),
+            o.flag(THE_LIBRARY_S_BUFFER_IS_USABLE_AFTER_THE_RESET),
+        ) {
+            (Some("cudaSuccess"), _) => ClaimVerdict::Confirmed,
+            (Some(_), Some(true)) => ClaimVerdict::Partly,
+            (Some(_), Some(false)) => ClaimVerdict::Refuted,
+            _ => ClaimVerdict::Undecided,
         },
         ..Claim::EITHER
     },

@@ -155,6 +155,10 @@ extern "C" int casebook_fragmentation_hard_form_cpp(const casebook_recorder *r) 
   measure(r, names::BLOCKS_FILLED, (double)blocks.size());
   measure(r, names::FREE_BYTES_SCATTERED, (double)(scattered - full));
   measure(r, names::LARGEST_REQUEST_SERVED, (double)largest);
+  // What the system still reports free once cudaMalloc refuses a 2 MiB
+  // block: free memory, as nvidia-smi would show it, that no request gets
+  // (a raw figure first; what it decides waits for its readings).
+  measure(r, names::FREE_BYTES_WHEN_A_2_MIB_BLOCK_IS_REFUSED, (double)full);
   fact(r, names::ONE_BLOCK_OF_90_OF_THE_SCATTERED_FREE_MEMORY_IS_SERVED, err == cudaSuccess);
   cudaError_t rest = large ? cudaFree(large) : cudaSuccess;
   for (size_t i = 1; i < blocks.size(); i += 2) {

@@ -4,12 +4,13 @@
 //! After the graph is destroyed, the buffer's teardown waits on it.
 
 use casebook_model::Recorder;
+use casebook_model::device::event;
 use cudarc::driver::result;
 
 use crate::names::*;
 use crate::{
-    begin_capture, captured_fill, check_graph_ran, destroy_event, end_capture, later_call,
-    launch_graph, record_event, teardown_wait, tracked_buffer,
+    begin_capture, captured_fill, check_graph_ran, end_capture, later_call, launch_graph,
+    teardown_wait, tracked_buffer,
 };
 
 // ANCHOR: run
@@ -20,7 +21,8 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
     captured_fill(rec, buf, s)?;
     // BUG: the use inside the capture records the tracking event too, so
     // the event now stands for a node of the graph, not for work enqueued.
-    record_event(rec, "cuEventRecord (tracking, during capture)", tracking, s)?;
+    // SAFETY: the tracking event and the stream are live.
+    unsafe { event::record(rec, "cuEventRecord (tracking, during capture)", tracking, s)? };
     let graph = end_capture(rec, s)?;
     launch_graph(rec, graph, s)?; // runs it, then destroys the graph
     // The buffer's teardown: wait for its last use, then free it.
@@ -31,7 +33,8 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
     check_graph_ran(rec, buf)?;
     // SAFETY: the graph is gone and the stream idle.
     rec.step("cuMemFree", unsafe { result::free_sync(buf) })?;
-    destroy_event(rec, tracking)?;
+    // SAFETY: the teardown's wait is done; the event is not used again.
+    unsafe { event::destroy(rec, tracking)? };
     later_call(rec);
     Ok(())
 }

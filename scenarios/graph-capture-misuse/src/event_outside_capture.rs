@@ -3,12 +3,13 @@
 //! work enqueued, and the teardown's wait is valid after the graph is gone.
 
 use casebook_model::Recorder;
+use casebook_model::device::event;
 use cudarc::driver::{result, sys};
 
 use crate::names::*;
 use crate::{
-    begin_capture, captured_fill, check_graph_ran, destroy_event, end_capture, later_call,
-    launch_graph, record_event, teardown_wait, tracked_buffer,
+    begin_capture, captured_fill, check_graph_ran, end_capture, later_call, launch_graph,
+    teardown_wait, tracked_buffer,
 };
 
 // ANCHOR: run
@@ -23,7 +24,8 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
         result::stream::is_capturing(s)
     })?;
     if status == sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE {
-        record_event(rec, "cuEventRecord (tracking)", tracking, s)?;
+        // SAFETY: the tracking event and the stream are live.
+        unsafe { event::record(rec, "cuEventRecord (tracking)", tracking, s)? };
         rec.fact(TRACKING_EVENT, "recorded during the capture");
     } else {
         rec.fact(TRACKING_EVENT, "not recorded while the stream captured");
@@ -36,7 +38,8 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
     check_graph_ran(rec, buf)?;
     // SAFETY: the graph is gone and the stream idle.
     rec.step("cuMemFree", unsafe { result::free_sync(buf) })?;
-    destroy_event(rec, tracking)?;
+    // SAFETY: the teardown's wait is done; the event is not used again.
+    unsafe { event::destroy(rec, tracking)? };
     later_call(rec);
     Ok(())
 }

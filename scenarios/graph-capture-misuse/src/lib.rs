@@ -12,6 +12,7 @@
 //! from a call that looks harmless, or from a later one that checks.
 
 use casebook_model::ResultName;
+use casebook_model::device::event;
 use casebook_model::prelude::*;
 use std::sync::Arc;
 
@@ -402,37 +403,18 @@ pub(crate) fn tracked_buffer(
     // SAFETY: freed by the caller, after the teardown's wait; only this
     // stream uses it.
     let buf = rec.step("cuMemAlloc", unsafe { result::malloc_sync(WORDS * 4) })?;
-    let tracking = new_event(rec)?; // the buffer's "last use" event
+    let tracking = event::create(rec)?; // the buffer's "last use" event
     let s = stream.cu_stream();
-    record_event(
-        rec,
-        "cuEventRecord (tracking, after the allocation)",
-        tracking,
-        s,
-    )?;
+    // SAFETY: the event and the stream were made just above.
+    unsafe {
+        event::record(
+            rec,
+            "cuEventRecord (tracking, after the allocation)",
+            tracking,
+            s,
+        )?;
+    }
     Ok((stream, buf, tracking))
-}
-
-pub(crate) fn new_event(rec: &mut Recorder) -> Result<sys::CUevent, DriverError> {
-    rec.step(
-        "cuEventCreate",
-        result::event::create(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING),
-    )
-}
-
-pub(crate) fn record_event(
-    rec: &mut Recorder,
-    label: &str,
-    event: sys::CUevent,
-    stream: sys::CUstream,
-) -> Result<(), DriverError> {
-    // SAFETY: a live event and a live stream.
-    rec.step(label, unsafe { result::event::record(event, stream) })
-}
-
-pub(crate) fn destroy_event(rec: &mut Recorder, event: sys::CUevent) -> Result<(), DriverError> {
-    // SAFETY: nothing waits on the event any more.
-    rec.step("cuEventDestroy", unsafe { result::event::destroy(event) })
 }
 
 /// What a buffer's teardown does first: the stream waits for the buffer's

@@ -1,8 +1,9 @@
 //! Seed 000: "Using a debugger to pinpoint the exact location of errors is
 //! crucial". The broken program, whose fault an unrelated copy reports, run
-//! under compute-sanitizer (memcheck) and under cuda-gdb: does either name
-//! the kernel that faulted, which the program's own errors do not? In the
-//! control it runs under no tool, and its own errors are its report.
+//! under compute-sanitizer (memcheck): does it name the kernel that faulted,
+//! which the program's own errors do not? In the control it runs under no
+//! tool, and its own errors are its report. (cuda-gdb is not run: on these
+//! machines its result varies from run to run; evidence/cuda-gdb.md.)
 
 use std::time::Duration;
 
@@ -14,12 +15,9 @@ use crate::names::*;
 
 const PROGRAM: &str = "the broken program";
 const MEMCHECK: &[&str] = &["compute-sanitizer", "--tool", "memcheck"];
-const DEBUGGER: &[&str] = &[
-    "cuda-gdb", "-q", "-batch", "-ex", "run", "-ex", "bt", "--args",
-];
 
 pub fn under_tools(rec: &mut Recorder) -> anyhow::Result<()> {
-    pinpoint(rec, &[MEMCHECK, DEBUGGER])
+    pinpoint(rec, &[MEMCHECK])
 }
 
 // ANCHOR: no_tool
@@ -54,8 +52,13 @@ fn pinpoint(rec: &mut Recorder, tools: &[&[&str]]) -> anyhow::Result<()> {
     let (mut named_by, mut not_started) = (Vec::new(), Vec::new());
     for tool in tools {
         match worker::run_under(tool, PROGRAM, Duration::from_secs(120), &[]) {
-            Ok(run) if run.stderr_tail.contains(KERNEL) => named_by.push(tool[0]),
-            Ok(_) => {}
+            Ok(run) => {
+                // What the program did under the tool, and how it ended.
+                worker::replay(rec, &format!("under {}", tool[0]), &run);
+                if run.stderr_tail.contains(KERNEL) {
+                    named_by.push(tool[0]);
+                }
+            }
             Err(_) => not_started.push(tool[0]),
         }
     }

@@ -14,6 +14,7 @@ use std::sync::Arc;
 
 mod broken;
 mod fixed;
+mod footprint;
 
 casebook_model::names_module!();
 
@@ -59,6 +60,16 @@ pub fn scenario() -> Scenario {
             .then_shows(Symptom::check_failed(EVERY_CALL))
             .timeout(std::time::Duration::from_secs(240)),
             Variant::fixed("fixed", cudarc!(fixed)),
+            Variant::contrast("library", Expect::Clean, cudarc!(footprint::library)),
+            Variant::contrast(
+                "own-kernel",
+                Expect::Clean,
+                cudarc!(footprint::own_kernel at "own_kernel"),
+            )
+            .also_differs(
+                "the call's work is done by the program's own kernel (scale, over the same operand) \
+                 instead of a cuBLAS handle and its GEMM: the one change, whose library is measured",
+            ),
         ],
     }
 }
@@ -84,11 +95,13 @@ const CLAIMS: &[Claim] = &[
         id: "003-libraries-add-significant-memory",
         source: Source::SEED_003,
         quote: "Additionally, carefully consider the memory requirements of all libraries and dependencies used in your project, as these can significantly contribute to overall memory consumption.",
-        judged_by: "broken",
-        control: Control::Run("fixed"),
-        // Device memory one cuBLAS handle takes: 32 MiB or more is significant
-        // beside a batch-size-1 input.
-        judge: |o: &Outcome| match o.measure(BYTES_PER_HANDLE) {
+        judged_by: "library",
+        control: Control::Run("own-kernel"),
+        // What the call's computation takes from the GPU, read around it in
+        // a program that leaks nothing: 32 MiB or more is significant beside
+        // a batch-size-1 input. cuBLAS's handle and GEMM (library) against
+        // the program's own kernel doing the call's work (own-kernel).
+        judge: |o: &Outcome| match o.measure(BYTES_THE_CALL_S_COMPUTATION_TAKES) {
             Some(b) if b >= (32u64 << 20) as f64 => ClaimVerdict::Confirmed,
             Some(b) if b > 0.0 => ClaimVerdict::Partly,
             Some(_) => ClaimVerdict::Refuted,

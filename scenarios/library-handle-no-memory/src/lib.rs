@@ -100,43 +100,42 @@ const CLAIMS: &[Claim] = &[Claim {
             a workspace.",
     judged_by: "workspace-py",
     control: Control::Run("workspace-none-py"),
-    reach: Reach::AtBestPartly(
-        "the run sees memory added at the first cuBLAS call of each handle and stream \
-         combination (two streams of one handle, and a second handle) and none at the next call \
-         of the same combination; the sentence's condition does not hold in PyTorch 2.11: a \
-         matrix-vector product, which runs and is right with the workspace set to nothing \
-         (workspace-none-py), adds the same 32 MiB at its combination's first call \
-         (workspace-py): PyTorch gives each combination a workspace at its first cuBLAS call, \
-         whether the kernel needs one or not",
-    ),
     // A workspace at each combination's first product (a second stream,
-    // a second handle), none at its next: confirmed (capped at partly). No
-    // memory at a combination's first product: refuted; workspace-none-py,
-    // the same products with the workspace set to nothing, is the control.
+    // a second handle) and none at its next, and none where the kernel
+    // needs none: confirmed. The same, but a matrix-vector product also
+    // gets one at its combination's first call: partly, PyTorch gives
+    // every combination a workspace at its first cuBLAS call, needed or not
+    // (cublasSgemv needs none: with the workspace set to nothing it runs and
+    // is right, workspace-none-py). No memory at a combination's first
+    // product: refuted; workspace-none-py, the same products with the
+    // workspace set to nothing, is the control.
     judge: |o: &Outcome| match (
         o.flag(THE_FIRST_PRODUCT_ADDS_MEMORY),
         o.flag(THE_NEXT_PRODUCT_ON_THE_SAME_STREAM_ADDS_NONE),
         o.flag(THE_FIRST_PRODUCT_ON_A_SECOND_STREAM_ADDS_MEMORY),
         o.flag(THE_FIRST_PRODUCT_OF_A_SECOND_HANDLE_ADDS_MEMORY),
+        o.flag(A_MATRIX_VECTOR_PRODUCT_ON_A_FOURTH_STREAM_ADDS_MEMORY),
     ) {
-        (Some(true), Some(true), Some(true), Some(true)) => ClaimVerdict::Confirmed,
-        (Some(false), _, Some(false), Some(false)) => ClaimVerdict::Refuted,
-        (Some(_), Some(_), Some(_), Some(_)) => ClaimVerdict::Partly,
+        (Some(true), Some(true), Some(true), Some(true), Some(false)) => ClaimVerdict::Confirmed,
+        (Some(false), _, Some(false), Some(false), _) => ClaimVerdict::Refuted,
+        (Some(_), Some(_), Some(_), Some(_), Some(_)) => ClaimVerdict::Partly,
         _ => ClaimVerdict::Undecided,
     },
+    ..Claim::EITHER
 }];
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn workspaces(first: bool, again_none: bool, other: bool) -> Outcome {
+    fn workspaces(first: bool, again_none: bool, other: bool, gemv: bool) -> Outcome {
         let mut o = Outcome::empty();
         for (name, value) in [
             (THE_FIRST_PRODUCT_ADDS_MEMORY, first),
             (THE_NEXT_PRODUCT_ON_THE_SAME_STREAM_ADDS_NONE, again_none),
             (THE_FIRST_PRODUCT_ON_A_SECOND_STREAM_ADDS_MEMORY, other),
             (THE_FIRST_PRODUCT_OF_A_SECOND_HANDLE_ADDS_MEMORY, other),
+            (A_MATRIX_VECTOR_PRODUCT_ON_A_FOURTH_STREAM_ADDS_MEMORY, gemv),
         ] {
             o.apply(casebook_model::Event::Fact {
                 key: name.0.into(),
@@ -150,11 +149,15 @@ mod tests {
     fn the_workspace_claim_turns_on_what_each_first_product_adds() {
         let claim = &CLAIMS[0];
         assert_eq!(
-            claim.verdict(&workspaces(true, true, true)),
+            claim.verdict(&workspaces(true, true, true, false)),
+            ClaimVerdict::Confirmed
+        );
+        assert_eq!(
+            claim.verdict(&workspaces(true, true, true, true)),
             ClaimVerdict::Partly
         );
         assert_eq!(
-            claim.verdict(&workspaces(false, true, false)),
+            claim.verdict(&workspaces(false, true, false, false)),
             ClaimVerdict::Refuted
         );
         assert_eq!(claim.verdict(&Outcome::empty()), ClaimVerdict::Undecided);

@@ -12,6 +12,7 @@
 #include "names.h"
 #include "spin.cuh"
 
+#include <algorithm>
 #include <chrono>
 
 using namespace casebook;
@@ -21,6 +22,8 @@ namespace {
 const unsigned long long kWorkNs = 200000000ULL;  // the first call's work: 200 ms
 const double kDelayed = 0.1;                      // a next call over 100 ms waited for it
 const int kIdleStreams = 1000;
+const int kTimed = 21;       // next calls timed before and after the idle streams, for a median each
+const double kSlower = 1.5;  // idle streams slow the next call: its median at least 1.5 times as long
 const int kN = 1 << 16;
 
 __global__ void work(unsigned long long ns) { casebook_spin_ns(ns); }
@@ -74,6 +77,14 @@ void release(const casebook_recorder *r, Buffers &b) {
   delete[] b.h_in;
 }
 
+// The median of kTimed next calls.
+double median_next_call(const casebook_recorder *r, const Buffers &b) {
+  double t[kTimed];
+  for (int i = 0; i < kTimed; ++i) t[i] = next_call(r, b.d_in, b.h_in);
+  std::sort(t, t + kTimed);
+  return t[kTimed / 2];
+}
+
 double baseline(const casebook_recorder *r, const Buffers &b) {
   next_call(r, b.d_in, b.h_in);  // warm
   double t = next_call(r, b.d_in, b.h_in);
@@ -107,14 +118,20 @@ int leave_streams_open(const casebook_recorder *r, unsigned long long work_ns) {
   baseline(r, b);
 
   {
+    // The next call timed before and after 1000 idle blocking streams are
+    // left open, a median of 21 each: the legacy default stream, where it
+    // runs, synchronises with every blocking stream; does an idle one cost
+    // it anything?
     Iteration it(r, "idle streams left open");
+    double before = median_next_call(r, b);
     for (int i = 0; i < kIdleStreams; ++i) {
       cudaStream_t idle;
       rec(r, "cudaStreamCreate", cudaStreamCreate(&idle));
     }
-    double t = next_call(r, b.d_in, b.h_in);
-    measure(r, names::NEXT_CALL_AFTER_IDLE_STREAMS_S, t);
-    fact(r, names::IDLE_OPEN_STREAMS_DELAY_THE_NEXT_CALL, t > kDelayed);
+    double after = median_next_call(r, b);
+    measure(r, names::NEXT_CALL_BEFORE_IDLE_STREAMS_S, before);
+    measure(r, names::NEXT_CALL_AFTER_IDLE_STREAMS_S, after);
+    fact(r, names::IDLE_OPEN_STREAMS_SLOW_THE_NEXT_CALL, after >= kSlower * before);
   }
 
   rec(r, "cudaDeviceSynchronize", cudaDeviceSynchronize());
@@ -128,6 +145,23 @@ int leave_streams_open(const casebook_recorder *r, unsigned long long work_ns) {
   double t_blocking = next_call(r, b.d_in, b.h_in);
   measure(r, names::NEXT_CALL_AFTER_OPEN_BLOCKING_STREAM_S, t_blocking);
   fact(r, names::A_BLOCKING_STREAM_WITH_UNFINISHED_WORK_DELAYS_THE_NEXT_CALL, t_blocking > kDelayed);
+
+  // The same blocking stream, destroyed before the call returns but not
+  // waited for: whether what delays the next call is the stream left open
+  // or the work it still holds (cudaStreamDestroy returns at once and lets
+  // the work finish).
+  rec(r, "cudaDeviceSynchronize", cudaDeviceSynchronize());
+  {
+    cudaStream_t stream;
+    rec(r, "cudaStreamCreate", cudaStreamCreate(&stream));
+    work<<<1, 1, 0, stream>>>(work_ns);
+    rec(r, "work<<<1, 1, 0, stream>>>", cudaGetLastError());
+    rec(r, "cudaStreamDestroy (its work unfinished)", cudaStreamDestroy(stream));
+  }
+  double t_destroyed = next_call(r, b.d_in, b.h_in);
+  measure(r, names::NEXT_CALL_AFTER_DESTROYED_BLOCKING_STREAM_S, t_destroyed);
+  fact(r, names::A_BLOCKING_STREAM_DESTROYED_WITH_ITS_WORK_UNFINISHED_DELAYS_THE_NEXT_CALL,
+       t_destroyed > kDelayed);
 
   check(r, names::NO_WAIT,
         t_blocking <= kDelayed && t_nonblocking <= kDelayed);

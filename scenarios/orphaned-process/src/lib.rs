@@ -398,7 +398,7 @@ fn announce(dir: &Path) -> anyhow::Result<()> {
 /// (on a machine of several GPUs, trials on the others run beside it);
 /// `None` where nvidia-smi cannot be run or the GPU not read.
 fn compute_apps() -> Option<Vec<u32>> {
-    let gpu = this_gpu_bus()?;
+    let gpu = casebook_model::device::gpu_bus()?;
     let out = Command::new("nvidia-smi")
         .args([
             "--query-compute-apps=pid,gpu_bus_id",
@@ -412,32 +412,11 @@ fn compute_apps() -> Option<Vec<u32>> {
             .lines()
             .filter_map(|l| {
                 let (pid, bus) = l.split_once(',')?;
-                (parse_bus(bus.trim())? == gpu).then(|| pid.trim().parse().ok())?
+                (casebook_model::device::parse_bus(bus.trim())? == gpu)
+                    .then(|| pid.trim().parse().ok())?
             })
             .collect(),
     )
-}
-
-/// The PCI domain, bus and device of the GPU this process sees first (the
-/// one its trial is pinned to).
-fn this_gpu_bus() -> Option<(u32, u32, u32)> {
-    use cudarc::driver::result;
-    use cudarc::driver::sys::CUdevice_attribute as A;
-    result::init().ok()?;
-    let dev = result::device::get(0).ok()?;
-    let attr = |a| unsafe { result::device::get_attribute(dev, a) }.ok();
-    Some((
-        attr(A::CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID)? as u32,
-        attr(A::CU_DEVICE_ATTRIBUTE_PCI_BUS_ID)? as u32,
-        attr(A::CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID)? as u32,
-    ))
-}
-
-/// nvidia-smi's `00000000:18:00.0` as (domain, bus, device).
-fn parse_bus(text: &str) -> Option<(u32, u32, u32)> {
-    let mut parts = text.split([':', '.']);
-    let hex = |p: Option<&str>| u32::from_str_radix(p?, 16).ok();
-    Some((hex(parts.next())?, hex(parts.next())?, hex(parts.next())?))
 }
 
 /// Whether `nvidia-smi --query-compute-apps` lists `pid` as using memory;
@@ -498,11 +477,4 @@ fn zombie(pid: u32) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    #[test]
-    fn nvidia_smi_s_bus_id_is_read_as_domain_bus_and_device() {
-        assert_eq!(super::parse_bus("00000000:18:00.0"), Some((0, 0x18, 0)));
-        assert_eq!(super::parse_bus("00000001:AB:1F.0"), Some((1, 0xab, 0x1f)));
-        assert_eq!(super::parse_bus("[N/A]"), None);
-    }
-}
+mod tests {}

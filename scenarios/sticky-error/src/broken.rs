@@ -4,7 +4,6 @@
 
 use casebook_kernels::fatbin;
 use casebook_model::{Recorder, device};
-use cudarc::driver::{result, sys};
 
 use crate::names::*;
 use crate::{AFTER_RESET, SECOND, faulting_call, name, unrelated_call};
@@ -21,20 +20,9 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
     rec.fact(THIRD_CALL_RETURNS, name(&third));
 
     let dev = ctx.cu_device();
-    let reset = rec.step(
-        "cuDevicePrimaryCtxReset",
-        unsafe { sys::cuDevicePrimaryCtxReset_v2(dev) }.result(),
-    );
+    let reset = device::primary_ctx::reset(rec, dev);
     rec.fact(RESET_RETURNS, name(&reset));
-    let after = (|| {
-        let fresh = rec.step("after reset: cuDevicePrimaryCtxRetain", unsafe {
-            result::primary_ctx::retain(dev)
-        })?;
-        rec.step("after reset: cuCtxSetCurrent", unsafe {
-            result::ctx::set_current(fresh)
-        })?;
-        unrelated_call(rec, "after reset")
-    })();
+    let after = device::primary_ctx::retain_and_call(rec, dev, "after reset");
     rec.fact(AFTER_RESET, after.is_ok());
     // The context these hold was reset under them; let the process end
     // without running their destructors against it.
