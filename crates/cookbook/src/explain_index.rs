@@ -158,15 +158,16 @@ pub fn page(index: &Index, root: &Path) -> anyhow::Result<String> {
          Measured on {total} whole texts from public threads that no case cites, each labelled with \
          the case its thread's cause is, or none ({heldout}): {summary}. The latest independent \
          test, on 30 texts from threads its tester chose before the tool ran \
-         (docs/evidence/explain-independent-test-5.md), found the right case first for 13 of the 18 \
-         whose cause a case reproduces (4 of them only through a tie the answer states) and among \
-         the first three for 13; of the 12 whose cause none reproduces (a library's own bug, a \
-         version mismatch, a driver, hardware), 8 were answered with no reproduced case or the \
-         right known failure first, and 4 were given a reproduced case (the fourth test: 15 of 18 \
-         and 4 of 12). After it, compute-sanitizer's frames are passed over (its \
-         misaligned-address report had gone to device-assert on a kernel's parameter list), and \
-         \"driver\" and the kernel log's \"NVRM\" are generic words (two none texts had been \
-         answered through them); those figures are from before. A first answer is the likeliest reproduced cause, not a \
+         (docs/evidence/explain-independent-test-6.md), found the right case first for 15 of the 18 \
+         whose cause a case reproduces (5 of them only through a tie the answer states) and among \
+         the first three for 15; of the 12 whose cause none reproduces (a cuDNN version, a \
+         driver's state, a container's network, a library's own leak or bug), 4 were answered with \
+         no reproduced case or the right known failure first, and 6 were given a reproduced case \
+         (the fifth test: 13 of 18 and 8 of 12). After it, PyTorch's index-kernel assert line is \
+         among the texts users paste for device-assert (a traceback cut before \
+         \"device-side assert triggered\" had matched nothing), and compute-sanitizer's device \
+         frames are passed over like its other frames (a stack-overflow report had gone to \
+         device-assert on a kernel's parameter list); those figures are from before. A first answer is the likeliest reproduced cause, not a \
          diagnosis.\n\n\
          <script id=\"casebook-index\" type=\"application/json\">\n\
          {{{{#include explain/index.json}}}}\n\

@@ -300,9 +300,13 @@ pub fn scenario_page(
             for res in results(report, slug) {
                 if let Some(run) = &res.from {
                     let how = if res.pair_gpu.is_some() {
-                        "on two GPUs of one host (a pair trial, which a run that sees one GPU skips)"
+                        format!(
+                            "on two GPUs of one host ({}; a pair trial, which a run that sees \
+                             one GPU skips)",
+                            run.gpu
+                        )
                     } else {
-                        "again, alone"
+                        format!("again, in a run of some trials ({})", run.gpu)
                     };
                     let _ = writeln!(
                         md,

@@ -207,7 +207,7 @@ pub enum Token {
 
 /// Whether a line is a frame of compute-sanitizer's report: where the
 /// access was (`at kernel(const float *, int)+0x70 in file.cu:94`), by
-/// which thread, and the host's backtrace. The report's own lines ("Invalid
+/// which thread, the device's frames and the host's backtrace. The report's own lines ("Invalid
 /// __shared__ read of size 16 bytes", "Address 0x10a8 is misaligned") are
 /// kept.
 fn sanitizer_frame(line: &str) -> bool {
@@ -218,6 +218,7 @@ fn sanitizer_frame(line: &str) -> bool {
     [
         "at ",
         "by thread",
+        "Device Frame",
         "Host Frame",
         "in ",
         "Saved host backtrace",
@@ -872,6 +873,9 @@ mod tests {
         assert!(!specific(&["is", "misaligned"]));
         assert!(whole_message(&["is", "misaligned"]));
         assert!(!whole_message(&["to", "the"]));
+        // Newer reports name the device's frames too.
+        let stack = "========= Stack overflow\n=========     by thread (0,0,0) in block (0,0,0)\n=========         Device Frame: void kernel<int, int, int>(int *)+0x10\n";
+        assert_eq!(without_frames(stack), vec!["========= Stack overflow"]);
     }
 
     #[test]

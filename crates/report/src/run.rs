@@ -170,6 +170,9 @@ pub struct LaterRun {
     pub source: Source,
     /// When it ran, RFC 3339.
     pub created: String,
+    /// The GPU it ran on, as its environment names it.
+    #[serde(default)]
+    pub gpu: String,
 }
 
 /// The committed evidence under `root`: the newest full run
@@ -202,6 +205,7 @@ pub fn evidence(root: &Path) -> Result<Option<Report>, String> {
                 file: file.clone(),
                 source: run.source.clone(),
                 created: run.created.clone(),
+                gpu: run.environment.gpu.clone(),
             });
             let trial = result.trial();
             if let Some(at) = report.results.iter().position(|r| r.trial() == trial) {

@@ -65,7 +65,7 @@
     var t = line.trimStart();
     if (!t.startsWith("=========")) return false;
     var rest = t.slice(9).replace(/^=*/, "").trimStart();
-    return ["at ", "by thread", "Host Frame", "in ", "Saved host backtrace"].some(function (f) {
+    return ["at ", "by thread", "Device Frame", "Host Frame", "in ", "Saved host backtrace"].some(function (f) {
       return rest.startsWith(f);
     });
   }

@@ -123,7 +123,7 @@ const CLAIMS: &[Claim] = &[
              faulted where the program's own errors blame a later call. The debugger itself, cuda-gdb \
              13.0, cannot be tested on the machines this ran on: on the same H100 it named the \
              kernel in one run of ten and in the others let the program run to its end with every \
-             call returning success (evidence/cuda-gdb.md), so it is not run. The tool that names the kernel in every run \
+             call returning success (docs/evidence/cuda-gdb.md), so it is not run. The tool that names the kernel in every run \
              is compute-sanitizer. Where cuda-gdb works, it stops at the faulting kernel and names \
              it (its output quoted in tile-ai/tilelang#3249)",
         ),

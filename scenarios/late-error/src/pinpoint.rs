@@ -3,7 +3,7 @@
 //! under compute-sanitizer (memcheck): does it name the kernel that faulted,
 //! which the program's own errors do not? In the control it runs under no
 //! tool, and its own errors are its report. (cuda-gdb is not run: on these
-//! machines its result varies from run to run; evidence/cuda-gdb.md.)
+//! machines its result varies from run to run; docs/evidence/cuda-gdb.md.)
 
 use std::time::Duration;
 
