@@ -162,7 +162,8 @@ pub fn page(index: &Index, root: &Path) -> anyhow::Result<String> {
          whose cause a case reproduces (5 of them only through a tie the answer states) and among \
          the first three for 15; of the 12 whose cause none reproduces (a cuDNN version, a \
          driver's state, a container's network, a library's own leak or bug), 4 were answered with \
-         no reproduced case or the right known failure first, and 6 were given a reproduced case \
+         no reproduced case or the right known failure first, 6 were given a reproduced case and 2 \
+         a known failure that does not fit \
          (the fifth test: 13 of 18 and 8 of 12). After it, PyTorch's index-kernel assert line is \
          among the texts users paste for device-assert (a traceback cut before \
          \"device-side assert triggered\" had matched nothing), and compute-sanitizer's device \

@@ -299,14 +299,18 @@ pub fn scenario_page(
             }
             for res in results(report, slug) {
                 if let Some(run) = &res.from {
+                    let on = if run.gpu.is_empty() {
+                        String::new()
+                    } else {
+                        format!("{}; ", run.gpu)
+                    };
                     let how = if res.pair_gpu.is_some() {
                         format!(
-                            "on two GPUs of one host ({}; a pair trial, which a run that sees \
-                             one GPU skips)",
-                            run.gpu
+                            "on two GPUs of one host ({on}a pair trial, which a run that sees \
+                             one GPU skips)"
                         )
                     } else {
-                        format!("again, in a run of some trials ({})", run.gpu)
+                        format!("again, in a run of some trials ({on}not a full run)")
                     };
                     let _ = writeln!(
                         md,

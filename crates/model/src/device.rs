@@ -239,10 +239,14 @@ pub mod primary_ctx {
 
     /// `cuDevicePrimaryCtxReset`: destroys `device`'s primary context, what
     /// the runtime's `cudaDeviceReset` does.
-    pub fn reset(rec: &mut Recorder, device: sys::CUdevice) -> Result<(), DriverError> {
+    ///
+    /// # Safety
+    /// Every object of the old context (a `CudaContext`, its functions,
+    /// streams and buffers) is forgotten, never dropped or used after.
+    pub unsafe fn reset(rec: &mut Recorder, device: sys::CUdevice) -> Result<(), DriverError> {
         rec.step(
             "cuDevicePrimaryCtxReset",
-            // SAFETY: the caller forgets every object of the old context.
+            // SAFETY: the caller's promise.
             unsafe { sys::cuDevicePrimaryCtxReset_v2(device) }.result(),
         )
     }

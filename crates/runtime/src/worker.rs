@@ -148,7 +148,16 @@ pub fn neighbour_allocates(
     let need = bytes.to_string();
     let other = run(NEIGHBOUR, Duration::from_secs(60), &[(NEED_ENV, &need)])?;
     replay(rec, "another process", &other);
-    Ok(other.flag(SERVED) == Some(true))
+    // Refused only when it asked and was told no: a process that never
+    // reached its allocation (its context refused, a crash, a timeout) is
+    // no answer.
+    match other.flag(SERVED) {
+        Some(served) if other.termination == casebook_model::Termination::Completed => Ok(served),
+        _ => anyhow::bail!(
+            "the other process did not reach its allocation (it {})",
+            other.termination
+        ),
+    }
 }
 
 /// The neighbour's side: `None` unless this process is a neighbour, else

@@ -289,7 +289,9 @@ pub(crate) fn later_call(rec: &mut Recorder) {
 /// a call in it.
 pub(crate) fn destroy_and_retry(rec: &mut Recorder, ctx: &Arc<CudaContext>) {
     let dev = ctx.cu_device();
-    let _ = device::primary_ctx::reset(rec, dev);
+    // SAFETY: the callers forget the old context's objects (`ctx`, its
+    // function) once this returns.
+    let _ = unsafe { device::primary_ctx::reset(rec, dev) };
     let fresh = device::primary_ctx::retain_and_call(rec, dev, "new context");
     rec.fact(names::AFTER_DESTROY, fresh.is_ok());
     // The other way to a new context in the same process: one of its own.
@@ -338,28 +340,35 @@ pub(crate) fn lookup_and_check(
 }
 
 /// The documentation's remedy: this program started again, as a process of
-/// its own, makes one unrelated call. (Not under compute-sanitizer, whose
+/// its own, makes its context and one unrelated call and runs the lookup
+/// again ([`relaunched`]). (Not under compute-sanitizer, whose
 /// pass runs the program itself.)
 pub(crate) fn relaunch(rec: &mut Recorder) {
     if casebook_model::under_sanitizer() {
         rec.fact(casebook_model::REDUCED, true);
         return;
     }
-    let computes =
-        match casebook_runtime::worker::run(RELAUNCHED, std::time::Duration::from_secs(60), &[]) {
-            Ok(o) => {
-                casebook_runtime::worker::replay(rec, RELAUNCHED, &o);
-                o.termination == casebook_model::Termination::Completed
+    use casebook_model::Termination;
+    match casebook_runtime::worker::run(RELAUNCHED, std::time::Duration::from_secs(60), &[]) {
+        Ok(o) => {
+            casebook_runtime::worker::replay(rec, RELAUNCHED, &o);
+            // It computes: it ran to its end, no call failed and its lookup
+            // was right. It does not: it ran, and a call or the check
+            // failed. A process killed or timed out is no answer.
+            let ran = matches!(
+                o.termination,
+                Termination::Completed | Termination::ReturnedError
+            );
+            if ran {
+                let computes = o.termination == Termination::Completed
                     && o.first_error().is_none()
                     && o.checks.iter().all(|c| c.ok)
-                    && !o.checks.is_empty()
+                    && !o.checks.is_empty();
+                rec.fact(names::A_NEW_PROCESS_COMPUTES, computes);
             }
-            Err(e) => {
-                rec.fact(names::RELAUNCH_FAILED, e.to_string());
-                false
-            }
-        };
-    rec.fact(names::A_NEW_PROCESS_COMPUTES, computes);
+        }
+        Err(e) => rec.fact(names::RELAUNCH_FAILED, e.to_string()),
+    }
 }
 
 /// What cudarc parked in the context from a `Drop` that met an error.

@@ -156,7 +156,7 @@ extern "C" int casebook_fragmentation_hard_form_cpp(const casebook_recorder *r) 
   measure(r, names::FREE_BYTES_SCATTERED, (double)(scattered - full));
   measure(r, names::LARGEST_REQUEST_SERVED, (double)largest);
   // What the system still reports free once cudaMalloc refuses a 2 MiB
-  // block: free memory, as nvidia-smi would show it, that no request gets
+  // block: free memory, as cudaMemGetInfo reports it, that no request gets
   // (a raw figure first; what it decides waits for its readings).
   measure(r, names::FREE_BYTES_WHEN_A_2_MIB_BLOCK_IS_REFUSED, (double)full);
   fact(r, names::ONE_BLOCK_OF_90_OF_THE_SCATTERED_FREE_MEMORY_IS_SERVED, err == cudaSuccess);

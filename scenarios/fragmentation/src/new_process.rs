@@ -37,7 +37,10 @@ fn ask(rec: &mut Recorder, margin: usize) -> anyhow::Result<()> {
     let free = device::nvidia_smi_free_bytes()? as usize;
     device::measure_bytes(rec, NVIDIA_SMI_FREE, free);
     device::measure_bytes(rec, LEFT_OUT_OF_THE_REQUEST, margin);
-    let served = worker::neighbour_allocates(rec, free - margin)?;
+    let request = free.checked_sub(margin).ok_or_else(|| {
+        anyhow::anyhow!("nvidia-smi reports {free} bytes free, less than the margin")
+    })?;
+    let served = worker::neighbour_allocates(rec, request)?;
     rec.fact(
         A_NEW_PROCESS_GETS_NVIDIA_SMI_S_FREE_MEMORY_LESS_THE_MARGIN,
         served,

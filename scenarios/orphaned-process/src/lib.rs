@@ -475,6 +475,3 @@ fn zombie(pid: u32) -> bool {
         })
         .unwrap_or(false)
 }
-
-#[cfg(test)]
-mod tests {}

@@ -20,7 +20,8 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
     rec.fact(THIRD_CALL_RETURNS, name(&third));
 
     let dev = ctx.cu_device();
-    let reset = device::primary_ctx::reset(rec, dev);
+    // SAFETY: the old context's objects (`fault`, `ctx`) are forgotten below.
+    let reset = unsafe { device::primary_ctx::reset(rec, dev) };
     rec.fact(RESET_RETURNS, name(&reset));
     let after = device::primary_ctx::retain_and_call(rec, dev, "after reset");
     rec.fact(AFTER_RESET, after.is_ok());
