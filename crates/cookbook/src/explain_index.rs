@@ -168,7 +168,9 @@ pub fn page(index: &Index, root: &Path) -> anyhow::Result<String> {
          among the texts users paste for device-assert (a traceback cut before \
          \"device-side assert triggered\" had matched nothing), and compute-sanitizer's device \
          frames are passed over like its other frames (a stack-overflow report had gone to \
-         device-assert on a kernel's parameter list); those figures are from before. A first answer is the likeliest reproduced cause, not a \
+         device-assert on a kernel's parameter list), and \"unhandled\" and \"system\" are \
+         generic words (NCCL's \"unhandled system error\", which names no cause, had chosen a \
+         known failure); those figures are from before. A first answer is the likeliest reproduced cause, not a \
          diagnosis.\n\n\
          <script id=\"casebook-index\" type=\"application/json\">\n\
          {{{{#include explain/index.json}}}}\n\

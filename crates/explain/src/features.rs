@@ -59,8 +59,10 @@ pub const GENERIC_WORDS: &[&str] = &[
     "runtimeerror",
     "see",
     "set",
+    "system",
     "torch",
     "try",
+    "unhandled",
     "use",
     "using",
 ];
@@ -889,6 +891,13 @@ mod tests {
                 .any(|x| x.contains("asynchronously") || x.contains("assertions"))
         );
         assert!(!f.contains("id:runtimeerror"));
+        // NCCL's error classes ("unhandled system error", "unhandled cuda
+        // error") say which library failed, not why.
+        assert!(
+            !features("NCCL failure common.cu:874 'unhandled system error'")
+                .iter()
+                .any(|x| x.contains("system") || x.contains("unhandled"))
+        );
         assert!(!features("RuntimeError: CUDA out of memory").contains("w:runtimeerror cuda out"));
         // Two words between breaks make a phrase, after an error's name too.
         assert!(
