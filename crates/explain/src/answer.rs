@@ -383,6 +383,16 @@ RuntimeError: No CUDA GPUs are available
             .collect()
     }
 
+    /// Fails, naming the first three answers, unless `expected` is first.
+    fn assert_first(answer: &Answer, expected: &str) {
+        assert_eq!(
+            answer.matches[0].scenario,
+            expected,
+            "{:?}",
+            first_scenarios(answer)
+        );
+    }
+
     #[test]
     fn an_xid_number_names_the_driver_s_error() {
         let index = Index::embedded().unwrap();
@@ -393,12 +403,7 @@ CUDA error at kernel.cu:120 code=999(cudaErrorUnknown) \"cudaMemcpy(h, d, n, cud
 Mar  3 04:05:06 gpu7 kernel: [ 8812.331200] NVRM: Xid (PCI:0000:3b:00): 48, pid=2211, name=python3, An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at partition 2, subpartition 0.
 ";
         let answer = explain(&index, log);
-        assert_eq!(
-            answer.matches[0].scenario,
-            "ecc-error",
-            "{:?}",
-            first_scenarios(&answer)
-        );
+        assert_first(&answer, "ecc-error");
         assert!(answer.matches[0].matched.contains(&"Xid 48".to_owned()));
         let fell = "Mar  3 04:05:06 gpu7 kernel: [ 8812.331200] NVRM: Xid (PCI:0000:3b:00): 79, \
                     pid=2211, name=python3, GPU has fallen off the bus.";
@@ -428,22 +433,12 @@ Mar  3 04:05:06 gpu7 kernel: [ 8812.331200] NVRM: Xid (PCI:0000:3b:00): 48, pid=
 2022-05-06 07:08:09.100100: I tensorflow/stream_executor/cuda/cuda_diagnostics.cc:163] no NVIDIA GPU device is present: /dev/nvidia0 does not exist
 ";
         let answer = explain(&index, log);
-        assert_eq!(
-            answer.matches[0].scenario,
-            "driver-not-loaded",
-            "{:?}",
-            first_scenarios(&answer)
-        );
+        assert_first(&answer, "driver-not-loaded");
         // A container that lost its GPU while it ran.
         let log =
             "$ docker exec -it trainer nvidia-smi\nFailed to initialize NVML: Unknown Error\n";
         let answer = explain(&index, log);
-        assert_eq!(
-            answer.matches[0].scenario,
-            "container-lost-gpu",
-            "{:?}",
-            first_scenarios(&answer)
-        );
+        assert_first(&answer, "container-lost-gpu");
         // The driver and its libraries of different releases stay apart.
         let answer = explain(
             &index,
