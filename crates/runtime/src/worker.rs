@@ -128,6 +128,10 @@ pub fn replay(rec: &mut casebook_model::Recorder, label: &str, worker: &Outcome)
     for (key, value) in &worker.facts {
         rec.fact_named(&format!("{label}: {key}"), value);
     }
+    // Raw figures stay raw: into the report, not the snapshot.
+    for (key, m) in &worker.measures {
+        rec.measure_named(&format!("{label}: {key}"), m.value, m.unit);
+    }
     rec.fact_named(&format!("{label}: ended"), worker.termination.to_string());
 }
 
@@ -136,6 +140,9 @@ pub const NEIGHBOUR: &str = "neighbour";
 const NEED_ENV: &str = "CASEBOOK_NEIGHBOUR_BYTES";
 /// The fact a neighbour records.
 const SERVED: casebook_model::FactName = casebook_model::FactName("its allocation succeeded");
+/// The raw figure a neighbour records: its free memory once its context is
+/// made (cuMemGetInfo), in bytes.
+pub const FREE_AFTER_ITS_CONTEXT: &str = "free_after_its_context";
 
 /// Starts another process that asks for `bytes` of device memory with
 /// `cuMemAlloc` and frees them; records what it did as "another process"
@@ -166,6 +173,15 @@ pub fn neighbour(rec: &mut casebook_model::Recorder) -> Option<anyhow::Result<()
     (role().as_deref() == Some(NEIGHBOUR)).then(|| {
         let bytes: usize = std::env::var(NEED_ENV)?.parse()?;
         let _ctx = casebook_model::device::context(rec)?;
+        // What its context left it (a raw figure, unrecorded as a call):
+        // against the free memory the parent saw, what the context took.
+        if let Ok((free, _)) = cudarc::driver::result::mem_get_info() {
+            rec.measure_named(
+                FREE_AFTER_ITS_CONTEXT,
+                free as f64,
+                casebook_model::Unit::Bytes,
+            );
+        }
         let buf = rec.tolerate("cuMemAlloc (what it needs)", unsafe {
             cudarc::driver::result::malloc_sync(bytes)
         });

@@ -25,10 +25,15 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
     // both alike; the median of each is compared.
     let (mut sass, mut ptx) = (Vec::new(), Vec::new());
     for i in 0..LOADS {
-        for (image, label, seconds) in [
+        let mut round = [
             (shared::SCALE, "machine code", &mut sass),
             (fatbin::SCALE_COMPUTE75_PTX, "PTX only", &mut ptx),
-        ] {
+        ];
+        // Which goes first alternates, so an order effect falls on both.
+        if i % 2 == 1 {
+            round.reverse();
+        }
+        for (image, label, seconds) in round {
             let start = Instant::now();
             rec.iteration(&format!("{label}, load {}", i + 1), |rec| {
                 device::kernel(rec, &ctx, image, "scale")

@@ -5,7 +5,9 @@
 
 use casebook_model::{Recorder, device};
 
-use crate::{destroy_and_retry, gather, indices, later_call, lookup, parked, relaunched};
+use crate::{
+    destroy_and_retry, gather, indices, later_call, lookup, lookup_and_check, parked, relaunched,
+};
 
 // ANCHOR: run
 pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
@@ -29,10 +31,16 @@ fn lookup_then_retry(rec: &mut Recorder, past_the_end: bool) -> anyhow::Result<(
     }
     let ctx = device::context(rec)?;
     let gather = gather(rec, &ctx)?;
-    // BUG: the indices go to the kernel unchecked; one is past the table's end.
-    // The lookup's buffers are dropped as it returns the error: each Drop
-    // frees its buffer, meets the error, and has no way to return it.
-    let _ = lookup(rec, &ctx, &gather, &indices(past_the_end));
+    if past_the_end {
+        // BUG: the indices go to the kernel unchecked; one is past the
+        // table's end. The lookup's buffers are dropped as it returns the
+        // error: each Drop frees its buffer, meets the error, and has no
+        // way to return it.
+        let _ = lookup(rec, &ctx, &gather, &indices(true));
+    } else {
+        // in-range: every index valid, the result checked.
+        lookup_and_check(rec, &ctx, &gather, &indices(false))?;
+    }
     parked(rec, &ctx);
     later_call(rec);
 

@@ -30,6 +30,7 @@ struct Driver {
   PFN_cuMemAlloc_v3020 memAlloc = nullptr;
   PFN_cuMemFree_v3020 memFree = nullptr;
   PFN_cuMemsetD32_v3020 memsetD32 = nullptr;
+  PFN_cuCtxSynchronize_v2000 ctxSync = nullptr;
   PFN_cuGetErrorName_v6000 errorName = nullptr;
 };
 
@@ -41,7 +42,8 @@ bool load(const casebook_recorder *r, Driver &d) {
          driver_entry(r, "cuCtxPopCurrent", 4000, &d.ctxPop) == cudaSuccess &&
          driver_entry(r, "cuMemAlloc", 3020, &d.memAlloc) == cudaSuccess &&
          driver_entry(r, "cuMemFree", 3020, &d.memFree) == cudaSuccess &&
-         driver_entry(r, "cuMemsetD32", 3020, &d.memsetD32) == cudaSuccess;
+         driver_entry(r, "cuMemsetD32", 3020, &d.memsetD32) == cudaSuccess &&
+         driver_entry(r, "cuCtxSynchronize", 2000, &d.ctxSync) == cudaSuccess;
 }
 
 // A library that keeps a context of its own, as some do; or, in the control,
@@ -117,11 +119,15 @@ namespace {
 // The library's buffer written after the reset, in the context it was made
 // in: its own, pushed for the call, or the primary one, which the reset
 // destroyed and the runtime has made anew.
+// Usable: the write is accepted and completes (the context synchronised).
 bool library_buffer_usable(const casebook_recorder *r, const Driver &d, const Library &lib) {
   CUcontext popped;
-  if (lib.ctx) rec_cu(r, d.errorName, "cuCtxPushCurrent (the library's context)", d.ctxPush(lib.ctx));
+  if (lib.ctx &&
+      tolerate_cu(r, d.errorName, "cuCtxPushCurrent (the library's context)", d.ctxPush(lib.ctx)) != CUDA_SUCCESS)
+    return false;
   CUresult used = tolerate_cu(r, d.errorName, "cuMemsetD32 (the library's buffer, after the reset)",
                               d.memsetD32(lib.buffer, 0, 1));
+  if (used == CUDA_SUCCESS) used = tolerate_cu(r, d.errorName, "cuCtxSynchronize (after the write)", d.ctxSync());
   if (lib.ctx) rec_cu(r, d.errorName, "cuCtxPopCurrent", d.ctxPop(&popped));
   return used == CUDA_SUCCESS;
 }

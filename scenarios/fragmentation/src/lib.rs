@@ -313,7 +313,9 @@ const CLAIMS: &[Claim] = &[
         control: Control::Run("new-process-margin"),
         reach: Reach::AtBestPartly(
             "the free memory nvidia-smi reports does not all reach a new process, which first makes \
-             its context; but the reason the article gives next, fragmentation, does not stand in \
+             its context (the run's raw figures: nvidia-smi's free memory, and what the new process \
+             has free once its context is made); but the reason the article gives next, \
+             fragmentation, does not stand in \
              the way of cudaMalloc: in `hard-form-cpp`, 90% of the free memory left only in 2 MiB \
              holes between blocks still allocated is served as one block at once",
         ),

@@ -55,7 +55,13 @@ fn pinpoint(rec: &mut Recorder, tools: &[&[&str]]) -> anyhow::Result<()> {
             Ok(run) => {
                 // What the program did under the tool, and how it ended.
                 worker::replay(rec, &format!("under {}", tool[0]), &run);
-                if run.stderr_tail.contains(KERNEL) {
+                // The tool's own report, its lines marked "=========", not
+                // what the program printed beside it.
+                let report_names_it = run
+                    .stderr_tail
+                    .lines()
+                    .any(|l| l.starts_with("=========") && l.contains(KERNEL));
+                if report_names_it {
                     named_by.push(tool[0]);
                 }
             }

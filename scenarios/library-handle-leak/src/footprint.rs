@@ -8,7 +8,7 @@
 //! program's own kernel over the same operand (`own-kernel`, the control).
 
 use casebook_kernels::fatbin;
-use casebook_model::device::{self, measure_bytes};
+use casebook_model::device;
 use casebook_model::prelude::*;
 use cudarc::cublas::result as blas;
 use cudarc::driver::{LaunchConfig, PushKernelArg};
@@ -63,13 +63,14 @@ fn footprint(rec: &mut Recorder, computation: Computation) -> anyhow::Result<()>
     Ok(())
 }
 
-/// Free memory before the computation less free memory after it.
+/// Free memory before the computation less free memory after it; negative
+/// where free memory rose meanwhile (something else let go of memory), which
+/// the judge reads as no answer.
 fn measure_taken(rec: &mut Recorder, g: &Gemm, before: usize) -> anyhow::Result<()> {
     let after = device::free_bytes(rec, &g.ctx)?;
-    measure_bytes(
-        rec,
+    rec.measure(
         BYTES_THE_CALL_S_COMPUTATION_TAKES,
-        before.saturating_sub(after),
+        before as f64 - after as f64,
     );
     Ok(())
 }

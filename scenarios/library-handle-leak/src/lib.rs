@@ -102,6 +102,7 @@ const CLAIMS: &[Claim] = &[
         // a batch-size-1 input. cuBLAS's handle and GEMM (library) against
         // the program's own kernel doing the call's work (own-kernel).
         judge: |o: &Outcome| match o.measure(BYTES_THE_CALL_S_COMPUTATION_TAKES) {
+            Some(b) if b < 0.0 => ClaimVerdict::Undecided,
             Some(b) if b >= (32u64 << 20) as f64 => ClaimVerdict::Confirmed,
             Some(b) if b > 0.0 => ClaimVerdict::Partly,
             Some(_) => ClaimVerdict::Refuted,

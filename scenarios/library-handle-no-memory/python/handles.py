@@ -133,28 +133,27 @@ def _workspaces(rec, config):
     # a third stream; with no workspace allowed, cuBLAS may refuse it.
     tried = {}
 
-    def dot_product():
-        tried["dot"] = rec.attempt(
-            "torch.dot (cublasSdot), on a third stream",
-            lambda: torch.dot(v, v, out=dot),
-            tolerated=True,
-        )
+    def attempt(key, call, work):
+        """A routine's first call, tolerated: what it ran is kept in `tried`."""
+        return lambda: tried.update({key: rec.attempt(call, work, tolerated=True)})
 
-    dotted = adds(third, dot_product)
+    dotted = adds(
+        third,
+        attempt(
+            "dot", "torch.dot (cublasSdot), on a third stream", lambda: torch.dot(v, v, out=dot)
+        ),
+    )
 
     # A matrix-vector product (cublasSgemv), the first call on a fourth
     # stream: a routine that may need no workspace.
     fourth = torch.cuda.Stream()
     mv_out = torch.empty(256, device="cuda")
-
-    def matrix_vector():
-        tried["mv"] = rec.attempt(
-            "torch.mv (cublasSgemv), on a fourth stream",
-            lambda: torch.mv(a, v, out=mv_out),
-            tolerated=True,
-        )
-
-    mved = adds(fourth, matrix_vector)
+    mved = adds(
+        fourth,
+        attempt(
+            "mv", "torch.mv (cublasSgemv), on a fourth stream", lambda: torch.mv(a, v, out=mv_out)
+        ),
+    )
     rec.check(names.PRODUCTS_RIGHT, all(float(o[0, 0]) == 256.0 for o in outs))
     rec.fact(names.THE_DOT_PRODUCT_RUNS, tried["dot"].ok and float(dot) == 256.0)
     rec.fact(names.THE_MATRIX_VECTOR_PRODUCT_RUNS, tried["mv"].ok and float(mv_out[0]) == 256.0)

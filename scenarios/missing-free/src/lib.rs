@@ -134,9 +134,11 @@ const CLAIMS: &[Claim] = &[
         source: Source::SEED_000,
         quote: "For instance, failing to free allocated device memory after a kernel launch can exhaust \
                 GPU memory on subsequent calls, leading to allocation failures.",
-        judged_by: "broken",
-        control: Control::Run("fixed"),
-        judge: |o| leak_verdict(o, OOM),
+        // The article's C++, where broken-cpp and fixed-cpp differ by the
+        // cudaFree alone (the Rust pair also differs in how it allocates).
+        judged_by: "broken-cpp",
+        control: Control::Run("fixed-cpp"),
+        judge: |o| leak_verdict(o, OOM_CPP),
         ..Claim::EITHER
     },
     Claim {

@@ -51,12 +51,14 @@ void call_leaving_stream_open(const casebook_recorder *r, unsigned flags, unsign
 // ANCHOR_END: broken
 
 // ANCHOR: fixed
-void call_closing_its_stream(const casebook_recorder *r) {
+// (`sync` is false only in the control of "no conflicts due to stream
+// synchronization", which destroys the stream without waiting for it.)
+void call_closing_its_stream(const casebook_recorder *r, bool sync) {
   cudaStream_t stream;
   rec(r, "cudaStreamCreate", cudaStreamCreate(&stream));
   work<<<1, 1, 0, stream>>>(kWorkNs);
   rec(r, "work<<<1, 1, 0, stream>>>", cudaGetLastError());
-  rec(r, "cudaStreamSynchronize", cudaStreamSynchronize(stream));
+  if (sync) rec(r, "cudaStreamSynchronize", cudaStreamSynchronize(stream));
   rec(r, "cudaStreamDestroy", cudaStreamDestroy(stream));
 }
 // ANCHOR_END: fixed
@@ -169,16 +171,28 @@ int leave_streams_open(const casebook_recorder *r, unsigned long long work_ns) {
   return 0;
 }
 
-}  // namespace
-
-extern "C" int casebook_open_streams_fixed_cpp(const casebook_recorder *r) {
+int close_stream(const casebook_recorder *r, bool sync) {
   Buffers b;
   if (!alloc(r, b)) return 1;
   baseline(r, b);
-  call_closing_its_stream(r);
+  call_closing_its_stream(r, sync);
   double t = next_call(r, b.d_in, b.h_in);
   measure(r, names::NEXT_CALL_AFTER_CLOSED_STREAM_S, t);
   check(r, names::NO_WAIT, t <= kDelayed);
   release(r, b);
   return 0;
 }
+
+}  // namespace
+
+extern "C" int casebook_open_streams_fixed_cpp(const casebook_recorder *r) {
+  return close_stream(r, true);
+}
+
+// ANCHOR: destroy_only
+// The control of "no resource conflicts due to stream synchronization": the
+// same program, its stream destroyed without cudaStreamSynchronize.
+extern "C" int casebook_open_streams_destroy_only_cpp(const casebook_recorder *r) {
+  return close_stream(r, false);
+}
+// ANCHOR_END: destroy_only

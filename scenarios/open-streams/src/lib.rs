@@ -16,6 +16,7 @@ casebook_model::cpp_variants! {
         broken,
         fixed,
         no_work,
+        destroy_only,
     }
     "cpp/unmanaged_streams.cu" {
         unmanaged,
@@ -42,6 +43,12 @@ pub fn scenario() -> Scenario {
             // would slow the next calls they time in microseconds.
             Variant::broken("broken-cpp", Symptom::check_failed(NO_WAIT), cpp::broken).alone(),
             Variant::fixed("fixed-cpp", cpp::fixed),
+            Variant::contrast("destroy-only-cpp", Expect::Records, cpp::destroy_only).one_change(
+                "fixed-cpp",
+                "whether the call waits for its stream before destroying it: yes there, no here",
+                "return close_stream(r, true);",
+                "return close_stream(r, false);",
+            ),
             Variant::broken(
                 "unmanaged-cpp",
                 Symptom::check_failed(EACH_CALL_READS_ITS_OWN_INPUT),
@@ -117,7 +124,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::SEED_000,
         quote: "// ... subsequent model calls (No resource conflicts due to stream synchronization)",
         judged_by: "fixed-cpp",
-        control: Control::Run("broken-cpp"),
+        control: Control::Run("destroy-only-cpp"),
         judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.check(NO_WAIT)),
         ..Claim::EITHER
     },

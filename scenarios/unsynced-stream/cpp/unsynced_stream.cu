@@ -88,8 +88,10 @@ extern "C" int casebook_unsynced_stream_fixed_cpp(const casebook_recorder *r) {
 // device-sync: seed 000's "cudaDeviceSynchronize(), which ensures the GPU
 // completes all pending operations before the CPU proceeds". Two streams,
 // each with its kernel and copy; one cudaDeviceSynchronize; then the host
-// reads both results.
-extern "C" int casebook_unsynced_stream_device_sync_cpp(const casebook_recorder *r) {
+// reads both results. Its control (device-sync-after-cpp) synchronises after
+// the reads instead.
+template <bool SyncBeforeRead>
+static int device_sync_reads(const casebook_recorder *r) {
   cudaStream_t streams[2];
   float *d_out[2], *h_out[2];
   for (int s = 0; s < 2; ++s) {
@@ -105,10 +107,11 @@ extern "C" int casebook_unsynced_stream_device_sync_cpp(const casebook_recorder 
       enqueue(r, streams[s], d_out[s], h_out[s], (float)(run + 1 + s));
     }
     // ANCHOR: device_sync
-    rec(r, "cudaDeviceSynchronize", cudaDeviceSynchronize());  // waits for both streams
+    if (SyncBeforeRead) rec(r, "cudaDeviceSynchronize", cudaDeviceSynchronize());  // waits for both streams
     // ANCHOR_END: device_sync
     for (int s = 0; s < 2; ++s)
       if (!holds(h_out[s], (float)(run + 1 + s))) ++stale;
+    if (!SyncBeforeRead) rec(r, "cudaDeviceSynchronize (after the reads)", cudaDeviceSynchronize());
   }
   for (int s = 0; s < 2; ++s) {
     rec(r, "cudaStreamDestroy", cudaStreamDestroy(streams[s]));
@@ -121,6 +124,17 @@ extern "C" int casebook_unsynced_stream_device_sync_cpp(const casebook_recorder 
   check(r, names::FRESH, stale == 0);
   return 0;
 }
+
+extern "C" int casebook_unsynced_stream_device_sync_cpp(const casebook_recorder *r) {
+  return device_sync_reads<true>(r);
+}
+
+// ANCHOR: device_sync_after
+// The control: the same program, cudaDeviceSynchronize moved after the reads.
+extern "C" int casebook_unsynced_stream_device_sync_after_cpp(const casebook_recorder *r) {
+  return device_sync_reads<false>(r);
+}
+// ANCHOR_END: device_sync_after
 
 // repeated: seed 000's "seemingly random errors, especially during repeated
 // model invocations", with nothing made deterministic. Each invocation

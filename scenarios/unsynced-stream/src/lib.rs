@@ -26,6 +26,7 @@ casebook_model::cpp_variants! {
         broken,
         fixed,
         device_sync,
+        device_sync_after,
         repeated,
         repeated_synced,
     }
@@ -105,6 +106,14 @@ pub fn scenario() -> Scenario {
                 |o| o.measure_text(OVERLAP_RATIO, ""),
             ),
             Variant::contrast("device-sync-cpp", Expect::Clean, cpp::device_sync),
+            Variant::contrast("device-sync-after-cpp", Expect::Records, cpp::device_sync_after)
+                .one_change(
+                    "device-sync-cpp",
+                    "where cudaDeviceSynchronize stands: before the host reads the results there, \
+                     after them here",
+                    "return device_sync_reads<true>(r);",
+                    "return device_sync_reads<false>(r);",
+                ),
             Variant::contrast("repeated-cpp", Expect::Records, cpp::repeated).states(
                 "Repeated invocations that read before synchronising get wrong results at some sizes and not others.",
                 |o| o.flag(WRONG_RESULTS_COME_AND_GO_AT_SOME_SIZE),
@@ -175,7 +184,7 @@ const CLAIMS: &[Claim] = &[
         quote: "This emphasizes the necessity for correctly using synchronization primitives like \
                 `cudaDeviceSynchronize()`, which ensures the GPU completes all pending operations before the CPU proceeds.",
         judged_by: "device-sync-cpp",
-        control: Control::Run("broken-cpp"),
+        control: Control::Run("device-sync-after-cpp"),
         // Two streams' kernels and copies, one cudaDeviceSynchronize, then
         // the host reads both results.
         judge: |o: &Outcome| match o.check(FRESH) {
