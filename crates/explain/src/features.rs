@@ -282,6 +282,28 @@ fn names_a_source_file(chunk: &str) -> bool {
     })
 }
 
+/// A chunk with the module path before an exception's name dropped:
+/// `torch.distributed.DistBackendError:` is `DistBackendError:`,
+/// `cupy.cuda.runtime.CUDARuntimeError(…` is `CUDARuntimeError(…`. The path
+/// says where the framework keeps the exception, not what failed, and two
+/// errors of one module share it.
+fn without_module_path(chunk: &str) -> &str {
+    let dotted = chunk
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+        .unwrap_or(chunk.len());
+    let Some((_, last)) = chunk[..dotted].rsplit_once('.') else {
+        return chunk;
+    };
+    let exception = ["Error", "Exception", "Warning"]
+        .iter()
+        .any(|e| last.len() > e.len() && last.ends_with(e));
+    if exception {
+        &chunk[dotted - last.len()..]
+    } else {
+        chunk
+    }
+}
+
 /// The words of one line, with breaks (step 2).
 pub fn line_tokens(line: &str) -> Vec<Token> {
     let mut out = Vec::new();
@@ -290,6 +312,7 @@ pub fn line_tokens(line: &str) -> Vec<Token> {
             out.push(Token::Break);
             continue;
         }
+        let chunk = without_module_path(chunk);
         let mut word = String::new();
         for c in chunk.chars().chain(std::iter::once(' ')) {
             if c.is_ascii_alphanumeric() || c == '_' {
@@ -878,6 +901,26 @@ mod tests {
         // Newer reports name the device's frames too.
         let stack = "========= Stack overflow\n=========     by thread (0,0,0) in block (0,0,0)\n=========         Device Frame: void kernel<int, int, int>(int *)+0x10\n";
         assert_eq!(without_frames(stack), vec!["========= Stack overflow"]);
+    }
+
+    #[test]
+    fn a_module_path_before_an_exception_s_name_makes_no_words() {
+        let f = features(
+            "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1691, remote process exited or there was a network error",
+        );
+        assert!(!f.iter().any(|x| x.contains("distributed")), "{f:?}");
+        assert!(f.contains("w:remote process exited"), "{f:?}");
+        let f = features(
+            "cupy.cuda.runtime.CUDARuntimeError: cudaErrorMemoryAllocation: out of memory",
+        );
+        assert!(f.contains("id:cudaerrormemoryallocation"), "{f:?}");
+        assert!(!f.iter().any(|x| x.contains("cupy")), "{f:?}");
+        // A dotted name that is no exception's keeps its words.
+        assert!(features("torch.cuda.set_device(1) was not called").contains("id:set_device"));
+        assert_eq!(
+            without_module_path("torch.cuda.set_device(1)"),
+            "torch.cuda.set_device(1)"
+        );
     }
 
     #[test]

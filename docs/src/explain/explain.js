@@ -108,6 +108,21 @@
     return SOURCE_EXTENSIONS.indexOf(name.slice(dot + 1).toLowerCase()) >= 0;
   }
 
+  // A chunk with the module path before an exception's name dropped
+  // (features.rs, without_module_path).
+  function withoutModulePath(chunk) {
+    var dotted = chunk.search(/[^A-Za-z0-9_.]/);
+    if (dotted < 0) dotted = chunk.length;
+    var head = chunk.slice(0, dotted);
+    var at = head.lastIndexOf(".");
+    if (at < 0) return chunk;
+    var last = head.slice(at + 1);
+    var exception = ["Error", "Exception", "Warning"].some(function (e) {
+      return last.length > e.length && last.slice(-e.length) === e;
+    });
+    return exception ? chunk.slice(at + 1) : chunk;
+  }
+
   function lineTokens(line) {
     var out = [];
     var chunks = line.split(/\s+/).filter(function (c) { return c.length > 0; });
@@ -116,6 +131,7 @@
         out.push(BREAK);
         return;
       }
+      chunk = withoutModulePath(chunk);
       var word = "";
       var chars = chunk + " ";
       for (var k = 0; k < chars.length; k++) {
