@@ -25,6 +25,7 @@ const int kIdleStreams = 1000;
 const int kTimed = 21;       // next calls timed before and after the idle streams, for a median each
 const double kSlower = 1.5;  // idle streams slow the next call: its median at least 1.5 times as long
 const int kN = 1 << 16;
+const int kLeakedCalls = 100000;  // calls that each leave one stream open
 
 __global__ void work(unsigned long long ns) { casebook_spin_ns(ns); }
 
@@ -167,6 +168,38 @@ int leave_streams_open(const casebook_recorder *r, unsigned long long work_ns) {
 
   check(r, names::NO_WAIT,
         t_blocking <= kDelayed && t_nonblocking <= kDelayed);
+
+  // The article's other reading: "If a previous call leaves behind ...
+  // improperly closed streams ... subsequent calls will fail". 100,000
+  // calls, each leaving the stream it made open with a kernel run on it;
+  // the calls' steps are not recorded one by one, only the first that fails.
+  rec(r, "cudaDeviceSynchronize", cudaDeviceSynchronize());
+  {
+    Iteration it(r, "a stream left open by each of 100,000 calls");
+    size_t free_before = 0, free_after = 0, total = 0;
+    rec(r, "cudaMemGetInfo", cudaMemGetInfo(&free_before, &total));
+    int completed = 0;
+    cudaError_t failed = cudaSuccess;
+    for (int i = 0; i < kLeakedCalls && failed == cudaSuccess; ++i) {
+      cudaStream_t s;
+      failed = cudaStreamCreate(&s);
+      if (failed == cudaSuccess) {
+        work<<<1, 1, 0, s>>>(0);
+        failed = cudaGetLastError();
+      }
+      if (failed == cudaSuccess) ++completed;
+    }
+    if (failed != cudaSuccess) rec(r, "the first call that failed", failed);
+    rec(r, "cudaDeviceSynchronize", cudaDeviceSynchronize());
+    rec(r, "cudaMemGetInfo", cudaMemGetInfo(&free_after, &total));
+    double t_after_leak = next_call(r, b.d_in, b.h_in);
+    measure(r, names::CALLS_THAT_LEFT_A_STREAM_OPEN, completed);
+    measure(r, names::DEVICE_BYTES_PER_LEAKED_STREAM,
+            completed > 0 ? (double(free_before) - double(free_after)) / completed : 0.0);
+    measure(r, names::NEXT_CALL_AFTER_LEAKED_STREAMS_S, t_after_leak);
+    fact(r, names::STREAMS_LEFT_OPEN_CALL_AFTER_CALL_MAKE_A_LATER_CALL_FAIL,
+         failed != cudaSuccess);
+  }
   release(r, b);
   return 0;
 }
