@@ -67,16 +67,6 @@ pub const UNDECIDED: &[Undecided] = &[
         ),
     },
     Undecided {
-        id: "000-stream-destroy-releases",
-        seed: S000,
-        quote: "cudaStreamDestroy(stream); // Release the stream",
-        why: NotYetTested(
-            "a first reading, by hand on the GPU, of what 10^5 streams hold (device memory by cudaMemGetInfo, host memory \
-             by RSS): a release can be judged only on a figure that creating them moves, and none is known yet; then \
-             open-streams creates and destroys them, against the same without cudaStreamDestroy",
-        ),
-    },
-    Undecided {
         id: "001-tf-failure-persists-on-next-run",
         seed: S001,
         quote: "Failure to do so will persist the issue on subsequent runs.",

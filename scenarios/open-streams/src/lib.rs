@@ -5,9 +5,10 @@
 //! still running makes the next call wait for that work, because the legacy
 //! default stream, where `cudaMemcpy` runs, waits for every blocking stream. A
 //! non-blocking stream's running work does not. The fix finishes its work and
-//! destroys its stream before the call returns. 100,000 calls that each
-//! leave a stream open are recorded for the article's "subsequent calls will
-//! fail", with what each leaked stream takes from the device.
+//! destroys its stream before the call returns. And what a stream left open
+//! holds: 100,000 calls that each make a stream and run a kernel on it,
+//! leaving it open or destroying it, with the device's free memory before
+//! and after them.
 
 use casebook_model::prelude::*;
 
@@ -19,6 +20,8 @@ casebook_model::cpp_variants! {
         fixed,
         no_work,
         destroy_only,
+        leak_streams,
+        destroy_streams,
     }
     "cpp/unmanaged_streams.cu" {
         unmanaged,
@@ -63,6 +66,21 @@ pub fn scenario() -> Scenario {
                 "return model_calls(r, false);",
                 "return model_calls(r, true);",
             ),
+            // Alone: they read the device's free memory.
+            Variant::broken(
+                "leak-streams-cpp",
+                Symptom::check_failed(DEVICE_MEMORY_STAYS_WHERE_IT_WAS),
+                cpp::leak_streams,
+            )
+            .alone(),
+            Variant::fixed("destroy-streams-cpp", cpp::destroy_streams)
+                .one_change(
+                    "leak-streams-cpp",
+                    "whether each call destroys the stream it made: no there, yes here",
+                    "return stream_per_call(r, false);",
+                    "return stream_per_call(r, true);",
+                )
+                .alone(),
             Variant::contrast("no-work-cpp", Expect::Records, cpp::no_work)
                 .one_change(
                     "broken-cpp",
@@ -107,10 +125,7 @@ const CLAIMS: &[Claim] = &[
         // next call (confirmed), or the stream left with work delays it and
         // destroying it would not (confirmed). Only the work, whether its
         // stream is left open or not: partly. Nothing delays the next call:
-        // refuted. (The 100,000 calls that each leave a stream open are
-        // recorded beside it, what each stream takes from the device among
-        // them; they decide nothing yet: a run to the first failing call
-        // needs a control of its own.)
+        // refuted.
         judge: |o: &Outcome| match (
             o.flag(A_BLOCKING_STREAM_WITH_UNFINISHED_WORK_DELAYS_THE_NEXT_CALL),
             o.flag(IDLE_OPEN_STREAMS_SLOW_THE_NEXT_CALL),
@@ -122,6 +137,19 @@ const CLAIMS: &[Claim] = &[
             (Some(true), Some(false), Some(true)) => ClaimVerdict::Partly,
             _ => ClaimVerdict::Undecided,
         },
+        ..Claim::EITHER
+    },
+    Claim {
+        id: "000-stream-destroy-releases",
+        source: Source::SEED_000,
+        quote: "cudaStreamDestroy(stream); // Release the stream",
+        judged_by: "destroy-streams-cpp",
+        control: Control::Run("leak-streams-cpp"),
+        // What a stream left open holds, read where the control leaves
+        // 100,000 of them open (a kernel run on each): the device's free
+        // memory falls. Released: the same calls, each destroying its
+        // stream, leave it where it was (less than 4096 bytes a call).
+        judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.check(DEVICE_MEMORY_STAYS_WHERE_IT_WAS)),
         ..Claim::EITHER
     },
     Claim {
