@@ -202,11 +202,14 @@ const CLAIMS: &[Claim] = &[
     Claim {
         id: "nvidia-assert-context-unusable-until-destroyed",
         source: Source::Nvidia(&CUDA_ERROR_ASSERT),
-        quote: "The context cannot be used anymore, and must be destroyed.",
+        quote: "The context cannot be used anymore, and must be destroyed. All existing device \
+                memory allocations from this context are invalid and must be reconstructed if the \
+                program is to continue using CUDA.",
         judged_by: "broken",
         control: Control::Run("in-range"),
-        // Unusable: an unrelated call after the assert fails. Destroying it is
-        // what lets the program go on: a call in a new context succeeds
+        // Unusable: an unrelated call after the assert fails. Destroying it
+        // and reconstructing the allocations is what the passage gives for
+        // going on with CUDA: a call in a new context succeeds
         // ("confirmed"), or it fails too ("partly": destroying is not enough
         // within this process).
         judge: |o: &Outcome| match o.fact(LATER_CALL).and_then(|v| v.as_str()) {

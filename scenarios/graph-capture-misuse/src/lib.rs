@@ -21,6 +21,7 @@ use cudarc::driver::{CudaStream, DriverError, result, sys};
 mod broken;
 mod captured_event;
 mod event_outside_capture;
+mod external_wait;
 mod fixed;
 mod safe_api;
 
@@ -141,6 +142,22 @@ pub fn scenario() -> Scenario {
                         .map(|v| v == "a graph")
                 },
                 graph_text,
+            ),
+            Variant::contrast(
+                "wait-default",
+                Expect::Records,
+                cudarc!(external_wait::default at "wait_in_capture"),
+            ),
+            Variant::contrast(
+                "wait-external",
+                Expect::Records,
+                cudarc!(external_wait::external at "wait_in_capture"),
+            )
+            .one_change(
+                "wait-default",
+                "the flag of the wait inside the capture: none there, CU_EVENT_WAIT_EXTERNAL here",
+                "wait_in_capture(rec, sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT)",
+                "wait_in_capture(rec, sys::CUevent_wait_flags::CU_EVENT_WAIT_EXTERNAL)",
             ),
             Variant::broken(
                 "captured-event-cpp",
@@ -306,19 +323,21 @@ const CLAIMS: &[Claim] = &[
         source: Source::Nvidia(&NON_CAPTURED_WAIT),
         quote: "It is invalid to wait on a non-captured event from a stream which is being \
                 captured without specifying the `cudaEventWaitExternal` flag.",
-        judged_by: "safe-api-tracked",
-        control: Control::Run("fixed"),
-        // cudarc's default tracking makes the captured use wait on the
-        // buffer's write event, recorded before the capture, with no flag:
-        // the only difference from safe-api, whose capture gives a graph.
-        // A graph refutes; a capture refused with the isolation error
-        // confirms.
+        judged_by: "wait-default",
+        control: Control::Run("wait-external"),
+        // In driver calls: inside a capture, the stream waits on an event
+        // recorded before the capture began, with no flag. The capture gives
+        // a graph: refuted. It gives none, the wait or its end refused:
+        // confirmed. The control passes CU_EVENT_WAIT_EXTERNAL, the flag the
+        // passage names. (cudarc's tracking makes the same wait inside
+        // safe-api-tracked, whose capture is refused with the isolation
+        // error.)
         judge: |o: &Outcome| {
             let graph = o.fact(GRAPH).and_then(|v| v.as_str());
-            let isolation = o.steps.iter().any(|s| s.result == ISOLATION);
-            match (graph, isolation) {
+            let refused = o.steps.iter().any(|s| s.is_error());
+            match (graph, refused) {
                 (Some("a graph"), _) => ClaimVerdict::Refuted,
-                (_, true) => ClaimVerdict::Confirmed,
+                (Some("none"), true) => ClaimVerdict::Confirmed,
                 _ => ClaimVerdict::Undecided,
             }
         },

@@ -19,6 +19,8 @@ mod footprint;
 casebook_model::names_module!();
 
 pub const LEFT_FREE: usize = 2 << 30;
+/// The PyTorch form of the footprint (seed 003's libraries).
+const FOOTPRINT_PY: &str = "python/footprint.py";
 pub const MAX_CALLS: usize = 4000;
 pub const FIXED_CALLS: usize = 200;
 /// Under compute-sanitizer the fixed loop is cut to this: every cuBLAS call
@@ -70,6 +72,26 @@ pub fn scenario() -> Scenario {
                 "the call's work is done by the program's own kernel (scale, over the same operand) \
                  instead of a cuBLAS handle and its GEMM: the one change, whose library is measured",
             ),
+            // The article's case in PyTorch: a model's step at batch size 1,
+            // and what it adds to everything the process holds.
+            Variant::contrast(
+                "library-py",
+                Expect::Clean,
+                Program::pytorch(FOOTPRINT_PY, "library"),
+            )
+            .shares_gpu(),
+            Variant::contrast(
+                "large-batch-py",
+                Expect::Clean,
+                Program::pytorch(FOOTPRINT_PY, "large_batch"),
+            )
+            .one_change(
+                "library-py",
+                "the batch: 1 there, 262,144 here (3 GiB of images, 7 GiB of feature maps)",
+                "_footprint(rec, batch=1)",
+                "_footprint(rec, batch=LARGE_BATCH)",
+            )
+            .holds_memory(16 << 30),
         ],
     }
 }
@@ -95,18 +117,21 @@ const CLAIMS: &[Claim] = &[
         id: "003-libraries-add-significant-memory",
         source: Source::SEED_003,
         quote: "Additionally, carefully consider the memory requirements of all libraries and dependencies used in your project, as these can significantly contribute to overall memory consumption.",
-        judged_by: "library",
-        control: Control::Run("own-kernel"),
-        // What the call's computation takes from the GPU, read around it in
-        // a program that leaks nothing: 32 MiB or more is significant beside
-        // a batch-size-1 input. cuBLAS's handle and GEMM (library) against
-        // the program's own kernel doing the call's work (own-kernel).
-        judge: |o: &Outcome| match o.measure(BYTES_THE_CALL_S_COMPUTATION_TAKES) {
-            Some(b) if b < 0.0 => ClaimVerdict::Undecided,
-            Some(b) if b >= (32u64 << 20) as f64 => ClaimVerdict::Confirmed,
-            Some(b) if b > 0.0 => ClaimVerdict::Partly,
-            Some(_) => ClaimVerdict::Refuted,
-            None => ClaimVerdict::Undecided,
+        judged_by: "library-py",
+        control: Control::Run("large-batch-py"),
+        // The article's case: a PyTorch model at batch size 1. What its
+        // step's first cuBLAS and cuDNN calls add beyond the step's results
+        // (handles, workspaces, kernels), as a share of the device memory
+        // NVML counts for the process after it: a tenth or more is
+        // significant. The control is the same step at a batch whose data
+        // is gigabytes. A step whose results are wrong decides nothing.
+        judge: |o: &Outcome| match (
+            o.check(STEP_RIGHT),
+            o.measure(LIBRARIES_SHARE_OF_PROCESS_MEMORY),
+        ) {
+            (Some(true), Some(share)) if share >= 0.10 => ClaimVerdict::Confirmed,
+            (Some(true), Some(_)) => ClaimVerdict::Refuted,
+            _ => ClaimVerdict::Undecided,
         },
         ..Claim::EITHER
     },

@@ -170,7 +170,14 @@ const CLAIMS: &[Claim] = &[
         quote: "The CUDA runtime typically doesn't automatically clean up these resources after each call, \
                 necessitating explicit management within the application.",
         judged_by: "broken-cpp",
-        control: Control::Run("fixed-cpp"),
+        control: Control::Impossible(
+            "within one process the runtime gives back a cudaMalloc buffer only when the program \
+             calls cudaFree, resets the device or exits; no setting makes it free one when a call \
+             returns, so no run of this program can show the runtime cleaning up by itself. \
+             fixed-cpp, where each call frees its buffer (the explicit management the sentence \
+             prescribes), shows that the reading sees memory come back: free memory ends where \
+             it started.",
+        ),
         judge: |o| leak_verdict(o, OOM_CPP),
         ..Claim::EITHER
     },
@@ -179,7 +186,13 @@ const CLAIMS: &[Claim] = &[
         source: Source::SEED_000,
         quote: "The core problem manifests because CUDA maintains state between calls.",
         judged_by: "broken-cpp",
-        control: Control::Run("fixed-cpp"),
+        control: Control::Impossible(
+            "CUDA keeps every allocation until the program frees it, the device is reset or the \
+             process ends: no run of a program whose calls leave their buffers behind can find \
+             them gone at the next call. fixed-cpp, where each call frees its buffer, shows that \
+             the reading sees memory come back (free memory ends where it started); that is the \
+             program giving the state back, not CUDA keeping none.",
+        ),
         // Each call leaves its buffer behind, and the calls after it find
         // it there: they run out of memory after about free/leak calls.
         // Where every call frees its buffer, free memory is back where it

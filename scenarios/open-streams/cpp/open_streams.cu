@@ -25,6 +25,10 @@ const int kIdleStreams = 1000;
 const int kTimed = 21;       // next calls timed before and after the idle streams, for a median each
 const double kSlower = 1.5;  // idle streams slow the next call: its median at least 1.5 times as long
 const int kN = 1 << 16;
+const int kStreamCalls = 100000;  // calls that each make a stream and run a kernel on it
+// Device memory the calls may take each and still leave it where it was:
+// 400 MB over the 100,000, beside the driver's 2 MiB granules.
+const double kPerCallTolerance = 4096;
 
 __global__ void work(unsigned long long ns) { casebook_spin_ns(ns); }
 
@@ -167,6 +171,7 @@ int leave_streams_open(const casebook_recorder *r, unsigned long long work_ns) {
 
   check(r, names::NO_WAIT,
         t_blocking <= kDelayed && t_nonblocking <= kDelayed);
+
   release(r, b);
   return 0;
 }
@@ -196,3 +201,51 @@ extern "C" int casebook_open_streams_destroy_only_cpp(const casebook_recorder *r
   return close_stream(r, false);
 }
 // ANCHOR_END: destroy_only
+
+namespace {
+
+// ANCHOR: stream_per_call
+// 100,000 calls, each making a blocking stream and running a kernel on it;
+// each destroys its stream before it returns, or leaves it open. The
+// device's free memory before and after them: what a stream left open
+// holds, and whether cudaStreamDestroy gives it back. The calls' steps are
+// not recorded one by one, only the first that fails.
+int stream_per_call(const casebook_recorder *r, bool destroy) {
+  size_t free_before = 0, free_after = 0, total = 0;
+  rec(r, "cudaMemGetInfo", cudaMemGetInfo(&free_before, &total));
+  int completed = 0;
+  cudaError_t failed = cudaSuccess;
+  for (int i = 0; i < kStreamCalls && failed == cudaSuccess; ++i) {
+    cudaStream_t s;
+    failed = cudaStreamCreate(&s);
+    if (failed == cudaSuccess) {
+      work<<<1, 1, 0, s>>>(0);
+      failed = cudaGetLastError();
+    }
+    if (failed == cudaSuccess && destroy) failed = cudaStreamDestroy(s);
+    if (failed == cudaSuccess) ++completed;
+  }
+  if (failed != cudaSuccess) rec(r, "the first call that failed", failed);
+  rec(r, "cudaDeviceSynchronize", cudaDeviceSynchronize());
+  rec(r, "cudaMemGetInfo", cudaMemGetInfo(&free_after, &total));
+  double per_call = completed > 0 ? (double(free_before) - double(free_after)) / completed : 0.0;
+  measure(r, names::CALLS_THAT_COMPLETED, completed);
+  measure(r, names::DEVICE_BYTES_PER_CALL, per_call);
+  check(r, names::DEVICE_MEMORY_STAYS_WHERE_IT_WAS, per_call < kPerCallTolerance);
+  return failed == cudaSuccess ? 0 : 1;
+}
+// ANCHOR_END: stream_per_call
+
+}  // namespace
+
+// ANCHOR: leak_streams
+extern "C" int casebook_open_streams_leak_streams_cpp(const casebook_recorder *r) {
+  return stream_per_call(r, false);  // BUG: no cudaStreamDestroy
+}
+// ANCHOR_END: leak_streams
+
+// ANCHOR: destroy_streams
+extern "C" int casebook_open_streams_destroy_streams_cpp(const casebook_recorder *r) {
+  return stream_per_call(r, true);  // FIX: each call destroys its stream
+}
+// ANCHOR_END: destroy_streams

@@ -5,7 +5,10 @@
 //! still running makes the next call wait for that work, because the legacy
 //! default stream, where `cudaMemcpy` runs, waits for every blocking stream. A
 //! non-blocking stream's running work does not. The fix finishes its work and
-//! destroys its stream before the call returns.
+//! destroys its stream before the call returns. And what a stream left open
+//! holds: 100,000 calls that each make a stream and run a kernel on it,
+//! leaving it open or destroying it, with the device's free memory before
+//! and after them.
 
 use casebook_model::prelude::*;
 
@@ -17,6 +20,8 @@ casebook_model::cpp_variants! {
         fixed,
         no_work,
         destroy_only,
+        leak_streams,
+        destroy_streams,
     }
     "cpp/unmanaged_streams.cu" {
         unmanaged,
@@ -61,6 +66,21 @@ pub fn scenario() -> Scenario {
                 "return model_calls(r, false);",
                 "return model_calls(r, true);",
             ),
+            // Alone: they read the device's free memory.
+            Variant::broken(
+                "leak-streams-cpp",
+                Symptom::check_failed(DEVICE_MEMORY_STAYS_WHERE_IT_WAS),
+                cpp::leak_streams,
+            )
+            .alone(),
+            Variant::fixed("destroy-streams-cpp", cpp::destroy_streams)
+                .one_change(
+                    "leak-streams-cpp",
+                    "whether each call destroys the stream it made: no there, yes here",
+                    "return stream_per_call(r, false);",
+                    "return stream_per_call(r, true);",
+                )
+                .alone(),
             Variant::contrast("no-work-cpp", Expect::Records, cpp::no_work)
                 .one_change(
                     "broken-cpp",
@@ -117,6 +137,19 @@ const CLAIMS: &[Claim] = &[
             (Some(true), Some(false), Some(true)) => ClaimVerdict::Partly,
             _ => ClaimVerdict::Undecided,
         },
+        ..Claim::EITHER
+    },
+    Claim {
+        id: "000-stream-destroy-releases",
+        source: Source::SEED_000,
+        quote: "cudaStreamDestroy(stream); // Release the stream",
+        judged_by: "destroy-streams-cpp",
+        control: Control::Run("leak-streams-cpp"),
+        // What a stream left open holds, read where the control leaves
+        // 100,000 of them open (a kernel run on each): the device's free
+        // memory falls. Released: the same calls, each destroying its
+        // stream, leave it where it was (less than 4096 bytes a call).
+        judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.check(DEVICE_MEMORY_STAYS_WHERE_IT_WAS)),
         ..Claim::EITHER
     },
     Claim {

@@ -82,8 +82,9 @@ def broken(rec):
     ids = torch.tensor([3, 7, VOCABULARY], device="cuda")  # BUG: VOCABULARY is one past the end
     lookup = rec.attempt("embedding(ids)", lambda: embedding(ids))
     rec.fact(names.LOOKUP_RETURNS, lookup.ok)
-    rec.attempt("torch.cuda.synchronize()", torch.cuda.synchronize)
+    synced = rec.attempt("torch.cuda.synchronize()", torch.cuda.synchronize)
     # ANCHOR_END: broken
+    rec.fact(names.THE_FAULT, lookup.error or synced.error or "none")
     _afterwards(rec, reset=True)
 
 
@@ -98,9 +99,38 @@ def fixed(rec):
     ids = ids[valid].cuda()
     lookup = rec.attempt("embedding(ids)", lambda: embedding(ids))
     rec.fact(names.LOOKUP_RETURNS, lookup.ok)
-    rec.attempt("torch.cuda.synchronize()", torch.cuda.synchronize)
+    synced = rec.attempt("torch.cuda.synchronize()", torch.cuda.synchronize)
     # ANCHOR_END: fixed
+    rec.fact(names.THE_FAULT, lookup.error or synced.error or "none")
     _afterwards(rec, reset=False)
+
+
+def _fill_cache():
+    """Tensors until the allocator refuses, in halving chunks down to 64 KiB:
+    a cache of batches that takes every byte PyTorch can get."""
+    blocks, chunk = [], 1 << 30
+    while chunk >= 1 << 16:
+        try:
+            blocks.append(torch.empty(chunk, dtype=torch.uint8, device="cuda"))
+        except torch.OutOfMemoryError:
+            chunk //= 2
+    return blocks
+
+
+def cache_held(rec):
+    # ANCHOR: cache_held
+    # A fault that empty_cache does clear: the data is freed to PyTorch's
+    # cache, which keeps it reserved, and cuBLAS's first call, which
+    # allocates outside PyTorch's allocator, finds no memory on the device.
+    a = torch.ones(64, 64, device="cuda")
+    blocks = _fill_cache()
+    del blocks  # back in PyTorch's cache, still reserved on the device
+    product = rec.attempt("a @ a (cuBLAS's first call)", lambda: (a @ a).sum().item())
+    rec.fact(names.THE_FAULT, product.error or "none")
+    rec.attempt("torch.cuda.empty_cache()", torch.cuda.empty_cache)
+    again = rec.attempt("after empty_cache: a @ a", lambda: (a @ a).sum().item())
+    rec.fact(names.AFTER_EMPTY_CACHE, again.error or "ok")
+    # ANCHOR_END: cache_held
 
 
 def launch_blocking(rec):

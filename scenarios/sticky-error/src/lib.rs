@@ -78,6 +78,18 @@ pub fn scenario() -> Scenario {
                 "no device reset at the end: under a healthy PyTorch a reset frees memory its \
                  allocator still hands out.",
             ),
+            // It fills the GPU.
+            Variant::contrast(
+                "cache-held-py",
+                Expect::Records,
+                Program::pytorch(PYTHON, "cache_held"),
+            )
+            .also_differs(
+                "the first call's fault: cuBLAS's first call refused for memory PyTorch's cache \
+                 keeps reserved (a fault empty_cache clears) instead of a device-side assert; what \
+                 is read after it is the same: the failed call again, after empty_cache.",
+            )
+            .alone(),
             Variant::as_written(
                 "cnn-after-fault-py",
                 Program::pytorch(PYTHON, "cnn_after_fault"),
@@ -165,22 +177,26 @@ const CLAIMS: &[Claim] = &[
         quote: "However, for more robust management, context cleanup might be necessary, depending on the \
                 specific PyTorch version and CUDA setup.",
         judged_by: "device-assert-py",
-        control: Control::Run("validated-py"),
+        control: Control::Run("cache-held-py"),
         reach: Reach::AtBestPartly(
             "in the article's case, memory the first run still holds, no context cleanup is needed: \
              dropping the references gives it back in the same context (second-training-run, fixed-py); \
              where it is needed is a context a device-side assert left unusable, this run",
         ),
-        // After a device-side assert: empty_cache recovers nothing and a new
-        // process (a new context) works: confirmed; empty_cache recovers:
-        // refuted; neither does: partly.
+        // After a fault: empty_cache recovers nothing and a new process (a
+        // new context) works: confirmed; empty_cache recovers: refuted;
+        // neither does: partly. A run without a fault decides nothing. The
+        // control's fault is one empty_cache clears (cuBLAS refused memory
+        // PyTorch's cache keeps reserved).
         judge: |o: &Outcome| match (
+            o.fact(THE_FAULT).and_then(|v| v.as_str()),
             o.fact(AFTER_EMPTY_CACHE).and_then(|v| v.as_str()),
             o.flag(NEW_PROCESS_WORKS),
         ) {
-            (Some("ok"), _) => ClaimVerdict::Refuted,
-            (Some(_), Some(true)) => ClaimVerdict::Confirmed,
-            (Some(_), Some(false)) => ClaimVerdict::Partly,
+            (None | Some("none"), _, _) => ClaimVerdict::Undecided,
+            (_, Some("ok"), _) => ClaimVerdict::Refuted,
+            (_, Some(_), Some(true)) => ClaimVerdict::Confirmed,
+            (_, Some(_), Some(false)) => ClaimVerdict::Partly,
             _ => ClaimVerdict::Undecided,
         },
     },

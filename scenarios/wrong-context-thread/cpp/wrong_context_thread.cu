@@ -101,23 +101,30 @@ extern "C" int casebook_wrong_context_thread_fixed_cpp(const casebook_recorder *
 }
 // ANCHOR_END: fixed
 
-// ANCHOR: silent_primary
-extern "C" int casebook_wrong_context_thread_silent_primary_cpp(const casebook_recorder *r) {
+namespace {
+
+// ANCHOR: runtime_on_thread
+// The process works in a context of its own, made with the driver API; a
+// new thread makes a runtime call. `own_current`: the thread makes that
+// context current first (cuCtxSetCurrent), as the passage's first clause
+// says; without it, no context is current there.
+int runtime_on_thread(const casebook_recorder *r, bool own_current) {
   Driver d;
   if (cudaError_t err = driver(r, &d)) return err;
   CUcontext own = nullptr;
-  // The process works in a context of its own, made with the driver API.
   if (rec_cu(r, d, "cuCtxCreate", d.cuCtxCreate(&own, nullptr, 0, 0)) != CUDA_SUCCESS) return 0;
   size_t before = 0, after = 0, total = 0;
   rec(r, "cudaMemGetInfo", cudaMemGetInfo(&before, &total));
+  CUresult bound = CUDA_SUCCESS;
   cudaError_t thread_result = cudaSuccess;
   void *p = nullptr;
   std::thread worker([&] {
-    // No context is current here: the runtime takes the primary context.
+    if (own_current) bound = d.cuCtxSetCurrent(own);
     thread_result = cudaMalloc(&p, 1 << 20);
     if (thread_result == cudaSuccess) thread_result = cudaFree(p);
   });
   worker.join();
+  if (own_current) rec_cu(r, d, "thread: cuCtxSetCurrent (the process's own context)", bound);
   rec(r, "thread: cudaMalloc, cudaFree", thread_result);
   check(r, names::THREAD_ALLOCATES, thread_result == cudaSuccess);
   rec(r, "cudaMemGetInfo", cudaMemGetInfo(&after, &total));
@@ -127,4 +134,20 @@ extern "C" int casebook_wrong_context_thread_silent_primary_cpp(const casebook_r
   rec_cu(r, d, "cuCtxDestroy", d.cuCtxDestroy(own));
   return 0;
 }
+// ANCHOR_END: runtime_on_thread
+
+}  // namespace
+
+// ANCHOR: silent_primary
+extern "C" int casebook_wrong_context_thread_silent_primary_cpp(const casebook_recorder *r) {
+  // No context is current on the thread: the runtime takes the primary one.
+  return runtime_on_thread(r, false);
+}
 // ANCHOR_END: silent_primary
+
+// ANCHOR: own_current
+extern "C" int casebook_wrong_context_thread_own_current_cpp(const casebook_recorder *r) {
+  // The control: the thread makes the process's own context current first.
+  return runtime_on_thread(r, true);
+}
+// ANCHOR_END: own_current

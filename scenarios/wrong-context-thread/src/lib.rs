@@ -19,6 +19,7 @@ casebook_model::cpp_variants! {
         broken,
         fixed,
         silent_primary,
+        own_current,
     }
 }
 
@@ -62,6 +63,19 @@ pub fn scenario() -> Scenario {
                 "silent-primary-cpp",
                 casebook_model::Expect::Records,
                 cpp::silent_primary,
+            )
+            .alone(),
+            Variant::contrast(
+                "own-current-cpp",
+                casebook_model::Expect::Records,
+                cpp::own_current,
+            )
+            .one_change(
+                "silent-primary-cpp",
+                "whether the thread makes the process's own context current before its runtime \
+                 call: no there, yes here",
+                "return runtime_on_thread(r, false);",
+                "return runtime_on_thread(r, true);",
             )
             .alone(),
         ],
@@ -160,11 +174,13 @@ const CLAIMS: &[Claim] = &[
                 runtime will use that, but if there is no such context, it uses a \"primary \
                 context.\"",
         judged_by: "silent-primary-cpp",
-        control: Control::Run("broken-cpp"),
+        control: Control::Run("own-current-cpp"),
         // The process works in a context of its own; a thread without a
         // current context makes a runtime call. It succeeds, and a context's
         // worth of device memory appears (the primary context): confirmed.
         // It fails, or takes no memory (it used the process's own): refuted.
+        // The control makes the process's context current on the thread
+        // first: the runtime uses that one, and no context appears.
         judge: |o: &Outcome| match (o.check(THREAD_ALLOCATES), o.measure(SILENT_CONTEXT_BYTES)) {
             (Some(true), Some(b)) => ClaimVerdict::confirmed_if(Some(b >= (64u64 << 20) as f64)),
             (Some(false), _) => ClaimVerdict::Refuted,
