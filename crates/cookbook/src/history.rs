@@ -122,9 +122,9 @@ pub fn page(
          test holds each claim's last change to where the [claims](claims.md) page stands now. \
          Most changes follow an independent reading of the verdicts against the articles and \
          the evidence, each committed whole: `docs/evidence/claims-audit-2.md` to \
-         `claims-audit-6.md` (the fifth re-read all 149 claims and lists what changed after \
-         it, in two rounds; the sixth re-read the five verdicts its second round changed or \
-         re-decided).\n\n\
+         `claims-audit-7.md` (the fifth and the seventh re-read every claim and list what \
+         changed after them; the sixth re-read the five verdicts the fifth's second round \
+         changed or re-decided).\n\n\
          | claim | was | became | at | why | now |\n|---|---|---|---|---|---|\n",
     );
     for (i, change) in history.iter().enumerate() {
