@@ -15,6 +15,7 @@ fn main() -> std::process::ExitCode {
     let docs_root = root.clone();
     let list_root = root.clone();
     let changes_root = root.clone();
+    let index_root = root.clone();
     let docs = Trial::test("catalog::docs-are-fresh", move || {
         let book = cuda_casebook::book(&docs_root).map_err(|e| format!("{e:#}"))?;
         let stale = book.stale(&docs_root);
@@ -59,11 +60,57 @@ fn main() -> std::process::ExitCode {
         "catalog::controls-differ-by-their-declared-line",
         move || check_one_changes(&changes_root).map_err(Failed::from),
     );
+    let index = Trial::test(
+        "catalog::explain-holds-only-the-cases-own-failures",
+        move || check_explain_run_texts(&index_root).map_err(Failed::from),
+    );
     casebook_harness::environment::set_toolkit(casebook_kernels::TOOLKIT);
     casebook_harness::suite::main(
         cuda_casebook::catalog(),
-        vec![docs, ledger, goal_list, changes],
+        vec![docs, ledger, goal_list, changes, index],
     )
+}
+
+/// The errors explain's index takes from the run are the case's own
+/// failures: none comes from a fixed variant (its errors are probes made on
+/// purpose) or from a contrast that is a claim's control (it fails, where it
+/// fails, for the other cause it was made to show).
+fn check_explain_run_texts(root: &Path) -> Result<(), String> {
+    let path = root.join("docs/src/explain/index.json");
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let index: serde_json::Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+    let mut problems = Vec::new();
+    for s in cuda_casebook::catalog() {
+        let controls: BTreeSet<&str> = s.claims.iter().flat_map(|c| c.control.runs()).collect();
+        let case = index["cases"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|c| c["scenario"] == s.slug);
+        let texts = case
+            .and_then(|c| c["texts"].as_array())
+            .into_iter()
+            .flatten();
+        for t in texts.filter(|t| t["from"] == "run") {
+            let name = t["variant"].as_str().unwrap_or_default();
+            let Some(v) = s.variant(name) else {
+                problems.push(format!("{}: the index names no variant `{name}`", s.slug));
+                continue;
+            };
+            let control = v.role == casebook_model::Role::Contrast && controls.contains(name);
+            if v.role == casebook_model::Role::Fixed || control {
+                problems.push(format!(
+                    "{}: the index holds {:?}, an error of {name}, which is a fixed variant or a control",
+                    s.slug, t["text"]
+                ));
+            }
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("\n"))
+    }
 }
 
 /// Every control that declares its one parameter names another variant of

@@ -152,7 +152,10 @@ pub fn page(index: &Index, root: &Path) -> anyhow::Result<String> {
          passed over. In a log, the first error is read as the likely cause, and \
          warnings, information lines and nvidia-smi's table are passed over for it unless they \
          speak of an error; the driver's Xid report is read by its number (Xid 48, a double-bit \
-         ECC error). A known failure first gives exit code 16, no match 15.\n\n\
+         ECC error), an out-of-memory message by what its sizes say (one request larger than the \
+         GPU, a reserve in pieces), and a device after the first (`cuda:1`, `/device:GPU:2`) as \
+         a fact of its own, which the cases whose texts name one share. A known failure first \
+         gives exit code 16, no match 15.\n\n\
          {known_list}\
          ## How well it finds the case\n\n\
          Measured on {total} whole texts from public threads that no case cites, each labelled with \
@@ -316,8 +319,16 @@ pub fn build(root: &Path, catalog: &[Scenario], report: Option<&Report>) -> anyh
 /// The errors a scenario's variants returned in the run, each once (by what
 /// the matcher reads of it): the error's name with the library's sentence,
 /// and the device-side assertions the variant printed. A fixed variant's
-/// errors are probes it makes on purpose, so they are left out.
+/// errors are probes it makes on purpose, and a contrast that is a claim's
+/// control fails, where it fails, for the other cause it was made to show
+/// (an error empty_cache clears, beside a device-side assert): both are
+/// left out.
 fn run_texts(scenario: &Scenario, report: &Report) -> Vec<Text> {
+    let controls: BTreeSet<&str> = scenario
+        .claims
+        .iter()
+        .flat_map(|c| c.control.runs())
+        .collect();
     let mut seen: BTreeSet<BTreeSet<String>> = BTreeSet::new();
     let mut out = Vec::new();
     let driver = format!(
@@ -329,7 +340,8 @@ fn run_texts(scenario: &Scenario, report: &Report) -> Vec<Text> {
         .iter()
         .filter(|e| e.scenario == scenario.slug)
     {
-        if entry.role == Role::Fixed {
+        let other_cause = entry.role == Role::Contrast && controls.contains(entry.variant.as_str());
+        if entry.role == Role::Fixed || other_cause {
             continue;
         }
         let versions = match (&entry.binding, &report.run.pytorch) {

@@ -664,11 +664,37 @@ impl OomSizes {
 ///   itself, where the message names one), and none of the above: the
 ///   program's own tensors fill it.
 pub fn figures(text: &str) -> Vec<String> {
-    OomSizes::read(text)
+    let mut out: Vec<String> = OomSizes::read(text)
         .and_then(|m| figure(&m))
         .map(str::to_owned)
         .into_iter()
-        .collect()
+        .collect();
+    if names_a_later_device(text) {
+        out.push(ANOTHER_DEVICE.to_owned());
+    }
+    out
+}
+
+/// The feature of a text that names a GPU other than the first.
+pub const ANOTHER_DEVICE: &str = "fig:a-device-other-than-the-first";
+
+/// Whether the text names a GPU other than the first the way PyTorch and
+/// TensorFlow write a device: `cuda:1`, `/device:GPU:2`. Work on a later GPU
+/// is what a kernel launched on the current device (the first, by default)
+/// gets wrong; the number itself is removed like every figure.
+fn names_a_later_device(text: &str) -> bool {
+    let lower = text.to_ascii_lowercase();
+    let bytes = lower.as_bytes();
+    ["cuda:", "gpu:"].iter().any(|prefix| {
+        lower.match_indices(prefix).any(|(at, _)| {
+            let starts_a_word = at == 0 || !bytes[at - 1].is_ascii_alphanumeric();
+            let digits: String = lower[at + prefix.len()..]
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
+            starts_a_word && digits.parse::<u32>().is_ok_and(|n| n >= 1)
+        })
+    })
 }
 
 /// The one thing an out-of-memory message's sizes say, in the order of
@@ -721,6 +747,10 @@ pub const FIGURE_WORDS: &[(&str, &str)] = &[
     (
         "fig:this-process-holds-the-gpu",
         "(the figures: this process's PyTorch holds three quarters of the GPU or more)",
+    ),
+    (
+        ANOTHER_DEVICE,
+        "(a GPU other than the first: cuda:1 or later)",
     ),
 ];
 
@@ -1002,6 +1032,27 @@ mod tests {
                 .is_empty()
         );
         assert!(figures("CUDA out of memory").is_empty());
+    }
+
+    #[test]
+    fn a_later_gpu_is_read_from_pytorch_s_and_tensorflow_s_device_names() {
+        assert_eq!(
+            figures(
+                "Expected all tensors to be on the same device, but found at least two devices, cuda:1 and cuda:0!"
+            ),
+            vec![ANOTHER_DEVICE]
+        );
+        assert_eq!(
+            figures("placed on /job:localhost/replica:0/task:0/device:GPU:2"),
+            vec![ANOTHER_DEVICE]
+        );
+        assert!(figures("tensor(1., device='cuda:0')").is_empty());
+        assert!(
+            figures("RuntimeError: CUDA error: an illegal memory access was encountered")
+                .is_empty()
+        );
+        // A word that ends in "cuda" is no device's name.
+        assert!(figures("nvcuda:1").is_empty());
     }
 
     #[test]

@@ -361,8 +361,30 @@
     };
   }
 
-  // As figures in features.rs.
+  // As figures in features.rs: what an out-of-memory message's sizes say,
+  // and whether the text names a GPU other than the first.
   function figures(text) {
+    var out = oomFigures(text);
+    if (namesALaterDevice(text)) out.push("fig:a-device-other-than-the-first");
+    return out;
+  }
+
+  // As names_a_later_device in features.rs: `cuda:1`, `/device:GPU:2`.
+  function namesALaterDevice(text) {
+    var low = lower_(text);
+    return ["cuda:", "gpu:"].some(function (prefix) {
+      var at = low.indexOf(prefix);
+      while (at >= 0) {
+        var startsAWord = at === 0 || !/[a-z0-9]/.test(low[at - 1]);
+        var digits = /^[0-9]*/.exec(low.slice(at + prefix.length))[0];
+        if (startsAWord && digits.length > 0 && parseInt(digits, 10) >= 1) return true;
+        at = low.indexOf(prefix, at + 1);
+      }
+      return false;
+    });
+  }
+
+  function oomFigures(text) {
     var m = oomSizes(text);
     if (m === null) return [];
     if (m.capacity !== null && m.request > m.capacity) return ["fig:request-exceeds-capacity"];
