@@ -678,6 +678,20 @@ pub const HISTORY: &[Change] = &[
         why: "the fifth and sixth audits: refuted read the sentence as fragmentation inside one process. Read as a user reads nvidia-smi, its free memory for the GPU with nothing on it, asked for in one block by a new process, less two pages, is refused, and served a gibibyte less (new-process-margin, the control): the new process's context takes part of it. The article's reason, fragmentation, still does not stand in cudaMalloc's way (hard-form-cpp): capped at partly",
     },
     Change {
+        id: "000-no-reset-remnants-cause-errors",
+        commit: "d540fec",
+        from: Standing::Partly,
+        to: Standing::Confirmed,
+        why: "the second and seventh audits: the sentence says that without a reset between calls remnants can lead to errors, which the run shows (after a kernel's fault the second call fails); it was marked down because a reset afterwards does not cure it, which the sentence never claims. That question stays with 000-second-call-error-from-missing-reset and 000-reset-gives-a-clean-context",
+    },
+    Change {
+        id: "003-size-knob-sets-memory-need",
+        commit: "d540fec",
+        from: Standing::Refuted,
+        to: Standing::Partly,
+        why: "the seventh audit: the knob sizes the two buffers as well as the kernel's new, and only the new's int product wraps (to 0 floats at the article's value). The driver holds the buffers at size floats each (cuMemGetAddressRange, 268,435,456 bytes): the knob sets that part of the memory needs, not the kernel's",
+    },
+    Change {
         id: "000-stream-destroy-releases",
         commit: "0c4253b",
         from: Standing::NotYetTested,

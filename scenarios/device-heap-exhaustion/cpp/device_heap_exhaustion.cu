@@ -6,6 +6,7 @@
 // without a null check, then with the heap sized and a null check.
 
 #include "casebook.h"
+#include "casebook_driver.h"
 #include "names.h"
 #include "heap.cu"
 
@@ -46,6 +47,17 @@ static int article_main(const casebook_recorder *r, int size) {
   measure(r, names::FLOATS_REQUESTED, (double)requested);
   fact(r, names::THE_REQUEST_IS_SIZE_TIMES_SIZE, requested == (long long)size * (long long)size);
   fact(r, names::FLOATS_THE_KERNEL_S_NEW_ASKS_FOR, requested);
+  // added: the two buffers as the driver holds them, which the knob sizes too
+  PFN_cuMemGetAddressRange_v3020 range = nullptr;
+  size_t in_bytes = 0, out_bytes = 0;
+  CUdeviceptr base = 0;
+  if (driver_entry(r, "cuMemGetAddressRange", 3020, &range) == cudaSuccess) {
+    range(&base, &in_bytes, (CUdeviceptr)d_input);
+    range(&base, &out_bytes, (CUdeviceptr)d_output);
+  }
+  measure(r, names::BYTES_OF_EACH_BUFFER, (double)in_bytes);
+  fact(r, names::THE_BUFFERS_ARE_SIZE_FLOATS_EACH,
+       in_bytes == (size_t)size * sizeof(float) && out_bytes == (size_t)size * sizeof(float));
   rec(r, "cudaFree", cudaFree(d_input));
   rec(r, "cudaFree", cudaFree(d_output));
   return 0;

@@ -240,8 +240,19 @@ const CLAIMS: &[Claim] = &[
         quote: "int size = 1024 * 1024 * 64; // Adjust to experiment with memory needs",
         judged_by: "as-written-cpp",
         control: Control::Run("size-in-range-cpp"),
-        // size * size is int arithmetic: does the request track size?
-        judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.flag(THE_REQUEST_IS_SIZE_TIMES_SIZE)),
+        // The knob sizes the two buffers (size floats each, as the driver
+        // holds them) and the kernel's `new float[size * size]`, whose int
+        // product may wrap. Both track it: confirmed; the buffers only:
+        // partly; neither: refuted.
+        judge: |o: &Outcome| match (
+            o.flag(THE_BUFFERS_ARE_SIZE_FLOATS_EACH),
+            o.flag(THE_REQUEST_IS_SIZE_TIMES_SIZE),
+        ) {
+            (Some(true), Some(true)) => ClaimVerdict::Confirmed,
+            (Some(true), Some(false)) => ClaimVerdict::Partly,
+            (Some(false), Some(false)) => ClaimVerdict::Refuted,
+            _ => ClaimVerdict::Undecided,
+        },
         ..Claim::EITHER
     },
 ];

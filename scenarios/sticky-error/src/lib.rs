@@ -166,9 +166,16 @@ const CLAIMS: &[Claim] = &[
         quote: "If the context isn't correctly reset between model calls, remnants from the previous invocation can lead to conflicts and errors.",
         judged_by: "broken",
         control: Control::Run("fixed"),
-        // The remnant is a fault's corrupted context: the second call fails;
-        // whether a reset clears it decides between "confirmed" and "partly".
-        judge: second_call_verdict,
+        // The remnant is a fault's corrupted context, left without a reset:
+        // the second call fails (confirmed) or works (refuted). The sentence
+        // says what happens without the reset; whether a reset would clear
+        // it is 000-second-call-error-from-missing-reset's question, and
+        // 000-reset-gives-a-clean-context's.
+        judge: |o: &Outcome| match o.fact(SECOND).and_then(|v| v.as_str()) {
+            Some("CUDA_SUCCESS") => ClaimVerdict::Refuted,
+            Some(_) => ClaimVerdict::Confirmed,
+            None => ClaimVerdict::Undecided,
+        },
         ..Claim::EITHER
     },
     Claim {
