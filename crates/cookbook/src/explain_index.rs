@@ -161,19 +161,18 @@ pub fn page(index: &Index, root: &Path) -> anyhow::Result<String> {
          Measured on {total} whole texts from public threads that no case cites, each labelled with \
          the case its thread's cause is, or none ({heldout}): {summary}. The latest independent \
          test, on 30 texts from threads its tester chose before the tool ran \
-         (docs/evidence/explain-independent-test-6.md), found the right case first for 15 of the 18 \
-         whose cause a case reproduces (5 of them only through a tie the answer states) and among \
-         the first three for 15; of the 12 whose cause none reproduces (a cuDNN version, a \
-         driver's state, a container's network, a library's own leak or bug), 4 were answered with \
-         no reproduced case or the right known failure first, 6 were given a reproduced case and 2 \
-         a known failure that does not fit \
-         (the fifth test: 13 of 18 and 8 of 12). After it, PyTorch's index-kernel assert line is \
-         among the texts users paste for device-assert (a traceback cut before \
-         \"device-side assert triggered\" had matched nothing), and compute-sanitizer's device \
-         frames are passed over like its other frames (a stack-overflow report had gone to \
-         device-assert on a kernel's parameter list), and \"unhandled\" and \"system\" are \
-         generic words (NCCL's \"unhandled system error\", which names no cause, had chosen a \
-         known failure); those figures are from before. A first answer is the likeliest reproduced cause, not a \
+         (docs/evidence/explain-independent-test-7.md), found the right case first for 10 of the 18 \
+         whose cause a case reproduces (3 of them only through a tie the answer states) and among \
+         the first three for 9; of the 10 that carry an error string it found 9 first, of the 8 \
+         that describe the failure in prose (memory that keeps rising, a deadlock with lazy \
+         loading, a compiler's stack warning) 1. Of the 12 whose cause none reproduces (a driver's \
+         state, a library's bug or leak, a zero-sized launch, a network), 9 were answered with no \
+         reproduced case or the right known failure first (the sixth test: 15 of 18 and 4 of 12). \
+         After it, a kernel's failed assertion line (`block: [..], thread: [..] Assertion … \
+         failed`) is read as such whatever it asserted, a device after the first written in words \
+         (\"cuda:device!=0\") as well as `cuda:1`, and the compiler's \"Stack size … cannot be \
+         statically determined\" and cuda-gdb's \"Lane User Stack Overflow\" are among \
+         kernel-stack-overflow's texts, from threads it cites; those figures are from before. A first answer is the likeliest reproduced cause, not a \
          diagnosis.\n\n\
          <script id=\"casebook-index\" type=\"application/json\">\n\
          {{{{#include explain/index.json}}}}\n\

@@ -456,7 +456,18 @@ pub fn says_error(line: &str) -> bool {
         || line.contains("Exception:")
         || lower.contains("error:")
         || line.contains("Assertion `")
+        || LIBRARY_ERRORS.iter().any(|e| lower.contains(e))
 }
+
+/// How a program's own check prints a CUDA library's error without a colon
+/// after it: `Cuda error invalid configuration argument`, TensorRT's `Cudnn
+/// Error in executeConv: 8 (CUDNN_STATUS_EXECUTION_FAILED)`.
+pub const LIBRARY_ERRORS: &[&str] = &[
+    "cuda error ",
+    "cudnn error ",
+    "cublas error ",
+    "nccl error ",
+];
 
 /// Whether a line is a warning, information or a table's row, not the
 /// report of an error, unless it speaks of one (the words error, fail or
@@ -672,8 +683,38 @@ pub fn figures(text: &str) -> Vec<String> {
     if names_a_later_device(text) {
         out.push(ANOTHER_DEVICE.to_owned());
     }
+    if text.lines().any(is_device_assertion) {
+        out.push(DEVICE_ASSERTION.to_owned());
+    }
     out
 }
+
+/// The feature of a text that holds a kernel's failed assertion.
+pub const DEVICE_ASSERTION: &str = "fig:a-kernel-s-assertion-failed";
+
+/// Whether a line is what a kernel's failed `assert` prints, whatever it
+/// asserted: `file.cu:92: kernel: block: [0,0,0], thread: [31,0,0]
+/// Assertion `…` failed.` The assertion's own words are the program's.
+fn is_device_assertion(line: &str) -> bool {
+    line.contains("block: [")
+        && line.contains("thread: [")
+        && line.contains("Assertion `")
+        && line.contains("failed")
+}
+
+/// How a text says the device is not the first without a number:
+/// "cuda:device!=0", "devices other than device:0", "any device except CPU
+/// or 0".
+pub const LATER_DEVICE_WORDS: &[&str] = &[
+    "device!=0",
+    "device != 0",
+    "other than device:0",
+    "other than device 0",
+    "other than cuda:0",
+    "other than gpu 0",
+    "other than gpu:0",
+    "except cpu or 0",
+];
 
 /// The feature of a text that names a GPU other than the first.
 pub const ANOTHER_DEVICE: &str = "fig:a-device-other-than-the-first";
@@ -685,16 +726,17 @@ pub const ANOTHER_DEVICE: &str = "fig:a-device-other-than-the-first";
 fn names_a_later_device(text: &str) -> bool {
     let lower = text.to_ascii_lowercase();
     let bytes = lower.as_bytes();
-    ["cuda:", "gpu:"].iter().any(|prefix| {
-        lower.match_indices(prefix).any(|(at, _)| {
-            let starts_a_word = at == 0 || !bytes[at - 1].is_ascii_alphanumeric();
-            let digits: String = lower[at + prefix.len()..]
-                .chars()
-                .take_while(char::is_ascii_digit)
-                .collect();
-            starts_a_word && digits.parse::<u32>().is_ok_and(|n| n >= 1)
+    LATER_DEVICE_WORDS.iter().any(|w| lower.contains(w))
+        || ["cuda:", "gpu:"].iter().any(|prefix| {
+            lower.match_indices(prefix).any(|(at, _)| {
+                let starts_a_word = at == 0 || !bytes[at - 1].is_ascii_alphanumeric();
+                let digits: String = lower[at + prefix.len()..]
+                    .chars()
+                    .take_while(char::is_ascii_digit)
+                    .collect();
+                starts_a_word && digits.parse::<u32>().is_ok_and(|n| n >= 1)
+            })
         })
-    })
 }
 
 /// The one thing an out-of-memory message's sizes say, in the order of
@@ -751,6 +793,10 @@ pub const FIGURE_WORDS: &[(&str, &str)] = &[
     (
         ANOTHER_DEVICE,
         "(a GPU other than the first: cuda:1 or later)",
+    ),
+    (
+        DEVICE_ASSERTION,
+        "(a kernel's assertion failed: block, thread, Assertion … failed)",
     ),
 ];
 
@@ -1053,6 +1099,21 @@ mod tests {
         );
         // A word that ends in "cuda" is no device's name.
         assert!(figures("nvcuda:1").is_empty());
+    }
+
+    #[test]
+    fn a_kernel_s_failed_assertion_and_a_later_gpu_in_words_are_read() {
+        let line = "../aten/src/ATen/native/cuda/NLLLoss2d.cu:103: nll_loss2d_forward_kernel: block: [3,0,0], thread: [929,0,0] Assertion `t >= 0 && t < n_classes` failed.";
+        assert_eq!(figures(line), vec![DEVICE_ASSERTION]);
+        assert!(figures("assert(x) failed in host code").is_empty());
+        assert_eq!(
+            figures("illegal memory access error when using cuda:device!=0"),
+            vec![ANOTHER_DEVICE]
+        );
+        assert!(says_error(
+            "accelerator_barrier(): Cuda error invalid configuration argument"
+        ));
+        assert!(!says_error("CUDA version 12.4 detected"));
     }
 
     #[test]

@@ -34,6 +34,12 @@ pub struct Matcher {
     pub boilerplate: Vec<String>,
     pub error_name_prefixes: Vec<String>,
     pub source_extensions: Vec<String>,
+    /// How a text says the device is not the first without its number.
+    #[serde(default)]
+    pub later_device_words: Vec<String>,
+    /// A library's error printed without a colon after it.
+    #[serde(default)]
+    pub library_errors: Vec<String>,
     /// What each figure feature says, shown among what matched.
     pub figure_words: Vec<(String, String)>,
     pub units: Vec<(String, f64)>,

@@ -17,6 +17,8 @@ impl Matcher {
             boilerplate: owned(features::BOILERPLATE),
             error_name_prefixes: owned(features::ERROR_NAME_PREFIXES),
             source_extensions: owned(features::SOURCE_EXTENSIONS),
+            later_device_words: owned(features::LATER_DEVICE_WORDS),
+            library_errors: owned(features::LIBRARY_ERRORS),
             figure_words: features::FIGURE_WORDS
                 .iter()
                 .map(|(f, w)| ((*f).to_owned(), (*w).to_owned()))

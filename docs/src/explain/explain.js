@@ -20,6 +20,8 @@
   var SENTENCES = [];
   var SOURCE_EXTENSIONS = [];
   var FIGURE_WORDS = [];
+  var LATER_DEVICE_WORDS = [];
+  var LIBRARY_ERRORS = [];
 
   function configure(matcher) {
     GENERIC_WORDS = matcher.generic_words;
@@ -29,6 +31,8 @@
     ERROR_NAME_PREFIXES = matcher.error_name_prefixes;
     SOURCE_EXTENSIONS = matcher.source_extensions;
     FIGURE_WORDS = matcher.figure_words;
+    LATER_DEVICE_WORDS = matcher.later_device_words;
+    LIBRARY_ERRORS = matcher.library_errors;
     UNITS = {};
     matcher.units.forEach(function (u) { UNITS[u[0]] = u[1]; });
     ASYNCHRONOUS = matcher.asynchronous;
@@ -240,7 +244,8 @@
   function saysError(line) {
     var lower = lower_(line);
     return line.indexOf("Error:") >= 0 || line.indexOf("Exception:") >= 0 ||
-      lower.indexOf("error:") >= 0 || line.indexOf("Assertion `") >= 0;
+      lower.indexOf("error:") >= 0 || line.indexOf("Assertion `") >= 0 ||
+      LIBRARY_ERRORS.some(function (e) { return lower.indexOf(e) >= 0; });
   }
 
   function lower_(s) {
@@ -366,12 +371,20 @@
   function figures(text) {
     var out = oomFigures(text);
     if (namesALaterDevice(text)) out.push("fig:a-device-other-than-the-first");
+    if (text.split("\n").some(isDeviceAssertion)) out.push("fig:a-kernel-s-assertion-failed");
     return out;
+  }
+
+  // As is_device_assertion in features.rs: what a kernel's failed assert prints.
+  function isDeviceAssertion(line) {
+    return line.indexOf("block: [") >= 0 && line.indexOf("thread: [") >= 0 &&
+      line.indexOf("Assertion `") >= 0 && line.indexOf("failed") >= 0;
   }
 
   // As names_a_later_device in features.rs: `cuda:1`, `/device:GPU:2`.
   function namesALaterDevice(text) {
     var low = lower_(text);
+    if (LATER_DEVICE_WORDS.some(function (w) { return low.indexOf(w) >= 0; })) return true;
     return ["cuda:", "gpu:"].some(function (prefix) {
       var at = low.indexOf(prefix);
       while (at >= 0) {
