@@ -13,7 +13,7 @@ use anyhow::Context;
 use casebook_explain::index::{Case, Index, RunCommands, RunInfo, Text};
 use casebook_explain::{features, heldout};
 use casebook_model::{Binding, Role, Scenario};
-use casebook_report::run::Report;
+use casebook_report::run::{Report, ResultEntry};
 use serde::Deserialize;
 
 pub use casebook_explain::index::INDEX_JSON as PATH;
@@ -270,12 +270,7 @@ pub fn build(root: &Path, catalog: &[Scenario], report: Option<&Report>) -> anyh
                 .variants
                 .iter()
                 .any(|v| v.binding == Binding::Pytorch),
-            reproduced_on: run
-                .as_ref()
-                .filter(|_| {
-                    report.is_some_and(|r| r.results.iter().any(|e| e.scenario == scenario.slug))
-                })
-                .cloned(),
+            reproduced_on: report.and_then(|r| reproduced_on(scenario, r, run.as_ref()?)),
             reports,
             why_not_here: waits,
             texts,
@@ -315,6 +310,29 @@ pub fn build(root: &Path, catalog: &[Scenario], report: Option<&Report>) -> anyh
     })
 }
 
+/// Where a scenario was reproduced: the full run, or the later run that
+/// supplied all its trials (a case that needs two GPUs, which the full run's
+/// machine lacked). `None` where the evidence holds none of its trials.
+fn reproduced_on(scenario: &Scenario, report: &Report, full: &RunInfo) -> Option<RunInfo> {
+    let entries: Vec<&ResultEntry> = report
+        .results
+        .iter()
+        .filter(|e| e.scenario == scenario.slug)
+        .collect();
+    let first = entries.first()?;
+    match &first.from {
+        Some(later) if entries.iter().all(|e| e.from.as_ref() == Some(later)) => Some(RunInfo {
+            gpu: later.gpu.clone(),
+            driver: later.driver.clone(),
+            cuda: later.cuda.clone(),
+            pytorch: full.pytorch.clone(),
+            commit: later.source.commit.clone(),
+            date: later.created.get(..10).unwrap_or(&later.created).to_owned(),
+        }),
+        _ => Some(full.clone()),
+    }
+}
+
 /// The errors a scenario's variants returned in the run, each once (by what
 /// the matcher reads of it): the error's name with the library's sentence,
 /// and the device-side assertions the variant printed. A fixed variant's
@@ -343,9 +361,17 @@ fn run_texts(scenario: &Scenario, report: &Report) -> Vec<Text> {
         if entry.role == Role::Fixed || other_cause {
             continue;
         }
+        // A trial a later run supplied names that run's machine.
+        let machine = match &entry.from {
+            Some(later) => format!(
+                "run on {}, driver {}, CUDA {}",
+                later.gpu, later.driver, later.cuda
+            ),
+            None => driver.clone(),
+        };
         let versions = match (&entry.binding, &report.run.pytorch) {
-            (Binding::Pytorch, Some(p)) => format!("{driver}, PyTorch {p}"),
-            _ => driver.clone(),
+            (Binding::Pytorch, Some(p)) => format!("{machine}, PyTorch {p}"),
+            _ => machine,
         };
         let mut add = |text: String| {
             let f = features::features(&text);

@@ -173,6 +173,11 @@ pub struct LaterRun {
     /// The GPU it ran on, as its environment names it.
     #[serde(default)]
     pub gpu: String,
+    /// Its driver and CUDA, as its environment names them.
+    #[serde(default)]
+    pub driver: String,
+    #[serde(default)]
+    pub cuda: String,
 }
 
 /// The committed evidence under `root`: the newest full run
@@ -206,6 +211,8 @@ pub fn evidence(root: &Path) -> Result<Option<Report>, String> {
                 source: run.source.clone(),
                 created: run.created.clone(),
                 gpu: run.environment.gpu.clone(),
+                driver: run.environment.driver.clone(),
+                cuda: run.environment.cuda.clone(),
             });
             let trial = result.trial();
             if let Some(at) = report.results.iter().position(|r| r.trial() == trial) {
