@@ -30,7 +30,10 @@ pub fn scenario() -> Scenario {
               count) and select each rank's own device first: torch.cuda.set_device(local_rank), \
               or init_process_group(device_id=...).",
         symptoms: &["an error on the first call", "NCCL error"],
-        requires: Requirement::GPU,
+        // Two GPUs: the fix runs one rank on each, so that its all_reduce
+        // is one of two ranks, as the broken one's is (on one GPU the fix
+        // could run only one rank, whose all_reduce cannot fail).
+        requires: Requirement::GPU_PAIR,
         reports: &[],
         claims: CLAIMS,
         variants: vec![
@@ -81,8 +84,8 @@ const CLAIMS: &[Claim] = &[Claim {
          instead is a possibility a run that was refused at once neither shows nor rules out",
     ),
     // Two ranks on one device: NCCL refuses them (confirmed, shown as
-    // partly), or both all_reduces complete (refuted). fixed-py, one rank
-    // per device, is the control.
+    // partly), or both all_reduces complete (refuted). fixed-py, the two
+    // ranks on two devices, is the control.
     judge: |o: &Outcome| match (o.first_error_is(DUPLICATE_GPU), o.check(ALL_REDUCED)) {
         (Some(true), Some(false)) => ClaimVerdict::Confirmed,
         (None, Some(true)) => ClaimVerdict::Refuted,
