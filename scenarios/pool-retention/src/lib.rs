@@ -19,6 +19,7 @@ use cudarc::driver::{CudaContext, result};
 
 mod broken;
 mod fixed;
+mod instant;
 mod thresholds;
 
 casebook_model::names_module!();
@@ -81,6 +82,23 @@ pub fn scenario() -> Scenario {
                  freed",
                 "return survivors<size_t(64) << 10, true>(r);",
                 "return survivors<size_t(64) << 10, false>(r);",
+            ),
+            Variant::contrast(
+                "free-async-at-once",
+                Expect::Records,
+                cudarc!(instant::free_async at "at_once"),
+            ),
+            Variant::contrast(
+                "free-at-once",
+                Expect::Records,
+                cudarc!(instant::free_plain at "at_once"),
+            )
+            .one_change(
+                "free-async-at-once",
+                "where the phase's memory comes from and goes back: the stream-ordered pool \
+                 (cuMemAllocAsync, cuMemFreeAsync) there; cuMemAlloc and cuMemFree here",
+                "at_once(rec, Allocator::Pool)",
+                "at_once(rec, Allocator::Plain)",
             ),
             Variant::broken("broken", Symptom::check_failed(NEIGHBOUR), cudarc!(broken)),
             Variant::fixed("fixed", cudarc!(fixed)),
@@ -170,12 +188,16 @@ const CLAIMS: &[Claim] = &[
         id: "004-free-async-not-instantly-available",
         source: Source::SEED_004,
         quote: "Even with `cudaFreeAsync`, the memory is not instantly available; it might take some time before the GPU memory manager reclaims the blocks.",
-        judged_by: "broken",
-        control: Control::Run("default-threshold"),
+        judged_by: "free-async-at-once",
+        control: Control::Run("free-at-once"),
         reach: Reach::AtBestPartly(
-            "the stream that freed a block gets it back at once (async-free-race: the next allocation on the same stream reuses it); the device and other processes get it only at a synchronise, or never while the release threshold is raised (this variant)",
+            "the stream that freed a block gets it back at once (async-free-race: the next allocation on the same stream reuses it); the device and other processes get it only at a synchronise (this variant, at the default release threshold), or never while the threshold is raised (broken)",
         ),
-        judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.flag(SECOND_PHASE_KEPT)),
+        // The work done and the memory freed with cuMemFreeAsync, the
+        // device's free memory read at once, before any other synchronise:
+        // not back (confirmed, within the cap) or back (refuted). The
+        // control frees with cuMemFree memory from cuMemAlloc.
+        judge: |o: &Outcome| ClaimVerdict::refuted_if(o.flag(THE_FREED_MEMORY_IS_BACK_AT_ONCE)),
     },
     Claim {
         id: "004-concurrent-streams-fragment",
