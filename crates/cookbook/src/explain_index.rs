@@ -101,6 +101,29 @@ pub const HELDOUT_JSON: &str = "docs/src/explain/heldout.json";
 /// The "Paste your error" page.
 pub const PAGE: &str = "docs/src/paste-your-error.md";
 
+/// The latest independent test of `explain`, committed whole, and what it
+/// found (before the changes it led to), as the page and the README say it.
+pub const LATEST_TEST: &str = "docs/evidence/explain-independent-test-7.md";
+pub const LATEST_TEST_FOUND: &str = "found the right case first for 10 of the 18 whose cause a \
+     case reproduces (3 of them only through a tie the answer states) and among the first three \
+     for 9; of the 10 that carry an error string it found 9 first, of the 8 that describe the \
+     failure in prose 1. Of the 12 whose cause none reproduces, 9 were answered with no \
+     reproduced case or the right known failure first";
+
+/// How well the ranking finds the case, in a sentence: on the held-out
+/// texts (computed here) and in the latest independent test.
+pub fn how_well(index: &Index, root: &Path) -> anyhow::Result<String> {
+    let held = read_heldout(root)?;
+    let score = heldout::evaluate(index, &held);
+    Ok(format!(
+        "on the held-out texts, from public threads that no case cites ({}), {}. The latest \
+         independent test, on 30 texts its tester chose before the tool ran ({LATEST_TEST}), \
+         {LATEST_TEST_FOUND}.",
+        heldout::TEXTS_TOML,
+        score.summary()
+    ))
+}
+
 pub fn heldout_json(root: &Path) -> anyhow::Result<String> {
     let held = read_heldout(root)?;
     let texts: Vec<&str> = held.paste.iter().map(|p| p.text.as_str()).collect();
@@ -161,13 +184,7 @@ pub fn page(index: &Index, root: &Path) -> anyhow::Result<String> {
          Measured on {total} whole texts from public threads that no case cites, each labelled with \
          the case its thread's cause is, or none ({heldout}): {summary}. The latest independent \
          test, on 30 texts from threads its tester chose before the tool ran \
-         (docs/evidence/explain-independent-test-7.md), found the right case first for 10 of the 18 \
-         whose cause a case reproduces (3 of them only through a tie the answer states) and among \
-         the first three for 9; of the 10 that carry an error string it found 9 first, of the 8 \
-         that describe the failure in prose (memory that keeps rising, a deadlock with lazy \
-         loading, a compiler's stack warning) 1. Of the 12 whose cause none reproduces (a driver's \
-         state, a library's bug or leak, a zero-sized launch, a network), 9 were answered with no \
-         reproduced case or the right known failure first (the sixth test: 15 of 18 and 4 of 12). \
+         ({LATEST_TEST}), {LATEST_TEST_FOUND} (the sixth test: 15 of 18 and 4 of 12). \
          After it, a kernel's failed assertion line (`block: [..], thread: [..] Assertion … \
          failed`) is read as such whatever it asserted, a device after the first written in words \
          (\"cuda:device!=0\") as well as `cuda:1`, and the compiler's \"Stack size … cannot be \

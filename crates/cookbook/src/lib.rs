@@ -103,7 +103,7 @@ pub fn generate(inputs: &Inputs) -> anyhow::Result<Book> {
     );
     files.insert(
         "README.md".into(),
-        readme::readme(&explain, report.as_ref())?,
+        readme::readme(&explain, report.as_ref(), inputs.root)?,
     );
     files.insert(
         nextest::NEXTEST_CONFIG.into(),

@@ -1,6 +1,6 @@
 //! The README, for users: the template `readme.md` with what only the code
-//! and the latest run know filled in (an answer of `explain` and three rows
-//! of the evidence). How well `explain` finds the case is the book's page.
+//! and the latest run know filled in (an answer of `explain`, how well it
+//! finds the case, and three rows of the evidence).
 
 use std::fmt::Write as _;
 
@@ -21,7 +21,11 @@ const EXAMPLE_ROWS: &[(&str, &str)] = &[
     ("sticky-error", "broken"),
 ];
 
-pub fn readme(index: &Index, report: Option<&Report>) -> anyhow::Result<String> {
+pub fn readme(
+    index: &Index,
+    report: Option<&Report>,
+    root: &std::path::Path,
+) -> anyhow::Result<String> {
     let mut answer = explain(index, EXAMPLE);
     answer.matches.truncate(1);
     let example = format!("$ casebook-explain \"{EXAMPLE}\"\n{}", cli::render(&answer));
@@ -40,6 +44,10 @@ pub fn readme(index: &Index, report: Option<&Report>) -> anyhow::Result<String> 
     };
     Ok(TEMPLATE
         .replace("{explain_example}", &example)
+        .replace(
+            "{explain_figures}",
+            &crate::explain_index::how_well(index, root)?,
+        )
         .replace("{run}", &run)
         .replace("{example_rows}", &rows))
 }
