@@ -20,6 +20,25 @@ static __global__ void fillSignedProduct(float *out, long long n, long long *las
   if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0) *last = (long long)(int)(blockIdx.x * blockDim.x);
 }
 
+// What v - (v + 1) gives for x, y and z of each built-in: 2^32 - 1 where
+// the component is an unsigned int, -1 where it were signed.
+static __global__ void builtinsWrap(long long *wraps) {
+  long long *w = wraps;
+  *w++ = (long long)(threadIdx.x - (threadIdx.x + 1));
+  *w++ = (long long)(threadIdx.y - (threadIdx.y + 1));
+  *w++ = (long long)(threadIdx.z - (threadIdx.z + 1));
+  *w++ = (long long)(blockIdx.x - (blockIdx.x + 1));
+  *w++ = (long long)(blockIdx.y - (blockIdx.y + 1));
+  *w++ = (long long)(blockIdx.z - (blockIdx.z + 1));
+  *w++ = (long long)(blockDim.x - (blockDim.x + 1));
+  *w++ = (long long)(blockDim.y - (blockDim.y + 1));
+  *w++ = (long long)(blockDim.z - (blockDim.z + 1));
+  *w++ = (long long)(gridDim.x - (gridDim.x + 1));
+  *w++ = (long long)(gridDim.y - (gridDim.y + 1));
+  *w = (long long)(gridDim.z - (gridDim.z + 1));
+}
+static const int kBuiltIns = 12;
+
 static unsigned blocks() { return (unsigned)((kElements + kThreads - 1) / kThreads); }
 
 // ANCHOR: broken
@@ -70,6 +89,17 @@ static int fill_and_count(const casebook_recorder *r, bool signed_product) {
   rec(r, "cudaMemcpy (last block offset)", cudaMemcpy(&offset, last, sizeof offset, cudaMemcpyDeviceToHost));
   check(r, names::EVERY_ELEMENT_WRITTEN, n_unset == 0);
   measure(r, names::LAST_BLOCK_OFFSET, (double)offset);
+  // Each built-in's own type, apart from the product's.
+  long long *d_wraps = nullptr, wraps[kBuiltIns] = {};
+  rec(r, "cudaMalloc", cudaMalloc((void **)&d_wraps, sizeof wraps));
+  builtinsWrap<<<1, 1>>>(d_wraps);
+  rec(r, "builtinsWrap<<<1, 1>>>", cudaGetLastError());
+  rec(r, "cudaMemcpy (the built-ins' wraps)", cudaMemcpy(wraps, d_wraps, sizeof wraps, cudaMemcpyDeviceToHost));
+  bool unsigned_all = true;
+  for (long long w : wraps) unsigned_all = unsigned_all && w == 4294967295LL;
+  measure(r, names::BLOCKIDX_X_MINUS_ITSELF_PLUS_ONE, (double)wraps[3]);
+  fact(r, names::EVERY_BUILT_IN_COMPONENT_IS_UNSIGNED, unsigned_all);
+  rec(r, "cudaFree", cudaFree(d_wraps));
   fact_text(r, names::PRODUCT_SIGN, offset >= (1LL << 31) ? "positive: unsigned arithmetic" : "negative: it wrapped");
   rec(r, "cudaFree", cudaFree(out));
   rec(r, "cudaFree", cudaFree(last));

@@ -137,14 +137,17 @@ const CLAIMS: &[Claim] = &[Claim {
     quote: "Both dim3 and uint3 are trivial structures consisting of three unsigned values named \
             x, y, and z.",
     judged_by: "fixed-cpp",
-    control: Control::Run("signed-product-cpp"),
-    // blockIdx.x * blockDim.x for the last block is past 2^31: unsigned, it
-    // stays positive (confirmed); signed, it would have wrapped negative.
-    judge: |o: &Outcome| match o.measure(LAST_BLOCK_OFFSET) {
-        Some(v) if v >= (1u64 << 31) as f64 => ClaimVerdict::Confirmed,
-        Some(_) => ClaimVerdict::Refuted,
-        None => ClaimVerdict::Undecided,
-    },
+    control: Control::Impossible(
+        "the built-ins' types are the CUDA headers', the same in every program this toolkit \
+         builds: a run in which they read signed would need another compiler. What shows the \
+         reading can see a signed value: signed-product-cpp records the last block's \
+         blockIdx.x * blockDim.x converted to an int, and reads it negative.",
+    ),
+    // In a kernel, v - (v + 1) for x, y and z of threadIdx, blockIdx,
+    // blockDim and gridDim: 2^32 - 1 for each (unsigned: confirmed), or -1
+    // for one (signed: refuted). The last block's product past 2^31 is
+    // recorded beside it, but the product is unsigned if either operand is.
+    judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.flag(EVERY_BUILT_IN_COMPONENT_IS_UNSIGNED)),
     ..Claim::EITHER
 }];
 

@@ -4,6 +4,7 @@
 #include "heavy.cuh"
 #include "names.h"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -59,6 +60,26 @@ extern "C" int casebook_launch_out_of_resources_broken_cpp(const casebook_record
 }
 // ANCHOR_END: broken
 
+// Whether no block size, a multiple of 32 up to `limit`, keeps more of
+// heavyKernel's threads resident on a multiprocessor than `block` does, with
+// `smem(b)` bytes of dynamic shared memory a block of b threads, under the
+// runtime's occupancy model (cudaOccupancyMaxActiveBlocksPerMultiprocessor).
+template <class SharedBytes>
+static bool suggested_is_best(const casebook_recorder *r, int block, SharedBytes smem, int limit, const char *label) {
+  auto resident = [&](int b, cudaError_t *err) {
+    int blocks = 0;
+    cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, heavyKernel, b, smem(b));
+    if (e != cudaSuccess && *err == cudaSuccess) *err = e;
+    return blocks * b;
+  };
+  cudaError_t err = cudaSuccess;
+  int best = 0;
+  for (int b = 32; b <= limit; b += 32) best = std::max(best, resident(b, &err));
+  int at_suggested = resident(block, &err);
+  rec(r, label, err);
+  return err == cudaSuccess && at_suggested >= best;
+}
+
 // ANCHOR: fixed
 extern "C" int casebook_launch_out_of_resources_fixed_cpp(const casebook_recorder *r) {
   // FIX: ask the runtime which block this kernel can take.
@@ -71,9 +92,24 @@ extern "C" int casebook_launch_out_of_resources_fixed_cpp(const casebook_recorde
   rec(r, "cudaFuncGetAttributes", cudaFuncGetAttributes(&attributes, heavyKernel));
   fact(r, names::FITS, block <= attributes.maxThreadsPerBlock);
   run_heavy(r, block, "heavyKernel<<<, suggested block>>>", true);
+  // ANCHOR_END: fixed
+  // What the occupancy guide says of both its configurators, read under the
+  // runtime's own model: the suggested block keeps the most threads
+  // resident, with no dynamic shared memory and with 16 bytes of it a
+  // thread (the VariableSMem form).
+  auto none = [](int) { return size_t(0); };
+  auto per_thread = [](int b) { return size_t(b) * 16; };
+  int v_grid = 0, v_block = 0;
+  rec(r, "cudaOccupancyMaxPotentialBlockSizeVariableSMem",
+      cudaOccupancyMaxPotentialBlockSizeVariableSMem(&v_grid, &v_block, heavyKernel, per_thread, 0));
+  measure(r, names::BLOCK_VARIABLE_SMEM, v_block);
+  int limit = attributes.maxThreadsPerBlock;
+  bool best = suggested_is_best(r, block, none, limit, "cudaOccupancyMaxActiveBlocksPerMultiprocessor (each block size)") &&
+              suggested_is_best(r, v_block, per_thread, limit,
+                                "cudaOccupancyMaxActiveBlocksPerMultiprocessor (each block size, 16 bytes a thread)");
+  fact(r, names::SUGGESTED_IS_BEST, best);
   return 0;
 }
-// ANCHOR_END: fixed
 
 // ANCHOR: too_many_threads
 extern "C" int casebook_launch_out_of_resources_too_many_threads_cpp(const casebook_recorder *r) {

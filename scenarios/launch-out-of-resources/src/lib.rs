@@ -234,11 +234,12 @@ const CLAIMS: &[Claim] = &[
         quote: "The occupancy-based launch configurator APIs, cudaOccupancyMaxPotentialBlockSize \
                 and cudaOccupancyMaxPotentialBlockSizeVariableSMem, heuristically calculate an \
                 execution configuration that achieves the maximum multiprocessor-level occupancy.",
-        judged_by: "fixed",
+        judged_by: "fixed-cpp",
         control: Control::Impossible(
-            "the sentence is about the occupancy the driver's model computes, and the run compares the suggested block with every block size the kernel allows under that same model (cuOccupancyMaxActiveBlocksPerMultiprocessor): a run that reads \"refuted\" would need the API to disagree with the model it is built on. Occupancy measured on the GPU (a profiler's achieved occupancy) is not read here.",
+            "the sentence is about the occupancy the runtime's model computes, and the run compares each configurator's suggested block (cudaOccupancyMaxPotentialBlockSize, and cudaOccupancyMaxPotentialBlockSizeVariableSMem with 16 bytes of dynamic shared memory a thread) with every block size the kernel allows under that same model (cudaOccupancyMaxActiveBlocksPerMultiprocessor): a run that reads \"refuted\" would need the API to disagree with the model it is built on. Occupancy measured on the GPU (a profiler's achieved occupancy) is not read here.",
         ),
-        // Every block size the kernel allows, against the suggested one.
+        // Every block size the kernel allows, against the suggested one, for
+        // both configurators the sentence names, through the runtime API.
         judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.flag(SUGGESTED_IS_BEST)),
         ..Claim::EITHER
     },
