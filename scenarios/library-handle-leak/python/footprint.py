@@ -59,14 +59,10 @@ def _footprint(rec, batch):
 # ANCHOR: library
 def library(rec):
     _footprint(rec, batch=1)  # the article's case: batch size 1
-
-
-# ANCHOR_END: library
+    # ANCHOR_END: library
 
 
 # ANCHOR: large_batch
 def large_batch(rec):
     _footprint(rec, batch=LARGE_BATCH)  # the control: data of gigabytes
-
-
-# ANCHOR_END: large_batch
+    # ANCHOR_END: large_batch
