@@ -682,7 +682,7 @@ pub const HISTORY: &[Change] = &[
         commit: "d540fec",
         from: Standing::Partly,
         to: Standing::Confirmed,
-        why: "the second and seventh audits: the sentence says that without a reset between calls remnants can lead to errors, which the run shows (after a kernel's fault the second call fails); it was marked down because a reset afterwards does not cure it, which the sentence never claims. That question stays with 000-second-call-error-from-missing-reset and 000-reset-gives-a-clean-context",
+        why: "the second and seventh audits: the sentence says that without a reset between calls remnants can lead to errors, which the run shows (after a kernel's fault the second call fails); it was marked down because a reset afterwards does not cure that remnant, which the sentence never claims. Since 4649c8d it is decided on the article's own remnant, a first call's leak, in missing-free: without a reset the second call is refused, and with the article's cudaDeviceReset between the calls it is served (the control), as the eighth audit proposed",
     },
     Change {
         id: "003-size-knob-sets-memory-need",

@@ -81,19 +81,23 @@ static cudaError_t model_call_fixed(const casebook_recorder *r, size_t size) {
 
 // The buffer of the two calls the program starts with: the article's 1M
 // floats, or 3/5 of the free memory, so that what the first call leaks
-// leaves too little for the second.
-enum class FirstCalls { Article, ThreeFifthsOfFree };
+// leaves too little for the second; and in the last form, the article's
+// cudaDeviceReset between the two, which gives the leak back.
+enum class FirstCalls { Article, ThreeFifthsOfFree, ThreeFifthsOfFreeResetBetween };
 
 static int drive(const casebook_recorder *r, ModelCall call, FirstCalls first_calls) {
   // First the article's own claim: does the second call fail?
   size_t first_size = kArticleSize;
-  if (first_calls == FirstCalls::ThreeFifthsOfFree) first_size = free_bytes(r) / 5 * 3 / sizeof(float);
+  if (first_calls != FirstCalls::Article) first_size = free_bytes(r) / 5 * 3 / sizeof(float);
   fact_text(r, names::FIRST_CALLS_BUFFER,
             first_calls == FirstCalls::Article ? "the article's 1M floats" : "3/5 of free memory");
   cudaError_t first, second;
   {
     Iteration it(r, "first call");
     first = call(r, first_size);
+  }
+  if (first_calls == FirstCalls::ThreeFifthsOfFreeResetBetween) {
+    rec(r, "cudaDeviceReset (between the calls)", cudaDeviceReset());
   }
   {
     Iteration it(r, "second call");
@@ -142,3 +146,12 @@ extern "C" int casebook_missing_free_second_call_large_cpp(const casebook_record
   return drive(r, model_call_broken, FirstCalls::ThreeFifthsOfFree);
 }
 // ANCHOR_END: second_call_large
+
+// ANCHOR: second_call_large_reset
+// The control of "if the context isn't reset between calls, remnants lead to
+// errors": second_call_large with the article's cudaDeviceReset between the
+// first two calls.
+extern "C" int casebook_missing_free_second_call_large_reset_cpp(const casebook_recorder *r) {
+  return drive(r, model_call_broken, FirstCalls::ThreeFifthsOfFreeResetBetween);
+}
+// ANCHOR_END: second_call_large_reset

@@ -20,6 +20,7 @@ casebook_model::cpp_variants! {
         broken,
         fixed,
         second_call_large,
+        second_call_large_reset,
     }
 }
 
@@ -75,6 +76,18 @@ pub fn scenario() -> Scenario {
                 "return drive(r, model_call_broken, FirstCalls::Article);",
                 "return drive(r, model_call_broken, FirstCalls::ThreeFifthsOfFree);",
             ),
+            Variant::contrast(
+                "second-call-large-reset-cpp",
+                Expect::Fails(Symptom::cuda_error(OOM_CPP)),
+                cpp::second_call_large_reset,
+            )
+            .one_change(
+                "second-call-large-cpp",
+                "whether the article's cudaDeviceReset runs between the first two calls: no there, \
+                 yes here (the leak that fills the GPU after them still ends in out of memory)",
+                "return drive(r, model_call_broken, FirstCalls::ThreeFifthsOfFree);",
+                "return drive(r, model_call_broken, FirstCalls::ThreeFifthsOfFreeResetBetween);",
+            ),
             Variant::contrast("under-ncu", Expect::Records, cudarc!(tools::under_ncu at "report"))
                 .timeout(std::time::Duration::from_secs(360)),
             Variant::contrast(
@@ -129,6 +142,20 @@ pub fn scenario() -> Scenario {
 pub(crate) const KERNEL: &str = "scale";
 
 const CLAIMS: &[Claim] = &[
+    Claim {
+        id: "000-no-reset-remnants-cause-errors",
+        source: Source::SEED_000,
+        quote: "If the context isn't correctly reset between model calls, remnants from the previous invocation can lead to conflicts and errors.",
+        judged_by: "second-call-large-cpp",
+        control: Control::Run("second-call-large-reset-cpp"),
+        // The remnant is the article's own, the memory the first call leaks
+        // (3/5 of the free memory, so that the second call cannot have it
+        // beside it). Without a reset between the calls, the second call is
+        // refused (confirmed) or served (refuted); the control resets
+        // between them, as the article's Example 3 does.
+        judge: |o| ClaimVerdict::refuted_if(o.flag(SECOND_CALL_OK)),
+        ..Claim::EITHER
+    },
     Claim {
         id: "000-unfreed-memory-exhausts",
         source: Source::SEED_000,

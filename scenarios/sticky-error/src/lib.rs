@@ -161,24 +161,6 @@ const CLAIMS: &[Claim] = &[
         },
     },
     Claim {
-        id: "000-no-reset-remnants-cause-errors",
-        source: Source::SEED_000,
-        quote: "If the context isn't correctly reset between model calls, remnants from the previous invocation can lead to conflicts and errors.",
-        judged_by: "broken",
-        control: Control::Run("fixed"),
-        // The remnant is a fault's corrupted context, left without a reset:
-        // the second call fails (confirmed) or works (refuted). The sentence
-        // says what happens without the reset; whether a reset would clear
-        // it is 000-second-call-error-from-missing-reset's question, and
-        // 000-reset-gives-a-clean-context's.
-        judge: |o: &Outcome| match o.fact(SECOND).and_then(|v| v.as_str()) {
-            Some("CUDA_SUCCESS") => ClaimVerdict::Refuted,
-            Some(_) => ClaimVerdict::Confirmed,
-            None => ClaimVerdict::Undecided,
-        },
-        ..Claim::EITHER
-    },
-    Claim {
         id: "001-context-cleanup-beyond-empty-cache",
         source: Source::SEED_001,
         quote: "However, for more robust management, context cleanup might be necessary, depending on the \
