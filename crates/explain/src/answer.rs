@@ -226,6 +226,15 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_line_that_only_names_a_later_device_is_no_error_but_counts() {
+        let index = Index::embedded().unwrap();
+        let text = "RuntimeError: CUDA error: an illegal memory access was encountered\ndevice = torch.device('cuda:1')";
+        let answer = explain(&index, text);
+        assert_eq!(answer.errors.len(), 1, "{:?}", answer.errors);
+        assert_eq!(answer.matches[0].scenario, "wrong-current-device");
+    }
+
+    #[test]
     fn the_report_keeps_words_and_versions_and_drops_figures() {
         let text = "| NVIDIA-SMI 550.54.15   Driver Version: 550.54.15   CUDA Version: 12.4 |\nRuntimeError: CUDA error: invalid device ordinal at /x/y.cpp:12";
         let r = prefilled_report(text);

@@ -141,7 +141,11 @@ impl<'a> Ranker<'a> {
                 continue;
             }
             let marked = features::says_error(line);
-            if !marked && f.is_empty() {
+            // A figure (a device after the first, an out-of-memory message's
+            // sizes) is a fact about an error, not one: it starts none, and a
+            // line that holds only figures is no part of one.
+            let telling = f.iter().any(|x| !x.starts_with("fig:"));
+            if !marked && !telling {
                 within = In::Nothing;
                 continue;
             }

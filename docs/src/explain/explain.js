@@ -508,7 +508,10 @@
       if (lower(line.trim()).endsWith("error:")) return;
       if (passNotes && isNote(line)) { within = "note"; return; }
       var marked = saysError(line);
-      if (!marked && f.length === 0) { within = "nothing"; return; }
+      // A figure (a device after the first, an out-of-memory message's sizes)
+      // is a fact about an error, not one: it starts none (rank.rs, errors_noting).
+      var telling = f.some(function (x) { return x.indexOf("fig:") !== 0; });
+      if (!marked && !telling) { within = "nothing"; return; }
       if (!marked && within === "note") return;
       if (!marked && within === "error") {
         if (out.length) f.forEach(function (x) { out[out.length - 1].features.add(x); });
