@@ -116,9 +116,10 @@ pub fn how_well(index: &Index, root: &Path) -> anyhow::Result<String> {
     let held = read_heldout(root)?;
     let score = heldout::evaluate(index, &held);
     Ok(format!(
-        "on the held-out texts, from public threads that no case cites ({}), {}. The latest \
-         independent test, on 30 texts its tester chose before the tool ran ({LATEST_TEST}), \
-         {LATEST_TEST_FOUND}.",
+        "on {} whole texts from public threads that no case cites, each labelled with the case \
+         its thread's cause is, or none ({}): {}. The latest independent test, on 30 texts from \
+         threads its tester chose before the tool ran ({LATEST_TEST}), {LATEST_TEST_FOUND}.",
+        held.paste.len(),
         heldout::TEXTS_TOML,
         score.summary()
     ))
@@ -140,8 +141,6 @@ pub fn read_heldout(root: &Path) -> anyhow::Result<heldout::HeldOut> {
 /// index by the same ranking (`docs/src/explain/explain.js`), and how well
 /// the ranking did on the held-out texts.
 pub fn page(index: &Index, root: &Path) -> anyhow::Result<String> {
-    let held = read_heldout(root)?;
-    let score = heldout::evaluate(index, &held);
     let reproduced = index.cases.iter().filter(|c| c.reproduced).count();
     let known = index.cases.len() - reproduced;
     let texts: usize = index.cases.iter().map(|c| c.texts.len()).sum();
@@ -181,10 +180,7 @@ pub fn page(index: &Index, root: &Path) -> anyhow::Result<String> {
          gives exit code 16, no match 15.\n\n\
          {known_list}\
          ## How well it finds the case\n\n\
-         Measured on {total} whole texts from public threads that no case cites, each labelled with \
-         the case its thread's cause is, or none ({heldout}): {summary}. The latest independent \
-         test, on 30 texts from threads its tester chose before the tool ran \
-         ({LATEST_TEST}), {LATEST_TEST_FOUND} (the sixth test: 15 of 18 and 4 of 12). \
+         Measured {how_well} The sixth test had found 15 of 18 and 4 of 12. \
          After it, a kernel's failed assertion line (`block: [..], thread: [..] Assertion … \
          failed`) is read as such whatever it asserted, a device after the first written in words \
          (\"cuda:device!=0\") as well as `cuda:1`, and the compiler's \"Stack size … cannot be \
@@ -200,9 +196,7 @@ pub fn page(index: &Index, root: &Path) -> anyhow::Result<String> {
          <script src=\"explain/explain.js\"></script>\n\
          <script src=\"explain/page.js\"></script>\n",
         known_list = known_failures_section(index),
-        total = held.paste.len(),
-        heldout = heldout::TEXTS_TOML,
-        summary = score.summary(),
+        how_well = how_well(index, root)?,
     ))
 }
 
@@ -327,6 +321,11 @@ pub fn build(root: &Path, catalog: &[Scenario], report: Option<&Report>) -> anyh
     })
 }
 
+/// Where a text of a run was returned: `run on <GPU>, driver …, CUDA …`.
+fn machine(gpu: &str, driver: &str, cuda: &str) -> String {
+    format!("run on {gpu}, driver {driver}, CUDA {cuda}")
+}
+
 /// Where a scenario was reproduced: the full run, or the later run that
 /// supplied all its trials (a case that needs two GPUs, which the full run's
 /// machine lacked). `None` where the evidence holds none of its trials.
@@ -365,10 +364,8 @@ fn run_texts(scenario: &Scenario, report: &Report) -> Vec<Text> {
         .collect();
     let mut seen: BTreeSet<BTreeSet<String>> = BTreeSet::new();
     let mut out = Vec::new();
-    let driver = format!(
-        "{} {}, driver {}, CUDA {}",
-        "run on", report.environment.gpu, report.environment.driver, report.environment.cuda
-    );
+    let env = &report.environment;
+    let full_run = machine(&env.gpu, &env.driver, &env.cuda);
     for entry in report
         .results
         .iter()
@@ -380,11 +377,8 @@ fn run_texts(scenario: &Scenario, report: &Report) -> Vec<Text> {
         }
         // A trial a later run supplied names that run's machine.
         let machine = match &entry.from {
-            Some(later) => format!(
-                "run on {}, driver {}, CUDA {}",
-                later.gpu, later.driver, later.cuda
-            ),
-            None => driver.clone(),
+            Some(later) => machine(&later.gpu, &later.driver, &later.cuda),
+            None => full_run.clone(),
         };
         let versions = match (&entry.binding, &report.run.pytorch) {
             (Binding::Pytorch, Some(p)) => format!("{machine}, PyTorch {p}"),
