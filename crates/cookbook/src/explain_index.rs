@@ -402,7 +402,7 @@ fn run_texts(scenario: &Scenario, report: &Report) -> Vec<Text> {
             add(step_text(&step.result, step.message.as_deref()));
         }
         for line in entry.outcome.stderr_tail.lines() {
-            if line.contains("Assertion `") && line.contains("failed") {
+            if features::is_device_assertion(line) {
                 add(line.trim().to_owned());
             }
         }

@@ -695,7 +695,7 @@ pub const DEVICE_ASSERTION: &str = "fig:a-kernel-s-assertion-failed";
 /// Whether a line is what a kernel's failed `assert` prints, whatever it
 /// asserted: `file.cu:92: kernel: block: [0,0,0], thread: [31,0,0]
 /// Assertion `…` failed.` The assertion's own words are the program's.
-fn is_device_assertion(line: &str) -> bool {
+pub fn is_device_assertion(line: &str) -> bool {
     line.contains("block: [")
         && line.contains("thread: [")
         && line.contains("Assertion `")
