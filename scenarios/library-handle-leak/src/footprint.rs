@@ -1,11 +1,9 @@
-//! Seed 003: "carefully consider the memory requirements of all libraries
-//! and dependencies used in your project, as these can significantly
-//! contribute to overall memory consumption."
-//!
-//! What one call's computation takes from the GPU, in a program that leaks
-//! nothing: free memory read before the computation and after it, the
+//! What one call's computation takes from the GPU, in a Rust program that
+//! leaks nothing: free memory read before the computation and after it, the
 //! computation done by cuBLAS (a handle and one GEMM, `library`) or by the
-//! program's own kernel over the same operand (`own-kernel`, the control).
+//! program's own kernel over the same operand (`own-kernel`). Seed 003's
+//! libraries claim is decided in PyTorch at batch size 1, the article's case
+//! (`python/footprint.py`); this pair shows the same in a cudarc program.
 
 use casebook_kernels::fatbin;
 use casebook_model::device;
