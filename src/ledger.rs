@@ -698,4 +698,11 @@ pub const HISTORY: &[Change] = &[
         to: Standing::Confirmed,
         why: "a first reading found what a stream left open holds: 100,000 calls that each make a blocking stream and run a kernel on it take 573,424 bytes of device memory a call when they leave it open (leak-streams-cpp, the control); the same calls destroying their stream leave free memory where it was (destroy-streams-cpp)",
     },
+    Change {
+        id: "000-allocation-exceeding-available-errors",
+        commit: "cd11d30",
+        from: Standing::Confirmed,
+        to: Standing::Partly,
+        why: "the seventh audit: it was decided by oversized-allocation, a ballast and one request larger than what was left, not the article's condition, and on one of the sentence's two halves. It is now decided on the article's Example 1 called again and again with its leak (missing-free broken-cpp): the call that asks for more than the leak left free is refused with cudaErrorMemoryAllocation (the control, fixed-cpp, frees each buffer and is never refused), and the next call, allocating its buffer again beside the leaked one, is served (the control, second-call-large-cpp, with buffers of 3/5 of the free memory, is refused)",
+    },
 ];

@@ -140,47 +140,6 @@ const CLAIMS: &[Claim] = &[
         ..Claim::EITHER
     },
     Claim {
-        id: "000-reset-gives-a-clean-context",
-        source: Source::SEED_000,
-        quote: "This example explicitly uses `cudaDeviceReset()` to ensure a clean context between calls.",
-        judged_by: "broken-cpp",
-        control: Control::Parts(&[
-            Part {
-                part: "after an ordinary first call, the reset leaves a clean context",
-                control: Control::Impossible(
-                    "cudaDeviceReset destroys the primary context and every setting in it; a run in \
-                     which the setting survives would need the reset left out, the step measured. What \
-                     shows that the reading sees a setting that was changed: this run reads the \
-                     device-heap limit after raising it, and finds it raised, before the reset.",
-                ),
-            },
-            Part {
-                part: "after a first call that faulted, the reset leaves a context the next call can use",
-                control: Control::Impossible(
-                    "this case's calls fault nowhere; sticky-error's as-written-cpp is the article's \
-                     second example, whose first call faults: there the reset returns cudaSuccess and \
-                     the next cudaMalloc is refused (cudaErrorDevicesUnavailable), in each full run \
-                     on the H100",
-                ),
-            },
-        ]),
-        reach: Reach::AtBestPartly(
-            "the article offers the reset between calls that fail on the second call; after a first \
-             call that faulted (sticky-error's as-written-cpp) the call after the reset is refused",
-        ),
-        // This case's calls fault nowhere: "clean" is what the first call
-        // left in the context, its allocation and a raised limit; the cap
-        // is what the reset leaves after a fault (sticky-error).
-        judge: |o: &Outcome| match (
-            o.flag(RESET),
-            o.flag(THE_DEVICE_HEAP_LIMIT_IS_BACK_TO_ITS_DEFAULT),
-        ) {
-            (Some(true), Some(true)) => ClaimVerdict::Confirmed,
-            (Some(false), _) | (_, Some(false)) => ClaimVerdict::Refuted,
-            _ => ClaimVerdict::Undecided,
-        },
-    },
-    Claim {
         id: "000-reset-releases-resources",
         source: Source::SEED_000,
         quote: "cudaDeviceReset(); // This resets the context, releasing resources.",

@@ -14,7 +14,6 @@ use std::sync::Arc;
 
 mod broken;
 mod fixed;
-mod footprint;
 
 casebook_model::names_module!();
 
@@ -62,16 +61,6 @@ pub fn scenario() -> Scenario {
             .then_shows(Symptom::check_failed(EVERY_CALL))
             .timeout(std::time::Duration::from_secs(240)),
             Variant::fixed("fixed", cudarc!(fixed)),
-            Variant::contrast("library", Expect::Clean, cudarc!(footprint::library)),
-            Variant::contrast(
-                "own-kernel",
-                Expect::Clean,
-                cudarc!(footprint::own_kernel at "own_kernel"),
-            )
-            .also_differs(
-                "the call's work is done by the program's own kernel (scale, over the same operand) \
-                 instead of a cuBLAS handle and its GEMM: the one change, whose library is measured",
-            ),
             // The article's case in PyTorch: a model's step at batch size 1,
             // and what it adds to everything the process holds.
             Variant::contrast(

@@ -17,10 +17,8 @@ import threading
 
 import torch
 
-from casebook import names
+from casebook import fill_device, names
 
-CHUNK = 1 << 30
-SMALLEST = 1 << 16
 HEADROOM = 2 << 30  # the fix: what the cache leaves free for the libraries
 NO_WORKSPACE = ":0:0"  # PyTorch's documented setting for no cuBLAS workspace
 
@@ -30,22 +28,6 @@ def _inputs():
     conv = torch.nn.Conv2d(3, 8, 3).cuda()
     x = torch.ones(1, 3, 32, 32, device="cuda")
     return a, conv, x
-
-
-def _cache(leave):
-    """The program's data, allocated until the allocator refuses (or until
-    `leave` bytes are left free): what a cache of batches does."""
-    blocks, chunk = [], CHUNK
-    while chunk >= SMALLEST:
-        free, _ = torch.cuda.mem_get_info()
-        if leave and free - chunk < leave:
-            chunk //= 2
-            continue
-        try:
-            blocks.append(torch.empty(chunk, dtype=torch.uint8, device="cuda"))
-        except torch.OutOfMemoryError:
-            chunk //= 2
-    return blocks
 
 
 def _matmul(rec, a):
@@ -61,7 +43,7 @@ def _conv(rec, conv, x):
 def broken(rec):
     a, conv, x = _inputs()
     # ANCHOR: broken
-    cache = _cache(leave=0)  # BUG: the data takes all the memory there is
+    cache = fill_device(leave=0)  # BUG: the data takes all the memory there is
     _matmul(rec, a)
     # ANCHOR_END: broken
     rec.measure(names.FREE_AT_FIRST_CALL, torch.cuda.mem_get_info()[0])
@@ -71,7 +53,7 @@ def broken(rec):
 def broken_cudnn(rec):
     a, conv, x = _inputs()
     # ANCHOR: broken_cudnn
-    cache = _cache(leave=0)  # BUG: the data takes all the memory there is
+    cache = fill_device(leave=0)  # BUG: the data takes all the memory there is
     _conv(rec, conv, x)
     # ANCHOR_END: broken_cudnn
     rec.measure(names.FREE_AT_FIRST_CALL, torch.cuda.mem_get_info()[0])
@@ -81,7 +63,7 @@ def broken_cudnn(rec):
 def fixed(rec):
     a, conv, x = _inputs()
     # ANCHOR: fixed
-    cache = _cache(leave=HEADROOM)  # FIX: room left for the libraries' handles
+    cache = fill_device(leave=HEADROOM)  # FIX: room left for the libraries' handles
     _matmul(rec, a)
     _conv(rec, conv, x)
     # ANCHOR_END: fixed

@@ -169,6 +169,47 @@ const CLAIMS: &[Claim] = &[
         ..Claim::EITHER
     },
     Claim {
+        id: "000-allocation-exceeding-available-errors",
+        source: Source::SEED_000,
+        quote: "A subsequent call attempting to allocate memory in the same region or exceeding the \
+                available memory will result in a CUDA error.",
+        // The article's Example 1, called again and again with its leak: the
+        // sentence follows it.
+        judged_by: "broken-cpp",
+        control: Control::Parts(&[
+            Part {
+                part: "a call that asks for more than the leak left free gets a CUDA error",
+                control: Control::Run("fixed-cpp"),
+            },
+            Part {
+                part: "the next call, allocating its buffer again beside the leaked one, gets a CUDA \
+                       error",
+                control: Control::Run("second-call-large-cpp"),
+            },
+        ]),
+        // Two readings of one run. Exceeding: a cudaMalloc refused with
+        // cudaErrorMemoryAllocation when the calls so far had leaked about
+        // all the free memory (a run that completes asked for no more than
+        // was free). Allocating again: the second call's cudaMalloc, the
+        // first call's buffer still held, refused.
+        judge: |o: &Outcome| {
+            let exceeding = if o.shows(&Symptom::cuda_error(OOM_CPP)) {
+                o.flag(FAILED_AFTER_FILL)
+            } else if o.termination == casebook_model::Termination::Completed {
+                Some(false)
+            } else {
+                None
+            };
+            match (exceeding, o.flag(SECOND_CALL_OK)) {
+                (Some(true), Some(false)) => ClaimVerdict::Confirmed,
+                (Some(false), Some(true)) => ClaimVerdict::Refuted,
+                (Some(_), Some(_)) => ClaimVerdict::Partly,
+                _ => ClaimVerdict::Undecided,
+            }
+        },
+        ..Claim::EITHER
+    },
+    Claim {
         id: "000-second-call-fails",
         source: Source::SEED_000,
         quote: "Attempting to reuse the same memory for a second kernel call will likely fail.",

@@ -190,29 +190,6 @@ const CLAIMS: &[Claim] = &[
         },
         ..Claim::EITHER
     },
-    Claim {
-        id: "000-allocation-exceeding-available-errors",
-        source: Source::SEED_000,
-        quote: "A subsequent call attempting to allocate memory in the same region or exceeding the available memory will result in a CUDA error.",
-        judged_by: "broken-cpp",
-        // The same program with the fix: the batch through a tile that fits.
-        // (The Rust `broken` read the other answer only because the driver
-        // spells the error CUDA_ERROR_OUT_OF_MEMORY.)
-        control: Control::Run("fixed-cpp"),
-        // The call that asks for more than is free fails with out of memory,
-        // in the runtime's or the driver's spelling: confirmed; a run that
-        // completes without a failed call: refuted.
-        judge: |o: &Outcome| match o.first_error() {
-            Some(step) => {
-                ClaimVerdict::confirmed_if(Some(step.result == OOM_CPP || step.result == OOM))
-            }
-            None if o.termination == casebook_model::Termination::Completed => {
-                ClaimVerdict::Refuted
-            }
-            None => ClaimVerdict::Undecided,
-        },
-        ..Claim::EITHER
-    },
 ];
 
 pub(crate) struct Setup {

@@ -149,3 +149,71 @@ extern "C" int casebook_sticky_error_trap_cpp(const casebook_recorder *r) {
   fact_text(r, names::SECOND, cudaGetErrorName(second));
   return 0;
 }
+
+// A model call whose launch is refused (more threads per block than any GPU
+// allows): an error the runtime returns at the launch, not a fault; the
+// context stays usable.
+static cudaError_t refusedModel(const casebook_recorder *r) {
+  const int n = 1 << 20;
+  float *d_data = nullptr;
+  cudaError_t err = tolerate(r, "cudaMalloc", cudaMalloc((void **)&d_data, n * sizeof(float)));
+  if (err != cudaSuccess) return err;
+  scaleKernel<<<1, 2048>>>(d_data, n);
+  err = tolerate(r, "scaleKernel<<<1, 2048>>>", cudaGetLastError());
+  tolerate(r, "cudaDeviceSynchronize", cudaDeviceSynchronize());
+  tolerate(r, "cudaFree", cudaFree(d_data));
+  return err;
+}
+
+// How the second of three model calls fails.
+enum class SecondCall { Faults, LaunchRefused };
+
+// The article's example 2 with a reset after each call: a first, ordinary
+// call that raises a setting of the context (the device-heap limit), the
+// reset, then a second call that fails, the reset again, and a third call.
+// Does each reset give the next call a clean context?
+static int resetBetweenCalls(const casebook_recorder *r, SecondCall how) {
+  size_t defaultHeap = 0, raised = 0, afterReset = 0;
+  rec(r, "cudaDeviceGetLimit cudaLimitMallocHeapSize", cudaDeviceGetLimit(&defaultHeap, cudaLimitMallocHeapSize));
+  {
+    Iteration it(r, "first model call");
+    rec(r, "cudaDeviceSetLimit cudaLimitMallocHeapSize",
+        cudaDeviceSetLimit(cudaLimitMallocHeapSize, defaultHeap + (64ull << 20)));
+    rec(r, "cudaDeviceGetLimit cudaLimitMallocHeapSize", cudaDeviceGetLimit(&raised, cudaLimitMallocHeapSize));
+    runModel(r, false);
+  }
+  rec(r, "cudaDeviceReset", cudaDeviceReset());
+  rec(r, "cudaDeviceGetLimit cudaLimitMallocHeapSize", cudaDeviceGetLimit(&afterReset, cudaLimitMallocHeapSize));
+  fact(r, names::THE_FIRST_CALL_RAISED_THE_DEVICE_HEAP_LIMIT, raised > defaultHeap);
+  fact(r, names::THE_FIRST_RESET_PUT_THE_LIMIT_BACK, afterReset == defaultHeap);
+  cudaError_t second;
+  {
+    Iteration it(r, "second model call");
+    second = how == SecondCall::Faults ? runModel(r, true) : refusedModel(r);
+  }
+  fact_text(r, names::SECOND, cudaGetErrorName(second));
+  cudaError_t reset = tolerate(r, "cudaDeviceReset", cudaDeviceReset());
+  fact_text(r, names::RESET_RETURNS, cudaGetErrorName(reset));
+  cudaError_t third;
+  {
+    Iteration it(r, "third model call");
+    third = runModel(r, false);
+  }
+  fact_text(r, names::THIRD_CALL_RETURNS, cudaGetErrorName(third));
+  fact(r, names::AFTER_RESET, third == cudaSuccess);
+  return 0;
+}
+
+// ANCHOR: reset_between_calls
+extern "C" int casebook_sticky_error_reset_between_calls_cpp(const casebook_recorder *r) {
+  return resetBetweenCalls(r, SecondCall::Faults);
+}
+// ANCHOR_END: reset_between_calls
+
+// ANCHOR: reset_after_refused_launch
+// The control: the same three calls, the second one's launch refused
+// instead of its kernel faulting.
+extern "C" int casebook_sticky_error_reset_after_refused_launch_cpp(const casebook_recorder *r) {
+  return resetBetweenCalls(r, SecondCall::LaunchRefused);
+}
+// ANCHOR_END: reset_after_refused_launch

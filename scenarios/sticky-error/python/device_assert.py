@@ -14,7 +14,7 @@ import sys
 
 import torch
 
-from casebook import names
+from casebook import fill_device, names
 
 VOCABULARY = 1000
 WIDTH = 64
@@ -105,25 +105,13 @@ def fixed(rec):
     _afterwards(rec, reset=False)
 
 
-def _fill_cache():
-    """Tensors until the allocator refuses, in halving chunks down to 64 KiB:
-    a cache of batches that takes every byte PyTorch can get."""
-    blocks, chunk = [], 1 << 30
-    while chunk >= 1 << 16:
-        try:
-            blocks.append(torch.empty(chunk, dtype=torch.uint8, device="cuda"))
-        except torch.OutOfMemoryError:
-            chunk //= 2
-    return blocks
-
-
 def cache_held(rec):
     # ANCHOR: cache_held
     # A fault that empty_cache does clear: the data is freed to PyTorch's
     # cache, which keeps it reserved, and cuBLAS's first call, which
     # allocates outside PyTorch's allocator, finds no memory on the device.
     a = torch.ones(64, 64, device="cuda")
-    blocks = _fill_cache()
+    blocks = fill_device()
     del blocks  # back in PyTorch's cache, still reserved on the device
     product = rec.attempt("a @ a (cuBLAS's first call)", lambda: (a @ a).sum().item())
     rec.fact(names.THE_FAULT, product.error or "none")

@@ -18,6 +18,8 @@ casebook_model::cpp_variants! {
     "cpp/sticky_error.cu" {
         as_written,
         fixed,
+        reset_after_refused_launch,
+        reset_between_calls,
         trap,
     }
 }
@@ -111,6 +113,28 @@ pub fn scenario() -> Scenario {
                 "_cnn_runs(rec, last_id=VOCABULARY - 1)",
             ),
             Variant::contrast(
+                "reset-between-calls-cpp",
+                Expect::Records,
+                cpp::reset_between_calls,
+            )
+            .also_differs(
+                "the article's example 2 with three model calls and a reset after the first two: \
+                 the first call raises the device-heap limit (a setting the reset should clear), \
+                 the second one's kernel faults as in as-written-cpp.",
+            ),
+            Variant::contrast(
+                "reset-after-refused-launch-cpp",
+                Expect::Records,
+                cpp::reset_after_refused_launch,
+            )
+            .one_change(
+                "reset-between-calls-cpp",
+                "how the second call fails: its kernel faults there; its launch is refused here \
+                 (2048 threads per block), an error that leaves the context usable",
+                "return resetBetweenCalls(r, SecondCall::Faults);",
+                "return resetBetweenCalls(r, SecondCall::LaunchRefused);",
+            ),
+            Variant::contrast(
                 "launch-blocking-py",
                 Expect::Fails(Symptom::cuda_error(pytorch::DEVICE_ASSERT)),
                 Program::pytorch(PYTHON, "launch_blocking"),
@@ -131,6 +155,42 @@ fn second_call_verdict(o: &Outcome) -> ClaimVerdict {
 }
 
 const CLAIMS: &[Claim] = &[
+    Claim {
+        id: "000-reset-gives-a-clean-context",
+        source: Source::SEED_000,
+        quote: "This example explicitly uses `cudaDeviceReset()` to ensure a clean context between calls.",
+        judged_by: "reset-between-calls-cpp",
+        control: Control::Parts(&[
+            Part {
+                part: "after an ordinary first call, the reset leaves a clean context",
+                control: Control::Impossible(
+                    "cudaDeviceReset destroys the primary context and every setting in it; a run in \
+                     which the setting survives would need the reset left out, the step measured. What \
+                     shows that the reading sees a setting that was changed: this run reads the \
+                     device-heap limit after the first call raised it, and finds it raised, before the \
+                     reset.",
+                ),
+            },
+            Part {
+                part: "after a call that failed, the reset leaves a context the next call can use",
+                control: Control::Run("reset-after-refused-launch-cpp"),
+            },
+        ]),
+        // The first reset follows an ordinary call: "clean" is the setting
+        // that call raised, back at its default. The second follows a call
+        // that failed: "clean" is a context the third call can use.
+        judge: |o: &Outcome| match (
+            o.flag(THE_FIRST_CALL_RAISED_THE_DEVICE_HEAP_LIMIT),
+            o.flag(THE_FIRST_RESET_PUT_THE_LIMIT_BACK),
+            o.flag(AFTER_RESET),
+        ) {
+            (Some(true), Some(true), Some(true)) => ClaimVerdict::Confirmed,
+            (Some(true), Some(false), Some(false)) => ClaimVerdict::Refuted,
+            (Some(true), Some(_), Some(_)) => ClaimVerdict::Partly,
+            _ => ClaimVerdict::Undecided,
+        },
+        ..Claim::EITHER
+    },
     Claim {
         id: "000-second-call-error-from-missing-reset",
         source: Source::SEED_000,

@@ -188,6 +188,25 @@ def contexts_by_device(pids: list[int]) -> dict[int, dict[int, int]]:
     return held
 
 
+def fill_device(leave: int = 0) -> list[Any]:
+    """PyTorch tensors allocated until its allocator refuses (or until only
+    `leave` bytes are left free), in chunks halving from 1 GiB down to 64 KiB:
+    what a program's cache of batches does to the device. The caller keeps
+    them, or drops them and leaves the blocks in PyTorch's cache."""
+    import torch  # only the PyTorch variants call it
+
+    blocks, chunk = [], 1 << 30
+    while chunk >= 1 << 16:
+        if leave and torch.cuda.mem_get_info()[0] - chunk < leave:
+            chunk //= 2
+            continue
+        try:
+            blocks.append(torch.empty(chunk, dtype=torch.uint8, device="cuda"))
+        except torch.OutOfMemoryError:
+            chunk //= 2
+    return blocks
+
+
 class Recorded(Exception):
     """Raised through a variant when a call it recorded failed: the variant
     ended on that call's error, as a Rust variant's `?` does."""
