@@ -67,14 +67,6 @@ pub const UNDECIDED: &[Undecided] = &[
         ),
     },
     Undecided {
-        id: "001-tf-failure-persists-on-next-run",
-        seed: S001,
-        quote: "Failure to do so will persist the issue on subsequent runs.",
-        why: Untestable(
-            "\"do so\" is TensorFlow's session cleanup after a caught ResourceExhaustedError; TensorFlow is not on the GPU machines, and JAX, which is, has no session (the PyTorch form of the caught error is judged in second-training-run, 001-catching-does-not-release)",
-        ),
-    },
-    Undecided {
         id: "002-outdated-driver-memory-problems",
         seed: S002,
         quote: "An outdated or corrupted GPU driver can lead to memory management problems.",
