@@ -67,14 +67,6 @@ pub const UNDECIDED: &[Undecided] = &[
         ),
     },
     Undecided {
-        id: "001-tf-failure-persists-on-next-run",
-        seed: S001,
-        quote: "Failure to do so will persist the issue on subsequent runs.",
-        why: Untestable(
-            "\"do so\" is TensorFlow's session cleanup after a caught ResourceExhaustedError; TensorFlow is not on the GPU machines, and JAX, which is, has no session (the PyTorch form of the caught error is judged in second-training-run, 001-catching-does-not-release)",
-        ),
-    },
-    Undecided {
         id: "002-outdated-driver-memory-problems",
         seed: S002,
         quote: "An outdated or corrupted GPU driver can lead to memory management problems.",
@@ -704,5 +696,33 @@ pub const HISTORY: &[Change] = &[
         from: Standing::Confirmed,
         to: Standing::Partly,
         why: "the seventh audit: it was decided by oversized-allocation, a ballast and one request larger than what was left, not the article's condition, and on one of the sentence's two halves. It is now decided on the article's Example 1 called again and again with its leak (missing-free broken-cpp): the call that asks for more than the leak left free is refused with cudaErrorMemoryAllocation (the control, fixed-cpp, frees each buffer and is never refused), and the next call, allocating its buffer again beside the leaked one, is served (the control, second-call-large-cpp, with buffers of 3/5 of the free memory, is refused)",
+    },
+    Change {
+        id: "001-tf-failure-persists-on-next-run",
+        commit: "6e36cb3",
+        from: Standing::Untestable,
+        to: Standing::Partly,
+        why: "the seventh audit: its neighbour, the caught error's, was judged in PyTorch, and this one can be too. The article's example 2 in PyTorch (caught-py): the program keeps the first run's model, the run after it is refused, the error is caught and printed, and the next run is refused too. The control leaves the first run's model to the scope of the call the error leaves (what TensorFlow's session or a context manager does): the next run trains. At best partly, as the article says it of TensorFlow",
+    },
+    Change {
+        id: "004-freed-not-immediately-available",
+        commit: "6e36cb3",
+        from: Standing::Partly,
+        to: Standing::Confirmed,
+        why: "the seventh audit: the sentence is about the example, whose run was not read for it. The article's example 3 now reads free memory once its four cudaFreeAsync are issued (as-written-cpp): 35.6 MB below free memory before it, where the four buffers are 16 MiB; the control synchronises the device before the same reading and finds them back. The threshold runs that decided it before read whether the pool keeps memory past a synchronise, which the sentence does not say",
+    },
+    Change {
+        id: "nvidia-block-index-is-unsigned",
+        commit: "6e36cb3",
+        from: Standing::Confirmed,
+        to: Standing::Partly,
+        why: "the eighth audit: the sentence also says both types are trivial structures, which was not read. As nvcc 13.0 compiles them, uint3 is a trivial type and dim3 is not (it has constructors, with x, y and z defaulting to 1), though it is trivially copyable; the twelve components are unsigned",
+    },
+    Change {
+        id: "pytorch-load-moves-tensors-to-the-device-they-were-saved-from",
+        commit: "6e36cb3",
+        from: Standing::Partly,
+        to: Standing::Confirmed,
+        why: "the seventh audit: the cap came from the half the run did not look at, not from a half that failed. The run now reads where torch.load's restore function is handed each storage (wrapped, its result unchanged): on the CPU, in every rank and variant; rank 1's tensors then land on cuda:0, where rank 0 saved them. The control, map_location onto the rank's own GPU, lands them on cuda:1",
     },
 ];

@@ -105,6 +105,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let md = report.with_extension("md");
         if md.is_file() {
             std::fs::copy(&md, evidence.join("latest.md"))?;
+        } else if evidence.join("latest.md").is_file() {
+            // An earlier run's page would stand beside this run's data.
+            std::fs::remove_file(evidence.join("latest.md"))?;
+            println!(
+                "evidence: no report.md beside {}: docs/evidence/latest.md removed",
+                report.display()
+            );
         }
         let sanitize = report.with_file_name("sanitize.json");
         if sanitize.is_file() {

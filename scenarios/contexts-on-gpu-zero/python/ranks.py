@@ -85,9 +85,25 @@ def wait_for_checkpoint(rank, path, model):
     raise TimeoutError("rank 0 did not save the checkpoint")
 
 
+def _observe_restore(seen):
+    """Where torch.load first puts each storage it reads: its default
+    restore function, through which every map_location but a callable
+    passes, is wrapped to note the device of each storage it is handed
+    before it moves it. What it returns is unchanged."""
+    original = torch.serialization.default_restore_location
+
+    def observed(storage, location):
+        seen.append(storage.device.type)
+        return original(storage, location)
+
+    torch.serialization.default_restore_location = observed
+
+
 def _rank_main(resume, rank, path, checked, results):
     """One rank: `resume` as the variant writes it; then it waits, its
     contexts alive, while the parent reads NVML."""
+    seen = []
+    _observe_restore(seen)
     try:
         state = resume(rank, path)
         torch.cuda.synchronize()
@@ -95,7 +111,8 @@ def _rank_main(resume, rank, path, checked, results):
         said, message = "ok", None
     except Exception as e:
         said, message, loaded_on = result_name(e), message_of(e), None
-    results.put((rank, os.getpid(), said, message, loaded_on))
+    first_on = ", ".join(sorted(set(seen))) or "not seen"
+    results.put((rank, os.getpid(), said, message, loaded_on, first_on))
     checked.wait(RESULT_TIMEOUT)
 
 
@@ -114,7 +131,7 @@ def _run(rec, resume):
         p.start()
     try:
         got = sorted(results.get(timeout=RESULT_TIMEOUT) for _ in processes)
-        held = contexts_by_device([pid for _, pid, _, _, _ in got])
+        held = contexts_by_device([pid for _, pid, *_ in got])
     except queue.Empty:
         got, held = [], {}
     finally:
@@ -128,13 +145,14 @@ def _run(rec, resume):
         os.rmdir(folder)
     rec.measure(names.RANKS, WORLD)
     on_own_gpu_only = len(got) == WORLD
-    for rank, pid, said, message, loaded_on in got:
+    for rank, pid, said, message, loaded_on, first_on in got:
         rec.step_result(f"rank {rank}: resume from the checkpoint", said, message=message)
         devices = held.get(pid, {})
         on_own_gpu_only = on_own_gpu_only and sorted(devices) == [rank]
         if rank == 1:
             rec.fact(names.RANK1_CONTEXT_ON_GPU0, 0 in devices)
             rec.measure(names.RANK1_MEMORY_ON_GPU0, devices.get(0, 0))
+            rec.fact(names.RANK1_STORAGES_FIRST_ON, first_on)
             if loaded_on is not None:
                 rec.fact(names.RANK1_LOADED_ON, loaded_on)
                 rec.fact(names.LOADED_WHERE_SAVED, loaded_on == "cuda:0")

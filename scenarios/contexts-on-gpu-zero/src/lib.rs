@@ -105,22 +105,39 @@ const CLAIMS: &[Claim] = &[Claim {
             saved from.",
     judged_by: "broken-py",
     control: Control::Run("fixed-py"),
-    reach: Reach::AtBestPartly(
-        "the run sees where rank 1's loaded tensors end (the device rank 0 saved them from, or \
-         another); that they pass through the CPU on the way it does not see",
-    ),
-    // Rank 1 selected cuda:1 and loads a checkpoint saved from cuda:0: its
-    // tensors land on cuda:0 (confirmed, capped at partly) or elsewhere
-    // (refuted). fixed-py, the same load with map_location, is the control.
-    judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.flag(LOADED_WHERE_SAVED)),
+    // Rank 1 selected cuda:1 and loads a checkpoint saved from cuda:0. The
+    // storages torch.load reads are first on the CPU (its restore function,
+    // wrapped, is handed them there), then on cuda:0: confirmed. First on
+    // another device: partly where they end on cuda:0 or on the CPU then
+    // elsewhere; refuted where neither half holds. fixed-py, the same load
+    // with map_location, is the control.
+    judge: |o: &Outcome| {
+        let first_on_cpu = o
+            .fact(RANK1_STORAGES_FIRST_ON)
+            .and_then(|v| v.as_str())
+            .map(|on| on == "cpu");
+        match (first_on_cpu, o.flag(LOADED_WHERE_SAVED)) {
+            (Some(true), Some(true)) => ClaimVerdict::Confirmed,
+            (Some(false), Some(false)) => ClaimVerdict::Refuted,
+            (Some(_), Some(_)) => ClaimVerdict::Partly,
+            _ => ClaimVerdict::Undecided,
+        }
+    },
+    ..Claim::EITHER
 }];
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn loaded(where_saved: Option<bool>) -> Outcome {
+    fn loaded(first_on: Option<&str>, where_saved: Option<bool>) -> Outcome {
         let mut o = Outcome::empty();
+        if let Some(on) = first_on {
+            o.apply(casebook_model::Event::Fact {
+                key: RANK1_STORAGES_FIRST_ON.0.into(),
+                value: on.into(),
+            });
+        }
         if let Some(w) = where_saved {
             o.apply(casebook_model::Event::Fact {
                 key: LOADED_WHERE_SAVED.0.into(),
@@ -131,11 +148,14 @@ mod tests {
     }
 
     #[test]
-    fn the_claim_turns_on_where_rank_1_s_tensors_landed() {
+    fn the_claim_turns_on_both_halves() {
         let claim = &CLAIMS[0];
-        assert_eq!(claim.verdict(&loaded(Some(true))), ClaimVerdict::Partly);
-        assert_eq!(claim.verdict(&loaded(Some(false))), ClaimVerdict::Refuted);
-        assert_eq!(claim.verdict(&loaded(None)), ClaimVerdict::Undecided);
+        let verdict = |on, saved| claim.verdict(&loaded(on, saved));
+        assert_eq!(verdict(Some("cpu"), Some(true)), ClaimVerdict::Confirmed);
+        assert_eq!(verdict(Some("cpu"), Some(false)), ClaimVerdict::Partly);
+        assert_eq!(verdict(Some("not seen"), Some(true)), ClaimVerdict::Partly);
+        assert_eq!(verdict(Some("cuda"), Some(false)), ClaimVerdict::Refuted);
+        assert_eq!(verdict(None, Some(true)), ClaimVerdict::Undecided);
     }
 
     #[test]

@@ -4,6 +4,8 @@
 #include "fill.cuh"
 #include "names.h"
 
+#include <type_traits>
+
 using namespace casebook;
 
 static __global__ void fillIntIndex(float *out, long long n) { casebook_fill_int_index(out, n); }
@@ -99,6 +101,11 @@ static int fill_and_count(const casebook_recorder *r, bool signed_product) {
   for (long long w : wraps) unsigned_all = unsigned_all && w == 4294967295LL;
   measure(r, names::BLOCKIDX_X_MINUS_ITSELF_PLUS_ONE, (double)wraps[3]);
   fact(r, names::EVERY_BUILT_IN_COMPONENT_IS_UNSIGNED, unsigned_all);
+  // "Trivial structures", in C++'s sense, as this toolkit's headers declare
+  // the two types (dim3 has constructors, uint3 none).
+  fact(r, names::UINT3_IS_A_TRIVIAL_TYPE, std::is_trivial<uint3>::value);
+  fact(r, names::DIM3_IS_A_TRIVIAL_TYPE, std::is_trivial<dim3>::value);
+  fact(r, names::DIM3_IS_TRIVIALLY_COPYABLE, std::is_trivially_copyable<dim3>::value);
   rec(r, "cudaFree", cudaFree(d_wraps));
   fact_text(r, names::PRODUCT_SIGN, offset >= (1LL << 31) ? "positive: unsigned arithmetic" : "negative: it wrapped");
   rec(r, "cudaFree", cudaFree(out));

@@ -137,17 +137,41 @@ const CLAIMS: &[Claim] = &[Claim {
     quote: "Both dim3 and uint3 are trivial structures consisting of three unsigned values named \
             x, y, and z.",
     judged_by: "fixed-cpp",
-    control: Control::Impossible(
-        "the built-ins' types are the CUDA headers', the same in every program this toolkit \
-         builds: a run in which they read signed would need another compiler. What shows the \
-         reading can see a signed value: signed-product-cpp records the last block's \
-         blockIdx.x * blockDim.x converted to an int, and reads it negative.",
-    ),
+    control: Control::Parts(&[
+        Part {
+            part: "x, y and z of the built-ins are unsigned",
+            control: Control::Impossible(
+                "the built-ins' types are the CUDA headers', the same in every program this toolkit \
+                 builds: a run in which they read signed would need another compiler. What shows the \
+                 reading can see a signed value: signed-product-cpp records the last block's \
+                 blockIdx.x * blockDim.x converted to an int, and reads it negative.",
+            ),
+        },
+        Part {
+            part: "dim3 and uint3 are trivial structures",
+            control: Control::Impossible(
+                "the two types are the CUDA headers', the same in every program this toolkit builds: \
+                 a run in which dim3 reads trivial would need other headers. What shows the reading \
+                 can see a trivial type: uint3, read the same way in this run.",
+            ),
+        },
+    ]),
     // In a kernel, v - (v + 1) for x, y and z of threadIdx, blockIdx,
-    // blockDim and gridDim: 2^32 - 1 for each (unsigned: confirmed), or -1
-    // for one (signed: refuted). The last block's product past 2^31 is
-    // recorded beside it, but the product is unsigned if either operand is.
-    judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.flag(EVERY_BUILT_IN_COMPONENT_IS_UNSIGNED)),
+    // blockDim and gridDim: 2^32 - 1 for each (unsigned), or -1 for one
+    // (signed: refuted). "Trivial" is read in C++'s sense
+    // (std::is_trivial), as the compiler that builds kernels sees the types:
+    // unsigned and both trivial confirms; unsigned with one not trivial is
+    // partly.
+    judge: |o: &Outcome| match (
+        o.flag(EVERY_BUILT_IN_COMPONENT_IS_UNSIGNED),
+        o.flag(UINT3_IS_A_TRIVIAL_TYPE),
+        o.flag(DIM3_IS_A_TRIVIAL_TYPE),
+    ) {
+        (Some(false), _, _) => ClaimVerdict::Refuted,
+        (Some(true), Some(true), Some(true)) => ClaimVerdict::Confirmed,
+        (Some(true), Some(_), Some(_)) => ClaimVerdict::Partly,
+        _ => ClaimVerdict::Undecided,
+    },
     ..Claim::EITHER
 }];
 

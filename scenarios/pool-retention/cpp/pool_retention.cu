@@ -12,6 +12,17 @@
 using namespace casebook;
 
 static const casebook_recorder *g_rec = nullptr;
+// Added to the article's program: whether the device is synchronised before
+// free memory is read after the frees (the control), and what it read.
+static bool g_sync_before_reading = false;
+static size_t g_free_after_the_frees = 0;
+
+// Added: free memory as the device reports it once the frees are issued,
+// before the article's program does anything else.
+static void read_free_memory_after_the_frees() {
+  if (g_sync_before_reading) rec(g_rec, "cudaDeviceSynchronize", cudaDeviceSynchronize());
+  g_free_after_the_frees = free_bytes(g_rec);
+}
 
 namespace {  // the article's names, kept to this file
 
@@ -40,6 +51,7 @@ int article_main() {
         rec(g_rec, "cudaStreamSynchronize", cudaStreamSynchronize(streams[i]));
         rec(g_rec, "cudaFreeAsync", cudaFreeAsync(device_ptrs[i], streams[i]));
     }
+    read_free_memory_after_the_frees();  // added: what the device reports now
 
      for (int i = 0; i < num_streams; ++i) {
         rec(g_rec, "cudaStreamDestroy", cudaStreamDestroy(streams[i]));
@@ -59,8 +71,11 @@ int article_main() {
 
 }  // namespace
 
-extern "C" int casebook_pool_retention_as_written_cpp(const casebook_recorder *r) {
+// The article's program, observed: free memory before it, after its frees
+// (synchronised first or not), at its end, and after a synchronise.
+static int observe(const casebook_recorder *r, bool sync_before_reading) {
   g_rec = r;
+  g_sync_before_reading = sync_before_reading;
   rec(r, "cudaFree(0) (creates the context)", cudaFree(0));
   size_t before = free_bytes(r);
   int code = article_main();
@@ -73,5 +88,23 @@ extern "C" int casebook_pool_retention_as_written_cpp(const casebook_recorder *r
   measure(r, names::FREE_BEFORE, (double)before);
   measure(r, names::FREE_RIGHT_AFTER, (double)right_after);
   measure(r, names::FREE_AFTER_SYNCHRONISE, (double)after_sync);
+  measure(r, names::FREE_AFTER_THE_FREES, (double)g_free_after_the_frees);
+  // One of the four freed 4 MiB buffers or more still missing.
+  fact(r, names::A_FREED_BUFFER_IS_NOT_BACK_AFTER_THE_FREES,
+       before >= g_free_after_the_frees + (size_t(4) << 20));
   return 0;
 }
+
+// ANCHOR: observe_as_written
+extern "C" int casebook_pool_retention_as_written_cpp(const casebook_recorder *r) {
+  return observe(r, false);
+}
+// ANCHOR_END: observe_as_written
+
+// ANCHOR: synced_before_reading
+// The control: the same program, the device synchronised before free memory
+// is read after the frees.
+extern "C" int casebook_pool_retention_synced_before_reading_cpp(const casebook_recorder *r) {
+  return observe(r, true);
+}
+// ANCHOR_END: synced_before_reading

@@ -27,6 +27,7 @@ casebook_model::names_module!();
 casebook_model::cpp_variants! {
     "cpp/pool_retention.cu" {
         as_written,
+        synced_before_reading,
     }
     "cpp/concurrent_streams.cu" {
         concurrent_streams,
@@ -57,6 +58,18 @@ pub fn scenario() -> Scenario {
         claims: CLAIMS,
         variants: vec![
             Variant::as_written("as-written-cpp", cpp::as_written),
+            Variant::contrast(
+                "synced-before-reading-cpp",
+                Expect::Records,
+                cpp::synced_before_reading,
+            )
+            .one_change(
+                "as-written-cpp",
+                "whether the device is synchronised before free memory is read after the article's \
+                 frees: no there, yes here",
+                "return observe(r, false);",
+                "return observe(r, true);",
+            ),
             Variant::contrast(
                 "concurrent-streams-cpp",
                 Expect::Records,
@@ -170,18 +183,15 @@ const CLAIMS: &[Claim] = &[
         source: Source::SEED_004,
         quote: "The example shows that even if a specific stream has completed and the free operation is initiated, the \
                 allocator might not immediately make that memory available.",
-        judged_by: "broken",
-        control: Control::Parts(&[
-            Part {
-                part: "with its release threshold raised, the pool keeps the freed memory",
-                control: Control::Run("default-threshold"),
-            },
-            Part {
-                part: "at the default threshold, it keeps it past a synchronise",
-                control: Control::Run("raised-threshold"),
-            },
-        ]),
-        judge: kept_only_when_raised,
+        // The example itself: its streams synchronised, its four
+        // cudaFreeAsync issued, free memory read before the program goes on.
+        judged_by: "as-written-cpp",
+        control: Control::Run("synced-before-reading-cpp"),
+        // A freed buffer still missing from the device's free memory:
+        // confirmed; all four back: refuted.
+        judge: |o: &Outcome| {
+            ClaimVerdict::confirmed_if(o.flag(A_FREED_BUFFER_IS_NOT_BACK_AFTER_THE_FREES))
+        },
         ..Claim::EITHER
     },
     Claim {

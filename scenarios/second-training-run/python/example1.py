@@ -24,7 +24,14 @@ import threading
 
 import torch
 
-from casebook import SANITIZER_ENV, fill_device, names, reduced_for_sanitizer
+from casebook import (
+    SANITIZER_ENV,
+    fill_device,
+    message_of,
+    names,
+    reduced_for_sanitizer,
+    result_name,
+)
 
 EPOCHS = 2
 BATCHES = 4
@@ -228,6 +235,76 @@ def fixed(rec):
     rec.fact(names.SECOND_RUN_COMPLETES, ok)
     rec.check(names.SECOND_RUN_RAN, ok)
     # ANCHOR_END: fixed
+
+
+# What the program keeps between runs: a script's globals, a notebook's cells.
+PROGRAM_STATE = []
+
+
+def _train_twice(rec, seen, keep):
+    """The first run trains; its model and optimizer go into `keep`; then a
+    second run, beside them, is refused for memory."""
+    width, depth = _sized(0.4)
+    model = Net(width, depth, "cuda").cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    rec.step("first run: training loop", lambda: _train(model, optimizer, _dataloader()))
+    keep.extend((model, optimizer))
+    seen["allocated before the second run"] = torch.cuda.memory_allocated()
+    second = Net(width, depth, "cuda").cuda()  # second run: no room beside the first
+    _train(second, torch.optim.SGD(second.parameters(), lr=0.01), _dataloader())
+
+
+def _after_the_catch(rec, seen, error):
+    """What the caught error left: the memory still allocated once the
+    except clause is over, and whether the next run fails too."""
+    if error is not None:
+        rec.step_result("second run: training loop", error[0], message=error[1])
+    allocated = torch.cuda.memory_allocated()
+    rec.measure(names.ALLOCATED_AFTER_CATCH, allocated)
+    rec.fact(
+        names.MEMORY_STILL_HELD_AFTER_THE_CATCH,
+        allocated >= seen["allocated before the second run"],
+    )
+    width, depth = _sized(0.4)
+
+    def third_run():
+        model = Net(width, depth, "cuda").cuda()
+        _train(model, torch.optim.SGD(model.parameters(), lr=0.01), _dataloader())
+        torch.cuda.synchronize()
+
+    third = rec.attempt("next run, after the catch: training loop", third_run)
+    rec.fact(names.THE_NEXT_RUN_FAILS_TOO, not third.ok)
+
+
+def caught(rec):
+    # ANCHOR: caught
+    # The article's example 2 (TensorFlow) in PyTorch: the program keeps the
+    # first run's model, the run after it is refused for memory, and the
+    # error is caught and printed.
+    seen, error = {}, None
+    try:
+        _train_twice(rec, seen, keep=PROGRAM_STATE)  # the program keeps the first run's model
+    except torch.OutOfMemoryError as e:
+        print(f"Resource Exhausted Error: {e}")  # This will print but won't solve the problem
+        error = (result_name(e), message_of(e))
+        # *MISSING*: Proper resource cleanup
+    _after_the_catch(rec, seen, error)
+    # ANCHOR_END: caught
+
+
+def caught_nothing_kept(rec):
+    # ANCHOR: caught_nothing_kept
+    # The control: the same, but nothing outside the failing call refers to
+    # the first run's model; the scope the error leaves holds it alone.
+    seen, error = {}, None
+    try:
+        _train_twice(rec, seen, keep=[])  # the first run's model, in that call's scope only
+    except torch.OutOfMemoryError as e:
+        print(f"Resource Exhausted Error: {e}")  # This will print but won't solve the problem
+        error = (result_name(e), message_of(e))
+        # *MISSING*: Proper resource cleanup
+    _after_the_catch(rec, seen, error)
+    # ANCHOR_END: caught_nothing_kept
 
 
 def _unused_cache_then_second_run(rec, empty_cache, new_thread=True):
