@@ -49,16 +49,18 @@ pub fn scenario() -> Scenario {
             )
             .timeout(std::time::Duration::from_secs(300)),
             Variant::contrast(
-                "no-tool",
+                "under-racecheck",
                 Expect::Records,
-                cudarc!(pinpoint::no_tool at "no_tool"),
+                cudarc!(pinpoint::under_racecheck at "under_racecheck"),
             )
+            .timeout(std::time::Duration::from_secs(300))
             .one_change(
                 "under-tools",
-                "the tool the broken program runs under: compute-sanitizer's memcheck there; none \
-                 here, its own errors its only report",
+                "the tool the broken program runs under: compute-sanitizer's memcheck, which checks \
+                 every address a kernel reads and writes, there; its racecheck, which checks \
+                 shared-memory races only, here",
                 "pinpoint(rec, &[MEMCHECK])",
-                "pinpoint(rec, &[])",
+                "pinpoint(rec, &[RACECHECK])",
             ),
         ],
     }
@@ -116,7 +118,7 @@ const CLAIMS: &[Claim] = &[
         source: Source::SEED_000,
         quote: "Using a debugger to pinpoint the exact location of errors is crucial, and learning how to analyze the CUDA profilerâ€™s output allows for optimal performance tuning and resource allocation.",
         judged_by: "under-tools",
-        control: Control::Run("no-tool"),
+        control: Control::Run("under-racecheck"),
         reach: Reach::AtBestPartly(
             "the sentence's second half, that learning to read the profiler's output allows optimal \
              tuning, is advice no run decides; the run tests the first: a tool names the kernel that \
