@@ -123,7 +123,9 @@ pub fn scenario() -> Scenario {
                  the first call raises the device-heap limit (a setting the reset should clear) and \
                  leaves 1 GiB allocated, as the article's example 1 leaves its buffer; the second \
                  one's kernel faults as in as-written-cpp.",
-            ),
+            )
+            // It reads the device's free memory: no other trial beside it.
+            .alone(),
             Variant::contrast(
                 "reset-after-refused-launch-cpp",
                 Expect::Records,
@@ -135,7 +137,9 @@ pub fn scenario() -> Scenario {
                  (2048 threads per block), an error that leaves the context usable",
                 "return resetBetweenCalls(r, SecondCall::Faults, FirstLeak::Malloc);",
                 "return resetBetweenCalls(r, SecondCall::LaunchRefused, FirstLeak::Malloc);",
-            ),
+            )
+            // It reads the device's free memory: no other trial beside it.
+            .alone(),
             Variant::contrast(
                 "reset-after-pool-leak-cpp",
                 Expect::Records,
@@ -147,7 +151,9 @@ pub fn scenario() -> Scenario {
                  stream-ordered pool (cudaMallocAsync) here",
                 "return resetBetweenCalls(r, SecondCall::Faults, FirstLeak::Malloc);",
                 "return resetBetweenCalls(r, SecondCall::Faults, FirstLeak::MallocAsync);",
-            ),
+            )
+            // It reads the device's free memory: no other trial beside it.
+            .alone(),
             Variant::contrast(
                 "launch-blocking-py",
                 Expect::Fails(Symptom::cuda_error(pytorch::DEVICE_ASSERT)),
