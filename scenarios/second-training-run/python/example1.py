@@ -256,15 +256,19 @@ def _train_twice(rec, seen, keep):
 
 def _after_the_catch(rec, seen, error):
     """What the caught error left: the memory still allocated once the
-    except clause is over, and whether the next run fails too."""
-    if error is not None:
-        rec.step_result("second run: training loop", error[0], message=error[1])
+    except clause is over, against what was allocated before the refused
+    run and while the error was held, and whether the next run fails too."""
     allocated = torch.cuda.memory_allocated()
     rec.measure(names.ALLOCATED_AFTER_CATCH, allocated)
     rec.fact(
         names.MEMORY_STILL_HELD_AFTER_THE_CATCH,
         allocated >= seen["allocated before the second run"],
     )
+    if error is not None:
+        name, message, while_held = error
+        rec.step_result("second run: training loop", name, message=message)
+        rec.measure(names.ALLOCATED_WHILE_THE_ERROR_IS_HELD, while_held)
+        rec.fact(names.THE_REFUSED_RUN_S_OWN_MEMORY_IS_RELEASED, allocated < while_held)
     width, depth = _sized(0.4)
 
     def third_run():
@@ -286,7 +290,8 @@ def caught(rec):
         _train_twice(rec, seen, keep=PROGRAM_STATE)  # the program keeps the first run's model
     except torch.OutOfMemoryError as e:
         print(f"Resource Exhausted Error: {e}")  # This will print but won't solve the problem
-        error = (result_name(e), message_of(e))
+        # added: the error, and the memory allocated while it is held
+        error = (result_name(e), message_of(e), torch.cuda.memory_allocated())
         # *MISSING*: Proper resource cleanup
     _after_the_catch(rec, seen, error)
     # ANCHOR_END: caught
@@ -301,7 +306,8 @@ def caught_nothing_kept(rec):
         _train_twice(rec, seen, keep=[])  # the first run's model, in that call's scope only
     except torch.OutOfMemoryError as e:
         print(f"Resource Exhausted Error: {e}")  # This will print but won't solve the problem
-        error = (result_name(e), message_of(e))
+        # added: the error, and the memory allocated while it is held
+        error = (result_name(e), message_of(e), torch.cuda.memory_allocated())
         # *MISSING*: Proper resource cleanup
     _after_the_catch(rec, seen, error)
     # ANCHOR_END: caught_nothing_kept

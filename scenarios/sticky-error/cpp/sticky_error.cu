@@ -168,24 +168,45 @@ static cudaError_t refusedModel(const casebook_recorder *r) {
 // How the second of three model calls fails.
 enum class SecondCall { Faults, LaunchRefused };
 
-// The article's example 2 with a reset after each call: a first, ordinary
-// call that raises a setting of the context (the device-heap limit), the
-// reset, then a second call that fails, the reset again, and a third call.
-// Does each reset give the next call a clean context?
-static int resetBetweenCalls(const casebook_recorder *r, SecondCall how) {
+// What the first call leaves behind: a buffer it never frees, as the
+// article's example 1 does, from cudaMalloc or from the stream-ordered pool
+// (cudaMallocAsync).
+enum class FirstLeak { Malloc, MallocAsync };
+
+const size_t kLeak = 1ull << 30;          // what the first call leaves allocated
+const size_t kLeakTolerance = 64ull << 20;  // context bookkeeping, rounding
+
+// The article's example 2 with a reset after each call: a first call that
+// raises a setting of the context (the device-heap limit) and leaves a
+// buffer allocated, the reset, then a second call that fails, the reset
+// again, and a third call. Does each reset give the next call a clean
+// context?
+static int resetBetweenCalls(const casebook_recorder *r, SecondCall how, FirstLeak leak) {
   size_t defaultHeap = 0, raised = 0, afterReset = 0;
   rec(r, "cudaDeviceGetLimit cudaLimitMallocHeapSize", cudaDeviceGetLimit(&defaultHeap, cudaLimitMallocHeapSize));
+  size_t freeBefore = free_bytes(r);
   {
     Iteration it(r, "first model call");
     rec(r, "cudaDeviceSetLimit cudaLimitMallocHeapSize",
         cudaDeviceSetLimit(cudaLimitMallocHeapSize, defaultHeap + (64ull << 20)));
     rec(r, "cudaDeviceGetLimit cudaLimitMallocHeapSize", cudaDeviceGetLimit(&raised, cudaLimitMallocHeapSize));
     runModel(r, false);
+    void *left = nullptr;  // never freed
+    if (leak == FirstLeak::Malloc) {
+      rec(r, "cudaMalloc (left allocated)", cudaMalloc(&left, kLeak));
+    } else {
+      rec(r, "cudaMallocAsync (left allocated)", cudaMallocAsync(&left, kLeak, 0));
+      rec(r, "cudaStreamSynchronize", cudaStreamSynchronize(0));
+    }
   }
   rec(r, "cudaDeviceReset", cudaDeviceReset());
   rec(r, "cudaDeviceGetLimit cudaLimitMallocHeapSize", cudaDeviceGetLimit(&afterReset, cudaLimitMallocHeapSize));
+  size_t freeAfterReset = free_bytes(r);
+  measure(r, names::FREE_BEFORE_THE_FIRST_CALL, (double)freeBefore);
+  measure(r, names::FREE_AFTER_THE_FIRST_RESET, (double)freeAfterReset);
   fact(r, names::THE_FIRST_CALL_RAISED_THE_DEVICE_HEAP_LIMIT, raised > defaultHeap);
   fact(r, names::THE_FIRST_RESET_PUT_THE_LIMIT_BACK, afterReset == defaultHeap);
+  fact(r, names::THE_FIRST_RESET_GAVE_BACK_THE_FIRST_CALL_S_BUFFER, freeAfterReset + kLeakTolerance >= freeBefore);
   cudaError_t second;
   {
     Iteration it(r, "second model call");
@@ -206,14 +227,22 @@ static int resetBetweenCalls(const casebook_recorder *r, SecondCall how) {
 
 // ANCHOR: reset_between_calls
 extern "C" int casebook_sticky_error_reset_between_calls_cpp(const casebook_recorder *r) {
-  return resetBetweenCalls(r, SecondCall::Faults);
+  return resetBetweenCalls(r, SecondCall::Faults, FirstLeak::Malloc);
 }
 // ANCHOR_END: reset_between_calls
 
 // ANCHOR: reset_after_refused_launch
-// The control: the same three calls, the second one's launch refused
-// instead of its kernel faulting.
+// A control: the same three calls, the second one's launch refused instead
+// of its kernel faulting.
 extern "C" int casebook_sticky_error_reset_after_refused_launch_cpp(const casebook_recorder *r) {
-  return resetBetweenCalls(r, SecondCall::LaunchRefused);
+  return resetBetweenCalls(r, SecondCall::LaunchRefused, FirstLeak::Malloc);
 }
 // ANCHOR_END: reset_after_refused_launch
+
+// ANCHOR: reset_after_pool_leak
+// A control: the same three calls, the first one's buffer from the
+// stream-ordered pool (cudaMallocAsync) instead of cudaMalloc.
+extern "C" int casebook_sticky_error_reset_after_pool_leak_cpp(const casebook_recorder *r) {
+  return resetBetweenCalls(r, SecondCall::Faults, FirstLeak::MallocAsync);
+}
+// ANCHOR_END: reset_after_pool_leak

@@ -18,6 +18,7 @@ casebook_model::cpp_variants! {
     "cpp/sticky_error.cu" {
         as_written,
         fixed,
+        reset_after_pool_leak,
         reset_after_refused_launch,
         reset_between_calls,
         trap,
@@ -119,9 +120,12 @@ pub fn scenario() -> Scenario {
             )
             .also_differs(
                 "the article's example 2 with three model calls and a reset after the first two: \
-                 the first call raises the device-heap limit (a setting the reset should clear), \
-                 the second one's kernel faults as in as-written-cpp.",
-            ),
+                 the first call raises the device-heap limit (a setting the reset should clear) and \
+                 leaves 1 GiB allocated, as the article's example 1 leaves its buffer; the second \
+                 one's kernel faults as in as-written-cpp.",
+            )
+            // It reads the device's free memory: no other trial beside it.
+            .alone(),
             Variant::contrast(
                 "reset-after-refused-launch-cpp",
                 Expect::Records,
@@ -131,9 +135,25 @@ pub fn scenario() -> Scenario {
                 "reset-between-calls-cpp",
                 "how the second call fails: its kernel faults there; its launch is refused here \
                  (2048 threads per block), an error that leaves the context usable",
-                "return resetBetweenCalls(r, SecondCall::Faults);",
-                "return resetBetweenCalls(r, SecondCall::LaunchRefused);",
-            ),
+                "return resetBetweenCalls(r, SecondCall::Faults, FirstLeak::Malloc);",
+                "return resetBetweenCalls(r, SecondCall::LaunchRefused, FirstLeak::Malloc);",
+            )
+            // It reads the device's free memory: no other trial beside it.
+            .alone(),
+            Variant::contrast(
+                "reset-after-pool-leak-cpp",
+                Expect::Records,
+                cpp::reset_after_pool_leak,
+            )
+            .one_change(
+                "reset-between-calls-cpp",
+                "where the buffer the first call leaves allocated comes from: cudaMalloc there; the \
+                 stream-ordered pool (cudaMallocAsync) here",
+                "return resetBetweenCalls(r, SecondCall::Faults, FirstLeak::Malloc);",
+                "return resetBetweenCalls(r, SecondCall::Faults, FirstLeak::MallocAsync);",
+            )
+            // It reads the device's free memory: no other trial beside it.
+            .alone(),
             Variant::contrast(
                 "launch-blocking-py",
                 Expect::Fails(Symptom::cuda_error(pytorch::DEVICE_ASSERT)),
@@ -162,14 +182,9 @@ const CLAIMS: &[Claim] = &[
         judged_by: "reset-between-calls-cpp",
         control: Control::Parts(&[
             Part {
-                part: "after an ordinary first call, the reset leaves a clean context",
-                control: Control::Impossible(
-                    "cudaDeviceReset destroys the primary context and every setting in it; a run in \
-                     which the setting survives would need the reset left out, the step measured. What \
-                     shows that the reading sees a setting that was changed: this run reads the \
-                     device-heap limit after the first call raised it, and finds it raised, before the \
-                     reset.",
-                ),
+                part: "after a first call that ran, leaving a raised setting and a buffer behind, the \
+                       reset leaves a clean context",
+                control: Control::Run("reset-after-pool-leak-cpp"),
             },
             Part {
                 part: "after a call that failed, the reset leaves a context the next call can use",
@@ -177,17 +192,24 @@ const CLAIMS: &[Claim] = &[
             },
         ]),
         // The first reset follows an ordinary call: "clean" is the setting
-        // that call raised, back at its default. The second follows a call
-        // that failed: "clean" is a context the third call can use.
-        judge: |o: &Outcome| match (
-            o.flag(THE_FIRST_CALL_RAISED_THE_DEVICE_HEAP_LIMIT),
-            o.flag(THE_FIRST_RESET_PUT_THE_LIMIT_BACK),
-            o.flag(AFTER_RESET),
-        ) {
-            (Some(true), Some(true), Some(true)) => ClaimVerdict::Confirmed,
-            (Some(true), Some(false), Some(false)) => ClaimVerdict::Refuted,
-            (Some(true), Some(_), Some(_)) => ClaimVerdict::Partly,
-            _ => ClaimVerdict::Undecided,
+        // that call raised back at its default and the buffer it left
+        // allocated given back. The second follows a call that failed:
+        // "clean" is a context the third call can use.
+        judge: |o: &Outcome| {
+            let first = match (
+                o.flag(THE_FIRST_CALL_RAISED_THE_DEVICE_HEAP_LIMIT),
+                o.flag(THE_FIRST_RESET_PUT_THE_LIMIT_BACK),
+                o.flag(THE_FIRST_RESET_GAVE_BACK_THE_FIRST_CALL_S_BUFFER),
+            ) {
+                (Some(true), Some(limit), Some(buffer)) => Some(limit && buffer),
+                _ => None,
+            };
+            match (first, o.flag(AFTER_RESET)) {
+                (Some(true), Some(true)) => ClaimVerdict::Confirmed,
+                (Some(false), Some(false)) => ClaimVerdict::Refuted,
+                (Some(_), Some(_)) => ClaimVerdict::Partly,
+                _ => ClaimVerdict::Undecided,
+            }
         },
         ..Claim::EITHER
     },
