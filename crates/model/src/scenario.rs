@@ -410,6 +410,18 @@ impl ClaimVerdict {
     pub fn refuted_if(observed: Option<bool>) -> ClaimVerdict {
         ClaimVerdict::when(observed, ClaimVerdict::Refuted, ClaimVerdict::Confirmed)
     }
+
+    /// A sentence of two parts, each observed to hold or not: both hold,
+    /// confirmed; neither, refuted; one, partly; a part not observed,
+    /// undecided.
+    pub fn of_two_parts(first: Option<bool>, second: Option<bool>) -> ClaimVerdict {
+        match (first, second) {
+            (Some(true), Some(true)) => ClaimVerdict::Confirmed,
+            (Some(false), Some(false)) => ClaimVerdict::Refuted,
+            (Some(_), Some(_)) => ClaimVerdict::Partly,
+            _ => ClaimVerdict::Undecided,
+        }
+    }
 }
 
 /// The API a variant is written against.
@@ -853,6 +865,18 @@ impl Variant {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn two_parts_make_each_verdict() {
+        use ClaimVerdict::*;
+        let of = ClaimVerdict::of_two_parts;
+        assert_eq!(of(Some(true), Some(true)), Confirmed);
+        assert_eq!(of(Some(false), Some(false)), Refuted);
+        assert_eq!(of(Some(true), Some(false)), Partly);
+        assert_eq!(of(Some(false), Some(true)), Partly);
+        assert_eq!(of(None, Some(true)), Undecided);
+        assert_eq!(of(Some(true), None), Undecided);
+    }
 
     fn scenario(requires: &'static [Requirement], variants: Vec<Variant>) -> Scenario {
         Scenario {

@@ -116,12 +116,7 @@ const CLAIMS: &[Claim] = &[Claim {
             .fact(RANK1_STORAGES_FIRST_ON)
             .and_then(|v| v.as_str())
             .map(|on| on == "cpu");
-        match (first_on_cpu, o.flag(LOADED_WHERE_SAVED)) {
-            (Some(true), Some(true)) => ClaimVerdict::Confirmed,
-            (Some(false), Some(false)) => ClaimVerdict::Refuted,
-            (Some(_), Some(_)) => ClaimVerdict::Partly,
-            _ => ClaimVerdict::Undecided,
-        }
+        ClaimVerdict::of_two_parts(first_on_cpu, o.flag(LOADED_WHERE_SAVED))
     },
     ..Claim::EITHER
 }];

@@ -200,12 +200,8 @@ const CLAIMS: &[Claim] = &[
             } else {
                 None
             };
-            match (exceeding, o.flag(SECOND_CALL_OK)) {
-                (Some(true), Some(false)) => ClaimVerdict::Confirmed,
-                (Some(false), Some(true)) => ClaimVerdict::Refuted,
-                (Some(_), Some(_)) => ClaimVerdict::Partly,
-                _ => ClaimVerdict::Undecided,
-            }
+            let again_refused = o.flag(SECOND_CALL_OK).map(|ok| !ok);
+            ClaimVerdict::of_two_parts(exceeding, again_refused)
         },
         ..Claim::EITHER
     },

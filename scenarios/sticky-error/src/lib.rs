@@ -204,12 +204,7 @@ const CLAIMS: &[Claim] = &[
                 (Some(true), Some(limit), Some(buffer)) => Some(limit && buffer),
                 _ => None,
             };
-            match (first, o.flag(AFTER_RESET)) {
-                (Some(true), Some(true)) => ClaimVerdict::Confirmed,
-                (Some(false), Some(false)) => ClaimVerdict::Refuted,
-                (Some(_), Some(_)) => ClaimVerdict::Partly,
-                _ => ClaimVerdict::Undecided,
-            }
+            ClaimVerdict::of_two_parts(first, o.flag(AFTER_RESET))
         },
         ..Claim::EITHER
     },
