@@ -81,7 +81,7 @@ fn files(slug: &str, order: u32) -> Vec<(&'static str, String)> {
         ),
         (
             "pasted.toml",
-            "# What users paste for this failure, copied from public reports. Each text is\n# the error as the user pasted it: the error lines, not the whole traceback.\n# `cause`: who in the thread traced it to this case's cause, and how.\n".to_owned(),
+            "# What users paste for this failure, copied from public reports. Each text is\n# what the user wrote, verbatim: the error lines (not the whole traceback),\n# or, where the user described the failure in words, the thread's title and\n# the sentences (or the part of one) that describe the symptom.\n# `cause`: who in the thread traced it to this case's cause, and how.\n".to_owned(),
         ),
         (
             "src/lib.rs",
