@@ -183,7 +183,8 @@ pub fn page(index: &Index, root: &Path) -> anyhow::Result<String> {
          Measured {how_well} The seventh test, before the index held what users write in words, \
          had found 10 of 18 (9 of the 10 with an error string, 1 of the 8 in prose) and 9 of 12. \
          A text that describes the failure in words is matched only where it shares a few words in \
-         a row with what users wrote about a case; most do not. A first answer is the likeliest reproduced cause, not a \
+         a row with what users wrote about a case; most do not. After the eighth test, the index \
+         holds what users wrote in words about six more cases; its figures are from before. A first answer is the likeliest reproduced cause, not a \
          diagnosis.\n\n\
          <script id=\"casebook-index\" type=\"application/json\">\n\
          {{{{#include explain/index.json}}}}\n\
