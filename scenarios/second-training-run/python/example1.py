@@ -250,6 +250,7 @@ def _train_twice(rec, seen, keep):
     rec.step("first run: training loop", lambda: _train(model, optimizer, _dataloader()))
     keep.extend((model, optimizer))
     seen["allocated before the second run"] = torch.cuda.memory_allocated()
+    torch.cuda.reset_peak_memory_stats()  # the peak from here is the refused run's
     second = Net(width, depth, "cuda").cuda()  # second run: no room beside the first
     _train(second, torch.optim.SGD(second.parameters(), lr=0.01), _dataloader())
 
@@ -269,6 +270,10 @@ def _after_the_catch(rec, seen, error):
         rec.step_result("second run: training loop", name, message=message)
         rec.measure(names.ALLOCATED_WHILE_THE_ERROR_IS_HELD, while_held)
         rec.fact(names.THE_REFUSED_RUN_S_OWN_MEMORY_IS_RELEASED, allocated < while_held)
+        # The most the refused run had allocated, up to its refusal.
+        peak = torch.cuda.max_memory_allocated()
+        rec.measure(names.PEAK_ALLOCATED_IN_THE_REFUSED_RUN, peak)
+        rec.fact(names.THE_REFUSED_RUN_S_OWN_MEMORY_IS_GONE_AFTER_THE_CATCH, allocated < peak)
     width, depth = _sized(0.4)
 
     def third_run():
