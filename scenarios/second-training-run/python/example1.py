@@ -244,7 +244,7 @@ PROGRAM_STATE = []
 def _train_twice(rec, seen, keep):
     """The first run trains; its model and optimizer go into `keep`; then a
     second run, beside them, is refused for memory."""
-    width, depth = _sized(0.4)
+    width, depth = seen["size"] = _sized(0.4)
     model = Net(width, depth, "cuda").cuda()
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
     rec.step("first run: training loop", lambda: _train(model, optimizer, _dataloader()))
@@ -274,7 +274,7 @@ def _after_the_catch(rec, seen, error):
         peak = torch.cuda.max_memory_allocated()
         rec.measure(names.PEAK_ALLOCATED_IN_THE_REFUSED_RUN, peak)
         rec.fact(names.THE_REFUSED_RUN_S_OWN_MEMORY_IS_GONE_AFTER_THE_CATCH, allocated < peak)
-    width, depth = _sized(0.4)
+    width, depth = seen["size"]  # the first run's, under the budget it set
 
     def third_run():
         model = Net(width, depth, "cuda").cuda()
