@@ -25,6 +25,39 @@ pub struct Args {
     /// trials' until the next full run.
     #[arg(long, value_name = "JSON")]
     later: Option<PathBuf>,
+    /// With --later: keep only these cases' results (repeatable), for a
+    /// run older than latest.json whose other trials the full run has run
+    /// again (the pair cases, run on two GPUs, beside a full run on one).
+    #[arg(long, value_name = "SCENARIO", requires = "later")]
+    only: Vec<String>,
+}
+
+/// A report's results cut to `only`'s cases, its summary counted again
+/// from what is kept.
+fn keep_only(run: &mut serde_json::Value, only: &[String]) -> anyhow::Result<()> {
+    let Some(results) = run["results"].as_array_mut() else {
+        bail!("the report has no results");
+    };
+    results.retain(|r| {
+        only.iter()
+            .any(|s| r["scenario"].as_str() == Some(s.as_str()))
+    });
+    if results.is_empty() {
+        bail!("the report has no result of {}", only.join(", "));
+    }
+    let passed = results.iter().filter(|r| r["verdict"] == "pass").count();
+    let changed = results
+        .iter()
+        .filter(|r| r["snapshot"].as_str().is_some_and(|s| s != "matched"))
+        .count();
+    let trials = results.len();
+    run["summary"] = serde_json::json!({
+        "trials": trials,
+        "passed": passed,
+        "failed": trials - passed,
+        "snapshots_changed": changed,
+    });
+    Ok(())
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -70,7 +103,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     }
     if let Some(report) = &args.later {
-        let run: serde_json::Value = serde_json::from_str(
+        let mut run: serde_json::Value = serde_json::from_str(
             &std::fs::read_to_string(report)
                 .with_context(|| format!("reading {}", report.display()))?,
         )
@@ -85,7 +118,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         std::fs::create_dir_all(&dir)?;
         let n = std::fs::read_dir(&dir)?.count() + 1;
         let to = dir.join(format!("{n:02}-{commit}.json"));
-        std::fs::copy(report, &to).with_context(|| format!("copying {}", report.display()))?;
+        if args.only.is_empty() {
+            std::fs::copy(report, &to).with_context(|| format!("copying {}", report.display()))?;
+        } else {
+            keep_only(&mut run, &args.only)?;
+            std::fs::write(&to, serde_json::to_string_pretty(&run)? + "\n")?;
+        }
         println!(
             "evidence: {} from {}",
             to.strip_prefix(&root).unwrap_or(&to).display(),
@@ -132,5 +170,25 @@ mod tests {
     #[test]
     fn the_folder_of_later_runs_is_the_report_crate_s() {
         assert_eq!(super::SINCE_DIR, casebook_report::run::SINCE_DIR);
+    }
+
+    #[test]
+    fn only_keeps_the_named_cases_and_counts_them_again() {
+        let mut run = serde_json::json!({
+            "summary": {"trials": 3, "passed": 2, "failed": 1, "snapshots_changed": 2},
+            "results": [
+                {"scenario": "a", "verdict": "pass", "snapshot": "changed"},
+                {"scenario": "b", "verdict": "fail", "snapshot": "changed"},
+                {"scenario": "a", "verdict": "pass", "snapshot": "matched"},
+            ],
+        });
+        super::keep_only(&mut run, &["a".to_string()]).unwrap();
+        assert_eq!(run["results"].as_array().unwrap().len(), 2);
+        assert_eq!(
+            run["summary"],
+            serde_json::json!({"trials": 2, "passed": 2, "failed": 0, "snapshots_changed": 1})
+        );
+        let err = super::keep_only(&mut run, &["c".to_string()]).unwrap_err();
+        assert!(err.to_string().contains("no result of c"), "{err}");
     }
 }

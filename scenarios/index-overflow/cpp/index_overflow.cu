@@ -37,7 +37,11 @@ static __global__ void builtinsWrap(long long *wraps) {
   *w++ = (long long)(blockDim.z - (blockDim.z + 1));
   *w++ = (long long)(gridDim.x - (gridDim.x + 1));
   *w++ = (long long)(gridDim.y - (gridDim.y + 1));
-  *w = (long long)(gridDim.z - (gridDim.z + 1));
+  *w++ = (long long)(gridDim.z - (gridDim.z + 1));
+  // The same reading of a signed int, a copy of blockIdx.x: -1, as the
+  // reading gives for a signed value.
+  int copy = (int)blockIdx.x;
+  *w = (long long)(copy - (copy + 1));
 }
 static const int kBuiltIns = 12;
 
@@ -92,13 +96,14 @@ static int fill_and_count(const casebook_recorder *r, bool signed_product) {
   check(r, names::EVERY_ELEMENT_WRITTEN, n_unset == 0);
   measure(r, names::LAST_BLOCK_OFFSET, (double)offset);
   // Each built-in's own type, apart from the product's.
-  long long *d_wraps = nullptr, wraps[kBuiltIns] = {};
+  long long *d_wraps = nullptr, wraps[kBuiltIns + 1] = {};
   rec(r, "cudaMalloc", cudaMalloc((void **)&d_wraps, sizeof wraps));
   builtinsWrap<<<1, 1>>>(d_wraps);
   rec(r, "builtinsWrap<<<1, 1>>>", cudaGetLastError());
   rec(r, "cudaMemcpy (the built-ins' wraps)", cudaMemcpy(wraps, d_wraps, sizeof wraps, cudaMemcpyDeviceToHost));
   bool unsigned_all = true;
-  for (long long w : wraps) unsigned_all = unsigned_all && w == 4294967295LL;
+  for (int i = 0; i < kBuiltIns; ++i) unsigned_all = unsigned_all && wraps[i] == 4294967295LL;
+  measure(r, names::AN_INT_COPY_MINUS_ITSELF_PLUS_ONE, (double)wraps[kBuiltIns]);
   measure(r, names::BLOCKIDX_X_MINUS_ITSELF_PLUS_ONE, (double)wraps[3]);
   fact(r, names::EVERY_BUILT_IN_COMPONENT_IS_UNSIGNED, unsigned_all);
   // "Trivial structures", in C++'s sense, as this toolkit's headers declare

@@ -143,8 +143,8 @@ const CLAIMS: &[Claim] = &[Claim {
             control: Control::Impossible(
                 "the built-ins' types are the CUDA headers', the same in every program this toolkit \
                  builds: a run in which they read signed would need another compiler. What shows the \
-                 reading can see a signed value: signed-product-cpp records the last block's \
-                 blockIdx.x * blockDim.x converted to an int, and reads it negative.",
+                 reading can see a signed value: in this run the same v - (v + 1) on an int copy of \
+                 blockIdx.x gives -1.",
             ),
         },
         Part {

@@ -104,6 +104,10 @@ static int drive(const casebook_recorder *r, ModelCall call, FirstCalls first_ca
     second = call(r, first_size);
   }
   fact(r, names::SECOND_CALL_OK, first == cudaSuccess && second == cudaSuccess);
+  // A refused cudaMalloc leaves its error as the runtime's last error until
+  // something reads it; read it here, so the next launch's cudaGetLastError
+  // reports that launch.
+  cudaGetLastError();
 
   size_t baseline = free_bytes(r);
   size_t bytes = baseline / kCallsToFill / kPage * kPage;

@@ -16,12 +16,22 @@ static const casebook_recorder *g_rec = nullptr;
 // free memory is read after the frees (the control), and what it read.
 static bool g_sync_before_reading = false;
 static size_t g_free_after_the_frees = 0;
+static unsigned long long g_pool_reserved_after_the_frees = 0;
+static unsigned long long g_pool_used_after_the_frees = 0;
 
 // Added: free memory as the device reports it once the frees are issued,
 // before the article's program does anything else.
 static void read_free_memory_after_the_frees() {
   if (g_sync_before_reading) rec(g_rec, "cudaDeviceSynchronize", cudaDeviceSynchronize());
   g_free_after_the_frees = free_bytes(g_rec);
+  // Where the missing memory is: the device's default pool, which
+  // cudaMallocAsync drew from, read at the same point.
+  cudaMemPool_t pool = nullptr;
+  rec(g_rec, "cudaDeviceGetDefaultMemPool", cudaDeviceGetDefaultMemPool(&pool, 0));
+  rec(g_rec, "cudaMemPoolGetAttribute(ReservedMemCurrent)",
+      cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &g_pool_reserved_after_the_frees));
+  rec(g_rec, "cudaMemPoolGetAttribute(UsedMemCurrent)",
+      cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &g_pool_used_after_the_frees));
 }
 
 namespace {  // the article's names, kept to this file
@@ -92,6 +102,11 @@ static int observe(const casebook_recorder *r, bool sync_before_reading) {
   // One of the four freed 4 MiB buffers or more still missing.
   fact(r, names::A_FREED_BUFFER_IS_NOT_BACK_AFTER_THE_FREES,
        before >= g_free_after_the_frees + (size_t(4) << 20));
+  measure(r, names::POOL_RESERVED_AFTER_THE_FREES, (double)g_pool_reserved_after_the_frees);
+  measure(r, names::POOL_USED_AFTER_THE_FREES, (double)g_pool_used_after_the_frees);
+  // The freed 16 MiB held by the pool for its own users: reserved, not in use.
+  fact(r, names::THE_POOL_HOLDS_THE_FREED_16_MIB_IN_RESERVE,
+       g_pool_reserved_after_the_frees >= g_pool_used_after_the_frees + (16ULL << 20));
   return 0;
 }
 

@@ -244,12 +244,13 @@ PROGRAM_STATE = []
 def _train_twice(rec, seen, keep):
     """The first run trains; its model and optimizer go into `keep`; then a
     second run, beside them, is refused for memory."""
-    width, depth = _sized(0.4)
+    width, depth = seen["size"] = _sized(0.4)
     model = Net(width, depth, "cuda").cuda()
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
     rec.step("first run: training loop", lambda: _train(model, optimizer, _dataloader()))
     keep.extend((model, optimizer))
     seen["allocated before the second run"] = torch.cuda.memory_allocated()
+    torch.cuda.reset_peak_memory_stats()  # the peak from here is the refused run's
     second = Net(width, depth, "cuda").cuda()  # second run: no room beside the first
     _train(second, torch.optim.SGD(second.parameters(), lr=0.01), _dataloader())
 
@@ -269,7 +270,11 @@ def _after_the_catch(rec, seen, error):
         rec.step_result("second run: training loop", name, message=message)
         rec.measure(names.ALLOCATED_WHILE_THE_ERROR_IS_HELD, while_held)
         rec.fact(names.THE_REFUSED_RUN_S_OWN_MEMORY_IS_RELEASED, allocated < while_held)
-    width, depth = _sized(0.4)
+        # The most the refused run had allocated, up to its refusal.
+        peak = torch.cuda.max_memory_allocated()
+        rec.measure(names.PEAK_ALLOCATED_IN_THE_REFUSED_RUN, peak)
+        rec.fact(names.THE_REFUSED_RUN_S_OWN_MEMORY_IS_GONE_AFTER_THE_CATCH, allocated < peak)
+    width, depth = seen["size"]  # the first run's, under the budget it set
 
     def third_run():
         model = Net(width, depth, "cuda").cuda()

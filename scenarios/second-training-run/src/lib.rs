@@ -342,19 +342,17 @@ const CLAIMS: &[Claim] = &[
             "the article says it of TensorFlow, which the GPU machines lack; this is the same \
              pattern in PyTorch",
         ),
-        // Once the except clause is over, the memory allocated before the
-        // refused run (the first run's model and optimizer, which the
-        // program keeps) still allocated: confirmed (capped); released:
-        // refuted. (What the refused run allocated itself is freed as its
-        // exception unwinds, before the clause begins: the error message's
-        // figure at the refusal, 993.71 MiB, against 865.7 MiB inside the
-        // clause; the run records the latter.)
+        // Two parts, read once the except clause is over. What the program
+        // keeps (the first run's model and optimizer, allocated before the
+        // refused run): still allocated? What the refused run allocated
+        // itself (its peak, torch.cuda.max_memory_allocated): still
+        // allocated? Both kept: confirmed (capped); the refused run's own
+        // released, the kept memory not: partly; neither kept: refuted.
         judge: |o| {
-            when(
-                o,
-                MEMORY_STILL_HELD_AFTER_THE_CATCH,
-                ClaimVerdict::Confirmed,
-                ClaimVerdict::Refuted,
+            ClaimVerdict::of_two_parts(
+                o.flag(MEMORY_STILL_HELD_AFTER_THE_CATCH),
+                o.flag(THE_REFUSED_RUN_S_OWN_MEMORY_IS_GONE_AFTER_THE_CATCH)
+                    .map(|gone| !gone),
             )
         },
     },

@@ -20,6 +20,9 @@ struct Driver {
   PFN_cuMemAlloc_v3020 cuMemAlloc = nullptr;
   PFN_cuMemFree_v3020 cuMemFree = nullptr;
   PFN_cuGetErrorName_v6000 cuGetErrorName = nullptr;
+  PFN_cuDevicePrimaryCtxGetState_v7000 cuDevicePrimaryCtxGetState = nullptr;
+  PFN_cuDevicePrimaryCtxRetain_v7000 cuDevicePrimaryCtxRetain = nullptr;
+  PFN_cuDevicePrimaryCtxRelease_v11000 cuDevicePrimaryCtxRelease = nullptr;
 };
 
 cudaError_t driver(const casebook_recorder *r, Driver *d) {
@@ -31,6 +34,9 @@ cudaError_t driver(const casebook_recorder *r, Driver *d) {
   if (!err) err = driver_entry(r, "cuMemAlloc", 3020, &d->cuMemAlloc);
   if (!err) err = driver_entry(r, "cuMemFree", 3020, &d->cuMemFree);
   if (!err) err = driver_entry(r, "cuGetErrorName", 6000, &d->cuGetErrorName);
+  if (!err) err = driver_entry(r, "cuDevicePrimaryCtxGetState", 7000, &d->cuDevicePrimaryCtxGetState);
+  if (!err) err = driver_entry(r, "cuDevicePrimaryCtxRetain", 7000, &d->cuDevicePrimaryCtxRetain);
+  if (!err) err = driver_entry(r, "cuDevicePrimaryCtxRelease", 11000, &d->cuDevicePrimaryCtxRelease);
   return err;
 }
 
@@ -118,14 +124,31 @@ int runtime_on_thread(const casebook_recorder *r, bool own_current) {
   CUresult bound = CUDA_SUCCESS;
   cudaError_t thread_result = cudaSuccess;
   void *p = nullptr;
+  CUcontext used = nullptr;
+  CUresult asked = CUDA_SUCCESS;
   std::thread worker([&] {
     if (own_current) bound = d.cuCtxSetCurrent(own);
     thread_result = cudaMalloc(&p, 1 << 20);
     if (thread_result == cudaSuccess) thread_result = cudaFree(p);
+    asked = d.cuCtxGetCurrent(&used);  // the context the runtime worked in
   });
   worker.join();
   if (own_current) rec_cu(r, d, "thread: cuCtxSetCurrent (the process's own context)", bound);
   rec(r, "thread: cudaMalloc, cudaFree", thread_result);
+  rec_cu(r, d, "thread: cuCtxGetCurrent", asked);
+  // Which context that was: the device's primary context is active only if
+  // something started it; its handle is retained (and released) only then,
+  // so that reading it starts nothing.
+  unsigned int flags = 0;
+  int active = 0;
+  rec_cu(r, d, "cuDevicePrimaryCtxGetState", d.cuDevicePrimaryCtxGetState(0, &flags, &active));
+  fact(r, names::THE_PRIMARY_CONTEXT_IS_ACTIVE, active != 0);
+  CUcontext primary = nullptr;
+  if (active && rec_cu(r, d, "cuDevicePrimaryCtxRetain", d.cuDevicePrimaryCtxRetain(&primary, 0)) == CUDA_SUCCESS) {
+    rec_cu(r, d, "cuDevicePrimaryCtxRelease", d.cuDevicePrimaryCtxRelease(0));
+  }
+  fact(r, names::THE_THREAD_WORKED_IN_THE_PRIMARY_CONTEXT, used != nullptr && used == primary);
+  fact(r, names::THE_THREAD_WORKED_IN_THE_PROCESS_OWN_CONTEXT, used != nullptr && used == own);
   check(r, names::THREAD_ALLOCATES, thread_result == cudaSuccess);
   rec(r, "cudaMemGetInfo", cudaMemGetInfo(&after, &total));
   double taken = before > after ? (double)(before - after) : 0.0;

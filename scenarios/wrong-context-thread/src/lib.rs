@@ -176,13 +176,18 @@ const CLAIMS: &[Claim] = &[
         judged_by: "silent-primary-cpp",
         control: Control::Run("own-current-cpp"),
         // The process works in a context of its own; a thread without a
-        // current context makes a runtime call. It succeeds, and a context's
-        // worth of device memory appears (the primary context): confirmed.
-        // It fails, or takes no memory (it used the process's own): refuted.
-        // The control makes the process's context current on the thread
-        // first: the runtime uses that one, and no context appears.
-        judge: |o: &Outcome| match (o.check(THREAD_ALLOCATES), o.measure(SILENT_CONTEXT_BYTES)) {
-            (Some(true), Some(b)) => ClaimVerdict::confirmed_if(Some(b >= (64u64 << 20) as f64)),
+        // current context makes a runtime call. It succeeds, and the context
+        // current on the thread after it is the device's primary context (the
+        // handle cuDevicePrimaryCtxRetain gives): confirmed. It fails, or it
+        // worked in another context: refuted. The control makes the
+        // process's context current on the thread first: the runtime uses
+        // that one, and the primary context is never started. (The device
+        // memory that appears, a context's worth or none, is recorded beside.)
+        judge: |o: &Outcome| match (
+            o.check(THREAD_ALLOCATES),
+            o.flag(THE_THREAD_WORKED_IN_THE_PRIMARY_CONTEXT),
+        ) {
+            (Some(true), primary) => ClaimVerdict::confirmed_if(primary),
             (Some(false), _) => ClaimVerdict::Refuted,
             _ => ClaimVerdict::Undecided,
         },
