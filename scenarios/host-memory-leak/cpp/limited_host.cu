@@ -3,7 +3,9 @@
 // with little memory to spare: once CUDA has started, the process's data
 // (RLIMIT_DATA, which counts what new and malloc take) is limited to what it
 // uses then and 256 MiB more. The article's call is made until a call fails
-// or 128 calls are made; in the control each call deletes its h_data.
+// or 128 calls are made; in the control each call deletes its h_data. Then,
+// still under the limit, CUDA is asked for 64 MiB on the device and 64 MiB
+// of pinned host memory: what the leak leaves CUDA's allocations.
 
 #include <cstdio>
 #include <cstring>
@@ -69,7 +71,18 @@ int limited_host(const casebook_recorder *r, bool fixed) {
     failed = article_call(r, fixed);
     if (failed == nullptr) ++calls;
   }
+  // Under the same limit, what the calls left: CUDA's own allocations of
+  // 64 MiB, on the device and pinned on the host.
+  const size_t ask = size_t(64) << 20;
+  void *device = nullptr, *pinned = nullptr;
+  bool device_served = tolerate(r, "cudaMalloc (64 MiB, under the limit)", cudaMalloc(&device, ask)) == cudaSuccess;
+  if (device_served) rec(r, "cudaFree", cudaFree(device));
+  bool pinned_served =
+      tolerate(r, "cudaMallocHost (64 MiB, under the limit)", cudaMallocHost(&pinned, ask)) == cudaSuccess;
+  if (pinned_served) rec(r, "cudaFreeHost", cudaFreeHost(pinned));
   setrlimit(RLIMIT_DATA, &old);
+  fact(r, names::UNDER_THE_LIMIT_CUDAMALLOC_IS_SERVED, device_served);
+  fact(r, names::UNDER_THE_LIMIT_CUDAMALLOCHOST_IS_SERVED, pinned_served);
   measure(r, names::CALLS_MADE_UNDER_THE_LIMIT, calls);
   fact(r, names::A_CALL_FAILS_FOR_LACK_OF_HOST_MEMORY, failed != nullptr);
   fact_text(r, names::WHAT_FAILED_FIRST, failed ? failed : "nothing");

@@ -107,14 +107,25 @@ const CLAIMS: &[Claim] = &[
         quote: "However, the crucial `delete[] h_data;` is omitted, which can lead to increasing host memory \
             consumption, impacting overall system memory pressure and ultimately influencing CUDA's memory \
             allocation capabilities.",
-        judged_by: "broken-cpp",
-        control: Control::Run("fixed-cpp"),
-        // Host memory does grow; the device's free memory is what CUDA
-        // allocates from, and it does not move.
-        judge: |o: &Outcome| match (o.check(BACK), o.flag(DEVICE_MOVED)) {
-            (Some(false), Some(false)) => ClaimVerdict::Partly,
-            (Some(false), Some(true)) => ClaimVerdict::Confirmed,
-            (Some(true), _) => ClaimVerdict::Refuted,
+        judged_by: "limited-host-cpp",
+        control: Control::Run("limited-host-fixed-cpp"),
+        // On a host with little to spare (the process's data limited to
+        // 256 MiB above what it uses once CUDA has started): the calls run
+        // until the host memory the leak takes makes one fail. Then, under
+        // the same limit, CUDA is asked for 64 MiB of device memory and 64
+        // MiB of pinned host memory. One of them refused: the leak reached
+        // CUDA's allocations (confirmed); both served: it reached the host
+        // only (partly). No call failed: the leak never pressed (refuted);
+        // so in the control, where each call deletes its h_data. broken-cpp,
+        // on the roomy host, records the device's free memory beside it.
+        judge: |o: &Outcome| match (
+            o.flag(A_CALL_FAILS_FOR_LACK_OF_HOST_MEMORY),
+            o.flag(UNDER_THE_LIMIT_CUDAMALLOC_IS_SERVED),
+            o.flag(UNDER_THE_LIMIT_CUDAMALLOCHOST_IS_SERVED),
+        ) {
+            (Some(false), _, _) => ClaimVerdict::Refuted,
+            (Some(true), Some(true), Some(true)) => ClaimVerdict::Partly,
+            (Some(true), Some(_), Some(_)) => ClaimVerdict::Confirmed,
             _ => ClaimVerdict::Undecided,
         },
         ..Claim::EITHER
