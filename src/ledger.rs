@@ -725,4 +725,11 @@ pub const HISTORY: &[Change] = &[
         to: Standing::Confirmed,
         why: "the seventh audit: the cap came from the half the run did not look at, not from a half that failed. The run now reads where torch.load's restore function is handed each storage (wrapped, its result unchanged): on the CPU, in every rank and variant; rank 1's tensors then land on cuda:0, where rank 0 saved them. The control, map_location onto the rank's own GPU, lands them on cuda:1",
     },
+    Change {
+        id: "003-host-leak-influences-cuda-allocation",
+        commit: "16988ca",
+        from: Standing::Partly,
+        to: Standing::Confirmed,
+        why: "the seventh audit: the half about CUDA's allocations was judged by a reading that could not move (the device's free memory beside a host leak). It is now asked of CUDA where the leak presses: the article's call repeated with the process's address space limited (RLIMIT_AS) to 256 MiB above what it maps once CUDA has started, until a call fails (new float[size], after 63 calls); then, under the same limit, cudaMalloc and cudaMallocHost of 64 MiB are both refused. The control deletes h_data in each call: 128 calls, and both are served. Under a limit on the process's data alone (RLIMIT_DATA, limited-host-cpp) both are served: pinned memory and the driver's mappings pass that limit",
+    },
 ];

@@ -4,7 +4,8 @@ piece fails although the pieces together are many times its size. The error
 says so: memory "reserved by PyTorch but unallocated".
 
 What to notice: the program is the same in both variants; the fix is one
-setting, `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`, under which the
+setting (or, in `preallocated`, the need's buffer taken once before the
+workload and reused), `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`, under which the
 allocator can unmap the free pieces' pages and map them again where the
 request needs them. (A naive attempt does not fragment: a cached segment
 with no live block is freed, and the request retried, before the error.)
@@ -111,8 +112,17 @@ def _layout(rec):
     rec.measure(names.DEVICE_FREE_BEFORE_REQUEST, torch.cuda.mem_get_info()[0])
 
 
-def _request(rec):
-    got = rec.attempt(f"torch.empty({REQUEST // MiB} MiB)", lambda: _bytes(REQUEST))
+def _request(rec, taken_before=None):
+    """The large request at the end; with `taken_before`, the buffer taken
+    before the workload is reused for it instead (written, as the need
+    would write it)."""
+    if taken_before is not None:
+        got = rec.attempt(
+            f"reuse the {REQUEST // MiB} MiB buffer taken before the workload",
+            lambda: taken_before.fill_(1),
+        )
+    else:
+        got = rec.attempt(f"torch.empty({REQUEST // MiB} MiB)", lambda: _bytes(REQUEST))
     rec.check(names.REQUEST_SERVED, got.ok)
     if not got.ok:
         rec.fact(
@@ -132,11 +142,25 @@ def fragmented(rec):
     # The default allocator: each segment is one cudaMalloc, split in place.
     rec.fact(names.ALLOC_CONF, os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "(default)"))
     _setup(rec)
+    buffer = None  # the need's buffer, allocated when it comes
     alive = _fragment(rec)
     _layout(rec)
-    _request(rec)
+    _request(rec, taken_before=buffer)
     # ANCHOR_END: fragmented
     del alive
+
+
+def preallocated(rec):
+    # ANCHOR: preallocated
+    # The default allocator: each segment is one cudaMalloc, split in place.
+    rec.fact(names.ALLOC_CONF, os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "(default)"))
+    _setup(rec)
+    buffer = _bytes(REQUEST)  # the need's buffer, taken before the workload
+    alive = _fragment(rec)
+    _layout(rec)
+    _request(rec, taken_before=buffer)
+    # ANCHOR_END: preallocated
+    del alive, buffer
 
 
 def expandable(rec):

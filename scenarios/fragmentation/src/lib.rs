@@ -144,6 +144,17 @@ pub fn scenario() -> Scenario {
             .shares_gpu()
             .holds_memory(PYTORCH_HOLDS)
             .small_when_reduced(),
+            Variant::fixed("preallocated-py", Program::pytorch(PYTHON, "preallocated"))
+                .one_change(
+                    "caching-allocator-py",
+                    "when the need's 1536 MiB buffer is allocated: when the need comes there, \
+                     once before the workload here (and reused)",
+                    "buffer = None  # the need's buffer, allocated when it comes",
+                    "buffer = _bytes(REQUEST)  # the need's buffer, taken before the workload",
+                )
+                .shares_gpu()
+                .holds_memory(PYTORCH_HOLDS)
+                .small_when_reduced(),
             Variant::fixed(
                 "expandable-segments-py",
                 Program::pytorch(PYTHON, "expandable"),
@@ -394,12 +405,20 @@ const CLAIMS: &[Claim] = &[
         id: "004-preallocate-or-pool",
         source: Source::SEED_004,
         quote: "Mitigation strategies include pre-allocating and reusing buffers, or using a memory pool allocator.",
-        judged_by: "fixed",
-        control: Control::Run("broken"),
+        judged_by: "preallocated-py",
+        control: Control::Run("caching-allocator-py"),
         reach: Reach::AtBestPartly(
-            "only a pool that maps pre-allocated pages into fresh virtual ranges (this variant) serves the request; a pool that carves one pre-allocated region by offset refuses it (broken)",
+            "the second strategy depends on the pool: one that maps pre-allocated pages into fresh \
+             virtual ranges (fixed) serves the request, one that carves a pre-allocated region by \
+             offset refuses it (broken), and PyTorch's caching allocator, a pool, is what leaves \
+             the memory in pieces here (caching-allocator-py)",
         ),
-        judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.check(SERVED)),
+        // The first strategy on the workload that leaves PyTorch's cache in
+        // pieces: the need's buffer taken once before the workload and
+        // reused. The need met: confirmed (capped at partly by the pools);
+        // not met: refuted. The control allocates the buffer when the need
+        // comes, and is refused.
+        judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.check(REQUEST_SERVED)),
     },
     Claim {
         id: "004-example1-large-allocation-might-fail",

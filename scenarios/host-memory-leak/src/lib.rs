@@ -22,6 +22,8 @@ casebook_model::cpp_variants! {
     "cpp/limited_host.cu" {
         limited: casebook_host_memory_leak_limited_host_cpp,
         limited_fixed: casebook_host_memory_leak_limited_host_fixed_cpp,
+        address_space: casebook_host_memory_leak_limited_address_space_cpp,
+        address_space_fixed: casebook_host_memory_leak_limited_address_space_fixed_cpp,
     }
 }
 
@@ -63,6 +65,30 @@ pub fn scenario() -> Scenario {
                 "whether each call deletes its h_data: no there, yes here",
                 "return limited_host(r, false);",
                 "return limited_host(r, true);",
+            ),
+            Variant::contrast(
+                "limited-address-space-cpp",
+                Expect::Records,
+                cpp::address_space,
+            )
+            .one_change(
+                "limited-host-cpp",
+                "what the limit counts: the process's data (RLIMIT_DATA, what new and malloc \
+                 take) there, its whole address space (RLIMIT_AS, every mapping, pinned host \
+                 memory's too) here",
+                "return limited_host(r, false);",
+                "return limited_host(r, false, RLIMIT_AS);",
+            ),
+            Variant::contrast(
+                "limited-address-space-fixed-cpp",
+                Expect::Records,
+                cpp::address_space_fixed,
+            )
+            .one_change(
+                "limited-address-space-cpp",
+                "whether each call deletes its h_data: no there, yes here",
+                "return limited_host(r, false, RLIMIT_AS);",
+                "return limited_host(r, true, RLIMIT_AS);",
             ),
             Variant::contrast(
                 "pinned-transfers",
@@ -107,14 +133,27 @@ const CLAIMS: &[Claim] = &[
         quote: "However, the crucial `delete[] h_data;` is omitted, which can lead to increasing host memory \
             consumption, impacting overall system memory pressure and ultimately influencing CUDA's memory \
             allocation capabilities.",
-        judged_by: "broken-cpp",
-        control: Control::Run("fixed-cpp"),
-        // Host memory does grow; the device's free memory is what CUDA
-        // allocates from, and it does not move.
-        judge: |o: &Outcome| match (o.check(BACK), o.flag(DEVICE_MOVED)) {
-            (Some(false), Some(false)) => ClaimVerdict::Partly,
-            (Some(false), Some(true)) => ClaimVerdict::Confirmed,
-            (Some(true), _) => ClaimVerdict::Refuted,
+        judged_by: "limited-address-space-cpp",
+        control: Control::Run("limited-address-space-fixed-cpp"),
+        // On a host with little to spare (the process's address space
+        // limited to 256 MiB above what it maps once CUDA has started): the
+        // calls run until the host memory the leak takes makes one fail.
+        // Then, under the same limit, CUDA is asked for 64 MiB of device
+        // memory and 64 MiB of pinned host memory. One of them refused: the
+        // leak reached CUDA's allocations (confirmed); both served: it
+        // reached the host only (partly). No call failed: the leak never
+        // pressed (refuted); so in the control, where each call deletes its
+        // h_data. limited-host-cpp, under a limit on the process's data
+        // alone, which pinned memory passes, and broken-cpp, on the roomy
+        // host, are recorded beside it.
+        judge: |o: &Outcome| match (
+            o.flag(A_CALL_FAILS_FOR_LACK_OF_HOST_MEMORY),
+            o.flag(UNDER_THE_LIMIT_CUDAMALLOC_IS_SERVED),
+            o.flag(UNDER_THE_LIMIT_CUDAMALLOCHOST_IS_SERVED),
+        ) {
+            (Some(false), _, _) => ClaimVerdict::Refuted,
+            (Some(true), Some(true), Some(true)) => ClaimVerdict::Partly,
+            (Some(true), Some(_), Some(_)) => ClaimVerdict::Confirmed,
             _ => ClaimVerdict::Undecided,
         },
         ..Claim::EITHER
