@@ -83,6 +83,9 @@ pub fn scenario() -> Scenario {
                 Expect::Clean,
                 cudarc!(footprint::run at "measure"),
             )
+            // Its times compare milliseconds: a neighbour's work on the GPU
+            // or the CPU stretches one side of a pair.
+            .alone()
             .also_differs(
                 "not the pair of kernels: a library of 1026 kernels, of which the program \
                  launches one, loaded in workers under CUDA_MODULE_LOADING=LAZY and under \
@@ -94,6 +97,7 @@ pub fn scenario() -> Scenario {
                 Expect::Clean,
                 cudarc!(footprint::one_kernel at "one_kernel"),
             )
+            .alone()
             .also_differs(
                 "as footprint: workers under CUDA_MODULE_LOADING=LAZY and EAGER, five of each, \
                  interleaved, each measuring its own time and memory.",
