@@ -80,12 +80,13 @@ pub const GENERIC_WORDS: &[&str] = &[
 /// allocate" are then no features, "tried to allocate" and "out of memory"
 /// are.
 pub const FUNCTION_WORDS: &[&str] = &[
-    "a", "about", "am", "an", "and", "are", "as", "at", "be", "been", "being", "but", "by", "can",
-    "cannot", "could", "did", "do", "does", "for", "from", "had", "has", "have", "having", "he",
-    "her", "his", "i", "if", "in", "into", "is", "it", "its", "may", "me", "might", "must", "my",
-    "nor", "of", "on", "or", "our", "shall", "she", "should", "so", "than", "that", "the", "their",
-    "them", "then", "there", "these", "they", "this", "those", "to", "us", "was", "we", "were",
-    "what", "when", "where", "which", "who", "will", "with", "would", "you", "your",
+    "a", "about", "after", "am", "an", "and", "are", "as", "at", "be", "before", "been", "being",
+    "but", "by", "can", "cannot", "could", "did", "do", "does", "for", "from", "had", "has",
+    "have", "having", "he", "her", "his", "i", "if", "in", "into", "is", "it", "its", "may", "me",
+    "might", "must", "my", "nor", "of", "on", "or", "our", "shall", "she", "should", "so", "than",
+    "that", "the", "their", "them", "then", "there", "these", "they", "this", "those", "to", "us",
+    "was", "we", "were", "what", "when", "where", "which", "who", "will", "with", "would", "you",
+    "your",
 ];
 
 /// Identifiers every framework error carries, whatever the cause: generic
