@@ -246,17 +246,8 @@ const CLAIMS: &[Claim] = &[
              first run's thread, the error is PyTorch's out of memory (broken-py), and the same \
              second run in that thread completes (unused-cache-kept-same-thread-py)",
         ),
-        // The second run fails with an error that names cuDNN: confirmed
-        // (capped at partly); fails otherwise: partly; completes: refuted.
-        judge: |o| match (
-            o.flag(SECOND_RUN_COMPLETES),
-            o.flag(SECOND_RUN_ERROR_MENTIONS_CUDNN),
-        ) {
-            (Some(false), Some(true)) => ClaimVerdict::Confirmed,
-            (Some(false), Some(false)) => ClaimVerdict::Partly,
-            (Some(true), _) => ClaimVerdict::Refuted,
-            _ => ClaimVerdict::Undecided,
-        },
+        // (Capped at partly.)
+        judge: cudnn_error_verdict,
     },
     Claim {
         id: "001-second-run-cudnn-errors",
@@ -265,17 +256,7 @@ const CLAIMS: &[Claim] = &[
                 improper handle management, ultimately manifesting as cuDNN errors.",
         judged_by: "broken-py",
         control: Control::Run("fixed-py"),
-        // A memory error in the second run that names cuDNN: confirmed; one
-        // that does not: partly; no error: refuted.
-        judge: |o| match (
-            o.flag(SECOND_RUN_COMPLETES),
-            o.flag(SECOND_RUN_ERROR_MENTIONS_CUDNN),
-        ) {
-            (Some(false), Some(true)) => ClaimVerdict::Confirmed,
-            (Some(false), Some(false)) => ClaimVerdict::Partly,
-            (Some(true), _) => ClaimVerdict::Refuted,
-            _ => ClaimVerdict::Undecided,
-        },
+        judge: cudnn_error_verdict,
         ..Claim::EITHER
     },
     Claim {
@@ -374,3 +355,17 @@ const CLAIMS: &[Claim] = &[
         ..Claim::EITHER
     },
 ];
+
+/// The second run fails with an error that names cuDNN: confirmed; fails
+/// with one that does not: partly; completes: refuted.
+fn cudnn_error_verdict(o: &Outcome) -> ClaimVerdict {
+    match (
+        o.flag(SECOND_RUN_COMPLETES),
+        o.flag(SECOND_RUN_ERROR_MENTIONS_CUDNN),
+    ) {
+        (Some(false), Some(true)) => ClaimVerdict::Confirmed,
+        (Some(false), Some(false)) => ClaimVerdict::Partly,
+        (Some(true), _) => ClaimVerdict::Refuted,
+        _ => ClaimVerdict::Undecided,
+    }
+}
