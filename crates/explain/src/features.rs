@@ -105,6 +105,9 @@ pub const GENERIC_IDENTIFIERS: &[&str] = &[
     "valueerror",
     "typeerror",
     "exception",
+    // What C++ allocators throw for any failed allocation (RMM's memory
+    // resources for every CUDA error they meet, out of memory or not).
+    "bad_alloc",
     "cuda_launch_blocking",
     "torch_use_cuda_dsa",
     "nccl_debug",
