@@ -422,6 +422,19 @@ impl ClaimVerdict {
             _ => ClaimVerdict::Undecided,
         }
     }
+
+    /// A sentence that names an effect and says something more of it (its
+    /// cause, where or how it shows): the effect absent, refuted, whatever
+    /// else was read; present, and the rest as said, confirmed; present
+    /// without the rest, partly; what decides not observed, undecided.
+    pub fn of_an_effect(effect: Option<bool>, as_said: Option<bool>) -> ClaimVerdict {
+        match (effect, as_said) {
+            (Some(false), _) => ClaimVerdict::Refuted,
+            (Some(true), Some(true)) => ClaimVerdict::Confirmed,
+            (Some(true), Some(false)) => ClaimVerdict::Partly,
+            _ => ClaimVerdict::Undecided,
+        }
+    }
 }
 
 /// The API a variant is written against.
@@ -876,6 +889,18 @@ mod tests {
         assert_eq!(of(Some(false), Some(true)), Partly);
         assert_eq!(of(None, Some(true)), Undecided);
         assert_eq!(of(Some(true), None), Undecided);
+    }
+
+    #[test]
+    fn an_effect_absent_refutes_whatever_else_was_read() {
+        use ClaimVerdict::*;
+        let of = ClaimVerdict::of_an_effect;
+        assert_eq!(of(Some(true), Some(true)), Confirmed);
+        assert_eq!(of(Some(true), Some(false)), Partly);
+        assert_eq!(of(Some(false), Some(true)), Refuted);
+        assert_eq!(of(Some(false), None), Refuted);
+        assert_eq!(of(Some(true), None), Undecided);
+        assert_eq!(of(None, Some(true)), Undecided);
     }
 
     fn scenario(requires: &'static [Requirement], variants: Vec<Variant>) -> Scenario {

@@ -181,12 +181,11 @@ pub fn scenario() -> Scenario {
 /// cuMemAlloc refuses it too, "partly" if only the pool does, "refuted" if
 /// the pool serves it.
 fn carving_pool_verdict(o: &Outcome) -> ClaimVerdict {
-    match (o.check(SERVED), o.flag(CUMEMALLOC_SERVES_THE_SAME_REQUEST)) {
-        (Some(false), Some(true)) => ClaimVerdict::Partly,
-        (Some(false), Some(false)) => ClaimVerdict::Confirmed,
-        (Some(true), _) => ClaimVerdict::Refuted,
-        _ => ClaimVerdict::Undecided,
-    }
+    ClaimVerdict::of_an_effect(
+        o.check(SERVED).map(|served| !served),
+        o.flag(CUMEMALLOC_SERVES_THE_SAME_REQUEST)
+            .map(|serves| !serves),
+    )
 }
 
 /// PyTorch's caching allocator: free pieces that together exceed the

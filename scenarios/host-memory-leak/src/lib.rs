@@ -148,19 +148,12 @@ const CLAIMS: &[Claim] = &[
         // host's memory would not deny. limited-host-cpp, under a limit on
         // the process's data alone, which pinned memory passes, and
         // broken-cpp, on the roomy host, are recorded beside it.
-        judge: |o: &Outcome| match (
-            o.flag(A_CALL_FAILS_FOR_LACK_OF_HOST_MEMORY),
-            o.flag(UNDER_THE_LIMIT_CUDAMALLOCHOST_IS_SERVED),
-        ) {
-            (Some(false), _) => ClaimVerdict::Refuted,
-            (Some(true), Some(served)) => {
-                if served {
-                    ClaimVerdict::Partly
-                } else {
-                    ClaimVerdict::Confirmed
-                }
-            }
-            _ => ClaimVerdict::Undecided,
+        judge: |o: &Outcome| {
+            ClaimVerdict::of_an_effect(
+                o.flag(A_CALL_FAILS_FOR_LACK_OF_HOST_MEMORY),
+                o.flag(UNDER_THE_LIMIT_CUDAMALLOCHOST_IS_SERVED)
+                    .map(|served| !served),
+            )
         },
         ..Claim::EITHER
     },

@@ -102,14 +102,12 @@ const CLAIMS: &[Claim] = &[
         // at the launch (fixed, a synchronise right after it): partly, the
         // message is as generic and the place is known. A message that
         // names the kernel: refuted.
-        judge: |o: &Outcome| match (
-            o.flag(THE_PROGRAM_S_OWN_ERRORS_NAME_THE_FAULTING_KERNEL),
-            o.check(AT_LAUNCH),
-        ) {
-            (Some(false), Some(false)) => ClaimVerdict::Confirmed,
-            (Some(false), Some(true)) => ClaimVerdict::Partly,
-            (Some(true), _) => ClaimVerdict::Refuted,
-            _ => ClaimVerdict::Undecided,
+        judge: |o: &Outcome| {
+            ClaimVerdict::of_an_effect(
+                o.flag(THE_PROGRAM_S_OWN_ERRORS_NAME_THE_FAULTING_KERNEL)
+                    .map(|names| !names),
+                o.check(AT_LAUNCH).map(|at_launch| !at_launch),
+            )
         },
         ..Claim::EITHER
     },

@@ -213,14 +213,11 @@ const CLAIMS: &[Claim] = &[
         control: Control::Run("fixed-py"),
         // Occupied, and the second run fails for it: confirmed; occupied but
         // no conflict: partly; freed: refuted.
-        judge: |o| match (
-            o.flag(FIRST_RUN_MEMORY_STILL_ALLOCATED),
-            o.flag(SECOND_RUN_COMPLETES),
-        ) {
-            (Some(true), Some(false)) => ClaimVerdict::Confirmed,
-            (Some(true), Some(true)) => ClaimVerdict::Partly,
-            (Some(false), _) => ClaimVerdict::Refuted,
-            _ => ClaimVerdict::Undecided,
+        judge: |o| {
+            ClaimVerdict::of_an_effect(
+                o.flag(FIRST_RUN_MEMORY_STILL_ALLOCATED),
+                o.flag(SECOND_RUN_COMPLETES).map(|completes| !completes),
+            )
         },
         ..Claim::EITHER
     },
@@ -359,13 +356,8 @@ const CLAIMS: &[Claim] = &[
 /// The second run fails with an error that names cuDNN: confirmed; fails
 /// with one that does not: partly; completes: refuted.
 fn cudnn_error_verdict(o: &Outcome) -> ClaimVerdict {
-    match (
-        o.flag(SECOND_RUN_COMPLETES),
+    ClaimVerdict::of_an_effect(
+        o.flag(SECOND_RUN_COMPLETES).map(|completes| !completes),
         o.flag(SECOND_RUN_ERROR_MENTIONS_CUDNN),
-    ) {
-        (Some(false), Some(true)) => ClaimVerdict::Confirmed,
-        (Some(false), Some(false)) => ClaimVerdict::Partly,
-        (Some(true), _) => ClaimVerdict::Refuted,
-        _ => ClaimVerdict::Undecided,
-    }
+    )
 }

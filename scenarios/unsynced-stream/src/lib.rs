@@ -167,14 +167,11 @@ const CLAIMS: &[Claim] = &[
         control: Control::Run("repeated-synced-cpp"),
         // Wrong results that come and go between invocations of one program
         // are "seemingly random"; wrong every time, they are not random.
-        judge: |o: &Outcome| match (
-            o.flag(SOME_RESULT_IS_WRONG),
-            o.flag(WRONG_RESULTS_COME_AND_GO_AT_SOME_SIZE),
-        ) {
-            (Some(true), Some(true)) => ClaimVerdict::Confirmed,
-            (Some(true), Some(false)) => ClaimVerdict::Partly,
-            (Some(false), _) => ClaimVerdict::Refuted,
-            _ => ClaimVerdict::Undecided,
+        judge: |o: &Outcome| {
+            ClaimVerdict::of_an_effect(
+                o.flag(SOME_RESULT_IS_WRONG),
+                o.flag(WRONG_RESULTS_COME_AND_GO_AT_SOME_SIZE),
+            )
         },
         ..Claim::EITHER
     },
