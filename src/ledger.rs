@@ -732,4 +732,11 @@ pub const HISTORY: &[Change] = &[
         to: Standing::Confirmed,
         why: "the seventh audit: the half about CUDA's allocations was judged by a reading that could not move (the device's free memory beside a host leak). It is now asked of CUDA where the leak presses: the article's call repeated with the process's address space limited (RLIMIT_AS) to 256 MiB above what it maps once CUDA has started, until a call fails (new float[size], after 63 calls); then, under the same limit, cudaMallocHost of 64 MiB (host memory CUDA allocates) is refused; the judge reads that request (a 64 MiB cudaMalloc, refused too, is recorded beside it: under this limit its refusal is the address space the driver maps for it). The control deletes h_data in each call: 128 calls, and both are served. Under a limit on the process's data alone (RLIMIT_DATA, limited-host-cpp) both are served: pinned memory passes that limit. The limit stands for a host with little memory to spare; audit 10 would rather see physical memory pressure (a cgroup's memory.max)",
     },
+    Change {
+        id: "004-custom-pool-minimizes-fragmentation",
+        commit: "5ced4e5",
+        from: Standing::Partly,
+        to: Standing::Refuted,
+        why: "audits 7 and 10: the verdict was decided on a pool the sentence does not describe (one that maps pre-allocated pages into a fresh virtual range per block). It is now decided on the pool it describes, one region taken at the start and subdivided into blocks (broken): on the workload of kept blocks and freed temporaries it refuses 256 MiB, where the same workload without a pool, on a device left with the same 1 GiB free, is served by cuMemAlloc. The page-mapping pool (fixed), which serves it, is the control",
+    },
 ];

@@ -67,12 +67,19 @@ def _memory(rec, phase):
     rec.point(names.RESERVED_BYTES, phase, torch.cuda.memory_reserved())
 
 
-def _fragment(rec):
-    """Fills the budget, then leaves every segment with a live block and a
-    free piece. Returns what must stay alive."""
+def _segments(rec):
+    """How many cached segments the workload makes: as many as the budget
+    holds with room for four more, counted once at the start, so that a
+    buffer taken before the workload leaves their number as it is."""
     free = _free()
     rec.measure(names.FREE_AT_START, free)
-    blocks = [_bytes(SEGMENT) for _ in range((free - 4 * SEGMENT) // SEGMENT)]
+    return (free - 4 * SEGMENT) // SEGMENT
+
+
+def _fragment(rec, segments):
+    """Fills the budget, then leaves every segment with a live block and a
+    free piece. Returns what must stay alive."""
+    blocks = [_bytes(SEGMENT) for _ in range(segments)]
     _memory(rec, 0)
     # The rest of the budget, but the headroom, in one block that stays.
     ballast = _bytes(_free() - HEADROOM)
@@ -142,8 +149,9 @@ def fragmented(rec):
     # The default allocator: each segment is one cudaMalloc, split in place.
     rec.fact(names.ALLOC_CONF, os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "(default)"))
     _setup(rec)
+    segments = _segments(rec)
     buffer = None  # the need's buffer, allocated when it comes
-    alive = _fragment(rec)
+    alive = _fragment(rec, segments)
     _layout(rec)
     _request(rec, taken_before=buffer)
     # ANCHOR_END: fragmented
@@ -155,8 +163,9 @@ def preallocated(rec):
     # The default allocator: each segment is one cudaMalloc, split in place.
     rec.fact(names.ALLOC_CONF, os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "(default)"))
     _setup(rec)
+    segments = _segments(rec)
     buffer = _bytes(REQUEST)  # the need's buffer, taken before the workload
-    alive = _fragment(rec)
+    alive = _fragment(rec, segments)
     _layout(rec)
     _request(rec, taken_before=buffer)
     # ANCHOR_END: preallocated
@@ -169,7 +178,7 @@ def expandable(rec):
     os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segments:True"
     rec.fact(names.ALLOC_CONF, os.environ["PYTORCH_CUDA_ALLOC_CONF"])
     _setup(rec)
-    alive = _fragment(rec)
+    alive = _fragment(rec, _segments(rec))
     _layout(rec)
     _request(rec)
     # ANCHOR_END: expandable

@@ -1,7 +1,9 @@
 //! A sub-allocator in the style of a caching allocator: one region taken
 //! from the driver with `cuMemAlloc`, handed out by offset, first fit, with
 //! freed neighbours merged. The kept blocks pin the holes between them: 768
-//! MiB are free, yet no 256 MiB range is.
+//! MiB are free, yet no 256 MiB range is. Then the same workload without a
+//! pool, on a device left with the same 1 GiB free: what cuMemAlloc does
+//! with the same request.
 
 use std::collections::HashMap;
 
@@ -11,7 +13,7 @@ use cudarc::driver::result;
 use cudarc::driver::sys::CUdeviceptr;
 
 use crate::names::*;
-use crate::{LARGE, Pool, REGION, workload};
+use crate::{KEPT, LARGE, MIB, Pool, REGION, TEMPORARY, workload};
 
 // ANCHOR: pool
 struct Carved {
@@ -75,14 +77,64 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
         live: HashMap::new(),
     };
     workload(rec, &mut pool)?;
-    // The driver, asked directly for the request the pool refused.
-    let direct = rec.step("cuMemAlloc (256 MiB, outside the region)", unsafe {
-        result::malloc_sync(LARGE)
-    });
-    rec.fact(CUMEMALLOC_SERVES_THE_SAME_REQUEST, direct.is_ok());
-    if let Ok(ptr) = direct {
-        rec.step("cuMemFree (256 MiB)", unsafe { result::free_sync(ptr) })?;
-    }
     rec.step("cuMemFree (the region)", unsafe { result::free_sync(base) })?;
+    let served = without_a_pool(rec)?;
+    rec.fact(CUMEMALLOC_SERVES_THE_SAME_REQUEST, served);
     Ok(())
 }
+
+// ANCHOR: without_a_pool
+/// The same workload without a pool, like for like: a ballast leaves the
+/// region's 1 GiB free on the device, kept blocks and temporaries come from
+/// cuMemAlloc until it refuses one, the temporaries go back with cuMemFree,
+/// and the same 256 MiB is asked of cuMemAlloc among the kept blocks.
+fn without_a_pool(rec: &mut Recorder) -> anyhow::Result<bool> {
+    let (free, _) = rec.step("cuMemGetInfo", result::mem_get_info())?;
+    let page = 2 * MIB;
+    let ballast_bytes = free.saturating_sub(REGION) / page * page;
+    // SAFETY: freed below.
+    let ballast = rec.step(
+        "cuMemAlloc (a ballast: the region's 1 GiB left free)",
+        unsafe { result::malloc_sync(ballast_bytes) },
+    )?;
+    let (mut kept, mut temporaries) = (Vec::new(), Vec::new());
+    // Until cuMemAlloc refuses: the refusals that end the loop are the
+    // filling's end, not errors of the program.
+    // SAFETY: each block is freed below.
+    while let Ok(k) = unsafe { result::malloc_sync(KEPT) } {
+        kept.push(k);
+        // SAFETY: as above.
+        let Ok(t) = (unsafe { result::malloc_sync(TEMPORARY) }) else {
+            break;
+        };
+        temporaries.push(t);
+    }
+    rec.fact(KEPT_BLOCKS_WITHOUT_A_POOL, kept.len());
+    for t in temporaries {
+        // SAFETY: a block cuMemAlloc gave above, freed once.
+        unsafe { result::free_sync(t) }?;
+    }
+    let (free_among_the_kept, _) = rec.step("cuMemGetInfo", result::mem_get_info())?;
+    rec.measure(
+        FREE_AMONG_THE_KEPT_BLOCKS_WITHOUT_A_POOL,
+        free_among_the_kept as f64,
+    );
+    // SAFETY: freed at once if served.
+    let large = rec.tolerate(
+        "cuMemAlloc (256 MiB, among the kept blocks, no pool)",
+        unsafe { result::malloc_sync(LARGE) },
+    );
+    let served = large.is_ok();
+    if let Ok(ptr) = large {
+        rec.step("cuMemFree (256 MiB)", unsafe { result::free_sync(ptr) })?;
+    }
+    for k in kept {
+        // SAFETY: a block cuMemAlloc gave above, freed once.
+        unsafe { result::free_sync(k) }?;
+    }
+    rec.step("cuMemFree (the ballast)", unsafe {
+        result::free_sync(ballast)
+    })?;
+    Ok(served)
+}
+// ANCHOR_END: without_a_pool

@@ -128,7 +128,8 @@ pub fn scenario() -> Scenario {
                 "ask(rec, PAGES)",
                 "ask(rec, GIBIBYTE)",
             ),
-            Variant::broken("broken", Symptom::check_failed(SERVED), cudarc!(broken)),
+            // It leaves the device 1 GiB for the same workload without a pool.
+            Variant::broken("broken", Symptom::check_failed(SERVED), cudarc!(broken)).alone(),
             Variant::fixed("fixed", cudarc!(fixed)).also_differs(
                 "the fix is another allocator, not a line: physical pages (cuMemCreate) \
                      mapped into a fresh virtual range per block (cuMemAddressReserve, \
@@ -295,7 +296,8 @@ const CLAIMS: &[Claim] = &[
         judged_by: "broken",
         control: Control::Run("fixed"),
         // Fragmentation: yes, in a sub-allocator. CUDA's own allocator: no,
-        // it serves the same request outside the region.
+        // it serves the same request on the same workload with the same 1 GiB
+        // free.
         judge: carving_pool_verdict,
         ..Claim::EITHER
     },
@@ -386,19 +388,23 @@ const CLAIMS: &[Claim] = &[
         id: "004-custom-pool-minimizes-fragmentation",
         source: Source::SEED_004,
         quote: "Firstly, implement a custom memory pool manager that allocates larger chunks of memory initially and then subdivides these chunks into smaller blocks as needed. This minimizes fragmentation by reusing blocks from the pool.",
-        judged_by: "fixed",
-        control: Control::Run("broken"),
-        reach: Reach::AtBestPartly(
-            "a pool that maps its pre-allocated pages into a fresh virtual range per request \
-             (this variant) serves the request; a pool that subdivides its chunks by offset, \
-             as the sentence describes, refuses it where cudaMalloc serves it (broken)",
-        ),
-        // A pre-allocating pool on the workload that leaves cudaMalloc's
-        // memory scattered: does it serve the request? Decided on the pool
-        // that serves, capped at partly because the pool that carves, the
-        // sentence's own design, refuses it where cuMemAlloc serves it
-        // (its control).
-        judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.check(SERVED)),
+        // The pool the sentence describes: one region taken at the start,
+        // subdivided into blocks as needed (broken), on the workload of kept
+        // blocks and freed temporaries, then 256 MiB. It serves the request:
+        // confirmed. It refuses what cuMemAlloc serves on the same workload
+        // with the same 1 GiB free (no pool, like for like): it fragments
+        // where no pool does, refuted. Both refuse: partly. The control is
+        // a pool that maps its pre-allocated pages into a fresh virtual range
+        // per block (fixed), another allocator, declared on its variant.
+        judged_by: "broken",
+        control: Control::Run("fixed"),
+        judge: |o: &Outcome| match (o.check(SERVED), o.flag(CUMEMALLOC_SERVES_THE_SAME_REQUEST)) {
+            (Some(true), _) => ClaimVerdict::Confirmed,
+            (Some(false), Some(true)) => ClaimVerdict::Refuted,
+            (Some(false), Some(false)) => ClaimVerdict::Partly,
+            _ => ClaimVerdict::Undecided,
+        },
+        ..Claim::EITHER
     },
     Claim {
         id: "004-preallocate-or-pool",

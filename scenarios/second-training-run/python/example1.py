@@ -267,7 +267,9 @@ def _after_the_catch(rec, seen, error):
     )
     if error is not None:
         name, message, while_held = error
-        rec.step_result("second run: training loop", name, message=message)
+        # The refusal comes while the second model is built on the GPU
+        # (_train_twice: Net(...).cuda()), before its training loop.
+        rec.step_result("second run: the model built and trained", name, message=message)
         rec.measure(names.ALLOCATED_WHILE_THE_ERROR_IS_HELD, while_held)
         rec.fact(names.THE_REFUSED_RUN_S_OWN_MEMORY_IS_RELEASED, allocated < while_held)
         # The most the refused run had allocated, up to its refusal.
