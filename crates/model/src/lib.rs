@@ -24,9 +24,10 @@ pub use outcome::{
 };
 pub use recorder::{Recorder, ResultName};
 pub use scenario::{
-    Binding, CUST_PROGRAM, Claim, ClaimVerdict, Code, Control, CppFn, Expect, NEIGHBOURS_ROOM,
-    NOT_WRITTEN, OneChange, PAIR, Part, Passage, Program, Reach, Report, Requirement, Role, Runner,
-    SanitizerSees, Scenario, Source, Statement, Variant, VariantFn, thread_url,
+    Binding, CUST_PROGRAM, Claim, ClaimVerdict, Code, Control, CppFn, Expect, IntoVariants,
+    NEIGHBOURS_ROOM, NOT_WRITTEN, OneChange, PAIR, Pair, Part, Passage, Program, Reach, Report,
+    Requirement, Role, Runner, SanitizerSees, Scenario, Source, Statement, Variant, VariantFn,
+    thread_url,
 };
 pub use trial_id::TrialId;
 
@@ -35,9 +36,21 @@ pub use trial_id::TrialId;
 /// recorder, the `cudarc!` macro and the recorded set-up calls (`device`).
 pub mod prelude {
     pub use crate::{
-        Claim, ClaimVerdict, Control, Expect, Outcome, Part, Passage, Program, Reach, Recorder,
-        Report, Requirement, Scenario, Source, Symptom, Variant, cudarc, device,
+        Claim, ClaimVerdict, Control, Expect, Outcome, Pair, Part, Passage, Program, Reach,
+        Recorder, Report, Requirement, Scenario, Source, Symptom, Variant, cudarc, device,
+        variants,
     };
+}
+
+/// A scenario's variants, in the order given: single [`Variant`]s and
+/// [`Pair`]s, each pair its broken variant and then its fix.
+#[macro_export]
+macro_rules! variants {
+    ($($declared:expr),* $(,)?) => {{
+        let mut variants: Vec<$crate::Variant> = Vec::new();
+        $(variants.extend($crate::IntoVariants::into_variants($declared));)*
+        variants
+    }};
 }
 
 /// Set in a variant's process when it runs under compute-sanitizer.

@@ -875,9 +875,138 @@ impl Variant {
     }
 }
 
+/// A broken program and its fix, written against the same binding: the two
+/// variants a case shows side by side. They are named by their binding, as
+/// every case names them: `broken` and `fixed` through cudarc, with `-cpp`,
+/// `-py` or `-cust` after them in the other bindings.
+#[derive(Debug, Clone)]
+pub struct Pair {
+    pub broken: Variant,
+    pub fixed: Variant,
+}
+
+impl Pair {
+    /// `broken` must show `symptom`; `fixed`, the same program with the fix,
+    /// must be clean. Both must be written against the same binding.
+    pub fn new(symptom: Symptom, broken: Program, fixed: Program) -> Pair {
+        assert_eq!(
+            broken.binding, fixed.binding,
+            "a pair's two programs are written against one binding"
+        );
+        let (broken_name, fixed_name) = Pair::names(broken.binding);
+        Pair {
+            broken: Variant::broken(broken_name, symptom, broken),
+            fixed: Variant::fixed(fixed_name, fixed),
+        }
+    }
+
+    /// The functions `broken` and `fixed` of the scenario's `python/<file>`.
+    pub fn pytorch(file: &'static str, symptom: Symptom) -> Pair {
+        Pair::new(
+            symptom,
+            Program::pytorch(file, "broken"),
+            Program::pytorch(file, "fixed"),
+        )
+    }
+
+    /// The two variants' names in `binding`.
+    pub fn names(binding: Binding) -> (&'static str, &'static str) {
+        match binding {
+            Binding::Cudarc | Binding::Host => ("broken", "fixed"),
+            Binding::CudaRuntimeCpp => ("broken-cpp", "fixed-cpp"),
+            Binding::Pytorch => ("broken-py", "fixed-py"),
+            Binding::Cust => ("broken-cust", "fixed-cust"),
+        }
+    }
+
+    /// A symptom that follows from the broken variant's own (see
+    /// [`Variant::then_shows`]).
+    pub fn then_shows(mut self, symptom: Symptom) -> Pair {
+        self.broken = self.broken.then_shows(symptom);
+        self
+    }
+
+    /// Declares something of both variants: `.both(Variant::alone)`.
+    pub fn both(mut self, declare: impl Fn(Variant) -> Variant) -> Pair {
+        self.broken = declare(self.broken);
+        self.fixed = declare(self.fixed);
+        self
+    }
+}
+
+/// What a scenario's list of variants is made of: single variants and
+/// [`Pair`]s (see [`variants!`](crate::variants)).
+pub trait IntoVariants {
+    fn into_variants(self) -> Vec<Variant>;
+}
+
+impl IntoVariants for Variant {
+    fn into_variants(self) -> Vec<Variant> {
+        vec![self]
+    }
+}
+
+impl IntoVariants for Pair {
+    fn into_variants(self) -> Vec<Variant> {
+        vec![self.broken, self.fixed]
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn nothing(_: &mut crate::Recorder) -> anyhow::Result<()> {
+        Ok(())
+    }
+
+    #[test]
+    fn a_pair_is_named_by_its_binding_broken_first() {
+        let symptom = Symptom::cuda_error("CUDA_ERROR_OUT_OF_MEMORY");
+        let names = |pair: Pair| -> Vec<&'static str> {
+            pair.into_variants().iter().map(|v| v.name).collect()
+        };
+        assert_eq!(
+            names(Pair::new(
+                symptom.clone(),
+                Program::host(nothing),
+                Program::host(nothing)
+            )),
+            ["broken", "fixed"]
+        );
+        let cust = Pair::new(
+            symptom.clone(),
+            Program::cust("broken"),
+            Program::cust("fixed"),
+        );
+        assert_eq!(names(cust), ["broken-cust", "fixed-cust"]);
+        let py = Pair::pytorch("python/x.py", symptom.clone())
+            .then_shows(Symptom::cuda_error("later"))
+            .both(Variant::alone);
+        assert_eq!(py.broken.name, "broken-py");
+        assert_eq!(py.broken.expect, Expect::Fails(symptom));
+        assert_eq!(py.broken.then_shows.len(), 1);
+        assert!(py.fixed.then_shows.is_empty());
+        assert_eq!(py.fixed.expect, Expect::Clean);
+        assert!(py.broken.alone && py.fixed.alone);
+        assert!(matches!(
+            py.fixed.runner,
+            Runner::Python {
+                function: "fixed",
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    #[should_panic(expected = "one binding")]
+    fn a_pair_of_two_bindings_is_refused() {
+        Pair::new(
+            Symptom::cuda_error("x"),
+            Program::cust("broken"),
+            Program::host(nothing),
+        );
+    }
 
     #[test]
     fn two_parts_make_each_verdict() {

@@ -59,11 +59,13 @@ pub fn scenario() -> Scenario {
         requires: Requirement::GPU,
         reports: REPORTS,
         claims: CLAIMS,
-        variants: vec![
-            Variant::broken("broken", Symptom::cuda_error(NO_BINARY), cudarc!(broken)),
-            Variant::fixed("fixed", cudarc!(fixed)),
-            Variant::broken("broken-cpp", Symptom::cuda_error(NO_IMAGE), cpp::broken),
-            Variant::fixed("fixed-cpp", cpp::fixed),
+        variants: variants![
+            Pair::new(
+                Symptom::cuda_error(NO_BINARY),
+                cudarc!(broken),
+                cudarc!(fixed)
+            ),
+            Pair::new(Symptom::cuda_error(NO_IMAGE), cpp::broken, cpp::fixed),
             Variant::broken(
                 "newer-ptx",
                 Symptom::cuda_error(NEWER_PTX),

@@ -79,13 +79,12 @@ pub fn scenario() -> Scenario {
         requires: Requirement::GPU,
         reports: REPORTS,
         claims: CLAIMS,
-        variants: vec![
-            Variant::broken(
-                "broken",
+        variants: variants![
+            Pair::new(
                 Symptom::check_failed(DEVICE_HOLDS_SENT),
                 cudarc!(broken),
+                cudarc!(fixed)
             ),
-            Variant::fixed("fixed", cudarc!(fixed)),
             Variant::contrast("pageable", Expect::Clean, cudarc!(pageable)).also_differs(
                 "the source is pageable memory (a Vec) instead of pinned memory; the copy call \
                  and the reuse are the broken program's.",
@@ -109,12 +108,11 @@ pub fn scenario() -> Scenario {
                 |o| o.check(DEVICE_HOLDS_SENT),
                 device_holds_text,
             ),
-            Variant::broken(
-                "broken-cpp",
+            Pair::new(
                 Symptom::check_failed(DEVICE_HOLDS_SENT),
                 cpp::broken,
+                cpp::fixed
             ),
-            Variant::fixed("fixed-cpp", cpp::fixed),
         ],
     }
 }

@@ -50,7 +50,7 @@ pub fn scenario() -> Scenario {
         requires: Requirement::GPU,
         reports: &[],
         claims: CLAIMS,
-        variants: vec![
+        variants: variants![
             Variant::broken("broken", Symptom::check_failed(READER_OK), cudarc!(broken)).states(
                 "cuMemFreeAsync on one stream while another still reads hands the block to the next allocation.",
                 |o| o.check(READER_OK).map(|ok| !ok),
@@ -58,8 +58,7 @@ pub fn scenario() -> Scenario {
             ),
             Variant::fixed("fixed", cudarc!(fixed)),
             Variant::contrast("safe-api", Expect::Clean, cudarc!(safe_api)),
-            Variant::broken("broken-cpp", Symptom::check_failed(READER_OK), cpp::broken),
-            Variant::fixed("fixed-cpp", cpp::fixed),
+Pair::new(Symptom::check_failed(READER_OK), cpp::broken, cpp::fixed),
             Variant::contrast("trimmed-cpp", Expect::Clean, cpp::trimmed).one_change(
                 "fixed-cpp",
                 "whether the pool is emptied before the next request (stream 0 waited for, then \

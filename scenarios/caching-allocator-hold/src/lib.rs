@@ -43,10 +43,11 @@ pub fn scenario() -> Scenario {
         requires: Requirement::GPU_FILLED,
         reports: &[],
         claims: &[],
-        variants: vec![
-            Variant::broken("broken", Symptom::check_failed(OTHER), cudarc!(broken)),
-            Variant::fixed("fixed", cudarc!(fixed)),
-        ],
+        variants: variants![Pair::new(
+            Symptom::check_failed(OTHER),
+            cudarc!(broken),
+            cudarc!(fixed)
+        ),],
     }
 }
 

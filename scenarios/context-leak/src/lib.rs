@@ -91,7 +91,7 @@ pub fn scenario() -> Scenario {
         requires: Requirement::GPU,
         reports: &[],
         claims: CLAIMS,
-        variants: vec![
+        variants: variants![
             Variant::broken("broken", Symptom::cuda_error(OOM), cudarc!(broken)).states(
                 "cuCtxCreate per call without cuCtxDestroy fails with CUDA_ERROR_OUT_OF_MEMORY.",
                 |o| o.first_error_is("CUDA_ERROR_OUT_OF_MEMORY"),
@@ -112,13 +112,7 @@ pub fn scenario() -> Scenario {
                 |o| Outcome::yes_no("the process's memory grows with every call", o.flag(GROWS_WITH_EVERY_CALL)),
             )
             .creates_contexts(),
-            Variant::broken(
-                "broken-cpp",
-                Symptom::check_failed(OWN_MEMORY_RETURNS_TO_ITS_BASELINE),
-                cpp::broken,
-            )
-            .creates_contexts(),
-            Variant::fixed("fixed-cpp", cpp::fixed).creates_contexts(),
+Pair::new(Symptom::check_failed(OWN_MEMORY_RETURNS_TO_ITS_BASELINE), cpp::broken, cpp::fixed).both(Variant::creates_contexts),
             Variant::fixed("fixed-cust", Program::cust("fixed")).creates_contexts().states(
                 "A legacy Context dropped at the end of its call is destroyed: nothing leaks.",
                 |o| o.check(OWN_MEMORY_RETURNS_TO_ITS_BASELINE),

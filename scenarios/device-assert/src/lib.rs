@@ -62,9 +62,8 @@ pub fn scenario() -> Scenario {
         requires: Requirement::GPU,
         reports: REPORTS,
         claims: CLAIMS,
-        variants: vec![
-            Variant::broken("broken", Symptom::cuda_error(ASSERT), cudarc!(broken)),
-            Variant::fixed("fixed", cudarc!(fixed)),
+        variants: variants![
+            Pair::new(Symptom::cuda_error(ASSERT), cudarc!(broken), cudarc!(fixed)),
             Variant::contrast("in-range", Expect::Clean, cudarc!(broken::in_range)).one_change(
                 "broken",
                 "whether one index is past the table's end: yes there, so the kernel asserts; no \
@@ -72,9 +71,8 @@ pub fn scenario() -> Scenario {
                 "lookup_then_retry(rec, true)",
                 "lookup_then_retry(rec, false)",
             ),
-            Variant::broken("broken-cpp", Symptom::cuda_error(ASSERT_CPP), cpp::broken)
+            Pair::new(Symptom::cuda_error(ASSERT_CPP), cpp::broken, cpp::fixed)
                 .then_shows(Symptom::cuda_error(AFTER_RESET_CPP)),
-            Variant::fixed("fixed-cpp", cpp::fixed),
             Variant::contrast("in-range-cpp", Expect::Clean, cpp::in_range).one_change(
                 "broken-cpp",
                 "whether one index is past the table's end: yes there, so the kernel asserts; no \

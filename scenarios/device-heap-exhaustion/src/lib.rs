@@ -73,17 +73,15 @@ pub fn scenario() -> Scenario {
         requires: Requirement::GPU,
         reports: &[],
         claims: CLAIMS,
-        variants: vec![
-            Variant::broken("broken", Symptom::cuda_error(FAULT), cudarc!(broken)),
-            Variant::fixed("fixed", cudarc!(fixed)),
+        variants: variants![
+Pair::new(Symptom::cuda_error(FAULT), cudarc!(broken), cudarc!(fixed)),
             // 64M device-side new[] and delete[], one a thread: 105 s beside
             // light trials on an H100, over 120 s under a full run's load.
             Variant::as_written("as-written-cpp", cpp::as_written).also_differs(
                 "added to the article's program: one line in its kernel that stores what thread 0's new was asked \
                  for, and the read-back of that value after the kernel.",
             ).timeout(std::time::Duration::from_secs(300)),
-            Variant::broken("broken-cpp", Symptom::cuda_error(FAULT_CPP), cpp::broken),
-            Variant::fixed("fixed-cpp", cpp::fixed),
+Pair::new(Symptom::cuda_error(FAULT_CPP), cpp::broken, cpp::fixed),
             Variant::contrast(
                 "heap-fragmentation-cpp",
                 Expect::Records,

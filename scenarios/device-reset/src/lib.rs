@@ -35,9 +35,8 @@ pub fn scenario() -> Scenario {
         requires: Requirement::GPU_ALONE,
         reports: &[],
         claims: CLAIMS,
-        variants: vec![
-            Variant::broken("broken-cpp", Symptom::check_failed(BACK), cpp::broken),
-            Variant::fixed("fixed-cpp", cpp::fixed),
+        variants: variants![
+Pair::new(Symptom::check_failed(BACK), cpp::broken, cpp::fixed),
             Variant::contrast(
                 "library-in-primary-cpp",
                 Expect::Records,

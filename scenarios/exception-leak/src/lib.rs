@@ -62,11 +62,13 @@ pub fn scenario() -> Scenario {
         requires: Requirement::GPU_ALONE,
         reports: &[],
         claims: CLAIMS,
-        variants: vec![
-            Variant::broken("broken", Symptom::check_failed(NO_LEAK), cudarc!(broken)),
-            Variant::fixed("fixed", cudarc!(fixed)),
-            Variant::broken("broken-cpp", Symptom::check_failed(NO_LEAK), cpp::broken),
-            Variant::fixed("fixed-cpp", cpp::fixed),
+        variants: variants![
+            Pair::new(
+                Symptom::check_failed(NO_LEAK),
+                cudarc!(broken),
+                cudarc!(fixed)
+            ),
+            Pair::new(Symptom::check_failed(NO_LEAK), cpp::broken, cpp::fixed),
         ],
     }
 }

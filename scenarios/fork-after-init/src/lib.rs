@@ -48,28 +48,21 @@ pub fn scenario() -> Scenario {
         requires: Requirement::GPU,
         reports: REPORTS,
         claims: CLAIMS,
-        variants: vec![
-            Variant::broken(
-                "broken-py",
-                Symptom::cuda_error(pytorch::FORKED),
-                Program::pytorch(FILE, "broken"),
-            )
-            .then_shows(Symptom::check_failed(WORKER_COMPUTED)),
-            Variant::fixed("fixed-py", Program::pytorch(FILE, "fixed")),
-            Variant::broken(
-                "broken",
+        variants: variants![
+            Pair::pytorch(FILE, Symptom::cuda_error(pytorch::FORKED))
+                .then_shows(Symptom::check_failed(WORKER_COMPUTED)),
+            Pair::new(
                 Symptom::cuda_error(NOT_INITIALIZED),
                 cudarc!(broken),
+                cudarc!(fixed)
             )
             .then_shows(Symptom::check_failed(WORKER_COMPUTED)),
-            Variant::fixed("fixed", cudarc!(fixed)),
-            Variant::broken(
-                "broken-cpp",
+            Pair::new(
                 Symptom::cuda_error(NOT_INITIALIZED_CPP),
                 cpp::broken,
+                cpp::fixed
             )
             .then_shows(Symptom::check_failed(WORKER_COMPUTED)),
-            Variant::fixed("fixed-cpp", cpp::fixed),
         ],
     }
 }

@@ -93,17 +93,19 @@ pub fn scenario() -> Scenario {
         requires: Requirement::GPU,
         reports: REPORTS,
         claims: CLAIMS,
-        variants: vec![
-            Variant::broken("broken", Symptom::cuda_error(UNSUPPORTED), cudarc!(broken))
-                .then_shows(Symptom::cuda_error(INVALIDATED)),
-            Variant::fixed("fixed", cudarc!(fixed)),
-            Variant::broken(
-                "broken-cpp",
+        variants: variants![
+            Pair::new(
+                Symptom::cuda_error(UNSUPPORTED),
+                cudarc!(broken),
+                cudarc!(fixed)
+            )
+            .then_shows(Symptom::cuda_error(INVALIDATED)),
+            Pair::new(
                 Symptom::cuda_error(UNSUPPORTED_CPP),
                 cpp::broken,
+                cpp::fixed
             )
             .then_shows(Symptom::cuda_error(INVALIDATED_CPP)),
-            Variant::fixed("fixed-cpp", cpp::fixed),
             Variant::broken(
                 "captured-event",
                 Symptom::cuda_error(INVALID_VALUE),

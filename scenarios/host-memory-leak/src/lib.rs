@@ -45,11 +45,9 @@ pub fn scenario() -> Scenario {
         requires: Requirement::GPU_ALONE,
         reports: &[],
         claims: CLAIMS,
-        variants: vec![
-            Variant::broken("broken", Symptom::check_failed(BACK), cudarc!(broken)),
-            Variant::fixed("fixed", cudarc!(fixed)),
-            Variant::broken("broken-cpp", Symptom::check_failed(BACK), cpp::broken),
-            Variant::fixed("fixed-cpp", cpp::fixed),
+        variants: variants![
+            Pair::new(Symptom::check_failed(BACK), cudarc!(broken), cudarc!(fixed)),
+            Pair::new(Symptom::check_failed(BACK), cpp::broken, cpp::fixed),
             Variant::as_written("limited-host-cpp", cpp::limited).also_differs(
                 "the article's example 2 (without the pinned buffer the other C++ variants add), \
                  called again and again with the process's data limited (RLIMIT_DATA) to what it \

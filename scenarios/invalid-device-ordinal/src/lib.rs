@@ -46,28 +46,21 @@ pub fn scenario() -> Scenario {
         requires: Requirement::GPU,
         reports: REPORTS,
         claims: CLAIMS,
-        variants: vec![
-            Variant::broken(
-                "broken-py",
-                Symptom::cuda_error(INVALID_DEVICE_PY),
-                Program::pytorch(FILE, "broken"),
-            )
-            .then_shows(Symptom::check_failed(RAN)),
-            Variant::fixed("fixed-py", Program::pytorch(FILE, "fixed")),
-            Variant::broken(
-                "broken",
+        variants: variants![
+            Pair::pytorch(FILE, Symptom::cuda_error(INVALID_DEVICE_PY))
+                .then_shows(Symptom::check_failed(RAN)),
+            Pair::new(
                 Symptom::cuda_error(INVALID_DEVICE),
                 cudarc!(broken),
+                cudarc!(fixed)
             )
             .then_shows(Symptom::check_failed(RAN)),
-            Variant::fixed("fixed", cudarc!(fixed)),
-            Variant::broken(
-                "broken-cpp",
+            Pair::new(
                 Symptom::cuda_error(INVALID_DEVICE_CPP),
                 cpp::broken,
+                cpp::fixed
             )
             .then_shows(Symptom::check_failed(RAN)),
-            Variant::fixed("fixed-cpp", cpp::fixed),
         ],
     }
 }

@@ -38,9 +38,8 @@ pub fn scenario() -> Scenario {
         requires: Requirement::GPU,
         reports: &[],
         claims: CLAIMS,
-        variants: vec![
-            Variant::broken("broken", Symptom::check_failed(AT_LAUNCH), cudarc!(broken)),
-            Variant::fixed("fixed", cudarc!(fixed)),
+        variants: variants![
+Pair::new(Symptom::check_failed(AT_LAUNCH), cudarc!(broken), cudarc!(fixed)),
             Variant::contrast("launch-blocking", Expect::Records, cudarc!(launch_blocking)),
             Variant::contrast(
                 "under-tools",

@@ -64,13 +64,12 @@ pub fn scenario() -> Scenario {
         requires: Requirement::GPU,
         reports: REPORTS,
         claims: CLAIMS,
-        variants: vec![
-            Variant::broken(
-                "broken",
+        variants: variants![
+            Pair::new(
                 Symptom::cuda_error(OUT_OF_RESOURCES),
                 cudarc!(broken),
+                cudarc!(fixed)
             ),
-            Variant::fixed("fixed", cudarc!(fixed)),
             Variant::contrast(
                 "bounded",
                 Expect::Clean,
@@ -89,12 +88,11 @@ pub fn scenario() -> Scenario {
                 Symptom::cuda_error(INVALID_VALUE),
                 cudarc!(too_many_threads),
             ),
-            Variant::broken(
-                "broken-cpp",
+            Pair::new(
                 Symptom::cuda_error(OUT_OF_RESOURCES_CPP),
                 cpp::broken,
+                cpp::fixed
             ),
-            Variant::fixed("fixed-cpp", cpp::fixed),
             Variant::broken(
                 "too-many-threads-cpp",
                 Symptom::cuda_error(INVALID_VALUE_CPP),

@@ -69,15 +69,17 @@ pub fn scenario() -> Scenario {
         requires: Requirement::GPU,
         reports: REPORTS,
         claims: CLAIMS,
-        variants: vec![
-            Variant::broken("broken", Symptom::check_failed(RELEASED), cudarc!(broken)),
-            Variant::fixed("fixed", cudarc!(fixed)),
+        variants: variants![
+            Pair::new(
+                Symptom::check_failed(RELEASED),
+                cudarc!(broken),
+                cudarc!(fixed)
+            ),
             Variant::contrast("eager", Expect::Clean, cudarc!(eager)).also_differs(
                 "the broken program, unchanged, run in a worker process with \
                  CUDA_MODULE_LOADING=EAGER: the variable is read when CUDA starts.",
             ),
-            Variant::broken("broken-cpp", Symptom::check_failed(RELEASED), cpp::broken),
-            Variant::fixed("fixed-cpp", cpp::fixed),
+            Pair::new(Symptom::check_failed(RELEASED), cpp::broken, cpp::fixed),
             Variant::contrast(
                 "footprint",
                 Expect::Clean,

@@ -39,9 +39,8 @@ pub fn scenario() -> Scenario {
         requires: Requirement::GPU_ALONE,
         reports: &[],
         claims: CLAIMS,
-        variants: vec![
-            Variant::broken("broken-cpp", Symptom::check_failed(WAITS), cpp::broken),
-            Variant::fixed("fixed-cpp", cpp::fixed),
+        variants: variants![
+Pair::new(Symptom::check_failed(WAITS), cpp::broken, cpp::fixed),
             Variant::fixed("pool-cpp", cpp::pool),
             Variant::contrast("pool-emptied-cpp", Expect::Records, cpp::pool_emptied).one_change(
                 "pool-cpp",

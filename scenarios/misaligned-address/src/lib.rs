@@ -53,17 +53,15 @@ pub fn scenario() -> Scenario {
         requires: Requirement::GPU,
         reports: &[],
         claims: CLAIMS,
-        variants: vec![
-            Variant::broken("broken", Symptom::cuda_error(MISALIGNED), cudarc!(broken))
-                .then_shows(Symptom::check_failed(MATCHES)),
-            Variant::fixed("fixed", cudarc!(fixed)),
-            Variant::broken(
-                "broken-cpp",
-                Symptom::cuda_error(MISALIGNED_CPP),
-                cpp::broken,
+        variants: variants![
+            Pair::new(
+                Symptom::cuda_error(MISALIGNED),
+                cudarc!(broken),
+                cudarc!(fixed)
             )
             .then_shows(Symptom::check_failed(MATCHES)),
-            Variant::fixed("fixed-cpp", cpp::fixed),
+            Pair::new(Symptom::cuda_error(MISALIGNED_CPP), cpp::broken, cpp::fixed)
+                .then_shows(Symptom::check_failed(MATCHES)),
         ],
     }
 }

@@ -49,7 +49,7 @@ pub fn scenario() -> Scenario {
         requires: Requirement::GPU_FILLED,
         reports: &[],
         claims: CLAIMS,
-        variants: vec![
+        variants: variants![
             Variant::broken("broken", Symptom::cuda_error(OOM), cudarc!(broken)).states(
                 "A raw cuMemAlloc that is never freed leaks until cuMemAlloc fails.",
                 |o| o.first_error_is("CUDA_ERROR_OUT_OF_MEMORY"),
@@ -62,8 +62,7 @@ pub fn scenario() -> Scenario {
                      layer is what frees it on every path; the C++ pair differs by the \
                      `cudaFree` alone.",
                 ),
-            Variant::broken("broken-cpp", Symptom::cuda_error(OOM_CPP), cpp::broken),
-            Variant::fixed("fixed-cpp", cpp::fixed),
+Pair::new(Symptom::cuda_error(OOM_CPP), cpp::broken, cpp::fixed),
             Variant::broken(
                 "second-call-large-cpp",
                 Symptom::cuda_error(OOM_CPP),

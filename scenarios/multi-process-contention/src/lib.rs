@@ -49,17 +49,15 @@ pub fn scenario() -> Scenario {
         requires: Requirement::GPU_FILLED,
         reports: &[],
         claims: CLAIMS,
-        variants: vec![
-            Variant::broken("broken", Symptom::check_failed(BOTH), cudarc!(broken)),
-            Variant::fixed("fixed", cudarc!(fixed)),
+        variants: variants![
+            Pair::new(Symptom::check_failed(BOTH), cudarc!(broken), cudarc!(fixed)),
             Variant::broken(
                 "broken-py",
                 Symptom::check_failed(BOTH),
                 Program::pytorch(PYTHON, "broken"),
             )
             .then_shows(Symptom::cuda_error(pytorch::OUT_OF_MEMORY)),
-            Variant::broken("broken-cpp", Symptom::check_failed(BOTH), cpp::broken),
-            Variant::fixed("fixed-cpp", cpp::fixed),
+            Pair::new(Symptom::check_failed(BOTH), cpp::broken, cpp::fixed),
             Variant::broken(
                 "jax-preallocates-py",
                 Symptom::cuda_error(pytorch::OUT_OF_MEMORY),

@@ -55,7 +55,7 @@ pub fn scenario() -> Scenario {
         requires: Requirement::GPU_ALONE,
         reports: REPORTS,
         claims: CLAIMS,
-        variants: vec![
+        variants: variants![
             Variant::contrast("exit-and-kill", Expect::Records, cudarc!(exit_and_kill)),
             Variant::contrast(
                 "forked-child",
@@ -93,8 +93,11 @@ pub fn scenario() -> Scenario {
                 "arms(rec, true, Exit::TornDown)",
                 "arms(rec, true, Exit::FreedOnly)",
             ),
-            Variant::broken("broken", Symptom::check_failed(RETURNS), cudarc!(broken)),
-            Variant::fixed("fixed", cudarc!(fixed)),
+            Pair::new(
+                Symptom::check_failed(RETURNS),
+                cudarc!(broken),
+                cudarc!(fixed)
+            ),
         ],
     }
 }

@@ -60,16 +60,14 @@ pub fn scenario() -> Scenario {
         requires: Requirement::GPU_FILLED,
         reports: &[],
         claims: CLAIMS,
-        variants: vec![
-            Variant::broken("broken", Symptom::cuda_error(OOM), cudarc!(broken)),
-            Variant::fixed("fixed", cudarc!(fixed)),
+        variants: variants![
+Pair::new(Symptom::cuda_error(OOM), cudarc!(broken), cudarc!(fixed)),
             Variant::as_written("as-written-cpp", cpp::as_written).also_differs(
                 "added to the article's program: its two calls' results kept for the record (g_malloc =, g_free =); \
                  it runs twice, on the whole GPU and beside a ballast that leaves 2 GiB free, and there a 64 MiB \
                  allocation and memset stand for its \"further operations\".",
             ),
-            Variant::broken("broken-cpp", Symptom::cuda_error(OOM_CPP), cpp::broken),
-            Variant::fixed("fixed-cpp", cpp::fixed),
+Pair::new(Symptom::cuda_error(OOM_CPP), cpp::broken, cpp::fixed),
             Variant::as_written("room-for-it-cpp", cpp::room_for_it)
                 .also_differs(
                     "added to the article's program, as in as-written-cpp: its two calls' results \

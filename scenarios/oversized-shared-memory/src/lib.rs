@@ -45,10 +45,8 @@ pub fn scenario() -> Scenario {
         requires: Requirement::GPU,
         reports: &[],
         claims: CLAIMS,
-        variants: vec![
-            Variant::broken("broken-cpp", Symptom::cuda_error(INVALID), cpp::broken)
-                .then_shows(Symptom::check_failed(OUTPUT_HOLDS_INPUT_2_1)),
-            Variant::fixed("fixed-cpp", cpp::fixed),
+        variants: variants![
+Pair::new(Symptom::cuda_error(INVALID), cpp::broken, cpp::fixed).then_shows(Symptom::check_failed(OUTPUT_HOLDS_INPUT_2_1)),
             Variant::contrast("fits-cpp", Expect::Clean, cpp::fits).one_change(
                 "broken-cpp",
                 "the article's `size`: 1024 * 1024 floats there, a 4 MiB buffer no block can have; \

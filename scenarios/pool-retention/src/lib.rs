@@ -56,7 +56,7 @@ pub fn scenario() -> Scenario {
         requires: Requirement::GPU_FILLED,
         reports: &[],
         claims: CLAIMS,
-        variants: vec![
+        variants: variants![
             Variant::as_written("as-written-cpp", cpp::as_written),
             Variant::contrast(
                 "synced-before-reading-cpp",
@@ -113,8 +113,11 @@ pub fn scenario() -> Scenario {
                 "at_once(rec, Allocator::Pool)",
                 "at_once(rec, Allocator::Plain)",
             ),
-            Variant::broken("broken", Symptom::check_failed(NEIGHBOUR), cudarc!(broken)),
-            Variant::fixed("fixed", cudarc!(fixed)),
+            Pair::new(
+                Symptom::check_failed(NEIGHBOUR),
+                cudarc!(broken),
+                cudarc!(fixed)
+            ),
             Variant::contrast(
                 "default-threshold",
                 Expect::Records,

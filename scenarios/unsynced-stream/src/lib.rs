@@ -61,7 +61,7 @@ pub fn scenario() -> Scenario {
         requires: Requirement::GPU,
         reports: &[],
         claims: CLAIMS,
-        variants: vec![
+        variants: variants![
             Variant::broken("broken", Symptom::check_failed(FRESH), cudarc!(broken)).states(
                 "Reading pinned memory after an asynchronous copy, before synchronising, reads stale data.",
                 |o| o.check(FRESH).map(|fresh| !fresh),
@@ -69,8 +69,7 @@ pub fn scenario() -> Scenario {
             ),
             Variant::fixed("fixed", cudarc!(fixed)),
             Variant::contrast("safe-api", Expect::Clean, cudarc!(safe_api)),
-            Variant::broken("broken-cpp", Symptom::check_failed(FRESH), cpp::broken),
-            Variant::fixed("fixed-cpp", cpp::fixed),
+Pair::new(Symptom::check_failed(FRESH), cpp::broken, cpp::fixed),
             Variant::broken("broken-cust", Symptom::check_failed(FRESH), Program::cust("broken")).states(
                 "cust's asynchronous copy is unsafe; with it the same stale read happens.",
                 |o| o.check(FRESH).map(|fresh| !fresh),

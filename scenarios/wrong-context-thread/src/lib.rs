@@ -42,22 +42,20 @@ pub fn scenario() -> Scenario {
         requires: Requirement::GPU,
         reports: REPORTS,
         claims: CLAIMS,
-        variants: vec![
-            Variant::broken(
-                "broken",
+        variants: variants![
+            Pair::new(
                 Symptom::cuda_error(INVALID_CONTEXT),
                 cudarc!(broken),
+                cudarc!(fixed::bind at "bind")
             )
             .then_shows(Symptom::check_failed(THREAD_ALLOCATES)),
-            Variant::fixed("fixed", cudarc!(fixed::bind at "bind")),
             Variant::fixed("safe-api", cudarc!(fixed::safe_api at "safe_api")),
-            Variant::broken(
-                "broken-cpp",
+            Pair::new(
                 Symptom::cuda_error(INVALID_CONTEXT),
                 cpp::broken,
+                cpp::fixed
             )
             .then_shows(Symptom::check_failed(THREAD_ALLOCATES)),
-            Variant::fixed("fixed-cpp", cpp::fixed),
             // It reads free memory before and after the thread's call.
             Variant::contrast(
                 "silent-primary-cpp",

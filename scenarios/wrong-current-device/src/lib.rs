@@ -61,14 +61,13 @@ pub fn scenario() -> Scenario {
         requires: Requirement::GPU_PAIR,
         reports: REPORTS,
         claims: CLAIMS,
-        variants: vec![
-            Variant::broken(
-                "broken-cpp",
+        variants: variants![
+            Pair::new(
                 Symptom::cuda_error(ILLEGAL_ADDRESS_CPP),
                 cpp::broken,
+                cpp::fixed
             )
             .then_shows(Symptom::check_failed(MATCHES)),
-            Variant::fixed("fixed-cpp", cpp::fixed),
             Variant::contrast("peer-cpp", Expect::Records, cpp::peer).one_change(
                 "broken-cpp",
                 "peer access from device 0 to device 1, enabled before the launch",
@@ -77,13 +76,12 @@ pub fn scenario() -> Scenario {
                  memory)\", cudaDeviceEnablePeerAccess(1, 0));\n\
                  cudaError_t launched = twice_unguarded(r, data, kN);",
             ),
-            Variant::broken(
-                "broken",
+            Pair::new(
                 Symptom::cuda_error(ILLEGAL_ADDRESS),
                 cudarc!(broken),
+                cudarc!(fixed)
             )
             .then_shows(Symptom::check_failed(MATCHES)),
-            Variant::fixed("fixed", cudarc!(fixed)),
         ],
     }
 }
