@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaContext, CudaFunction, DriverError, result, sys};
+use cudarc::driver::{CudaContext, CudaFunction, DriverError, LaunchConfig, result, sys};
 use cudarc::nvrtc::Ptx;
 
 use crate::{MeasureName, Recorder, Unit};
@@ -25,6 +25,17 @@ pub fn kernel(
         ctx.load_module(Ptx::from_binary(fatbin.to_vec())),
     )?;
     rec.step("cuModuleGetFunction", module.load_function(kernel))
+}
+
+/// A launch of `blocks` blocks of `threads` threads each, in one
+/// dimension, with no dynamic shared memory: how every case's kernels are
+/// launched unless a case is about the launch's shape.
+pub fn line(blocks: u32, threads: u32) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (blocks, 1, 1),
+        block_dim: (threads, 1, 1),
+        shared_mem_bytes: 0,
+    }
 }
 
 /// A job's smallest work on `device`: its primary context retained and

@@ -21,7 +21,7 @@ use casebook_kernels::fatbin;
 use casebook_model::prelude::*;
 use casebook_model::timing::{self, Larger};
 use cudarc::driver::{
-    CudaContext, CudaFunction, CudaStream, DriverError, LaunchConfig, PushKernelArg, result, sys,
+    CudaContext, CudaFunction, CudaStream, DriverError, PushKernelArg, result, sys,
 };
 use std::sync::Arc;
 
@@ -333,13 +333,7 @@ pub(crate) fn hold_stream(
     launch.arg(&nothing).arg(&n).arg(&value).arg(&SPIN_NS);
     rec.step(
         "cuLaunchKernel spin_then_fill (waits, fills nothing)",
-        unsafe {
-            launch.launch(LaunchConfig {
-                grid_dim: (1, 1, 1),
-                block_dim: (1, 1, 1),
-                shared_mem_bytes: 0,
-            })
-        },
+        unsafe { launch.launch(casebook_model::device::line(1, 1)) },
     )?;
     Ok(())
 }

@@ -11,9 +11,7 @@ use std::sync::Arc;
 use casebook_kernels::fatbin;
 use casebook_model::device;
 use casebook_model::prelude::*;
-use cudarc::driver::{
-    CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg, result, sys,
-};
+use cudarc::driver::{CudaContext, CudaFunction, CudaStream, PushKernelArg, result, sys};
 
 mod broken;
 mod fixed;
@@ -127,11 +125,7 @@ impl Streams {
         let n = N as i32;
         let mut launch = self.b.launch_builder(&self.copy);
         launch.arg(&x).arg(&self.out).arg(&n).arg(&SPIN_NS);
-        let cfg = LaunchConfig {
-            grid_dim: (8, 1, 1),
-            block_dim: (256, 1, 1),
-            shared_mem_bytes: 0,
-        };
+        let cfg = casebook_model::device::line(8, 256);
         rec.step("cuLaunchKernel spin_then_copy (B)", unsafe {
             launch.launch(cfg)
         })?;

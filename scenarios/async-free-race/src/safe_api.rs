@@ -5,7 +5,7 @@
 
 use casebook_kernels::fatbin;
 use casebook_model::{Recorder, device};
-use cudarc::driver::{LaunchConfig, PushKernelArg};
+use cudarc::driver::PushKernelArg;
 
 use crate::{GIVEN, N, NEXT_OWNER, RUNS, SPIN_NS, tally};
 
@@ -26,11 +26,7 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
             let n = N as i32;
             let mut launch = b.launch_builder(&copy);
             launch.arg(&x).arg(&mut out).arg(&n).arg(&SPIN_NS);
-            let cfg = LaunchConfig {
-                grid_dim: (8, 1, 1),
-                block_dim: (256, 1, 1),
-                shared_mem_bytes: 0,
-            };
+            let cfg = casebook_model::device::line(8, 256);
             rec.step("cuLaunchKernel spin_then_copy (B)", unsafe {
                 launch.launch(cfg)
             })?;

@@ -196,9 +196,5 @@ pub(crate) fn kernels(rec: &mut Recorder) -> Result<Kernels, DriverError> {
 /// One thread per element.
 pub(crate) fn per_element() -> LaunchConfig {
     let blocks = (ELEMENTS_N as u64).div_ceil(u64::from(THREADS));
-    LaunchConfig {
-        grid_dim: (u32::try_from(blocks).expect("under 2^31 blocks"), 1, 1),
-        block_dim: (THREADS, 1, 1),
-        shared_mem_bytes: 0,
-    }
+    casebook_model::device::line(u32::try_from(blocks).expect("under 2^31 blocks"), THREADS)
 }

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use casebook_model::device;
 use casebook_model::prelude::*;
-use cudarc::driver::{CudaContext, DriverError, LaunchConfig, PushKernelArg, sys};
+use cudarc::driver::{CudaContext, DriverError, PushKernelArg, sys};
 
 mod broken;
 mod fixed;
@@ -140,11 +140,7 @@ pub(crate) fn walk(rec: &mut Recorder, ctx: &Arc<CudaContext>) -> anyhow::Result
     let x = rec.step("cuMemAlloc + copy (x)", stream.clone_htod(&input()))?;
     let mut out = rec.step("cuMemAlloc (out)", stream.alloc_zeros::<f32>(THREADS))?;
     rec.measure(DEPTH_MEASURE, f64::from(DEPTH));
-    let cfg = LaunchConfig {
-        grid_dim: (1, 1, 1),
-        block_dim: (THREADS as u32, 1, 1),
-        shared_mem_bytes: 0,
-    };
+    let cfg = casebook_model::device::line(1, THREADS as u32);
     let mut b = stream.launch_builder(&f);
     b.arg(&x).arg(&mut out).arg(&DEPTH);
     // SAFETY: the kernel reads FRAME floats of x and writes THREADS of out.

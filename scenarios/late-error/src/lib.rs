@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use casebook_kernels::fatbin;
 use casebook_model::prelude::*;
-use cudarc::driver::{CudaContext, CudaFunction, DriverError, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaContext, CudaFunction, DriverError, PushKernelArg};
 
 mod broken;
 mod fixed;
@@ -199,11 +199,7 @@ pub(crate) fn launch_faulty(rec: &mut Recorder, p: &Program, blame: &mut Blame) 
     let stream = p.ctx.default_stream();
     let mut launch = stream.launch_builder(&p.fault);
     launch.arg(&SPIN_NS);
-    let cfg = LaunchConfig {
-        grid_dim: (1, 1, 1),
-        block_dim: (32, 1, 1),
-        shared_mem_bytes: 0,
-    };
+    let cfg = casebook_model::device::line(1, 32);
     blame.note(rec, LAUNCH, unsafe { launch.launch(cfg) });
 }
 

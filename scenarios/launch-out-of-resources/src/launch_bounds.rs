@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use casebook_model::{Recorder, device};
-use cudarc::driver::{CudaContext, CudaFunction, LaunchConfig, PushKernelArg, sys};
+use cudarc::driver::{CudaContext, CudaFunction, PushKernelArg, sys};
 
 use crate::names::*;
 use crate::{BIG_BLOCK, N, attribute, input, kernel, launch, registers, right};
@@ -57,11 +57,7 @@ fn over_bound(rec: &mut Recorder, ctx: &Arc<CudaContext>, light: &CudaFunction) 
     let n = N as i32;
     let mut builder = stream.launch_builder(light);
     builder.arg(&mut out).arg(&input).arg(&n);
-    let config = LaunchConfig {
-        grid_dim: ((N as u32).div_ceil(512), 1, 1),
-        block_dim: (512, 1, 1),
-        shared_mem_bytes: 0,
-    };
+    let config = casebook_model::device::line((N as u32).div_ceil(512), 512);
     let launched = rec.tolerate(
         "cuLaunchKernel light_bounded (512 threads, bound 256)",
         unsafe { builder.launch(config) },

@@ -12,7 +12,7 @@
 use std::sync::Arc;
 
 use casebook_model::prelude::*;
-use cudarc::driver::{CudaContext, CudaFunction, DriverError, LaunchConfig, PushKernelArg, sys};
+use cudarc::driver::{CudaContext, CudaFunction, DriverError, PushKernelArg, sys};
 
 mod broken;
 mod fixed;
@@ -324,11 +324,7 @@ pub(crate) fn launch(
     let n = N as i32;
     let mut builder = stream.launch_builder(f);
     builder.arg(&mut out).arg(&input).arg(&n);
-    let config = LaunchConfig {
-        grid_dim: ((N as u32).div_ceil(block), 1, 1),
-        block_dim: (block, 1, 1),
-        shared_mem_bytes: 0,
-    };
+    let config = casebook_model::device::line((N as u32).div_ceil(block), block);
     let launched = rec.step(label, unsafe { builder.launch(config) });
     if let Err(e) = &launched {
         rec.fact(names::MESSAGE, message(e));

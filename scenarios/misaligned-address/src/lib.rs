@@ -11,9 +11,7 @@ use std::sync::Arc;
 
 use casebook_model::device;
 use casebook_model::prelude::*;
-use cudarc::driver::{
-    CudaFunction, CudaSlice, CudaStream, CudaView, DriverError, LaunchConfig, PushKernelArg,
-};
+use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, CudaView, DriverError, PushKernelArg};
 
 mod broken;
 mod fixed;
@@ -160,11 +158,7 @@ pub(crate) fn launch(
     per_thread: usize,
 ) -> Result<(), DriverError> {
     let threads = (N / per_thread) as u32;
-    let cfg = LaunchConfig {
-        grid_dim: (threads.div_ceil(256), 1, 1),
-        block_dim: (256, 1, 1),
-        shared_mem_bytes: 0,
-    };
+    let cfg = casebook_model::device::line(threads.div_ceil(256), 256);
     let n = N as i32;
     let mut b = stream.launch_builder(kernel);
     b.arg(data).arg(out).arg(&n);

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use casebook_model::prelude::*;
 use casebook_model::{ResultName, pytorch};
-use cudarc::driver::{CudaContext, CudaFunction, DriverError, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaContext, CudaFunction, DriverError, PushKernelArg};
 
 mod broken;
 mod fixed;
@@ -309,11 +309,7 @@ pub(crate) fn faulting_call(rec: &mut Recorder, ctx: &Arc<CudaContext>, fault: &
     let mut launch = stream.launch_builder(fault);
     launch.arg(&no_wait);
     let _ = rec.tolerate("first call: cuLaunchKernel spin_then_fault", unsafe {
-        launch.launch(LaunchConfig {
-            grid_dim: (1, 1, 1),
-            block_dim: (32, 1, 1),
-            shared_mem_bytes: 0,
-        })
+        launch.launch(casebook_model::device::line(1, 32))
     });
     let _ = rec.tolerate("first call: cuCtxSynchronize", ctx.synchronize());
 }

@@ -12,7 +12,7 @@ use casebook_kernels::fatbin;
 use casebook_model::device;
 use casebook_model::prelude::*;
 use casebook_model::timing::{self, Larger};
-use cudarc::driver::{CudaFunction, CudaStream, LaunchConfig, PushKernelArg, result, sys};
+use cudarc::driver::{CudaFunction, CudaStream, PushKernelArg, result, sys};
 
 mod broken;
 mod fixed;
@@ -224,11 +224,7 @@ impl Pipeline {
         let n = N as i32;
         let mut launch = self.stream.launch_builder(&self.fill);
         launch.arg(&self.out).arg(&n).arg(&value).arg(&SPIN_NS);
-        let cfg = LaunchConfig {
-            grid_dim: (8, 1, 1),
-            block_dim: (256, 1, 1),
-            shared_mem_bytes: 0,
-        };
+        let cfg = casebook_model::device::line(8, 256);
         rec.step("cuLaunchKernel spin_then_fill", unsafe {
             launch.launch(cfg)
         })?;

@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use casebook_kernels::fatbin;
 use casebook_model::{Recorder, device};
-use cudarc::driver::{CudaStream, LaunchConfig, PushKernelArg, result, sys};
+use cudarc::driver::{CudaStream, PushKernelArg, result, sys};
 
 use crate::{N, PIPELINE_PAIRS, PIPELINE_SPIN_NS, record_overlap};
 
@@ -25,11 +25,7 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
         let (n, spin) = (N as i32, PIPELINE_SPIN_NS);
         let mut launch = stream.launch_builder(&fill);
         launch.arg(&out).arg(&n).arg(&value).arg(&spin);
-        let cfg = LaunchConfig {
-            grid_dim: (8, 1, 1),
-            block_dim: (256, 1, 1),
-            shared_mem_bytes: 0,
-        };
+        let cfg = casebook_model::device::line(8, 256);
         rec.step("cuLaunchKernel spin_then_fill", unsafe {
             launch.launch(cfg)
         })

@@ -4,7 +4,7 @@
 
 use casebook_kernels::fatbin;
 use casebook_model::{Recorder, device};
-use cudarc::driver::{LaunchConfig, PushKernelArg};
+use cudarc::driver::PushKernelArg;
 
 use crate::names::*;
 use crate::{FRESH, N, RATE, RUNS, SENTINEL, SPIN_NS, stale_words};
@@ -24,11 +24,7 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
             let n = N as i32;
             let mut launch = stream.launch_builder(&fill);
             launch.arg(&mut out).arg(&n).arg(&value).arg(&SPIN_NS);
-            let cfg = LaunchConfig {
-                grid_dim: (8, 1, 1),
-                block_dim: (256, 1, 1),
-                shared_mem_bytes: 0,
-            };
+            let cfg = casebook_model::device::line(8, 256);
             rec.step("cuLaunchKernel spin_then_fill", unsafe {
                 launch.launch(cfg)
             })?;
