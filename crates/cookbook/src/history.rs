@@ -124,7 +124,9 @@ pub fn page(
          the evidence, each committed whole: `docs/evidence/claims-audit-2.md` to \
          `claims-audit-7.md` (the fifth and the seventh re-read every claim and list what \
          changed after them; the sixth re-read the five verdicts the fifth's second round \
-         changed or re-decided).\n\n\
+         changed or re-decided; audits 8 to 10, of the verdicts changed since, are appended to \
+         the seventh), and `claims-audit-11.md`, which re-read every claim again and rated none \
+         of the 149 unfair and 23 doubtful.\n\n\
          | claim | was | became | at | why | now |\n|---|---|---|---|---|---|\n",
     );
     for (i, change) in history.iter().enumerate() {
