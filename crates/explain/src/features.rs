@@ -14,7 +14,9 @@
 //!    chunk or figure, and each line's end, is a break: no phrase spans it.
 //! 3. The sentences frameworks append to every CUDA error (PyTorch's
 //!    "CUDA kernel errors might be asynchronously reported …") are removed,
-//!    word for word, and leave a break.
+//!    word for word, and leave a break. What users write for "out of
+//!    memory" ("OOMs", "ran out of GPU RAM", "memory was out") is read as
+//!    those three words ([`out_of_memory_in_words`]).
 //! 4. Features: every identifier (a word with `_` inside, or camelCase) that
 //!    is not a generic one (`RuntimeError`), as `id:<word>`; and every three
 //!    consecutive words without a break, lowercased, as `w:<a> <b> <c>`, and
@@ -351,7 +353,78 @@ pub fn tokens(text: &str) -> Vec<Token> {
         all.extend(line_tokens(line));
         all.push(Token::Break);
     }
-    remove_boilerplate(all)
+    out_of_memory_in_words(remove_boilerplate(all))
+}
+
+/// Abbreviations users write for "out of memory" ("subsequent OOMs", "an
+/// OOM error"): read as the three words.
+pub const OUT_OF_MEMORY_ABBREVIATIONS: &[&str] = &["oom", "ooms"];
+
+/// The words for the memory that ran out: "out of GPU RAM" is "out of
+/// memory".
+pub const MEMORY_WORDS: &[&str] = &["memory", "ram", "vram"];
+
+/// Words that say whose memory ran out, between "out of" and the memory
+/// ("out of GPU memory", "out of CUDA memory"): dropped there.
+pub const MEMORY_QUALIFIERS: &[&str] = &["gpu", "cuda", "device", "video", "graphics"];
+
+/// The verbs between a memory and "out" ("the memory ran out", "GPU ram
+/// was out", "memory has run out"): such a clause is "out of memory".
+pub const RUNNING_OUT_WORDS: &[&str] = &[
+    "is", "was", "has", "had", "have", "ran", "run", "runs", "running", "went", "goes", "got",
+];
+
+/// Step 3, last: the ways a text says "out of memory" in other words, read as
+/// those three words, so that a user's "OOMs" or "ran out of GPU RAM" shares
+/// the phrase of the message every out-of-memory case holds. A case's texts
+/// are read the same way.
+pub fn out_of_memory_in_words(tokens: Vec<Token>) -> Vec<Token> {
+    let lower = |t: &Token| match t {
+        Token::Word(w) => w.to_ascii_lowercase(),
+        Token::Break => String::new(),
+    };
+    let is =
+        |t: Option<&Token>, list: &[&str]| t.is_some_and(|t| list.contains(&lower(t).as_str()));
+    let out_of_memory = || {
+        ["out", "of", "memory"]
+            .iter()
+            .map(|w| Token::Word((*w).to_owned()))
+            .collect::<Vec<_>>()
+    };
+    let mut out = Vec::with_capacity(tokens.len());
+    let mut i = 0;
+    while i < tokens.len() {
+        let at = |k: usize| tokens.get(i + k);
+        if is(at(0), OUT_OF_MEMORY_ABBREVIATIONS) {
+            out.extend(out_of_memory());
+            i += 1;
+            continue;
+        }
+        // "out of [GPU] RAM"
+        if is(at(0), &["out"]) && is(at(1), &["of"]) {
+            let qualified = usize::from(is(at(2), MEMORY_QUALIFIERS));
+            if is(at(2 + qualified), MEMORY_WORDS) {
+                out.extend(out_of_memory());
+                i += 3 + qualified;
+                continue;
+            }
+        }
+        // "[the] memory ran out", "RAM was out", "memory has run out", not
+        // followed by "of" ("memory is out of sync").
+        if is(at(0), MEMORY_WORDS) {
+            let verbs = (1..=2)
+                .take_while(|&k| is(at(k), RUNNING_OUT_WORDS))
+                .count();
+            if verbs > 0 && is(at(1 + verbs), &["out"]) && !is(at(2 + verbs), &["of"]) {
+                out.extend(out_of_memory());
+                i += 2 + verbs;
+                continue;
+            }
+        }
+        out.push(tokens[i].clone());
+        i += 1;
+    }
+    out
 }
 
 fn remove_boilerplate(tokens: Vec<Token>) -> Vec<Token> {
@@ -558,7 +631,10 @@ pub fn features(text: &str) -> BTreeSet<String> {
 
 /// The features of one line of a pasted text.
 pub fn line_features(line: &str) -> BTreeSet<String> {
-    let mut f = features_of(&remove_boilerplate(line_tokens(line)), Reading::Pasted);
+    let mut f = features_of(
+        &out_of_memory_in_words(remove_boilerplate(line_tokens(line))),
+        Reading::Pasted,
+    );
     f.extend(figures(line));
     f.extend(xids(line));
     f
@@ -1162,6 +1238,28 @@ mod tests {
         let lone = tokens("CUDA error: initialization error");
         assert!(features_of(&lone, Reading::Case).contains("w:initialization error"));
         assert!(features_of(&lone, Reading::Pasted).contains("w:initialization error"));
+    }
+
+    #[test]
+    fn out_of_memory_in_other_words_is_read_as_out_of_memory() {
+        for text in [
+            "It results in subsequent OOMs.",
+            "an OOM error",
+            "GPU ram was out",
+            "the training ran out of GPU memory",
+            "the memory has run out",
+            "out of VRAM",
+        ] {
+            assert!(
+                features_of(&tokens(text), Reading::Pasted).contains("w:out of memory"),
+                "{text}: {:?}",
+                features_of(&tokens(text), Reading::Pasted)
+            );
+        }
+        // A clause that goes on with "of" says something else.
+        assert!(!features("the memory is out of sync").contains("w:out of memory"));
+        assert!(!features("OOM_SCORE_ADJ is set").contains("w:out of memory"));
+        assert!(line_features("subsequent OOMs").contains("w:out of memory"));
     }
 
     #[test]

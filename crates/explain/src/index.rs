@@ -40,6 +40,16 @@ pub struct Matcher {
     /// A library's error printed without a colon after it.
     #[serde(default)]
     pub library_errors: Vec<String>,
+    /// How a text says "out of memory" in other words
+    /// ([`features::out_of_memory_in_words`](crate::features::out_of_memory_in_words)).
+    #[serde(default)]
+    pub out_of_memory_abbreviations: Vec<String>,
+    #[serde(default)]
+    pub memory_words: Vec<String>,
+    #[serde(default)]
+    pub memory_qualifiers: Vec<String>,
+    #[serde(default)]
+    pub running_out_words: Vec<String>,
     /// What each figure feature says, shown among what matched.
     pub figure_words: Vec<(String, String)>,
     pub units: Vec<(String, f64)>,

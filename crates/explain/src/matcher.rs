@@ -19,6 +19,10 @@ impl Matcher {
             source_extensions: owned(features::SOURCE_EXTENSIONS),
             later_device_words: owned(features::LATER_DEVICE_WORDS),
             library_errors: owned(features::LIBRARY_ERRORS),
+            out_of_memory_abbreviations: owned(features::OUT_OF_MEMORY_ABBREVIATIONS),
+            memory_words: owned(features::MEMORY_WORDS),
+            memory_qualifiers: owned(features::MEMORY_QUALIFIERS),
+            running_out_words: owned(features::RUNNING_OUT_WORDS),
             figure_words: features::FIGURE_WORDS
                 .iter()
                 .map(|(f, w)| ((*f).to_owned(), (*w).to_owned()))

@@ -22,6 +22,10 @@
   var FIGURE_WORDS = [];
   var LATER_DEVICE_WORDS = [];
   var LIBRARY_ERRORS = [];
+  var OUT_OF_MEMORY_ABBREVIATIONS = [];
+  var MEMORY_WORDS = [];
+  var MEMORY_QUALIFIERS = [];
+  var RUNNING_OUT_WORDS = [];
 
   function configure(matcher) {
     GENERIC_WORDS = matcher.generic_words;
@@ -33,6 +37,10 @@
     FIGURE_WORDS = matcher.figure_words;
     LATER_DEVICE_WORDS = matcher.later_device_words;
     LIBRARY_ERRORS = matcher.library_errors;
+    OUT_OF_MEMORY_ABBREVIATIONS = matcher.out_of_memory_abbreviations;
+    MEMORY_WORDS = matcher.memory_words;
+    MEMORY_QUALIFIERS = matcher.memory_qualifiers;
+    RUNNING_OUT_WORDS = matcher.running_out_words;
     UNITS = {};
     matcher.units.forEach(function (u) { UNITS[u[0]] = u[1]; });
     ASYNCHRONOUS = matcher.asynchronous;
@@ -205,7 +213,44 @@
       all = all.concat(lineTokens(line));
       all.push(BREAK);
     });
-    return removeBoilerplate(all);
+    return outOfMemoryInWords(removeBoilerplate(all));
+  }
+
+  // As out_of_memory_in_words in features.rs: "OOMs", "out of GPU RAM",
+  // "memory ran out" read as "out of memory".
+  function outOfMemoryInWords(toks) {
+    function is(k, list) {
+      return k < toks.length && toks[k] !== BREAK && list.indexOf(lower(toks[k])) >= 0;
+    }
+    var out = [];
+    var i = 0;
+    while (i < toks.length) {
+      if (is(i, OUT_OF_MEMORY_ABBREVIATIONS)) {
+        out.push("out", "of", "memory");
+        i += 1;
+        continue;
+      }
+      if (is(i, ["out"]) && is(i + 1, ["of"])) {
+        var qualified = is(i + 2, MEMORY_QUALIFIERS) ? 1 : 0;
+        if (is(i + 2 + qualified, MEMORY_WORDS)) {
+          out.push("out", "of", "memory");
+          i += 3 + qualified;
+          continue;
+        }
+      }
+      if (is(i, MEMORY_WORDS)) {
+        var verbs = 0;
+        while (verbs < 2 && is(i + 1 + verbs, RUNNING_OUT_WORDS)) verbs++;
+        if (verbs > 0 && is(i + 1 + verbs, ["out"]) && !is(i + 2 + verbs, ["of"])) {
+          out.push("out", "of", "memory");
+          i += 2 + verbs;
+          continue;
+        }
+      }
+      out.push(toks[i]);
+      i += 1;
+    }
+    return out;
   }
 
   function isIdentifier(word) {
@@ -462,7 +507,7 @@
   }
 
   function lineFeatures(line) {
-    var f = featuresOf(removeBoilerplate(lineTokens(line)), true);
+    var f = featuresOf(outOfMemoryInWords(removeBoilerplate(lineTokens(line))), true);
     figures(line).forEach(function (x) { f.add(x); });
     xids(line).forEach(function (x) { f.add(x); });
     return f;
