@@ -38,7 +38,8 @@ pub const TIED_NOTE: &str = "The first {n} cases match this text equally: each i
      error in these words (its run returned them or users reported them), and the text alone does \
      not tell which one you hit. Their causes differ: read each cause below against what your \
      program does, or paste more of the log (the lines before the error, the output of a run with \
-     CUDA_LAUNCH_BLOCKING=1).";
+     CUDA_LAUNCH_BLOCKING=1). Cases whose own words the text holds (shown among what matched) come \
+     first among them.";
 
 /// Said where the text names an error and the first match's texts do not
 /// (`{names}`: the names as the text wrote them).
@@ -400,6 +401,37 @@ RuntimeError: No CUDA GPUs are available
             "{:?}",
             first_scenarios(answer)
         );
+    }
+
+    #[test]
+    fn a_case_s_own_words_order_the_cases_a_bare_out_of_memory_ties() {
+        let index = Index::embedded().unwrap();
+        let scenarios = |a: &Answer| {
+            a.matches
+                .iter()
+                .map(|m| m.scenario.clone())
+                .collect::<Vec<_>>()
+        };
+        let losses = explain(
+            &index,
+            "RuntimeError: CUDA error: out of memory\nafter some steps; I append each step's loss to a list to plot the graph",
+        );
+        assert!(losses.tied > 1, "{:?}", scenarios(&losses));
+        assert_first(&losses, "kept-loss-graphs");
+        assert!(
+            losses.matches[0]
+                .matched
+                .iter()
+                .any(|m| m.contains("loss") && m.contains("graph")),
+            "{:?}",
+            losses.matches[0].matched
+        );
+        let retry = explain(
+            &index,
+            "RuntimeError: CUDA error: out of memory\nI catch it and retry with a smaller batch, and every retry fails",
+        );
+        assert!(retry.tied > 1, "{:?}", scenarios(&retry));
+        assert_first(&retry, "unhandled-oom-path");
     }
 
     #[test]

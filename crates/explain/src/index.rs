@@ -60,6 +60,12 @@ pub struct Matcher {
     /// Said where the text names an error the first match's texts do not;
     /// `{names}`: those names.
     pub unnamed_note: String,
+    /// How what matched shows a case's own words; `{words}`: those words.
+    #[serde(default)]
+    pub own_words_said: String,
+    /// The most cases that may have a word for it to be their own.
+    #[serde(default)]
+    pub own_word_cases: usize,
     pub min_score: f64,
     pub first_error_weight: f64,
     pub other_error_weight: f64,

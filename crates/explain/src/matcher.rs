@@ -4,7 +4,7 @@
 //! `rank` and `answer`, which the index itself does not import.
 
 use crate::index::Matcher;
-use crate::{answer, features, rank};
+use crate::{answer, features, rank, vocabulary};
 
 impl Matcher {
     /// The constants this build ranks with.
@@ -35,6 +35,8 @@ impl Matcher {
             asynchronous_hint: answer::ASYNCHRONOUS_HINT.to_owned(),
             tied_note: answer::TIED_NOTE.to_owned(),
             unnamed_note: answer::UNNAMED_NOTE.to_owned(),
+            own_words_said: rank::OWN_WORDS_SAID.to_owned(),
+            own_word_cases: vocabulary::OWN_WORD_CASES,
             min_score: rank::MIN_SCORE,
             first_error_weight: rank::FIRST_ERROR_WEIGHT,
             other_error_weight: rank::OTHER_ERROR_WEIGHT,

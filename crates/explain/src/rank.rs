@@ -12,13 +12,17 @@
 //! the pasted text names an error (`CUDA_ERROR_LAUNCH_TIMEOUT`), the cases
 //! whose best text names it too come first: an error's name is what it is,
 //! and the words around it (a framework's "Call to … results in") only
-//! where it was raised. The book's page runs the same ranking
+//! where it was raised. Cases that score the same are ordered by how much
+//! of their own words ([`crate::vocabulary`]) the text holds: "loss" and
+//! "graph" lift kept-loss-graphs among the dozen cases a bare "out of
+//! memory" matches, "retry" unhandled-oom-path. The book's page runs the same ranking
 //! (`docs/src/explain/explain.js`).
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::features::{self, Reading, Token};
 use crate::index::{Case, Index};
+use crate::vocabulary::{self, Vocabulary};
 
 /// The least score that makes a match: one phrase or name that only a few
 /// cases hold, or several that many hold.
@@ -32,11 +36,16 @@ pub const FIRST_ERROR_WEIGHT: f64 = 2.0;
 /// the words around it (a TensorFlow preamble, an out-of-memory hint).
 pub const OTHER_ERROR_WEIGHT: f64 = 0.5;
 
+/// How what matched shows the case's own words the text holds
+/// (`{words}`), which order cases of the same score.
+pub const OWN_WORDS_SAID: &str = "(words of this case: {words})";
+
 pub struct Ranker<'a> {
     pub index: &'a Index,
     /// Each case's texts' features.
     text_features: Vec<Vec<BTreeSet<String>>>,
     weight: BTreeMap<String, f64>,
+    vocabulary: Vocabulary,
 }
 
 /// One case that matched, with what matched.
@@ -50,6 +59,10 @@ pub struct Ranked<'a> {
     /// The error names and message fragments of the text that matched, in
     /// the order they appear in it.
     pub matched: Vec<String>,
+    /// The case's own words the text holds ([`crate::vocabulary`]), in its
+    /// order, and their weight: what orders cases of the same score.
+    pub own_words: Vec<String>,
+    pub own_weight: f64,
 }
 
 /// An error the text shows, in the order it shows them.
@@ -87,6 +100,7 @@ impl<'a> Ranker<'a> {
             index,
             text_features,
             weight,
+            vocabulary: Vocabulary::new(index),
         }
     }
 
@@ -186,6 +200,7 @@ impl<'a> Ranker<'a> {
     /// reads them), for a caller that has them already.
     pub fn rank_with(&self, text: &str, errors: &[ErrorLine]) -> Vec<Ranked<'a>> {
         let tokens = features::tokens(text);
+        let pasted_words = vocabulary::words(text);
         let mut query = features::features_of(&tokens, Reading::Pasted);
         query.extend(features::figures(text));
         query.extend(features::xids(text));
@@ -251,8 +266,15 @@ impl<'a> Ranker<'a> {
                     score += self.weight(f) * boost;
                 }
             }
+            let own_words: Vec<String> = self
+                .vocabulary
+                .own_words_in(i, &pasted_words)
+                .into_iter()
+                .cloned()
+                .collect();
             if score >= MIN_SCORE {
                 let names_the_error = shared.iter().any(|f| features::is_error_name(f));
+                let own_weight = self.vocabulary.weight_in(i, &pasted_words);
                 ranked.push((
                     i,
                     total,
@@ -275,7 +297,14 @@ impl<'a> Ranker<'a> {
                                     .filter(|(f, _)| shared.contains(&f.to_string()))
                                     .map(|(_, words)| (*words).to_owned()),
                             )
+                            .chain(
+                                (!own_words.is_empty()).then(|| {
+                                    OWN_WORDS_SAID.replace("{words}", &own_words.join(", "))
+                                }),
+                            )
                             .collect(),
+                        own_words,
+                        own_weight,
                     },
                 ));
             }
@@ -284,6 +313,7 @@ impl<'a> Ranker<'a> {
             b.names_the_error
                 .cmp(&a.names_the_error)
                 .then(b.score.total_cmp(&a.score))
+                .then(b.own_weight.total_cmp(&a.own_weight))
                 .then(tb.total_cmp(ta))
                 .then(ia.cmp(ib))
         });

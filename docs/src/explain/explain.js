@@ -26,6 +26,8 @@
   var MEMORY_WORDS = [];
   var MEMORY_QUALIFIERS = [];
   var RUNNING_OUT_WORDS = [];
+  var OWN_WORDS_SAID = "";
+  var OWN_WORD_CASES = 0;
 
   function configure(matcher) {
     GENERIC_WORDS = matcher.generic_words;
@@ -41,6 +43,8 @@
     MEMORY_WORDS = matcher.memory_words;
     MEMORY_QUALIFIERS = matcher.memory_qualifiers;
     RUNNING_OUT_WORDS = matcher.running_out_words;
+    OWN_WORDS_SAID = matcher.own_words_said;
+    OWN_WORD_CASES = matcher.own_word_cases;
     UNITS = {};
     matcher.units.forEach(function (u) { UNITS[u[0]] = u[1]; });
     ASYNCHRONOUS = matcher.asynchronous;
@@ -513,6 +517,63 @@
     return f;
   }
 
+  // As word in vocabulary.rs: lowercased, a plural's ending dropped; null
+  // for a generic or function word, or two letters or fewer.
+  function vocabularyWord(w) {
+    w = lower(w);
+    if (w.length < 3 || GENERIC_WORDS.indexOf(w) >= 0 || FUNCTION_WORDS.indexOf(w) >= 0 ||
+      GENERIC_IDENTIFIERS.indexOf(w) >= 0) return null;
+    var ends = function (e) { return w.length >= e.length && w.slice(-e.length) === e; };
+    if (w.length > 4 && ends("ies")) return w.slice(0, -3) + "y";
+    if (ends("sses") || ends("ches") || ends("shes") || ends("xes")) return w.slice(0, -2);
+    if (w.length > 3 && ends("s") && !ends("ss") && !ends("us") && !ends("is")) return w.slice(0, -1);
+    return w;
+  }
+
+  // As words in vocabulary.rs: a text's words, each once, in its order.
+  function vocabularyWords(text) {
+    var out = [];
+    tokens(text).forEach(function (t) {
+      if (t === BREAK) return;
+      var w = vocabularyWord(t);
+      if (w !== null && out.indexOf(w) < 0) out.push(w);
+    });
+    return out;
+  }
+
+  // As Vocabulary::new in vocabulary.rs: each case's own words, with their
+  // weights.
+  function ownWords(index) {
+    var candidates = index.cases.map(function (c) {
+      var mine = new Set();
+      [c.title, c.cause, c.fix].forEach(function (t) {
+        vocabularyWords(t).forEach(function (w) { mine.add(w); });
+      });
+      var sources = new Map();
+      c.texts.forEach(function (t) {
+        vocabularyWords(t.text).forEach(function (w) {
+          if (!sources.has(w)) sources.set(w, new Set());
+          sources.get(w).add(t.from);
+        });
+      });
+      sources.forEach(function (from, w) { if (from.size >= 2) mine.add(w); });
+      return mine;
+    });
+    var holders = new Map();
+    candidates.forEach(function (mine) {
+      mine.forEach(function (w) { holders.set(w, (holders.get(w) || 0) + 1); });
+    });
+    var n = Math.max(index.cases.length, 1);
+    return candidates.map(function (mine) {
+      var own = new Map();
+      mine.forEach(function (w) {
+        var k = holders.get(w);
+        if (k <= OWN_WORD_CASES) own.set(w, Math.log(1 + n / k));
+      });
+      return own;
+    });
+  }
+
   function byteOrder(a, b) {
     return a < b ? -1 : a > b ? 1 : 0;
   }
@@ -533,6 +594,7 @@
     this.weight = new Map();
     var self = this;
     holders.forEach(function (k, f) { self.weight.set(f, Math.log(1 + n / k)); });
+    this.own = ownWords(index);
   }
 
   // As errors in rank.rs: warnings, information and table rows start no
@@ -586,6 +648,7 @@
     xids(text).forEach(function (x) { query.add(x); });
     var first = errs.length ? errs[0].features : new Set();
     var queryErrors = Array.from(query).filter(isErrorName);
+    var pastedWords = vocabularyWords(text);
     var ranked = [];
     this.index.cases.forEach(function (c, i) {
       // The best text (the first of equals), and all texts together.
@@ -614,6 +677,12 @@
         best.score += self.weight.get(f) * (first.has(f) ? FIRST_ERROR_WEIGHT : 1.0);
       });
       best.shared.sort(byteOrder);
+      // As rank.rs: the case's own words the text holds order cases of the
+      // same score, their weights summed in byte order.
+      var own = self.own[i];
+      var ownFound = pastedWords.filter(function (w) { return own.has(w); });
+      var ownWeight = 0;
+      ownFound.slice().sort(byteOrder).forEach(function (w) { ownWeight += own.get(w); });
       if (best.score >= MIN_SCORE) {
         var matched = matchedSpans(toks, new Set(best.shared)).map(function (m) {
           return asWritten(text, m) || m;
@@ -626,12 +695,17 @@
         FIGURE_WORDS.forEach(function (fw) {
           if (best.shared.indexOf(fw[0]) >= 0) matched.push(fw[1]);
         });
+        if (ownFound.length) matched.push(OWN_WORDS_SAID.replace("{words}", ownFound.join(", ")));
         var namesTheError = best.shared.some(isErrorName);
-        ranked.push({ i: i, total: total, case: c, score: best.score, namesTheError: namesTheError, matched: matched });
+        ranked.push({
+          i: i, total: total, case: c, score: best.score, namesTheError: namesTheError, matched: matched,
+          ownWeight: ownWeight,
+        });
       }
     });
     ranked.sort(function (a, b) {
-      return (b.namesTheError - a.namesTheError) || b.score - a.score || b.total - a.total || a.i - b.i;
+      return (b.namesTheError - a.namesTheError) || b.score - a.score || b.ownWeight - a.ownWeight ||
+        b.total - a.total || a.i - b.i;
     });
     return ranked;
   };
