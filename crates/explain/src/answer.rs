@@ -435,6 +435,16 @@ RuntimeError: No CUDA GPUs are available
     }
 
     #[test]
+    fn the_first_gpu_holding_memory_for_every_rank_is_found_in_other_words() {
+        let index = Index::embedded().unwrap();
+        let answer = explain(
+            &index,
+            "With four GPUs, every rank also puts some memory on GPU 0 beside its own GPU",
+        );
+        assert_first(&answer, "contexts-on-gpu-zero");
+    }
+
+    #[test]
     fn an_xid_number_names_the_driver_s_error() {
         let index = Index::embedded().unwrap();
         // A program's error, then the kernel's log: the Xid number decides,

@@ -771,7 +771,102 @@ pub fn figures(text: &str) -> Vec<String> {
     if text.lines().any(is_device_assertion) {
         out.push(DEVICE_ASSERTION.to_owned());
     }
+    if text.lines().any(first_gpu_holds_memory_for_others) {
+        out.push(FIRST_GPU_FOR_OTHERS.to_owned());
+    }
     out
+}
+
+/// The feature of a text that says the first GPU holds memory for the
+/// processes of other GPUs.
+pub const FIRST_GPU_FOR_OTHERS: &str = "fig:the-first-gpu-holds-memory-for-others";
+
+/// How a text names the first GPU, its number or its place: "GPU0", "GPU
+/// 0", "cuda:0", "rank 0", "the first GPU", "the main GPU".
+pub const FIRST_DEVICE_WORDS: &[&str] = &[
+    "gpu0",
+    "gpu 0",
+    "gpu:0",
+    "gpu #0",
+    "cuda:0",
+    "device 0",
+    "rank0",
+    "rank 0",
+    "rank-0",
+    "first gpu",
+    "primary gpu",
+    "main gpu",
+    "master gpu",
+];
+
+/// How a text names the other GPUs or their processes beside the first
+/// (a later GPU by its number counts too: "GPU 1", "GPUs 1, 2", "cuda:1").
+pub const OTHER_DEVICES_WORDS: &[&str] = &[
+    "other gpus",
+    "other gpu",
+    "other devices",
+    "other ranks",
+    "other rank",
+    "other processes",
+    "others",
+    "each rank",
+    "every rank",
+    "all ranks",
+    "each process",
+    "every process",
+    "all processes",
+    "each worker",
+    "every worker",
+];
+
+/// The words of a line that speak of memory.
+pub const MEMORY_AMOUNT_WORDS: &[&str] = &[
+    "memory", "mem", "space", "ram", "vram", "mib", "gib", "mb", "gb",
+];
+
+/// Whether a line says that the first GPU holds memory beside the other
+/// GPUs: it names the first GPU, the other GPUs (or their processes, or a
+/// later GPU by number) and memory. Device numbers are figures, dropped
+/// before phrases are read, so "the processes of GPUs 1, 2 and 3 use memory
+/// on GPU0" and "the first GPU has memory used by processes run on other
+/// GPUs" share no phrase; they say one thing, which is read here. The frame
+/// of PyTorch's out-of-memory message ("GPU 0 has a total capacity",
+/// "(GPU 0; …") names a GPU, not its place among others, and is no mention.
+pub fn first_gpu_holds_memory_for_others(line: &str) -> bool {
+    let lower = line.to_ascii_lowercase();
+    let bytes = lower.as_bytes();
+    let starts_a_word = |at: usize| at == 0 || !bytes[at - 1].is_ascii_alphanumeric();
+    let ends_a_word = |end: usize| bytes.get(end).is_none_or(|b| !b.is_ascii_alphanumeric());
+    let mentions = |words: &[&str], frame: &[&str]| {
+        words.iter().any(|w| {
+            lower.match_indices(w).any(|(at, _)| {
+                let end = at + w.len();
+                starts_a_word(at)
+                    && ends_a_word(end)
+                    && !frame.iter().any(|f| lower[end..].starts_with(f))
+            })
+        })
+    };
+    let first = mentions(FIRST_DEVICE_WORDS, &[" has a total capacity", ";"]);
+    let later_by_number = ["gpu", "gpus", "cuda:", "gpu:", "rank", "device"]
+        .iter()
+        .any(|prefix| {
+            lower.match_indices(prefix).any(|(at, _)| {
+                let rest = lower[at + prefix.len()..].trim_start_matches(' ');
+                let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+                starts_a_word(at)
+                    && digits.parse::<u32>().is_ok_and(|n| n >= 1)
+                    && rest[digits.len()..]
+                        .chars()
+                        .next()
+                        .is_none_or(|c| !c.is_ascii_alphanumeric())
+            })
+        });
+    let others = later_by_number || mentions(OTHER_DEVICES_WORDS, &[]);
+    let memory = lower
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .any(|w| MEMORY_AMOUNT_WORDS.contains(&w));
+    first && others && memory
 }
 
 /// The feature of a text that holds a kernel's failed assertion.
@@ -882,6 +977,10 @@ pub const FIGURE_WORDS: &[(&str, &str)] = &[
     (
         DEVICE_ASSERTION,
         "(a kernel's assertion failed: block, thread, Assertion … failed)",
+    ),
+    (
+        FIRST_GPU_FOR_OTHERS,
+        "(the first GPU holds memory beside the other GPUs or their processes)",
     ),
 ];
 
@@ -1238,6 +1337,33 @@ mod tests {
         let lone = tokens("CUDA error: initialization error");
         assert!(features_of(&lone, Reading::Case).contains("w:initialization error"));
         assert!(features_of(&lone, Reading::Pasted).contains("w:initialization error"));
+    }
+
+    #[test]
+    fn the_first_gpu_holding_memory_for_the_others_is_read_in_any_words() {
+        for line in [
+            "The processes that were spun up on GPUs 1, 2, and 3 are using almost a GB each of space on GPU0.",
+            "the first GPU is going to have some memory used by processes run on other GPUs",
+            "running a process with GPU 1 will occupy 1000m of memory in GPU 1, and 200m of memory in GPU 0",
+            "Memory used on GPU0 is much more than others",
+            "rank 0 has more threads than other rank, each holding a fragment of GPU memory",
+        ] {
+            assert!(first_gpu_holds_memory_for_others(line), "{line}");
+            assert!(figures(line).contains(&FIRST_GPU_FOR_OTHERS.to_owned()));
+        }
+        for line in [
+            // PyTorch's out-of-memory frame names GPU 0 and other processes.
+            "Tried to allocate 64.00 MiB. GPU 0 has a total capacity of 79.18 GiB of which 70.55 GiB is free. Process 841 has 950.00 MiB memory in use. Including non-PyTorch memory, this process has 1.72 GiB memory in use. Process 842 has 1.72 GiB memory in use.",
+            "Tried to allocate 20.00 MiB (GPU 0; 7.79 GiB total capacity; other processes hold memory)",
+            // The first GPU and others, no memory.
+            "GPU1 will wait for GPU0 in the allreduce",
+            // Memory on the first GPU alone.
+            "Taking up memory on the primary GPU loading from checkpoint",
+            // A GPU numbered 10 is no first GPU.
+            "GPU 10 and the other GPUs have memory left",
+        ] {
+            assert!(!first_gpu_holds_memory_for_others(line), "{line}");
+        }
     }
 
     #[test]

@@ -50,6 +50,14 @@ pub struct Matcher {
     pub memory_qualifiers: Vec<String>,
     #[serde(default)]
     pub running_out_words: Vec<String>,
+    /// How a line says the first GPU holds memory beside the others
+    /// ([`features::first_gpu_holds_memory_for_others`](crate::features::first_gpu_holds_memory_for_others)).
+    #[serde(default)]
+    pub first_device_words: Vec<String>,
+    #[serde(default)]
+    pub other_devices_words: Vec<String>,
+    #[serde(default)]
+    pub memory_amount_words: Vec<String>,
     /// What each figure feature says, shown among what matched.
     pub figure_words: Vec<(String, String)>,
     pub units: Vec<(String, f64)>,

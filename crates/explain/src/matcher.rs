@@ -23,6 +23,9 @@ impl Matcher {
             memory_words: owned(features::MEMORY_WORDS),
             memory_qualifiers: owned(features::MEMORY_QUALIFIERS),
             running_out_words: owned(features::RUNNING_OUT_WORDS),
+            first_device_words: owned(features::FIRST_DEVICE_WORDS),
+            other_devices_words: owned(features::OTHER_DEVICES_WORDS),
+            memory_amount_words: owned(features::MEMORY_AMOUNT_WORDS),
             figure_words: features::FIGURE_WORDS
                 .iter()
                 .map(|(f, w)| ((*f).to_owned(), (*w).to_owned()))

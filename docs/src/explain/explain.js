@@ -27,6 +27,9 @@
   var MEMORY_QUALIFIERS = [];
   var RUNNING_OUT_WORDS = [];
   var OWN_WORDS_SAID = "";
+  var FIRST_DEVICE_WORDS = [];
+  var OTHER_DEVICES_WORDS = [];
+  var MEMORY_AMOUNT_WORDS = [];
   var OWN_WORD_CASES = 0;
 
   function configure(matcher) {
@@ -44,6 +47,9 @@
     MEMORY_QUALIFIERS = matcher.memory_qualifiers;
     RUNNING_OUT_WORDS = matcher.running_out_words;
     OWN_WORDS_SAID = matcher.own_words_said;
+    FIRST_DEVICE_WORDS = matcher.first_device_words;
+    OTHER_DEVICES_WORDS = matcher.other_devices_words;
+    MEMORY_AMOUNT_WORDS = matcher.memory_amount_words;
     OWN_WORD_CASES = matcher.own_word_cases;
     UNITS = {};
     matcher.units.forEach(function (u) { UNITS[u[0]] = u[1]; });
@@ -421,7 +427,45 @@
     var out = oomFigures(text);
     if (namesALaterDevice(text)) out.push("fig:a-device-other-than-the-first");
     if (text.split("\n").some(isDeviceAssertion)) out.push("fig:a-kernel-s-assertion-failed");
+    if (text.split("\n").some(firstGpuHoldsMemoryForOthers)) out.push("fig:the-first-gpu-holds-memory-for-others");
     return out;
+  }
+
+  // As first_gpu_holds_memory_for_others in features.rs: a line that names
+  // the first GPU (not in an out-of-memory message's frame), the other GPUs
+  // or a later one by number, and memory.
+  function firstGpuHoldsMemoryForOthers(line) {
+    var low = lower_(line);
+    var alnum = function (c) { return c !== undefined && /[a-z0-9]/.test(c); };
+    var startsAWord = function (at) { return at === 0 || !alnum(low[at - 1]); };
+    function mentions(words, frame) {
+      return words.some(function (w) {
+        var at = low.indexOf(w);
+        while (at >= 0) {
+          var end = at + w.length;
+          if (startsAWord(at) && !alnum(low[end]) &&
+            !frame.some(function (f) { return low.startsWith(f, end); })) return true;
+          at = low.indexOf(w, at + 1);
+        }
+        return false;
+      });
+    }
+    var first = mentions(FIRST_DEVICE_WORDS, [" has a total capacity", ";"]);
+    var laterByNumber = ["gpu", "gpus", "cuda:", "gpu:", "rank", "device"].some(function (prefix) {
+      var at = low.indexOf(prefix);
+      while (at >= 0) {
+        var rest = low.slice(at + prefix.length).replace(/^ +/, "");
+        var digits = /^[0-9]*/.exec(rest)[0];
+        if (startsAWord(at) && digits.length > 0 && parseInt(digits, 10) >= 1 && !alnum(rest[digits.length])) {
+          return true;
+        }
+        at = low.indexOf(prefix, at + 1);
+      }
+      return false;
+    });
+    var others = laterByNumber || mentions(OTHER_DEVICES_WORDS, []);
+    var memory = low.split(/[^a-z0-9]/).some(function (w) { return MEMORY_AMOUNT_WORDS.indexOf(w) >= 0; });
+    return first && others && memory;
   }
 
   // As is_device_assertion in features.rs: what a kernel's failed assert prints.
