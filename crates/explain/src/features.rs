@@ -777,6 +777,20 @@ pub fn figures(text: &str) -> Vec<String> {
     out
 }
 
+/// What compute-sanitizer's memcheck writes where an access fell outside
+/// every allocation: "Address 0x7f47f601277c is out of bounds", "Access at
+/// 0x0 is out of bounds".
+pub const OUT_OF_BOUNDS_REPORT: &str = "is out of bounds";
+
+/// Whether the text holds memcheck's report of an out-of-bounds access: a
+/// line of the report (`=========`) that gives that reason.
+pub fn reports_an_out_of_bounds_access(text: &str) -> bool {
+    text.lines().any(|l| {
+        l.trim_start().starts_with("=========")
+            && l.to_ascii_lowercase().contains(OUT_OF_BOUNDS_REPORT)
+    })
+}
+
 /// The feature of a text that says the first GPU holds memory for the
 /// processes of other GPUs.
 pub const FIRST_GPU_FOR_OTHERS: &str = "fig:the-first-gpu-holds-memory-for-others";
@@ -1364,6 +1378,18 @@ mod tests {
         ] {
             assert!(!first_gpu_holds_memory_for_others(line), "{line}");
         }
+    }
+
+    #[test]
+    fn memcheck_s_out_of_bounds_reason_is_read_on_its_report_s_lines_only() {
+        let report = "========= Invalid __global__ write of size 8 bytes\n=========     at compress(const unsigned int *)+0x4bd0\n=========     Access at 0x0 is out of bounds\n";
+        assert!(reports_an_out_of_bounds_access(report));
+        assert!(!reports_an_out_of_bounds_access(
+            "========= Invalid __global__ read of size 16 bytes\n=========     Address 0x10a8 is misaligned"
+        ));
+        assert!(!reports_an_out_of_bounds_access(
+            "Assertion `index out of bounds` failed: the index is out of bounds"
+        ));
     }
 
     #[test]

@@ -58,6 +58,10 @@ pub struct Matcher {
     pub other_devices_words: Vec<String>,
     #[serde(default)]
     pub memory_amount_words: Vec<String>,
+    /// What compute-sanitizer writes where an access fell outside every
+    /// allocation.
+    #[serde(default)]
+    pub out_of_bounds_report: String,
     /// What each figure feature says, shown among what matched.
     pub figure_words: Vec<(String, String)>,
     pub units: Vec<(String, f64)>,
@@ -68,6 +72,10 @@ pub struct Matcher {
     /// Said where the text names an error the first match's texts do not;
     /// `{names}`: those names.
     pub unnamed_note: String,
+    /// Said where the text is compute-sanitizer's report of an
+    /// out-of-bounds access alone.
+    #[serde(default)]
+    pub out_of_bounds_note: String,
     /// How what matched shows a case's own words; `{words}`: those words.
     #[serde(default)]
     pub own_words_said: String,

@@ -26,6 +26,7 @@ impl Matcher {
             first_device_words: owned(features::FIRST_DEVICE_WORDS),
             other_devices_words: owned(features::OTHER_DEVICES_WORDS),
             memory_amount_words: owned(features::MEMORY_AMOUNT_WORDS),
+            out_of_bounds_report: features::OUT_OF_BOUNDS_REPORT.to_owned(),
             figure_words: features::FIGURE_WORDS
                 .iter()
                 .map(|(f, w)| ((*f).to_owned(), (*w).to_owned()))
@@ -38,6 +39,7 @@ impl Matcher {
             asynchronous_hint: answer::ASYNCHRONOUS_HINT.to_owned(),
             tied_note: answer::TIED_NOTE.to_owned(),
             unnamed_note: answer::UNNAMED_NOTE.to_owned(),
+            out_of_bounds_note: answer::OUT_OF_BOUNDS_NOTE.to_owned(),
             own_words_said: rank::OWN_WORDS_SAID.to_owned(),
             own_word_cases: vocabulary::OWN_WORD_CASES,
             min_score: rank::MIN_SCORE,

@@ -46,6 +46,9 @@ pub struct Ranker<'a> {
     text_features: Vec<Vec<BTreeSet<String>>>,
     weight: BTreeMap<String, f64>,
     vocabulary: Vocabulary,
+    /// The features of the texts the cases' variants returned in the run:
+    /// the runtime's and the libraries' own messages.
+    run_features: BTreeSet<String>,
 }
 
 /// One case that matched, with what matched.
@@ -96,12 +99,46 @@ impl<'a> Ranker<'a> {
             .into_iter()
             .map(|(f, k)| (f, (1.0 + n / k as f64).ln()))
             .collect();
+        let run_features = index
+            .cases
+            .iter()
+            .zip(&text_features)
+            .flat_map(|(c, texts)| c.texts.iter().zip(texts))
+            .filter(|(t, _)| t.from == "run")
+            .flat_map(|(_, f)| f.iter().filter(|x| !x.starts_with("fig:")).cloned())
+            .collect();
         Ranker {
             index,
             text_features,
             weight,
             vocabulary: Vocabulary::new(index),
+            run_features,
         }
+    }
+
+    /// The features a pasted text is matched on.
+    fn query(&self, text: &str, tokens: &[Token]) -> BTreeSet<String> {
+        let mut query = features::features_of(tokens, Reading::Pasted);
+        query.extend(features::figures(text));
+        query.extend(features::xids(text));
+        query
+    }
+
+    /// Whether the text is compute-sanitizer's report of an out-of-bounds
+    /// access and no error of the runtime beside it: no error's name, no
+    /// message a case's run returned ("an illegal memory access was
+    /// encountered"). The report is a diagnosis already, of the kernel's
+    /// own indexing, which no case reproduces as such; the words around it
+    /// ("Invalid __global__ write of size", a user's "out-of-bounds") are
+    /// every such report's, and would name a case that did not happen.
+    pub fn only_an_out_of_bounds_access(&self, text: &str) -> bool {
+        if !features::reports_an_out_of_bounds_access(text) {
+            return false;
+        }
+        let query = self.query(text, &features::tokens(text));
+        !query
+            .iter()
+            .any(|f| features::is_error_name(f) || self.run_features.contains(f))
     }
 
     /// The weight of a feature, 0 where no case holds it.
@@ -199,11 +236,12 @@ impl<'a> Ranker<'a> {
     /// [`rank`](Self::rank), given the text's errors (as [`errors`](Self::errors)
     /// reads them), for a caller that has them already.
     pub fn rank_with(&self, text: &str, errors: &[ErrorLine]) -> Vec<Ranked<'a>> {
+        if self.only_an_out_of_bounds_access(text) {
+            return Vec::new();
+        }
         let tokens = features::tokens(text);
         let pasted_words = vocabulary::words(text);
-        let mut query = features::features_of(&tokens, Reading::Pasted);
-        query.extend(features::figures(text));
-        query.extend(features::xids(text));
+        let query = self.query(text, &tokens);
         let empty = BTreeSet::new();
         let first: &BTreeSet<String> = errors.first().map_or(&empty, |e| &e.features);
         let mut ranked: Vec<(usize, f64, Ranked<'a>)> = Vec::new();

@@ -27,6 +27,7 @@
   var MEMORY_QUALIFIERS = [];
   var RUNNING_OUT_WORDS = [];
   var OWN_WORDS_SAID = "";
+  var OUT_OF_BOUNDS_REPORT = "";
   var FIRST_DEVICE_WORDS = [];
   var OTHER_DEVICES_WORDS = [];
   var MEMORY_AMOUNT_WORDS = [];
@@ -47,6 +48,7 @@
     MEMORY_QUALIFIERS = matcher.memory_qualifiers;
     RUNNING_OUT_WORDS = matcher.running_out_words;
     OWN_WORDS_SAID = matcher.own_words_said;
+    OUT_OF_BOUNDS_REPORT = matcher.out_of_bounds_report;
     FIRST_DEVICE_WORDS = matcher.first_device_words;
     OTHER_DEVICES_WORDS = matcher.other_devices_words;
     MEMORY_AMOUNT_WORDS = matcher.memory_amount_words;
@@ -639,6 +641,16 @@
     var self = this;
     holders.forEach(function (k, f) { self.weight.set(f, Math.log(1 + n / k)); });
     this.own = ownWords(index);
+    // The features of the texts the cases' variants returned in the run.
+    this.runFeatures = new Set();
+    index.cases.forEach(function (c, ci) {
+      c.texts.forEach(function (t, ti) {
+        if (t.from !== "run") return;
+        self.textFeatures[ci][ti].forEach(function (f) {
+          if (f.indexOf("fig:") !== 0) self.runFeatures.add(f);
+        });
+      });
+    });
   }
 
   // As errors in rank.rs: warnings, information and table rows start no
@@ -679,6 +691,27 @@
     return out;
   };
 
+  // As Ranker::query in rank.rs: the features a pasted text is matched on.
+  Ranker.prototype.query = function (text, toks) {
+    var query = featuresOf(toks, true);
+    figures(text).forEach(function (x) { query.add(x); });
+    xids(text).forEach(function (x) { query.add(x); });
+    return query;
+  };
+
+  // As only_an_out_of_bounds_access in rank.rs: compute-sanitizer's report
+  // of an out-of-bounds access, and no error of the runtime beside it.
+  Ranker.prototype.onlyAnOutOfBoundsAccess = function (text) {
+    var report = lines(text).some(function (l) {
+      return l.trimStart().startsWith("=========") && lower_(l).indexOf(OUT_OF_BOUNDS_REPORT) >= 0;
+    });
+    if (!report) return false;
+    var self = this;
+    return !Array.from(this.query(text, tokens(text))).some(function (f) {
+      return isErrorName(f) || self.runFeatures.has(f);
+    });
+  };
+
   Ranker.prototype.rank = function (text) {
     return this.rankWith(text, this.errors(text));
   };
@@ -686,10 +719,9 @@
   // rank(), given the text's errors, for a caller that has them already.
   Ranker.prototype.rankWith = function (text, errs) {
     var self = this;
+    if (this.onlyAnOutOfBoundsAccess(text)) return [];
     var toks = tokens(text);
-    var query = featuresOf(toks, true);
-    figures(text).forEach(function (x) { query.add(x); });
-    xids(text).forEach(function (x) { query.add(x); });
+    var query = this.query(text, toks);
     var first = errs.length ? errs[0].features : new Set();
     var queryErrors = Array.from(query).filter(isErrorName);
     var pastedWords = vocabularyWords(text);
@@ -832,6 +864,7 @@
       matches: matches,
       tied: tied,
       unmatched_names: unmatched,
+      out_of_bounds: ranker.onlyAnOutOfBoundsAccess(text),
     };
   }
 
