@@ -38,7 +38,19 @@ pub const TIED_NOTE: &str = "The first {n} cases match this text equally: each i
      error in these words (its run returned them or users reported them), and the text alone does \
      not tell which one you hit. Their causes differ: read each cause below against what your \
      program does, or paste more of the log (the lines before the error, the output of a run with \
-     CUDA_LAUNCH_BLOCKING=1).";
+     CUDA_LAUNCH_BLOCKING=1). Cases whose own words the text holds (shown among what matched) come \
+     first among them.";
+
+/// Said where the text is compute-sanitizer's report of an out-of-bounds
+/// access and no error of the runtime beside it
+/// ([`Ranker::only_an_out_of_bounds_access`]).
+pub const OUT_OF_BOUNDS_NOTE: &str = "compute-sanitizer reports an access outside every \
+     allocation: a kernel read or wrote out of bounds (the report's `at` line names it, \
+     `CUDA_LAUNCH_BLOCKING=1` or `-lineinfo` the line), a bug of its own indexing, which no case \
+     reproduces as such. What follows such a fault is sticky-error's: the context is lost, and \
+     every later call in the process fails with \"an illegal memory access was encountered\"; \
+     index-overflow is one way an index runs past its allocation (a 32-bit index past 2^31 \
+     elements).";
 
 /// Said where the text names an error and the first match's texts do not
 /// (`{names}`: the names as the text wrote them).
@@ -61,6 +73,10 @@ pub struct Answer {
     /// match's texts hold none of them ([`UNNAMED_NOTE`]).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unmatched_names: Vec<String>,
+    /// The text is compute-sanitizer's report of an out-of-bounds access,
+    /// which no case reproduces ([`OUT_OF_BOUNDS_NOTE`]).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub out_of_bounds: bool,
     /// Where no reproduced case matches: a report to file, prefilled.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub report: Option<String>,
@@ -112,6 +128,7 @@ pub fn explain(index: &Index, text: &str) -> Answer {
         matches,
         tied,
         unmatched_names,
+        out_of_bounds: ranker.only_an_out_of_bounds_access(text),
         report,
     }
 }
@@ -399,6 +416,76 @@ RuntimeError: No CUDA GPUs are available
             expected,
             "{:?}",
             first_scenarios(answer)
+        );
+    }
+
+    #[test]
+    fn a_case_s_own_words_order_the_cases_a_bare_out_of_memory_ties() {
+        let index = Index::embedded().unwrap();
+        let scenarios = |a: &Answer| {
+            a.matches
+                .iter()
+                .map(|m| m.scenario.clone())
+                .collect::<Vec<_>>()
+        };
+        let losses = explain(
+            &index,
+            "RuntimeError: CUDA error: out of memory\nafter some steps; I append each step's loss to a list to plot the graph",
+        );
+        assert!(losses.tied > 1, "{:?}", scenarios(&losses));
+        assert_first(&losses, "kept-loss-graphs");
+        assert!(
+            losses.matches[0]
+                .matched
+                .iter()
+                .any(|m| m.contains("loss") && m.contains("graph")),
+            "{:?}",
+            losses.matches[0].matched
+        );
+        let retry = explain(
+            &index,
+            "RuntimeError: CUDA error: out of memory\nI catch it and retry with a smaller batch, and every retry fails",
+        );
+        assert!(retry.tied > 1, "{:?}", scenarios(&retry));
+        assert_first(&retry, "unhandled-oom-path");
+    }
+
+    #[test]
+    fn the_first_gpu_holding_memory_for_every_rank_is_found_in_other_words() {
+        let index = Index::embedded().unwrap();
+        let answer = explain(
+            &index,
+            "With four GPUs, every rank also puts some memory on GPU 0 beside its own GPU",
+        );
+        assert_first(&answer, "contexts-on-gpu-zero");
+    }
+
+    #[test]
+    fn a_sanitizer_s_out_of_bounds_report_alone_names_no_case() {
+        let index = Index::embedded().unwrap();
+        let report = "\
+========= COMPUTE-SANITIZER
+========= Invalid __global__ write of size 8 bytes
+=========     at scatter(const int *, float *, int)+0x4bd0
+=========     by thread (16,0,0) in block (0,0,0)
+=========     Access at 0x0 is out of bounds
+=========     and is 140229602181120 bytes before the nearest allocation at 0x7f89bfa00000 of size 1020 bytes
+";
+        let answer = explain(&index, report);
+        assert!(answer.matches.is_empty(), "{:?}", first_scenarios(&answer));
+        assert!(answer.out_of_bounds && answer.report.is_some());
+        // With the runtime's error after it, the fault's aftermath is a case.
+        let answer = explain(
+            &index,
+            &format!(
+                "{report}RuntimeError: CUDA error: an illegal memory access was encountered\n"
+            ),
+        );
+        assert!(!answer.out_of_bounds);
+        assert!(
+            answer.matches.iter().any(|m| m.scenario == "sticky-error"),
+            "{:?}",
+            first_scenarios(&answer)
         );
     }
 

@@ -4,7 +4,9 @@ use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::answer::{self, ASYNCHRONOUS_HINT, Answer, Match, TIED_NOTE, UNNAMED_NOTE};
+use crate::answer::{
+    self, ASYNCHRONOUS_HINT, Answer, Match, OUT_OF_BOUNDS_NOTE, TIED_NOTE, UNNAMED_NOTE,
+};
 use crate::index::Index;
 
 /// Exit codes of `explain`, as `casebook_report::Exit` has them (a test
@@ -150,6 +152,9 @@ pub fn render(answer: &Answer) -> String {
     if answer.tied > 1 {
         out.push_str(&TIED_NOTE.replace("{n}", &answer.tied.to_string()));
         out.push_str("\n\n");
+    }
+    if answer.out_of_bounds {
+        out.push_str(&format!("Note: {OUT_OF_BOUNDS_NOTE}\n\n"));
     }
     if !answer.unmatched_names.is_empty() {
         out.push_str(&UNNAMED_NOTE.replace("{names}", &answer.unmatched_names.join(", ")));

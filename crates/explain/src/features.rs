@@ -14,7 +14,9 @@
 //!    chunk or figure, and each line's end, is a break: no phrase spans it.
 //! 3. The sentences frameworks append to every CUDA error (PyTorch's
 //!    "CUDA kernel errors might be asynchronously reported …") are removed,
-//!    word for word, and leave a break.
+//!    word for word, and leave a break. What users write for "out of
+//!    memory" ("OOMs", "ran out of GPU RAM", "memory was out") is read as
+//!    those three words ([`out_of_memory_in_words`]).
 //! 4. Features: every identifier (a word with `_` inside, or camelCase) that
 //!    is not a generic one (`RuntimeError`), as `id:<word>`; and every three
 //!    consecutive words without a break, lowercased, as `w:<a> <b> <c>`, and
@@ -351,7 +353,78 @@ pub fn tokens(text: &str) -> Vec<Token> {
         all.extend(line_tokens(line));
         all.push(Token::Break);
     }
-    remove_boilerplate(all)
+    out_of_memory_in_words(remove_boilerplate(all))
+}
+
+/// Abbreviations users write for "out of memory" ("subsequent OOMs", "an
+/// OOM error"): read as the three words.
+pub const OUT_OF_MEMORY_ABBREVIATIONS: &[&str] = &["oom", "ooms"];
+
+/// The words for the memory that ran out: "out of GPU RAM" is "out of
+/// memory".
+pub const MEMORY_WORDS: &[&str] = &["memory", "ram", "vram"];
+
+/// Words that say whose memory ran out, between "out of" and the memory
+/// ("out of GPU memory", "out of CUDA memory"): dropped there.
+pub const MEMORY_QUALIFIERS: &[&str] = &["gpu", "cuda", "device", "video", "graphics"];
+
+/// The verbs between a memory and "out" ("the memory ran out", "GPU ram
+/// was out", "memory has run out"): such a clause is "out of memory".
+pub const RUNNING_OUT_WORDS: &[&str] = &[
+    "is", "was", "has", "had", "have", "ran", "run", "runs", "running", "went", "goes", "got",
+];
+
+/// Step 3, last: the ways a text says "out of memory" in other words, read as
+/// those three words, so that a user's "OOMs" or "ran out of GPU RAM" shares
+/// the phrase of the message every out-of-memory case holds. A case's texts
+/// are read the same way.
+pub fn out_of_memory_in_words(tokens: Vec<Token>) -> Vec<Token> {
+    let lower = |t: &Token| match t {
+        Token::Word(w) => w.to_ascii_lowercase(),
+        Token::Break => String::new(),
+    };
+    let is =
+        |t: Option<&Token>, list: &[&str]| t.is_some_and(|t| list.contains(&lower(t).as_str()));
+    let out_of_memory = || {
+        ["out", "of", "memory"]
+            .iter()
+            .map(|w| Token::Word((*w).to_owned()))
+            .collect::<Vec<_>>()
+    };
+    let mut out = Vec::with_capacity(tokens.len());
+    let mut i = 0;
+    while i < tokens.len() {
+        let at = |k: usize| tokens.get(i + k);
+        if is(at(0), OUT_OF_MEMORY_ABBREVIATIONS) {
+            out.extend(out_of_memory());
+            i += 1;
+            continue;
+        }
+        // "out of [GPU] RAM"
+        if is(at(0), &["out"]) && is(at(1), &["of"]) {
+            let qualified = usize::from(is(at(2), MEMORY_QUALIFIERS));
+            if is(at(2 + qualified), MEMORY_WORDS) {
+                out.extend(out_of_memory());
+                i += 3 + qualified;
+                continue;
+            }
+        }
+        // "[the] memory ran out", "RAM was out", "memory has run out", not
+        // followed by "of" ("memory is out of sync").
+        if is(at(0), MEMORY_WORDS) {
+            let verbs = (1..=2)
+                .take_while(|&k| is(at(k), RUNNING_OUT_WORDS))
+                .count();
+            if verbs > 0 && is(at(1 + verbs), &["out"]) && !is(at(2 + verbs), &["of"]) {
+                out.extend(out_of_memory());
+                i += 2 + verbs;
+                continue;
+            }
+        }
+        out.push(tokens[i].clone());
+        i += 1;
+    }
+    out
 }
 
 fn remove_boilerplate(tokens: Vec<Token>) -> Vec<Token> {
@@ -558,7 +631,10 @@ pub fn features(text: &str) -> BTreeSet<String> {
 
 /// The features of one line of a pasted text.
 pub fn line_features(line: &str) -> BTreeSet<String> {
-    let mut f = features_of(&remove_boilerplate(line_tokens(line)), Reading::Pasted);
+    let mut f = features_of(
+        &out_of_memory_in_words(remove_boilerplate(line_tokens(line))),
+        Reading::Pasted,
+    );
     f.extend(figures(line));
     f.extend(xids(line));
     f
@@ -695,7 +771,116 @@ pub fn figures(text: &str) -> Vec<String> {
     if text.lines().any(is_device_assertion) {
         out.push(DEVICE_ASSERTION.to_owned());
     }
+    if text.lines().any(first_gpu_holds_memory_for_others) {
+        out.push(FIRST_GPU_FOR_OTHERS.to_owned());
+    }
     out
+}
+
+/// What compute-sanitizer's memcheck writes where an access fell outside
+/// every allocation: "Address 0x7f47f601277c is out of bounds", "Access at
+/// 0x0 is out of bounds".
+pub const OUT_OF_BOUNDS_REPORT: &str = "is out of bounds";
+
+/// Whether the text holds memcheck's report of an out-of-bounds access: a
+/// line of the report (`=========`) that gives that reason.
+pub fn reports_an_out_of_bounds_access(text: &str) -> bool {
+    text.lines().any(|l| {
+        l.trim_start().starts_with("=========")
+            && l.to_ascii_lowercase().contains(OUT_OF_BOUNDS_REPORT)
+    })
+}
+
+/// The feature of a text that says the first GPU holds memory for the
+/// processes of other GPUs.
+pub const FIRST_GPU_FOR_OTHERS: &str = "fig:the-first-gpu-holds-memory-for-others";
+
+/// How a text names the first GPU, its number or its place: "GPU0", "GPU
+/// 0", "cuda:0", "rank 0", "the first GPU", "the main GPU".
+pub const FIRST_DEVICE_WORDS: &[&str] = &[
+    "gpu0",
+    "gpu 0",
+    "gpu:0",
+    "gpu #0",
+    "cuda:0",
+    "device 0",
+    "rank0",
+    "rank 0",
+    "rank-0",
+    "first gpu",
+    "primary gpu",
+    "main gpu",
+    "master gpu",
+];
+
+/// How a text names the other GPUs or their processes beside the first
+/// (a later GPU by its number counts too: "GPU 1", "GPUs 1, 2", "cuda:1").
+pub const OTHER_DEVICES_WORDS: &[&str] = &[
+    "other gpus",
+    "other gpu",
+    "other devices",
+    "other ranks",
+    "other rank",
+    "other processes",
+    "others",
+    "each rank",
+    "every rank",
+    "all ranks",
+    "each process",
+    "every process",
+    "all processes",
+    "each worker",
+    "every worker",
+];
+
+/// The words of a line that speak of memory.
+pub const MEMORY_AMOUNT_WORDS: &[&str] = &[
+    "memory", "mem", "space", "ram", "vram", "mib", "gib", "mb", "gb",
+];
+
+/// Whether a line says that the first GPU holds memory beside the other
+/// GPUs: it names the first GPU, the other GPUs (or their processes, or a
+/// later GPU by number) and memory. Device numbers are figures, dropped
+/// before phrases are read, so "the processes of GPUs 1, 2 and 3 use memory
+/// on GPU0" and "the first GPU has memory used by processes run on other
+/// GPUs" share no phrase; they say one thing, which is read here. The frame
+/// of PyTorch's out-of-memory message ("GPU 0 has a total capacity",
+/// "(GPU 0; …") names a GPU, not its place among others, and is no mention.
+pub fn first_gpu_holds_memory_for_others(line: &str) -> bool {
+    let lower = line.to_ascii_lowercase();
+    let bytes = lower.as_bytes();
+    let starts_a_word = |at: usize| at == 0 || !bytes[at - 1].is_ascii_alphanumeric();
+    let ends_a_word = |end: usize| bytes.get(end).is_none_or(|b| !b.is_ascii_alphanumeric());
+    let mentions = |words: &[&str], frame: &[&str]| {
+        words.iter().any(|w| {
+            lower.match_indices(w).any(|(at, _)| {
+                let end = at + w.len();
+                starts_a_word(at)
+                    && ends_a_word(end)
+                    && !frame.iter().any(|f| lower[end..].starts_with(f))
+            })
+        })
+    };
+    let first = mentions(FIRST_DEVICE_WORDS, &[" has a total capacity", ";"]);
+    let later_by_number = ["gpu", "gpus", "cuda:", "gpu:", "rank", "device"]
+        .iter()
+        .any(|prefix| {
+            lower.match_indices(prefix).any(|(at, _)| {
+                let rest = lower[at + prefix.len()..].trim_start_matches(' ');
+                let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+                starts_a_word(at)
+                    && digits.parse::<u32>().is_ok_and(|n| n >= 1)
+                    && rest[digits.len()..]
+                        .chars()
+                        .next()
+                        .is_none_or(|c| !c.is_ascii_alphanumeric())
+            })
+        });
+    let others = later_by_number || mentions(OTHER_DEVICES_WORDS, &[]);
+    let memory = lower
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .any(|w| MEMORY_AMOUNT_WORDS.contains(&w));
+    first && others && memory
 }
 
 /// The feature of a text that holds a kernel's failed assertion.
@@ -806,6 +991,10 @@ pub const FIGURE_WORDS: &[(&str, &str)] = &[
     (
         DEVICE_ASSERTION,
         "(a kernel's assertion failed: block, thread, Assertion … failed)",
+    ),
+    (
+        FIRST_GPU_FOR_OTHERS,
+        "(the first GPU holds memory beside the other GPUs or their processes)",
     ),
 ];
 
@@ -1162,6 +1351,67 @@ mod tests {
         let lone = tokens("CUDA error: initialization error");
         assert!(features_of(&lone, Reading::Case).contains("w:initialization error"));
         assert!(features_of(&lone, Reading::Pasted).contains("w:initialization error"));
+    }
+
+    #[test]
+    fn the_first_gpu_holding_memory_for_the_others_is_read_in_any_words() {
+        for line in [
+            "The processes that were spun up on GPUs 1, 2, and 3 are using almost a GB each of space on GPU0.",
+            "the first GPU is going to have some memory used by processes run on other GPUs",
+            "running a process with GPU 1 will occupy 1000m of memory in GPU 1, and 200m of memory in GPU 0",
+            "Memory used on GPU0 is much more than others",
+            "rank 0 has more threads than other rank, each holding a fragment of GPU memory",
+        ] {
+            assert!(first_gpu_holds_memory_for_others(line), "{line}");
+            assert!(figures(line).contains(&FIRST_GPU_FOR_OTHERS.to_owned()));
+        }
+        for line in [
+            // PyTorch's out-of-memory frame names GPU 0 and other processes.
+            "Tried to allocate 64.00 MiB. GPU 0 has a total capacity of 79.18 GiB of which 70.55 GiB is free. Process 841 has 950.00 MiB memory in use. Including non-PyTorch memory, this process has 1.72 GiB memory in use. Process 842 has 1.72 GiB memory in use.",
+            "Tried to allocate 20.00 MiB (GPU 0; 7.79 GiB total capacity; other processes hold memory)",
+            // The first GPU and others, no memory.
+            "GPU1 will wait for GPU0 in the allreduce",
+            // Memory on the first GPU alone.
+            "Taking up memory on the primary GPU loading from checkpoint",
+            // A GPU numbered 10 is no first GPU.
+            "GPU 10 and the other GPUs have memory left",
+        ] {
+            assert!(!first_gpu_holds_memory_for_others(line), "{line}");
+        }
+    }
+
+    #[test]
+    fn memcheck_s_out_of_bounds_reason_is_read_on_its_report_s_lines_only() {
+        let report = "========= Invalid __global__ write of size 8 bytes\n=========     at compress(const unsigned int *)+0x4bd0\n=========     Access at 0x0 is out of bounds\n";
+        assert!(reports_an_out_of_bounds_access(report));
+        assert!(!reports_an_out_of_bounds_access(
+            "========= Invalid __global__ read of size 16 bytes\n=========     Address 0x10a8 is misaligned"
+        ));
+        assert!(!reports_an_out_of_bounds_access(
+            "Assertion `index out of bounds` failed: the index is out of bounds"
+        ));
+    }
+
+    #[test]
+    fn out_of_memory_in_other_words_is_read_as_out_of_memory() {
+        for text in [
+            "It results in subsequent OOMs.",
+            "an OOM error",
+            "GPU ram was out",
+            "the training ran out of GPU memory",
+            "the memory has run out",
+            "out of VRAM",
+        ] {
+            assert!(
+                features_of(&tokens(text), Reading::Pasted).contains("w:out of memory"),
+                "{text}: {:?}",
+                features_of(&tokens(text), Reading::Pasted)
+            );
+        }
+        // A clause that goes on with "of" says something else.
+        assert!(!features("the memory is out of sync").contains("w:out of memory"));
+        assert!(!features("OOM_SCORE_ADJ is set").contains("w:out of memory"));
+        assert!(line_features("subsequent OOMs").contains("w:out of memory"));
     }
 
     #[test]

@@ -40,6 +40,28 @@ pub struct Matcher {
     /// A library's error printed without a colon after it.
     #[serde(default)]
     pub library_errors: Vec<String>,
+    /// How a text says "out of memory" in other words
+    /// ([`features::out_of_memory_in_words`](crate::features::out_of_memory_in_words)).
+    #[serde(default)]
+    pub out_of_memory_abbreviations: Vec<String>,
+    #[serde(default)]
+    pub memory_words: Vec<String>,
+    #[serde(default)]
+    pub memory_qualifiers: Vec<String>,
+    #[serde(default)]
+    pub running_out_words: Vec<String>,
+    /// How a line says the first GPU holds memory beside the others
+    /// ([`features::first_gpu_holds_memory_for_others`](crate::features::first_gpu_holds_memory_for_others)).
+    #[serde(default)]
+    pub first_device_words: Vec<String>,
+    #[serde(default)]
+    pub other_devices_words: Vec<String>,
+    #[serde(default)]
+    pub memory_amount_words: Vec<String>,
+    /// What compute-sanitizer writes where an access fell outside every
+    /// allocation.
+    #[serde(default)]
+    pub out_of_bounds_report: String,
     /// What each figure feature says, shown among what matched.
     pub figure_words: Vec<(String, String)>,
     pub units: Vec<(String, f64)>,
@@ -50,6 +72,16 @@ pub struct Matcher {
     /// Said where the text names an error the first match's texts do not;
     /// `{names}`: those names.
     pub unnamed_note: String,
+    /// Said where the text is compute-sanitizer's report of an
+    /// out-of-bounds access alone.
+    #[serde(default)]
+    pub out_of_bounds_note: String,
+    /// How what matched shows a case's own words; `{words}`: those words.
+    #[serde(default)]
+    pub own_words_said: String,
+    /// The most cases that may have a word for it to be their own.
+    #[serde(default)]
+    pub own_word_cases: usize,
     pub min_score: f64,
     pub first_error_weight: f64,
     pub other_error_weight: f64,

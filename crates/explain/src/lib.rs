@@ -15,6 +15,7 @@ pub mod heldout;
 pub mod index;
 pub mod matcher;
 pub mod rank;
+pub mod vocabulary;
 
 pub use answer::{Answer, Match, explain};
 pub use index::Index;

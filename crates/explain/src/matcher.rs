@@ -4,7 +4,7 @@
 //! `rank` and `answer`, which the index itself does not import.
 
 use crate::index::Matcher;
-use crate::{answer, features, rank};
+use crate::{answer, features, rank, vocabulary};
 
 impl Matcher {
     /// The constants this build ranks with.
@@ -19,6 +19,14 @@ impl Matcher {
             source_extensions: owned(features::SOURCE_EXTENSIONS),
             later_device_words: owned(features::LATER_DEVICE_WORDS),
             library_errors: owned(features::LIBRARY_ERRORS),
+            out_of_memory_abbreviations: owned(features::OUT_OF_MEMORY_ABBREVIATIONS),
+            memory_words: owned(features::MEMORY_WORDS),
+            memory_qualifiers: owned(features::MEMORY_QUALIFIERS),
+            running_out_words: owned(features::RUNNING_OUT_WORDS),
+            first_device_words: owned(features::FIRST_DEVICE_WORDS),
+            other_devices_words: owned(features::OTHER_DEVICES_WORDS),
+            memory_amount_words: owned(features::MEMORY_AMOUNT_WORDS),
+            out_of_bounds_report: features::OUT_OF_BOUNDS_REPORT.to_owned(),
             figure_words: features::FIGURE_WORDS
                 .iter()
                 .map(|(f, w)| ((*f).to_owned(), (*w).to_owned()))
@@ -31,6 +39,9 @@ impl Matcher {
             asynchronous_hint: answer::ASYNCHRONOUS_HINT.to_owned(),
             tied_note: answer::TIED_NOTE.to_owned(),
             unnamed_note: answer::UNNAMED_NOTE.to_owned(),
+            out_of_bounds_note: answer::OUT_OF_BOUNDS_NOTE.to_owned(),
+            own_words_said: rank::OWN_WORDS_SAID.to_owned(),
+            own_word_cases: vocabulary::OWN_WORD_CASES,
             min_score: rank::MIN_SCORE,
             first_error_weight: rank::FIRST_ERROR_WEIGHT,
             other_error_weight: rank::OTHER_ERROR_WEIGHT,

@@ -12,13 +12,17 @@
 //! the pasted text names an error (`CUDA_ERROR_LAUNCH_TIMEOUT`), the cases
 //! whose best text names it too come first: an error's name is what it is,
 //! and the words around it (a framework's "Call to … results in") only
-//! where it was raised. The book's page runs the same ranking
+//! where it was raised. Cases that score the same are ordered by how much
+//! of their own words ([`crate::vocabulary`]) the text holds: "loss" and
+//! "graph" lift kept-loss-graphs among the dozen cases a bare "out of
+//! memory" matches, "retry" unhandled-oom-path. The book's page runs the same ranking
 //! (`docs/src/explain/explain.js`).
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::features::{self, Reading, Token};
 use crate::index::{Case, Index};
+use crate::vocabulary::{self, Vocabulary};
 
 /// The least score that makes a match: one phrase or name that only a few
 /// cases hold, or several that many hold.
@@ -32,11 +36,19 @@ pub const FIRST_ERROR_WEIGHT: f64 = 2.0;
 /// the words around it (a TensorFlow preamble, an out-of-memory hint).
 pub const OTHER_ERROR_WEIGHT: f64 = 0.5;
 
+/// How what matched shows the case's own words the text holds
+/// (`{words}`), which order cases of the same score.
+pub const OWN_WORDS_SAID: &str = "(words of this case: {words})";
+
 pub struct Ranker<'a> {
     pub index: &'a Index,
     /// Each case's texts' features.
     text_features: Vec<Vec<BTreeSet<String>>>,
     weight: BTreeMap<String, f64>,
+    vocabulary: Vocabulary,
+    /// The features of the texts the cases' variants returned in the run:
+    /// the runtime's and the libraries' own messages.
+    run_features: BTreeSet<String>,
 }
 
 /// One case that matched, with what matched.
@@ -50,6 +62,10 @@ pub struct Ranked<'a> {
     /// The error names and message fragments of the text that matched, in
     /// the order they appear in it.
     pub matched: Vec<String>,
+    /// The case's own words the text holds ([`crate::vocabulary`]), in its
+    /// order, and their weight: what orders cases of the same score.
+    pub own_words: Vec<String>,
+    pub own_weight: f64,
 }
 
 /// An error the text shows, in the order it shows them.
@@ -83,11 +99,46 @@ impl<'a> Ranker<'a> {
             .into_iter()
             .map(|(f, k)| (f, (1.0 + n / k as f64).ln()))
             .collect();
+        let run_features = index
+            .cases
+            .iter()
+            .zip(&text_features)
+            .flat_map(|(c, texts)| c.texts.iter().zip(texts))
+            .filter(|(t, _)| t.from == "run")
+            .flat_map(|(_, f)| f.iter().filter(|x| !x.starts_with("fig:")).cloned())
+            .collect();
         Ranker {
             index,
             text_features,
             weight,
+            vocabulary: Vocabulary::new(index),
+            run_features,
         }
+    }
+
+    /// The features a pasted text is matched on.
+    fn query(&self, text: &str, tokens: &[Token]) -> BTreeSet<String> {
+        let mut query = features::features_of(tokens, Reading::Pasted);
+        query.extend(features::figures(text));
+        query.extend(features::xids(text));
+        query
+    }
+
+    /// Whether the text is compute-sanitizer's report of an out-of-bounds
+    /// access and no error of the runtime beside it: no error's name, no
+    /// message a case's run returned ("an illegal memory access was
+    /// encountered"). The report is a diagnosis already, of the kernel's
+    /// own indexing, which no case reproduces as such; the words around it
+    /// ("Invalid __global__ write of size", a user's "out-of-bounds") are
+    /// every such report's, and would name a case that did not happen.
+    pub fn only_an_out_of_bounds_access(&self, text: &str) -> bool {
+        if !features::reports_an_out_of_bounds_access(text) {
+            return false;
+        }
+        let query = self.query(text, &features::tokens(text));
+        !query
+            .iter()
+            .any(|f| features::is_error_name(f) || self.run_features.contains(f))
     }
 
     /// The weight of a feature, 0 where no case holds it.
@@ -185,10 +236,12 @@ impl<'a> Ranker<'a> {
     /// [`rank`](Self::rank), given the text's errors (as [`errors`](Self::errors)
     /// reads them), for a caller that has them already.
     pub fn rank_with(&self, text: &str, errors: &[ErrorLine]) -> Vec<Ranked<'a>> {
+        if self.only_an_out_of_bounds_access(text) {
+            return Vec::new();
+        }
         let tokens = features::tokens(text);
-        let mut query = features::features_of(&tokens, Reading::Pasted);
-        query.extend(features::figures(text));
-        query.extend(features::xids(text));
+        let pasted_words = vocabulary::words(text);
+        let query = self.query(text, &tokens);
         let empty = BTreeSet::new();
         let first: &BTreeSet<String> = errors.first().map_or(&empty, |e| &e.features);
         let mut ranked: Vec<(usize, f64, Ranked<'a>)> = Vec::new();
@@ -251,8 +304,15 @@ impl<'a> Ranker<'a> {
                     score += self.weight(f) * boost;
                 }
             }
+            let own_words: Vec<String> = self
+                .vocabulary
+                .own_words_in(i, &pasted_words)
+                .into_iter()
+                .cloned()
+                .collect();
             if score >= MIN_SCORE {
                 let names_the_error = shared.iter().any(|f| features::is_error_name(f));
+                let own_weight = self.vocabulary.weight_in(i, &pasted_words);
                 ranked.push((
                     i,
                     total,
@@ -275,7 +335,14 @@ impl<'a> Ranker<'a> {
                                     .filter(|(f, _)| shared.contains(&f.to_string()))
                                     .map(|(_, words)| (*words).to_owned()),
                             )
+                            .chain(
+                                (!own_words.is_empty()).then(|| {
+                                    OWN_WORDS_SAID.replace("{words}", &own_words.join(", "))
+                                }),
+                            )
                             .collect(),
+                        own_words,
+                        own_weight,
                     },
                 ));
             }
@@ -284,6 +351,7 @@ impl<'a> Ranker<'a> {
             b.names_the_error
                 .cmp(&a.names_the_error)
                 .then(b.score.total_cmp(&a.score))
+                .then(b.own_weight.total_cmp(&a.own_weight))
                 .then(tb.total_cmp(ta))
                 .then(ia.cmp(ib))
         });

@@ -22,6 +22,16 @@
   var FIGURE_WORDS = [];
   var LATER_DEVICE_WORDS = [];
   var LIBRARY_ERRORS = [];
+  var OUT_OF_MEMORY_ABBREVIATIONS = [];
+  var MEMORY_WORDS = [];
+  var MEMORY_QUALIFIERS = [];
+  var RUNNING_OUT_WORDS = [];
+  var OWN_WORDS_SAID = "";
+  var OUT_OF_BOUNDS_REPORT = "";
+  var FIRST_DEVICE_WORDS = [];
+  var OTHER_DEVICES_WORDS = [];
+  var MEMORY_AMOUNT_WORDS = [];
+  var OWN_WORD_CASES = 0;
 
   function configure(matcher) {
     GENERIC_WORDS = matcher.generic_words;
@@ -33,6 +43,16 @@
     FIGURE_WORDS = matcher.figure_words;
     LATER_DEVICE_WORDS = matcher.later_device_words;
     LIBRARY_ERRORS = matcher.library_errors;
+    OUT_OF_MEMORY_ABBREVIATIONS = matcher.out_of_memory_abbreviations;
+    MEMORY_WORDS = matcher.memory_words;
+    MEMORY_QUALIFIERS = matcher.memory_qualifiers;
+    RUNNING_OUT_WORDS = matcher.running_out_words;
+    OWN_WORDS_SAID = matcher.own_words_said;
+    OUT_OF_BOUNDS_REPORT = matcher.out_of_bounds_report;
+    FIRST_DEVICE_WORDS = matcher.first_device_words;
+    OTHER_DEVICES_WORDS = matcher.other_devices_words;
+    MEMORY_AMOUNT_WORDS = matcher.memory_amount_words;
+    OWN_WORD_CASES = matcher.own_word_cases;
     UNITS = {};
     matcher.units.forEach(function (u) { UNITS[u[0]] = u[1]; });
     ASYNCHRONOUS = matcher.asynchronous;
@@ -205,7 +225,44 @@
       all = all.concat(lineTokens(line));
       all.push(BREAK);
     });
-    return removeBoilerplate(all);
+    return outOfMemoryInWords(removeBoilerplate(all));
+  }
+
+  // As out_of_memory_in_words in features.rs: "OOMs", "out of GPU RAM",
+  // "memory ran out" read as "out of memory".
+  function outOfMemoryInWords(toks) {
+    function is(k, list) {
+      return k < toks.length && toks[k] !== BREAK && list.indexOf(lower(toks[k])) >= 0;
+    }
+    var out = [];
+    var i = 0;
+    while (i < toks.length) {
+      if (is(i, OUT_OF_MEMORY_ABBREVIATIONS)) {
+        out.push("out", "of", "memory");
+        i += 1;
+        continue;
+      }
+      if (is(i, ["out"]) && is(i + 1, ["of"])) {
+        var qualified = is(i + 2, MEMORY_QUALIFIERS) ? 1 : 0;
+        if (is(i + 2 + qualified, MEMORY_WORDS)) {
+          out.push("out", "of", "memory");
+          i += 3 + qualified;
+          continue;
+        }
+      }
+      if (is(i, MEMORY_WORDS)) {
+        var verbs = 0;
+        while (verbs < 2 && is(i + 1 + verbs, RUNNING_OUT_WORDS)) verbs++;
+        if (verbs > 0 && is(i + 1 + verbs, ["out"]) && !is(i + 2 + verbs, ["of"])) {
+          out.push("out", "of", "memory");
+          i += 2 + verbs;
+          continue;
+        }
+      }
+      out.push(toks[i]);
+      i += 1;
+    }
+    return out;
   }
 
   function isIdentifier(word) {
@@ -372,7 +429,45 @@
     var out = oomFigures(text);
     if (namesALaterDevice(text)) out.push("fig:a-device-other-than-the-first");
     if (text.split("\n").some(isDeviceAssertion)) out.push("fig:a-kernel-s-assertion-failed");
+    if (text.split("\n").some(firstGpuHoldsMemoryForOthers)) out.push("fig:the-first-gpu-holds-memory-for-others");
     return out;
+  }
+
+  // As first_gpu_holds_memory_for_others in features.rs: a line that names
+  // the first GPU (not in an out-of-memory message's frame), the other GPUs
+  // or a later one by number, and memory.
+  function firstGpuHoldsMemoryForOthers(line) {
+    var low = lower_(line);
+    var alnum = function (c) { return c !== undefined && /[a-z0-9]/.test(c); };
+    var startsAWord = function (at) { return at === 0 || !alnum(low[at - 1]); };
+    function mentions(words, frame) {
+      return words.some(function (w) {
+        var at = low.indexOf(w);
+        while (at >= 0) {
+          var end = at + w.length;
+          if (startsAWord(at) && !alnum(low[end]) &&
+            !frame.some(function (f) { return low.startsWith(f, end); })) return true;
+          at = low.indexOf(w, at + 1);
+        }
+        return false;
+      });
+    }
+    var first = mentions(FIRST_DEVICE_WORDS, [" has a total capacity", ";"]);
+    var laterByNumber = ["gpu", "gpus", "cuda:", "gpu:", "rank", "device"].some(function (prefix) {
+      var at = low.indexOf(prefix);
+      while (at >= 0) {
+        var rest = low.slice(at + prefix.length).replace(/^ +/, "");
+        var digits = /^[0-9]*/.exec(rest)[0];
+        if (startsAWord(at) && digits.length > 0 && parseInt(digits, 10) >= 1 && !alnum(rest[digits.length])) {
+          return true;
+        }
+        at = low.indexOf(prefix, at + 1);
+      }
+      return false;
+    });
+    var others = laterByNumber || mentions(OTHER_DEVICES_WORDS, []);
+    var memory = low.split(/[^a-z0-9]/).some(function (w) { return MEMORY_AMOUNT_WORDS.indexOf(w) >= 0; });
+    return first && others && memory;
   }
 
   // As is_device_assertion in features.rs: what a kernel's failed assert prints.
@@ -462,10 +557,67 @@
   }
 
   function lineFeatures(line) {
-    var f = featuresOf(removeBoilerplate(lineTokens(line)), true);
+    var f = featuresOf(outOfMemoryInWords(removeBoilerplate(lineTokens(line))), true);
     figures(line).forEach(function (x) { f.add(x); });
     xids(line).forEach(function (x) { f.add(x); });
     return f;
+  }
+
+  // As word in vocabulary.rs: lowercased, a plural's ending dropped; null
+  // for a generic or function word, or two letters or fewer.
+  function vocabularyWord(w) {
+    w = lower(w);
+    if (w.length < 3 || GENERIC_WORDS.indexOf(w) >= 0 || FUNCTION_WORDS.indexOf(w) >= 0 ||
+      GENERIC_IDENTIFIERS.indexOf(w) >= 0) return null;
+    var ends = function (e) { return w.length >= e.length && w.slice(-e.length) === e; };
+    if (w.length > 4 && ends("ies")) return w.slice(0, -3) + "y";
+    if (ends("sses") || ends("ches") || ends("shes") || ends("xes")) return w.slice(0, -2);
+    if (w.length > 3 && ends("s") && !ends("ss") && !ends("us") && !ends("is")) return w.slice(0, -1);
+    return w;
+  }
+
+  // As words in vocabulary.rs: a text's words, each once, in its order.
+  function vocabularyWords(text) {
+    var out = [];
+    tokens(text).forEach(function (t) {
+      if (t === BREAK) return;
+      var w = vocabularyWord(t);
+      if (w !== null && out.indexOf(w) < 0) out.push(w);
+    });
+    return out;
+  }
+
+  // As Vocabulary::new in vocabulary.rs: each case's own words, with their
+  // weights.
+  function ownWords(index) {
+    var candidates = index.cases.map(function (c) {
+      var mine = new Set();
+      [c.title, c.cause, c.fix].forEach(function (t) {
+        vocabularyWords(t).forEach(function (w) { mine.add(w); });
+      });
+      var sources = new Map();
+      c.texts.forEach(function (t) {
+        vocabularyWords(t.text).forEach(function (w) {
+          if (!sources.has(w)) sources.set(w, new Set());
+          sources.get(w).add(t.from);
+        });
+      });
+      sources.forEach(function (from, w) { if (from.size >= 2) mine.add(w); });
+      return mine;
+    });
+    var holders = new Map();
+    candidates.forEach(function (mine) {
+      mine.forEach(function (w) { holders.set(w, (holders.get(w) || 0) + 1); });
+    });
+    var n = Math.max(index.cases.length, 1);
+    return candidates.map(function (mine) {
+      var own = new Map();
+      mine.forEach(function (w) {
+        var k = holders.get(w);
+        if (k <= OWN_WORD_CASES) own.set(w, Math.log(1 + n / k));
+      });
+      return own;
+    });
   }
 
   function byteOrder(a, b) {
@@ -488,6 +640,17 @@
     this.weight = new Map();
     var self = this;
     holders.forEach(function (k, f) { self.weight.set(f, Math.log(1 + n / k)); });
+    this.own = ownWords(index);
+    // The features of the texts the cases' variants returned in the run.
+    this.runFeatures = new Set();
+    index.cases.forEach(function (c, ci) {
+      c.texts.forEach(function (t, ti) {
+        if (t.from !== "run") return;
+        self.textFeatures[ci][ti].forEach(function (f) {
+          if (f.indexOf("fig:") !== 0) self.runFeatures.add(f);
+        });
+      });
+    });
   }
 
   // As errors in rank.rs: warnings, information and table rows start no
@@ -528,6 +691,27 @@
     return out;
   };
 
+  // As Ranker::query in rank.rs: the features a pasted text is matched on.
+  Ranker.prototype.query = function (text, toks) {
+    var query = featuresOf(toks, true);
+    figures(text).forEach(function (x) { query.add(x); });
+    xids(text).forEach(function (x) { query.add(x); });
+    return query;
+  };
+
+  // As only_an_out_of_bounds_access in rank.rs: compute-sanitizer's report
+  // of an out-of-bounds access, and no error of the runtime beside it.
+  Ranker.prototype.onlyAnOutOfBoundsAccess = function (text) {
+    var report = lines(text).some(function (l) {
+      return l.trimStart().startsWith("=========") && lower_(l).indexOf(OUT_OF_BOUNDS_REPORT) >= 0;
+    });
+    if (!report) return false;
+    var self = this;
+    return !Array.from(this.query(text, tokens(text))).some(function (f) {
+      return isErrorName(f) || self.runFeatures.has(f);
+    });
+  };
+
   Ranker.prototype.rank = function (text) {
     return this.rankWith(text, this.errors(text));
   };
@@ -535,12 +719,12 @@
   // rank(), given the text's errors, for a caller that has them already.
   Ranker.prototype.rankWith = function (text, errs) {
     var self = this;
+    if (this.onlyAnOutOfBoundsAccess(text)) return [];
     var toks = tokens(text);
-    var query = featuresOf(toks, true);
-    figures(text).forEach(function (x) { query.add(x); });
-    xids(text).forEach(function (x) { query.add(x); });
+    var query = this.query(text, toks);
     var first = errs.length ? errs[0].features : new Set();
     var queryErrors = Array.from(query).filter(isErrorName);
+    var pastedWords = vocabularyWords(text);
     var ranked = [];
     this.index.cases.forEach(function (c, i) {
       // The best text (the first of equals), and all texts together.
@@ -569,6 +753,12 @@
         best.score += self.weight.get(f) * (first.has(f) ? FIRST_ERROR_WEIGHT : 1.0);
       });
       best.shared.sort(byteOrder);
+      // As rank.rs: the case's own words the text holds order cases of the
+      // same score, their weights summed in byte order.
+      var own = self.own[i];
+      var ownFound = pastedWords.filter(function (w) { return own.has(w); });
+      var ownWeight = 0;
+      ownFound.slice().sort(byteOrder).forEach(function (w) { ownWeight += own.get(w); });
       if (best.score >= MIN_SCORE) {
         var matched = matchedSpans(toks, new Set(best.shared)).map(function (m) {
           return asWritten(text, m) || m;
@@ -581,12 +771,17 @@
         FIGURE_WORDS.forEach(function (fw) {
           if (best.shared.indexOf(fw[0]) >= 0) matched.push(fw[1]);
         });
+        if (ownFound.length) matched.push(OWN_WORDS_SAID.replace("{words}", ownFound.join(", ")));
         var namesTheError = best.shared.some(isErrorName);
-        ranked.push({ i: i, total: total, case: c, score: best.score, namesTheError: namesTheError, matched: matched });
+        ranked.push({
+          i: i, total: total, case: c, score: best.score, namesTheError: namesTheError, matched: matched,
+          ownWeight: ownWeight,
+        });
       }
     });
     ranked.sort(function (a, b) {
-      return (b.namesTheError - a.namesTheError) || b.score - a.score || b.total - a.total || a.i - b.i;
+      return (b.namesTheError - a.namesTheError) || b.score - a.score || b.ownWeight - a.ownWeight ||
+        b.total - a.total || a.i - b.i;
     });
     return ranked;
   };
@@ -669,6 +864,7 @@
       matches: matches,
       tied: tied,
       unmatched_names: unmatched,
+      out_of_bounds: ranker.onlyAnOutOfBoundsAccess(text),
     };
   }
 

@@ -45,6 +45,9 @@
     if (answer.asynchronous) {
       out.appendChild(el("blockquote", {}, [index.matcher.asynchronous_hint.replace(/`/g, "")]));
     }
+    if (answer.out_of_bounds) {
+      out.appendChild(el("blockquote", { class: "explain-out-of-bounds" }, [index.matcher.out_of_bounds_note.replace(/`/g, "")]));
+    }
     if (answer.matches.length === 0) {
       out.appendChild(el("p", { class: "explain-none" }, [
         "No reproduced case matches this text. casebook-explain prints the text of an issue to file for it.",
