@@ -910,7 +910,7 @@ impl Pair {
     }
 
     /// The two variants' names in `binding`.
-    pub fn names(binding: Binding) -> (&'static str, &'static str) {
+    fn names(binding: Binding) -> (&'static str, &'static str) {
         match binding {
             Binding::Cudarc | Binding::Host => ("broken", "fixed"),
             Binding::CudaRuntimeCpp => ("broken-cpp", "fixed-cpp"),
