@@ -57,16 +57,6 @@ pub const UNDECIDED: &[Undecided] = &[
         why: Untestable("one driver version is available here"),
     },
     Undecided {
-        id: "000-context-holds-memory-and-streams",
-        seed: S000,
-        quote: "The context encapsulates device memory, streams, and other runtime resources.",
-        why: NotYetTested(
-            "a stream handle used after its context is destroyed, provoked by hand on the GPU first (CONTRIBUTING, step 1): \
-             the runtime may return an error or crash on the stale handle, and device-reset's variant (a stream, a buffer \
-             and a limit made before cudaDeviceReset, used after it, beside library-in-primary-cpp) is written from what it does",
-        ),
-    },
-    Undecided {
         id: "002-outdated-driver-memory-problems",
         seed: S002,
         quote: "An outdated or corrupted GPU driver can lead to memory management problems.",
