@@ -729,4 +729,11 @@ pub const HISTORY: &[Change] = &[
         to: Standing::Refuted,
         why: "audits 7 and 10: the verdict was decided on a pool the sentence does not describe (one that maps pre-allocated pages into a fresh virtual range per block). It is now decided on the pool it describes, one region taken at the start and subdivided into blocks (broken): on the workload of kept blocks and freed temporaries it refuses 256 MiB, where the same workload without a pool, on a device left with the same 1 GiB free, is served by cuMemAlloc. The page-mapping pool (fixed), which serves it, is the control",
     },
+    Change {
+        id: "000-context-holds-memory-and-streams",
+        commit: "a8f0a48",
+        from: Standing::NotYetTested,
+        to: Standing::Confirmed,
+        why: "audit 11 held it testable without touching a stale handle: a 4 GiB buffer and a stream made in a created context, the driver asked whose they are, the context destroyed with nothing freed (owns-created). cuPointerGetAttribute and cuStreamGetCtx name the created context, and its destroy gives back 4,838,129,664 bytes of the process's memory, the buffer with it. The control makes both in the primary context (owns-primary): neither belongs to the created context, and its destroy gives back 543,162,368 bytes, the context's own",
+    },
 ];
