@@ -57,16 +57,6 @@ pub const UNDECIDED: &[Undecided] = &[
         why: Untestable("one driver version is available here"),
     },
     Undecided {
-        id: "000-context-holds-memory-and-streams",
-        seed: S000,
-        quote: "The context encapsulates device memory, streams, and other runtime resources.",
-        why: NotYetTested(
-            "a stream handle used after its context is destroyed, provoked by hand on the GPU first (CONTRIBUTING, step 1): \
-             the runtime may return an error or crash on the stale handle, and device-reset's variant (a stream, a buffer \
-             and a limit made before cudaDeviceReset, used after it, beside library-in-primary-cpp) is written from what it does",
-        ),
-    },
-    Undecided {
         id: "002-outdated-driver-memory-problems",
         seed: S002,
         quote: "An outdated or corrupted GPU driver can lead to memory management problems.",
@@ -738,5 +728,12 @@ pub const HISTORY: &[Change] = &[
         from: Standing::Partly,
         to: Standing::Refuted,
         why: "audits 7 and 10: the verdict was decided on a pool the sentence does not describe (one that maps pre-allocated pages into a fresh virtual range per block). It is now decided on the pool it describes, one region taken at the start and subdivided into blocks (broken): on the workload of kept blocks and freed temporaries it refuses 256 MiB, where the same workload without a pool, on a device left with the same 1 GiB free, is served by cuMemAlloc. The page-mapping pool (fixed), which serves it, is the control",
+    },
+    Change {
+        id: "000-context-holds-memory-and-streams",
+        commit: "a8f0a48",
+        from: Standing::NotYetTested,
+        to: Standing::Confirmed,
+        why: "audit 11 held it testable without touching a stale handle: a 4 GiB buffer and a stream made in a created context, the driver asked whose they are, the context destroyed with nothing freed (owns-created). cuPointerGetAttribute and cuStreamGetCtx name the created context, and its destroy gives back 4,838,129,664 bytes of the process's memory, the buffer with it. The control makes both in the primary context (owns-primary): neither belongs to the created context, and its destroy gives back 543,162,368 bytes, the context's own",
     },
 ];

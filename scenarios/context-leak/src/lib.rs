@@ -29,6 +29,7 @@ use cudarc::driver::{result, sys};
 
 mod broken;
 mod fixed;
+mod owns;
 
 casebook_model::names_module!();
 
@@ -73,6 +74,9 @@ pub const TOLERANCE: u64 = 64 << 20;
 /// most: 101 contexts of 524 MiB on an H100 and an H200 (52 GiB), with
 /// room to spare.
 pub const LEAK_HOLDS: u64 = 60 << 30;
+/// What owns-created and owns-primary hold at most: the 4 GiB buffer and two
+/// contexts.
+pub const OWNS_HOLDS: u64 = 6 << 30;
 
 pub const OOM: &str = "CUDA_ERROR_OUT_OF_MEMORY";
 
@@ -123,11 +127,50 @@ Pair::new(Symptom::check_failed(OWN_MEMORY_RETURNS_TO_ITS_BASELINE), cpp::broken
                     )
                 },
             ),
+            // What a context holds, and its control: the same buffer and
+            // stream made in the primary context instead.
+            Variant::contrast("owns-created", Expect::Records, cudarc!(owns::created at "owns"))
+                .holds_memory(OWNS_HOLDS)
+                .creates_contexts(),
+            Variant::contrast("owns-primary", Expect::Records, cudarc!(owns::primary at "owns"))
+                .one_change(
+                    "owns-created",
+                    "the context current while the buffer and the stream are made: the created one there, the device's primary context here",
+                    "owns(rec, MadeIn::Created)",
+                    "owns(rec, MadeIn::Primary)",
+                )
+                .holds_memory(OWNS_HOLDS)
+                .creates_contexts(),
         ],
     }
 }
 
 const CLAIMS: &[Claim] = &[
+    Claim {
+        id: "000-context-holds-memory-and-streams",
+        source: Source::SEED_000,
+        quote: "The context encapsulates device memory, streams, and other runtime resources.",
+        judged_by: "owns-created",
+        control: Control::Run("owns-primary"),
+        // Memory: the driver names the created context as the 4 GiB
+        // buffer's, and destroying that context gives the buffer's memory
+        // back with no cuMemFree. Streams: cuStreamGetCtx names it as the
+        // stream's. Both: confirmed; one: partly; neither: refuted. The
+        // control makes the same buffer and stream while the primary context
+        // is current: the created context holds neither. ("Other runtime
+        // resources" names none to read.)
+        judge: |o: &Outcome| {
+            let memory = match (
+                o.flag(BUFFER_IN_THE_CONTEXT),
+                o.flag(BUFFER_GOES_WITH_THE_CONTEXT),
+            ) {
+                (Some(owned), Some(goes)) => Some(owned && goes),
+                _ => None,
+            };
+            ClaimVerdict::of_two_parts(memory, o.flag(STREAM_IN_THE_CONTEXT))
+        },
+        ..Claim::EITHER
+    },
     Claim {
         id: "003-context-setup-needs-memory",
         source: Source::SEED_003,
@@ -339,6 +382,47 @@ mod tests {
     use super::*;
 
     const CONTEXT: u64 = 518 << 20;
+
+    fn owned(buffer: bool, goes: bool, stream: bool) -> Outcome {
+        let mut o = Outcome::empty();
+        for (name, value) in [
+            (BUFFER_IN_THE_CONTEXT, buffer),
+            (BUFFER_GOES_WITH_THE_CONTEXT, goes),
+            (STREAM_IN_THE_CONTEXT, stream),
+        ] {
+            o.apply(casebook_model::Event::Fact {
+                key: name.0.into(),
+                value: value.into(),
+            });
+        }
+        o
+    }
+
+    #[test]
+    fn the_context_claim_reads_the_memory_and_the_stream() {
+        let claim = CLAIMS
+            .iter()
+            .find(|c| c.id == "000-context-holds-memory-and-streams")
+            .unwrap();
+        assert_eq!(
+            claim.verdict(&owned(true, true, true)),
+            ClaimVerdict::Confirmed
+        );
+        assert_eq!(
+            claim.verdict(&owned(false, false, false)),
+            ClaimVerdict::Refuted
+        );
+        // The driver names the context, but its destroy gives nothing back.
+        assert_eq!(
+            claim.verdict(&owned(true, false, true)),
+            ClaimVerdict::Partly
+        );
+        assert_eq!(
+            claim.verdict(&owned(true, true, false)),
+            ClaimVerdict::Partly
+        );
+        assert_eq!(claim.verdict(&Outcome::empty()), ClaimVerdict::Undecided);
+    }
 
     #[test]
     fn a_context_left_behind_by_every_call_is_a_leak() {

@@ -24,6 +24,7 @@ mod event_outside_capture;
 mod external_wait;
 mod fixed;
 mod safe_api;
+mod status_calls;
 
 casebook_model::names_module!();
 
@@ -161,6 +162,24 @@ pub fn scenario() -> Scenario {
                 "wait_in_capture(rec, sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT)",
                 "wait_in_capture(rec, sys::CUevent_wait_flags::CU_EVENT_WAIT_EXTERNAL)",
             ),
+            // The four calls the Guide names, each inside a capture of its
+            // own; its control enqueues the same work uncaptured.
+            Variant::contrast(
+                "status-calls",
+                Expect::Records,
+                cudarc!(status_calls::captured at "status_calls"),
+            ),
+            Variant::contrast(
+                "status-calls-uncaptured",
+                Expect::Records,
+                cudarc!(status_calls::uncaptured at "status_calls"),
+            )
+            .one_change(
+                "status-calls",
+                "whether the work is captured: into a graph there, enqueued to run here",
+                "status_calls(rec, Capture::On)",
+                "status_calls(rec, Capture::Off)",
+            ),
             Variant::broken(
                 "captured-event-cpp",
                 Symptom::cuda_error(INVALID_VALUE_CPP),
@@ -266,14 +285,27 @@ const CLAIMS: &[Claim] = &[
         quote: "It is invalid to synchronize or query the execution status of a stream which is \
                 being captured or a captured event, because they do not represent items \
                 scheduled for execution.",
-        judged_by: "broken",
-        control: Control::Run("fixed"),
-        // The synchronisation inside the capture is refused (confirmed) or
-        // returns success (refuted).
-        judge: |o: &Outcome| match o.first_error() {
-            Some(step) if step.call == "cuStreamSynchronize" => ClaimVerdict::Confirmed,
-            Some(_) => ClaimVerdict::Undecided,
-            None => ClaimVerdict::Refuted,
+        judged_by: "status-calls",
+        control: Control::Run("status-calls-uncaptured"),
+        // The sentence names four calls: the stream synchronised or
+        // queried, a captured event synchronised or queried. Each is made
+        // in a capture of its own. All four refused: confirmed; none:
+        // refuted; some: partly. The control makes the same calls on the
+        // same work enqueued uncaptured.
+        judge: |o: &Outcome| {
+            let refused = [
+                STREAM_SYNCHRONIZE_REFUSED,
+                STREAM_QUERY_REFUSED,
+                EVENT_SYNCHRONIZE_REFUSED,
+                EVENT_QUERY_REFUSED,
+            ]
+            .map(|f| o.flag(f));
+            match refused.iter().copied().collect::<Option<Vec<bool>>>() {
+                Some(r) if r.iter().all(|&x| x) => ClaimVerdict::Confirmed,
+                Some(r) if r.iter().any(|&x| x) => ClaimVerdict::Partly,
+                Some(_) => ClaimVerdict::Refuted,
+                None => ClaimVerdict::Undecided,
+            }
         },
         ..Claim::EITHER
     },
@@ -494,4 +526,41 @@ pub(crate) fn check_graph_ran(rec: &mut Recorder, buf: sys::CUdeviceptr) -> anyh
     })?;
     rec.check(GRAPH_RAN, host.iter().all(|&w| w == PATTERN));
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused(calls: [bool; 4]) -> Outcome {
+        let mut o = Outcome::empty();
+        for (name, value) in [
+            STREAM_SYNCHRONIZE_REFUSED,
+            STREAM_QUERY_REFUSED,
+            EVENT_SYNCHRONIZE_REFUSED,
+            EVENT_QUERY_REFUSED,
+        ]
+        .into_iter()
+        .zip(calls)
+        {
+            o.apply(casebook_model::Event::Fact {
+                key: name.0.into(),
+                value: value.into(),
+            });
+        }
+        o
+    }
+
+    #[test]
+    fn the_status_claim_counts_the_four_calls_refused() {
+        let claim = &CLAIMS[0];
+        assert_eq!(claim.id, "nvidia-sync-during-capture-is-invalid");
+        assert_eq!(claim.verdict(&refused([true; 4])), ClaimVerdict::Confirmed);
+        assert_eq!(claim.verdict(&refused([false; 4])), ClaimVerdict::Refuted);
+        assert_eq!(
+            claim.verdict(&refused([true, false, true, true])),
+            ClaimVerdict::Partly
+        );
+        assert_eq!(claim.verdict(&Outcome::empty()), ClaimVerdict::Undecided);
+    }
 }

@@ -1,0 +1,108 @@
+//! What a context holds: a context is created, a buffer of 4 GiB and a
+//! stream are made, and the driver is asked which context each belongs to
+//! (cuPointerGetAttribute, cuStreamGetCtx). Then the created context is
+//! destroyed with the buffer never freed, and the memory the process holds
+//! (NVML) is read before and after. In `owns-created` the buffer and the
+//! stream are made while the created context is current; in its control,
+//! `owns-primary`, while the device's primary context is.
+
+use casebook_model::Recorder;
+use casebook_model::device::own_memory_bytes;
+use cudarc::driver::{result, sys};
+
+use crate::device;
+use crate::names::*;
+
+/// The buffer: far more than a context's own 518 MiB, so that what the
+/// destroy gives back tells the two apart.
+pub const BUFFER_BYTES: usize = 4 << 30;
+
+/// Which context is current while the buffer and the stream are made.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum MadeIn {
+    Created,
+    Primary,
+}
+
+pub fn created(rec: &mut Recorder) -> anyhow::Result<()> {
+    owns(rec, MadeIn::Created)
+}
+
+pub fn primary(rec: &mut Recorder) -> anyhow::Result<()> {
+    owns(rec, MadeIn::Primary)
+}
+
+// ANCHOR: owns
+fn owns(rec: &mut Recorder, made_in: MadeIn) -> anyhow::Result<()> {
+    let dev = device(rec)?;
+    // SAFETY: a device from cuDeviceGet; released below.
+    let primary = rec.step("cuDevicePrimaryCtxRetain", unsafe {
+        result::primary_ctx::retain(dev)
+    })?;
+    // SAFETY: as above; destroyed below.
+    let created = rec.step("cuCtxCreate", unsafe {
+        result::ctx::create_v4(std::ptr::null_mut(), 0, dev)
+    })?;
+    let home = match made_in {
+        MadeIn::Created => created,
+        MadeIn::Primary => primary,
+    };
+    // SAFETY: a live context.
+    rec.step("cuCtxSetCurrent", unsafe { result::ctx::set_current(home) })?;
+    // SAFETY: freed only where its context outlives this function.
+    let buf = rec.step("cuMemAlloc (4 GiB)", unsafe {
+        result::malloc_sync(BUFFER_BYTES)
+    })?;
+    let stream = rec.step(
+        "cuStreamCreate",
+        result::stream::create(result::stream::StreamKind::NonBlocking),
+    )?;
+    let mut owner: sys::CUcontext = std::ptr::null_mut();
+    rec.step("cuPointerGetAttribute (CONTEXT)", unsafe {
+        // SAFETY: the attribute is a CUcontext, written into `owner`.
+        sys::cuPointerGetAttribute(
+            (&raw mut owner).cast(),
+            sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_CONTEXT,
+            buf,
+        )
+        .result()
+    })?;
+    rec.fact(BUFFER_IN_THE_CONTEXT, owner == created);
+    let mut stream_owner: sys::CUcontext = std::ptr::null_mut();
+    rec.step("cuStreamGetCtx", unsafe {
+        // SAFETY: a live stream and an out-pointer to a local.
+        sys::cuStreamGetCtx(stream, &mut stream_owner).result()
+    })?;
+    rec.fact(STREAM_IN_THE_CONTEXT, stream_owner == created);
+    // SAFETY: a live context; the created one is destroyed from outside it.
+    rec.step("cuCtxSetCurrent (primary)", unsafe {
+        result::ctx::set_current(primary)
+    })?;
+    let before = own_memory_bytes(rec)?;
+    // No cuMemFree, no cuStreamDestroy: only the context is destroyed.
+    rec.step("cuCtxDestroy (created)", unsafe {
+        // SAFETY: nothing of the created context is used after this.
+        sys::cuCtxDestroy_v2(created).result()
+    })?;
+    let after = own_memory_bytes(rec)?;
+    let released = before.saturating_sub(after);
+    rec.measure(RELEASED_WITH_THE_CONTEXT, released as f64);
+    rec.fact(
+        BUFFER_GOES_WITH_THE_CONTEXT,
+        released >= BUFFER_BYTES as u64,
+    );
+    if made_in == MadeIn::Primary {
+        // The primary context outlives the destroy: free what it holds.
+        // SAFETY: both are live in the current (primary) context.
+        rec.step("cuStreamDestroy", unsafe {
+            result::stream::destroy(stream)
+        })?;
+        rec.step("cuMemFree", unsafe { result::free_sync(buf) })?;
+    }
+    // SAFETY: retained above.
+    rec.step("cuDevicePrimaryCtxRelease", unsafe {
+        result::primary_ctx::release(dev)
+    })?;
+    Ok(())
+}
+// ANCHOR_END: owns
