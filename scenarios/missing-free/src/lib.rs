@@ -178,7 +178,13 @@ const CLAIMS: &[Claim] = &[
         control: Control::Parts(&[
             Part {
                 part: "a call that asks for more than the leak left free gets a CUDA error",
-                control: Control::Run("fixed-cpp"),
+                control: Control::Impossible(
+                    "a run in which a request for more than is free is served would need a \
+                     device that hands out memory it does not have; a run that never asks for \
+                     more than is free (fixed-cpp) skips the step measured. What shows that the \
+                     reading sees requests served: the 40 calls before, each within what was \
+                     free, were served in this run.",
+                ),
             },
             Part {
                 part: "the next call, allocating its buffer again beside the leaked one, gets a CUDA \
@@ -188,14 +194,12 @@ const CLAIMS: &[Claim] = &[
         ]),
         // Two readings of one run. Exceeding: a cudaMalloc refused with
         // cudaErrorMemoryAllocation when the calls so far had leaked about
-        // all the free memory (a run that completes asked for no more than
-        // was free). Allocating again: the second call's cudaMalloc, the
-        // first call's buffer still held, refused.
+        // all the free memory. A run that never exceeded what was free
+        // says nothing of it. Allocating again: the second call's
+        // cudaMalloc, the first call's buffer still held, refused.
         judge: |o: &Outcome| {
             let exceeding = if o.shows(&Symptom::cuda_error(OOM_CPP)) {
                 o.flag(FAILED_AFTER_FILL)
-            } else if o.termination == casebook_model::Termination::Completed {
-                Some(false)
             } else {
                 None
             };
