@@ -131,15 +131,23 @@ const CLAIMS: &[Claim] = &[
             "as the article writes it, the kernel's request wraps to new float[0] (an int overflow), so it makes no \
              small blocks; and the failure shows as a null pointer from new, not as an error a CUDA call returns",
         ),
-        // Holes the heap does not consolidate: freed blocks that add up to
-        // more than a request it still cannot serve among them.
-        judge: |o: &Outcome| match (
-            o.flag(THE_FREED_BLOCKS_ADD_UP_TO_MORE_THAN_THE_LARGE_REQUEST),
-            o.flag(THE_LARGE_IN_KERNEL_ALLOCATION_IS_SERVED_AMONG_THE_HOLES),
-        ) {
-            (Some(true), Some(false)) => ClaimVerdict::Confirmed,
-            (_, Some(true)) => ClaimVerdict::Refuted,
-            _ => ClaimVerdict::Undecided,
+        // Two halves. Fragmentation: freed blocks that add up to more than
+        // a request the heap still cannot serve among them, live blocks
+        // between them. Not consolidated: once the live blocks are freed
+        // too, the same request is still refused (the heap does not merge
+        // freed neighbours). Both: confirmed; neither: refuted.
+        judge: |o: &Outcome| {
+            let fragments = match (
+                o.flag(THE_FREED_BLOCKS_ADD_UP_TO_MORE_THAN_THE_LARGE_REQUEST),
+                o.flag(THE_LARGE_IN_KERNEL_ALLOCATION_IS_SERVED_AMONG_THE_HOLES),
+            ) {
+                (Some(more), Some(served)) => Some(more && !served),
+                _ => None,
+            };
+            let not_consolidated = o
+                .flag(THE_LARGE_IN_KERNEL_ALLOCATION_IS_SERVED_ONCE_THE_REST_IS_FREED)
+                .map(|served| !served);
+            ClaimVerdict::of_two_parts(fragments, not_consolidated)
         },
     },
     Claim {
