@@ -324,12 +324,12 @@ const CLAIMS: &[Claim] = &[
         judged_by: "new-process",
         control: Control::Run("new-process-margin"),
         reach: Reach::AtBestPartly(
-            "the free memory nvidia-smi reports does not all reach a new process, which first makes \
-             its context (the run's raw figures: nvidia-smi's free memory, and what the new process \
-             has free once its context is made); but the reason the article gives next, \
-             fragmentation, does not stand in \
-             the way of cudaMalloc: in `hard-form-cpp`, 90% of the free memory left only in 2 MiB \
-             holes between blocks still allocated is served as one block at once",
+            "the free memory nvidia-smi reports does not all reach a new process, but what it \
+             misses is the process's own context, made before it can ask (the run's raw figures: \
+             nvidia-smi's free memory, and what the new process has free once its context is \
+             made, half a gibibyte less on the H100); all the rest does translate: the same \
+             request a gibibyte smaller is served in one block (new-process-margin). What the \
+             article gives next as the reason, fragmentation, is judged in its own claim",
         ),
         // nvidia-smi's free memory, read with nothing on the GPU, asked for
         // by a new process in one block, less two pages: refused, it does
