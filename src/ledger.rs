@@ -738,7 +738,7 @@ pub const HISTORY: &[Change] = &[
     },
     Change {
         id: "003-context-setup-needs-memory",
-        commit: "HEAD",
+        commit: "a6497d0",
         from: Standing::Confirmed,
         to: Standing::Partly,
         why: "audits 2 and 11: \"This\" is the article's Example 3, whose failure is its own 4 GiB cudaMalloc, not the context (oversized-allocation's as-written-cpp: served on the whole GPU, refused beside a ballast that leaves 2 GiB, the context made in both). What a context takes is measured (518 MiB each, 101 contexts), so the sentence's fact holds and the example does not show it: capped at partly",
