@@ -736,4 +736,11 @@ pub const HISTORY: &[Change] = &[
         to: Standing::Confirmed,
         why: "audit 11 held it testable without touching a stale handle: a 4 GiB buffer and a stream made in a created context, the driver asked whose they are, the context destroyed with nothing freed (owns-created). cuPointerGetAttribute and cuStreamGetCtx name the created context, and its destroy gives back 4,838,129,664 bytes of the process's memory, the buffer with it. The control makes both in the primary context (owns-primary): neither belongs to the created context, and its destroy gives back 543,162,368 bytes, the context's own",
     },
+    Change {
+        id: "003-context-setup-needs-memory",
+        commit: "a6497d0",
+        from: Standing::Confirmed,
+        to: Standing::Partly,
+        why: "audits 2 and 11: \"This\" is the article's Example 3, whose failure is its own 4 GiB cudaMalloc, not the context (oversized-allocation's as-written-cpp: served on the whole GPU, refused beside a ballast that leaves 2 GiB, the context made in both). What a context takes is measured (518 MiB each, 101 contexts), so the sentence's fact holds and the example does not show it: capped at partly",
+    },
 ];

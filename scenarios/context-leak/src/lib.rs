@@ -180,13 +180,18 @@ const CLAIMS: &[Claim] = &[
         control: Control::Impossible(
             "what a context takes is set up by the driver when the context is made, before the program can change anything in it: each of the 101 contexts this run makes takes the same 518 MiB, as each does on the H200 (docs/evidence/h200-catalogue-iv.json). A run with a context under the threshold would need another driver or GPU. What shows that the reading sees memory given back: in fixed, the same reading of the process's memory returns to its baseline once its contexts are destroyed.",
         ),
+        reach: Reach::AtBestPartly(
+            "\"This\" is the article's Example 3, and what fails there is its own 4 GiB cudaMalloc, \
+             not the context: oversized-allocation's as-written-cpp runs the example whole, served on \
+             the whole GPU and refused beside a ballast that leaves 2 GiB free, its context made in \
+             both. The context's own cost is measured here",
+        ),
         judge: |o: &Outcome| match o.measure(BYTES_PER_CONTEXT) {
             Some(b) if b >= (64 << 20) as f64 => ClaimVerdict::Confirmed,
             Some(b) if b > 0.0 => ClaimVerdict::Partly,
             Some(_) => ClaimVerdict::Refuted,
             None => ClaimVerdict::Undecided,
         },
-        ..Claim::EITHER
     },
     Claim {
         id: "001-undestroyed-contexts-fail-new-ones",
