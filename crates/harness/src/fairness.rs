@@ -328,16 +328,9 @@ mod tests {
     }
 
     fn outcome(seen: bool, count: f64) -> Outcome {
-        let mut o = Outcome::empty();
-        o.apply(Event::Fact {
-            key: SEEN.0.into(),
-            value: seen.into(),
-        });
-        o.apply(Event::Fact {
-            key: COUNT.0.into(),
-            value: count.into(),
-        });
-        o
+        Outcome::empty()
+            .with_fact(SEEN, seen)
+            .with_fact(COUNT, count)
     }
 
     fn reach_of(claim: &Claim, base: &Outcome) -> BTreeSet<ClaimVerdict> {
@@ -379,17 +372,10 @@ mod tests {
             },
             Reach::Either,
         );
-        let mut base = Outcome::empty();
-        base.apply(Event::Fact {
-            key: RESULT.0.into(),
-            value: "cudaErrorIllegalAddress".into(),
-        });
+        let base = Outcome::empty().with_fact(RESULT, "cudaErrorIllegalAddress");
         assert_eq!(short_of(&c, &reach_of(&c, &base)), None);
         // Any other text is only ever another text.
-        base.apply(Event::Fact {
-            key: RESULT.0.into(),
-            value: "written".into(),
-        });
+        let base = base.with_fact(RESULT, "written");
         assert!(short_of(&c, &reach_of(&c, &base)).is_some());
     }
 

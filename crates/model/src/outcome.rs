@@ -247,6 +247,48 @@ impl Outcome {
         }
     }
 
+    /// With a step recorded, as a recorder records one: `call` returned
+    /// `result`, not tolerated, with no message. For outcomes built by hand
+    /// (a judge's tests).
+    pub fn with_step(mut self, call: impl Into<String>, result: impl Into<String>) -> Self {
+        self.apply(Event::Step(Step {
+            call: call.into(),
+            result: result.into(),
+            tolerated: false,
+            message: None,
+        }));
+        self
+    }
+
+    /// With a check recorded (see [`Outcome::with_step`]).
+    pub fn with_check(mut self, name: CheckName, ok: bool) -> Self {
+        self.apply(Event::Check(Check {
+            name: name.0.into(),
+            ok,
+        }));
+        self
+    }
+
+    /// With a fact recorded (see [`Outcome::with_step`]).
+    pub fn with_fact(mut self, name: FactName, value: impl Into<serde_json::Value>) -> Self {
+        self.apply(Event::Fact {
+            key: name.0.into(),
+            value: value.into(),
+        });
+        self
+    }
+
+    /// With a measure recorded, in its declared unit (see
+    /// [`Outcome::with_step`]).
+    pub fn with_measure(mut self, name: MeasureName, value: f64) -> Self {
+        self.apply(Event::Measure {
+            key: name.key.into(),
+            value,
+            unit: name.unit,
+        });
+        self
+    }
+
     /// Folds one event into the outcome.
     pub fn apply(&mut self, event: Event) {
         match event {

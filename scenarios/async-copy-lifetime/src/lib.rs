@@ -388,13 +388,9 @@ mod tests {
     use super::*;
 
     fn outcome(queued: bool, sent: bool) -> Outcome {
-        let mut o = Outcome::empty();
-        o.facts.insert(STILL_QUEUED.0.into(), queued.into());
-        o.checks.push(casebook_model::Check {
-            name: DEVICE_HOLDS_SENT.0.into(),
-            ok: sent,
-        });
-        o
+        Outcome::empty()
+            .with_fact(STILL_QUEUED, queued)
+            .with_check(DEVICE_HOLDS_SENT, sent)
     }
 
     #[test]

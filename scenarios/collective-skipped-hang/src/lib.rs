@@ -106,20 +106,15 @@ mod tests {
     use super::*;
 
     fn ranks(rank0: &str, reduced: bool) -> Outcome {
-        let mut o = Outcome::empty();
-        for (rank, result) in [(0, rank0), (1, "ok")] {
-            o.steps.push(casebook_model::Step {
-                call: format!("rank {rank}: all_reduce of the gradient, once per batch"),
-                result: result.into(),
-                tolerated: false,
-                message: None,
-            });
-        }
-        o.checks.push(casebook_model::Check {
-            name: ALL_STEPS_REDUCED.0.into(),
-            ok: reduced,
-        });
-        o
+        [(0, rank0), (1, "ok")]
+            .into_iter()
+            .fold(Outcome::empty(), |o, (rank, result)| {
+                o.with_step(
+                    format!("rank {rank}: all_reduce of the gradient, once per batch"),
+                    result,
+                )
+            })
+            .with_check(ALL_STEPS_REDUCED, reduced)
     }
 
     #[test]

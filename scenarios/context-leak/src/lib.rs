@@ -389,18 +389,15 @@ mod tests {
     const CONTEXT: u64 = 518 << 20;
 
     fn owned(buffer: bool, goes: bool, stream: bool) -> Outcome {
-        let mut o = Outcome::empty();
-        for (name, value) in [
+        [
             (BUFFER_IN_THE_CONTEXT, buffer),
             (BUFFER_GOES_WITH_THE_CONTEXT, goes),
             (STREAM_IN_THE_CONTEXT, stream),
-        ] {
-            o.apply(casebook_model::Event::Fact {
-                key: name.0.into(),
-                value: value.into(),
-            });
-        }
-        o
+        ]
+        .into_iter()
+        .fold(Outcome::empty(), |o, (name, value)| {
+            o.with_fact(name, value)
+        })
     }
 
     #[test]

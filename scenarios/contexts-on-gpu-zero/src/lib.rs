@@ -128,16 +128,10 @@ mod tests {
     fn loaded(first_on: Option<&str>, where_saved: Option<bool>) -> Outcome {
         let mut o = Outcome::empty();
         if let Some(on) = first_on {
-            o.apply(casebook_model::Event::Fact {
-                key: RANK1_STORAGES_FIRST_ON.0.into(),
-                value: on.into(),
-            });
+            o = o.with_fact(RANK1_STORAGES_FIRST_ON, on);
         }
         if let Some(w) = where_saved {
-            o.apply(casebook_model::Event::Fact {
-                key: LOADED_WHERE_SAVED.0.into(),
-                value: w.into(),
-            });
+            o = o.with_fact(LOADED_WHERE_SAVED, w);
         }
         o
     }

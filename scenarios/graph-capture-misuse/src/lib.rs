@@ -533,8 +533,7 @@ mod tests {
     use super::*;
 
     fn refused(calls: [bool; 4]) -> Outcome {
-        let mut o = Outcome::empty();
-        for (name, value) in [
+        [
             STREAM_SYNCHRONIZE_REFUSED,
             STREAM_QUERY_REFUSED,
             EVENT_SYNCHRONIZE_REFUSED,
@@ -542,13 +541,9 @@ mod tests {
         ]
         .into_iter()
         .zip(calls)
-        {
-            o.apply(casebook_model::Event::Fact {
-                key: name.0.into(),
-                value: value.into(),
-            });
-        }
-        o
+        .fold(Outcome::empty(), |o, (name, value)| {
+            o.with_fact(name, value)
+        })
     }
 
     #[test]

@@ -126,18 +126,9 @@ mod tests {
     use super::*;
 
     fn outcome(first: &str, ran: bool) -> Outcome {
-        let mut o = Outcome::empty();
-        o.steps.push(casebook_model::Step {
-            call: "cudaSetDevice".into(),
-            result: first.into(),
-            tolerated: false,
-            message: None,
-        });
-        o.checks.push(casebook_model::Check {
-            name: RAN.0.into(),
-            ok: ran,
-        });
-        o
+        Outcome::empty()
+            .with_step("cudaSetDevice", first)
+            .with_check(RAN, ran)
     }
 
     #[test]

@@ -210,21 +210,9 @@ mod tests {
     use super::*;
 
     fn outcome(first: &str, seen: f64) -> Outcome {
-        let mut o = Outcome::empty();
-        o.steps.push(casebook_model::Step {
-            call: "cudaGetDeviceCount".into(),
-            result: first.into(),
-            tolerated: false,
-            message: None,
-        });
-        o.measures.insert(
-            DEVICES_SEEN.key.into(),
-            casebook_model::Measure {
-                value: seen,
-                unit: DEVICES_SEEN.unit,
-            },
-        );
-        o
+        Outcome::empty()
+            .with_step("cudaGetDeviceCount", first)
+            .with_measure(DEVICES_SEEN, seen)
     }
 
     #[test]

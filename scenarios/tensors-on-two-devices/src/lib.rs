@@ -135,18 +135,9 @@ mod tests {
     use super::*;
 
     fn forward(result: &str, ran: bool) -> Outcome {
-        let mut o = Outcome::empty();
-        o.steps.push(casebook_model::Step {
-            call: "model(x)".into(),
-            result: result.into(),
-            tolerated: false,
-            message: None,
-        });
-        o.checks.push(casebook_model::Check {
-            name: FORWARD_RAN.0.into(),
-            ok: ran,
-        });
-        o
+        Outcome::empty()
+            .with_step("model(x)", result)
+            .with_check(FORWARD_RAN, ran)
     }
 
     #[test]

@@ -234,17 +234,10 @@ mod tests {
     use super::*;
 
     fn outcome(enabled: Option<bool>, matches: bool) -> Outcome {
-        let mut o = Outcome::empty();
+        let mut o = Outcome::empty().with_check(MATCHES, matches);
         if let Some(e) = enabled {
-            o.apply(casebook_model::Event::Fact {
-                key: PEER_ENABLED.0.into(),
-                value: e.into(),
-            });
+            o = o.with_fact(PEER_ENABLED, e);
         }
-        o.checks.push(casebook_model::Check {
-            name: MATCHES.0.into(),
-            ok: matches,
-        });
         o
     }
 
