@@ -194,8 +194,7 @@ const CLAIMS: &[Claim] = &[
         // Only a driver older than the toolkit that wrote the PTX tests it.
         judge: |o: &Outcome| match o.flag(DRIVER_OLDER) {
             Some(true) => ClaimVerdict::refuted_if(o.flag(LOADED)),
-            Some(false) => ClaimVerdict::Undecided,
-            None => ClaimVerdict::Undecided,
+            _ => ClaimVerdict::Undecided,
         },
         ..Claim::EITHER
     },

@@ -150,11 +150,7 @@ const CLAIMS: &[Claim] = &[
                 potential race conditions and errors caused by premature CPU access to GPU memory.",
         judged_by: "fixed-cpp",
         control: Control::Run("broken-cpp"),
-        judge: |o: &Outcome| match o.check(FRESH) {
-            Some(true) => ClaimVerdict::Confirmed,
-            Some(false) => ClaimVerdict::Refuted,
-            None => ClaimVerdict::Undecided,
-        },
+        judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.check(FRESH)),
         ..Claim::EITHER
     },
     Claim {
@@ -183,11 +179,7 @@ const CLAIMS: &[Claim] = &[
         control: Control::Run("device-sync-after-cpp"),
         // Two streams' kernels and copies, one cudaDeviceSynchronize, then
         // the host reads both results.
-        judge: |o: &Outcome| match o.check(FRESH) {
-            Some(true) => ClaimVerdict::Confirmed,
-            Some(false) => ClaimVerdict::Refuted,
-            None => ClaimVerdict::Undecided,
-        },
+        judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.check(FRESH)),
         ..Claim::EITHER
     },
     Claim {
