@@ -74,8 +74,10 @@ const CLAIMS: &[Claim] = &[
         judged_by: "broken",
         control: Control::Run("fixed"),
         reach: Reach::AtBestPartly(
-            "of the three causes, a kernel launch gives the later error (this variant); memory left allocated gives \
-             none until memory runs out (missing-free), and a stream left open only a delay (open-streams)",
+            "of the three causes, two give errors on later calls: a kernel launch (this variant), and memory left \
+             allocated once it has used up the device (missing-free's broken-cpp: 40 calls served, the next \
+             refused). A stream left open gives a delay, not an error (open-streams): 100,000 left open hold \
+             device memory (leak-streams-cpp) and every call still succeeds",
         ),
         judge: |o: &Outcome| match (o.check(AT_LAUNCH), o.fact(FIRST).and_then(|v| v.as_str())) {
             (Some(false), Some(_)) => ClaimVerdict::Confirmed,
