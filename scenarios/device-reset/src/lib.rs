@@ -16,6 +16,7 @@ casebook_model::cpp_variants! {
         broken,
         fixed,
         library_in_primary,
+        pool_across_reset,
     }
 }
 
@@ -49,6 +50,9 @@ Pair::new(Symptom::check_failed(BACK), cpp::broken, cpp::fixed),
                 "return reset_cleanup(r, LibraryContext::Own);",
                 "return reset_cleanup(r, LibraryContext::Primary);",
             ),
+            // What the reset does to the stream-ordered pool's memory. It
+            // reads the device's free memory: alone.
+            Variant::contrast("pool-across-reset-cpp", Expect::Records, cpp::pool_across_reset).alone(),
         ],
     }
 }
