@@ -201,3 +201,38 @@ extern "C" int casebook_device_reset_fixed_cpp(const casebook_recorder *r) {
   judge_cleanup(r, s);
   return 0;
 }
+
+// ANCHOR: pool_across_reset
+// What cudaDeviceReset does to the stream-ordered pool: a 1 GiB block from
+// the device's default pool, left allocated, then the reset. Is the block's
+// memory back in the device's free memory after it, and after the pool is
+// trimmed? And does the block's pointer still work? (Last: if it faults, it
+// ends the run.)
+extern "C" int casebook_device_reset_pool_across_reset_cpp(const casebook_recorder *r) {
+  const size_t kPool = 1ull << 30;
+  rec(r, "cudaFree(0)", cudaFree(0));  // the primary context, as any first call creates it
+  size_t baseline = free_bytes(r);
+  void *block = nullptr;
+  if (rec(r, "cudaMallocAsync (1 GiB, left allocated)", cudaMallocAsync(&block, kPool, 0)) != cudaSuccess) return 1;
+  rec(r, "cudaStreamSynchronize", cudaStreamSynchronize(0));
+  size_t before = held(baseline, free_bytes(r));
+
+  rec(r, "cudaDeviceReset", cudaDeviceReset());
+  size_t after = held(baseline, free_bytes(r));
+  cudaMemPool_t pool = nullptr;
+  rec(r, "cudaDeviceGetDefaultMemPool", cudaDeviceGetDefaultMemPool(&pool, 0));
+  rec(r, "cudaMemPoolTrimTo (0)", cudaMemPoolTrimTo(pool, 0));
+  size_t trimmed = held(baseline, free_bytes(r));
+  // ANCHOR_END: pool_across_reset
+
+  measure(r, names::POOL_HELD_BEFORE_THE_RESET, (double)before);
+  measure(r, names::POOL_HELD_AFTER_THE_RESET, (double)after);
+  measure(r, names::POOL_HELD_AFTER_TRIMMING, (double)trimmed);
+  fact(r, names::THE_POOL_BLOCK_IS_HELD_BEFORE_THE_RESET, before + kTolerance >= kPool);
+  fact(r, names::THE_POOL_BLOCK_IS_BACK_AFTER_THE_RESET, after < kTolerance);
+  fact(r, names::THE_POOL_BLOCK_IS_BACK_AFTER_TRIMMING_THE_POOL, trimmed < kTolerance);
+  cudaError_t used = tolerate(r, "cudaMemset (the pool's block, after the reset)", cudaMemset(block, 0, 4));
+  if (used == cudaSuccess) used = tolerate(r, "cudaDeviceSynchronize", cudaDeviceSynchronize());
+  fact_text(r, names::THE_POOL_BLOCK_AFTER_THE_RESET, cudaGetErrorName(used));
+  return 0;
+}

@@ -16,6 +16,7 @@ casebook_model::cpp_variants! {
         broken,
         fixed,
         library_in_primary,
+        pool_across_reset,
     }
 }
 
@@ -49,6 +50,9 @@ Pair::new(Symptom::check_failed(BACK), cpp::broken, cpp::fixed),
                 "return reset_cleanup(r, LibraryContext::Own);",
                 "return reset_cleanup(r, LibraryContext::Primary);",
             ),
+            // What the reset does to the stream-ordered pool's memory. It
+            // reads the device's free memory: alone.
+            Variant::contrast("pool-across-reset-cpp", Expect::Records, cpp::pool_across_reset).alone(),
         ],
     }
 }
@@ -117,10 +121,13 @@ const CLAIMS: &[Claim] = &[
             Part {
                 part: "the reset clears the primary context completely",
                 control: Control::Impossible(
-                    "cudaDeviceReset destroys the primary context; a run in which some of it \
-                     survives would need the reset left out, the step measured. What shows that the \
-                     reading sees what survives: the library's own context, read the same way in this \
-                     run, keeps its 4 GiB.",
+                    "cudaDeviceReset destroys the primary context; a run in which some of what \
+                     it holds survives would need the reset left out, the step measured. What shows \
+                     that the reading sees what survives: the library's own context, read the same \
+                     way in this run, keeps its 4 GiB. (The device's stream-ordered pool is read \
+                     apart, in pool-across-reset-cpp: a 1 GiB cudaMallocAsync block left allocated \
+                     is still held after the reset, and its pointer still works. Whether the pool \
+                     is part of \"the entire CUDA context\" is not decided here.)",
                 ),
             },
             Part {
