@@ -89,6 +89,12 @@ pub const FUNCTION_WORDS: &[&str] = &[
     "that", "the", "their", "them", "then", "there", "these", "they", "this", "those", "to", "us",
     "was", "we", "were", "what", "when", "where", "which", "who", "will", "with", "would", "you",
     "your",
+    // The pieces of a contraction, which the apostrophe splits ("shouldn't"
+    // is "shouldn" and "t"): the same auxiliaries, negated or shortened.
+    // Not "re" ("they're"): as a prefix ("re-initialize") it is a word's.
+    "ain", "aren", "couldn", "d", "didn", "doesn", "don", "hadn", "hasn", "haven", "isn", "ll", "m",
+    "mightn", "mustn", "needn", "s", "shan", "shouldn", "t", "ve", "wasn", "weren", "won",
+    "wouldn",
 ];
 
 /// Identifiers every framework error carries, whatever the cause: generic
@@ -1445,6 +1451,14 @@ mod tests {
                 .contains("w:busy or unavailable")
         );
         assert!(pasted("GPU has fallen off the bus.").contains("w:off the bus"));
+        // A contraction is function words: "shouldn't" says nothing alone.
+        let f = pasted("`CudaMalloc` shouldn't be used to allocate temporary memory");
+        assert!(!f.iter().any(|x| x.contains("shouldn")), "{f:?}");
+        assert!(
+            !pasted("It doesn't work")
+                .iter()
+                .any(|x| x.contains("doesn"))
+        );
         // Without a function word, one telling word is enough.
         assert!(
             features("CUDA error: invalid device ordinal").contains("w:invalid device ordinal")
