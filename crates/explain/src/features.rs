@@ -200,6 +200,14 @@ pub const BOILERPLATE: &[&str] = &[
     // NCCL's log levels, before every line it logs.
     "NCCL INFO",
     "NCCL WARN",
+    // TensorRT's logger before every error it logs, whatever failed:
+    // "[reformat.cu::operator()::1606] Error Code 1: Cuda Runtime (…)".
+    "Error Code",
+    // PyTorch's warning before every reason CUDA could not start ("CUDA
+    // initialization: The NVIDIA driver on your system is too old", "…:
+    // Unexpected error from cudaGetDeviceCount()"), from Python and C++.
+    "UserWarning: CUDA initialization:",
+    "Warning: CUDA initialization:",
     // The prefix PyTorch and most frameworks put before every CUDA error's
     // own words ("CUDA error: an illegal memory access was encountered").
     "CUDA error",
@@ -1239,6 +1247,17 @@ mod tests {
         assert!(!f.contains("w:torch acceleratorerror cuda"));
         assert!(!f.contains("w:acceleratorerror cuda error"));
         assert!(line_features("Traceback (most recent call last):").is_empty());
+        // A logger's or a warning's frame before the reason names no cause.
+        let f = features(
+            "[reformat.cu::operator()::1606] Error Code 1: Cuda Runtime (invalid resource handle)",
+        );
+        assert!(f.contains("w:invalid resource handle"), "{f:?}");
+        assert!(!f.iter().any(|x| x.contains("code")), "{f:?}");
+        let f = features(
+            "/usr/lib/python3.6/site-packages/torch/cuda/__init__.py:80: UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount()",
+        );
+        assert!(f.contains("id:cudagetdevicecount"), "{f:?}");
+        assert!(!f.iter().any(|x| x.contains("initialization")), "{f:?}");
     }
 
     #[test]
