@@ -779,7 +779,12 @@ pub fn figures(text: &str) -> Vec<String> {
         .map(str::to_owned)
         .into_iter()
         .collect();
-    if names_a_later_device(text) {
+    // A line that says the first GPU holds memory for the others names the
+    // later GPUs as those others, not as where the work ran.
+    if text
+        .lines()
+        .any(|l| names_a_later_device(l) && !first_gpu_holds_memory_for_others(l))
+    {
         out.push(ANOTHER_DEVICE.to_owned());
     }
     if text.lines().any(is_device_assertion) {
@@ -869,8 +874,14 @@ pub fn first_gpu_holds_memory_for_others(line: &str) -> bool {
         words.iter().any(|w| {
             lower.match_indices(w).any(|(at, _)| {
                 let end = at + w.len();
+                // "other than device 0" names the first GPU as what the
+                // device is not.
+                let negated = NOT_THE_FIRST_WORDS
+                    .iter()
+                    .any(|n| lower[..at].trim_end().ends_with(n));
                 starts_a_word(at)
                     && ends_a_word(end)
+                    && !negated
                     && !frame.iter().any(|f| lower[end..].starts_with(f))
             })
         })
@@ -890,10 +901,17 @@ pub fn first_gpu_holds_memory_for_others(line: &str) -> bool {
                         .is_none_or(|c| !c.is_ascii_alphanumeric())
             })
         });
-    let others = later_by_number || mentions(OTHER_DEVICES_WORDS, &[]);
-    let memory = lower
+    let others =
+        later_by_number || mentions(OTHER_DEVICES_WORDS, &[]) || not_the_first_device(&lower);
+    // "an illegal memory access" is an access, no amount of memory.
+    let words: Vec<&str> = lower
         .split(|c: char| !c.is_ascii_alphanumeric())
-        .any(|w| MEMORY_AMOUNT_WORDS.contains(&w));
+        .filter(|w| !w.is_empty())
+        .collect();
+    let memory = words
+        .iter()
+        .enumerate()
+        .any(|(i, w)| MEMORY_AMOUNT_WORDS.contains(w) && words.get(i + 1) != Some(&"access"));
     first && others && memory
 }
 
@@ -927,24 +945,107 @@ pub const LATER_DEVICE_WORDS: &[&str] = &[
 /// The feature of a text that names a GPU other than the first.
 pub const ANOTHER_DEVICE: &str = "fig:a-device-other-than-the-first";
 
-/// Whether the text names a GPU other than the first the way PyTorch and
-/// TensorFlow write a device: `cuda:1`, `/device:GPU:2`. Work on a later GPU
-/// is what a kernel launched on the current device (the first, by default)
-/// gets wrong; the number itself is removed like every figure.
+/// The words that name a device before its number: "a GPU != 0", "the
+/// index not being 0", "other than device 0".
+pub const DEVICE_NOUNS: &[&str] = &[
+    "gpu", "gpus", "device", "devices", "cuda", "index", "id", "ordinal",
+];
+
+/// How a text says a device's number is not the first's, before the 0:
+/// "GPU != 0", "the index not being 0", "any GPU other than 0".
+pub const NOT_THE_FIRST_WORDS: &[&str] =
+    &["!=", "not", "not being", "other than", "except", "besides"];
+
+/// Whether the text names a GPU other than the first: the way PyTorch and
+/// TensorFlow write a device (`cuda:1`, `/device:GPU:2`), a GPU by a later
+/// number in words ("GPU 1 or 2", "GPU1"), or a device whose number is not
+/// 0 ("a GPU != 0", "the index not being 0"). Work on a later GPU is what a
+/// kernel launched on the current device (the first, by default) gets
+/// wrong; the number itself is removed like every figure. PyTorch's
+/// out-of-memory message names its GPU in its frame ("GPU 1 has a total
+/// capacity", "(GPU 1; …"): no mention of a place among others.
 fn names_a_later_device(text: &str) -> bool {
     let lower = text.to_ascii_lowercase();
     let bytes = lower.as_bytes();
-    LATER_DEVICE_WORDS.iter().any(|w| lower.contains(w))
-        || ["cuda:", "gpu:"].iter().any(|prefix| {
+    let numbered = |prefixes: &[&str], spaced: bool| {
+        prefixes.iter().any(|prefix| {
             lower.match_indices(prefix).any(|(at, _)| {
                 let starts_a_word = at == 0 || !bytes[at - 1].is_ascii_alphanumeric();
-                let digits: String = lower[at + prefix.len()..]
+                let rest = &lower[at + prefix.len()..];
+                let rest = if spaced {
+                    rest.trim_start_matches(' ')
+                } else {
+                    rest
+                };
+                let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+                let after = &rest[digits.len()..];
+                let ends_a_word = after
                     .chars()
-                    .take_while(char::is_ascii_digit)
-                    .collect();
-                starts_a_word && digits.parse::<u32>().is_ok_and(|n| n >= 1)
+                    .next()
+                    .is_none_or(|c| !c.is_ascii_alphanumeric());
+                let frame = [" has a total capacity", ";"]
+                    .iter()
+                    .any(|f| after.starts_with(f));
+                starts_a_word
+                    && digits.parse::<u32>().is_ok_and(|n| n >= 1)
+                    && (!spaced || (ends_a_word && !frame))
             })
         })
+    };
+    LATER_DEVICE_WORDS.iter().any(|w| lower.contains(w))
+        || numbered(&["cuda:", "gpu:"], false)
+        // "GPU1" glued is how tools label a GPU's row or column
+        // (`nvidia-smi topo -m`): every GPU, none in particular.
+        || numbered(&["gpu ", "gpus "], true)
+        || not_the_first_device(&lower)
+}
+
+/// The words of a lowercased text as [`not_the_first_device`] reads them:
+/// runs of letters, digits and `_`, and `!=`.
+fn device_words(lower: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start: Option<usize> = None;
+    let mut i = 0;
+    while i < lower.len() {
+        let c = lower.as_bytes()[i];
+        if c.is_ascii_alphanumeric() || c == b'_' {
+            start.get_or_insert(i);
+            i += 1;
+            continue;
+        }
+        if let Some(s) = start.take() {
+            out.push(&lower[s..i]);
+        }
+        if lower.as_bytes()[i..].starts_with(b"!=") {
+            out.push("!=");
+            i += 2;
+        } else {
+            i += 1;
+        }
+    }
+    if let Some(s) = start {
+        out.push(&lower[s..]);
+    }
+    out
+}
+
+/// Whether a lowercased text says a device's number is not 0: a 0 after
+/// one of [`NOT_THE_FIRST_WORDS`] (and a device's noun between them, or
+/// one at most two words before them).
+fn not_the_first_device(lower: &str) -> bool {
+    let words = device_words(lower);
+    let noun = |w: &&str| DEVICE_NOUNS.contains(w);
+    (0..words.len()).filter(|&j| words[j] == "0").any(|j| {
+        let named = j > 0 && noun(&words[j - 1]);
+        let end = if named { j - 1 } else { j };
+        NOT_THE_FIRST_WORDS.iter().any(|not| {
+            let not: Vec<&str> = not.split(' ').collect();
+            end >= not.len() && words[end - not.len()..end] == not[..] && {
+                let start = end - not.len();
+                named || words[start.saturating_sub(2)..start].iter().any(noun)
+            }
+        })
+    })
 }
 
 /// The one thing an out-of-memory message's sizes say, in the order of
@@ -1322,6 +1423,45 @@ mod tests {
         );
         // A word that ends in "cuda" is no device's name.
         assert!(figures("nvcuda:1").is_empty());
+    }
+
+    #[test]
+    fn a_later_gpu_in_words_is_read_and_a_list_of_gpus_is_not() {
+        for text in [
+            "It works well on GPU 0, but CUDA error occurred when I run my model on GPU 1 or 2.",
+            "CUDA error occurred when running on a GPU with the index not being 0",
+            "on a multi GPU system, if a GPU != 0 is used",
+            "the kernel fails on any GPU other than 0",
+        ] {
+            assert_eq!(figures(text), vec![ANOTHER_DEVICE], "{text}");
+        }
+        for text in [
+            // `nvidia-smi topo -m` labels every GPU.
+            "\tGPU0\tGPU1\tGPU2\tGPU3\tCPU Affinity",
+            // PyTorch's out-of-memory frame names the GPU it ran on.
+            "GPU 1 has a total capacity of 79.19 GiB",
+            "Tried to allocate 20.00 MiB (GPU 1; 7.79 GiB total capacity)",
+            "the device count is not 0",
+            "it works on GPU 0",
+        ] {
+            assert!(
+                !figures(text).contains(&ANOTHER_DEVICE.to_owned()),
+                "{text}"
+            );
+        }
+        // Where the first GPU holds memory for the others, the later GPUs
+        // are those others, and "GPU != 0" is not the first GPU named.
+        assert_eq!(
+            figures("if a GPU != 0 is used, pytorch will still allocate some memory on the GPU 0"),
+            vec![FIRST_GPU_FOR_OTHERS]
+        );
+        assert!(!first_gpu_holds_memory_for_others(
+            "an illegal memory access when specified a gpu device other than device 0"
+        ));
+        // An illegal memory access is no amount of memory held.
+        let line = "an illegal memory access was encountered when I set device=\"cuda:1\", and with device=\"cuda:0\" the bug disappears";
+        assert!(!first_gpu_holds_memory_for_others(line));
+        assert_eq!(figures(line), vec![ANOTHER_DEVICE]);
     }
 
     #[test]

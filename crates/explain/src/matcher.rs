@@ -18,6 +18,8 @@ impl Matcher {
             error_name_prefixes: owned(features::ERROR_NAME_PREFIXES),
             source_extensions: owned(features::SOURCE_EXTENSIONS),
             later_device_words: owned(features::LATER_DEVICE_WORDS),
+            device_nouns: owned(features::DEVICE_NOUNS),
+            not_the_first_words: owned(features::NOT_THE_FIRST_WORDS),
             library_errors: owned(features::LIBRARY_ERRORS),
             out_of_memory_abbreviations: owned(features::OUT_OF_MEMORY_ABBREVIATIONS),
             memory_words: owned(features::MEMORY_WORDS),
