@@ -852,6 +852,14 @@ pub const OTHER_DEVICES_WORDS: &[&str] = &[
     "every worker",
 ];
 
+/// How a text says memory was given back: "the memory of the GPU0 is
+/// released, but the other GPUs are not".
+pub const RELEASED_WORDS: &[&str] = &["released", "freed", "cleared", "deallocated", "emptied"];
+
+/// The words that deny what follows them in a clause ("are not released",
+/// "wasn't freed": the apostrophe leaves "t").
+pub const NEGATIONS: &[&str] = &["not", "never", "t", "cannot"];
+
 /// The words of a line that speak of memory.
 pub const MEMORY_AMOUNT_WORDS: &[&str] = &[
     "memory", "mem", "space", "ram", "vram", "mib", "gib", "mb", "gb",
@@ -912,7 +920,30 @@ pub fn first_gpu_holds_memory_for_others(line: &str) -> bool {
         .iter()
         .enumerate()
         .any(|(i, w)| MEMORY_AMOUNT_WORDS.contains(w) && words.get(i + 1) != Some(&"access"));
-    first && others && memory
+    // The first GPU must be the one that holds: a clause that names it and
+    // says its memory was released says the opposite.
+    let released_first = lower
+        .split([',', ';', '.', '!', '?'])
+        .flat_map(|c| c.split(" but "))
+        .any(|clause| {
+            let words: Vec<&str> = clause
+                .split(|c: char| !c.is_ascii_alphanumeric())
+                .filter(|w| !w.is_empty())
+                .collect();
+            let names_first = FIRST_DEVICE_WORDS.iter().any(|w| {
+                clause.match_indices(w).any(|(at, _)| {
+                    let b = clause.as_bytes();
+                    (at == 0 || !b[at - 1].is_ascii_alphanumeric())
+                        && b.get(at + w.len())
+                            .is_none_or(|c| !c.is_ascii_alphanumeric())
+                })
+            });
+            names_first
+                && words.iter().enumerate().any(|(i, w)| {
+                    RELEASED_WORDS.contains(w) && !words[..i].iter().any(|x| NEGATIONS.contains(x))
+                })
+        });
+    first && others && memory && !released_first
 }
 
 /// The feature of a text that holds a kernel's failed assertion.
@@ -1526,6 +1557,8 @@ mod tests {
             "running a process with GPU 1 will occupy 1000m of memory in GPU 1, and 200m of memory in GPU 0",
             "Memory used on GPU0 is much more than others",
             "rank 0 has more threads than other rank, each holding a fragment of GPU memory",
+            // Not released on the first GPU: it holds.
+            "the memory of GPU0 is not released after the other processes exit",
         ] {
             assert!(first_gpu_holds_memory_for_others(line), "{line}");
             assert!(figures(line).contains(&FIRST_GPU_FOR_OTHERS.to_owned()));
@@ -1540,6 +1573,9 @@ mod tests {
             "Taking up memory on the primary GPU loading from checkpoint",
             // A GPU numbered 10 is no first GPU.
             "GPU 10 and the other GPUs have memory left",
+            // The first GPU gave its memory back; the others hold it.
+            "when the program ends, the memory of the GPU0 is released, but the other GPUs are not released",
+            "GPU 0 memory is freed at exit while GPU 1 and 2 keep theirs",
         ] {
             assert!(!first_gpu_holds_memory_for_others(line), "{line}");
         }

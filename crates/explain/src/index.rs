@@ -64,6 +64,12 @@ pub struct Matcher {
     pub other_devices_words: Vec<String>,
     #[serde(default)]
     pub memory_amount_words: Vec<String>,
+    /// How a clause says the first GPU gave its memory back, and the words
+    /// that deny it.
+    #[serde(default)]
+    pub released_words: Vec<String>,
+    #[serde(default)]
+    pub negations: Vec<String>,
     /// What compute-sanitizer writes where an access fell outside every
     /// allocation.
     #[serde(default)]

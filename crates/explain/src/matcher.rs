@@ -28,6 +28,8 @@ impl Matcher {
             first_device_words: owned(features::FIRST_DEVICE_WORDS),
             other_devices_words: owned(features::OTHER_DEVICES_WORDS),
             memory_amount_words: owned(features::MEMORY_AMOUNT_WORDS),
+            released_words: owned(features::RELEASED_WORDS),
+            negations: owned(features::NEGATIONS),
             out_of_bounds_report: features::OUT_OF_BOUNDS_REPORT.to_owned(),
             figure_words: features::FIGURE_WORDS
                 .iter()

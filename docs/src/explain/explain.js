@@ -33,6 +33,8 @@
   var FIRST_DEVICE_WORDS = [];
   var OTHER_DEVICES_WORDS = [];
   var MEMORY_AMOUNT_WORDS = [];
+  var RELEASED_WORDS = [];
+  var NEGATIONS = [];
   var OWN_WORD_CASES = 0;
 
   function configure(matcher) {
@@ -56,6 +58,8 @@
     FIRST_DEVICE_WORDS = matcher.first_device_words;
     OTHER_DEVICES_WORDS = matcher.other_devices_words;
     MEMORY_AMOUNT_WORDS = matcher.memory_amount_words;
+    RELEASED_WORDS = matcher.released_words;
+    NEGATIONS = matcher.negations;
     OWN_WORD_CASES = matcher.own_word_cases;
     UNITS = {};
     matcher.units.forEach(function (u) { UNITS[u[0]] = u[1]; });
@@ -482,7 +486,26 @@
     var memory = words.some(function (w, i) {
       return MEMORY_AMOUNT_WORDS.indexOf(w) >= 0 && words[i + 1] !== "access";
     });
-    return first && others && memory;
+    // As features.rs: a clause that names the first GPU and says its memory
+    // was released says the first GPU does not hold it.
+    var clauses = [];
+    low.split(/[,;.!?]/).forEach(function (c) { clauses = clauses.concat(c.split(" but ")); });
+    var releasedFirst = clauses.some(function (clause) {
+      var cw = clause.split(/[^a-z0-9]/).filter(function (w) { return w.length > 0; });
+      var namesFirst = FIRST_DEVICE_WORDS.some(function (w) {
+        var at = clause.indexOf(w);
+        while (at >= 0) {
+          if ((at === 0 || !alnum(clause[at - 1])) && !alnum(clause[at + w.length])) return true;
+          at = clause.indexOf(w, at + 1);
+        }
+        return false;
+      });
+      return namesFirst && cw.some(function (w, i) {
+        return RELEASED_WORDS.indexOf(w) >= 0 &&
+          !cw.slice(0, i).some(function (x) { return NEGATIONS.indexOf(x) >= 0; });
+      });
+    });
+    return first && others && memory && !releasedFirst;
   }
 
   // As device_words in features.rs: runs of letters, digits and _, and !=.
