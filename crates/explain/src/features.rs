@@ -89,6 +89,12 @@ pub const FUNCTION_WORDS: &[&str] = &[
     "that", "the", "their", "them", "then", "there", "these", "they", "this", "those", "to", "us",
     "was", "we", "were", "what", "when", "where", "which", "who", "will", "with", "would", "you",
     "your",
+    // The pieces of a contraction, which the apostrophe splits ("shouldn't"
+    // is "shouldn" and "t"): the same auxiliaries, negated or shortened.
+    // Not "re" ("they're"): as a prefix ("re-initialize") it is a word's.
+    "ain", "aren", "couldn", "d", "didn", "doesn", "don", "hadn", "hasn", "haven", "isn", "ll", "m",
+    "mightn", "mustn", "needn", "s", "shan", "shouldn", "t", "ve", "wasn", "weren", "won",
+    "wouldn",
 ];
 
 /// Identifiers every framework error carries, whatever the cause: generic
@@ -194,6 +200,14 @@ pub const BOILERPLATE: &[&str] = &[
     // NCCL's log levels, before every line it logs.
     "NCCL INFO",
     "NCCL WARN",
+    // TensorRT's logger before every error it logs, whatever failed:
+    // "[reformat.cu::operator()::1606] Error Code 1: Cuda Runtime (…)".
+    "Error Code",
+    // PyTorch's warning before every reason CUDA could not start ("CUDA
+    // initialization: The NVIDIA driver on your system is too old", "…:
+    // Unexpected error from cudaGetDeviceCount()"), from Python and C++.
+    "UserWarning: CUDA initialization:",
+    "Warning: CUDA initialization:",
     // The prefix PyTorch and most frameworks put before every CUDA error's
     // own words ("CUDA error: an illegal memory access was encountered").
     "CUDA error",
@@ -765,7 +779,12 @@ pub fn figures(text: &str) -> Vec<String> {
         .map(str::to_owned)
         .into_iter()
         .collect();
-    if names_a_later_device(text) {
+    // A line that says the first GPU holds memory for the others names the
+    // later GPUs as those others, not as where the work ran.
+    if text
+        .lines()
+        .any(|l| names_a_later_device(l) && !first_gpu_holds_memory_for_others(l))
+    {
         out.push(ANOTHER_DEVICE.to_owned());
     }
     if text.lines().any(is_device_assertion) {
@@ -833,6 +852,14 @@ pub const OTHER_DEVICES_WORDS: &[&str] = &[
     "every worker",
 ];
 
+/// How a text says memory was given back: "the memory of the GPU0 is
+/// released, but the other GPUs are not".
+pub const RELEASED_WORDS: &[&str] = &["released", "freed", "cleared", "deallocated", "emptied"];
+
+/// The words that deny what follows them in a clause ("are not released",
+/// "wasn't freed": the apostrophe leaves "t").
+pub const NEGATIONS: &[&str] = &["not", "never", "t", "cannot"];
+
 /// The words of a line that speak of memory.
 pub const MEMORY_AMOUNT_WORDS: &[&str] = &[
     "memory", "mem", "space", "ram", "vram", "mib", "gib", "mb", "gb",
@@ -855,8 +882,14 @@ pub fn first_gpu_holds_memory_for_others(line: &str) -> bool {
         words.iter().any(|w| {
             lower.match_indices(w).any(|(at, _)| {
                 let end = at + w.len();
+                // "other than device 0" names the first GPU as what the
+                // device is not.
+                let negated = NOT_THE_FIRST_WORDS
+                    .iter()
+                    .any(|n| lower[..at].trim_end().ends_with(n));
                 starts_a_word(at)
                     && ends_a_word(end)
+                    && !negated
                     && !frame.iter().any(|f| lower[end..].starts_with(f))
             })
         })
@@ -876,11 +909,41 @@ pub fn first_gpu_holds_memory_for_others(line: &str) -> bool {
                         .is_none_or(|c| !c.is_ascii_alphanumeric())
             })
         });
-    let others = later_by_number || mentions(OTHER_DEVICES_WORDS, &[]);
-    let memory = lower
+    let others =
+        later_by_number || mentions(OTHER_DEVICES_WORDS, &[]) || not_the_first_device(&lower);
+    // "an illegal memory access" is an access, no amount of memory.
+    let words: Vec<&str> = lower
         .split(|c: char| !c.is_ascii_alphanumeric())
-        .any(|w| MEMORY_AMOUNT_WORDS.contains(&w));
-    first && others && memory
+        .filter(|w| !w.is_empty())
+        .collect();
+    let memory = words
+        .iter()
+        .enumerate()
+        .any(|(i, w)| MEMORY_AMOUNT_WORDS.contains(w) && words.get(i + 1) != Some(&"access"));
+    // The first GPU must be the one that holds: a clause that names it and
+    // says its memory was released says the opposite.
+    let released_first = lower
+        .split([',', ';', '.', '!', '?'])
+        .flat_map(|c| c.split(" but "))
+        .any(|clause| {
+            let words: Vec<&str> = clause
+                .split(|c: char| !c.is_ascii_alphanumeric())
+                .filter(|w| !w.is_empty())
+                .collect();
+            let names_first = FIRST_DEVICE_WORDS.iter().any(|w| {
+                clause.match_indices(w).any(|(at, _)| {
+                    let b = clause.as_bytes();
+                    (at == 0 || !b[at - 1].is_ascii_alphanumeric())
+                        && b.get(at + w.len())
+                            .is_none_or(|c| !c.is_ascii_alphanumeric())
+                })
+            });
+            names_first
+                && words.iter().enumerate().any(|(i, w)| {
+                    RELEASED_WORDS.contains(w) && !words[..i].iter().any(|x| NEGATIONS.contains(x))
+                })
+        });
+    first && others && memory && !released_first
 }
 
 /// The feature of a text that holds a kernel's failed assertion.
@@ -913,24 +976,107 @@ pub const LATER_DEVICE_WORDS: &[&str] = &[
 /// The feature of a text that names a GPU other than the first.
 pub const ANOTHER_DEVICE: &str = "fig:a-device-other-than-the-first";
 
-/// Whether the text names a GPU other than the first the way PyTorch and
-/// TensorFlow write a device: `cuda:1`, `/device:GPU:2`. Work on a later GPU
-/// is what a kernel launched on the current device (the first, by default)
-/// gets wrong; the number itself is removed like every figure.
+/// The words that name a device before its number: "a GPU != 0", "the
+/// index not being 0", "other than device 0".
+pub const DEVICE_NOUNS: &[&str] = &[
+    "gpu", "gpus", "device", "devices", "cuda", "index", "id", "ordinal",
+];
+
+/// How a text says a device's number is not the first's, before the 0:
+/// "GPU != 0", "the index not being 0", "any GPU other than 0".
+pub const NOT_THE_FIRST_WORDS: &[&str] =
+    &["!=", "not", "not being", "other than", "except", "besides"];
+
+/// Whether the text names a GPU other than the first: the way PyTorch and
+/// TensorFlow write a device (`cuda:1`, `/device:GPU:2`), a GPU by a later
+/// number in words ("GPU 1 or 2", "GPU1"), or a device whose number is not
+/// 0 ("a GPU != 0", "the index not being 0"). Work on a later GPU is what a
+/// kernel launched on the current device (the first, by default) gets
+/// wrong; the number itself is removed like every figure. PyTorch's
+/// out-of-memory message names its GPU in its frame ("GPU 1 has a total
+/// capacity", "(GPU 1; …"): no mention of a place among others.
 fn names_a_later_device(text: &str) -> bool {
     let lower = text.to_ascii_lowercase();
     let bytes = lower.as_bytes();
-    LATER_DEVICE_WORDS.iter().any(|w| lower.contains(w))
-        || ["cuda:", "gpu:"].iter().any(|prefix| {
+    let numbered = |prefixes: &[&str], spaced: bool| {
+        prefixes.iter().any(|prefix| {
             lower.match_indices(prefix).any(|(at, _)| {
                 let starts_a_word = at == 0 || !bytes[at - 1].is_ascii_alphanumeric();
-                let digits: String = lower[at + prefix.len()..]
+                let rest = &lower[at + prefix.len()..];
+                let rest = if spaced {
+                    rest.trim_start_matches(' ')
+                } else {
+                    rest
+                };
+                let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+                let after = &rest[digits.len()..];
+                let ends_a_word = after
                     .chars()
-                    .take_while(char::is_ascii_digit)
-                    .collect();
-                starts_a_word && digits.parse::<u32>().is_ok_and(|n| n >= 1)
+                    .next()
+                    .is_none_or(|c| !c.is_ascii_alphanumeric());
+                let frame = [" has a total capacity", ";"]
+                    .iter()
+                    .any(|f| after.starts_with(f));
+                starts_a_word
+                    && digits.parse::<u32>().is_ok_and(|n| n >= 1)
+                    && (!spaced || (ends_a_word && !frame))
             })
         })
+    };
+    LATER_DEVICE_WORDS.iter().any(|w| lower.contains(w))
+        || numbered(&["cuda:", "gpu:"], false)
+        // "GPU1" glued is how tools label a GPU's row or column
+        // (`nvidia-smi topo -m`): every GPU, none in particular.
+        || numbered(&["gpu ", "gpus "], true)
+        || not_the_first_device(&lower)
+}
+
+/// The words of a lowercased text as [`not_the_first_device`] reads them:
+/// runs of letters, digits and `_`, and `!=`.
+fn device_words(lower: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start: Option<usize> = None;
+    let mut i = 0;
+    while i < lower.len() {
+        let c = lower.as_bytes()[i];
+        if c.is_ascii_alphanumeric() || c == b'_' {
+            start.get_or_insert(i);
+            i += 1;
+            continue;
+        }
+        if let Some(s) = start.take() {
+            out.push(&lower[s..i]);
+        }
+        if lower.as_bytes()[i..].starts_with(b"!=") {
+            out.push("!=");
+            i += 2;
+        } else {
+            i += 1;
+        }
+    }
+    if let Some(s) = start {
+        out.push(&lower[s..]);
+    }
+    out
+}
+
+/// Whether a lowercased text says a device's number is not 0: a 0 after
+/// one of [`NOT_THE_FIRST_WORDS`] (and a device's noun between them, or
+/// one at most two words before them).
+fn not_the_first_device(lower: &str) -> bool {
+    let words = device_words(lower);
+    let noun = |w: &&str| DEVICE_NOUNS.contains(w);
+    (0..words.len()).filter(|&j| words[j] == "0").any(|j| {
+        let named = j > 0 && noun(&words[j - 1]);
+        let end = if named { j - 1 } else { j };
+        NOT_THE_FIRST_WORDS.iter().any(|not| {
+            let not: Vec<&str> = not.split(' ').collect();
+            end >= not.len() && words[end - not.len()..end] == not[..] && {
+                let start = end - not.len();
+                named || words[start.saturating_sub(2)..start].iter().any(noun)
+            }
+        })
+    })
 }
 
 /// The one thing an out-of-memory message's sizes say, in the order of
@@ -1233,6 +1379,17 @@ mod tests {
         assert!(!f.contains("w:torch acceleratorerror cuda"));
         assert!(!f.contains("w:acceleratorerror cuda error"));
         assert!(line_features("Traceback (most recent call last):").is_empty());
+        // A logger's or a warning's frame before the reason names no cause.
+        let f = features(
+            "[reformat.cu::operator()::1606] Error Code 1: Cuda Runtime (invalid resource handle)",
+        );
+        assert!(f.contains("w:invalid resource handle"), "{f:?}");
+        assert!(!f.iter().any(|x| x.contains("code")), "{f:?}");
+        let f = features(
+            "/usr/lib/python3.6/site-packages/torch/cuda/__init__.py:80: UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount()",
+        );
+        assert!(f.contains("id:cudagetdevicecount"), "{f:?}");
+        assert!(!f.iter().any(|x| x.contains("initialization")), "{f:?}");
     }
 
     #[test]
@@ -1300,6 +1457,45 @@ mod tests {
     }
 
     #[test]
+    fn a_later_gpu_in_words_is_read_and_a_list_of_gpus_is_not() {
+        for text in [
+            "It works well on GPU 0, but CUDA error occurred when I run my model on GPU 1 or 2.",
+            "CUDA error occurred when running on a GPU with the index not being 0",
+            "on a multi GPU system, if a GPU != 0 is used",
+            "the kernel fails on any GPU other than 0",
+        ] {
+            assert_eq!(figures(text), vec![ANOTHER_DEVICE], "{text}");
+        }
+        for text in [
+            // `nvidia-smi topo -m` labels every GPU.
+            "\tGPU0\tGPU1\tGPU2\tGPU3\tCPU Affinity",
+            // PyTorch's out-of-memory frame names the GPU it ran on.
+            "GPU 1 has a total capacity of 79.19 GiB",
+            "Tried to allocate 20.00 MiB (GPU 1; 7.79 GiB total capacity)",
+            "the device count is not 0",
+            "it works on GPU 0",
+        ] {
+            assert!(
+                !figures(text).contains(&ANOTHER_DEVICE.to_owned()),
+                "{text}"
+            );
+        }
+        // Where the first GPU holds memory for the others, the later GPUs
+        // are those others, and "GPU != 0" is not the first GPU named.
+        assert_eq!(
+            figures("if a GPU != 0 is used, pytorch will still allocate some memory on the GPU 0"),
+            vec![FIRST_GPU_FOR_OTHERS]
+        );
+        assert!(!first_gpu_holds_memory_for_others(
+            "an illegal memory access when specified a gpu device other than device 0"
+        ));
+        // An illegal memory access is no amount of memory held.
+        let line = "an illegal memory access was encountered when I set device=\"cuda:1\", and with device=\"cuda:0\" the bug disappears";
+        assert!(!first_gpu_holds_memory_for_others(line));
+        assert_eq!(figures(line), vec![ANOTHER_DEVICE]);
+    }
+
+    #[test]
     fn a_kernel_s_failed_assertion_and_a_later_gpu_in_words_are_read() {
         let line = "../aten/src/ATen/native/cuda/NLLLoss2d.cu:103: nll_loss2d_forward_kernel: block: [3,0,0], thread: [929,0,0] Assertion `t >= 0 && t < n_classes` failed.";
         assert_eq!(figures(line), vec![DEVICE_ASSERTION]);
@@ -1361,6 +1557,8 @@ mod tests {
             "running a process with GPU 1 will occupy 1000m of memory in GPU 1, and 200m of memory in GPU 0",
             "Memory used on GPU0 is much more than others",
             "rank 0 has more threads than other rank, each holding a fragment of GPU memory",
+            // Not released on the first GPU: it holds.
+            "the memory of GPU0 is not released after the other processes exit",
         ] {
             assert!(first_gpu_holds_memory_for_others(line), "{line}");
             assert!(figures(line).contains(&FIRST_GPU_FOR_OTHERS.to_owned()));
@@ -1375,6 +1573,9 @@ mod tests {
             "Taking up memory on the primary GPU loading from checkpoint",
             // A GPU numbered 10 is no first GPU.
             "GPU 10 and the other GPUs have memory left",
+            // The first GPU gave its memory back; the others hold it.
+            "when the program ends, the memory of the GPU0 is released, but the other GPUs are not released",
+            "GPU 0 memory is freed at exit while GPU 1 and 2 keep theirs",
         ] {
             assert!(!first_gpu_holds_memory_for_others(line), "{line}");
         }
@@ -1445,6 +1646,14 @@ mod tests {
                 .contains("w:busy or unavailable")
         );
         assert!(pasted("GPU has fallen off the bus.").contains("w:off the bus"));
+        // A contraction is function words: "shouldn't" says nothing alone.
+        let f = pasted("`CudaMalloc` shouldn't be used to allocate temporary memory");
+        assert!(!f.iter().any(|x| x.contains("shouldn")), "{f:?}");
+        assert!(
+            !pasted("It doesn't work")
+                .iter()
+                .any(|x| x.contains("doesn"))
+        );
         // Without a function word, one telling word is enough.
         assert!(
             features("CUDA error: invalid device ordinal").contains("w:invalid device ordinal")

@@ -40,6 +40,12 @@ pub struct Matcher {
     /// A library's error printed without a colon after it.
     #[serde(default)]
     pub library_errors: Vec<String>,
+    /// The nouns that name a device before its number, and how a text says
+    /// its number is not the first's ("a GPU != 0").
+    #[serde(default)]
+    pub device_nouns: Vec<String>,
+    #[serde(default)]
+    pub not_the_first_words: Vec<String>,
     /// How a text says "out of memory" in other words
     /// ([`features::out_of_memory_in_words`](crate::features::out_of_memory_in_words)).
     #[serde(default)]
@@ -58,6 +64,12 @@ pub struct Matcher {
     pub other_devices_words: Vec<String>,
     #[serde(default)]
     pub memory_amount_words: Vec<String>,
+    /// How a clause says the first GPU gave its memory back, and the words
+    /// that deny it.
+    #[serde(default)]
+    pub released_words: Vec<String>,
+    #[serde(default)]
+    pub negations: Vec<String>,
     /// What compute-sanitizer writes where an access fell outside every
     /// allocation.
     #[serde(default)]

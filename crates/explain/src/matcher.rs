@@ -18,6 +18,8 @@ impl Matcher {
             error_name_prefixes: owned(features::ERROR_NAME_PREFIXES),
             source_extensions: owned(features::SOURCE_EXTENSIONS),
             later_device_words: owned(features::LATER_DEVICE_WORDS),
+            device_nouns: owned(features::DEVICE_NOUNS),
+            not_the_first_words: owned(features::NOT_THE_FIRST_WORDS),
             library_errors: owned(features::LIBRARY_ERRORS),
             out_of_memory_abbreviations: owned(features::OUT_OF_MEMORY_ABBREVIATIONS),
             memory_words: owned(features::MEMORY_WORDS),
@@ -26,6 +28,8 @@ impl Matcher {
             first_device_words: owned(features::FIRST_DEVICE_WORDS),
             other_devices_words: owned(features::OTHER_DEVICES_WORDS),
             memory_amount_words: owned(features::MEMORY_AMOUNT_WORDS),
+            released_words: owned(features::RELEASED_WORDS),
+            negations: owned(features::NEGATIONS),
             out_of_bounds_report: features::OUT_OF_BOUNDS_REPORT.to_owned(),
             figure_words: features::FIGURE_WORDS
                 .iter()

@@ -21,6 +21,8 @@
   var SOURCE_EXTENSIONS = [];
   var FIGURE_WORDS = [];
   var LATER_DEVICE_WORDS = [];
+  var DEVICE_NOUNS = [];
+  var NOT_THE_FIRST_WORDS = [];
   var LIBRARY_ERRORS = [];
   var OUT_OF_MEMORY_ABBREVIATIONS = [];
   var MEMORY_WORDS = [];
@@ -31,6 +33,8 @@
   var FIRST_DEVICE_WORDS = [];
   var OTHER_DEVICES_WORDS = [];
   var MEMORY_AMOUNT_WORDS = [];
+  var RELEASED_WORDS = [];
+  var NEGATIONS = [];
   var OWN_WORD_CASES = 0;
 
   function configure(matcher) {
@@ -42,6 +46,8 @@
     SOURCE_EXTENSIONS = matcher.source_extensions;
     FIGURE_WORDS = matcher.figure_words;
     LATER_DEVICE_WORDS = matcher.later_device_words;
+    DEVICE_NOUNS = matcher.device_nouns;
+    NOT_THE_FIRST_WORDS = matcher.not_the_first_words;
     LIBRARY_ERRORS = matcher.library_errors;
     OUT_OF_MEMORY_ABBREVIATIONS = matcher.out_of_memory_abbreviations;
     MEMORY_WORDS = matcher.memory_words;
@@ -52,6 +58,8 @@
     FIRST_DEVICE_WORDS = matcher.first_device_words;
     OTHER_DEVICES_WORDS = matcher.other_devices_words;
     MEMORY_AMOUNT_WORDS = matcher.memory_amount_words;
+    RELEASED_WORDS = matcher.released_words;
+    NEGATIONS = matcher.negations;
     OWN_WORD_CASES = matcher.own_word_cases;
     UNITS = {};
     matcher.units.forEach(function (u) { UNITS[u[0]] = u[1]; });
@@ -427,7 +435,11 @@
   // and whether the text names a GPU other than the first.
   function figures(text) {
     var out = oomFigures(text);
-    if (namesALaterDevice(text)) out.push("fig:a-device-other-than-the-first");
+    // A line that says the first GPU holds memory for the others names the
+    // later GPUs as those others (features.rs, figures).
+    if (text.split("\n").some(function (l) {
+      return namesALaterDevice(l) && !firstGpuHoldsMemoryForOthers(l);
+    })) out.push("fig:a-device-other-than-the-first");
     if (text.split("\n").some(isDeviceAssertion)) out.push("fig:a-kernel-s-assertion-failed");
     if (text.split("\n").some(firstGpuHoldsMemoryForOthers)) out.push("fig:the-first-gpu-holds-memory-for-others");
     return out;
@@ -445,7 +457,10 @@
         var at = low.indexOf(w);
         while (at >= 0) {
           var end = at + w.length;
-          if (startsAWord(at) && !alnum(low[end]) &&
+          // "other than device 0" names the first GPU as what the device is not.
+          var before = low.slice(0, at).trimEnd();
+          var negated = NOT_THE_FIRST_WORDS.some(function (n) { return before.endsWith(n); });
+          if (startsAWord(at) && !alnum(low[end]) && !negated &&
             !frame.some(function (f) { return low.startsWith(f, end); })) return true;
           at = low.indexOf(w, at + 1);
         }
@@ -465,9 +480,59 @@
       }
       return false;
     });
-    var others = laterByNumber || mentions(OTHER_DEVICES_WORDS, []);
-    var memory = low.split(/[^a-z0-9]/).some(function (w) { return MEMORY_AMOUNT_WORDS.indexOf(w) >= 0; });
-    return first && others && memory;
+    var others = laterByNumber || mentions(OTHER_DEVICES_WORDS, []) || notTheFirstDevice(low);
+    // "an illegal memory access" is an access, no amount of memory.
+    var words = low.split(/[^a-z0-9]/).filter(function (w) { return w.length > 0; });
+    var memory = words.some(function (w, i) {
+      return MEMORY_AMOUNT_WORDS.indexOf(w) >= 0 && words[i + 1] !== "access";
+    });
+    // As features.rs: a clause that names the first GPU and says its memory
+    // was released says the first GPU does not hold it.
+    var clauses = [];
+    low.split(/[,;.!?]/).forEach(function (c) { clauses = clauses.concat(c.split(" but ")); });
+    var releasedFirst = clauses.some(function (clause) {
+      var cw = clause.split(/[^a-z0-9]/).filter(function (w) { return w.length > 0; });
+      var namesFirst = FIRST_DEVICE_WORDS.some(function (w) {
+        var at = clause.indexOf(w);
+        while (at >= 0) {
+          if ((at === 0 || !alnum(clause[at - 1])) && !alnum(clause[at + w.length])) return true;
+          at = clause.indexOf(w, at + 1);
+        }
+        return false;
+      });
+      return namesFirst && cw.some(function (w, i) {
+        return RELEASED_WORDS.indexOf(w) >= 0 &&
+          !cw.slice(0, i).some(function (x) { return NEGATIONS.indexOf(x) >= 0; });
+      });
+    });
+    return first && others && memory && !releasedFirst;
+  }
+
+  // As device_words in features.rs: runs of letters, digits and _, and !=.
+  function deviceWords(low) {
+    return low.match(/!=|[a-z0-9_]+/g) || [];
+  }
+
+  // As not_the_first_device in features.rs: a 0 after a not-the-first word
+  // ("a GPU != 0", "the index not being 0"), with a device's noun between
+  // them or at most two words before them.
+  function notTheFirstDevice(low) {
+    var words = deviceWords(low);
+    var noun = function (w) { return DEVICE_NOUNS.indexOf(w) >= 0; };
+    for (var j = 0; j < words.length; j++) {
+      if (words[j] !== "0") continue;
+      var named = j > 0 && noun(words[j - 1]);
+      var end = named ? j - 1 : j;
+      var hit = NOT_THE_FIRST_WORDS.some(function (n) {
+        var not = n.split(" ");
+        if (end < not.length) return false;
+        var start = end - not.length;
+        for (var k = 0; k < not.length; k++) if (words[start + k] !== not[k]) return false;
+        return named || words.slice(Math.max(0, start - 2), start).some(noun);
+      });
+      if (hit) return true;
+    }
+    return false;
   }
 
   // As is_device_assertion in features.rs: what a kernel's failed assert prints.
@@ -476,20 +541,30 @@
       line.indexOf("Assertion `") >= 0 && line.indexOf("failed") >= 0;
   }
 
-  // As names_a_later_device in features.rs: `cuda:1`, `/device:GPU:2`.
+  // As names_a_later_device in features.rs: `cuda:1`, `/device:GPU:2`,
+  // "GPU 1 or 2", "a GPU != 0"; not PyTorch's out-of-memory frame.
   function namesALaterDevice(text) {
     var low = lower_(text);
     if (LATER_DEVICE_WORDS.some(function (w) { return low.indexOf(w) >= 0; })) return true;
-    return ["cuda:", "gpu:"].some(function (prefix) {
-      var at = low.indexOf(prefix);
-      while (at >= 0) {
-        var startsAWord = at === 0 || !/[a-z0-9]/.test(low[at - 1]);
-        var digits = /^[0-9]*/.exec(low.slice(at + prefix.length))[0];
-        if (startsAWord && digits.length > 0 && parseInt(digits, 10) >= 1) return true;
-        at = low.indexOf(prefix, at + 1);
-      }
-      return false;
-    });
+    function numbered(prefixes, spaced) {
+      return prefixes.some(function (prefix) {
+        var at = low.indexOf(prefix);
+        while (at >= 0) {
+          var startsAWord = at === 0 || !/[a-z0-9]/.test(low[at - 1]);
+          var rest = low.slice(at + prefix.length);
+          if (spaced) rest = rest.replace(/^ +/, "");
+          var digits = /^[0-9]*/.exec(rest)[0];
+          var after = rest.slice(digits.length);
+          var endsAWord = after.length === 0 || !/[a-z0-9]/.test(after[0]);
+          var frame = after.startsWith(" has a total capacity") || after.startsWith(";");
+          if (startsAWord && digits.length > 0 && parseInt(digits, 10) >= 1 &&
+            (!spaced || (endsAWord && !frame))) return true;
+          at = low.indexOf(prefix, at + 1);
+        }
+        return false;
+      });
+    }
+    return numbered(["cuda:", "gpu:"], false) || numbered(["gpu ", "gpus "], true) || notTheFirstDevice(low);
   }
 
   function oomFigures(text) {
