@@ -932,6 +932,20 @@ impl Pair {
         self.fixed = declare(self.fixed);
         self
     }
+
+    /// Declares something of the broken variant alone:
+    /// `.with_broken(|v| v.alone())`.
+    pub fn with_broken(mut self, declare: impl FnOnce(Variant) -> Variant) -> Pair {
+        self.broken = declare(self.broken);
+        self
+    }
+
+    /// Declares something of the fixed variant alone (see
+    /// [`Pair::with_broken`]).
+    pub fn with_fixed(mut self, declare: impl FnOnce(Variant) -> Variant) -> Pair {
+        self.fixed = declare(self.fixed);
+        self
+    }
 }
 
 /// What a scenario's list of variants is made of: single variants and

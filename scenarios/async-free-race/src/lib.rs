@@ -49,14 +49,19 @@ pub fn scenario() -> Scenario {
         reports: &[],
         claims: CLAIMS,
         variants: variants![
-            Variant::broken("broken", Symptom::check_failed(READER_OK), cudarc!(broken)).states(
-                "cuMemFreeAsync on one stream while another still reads hands the block to the next allocation.",
+            Pair::new(
+                Symptom::check_failed(READER_OK),
+                cudarc!(broken),
+                cudarc!(fixed)
+            )
+            .with_broken(|v| v.states(
+                "cuMemFreeAsync on one stream while another still reads hands \
+                 the block to the next allocation.",
                 |o| o.check(READER_OK).map(|ok| !ok),
                 |o| o.measure_text(CORRUPTED_READS, " of 5"),
-            ),
-            Variant::fixed("fixed", cudarc!(fixed)),
+            )),
             Variant::contrast("safe-api", Expect::Clean, cudarc!(safe_api)),
-Pair::new(Symptom::check_failed(READER_OK), cpp::broken, cpp::fixed),
+            Pair::new(Symptom::check_failed(READER_OK), cpp::broken, cpp::fixed),
             Variant::contrast("trimmed-cpp", Expect::Clean, cpp::trimmed).one_change(
                 "fixed-cpp",
                 "whether the pool is emptied before the next request (stream 0 waited for, then \
@@ -64,18 +69,26 @@ Pair::new(Symptom::check_failed(READER_OK), cpp::broken, cpp::fixed),
                 "return drive<true, false>(r);",
                 "return drive<true, true>(r);",
             ),
-            Variant::broken("broken-cust", Symptom::check_failed(READER_OK), Program::cust("broken")).states(
-                "DeviceBuffer::drop_async on the wrong stream races the same way.",
+            Pair::new(
+                Symptom::check_failed(READER_OK),
+                Program::cust("broken"),
+                Program::cust("fixed")
+            )
+            .with_broken(|v| v.states(
+                "DeviceBuffer::drop_async on the wrong stream races the same \
+                 way.",
                 |o| o.check(READER_OK).map(|ok| !ok),
                 |o| o.measure_text(CORRUPTED_READS, " of 5"),
-            ),
-            Variant::fixed("fixed-cust", Program::cust("fixed")).states(
-                "An event recorded on the reader and waited on before drop_async fixes it.",
+            ))
+            .with_fixed(|v| v.states(
+                "An event recorded on the reader and waited on before \
+                 drop_async fixes it.",
                 |o| o.check(READER_OK),
                 |o| o.measure_text(CORRUPTED_READS, " of 5"),
-            ),
+            )),
             Variant::contrast("drop-cust", Expect::Records, Program::cust("drop")).states(
-                "A plain Drop (cuMemFree) of a stream-ordered buffer does not wait for the reading stream either.",
+                "A plain Drop (cuMemFree) of a stream-ordered buffer does not \
+                 wait for the reading stream either.",
                 |o| o.check(READER_OK).map(|ok| !ok),
                 |o| o.measure_text(CORRUPTED_READS, " of 5"),
             ),

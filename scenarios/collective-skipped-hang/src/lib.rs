@@ -41,15 +41,10 @@ pub fn scenario() -> Scenario {
         requires: Requirement::GPU_PAIR,
         reports: REPORTS,
         claims: CLAIMS,
-        variants: vec![
-            Variant::broken(
-                "broken-py",
-                Symptom::cuda_error(WATCHDOG),
-                Program::pytorch(FILE, "broken"),
-            )
-            .then_shows(Symptom::check_failed(ALL_STEPS_REDUCED))
-            .timeout(RANKS_TIMEOUT),
-            Variant::fixed("fixed-py", Program::pytorch(FILE, "fixed")).timeout(RANKS_TIMEOUT),
+        variants: variants![
+            Pair::pytorch(FILE, Symptom::cuda_error(WATCHDOG))
+                .then_shows(Symptom::check_failed(ALL_STEPS_REDUCED))
+                .both(|v| v.timeout(RANKS_TIMEOUT)),
         ],
     }
 }

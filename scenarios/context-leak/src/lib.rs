@@ -96,12 +96,22 @@ pub fn scenario() -> Scenario {
         reports: &[],
         claims: CLAIMS,
         variants: variants![
-            Variant::broken("broken", Symptom::cuda_error(OOM), cudarc!(broken)).states(
-                "cuCtxCreate per call without cuCtxDestroy fails with CUDA_ERROR_OUT_OF_MEMORY.",
-                |o| o.first_error_is("CUDA_ERROR_OUT_OF_MEMORY"),
-                |o| o.measure_text(CALLS_COMPLETED, " contexts"),
-            ).timeout(std::time::Duration::from_secs(300)).holds_memory(LEAK_HOLDS).creates_contexts().alone(),
-            Variant::fixed("fixed", cudarc!(fixed::primary)),
+            Pair::new(
+                Symptom::cuda_error(OOM),
+                cudarc!(broken),
+                cudarc!(fixed::primary)
+            )
+            .with_broken(|v| v
+                .states(
+                    "cuCtxCreate per call without cuCtxDestroy fails with \
+                     CUDA_ERROR_OUT_OF_MEMORY.",
+                    |o| o.first_error_is("CUDA_ERROR_OUT_OF_MEMORY"),
+                    |o| o.measure_text(CALLS_COMPLETED, " contexts"),
+                )
+                .timeout(std::time::Duration::from_secs(300))
+                .holds_memory(LEAK_HOLDS)
+                .creates_contexts()
+                .alone()),
             Variant::fixed("fixed-destroy", cudarc!(fixed::destroy at "destroy"))
                 .timeout(std::time::Duration::from_secs(240))
                 .creates_contexts(),
@@ -111,36 +121,61 @@ pub fn scenario() -> Scenario {
                 Program::cust("broken"),
             )
             .states(
-                "A Context kept alive per call leaks as cuCtxCreate does: each call's context keeps its device memory.",
-                |o| Some(o.flag(GROWS_WITH_EVERY_CALL)? && !o.check(OWN_MEMORY_RETURNS_TO_ITS_BASELINE)?),
-                |o| Outcome::yes_no("the process's memory grows with every call", o.flag(GROWS_WITH_EVERY_CALL)),
+                "A Context kept alive per call leaks as cuCtxCreate does: \
+                 each call's context keeps its device memory.",
+                |o| Some(
+                    o.flag(GROWS_WITH_EVERY_CALL)?
+                        && !o.check(OWN_MEMORY_RETURNS_TO_ITS_BASELINE)?
+                ),
+                |o| Outcome::yes_no(
+                    "the process's memory grows with every call",
+                    o.flag(GROWS_WITH_EVERY_CALL)
+                ),
             )
             .creates_contexts(),
-Pair::new(Symptom::check_failed(OWN_MEMORY_RETURNS_TO_ITS_BASELINE), cpp::broken, cpp::fixed).both(Variant::creates_contexts),
-            Variant::fixed("fixed-cust", Program::cust("fixed")).creates_contexts().states(
-                "A legacy Context dropped at the end of its call is destroyed: nothing leaks.",
-                |o| o.check(OWN_MEMORY_RETURNS_TO_ITS_BASELINE),
-                |o| {
-                    Outcome::yes_no(
-                        "the process's memory back to its baseline",
-                        o.check(OWN_MEMORY_RETURNS_TO_ITS_BASELINE),
-                    )
-                },
-            ),
+            Pair::new(
+                Symptom::check_failed(OWN_MEMORY_RETURNS_TO_ITS_BASELINE),
+                cpp::broken,
+                cpp::fixed
+            )
+            .both(Variant::creates_contexts),
+            Variant::fixed("fixed-cust", Program::cust("fixed"))
+                .creates_contexts()
+                .states(
+                    "A legacy Context dropped at the end of its call is \
+                     destroyed: nothing leaks.",
+                    |o| o.check(OWN_MEMORY_RETURNS_TO_ITS_BASELINE),
+                    |o| {
+                        Outcome::yes_no(
+                            "the process's memory back to its baseline",
+                            o.check(OWN_MEMORY_RETURNS_TO_ITS_BASELINE),
+                        )
+                    },
+                ),
             // What a context holds, and its control: the same buffer and
             // stream made in the primary context instead.
-            Variant::contrast("owns-created", Expect::Records, cudarc!(owns::created at "owns"))
-                .holds_memory(OWNS_HOLDS)
-                .creates_contexts(),
-            Variant::contrast("owns-primary", Expect::Records, cudarc!(owns::primary at "owns"))
-                .one_change(
-                    "owns-created",
-                    "the context current while the buffer and the stream are made: the created one there, the device's primary context here",
-                    "owns(rec, MadeIn::Created)",
-                    "owns(rec, MadeIn::Primary)",
-                )
-                .holds_memory(OWNS_HOLDS)
-                .creates_contexts(),
+            Variant::contrast(
+                "owns-created",
+                Expect::Records,
+                cudarc!(owns::created at "owns")
+            )
+            .holds_memory(OWNS_HOLDS)
+            .creates_contexts(),
+            Variant::contrast(
+                "owns-primary",
+                Expect::Records,
+                cudarc!(owns::primary at "owns")
+            )
+            .one_change(
+                "owns-created",
+                "the context current while the buffer and the stream are \
+                 made: the created one there, the device's primary context \
+                 here",
+                "owns(rec, MadeIn::Created)",
+                "owns(rec, MadeIn::Primary)",
+            )
+            .holds_memory(OWNS_HOLDS)
+            .creates_contexts(),
         ],
     }
 }

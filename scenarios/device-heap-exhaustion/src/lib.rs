@@ -74,14 +74,17 @@ pub fn scenario() -> Scenario {
         reports: &[],
         claims: CLAIMS,
         variants: variants![
-Pair::new(Symptom::cuda_error(FAULT), cudarc!(broken), cudarc!(fixed)),
+            Pair::new(Symptom::cuda_error(FAULT), cudarc!(broken), cudarc!(fixed)),
             // 64M device-side new[] and delete[], one a thread: 105 s beside
             // light trials on an H100, over 120 s under a full run's load.
-            Variant::as_written("as-written-cpp", cpp::as_written).also_differs(
-                "added to the article's program: one line in its kernel that stores what thread 0's new was asked \
-                 for, and the read-back of that value after the kernel.",
-            ).timeout(std::time::Duration::from_secs(300)),
-Pair::new(Symptom::cuda_error(FAULT_CPP), cpp::broken, cpp::fixed),
+            Variant::as_written("as-written-cpp", cpp::as_written)
+                .also_differs(
+                    "added to the article's program: one line in its kernel that \
+                     stores what thread 0's new was asked for, and the read-back \
+                     of that value after the kernel.",
+                )
+                .timeout(std::time::Duration::from_secs(300)),
+            Pair::new(Symptom::cuda_error(FAULT_CPP), cpp::broken, cpp::fixed),
             Variant::contrast(
                 "heap-fragmentation-cpp",
                 Expect::Records,
@@ -96,23 +99,27 @@ Pair::new(Symptom::cuda_error(FAULT_CPP), cpp::broken, cpp::fixed),
             .alone()
             .one_change(
                 "heap-fragmentation-cpp",
-                "the request made among the holes: 8 MiB there, larger than any hole; one hole's \
-                 4 KiB here",
+                "the request made among the holes: 8 MiB there, larger than \
+                 any hole; one hole's 4 KiB here",
                 "return heap_fragmentation(r, kLarge);",
                 "return heap_fragmentation(r, kSmall);",
             ),
             Variant::contrast("grid-size-cpp", Expect::Records, cpp::grid_size).alone(),
             Variant::as_written("size-in-range-cpp", cpp::size_in_range)
                 .also_differs(
-                    "added to the article's program, as in as-written-cpp: the line in its kernel \
-                     that stores what thread 0's new was asked for, and its read-back.",
+                    "added to the article's program, as in as-written-cpp: the \
+                     line in its kernel that stores what thread 0's new was asked \
+                     for, and its read-back.",
                 )
                 .one_change(
                     "as-written-cpp",
-                    "the article's knob, `size`: 1024 * 1024 * 64 there, whose square wraps an int; \
-                     1024 * 16 here, whose square (2^28) does not",
-                    "int size = 1024 * 1024 * 64;  // Adjust to experiment with memory needs",
-                    "int size = 1024 * 16;  // Adjust to experiment with memory needs",
+                    "the article's knob, `size`: 1024 * 1024 * 64 there, whose \
+                     square wraps an int; 1024 * 16 here, whose square (2^28) \
+                     does not",
+                    "int size = 1024 * 1024 * 64;  // Adjust to experiment with \
+                     memory needs",
+                    "int size = 1024 * 16;  // Adjust to experiment with memory \
+                     needs",
                 ),
         ],
     }

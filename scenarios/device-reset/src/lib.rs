@@ -37,7 +37,7 @@ pub fn scenario() -> Scenario {
         reports: &[],
         claims: CLAIMS,
         variants: variants![
-Pair::new(Symptom::check_failed(BACK), cpp::broken, cpp::fixed),
+            Pair::new(Symptom::check_failed(BACK), cpp::broken, cpp::fixed),
             Variant::contrast(
                 "library-in-primary-cpp",
                 Expect::Records,
@@ -45,14 +45,20 @@ Pair::new(Symptom::check_failed(BACK), cpp::broken, cpp::fixed),
             )
             .one_change(
                 "broken-cpp",
-                "where the library keeps its 4 GiB: in a context it created through the driver API \
-                 there; in the context current when it is called, the primary one, here, as cuBLAS does",
+                "where the library keeps its 4 GiB: in a context it created \
+                 through the driver API there; in the context current when it \
+                 is called, the primary one, here, as cuBLAS does",
                 "return reset_cleanup(r, LibraryContext::Own);",
                 "return reset_cleanup(r, LibraryContext::Primary);",
             ),
             // What the reset does to the stream-ordered pool's memory. It
             // reads the device's free memory: alone.
-            Variant::contrast("pool-across-reset-cpp", Expect::Records, cpp::pool_across_reset).alone(),
+            Variant::contrast(
+                "pool-across-reset-cpp",
+                Expect::Records,
+                cpp::pool_across_reset
+            )
+            .alone(),
         ],
     }
 }

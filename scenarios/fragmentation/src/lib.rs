@@ -41,11 +41,11 @@ const MIB: usize = 1 << 20;
 
 /// Why the churn's claim has no control run.
 const CHURN_HAS_NO_CONTROL: &str = "a churn that leaves memory trapped between its live blocks is \
-     the effect itself; no setting of the same program is known to produce it on purpose (the \
-     same churn in whole pages, churn-pages-cpp, traps nothing, which is the same answer as \
-     here). What shows that the reading sees trapped memory: sub-page-holes-cpp, 64 KiB blocks \
-     with every other one freed, leaves 2.08 GB freed and none of it free, and its 90% request \
-     is refused.";
+                                    the effect itself; no setting of the same program is known to produce it on purpose (the \
+                                    same churn in whole pages, churn-pages-cpp, traps nothing, which is the same answer as \
+                                    here). What shows that the reading sees trapped memory: sub-page-holes-cpp, 64 KiB blocks \
+                                    with every other one freed, leaves 2.08 GB freed and none of it free, and its 90% request \
+                                    is refused.";
 /// The region both pools manage: 1 GiB.
 pub const REGION: usize = 1 << 30;
 /// The workload keeps blocks of this size…
@@ -76,7 +76,7 @@ pub fn scenario() -> Scenario {
         requires: Requirement::GPU_FILLED,
         reports: &[],
         claims: CLAIMS,
-        variants: vec![
+        variants: variants![
             Variant::as_written("as-written-cpp", cpp::as_written),
             Variant::as_written("hard-form-cpp", cpp::hard_form),
             Variant::as_written("nearly-full-cpp", cpp::nearly_full).also_differs(
@@ -111,7 +111,7 @@ pub fn scenario() -> Scenario {
             .one_change(
                 "sub-page-holes-cpp",
                 "which of the 64 KiB blocks are freed before the large request: every other \
-                     one there; every one here",
+                 one there; every one here",
                 "return holes<size_t(64) << 10>(r);",
                 "return holes<size_t(64) << 10, 1>(r);",
             ),
@@ -129,13 +129,18 @@ pub fn scenario() -> Scenario {
                 "ask(rec, GIBIBYTE)",
             ),
             // It leaves the device 1 GiB for the same workload without a pool.
-            Variant::broken("broken", Symptom::check_failed(SERVED), cudarc!(broken)).alone(),
-            Variant::fixed("fixed", cudarc!(fixed)).also_differs(
+            Pair::new(
+                Symptom::check_failed(SERVED),
+                cudarc!(broken),
+                cudarc!(fixed)
+            )
+            .with_broken(|v| v.alone())
+            .with_fixed(|v| v.also_differs(
                 "the fix is another allocator, not a line: physical pages (cuMemCreate) \
-                     mapped into a fresh virtual range per block (cuMemAddressReserve, \
-                     cuMemMap), where `broken` carves one cuMemAlloc region by offset. The \
-                     workload (blocks kept, temporaries freed, the large request) is the same.",
-            ),
+                 mapped into a fresh virtual range per block (cuMemAddressReserve, \
+                 cuMemMap), where `broken` carves one cuMemAlloc region by offset. The \
+                 workload (blocks kept, temporaries freed, the large request) is the same.",
+            )),
             Variant::broken(
                 "caching-allocator-py",
                 Symptom::cuda_error(pytorch::OUT_OF_MEMORY),
@@ -169,10 +174,10 @@ pub fn scenario() -> Scenario {
                     "API error CUDA_ERROR_NOT_PERMITTED",
                 ],
                 "with expandable segments PyTorch's allocator creates and maps physical \
-                     memory itself: CUDA_ERROR_NOT_PERMITTED comes from one of its driver calls \
-                     that it goes on without; where the device is full (the full-size form) the \
-                     driver refuses it pages (CUDA_ERROR_OUT_OF_MEMORY), and it unmaps its free \
-                     pieces and retries, as the served request shows",
+                 memory itself: CUDA_ERROR_NOT_PERMITTED comes from one of its driver calls \
+                 that it goes on without; where the device is full (the full-size form) the \
+                 driver refuses it pages (CUDA_ERROR_OUT_OF_MEMORY), and it unmaps its free \
+                 pieces and retries, as the served request shows",
             ),
         ],
     }
@@ -224,24 +229,24 @@ fn holes_verdict(o: &Outcome) -> ClaimVerdict {
 /// Why the claims that cudaMalloc's own calls fragment device memory have
 /// no control run.
 const PAGES_SERVE_ANY_REQUEST: &str = "cudaMalloc serves the free memory cudaMemGetInfo (and \
-     nvidia-smi) reports wherever it lies: in `hard-form-cpp`, 90% of 42 GB free only in 2 MiB holes \
-     between blocks still allocated is served as one block at once. No order or size of cudaMalloc \
-     and cudaFree calls leaves reported free memory that a request up to it cannot have, beyond a \
-     remnant of a few MiB (the fill's last 2 MiB request is refused with a few MiB still reported \
-     free: the run records it as `free_bytes_when_a_2_mib_block_is_refused`), so a run \
-     in which cudaMalloc refuses a request of real size would need another allocator, which is \
-     another claim. \
-     (What blocks below the 2 MiB page free inside pages still in use is not reported free at all: \
-     `sub-page-holes-cpp`, where 001-incomplete-free-fragments is confirmed.) Where an allocator \
-     carves one region, the same kind of request is refused: PyTorch's caching allocator in \
-     `caching-allocator-py` refuses 1536 MiB with more than four times as much reserved and \
-     unused, in pieces none of which fits (003-fragmentation-reduces-contiguous).";
+                                       nvidia-smi) reports wherever it lies: in `hard-form-cpp`, 90% of 42 GB free only in 2 MiB holes \
+                                       between blocks still allocated is served as one block at once. No order or size of cudaMalloc \
+                                       and cudaFree calls leaves reported free memory that a request up to it cannot have, beyond a \
+                                       remnant of a few MiB (the fill's last 2 MiB request is refused with a few MiB still reported \
+                                       free: the run records it as `free_bytes_when_a_2_mib_block_is_refused`), so a run \
+                                       in which cudaMalloc refuses a request of real size would need another allocator, which is \
+                                       another claim. \
+                                       (What blocks below the 2 MiB page free inside pages still in use is not reported free at all: \
+                                       `sub-page-holes-cpp`, where 001-incomplete-free-fragments is confirmed.) Where an allocator \
+                                       carves one region, the same kind of request is refused: PyTorch's caching allocator in \
+                                       `caching-allocator-py` refuses 1536 MiB with more than four times as much reserved and \
+                                       unused, in pieces none of which fits (003-fragmentation-reduces-contiguous).";
 
 /// Why the claims that free pieces turn a large request away reach at best
 /// "partly": they speak of the GPU's memory, and hold only in a cache.
 const CACHE_ONLY: &str = "a caching allocator's free pieces turn a large request away \
-     (caching-allocator-py); memory that cudaMalloc reports free serves a request up to it wherever it \
-     lies (hard-form-cpp)";
+                          (caching-allocator-py); memory that cudaMalloc reports free serves a request up to it wherever it \
+                          lies (hard-form-cpp)";
 
 const CLAIMS: &[Claim] = &[
     Claim {

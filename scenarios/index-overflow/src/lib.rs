@@ -64,19 +64,19 @@ pub fn scenario() -> Scenario {
         requires: Requirement::GPU,
         reports: REPORTS,
         claims: CLAIMS,
-        variants: vec![
-            Variant::broken("broken", Symptom::cuda_error(ILLEGAL), cudarc!(broken))
-                .holds_memory(HOLDS)
-                .sanitizer_time_limit(broken_limit),
-            Variant::fixed("fixed", cudarc!(fixed))
-                .holds_memory(HOLDS)
-                .sanitizer_time_limit(fixed_limit),
-            Variant::broken("broken-cpp", Symptom::cuda_error(ILLEGAL_CPP), cpp::broken)
-                .holds_memory(HOLDS)
-                .sanitizer_time_limit(broken_limit),
-            Variant::fixed("fixed-cpp", cpp::fixed)
-                .holds_memory(HOLDS)
-                .sanitizer_time_limit(fixed_limit),
+        variants: variants![
+            Pair::new(
+                Symptom::cuda_error(ILLEGAL),
+                cudarc!(broken),
+                cudarc!(fixed)
+            )
+            .both(|v| v.holds_memory(HOLDS))
+            .with_broken(|v| v.sanitizer_time_limit(broken_limit))
+            .with_fixed(|v| v.sanitizer_time_limit(fixed_limit)),
+            Pair::new(Symptom::cuda_error(ILLEGAL_CPP), cpp::broken, cpp::fixed)
+                .both(|v| v.holds_memory(HOLDS))
+                .with_broken(|v| v.sanitizer_time_limit(broken_limit))
+                .with_fixed(|v| v.sanitizer_time_limit(fixed_limit)),
             Variant::contrast("signed-product-cpp", Expect::Clean, cpp::signed_product)
                 .holds_memory(HOLDS)
                 .sanitizer_time_limit(fixed_limit)

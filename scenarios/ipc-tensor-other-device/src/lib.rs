@@ -44,22 +44,16 @@ pub fn scenario() -> Scenario {
         requires: Requirement::GPU_PAIR,
         reports: REPORTS,
         claims: &[],
-        variants: vec![
-            Variant::broken(
-                "broken-py",
-                Symptom::cuda_error(SAME_DEVICE),
-                Program::pytorch(FILE, "broken"),
-            )
-            .then_shows(Symptom::check_failed(RESULT_RIGHT))
-            .timeout(PROCESSES_TIMEOUT),
-            Variant::fixed("fixed-py", Program::pytorch(FILE, "fixed"))
-                .one_change(
+        variants: variants![
+            Pair::pytorch(FILE, Symptom::cuda_error(SAME_DEVICE))
+                .then_shows(Symptom::check_failed(RESULT_RIGHT))
+                .both(|v| v.timeout(PROCESSES_TIMEOUT))
+                .with_fixed(|v| v.one_change(
                     "broken-py",
                     "the received tensor copied to the consumer's GPU",
                     "return received * weights",
                     "return received.to(weights.device) * weights",
-                )
-                .timeout(PROCESSES_TIMEOUT),
+                )),
             Variant::broken(
                 "producer-exits-py",
                 Symptom::cuda_error(PRODUCER_GONE),

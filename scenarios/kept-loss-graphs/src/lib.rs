@@ -33,20 +33,12 @@ pub fn scenario() -> Scenario {
         requires: Requirement::GPU_FILLED,
         reports: &[],
         claims: CLAIMS,
-        variants: vec![
-            Variant::broken(
-                "broken-py",
-                Symptom::cuda_error(pytorch::OUT_OF_MEMORY),
-                Program::pytorch(FILE, "broken"),
-            )
-            .then_shows(Symptom::check_failed(EVERY_STEP_RAN))
-            .shares_gpu()
-            .holds_memory(HOLDS)
-            .small_when_reduced(),
-            Variant::fixed("fixed-py", Program::pytorch(FILE, "fixed"))
-                .shares_gpu()
-                .holds_memory(HOLDS)
-                .small_when_reduced(),
+        variants: variants![
+            Pair::pytorch(FILE, Symptom::cuda_error(pytorch::OUT_OF_MEMORY))
+                .then_shows(Symptom::check_failed(EVERY_STEP_RAN))
+                .both(Variant::shares_gpu)
+                .both(|v| v.holds_memory(HOLDS))
+                .both(Variant::small_when_reduced),
         ],
     }
 }

@@ -67,15 +67,15 @@ pub fn scenario() -> Scenario {
         requires: Requirement::GPU,
         reports: &[],
         claims: CLAIMS,
-        variants: vec![
+        variants: variants![
             Variant::broken("broken", Symptom::cuda_error(OVERFLOW), cudarc!(broken))
                 .then_shows(Symptom::check_failed(MATCHES)),
             // Raising the limit reserves it for every thread the GPU can
             // hold: gigabytes, so the fixes run alone.
             Variant::fixed("fixed", cudarc!(fixed)).alone(),
-            Variant::broken("broken-cpp", Symptom::cuda_error(OVERFLOW_CPP), cpp::broken)
-                .then_shows(Symptom::check_failed(MATCHES)),
-            Variant::fixed("fixed-cpp", cpp::fixed).alone(),
+            Pair::new(Symptom::cuda_error(OVERFLOW_CPP), cpp::broken, cpp::fixed)
+                .then_shows(Symptom::check_failed(MATCHES))
+                .with_fixed(|v| v.alone()),
         ],
     }
 }

@@ -39,7 +39,11 @@ pub fn scenario() -> Scenario {
         reports: &[],
         claims: CLAIMS,
         variants: variants![
-Pair::new(Symptom::check_failed(AT_LAUNCH), cudarc!(broken), cudarc!(fixed)),
+            Pair::new(
+                Symptom::check_failed(AT_LAUNCH),
+                cudarc!(broken),
+                cudarc!(fixed)
+            ),
             Variant::contrast("launch-blocking", Expect::Records, cudarc!(launch_blocking)),
             Variant::contrast(
                 "under-tools",
@@ -55,9 +59,10 @@ Pair::new(Symptom::check_failed(AT_LAUNCH), cudarc!(broken), cudarc!(fixed)),
             .timeout(std::time::Duration::from_secs(300))
             .one_change(
                 "under-tools",
-                "the tool the broken program runs under: compute-sanitizer's memcheck, which checks \
-                 every address a kernel reads and writes, there; its racecheck, which checks \
-                 shared-memory races only, here",
+                "the tool the broken program runs under: compute-sanitizer's \
+                 memcheck, which checks every address a kernel reads and \
+                 writes, there; its racecheck, which checks shared-memory \
+                 races only, here",
                 "pinpoint(rec, &[MEMCHECK])",
                 "pinpoint(rec, &[RACECHECK])",
             ),

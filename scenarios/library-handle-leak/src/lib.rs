@@ -52,15 +52,14 @@ pub fn scenario() -> Scenario {
         requires: Requirement::GPU_FILLED,
         reports: &[],
         claims: CLAIMS,
-        variants: vec![
-            Variant::broken(
-                "broken",
+        variants: variants![
+            Pair::new(
                 Symptom::cuda_error("CUBLAS_STATUS_ALLOC_FAILED"),
                 cudarc!(broken),
+                cudarc!(fixed)
             )
             .then_shows(Symptom::check_failed(EVERY_CALL))
-            .timeout(std::time::Duration::from_secs(240)),
-            Variant::fixed("fixed", cudarc!(fixed)),
+            .with_broken(|v| v.timeout(std::time::Duration::from_secs(240))),
             // The article's case in PyTorch: a model's step at batch size 1,
             // and what it adds to everything the process holds.
             Variant::contrast(

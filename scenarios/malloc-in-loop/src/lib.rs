@@ -40,20 +40,21 @@ pub fn scenario() -> Scenario {
         reports: &[],
         claims: CLAIMS,
         variants: variants![
-Pair::new(Symptom::check_failed(WAITS), cpp::broken, cpp::fixed),
+            Pair::new(Symptom::check_failed(WAITS), cpp::broken, cpp::fixed),
             Variant::fixed("pool-cpp", cpp::pool),
-            Variant::contrast("pool-emptied-cpp", Expect::Records, cpp::pool_emptied).one_change(
-                "pool-cpp",
-                "whether the pool keeps what each step frees: yes there; here the stream is waited \
-                 for and the pool trimmed to nothing after each step, so every cudaMallocAsync maps \
-                 memory anew",
-                "return pool_loop(r, step_pool<false, false>);",
-                "return pool_loop(r, step_pool<true, true>);",
-            )
-            .also_differs(
-                "the stream is waited for after each step too; pool-synced-cpp compares the two \
-                 with that wait in both",
-            ),
+            Variant::contrast("pool-emptied-cpp", Expect::Records, cpp::pool_emptied)
+                .one_change(
+                    "pool-cpp",
+                    "whether the pool keeps what each step frees: yes there; here \
+                     the stream is waited for and the pool trimmed to nothing \
+                     after each step, so every cudaMallocAsync maps memory anew",
+                    "return pool_loop(r, step_pool<false, false>);",
+                    "return pool_loop(r, step_pool<true, true>);",
+                )
+                .also_differs(
+                    "the stream is waited for after each step too; \
+                     pool-synced-cpp compares the two with that wait in both",
+                ),
             Variant::contrast("pool-synced-cpp", Expect::Records, cpp::pool_synced),
             Variant::contrast(
                 "pool-synced-alike-cpp",
@@ -62,8 +63,8 @@ Pair::new(Symptom::check_failed(WAITS), cpp::broken, cpp::fixed),
             )
             .one_change(
                 "pool-synced-cpp",
-                "whether the baseline loop empties the pool after each step: yes there; no here, \
-                 both loops keep it",
+                "whether the baseline loop empties the pool after each step: \
+                 yes there; no here, both loops keep it",
                 "return pool_loop(r, step_pool<true, false>, step_pool<true, true>);",
                 "return pool_loop(r, step_pool<true, false>, step_pool<true, false>);",
             ),

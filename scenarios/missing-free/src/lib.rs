@@ -50,19 +50,22 @@ pub fn scenario() -> Scenario {
         reports: &[],
         claims: CLAIMS,
         variants: variants![
-            Variant::broken("broken", Symptom::cuda_error(OOM), cudarc!(broken)).states(
-                "A raw cuMemAlloc that is never freed leaks until cuMemAlloc fails.",
-                |o| o.first_error_is("CUDA_ERROR_OUT_OF_MEMORY"),
-                Outcome::first_error_text,
-            ),
-            Variant::fixed("fixed", cudarc!(fixed)).also_differs(
-                    "its buffer is a cudarc `CudaSlice`, so it comes from the stream-ordered \
-                     pool (cuMemAllocAsync) and its copies run asynchronously on the model's \
-                     stream, where `broken` calls cuMemAlloc and copies synchronously. The safe \
-                     layer is what frees it on every path; the C++ pair differs by the \
+            Pair::new(Symptom::cuda_error(OOM), cudarc!(broken), cudarc!(fixed))
+                .with_broken(|v| v.states(
+                    "A raw cuMemAlloc that is never freed leaks until cuMemAlloc \
+                     fails.",
+                    |o| o.first_error_is("CUDA_ERROR_OUT_OF_MEMORY"),
+                    Outcome::first_error_text,
+                ))
+                .with_fixed(|v| v.also_differs(
+                    "its buffer is a cudarc `CudaSlice`, so it comes from the \
+                     stream-ordered pool (cuMemAllocAsync) and its copies run \
+                     asynchronously on the model's stream, where `broken` calls \
+                     cuMemAlloc and copies synchronously. The safe layer is what \
+                     frees it on every path; the C++ pair differs by the \
                      `cudaFree` alone.",
-                ),
-Pair::new(Symptom::cuda_error(OOM_CPP), cpp::broken, cpp::fixed),
+                )),
+            Pair::new(Symptom::cuda_error(OOM_CPP), cpp::broken, cpp::fixed),
             Variant::broken(
                 "second-call-large-cpp",
                 Symptom::cuda_error(OOM_CPP),
@@ -70,8 +73,9 @@ Pair::new(Symptom::cuda_error(OOM_CPP), cpp::broken, cpp::fixed),
             )
             .one_change(
                 "broken-cpp",
-                "the buffer of the two calls it starts with: the article's 1M floats there, 3/5 of \
-                 the free memory here, so that what the first call leaks leaves too little for the second",
+                "the buffer of the two calls it starts with: the article's 1M \
+                 floats there, 3/5 of the free memory here, so that what the \
+                 first call leaks leaves too little for the second",
                 "return drive(r, model_call_broken, FirstCalls::Article);",
                 "return drive(r, model_call_broken, FirstCalls::ThreeFifthsOfFree);",
             ),
@@ -82,13 +86,18 @@ Pair::new(Symptom::cuda_error(OOM_CPP), cpp::broken, cpp::fixed),
             )
             .one_change(
                 "second-call-large-cpp",
-                "whether the article's cudaDeviceReset runs between the first two calls: no there, \
-                 yes here (the leak that fills the GPU after them still ends in out of memory)",
+                "whether the article's cudaDeviceReset runs between the first \
+                 two calls: no there, yes here (the leak that fills the GPU \
+                 after them still ends in out of memory)",
                 "return drive(r, model_call_broken, FirstCalls::ThreeFifthsOfFree);",
                 "return drive(r, model_call_broken, FirstCalls::ThreeFifthsOfFreeResetBetween);",
             ),
-            Variant::contrast("under-ncu", Expect::Records, cudarc!(tools::under_ncu at "report"))
-                .timeout(std::time::Duration::from_secs(360)),
+            Variant::contrast(
+                "under-ncu",
+                Expect::Records,
+                cudarc!(tools::under_ncu at "report")
+            )
+            .timeout(std::time::Duration::from_secs(360)),
             Variant::contrast(
                 "under-leak-check",
                 Expect::Records,
@@ -97,28 +106,36 @@ Pair::new(Symptom::cuda_error(OOM_CPP), cpp::broken, cpp::fixed),
             .timeout(std::time::Duration::from_secs(360))
             .one_change(
                 "under-ncu",
-                "the tool the leaking call runs under: Nsight Compute (ncu) there; compute-sanitizer \
-                 with its leak check here",
+                "the tool the leaking call runs under: Nsight Compute (ncu) \
+                 there; compute-sanitizer with its leak check here",
                 "report(rec, NSIGHT_COMPUTE)",
                 "report(rec, LEAK_CHECK)",
             ),
-            Variant::broken("broken-cust", Symptom::cuda_error(OOM), Program::cust("broken")).states(
-                "A DeviceBuffer kept beyond its call (a cache that nothing evicts) leaks exactly as much.",
+            Pair::new(
+                Symptom::cuda_error(OOM),
+                Program::cust("broken"),
+                Program::cust("fixed")
+            )
+            .with_broken(|v| v.states(
+                "A DeviceBuffer kept beyond its call (a cache that nothing \
+                 evicts) leaks exactly as much.",
                 |o| o.first_error_is("CUDA_ERROR_OUT_OF_MEMORY"),
                 Outcome::first_error_text,
-            ),
-            Variant::fixed("fixed-cust", Program::cust("fixed")).states(
-                "A DeviceBuffer that goes out of scope is freed by its Drop: the missing free cannot be written.",
+            ))
+            .with_fixed(|v| v.states(
+                "A DeviceBuffer that goes out of scope is freed by its Drop: \
+                 the missing free cannot be written.",
                 |o| o.check(FREE_MEMORY_RETURNS_TO_ITS_BASELINE),
                 |o| o.measure_text(CALLS_COMPLETED, " calls"),
-            ),
+            )),
             Variant::contrast(
                 "drop-after-fault-cust",
                 Expect::Records,
                 Program::cust("drop_after_fault"),
             )
             .states(
-                "After a kernel fault, cuMemFree fails; DeviceBuffer's Drop throws that error away, DeviceBuffer::drop returns it.",
+                "After a kernel fault, cuMemFree fails; DeviceBuffer's Drop \
+                 throws that error away, DeviceBuffer::drop returns it.",
                 |o| {
                     let lost = o.flag(AN_IMPLICIT_DROP_IN_THE_SAME_STATE_LOSES_AN_ERROR)?;
                     let returned = o.flag(CUMEMFREE_FAILS_AFTER_THE_FAULT)?;
@@ -127,7 +144,10 @@ Pair::new(Symptom::cuda_error(OOM_CPP), cpp::broken, cpp::fixed),
                 |o| {
                     o.steps
                         .iter()
-                        .filter(|s| s.call.starts_with("cuMemFree (inside Drop") || s.call.starts_with("DeviceBuffer::drop"))
+                        .filter(|s| {
+                            s.call.starts_with("cuMemFree (inside Drop")
+                                || s.call.starts_with("DeviceBuffer::drop")
+                        })
                         .map(|s| format!("{} → {}", s.call, s.result))
                         .collect::<Vec<_>>()
                         .join("; ")

@@ -16,8 +16,8 @@ const FILE: &str = "python/ranks.py";
 /// What each rank records: PyTorch's exception and NCCL's own lines, with
 /// the device's bus id and the ranks as `…`.
 const DUPLICATE_GPU: &str = "torch.DistBackendError: ncclInvalidUsage: This usually \
-     reflects invalid usage of NCCL library. Duplicate GPU detected : rank … and rank … both on \
-     CUDA device …";
+                             reflects invalid usage of NCCL library. Duplicate GPU detected : rank … and rank … both on \
+                             CUDA device …";
 
 pub fn scenario() -> Scenario {
     Scenario {
@@ -36,16 +36,10 @@ pub fn scenario() -> Scenario {
         requires: Requirement::GPU_PAIR,
         reports: &[],
         claims: CLAIMS,
-        variants: vec![
-            Variant::broken(
-                "broken-py",
-                Symptom::cuda_error(DUPLICATE_GPU),
-                Program::pytorch(FILE, "broken"),
-            )
-            .then_shows(Symptom::check_failed(ALL_REDUCED))
-            .sanitizer_sees(NCCL_PROBES_ITS_KERNELS, NCCL_PROBES_WHY),
-            Variant::fixed("fixed-py", Program::pytorch(FILE, "fixed"))
-                .sanitizer_sees(NCCL_PROBES_ITS_KERNELS, NCCL_PROBES_WHY),
+        variants: variants![
+            Pair::pytorch(FILE, Symptom::cuda_error(DUPLICATE_GPU))
+                .then_shows(Symptom::check_failed(ALL_REDUCED))
+                .both(|v| v.sanitizer_sees(NCCL_PROBES_ITS_KERNELS, NCCL_PROBES_WHY)),
         ],
     }
 }
@@ -58,9 +52,9 @@ const NCCL_PROBES_ITS_KERNELS: &[&str] = &["API error cudaErrorNoKernelImageForD
 /// backtraces): both reports come from ncclInitKernelsForDevice
 /// (enqueue.cc:52 and :54), called by ncclCommInitRankFunc.
 const NCCL_PROBES_WHY: &str = "NCCL, creating the communicator, asks cudaFuncGetAttributes about \
-     each of its kernels (ncclInitKernelsForDevice); for those it holds no machine code for on this \
-     GPU the runtime answers cudaErrorNoKernelImageForDevice, which NCCL reads back with \
-     cudaGetLastError and passes over";
+                               each of its kernels (ncclInitKernelsForDevice); for those it holds no machine code for on this \
+                               GPU the runtime answers cudaErrorNoKernelImageForDevice, which NCCL reads back with \
+                               cudaGetLastError and passes over";
 
 static COMMUNICATORS_DOC: Passage = Passage {
     document: "NCCL User Guide",

@@ -43,14 +43,15 @@ pub fn scenario() -> Scenario {
         requires: Requirement::GPU,
         reports: &[],
         claims: CLAIMS,
-        variants: vec![
+        variants: variants![
             // Alone, as are its controls: a neighbour's work on the GPU
             // would slow the next calls they time in microseconds.
-            Variant::broken("broken-cpp", Symptom::check_failed(NO_WAIT), cpp::broken).alone(),
-            Variant::fixed("fixed-cpp", cpp::fixed),
+            Pair::new(Symptom::check_failed(NO_WAIT), cpp::broken, cpp::fixed)
+                .with_broken(|v| v.alone()),
             Variant::contrast("destroy-only-cpp", Expect::Records, cpp::destroy_only).one_change(
                 "fixed-cpp",
-                "whether the call waits for its stream before destroying it: yes there, no here",
+                "whether the call waits for its stream before destroying it: \
+                 yes there, no here",
                 "return close_stream(r, true);",
                 "return close_stream(r, false);",
             ),
@@ -61,8 +62,8 @@ pub fn scenario() -> Scenario {
             ),
             Variant::fixed("managed-cpp", cpp::managed).one_change(
                 "unmanaged-cpp",
-                "whether each call waits for its stream and destroys it before it returns: no there, \
-                 yes here",
+                "whether each call waits for its stream and destroys it \
+                 before it returns: no there, yes here",
                 "return model_calls(r, false);",
                 "return model_calls(r, true);",
             ),
@@ -76,7 +77,8 @@ pub fn scenario() -> Scenario {
             Variant::fixed("destroy-streams-cpp", cpp::destroy_streams)
                 .one_change(
                     "leak-streams-cpp",
-                    "whether each call destroys the stream it made: no there, yes here",
+                    "whether each call destroys the stream it made: no there, yes \
+                     here",
                     "return stream_per_call(r, false);",
                     "return stream_per_call(r, true);",
                 )
@@ -84,8 +86,8 @@ pub fn scenario() -> Scenario {
             Variant::contrast("no-work-cpp", Expect::Records, cpp::no_work)
                 .one_change(
                     "broken-cpp",
-                    "how long the kernel each first call leaves on its open stream spins: 200 ms \
-                     there, none here",
+                    "how long the kernel each first call leaves on its open \
+                     stream spins: 200 ms there, none here",
                     "return leave_streams_open(r, kWorkNs);",
                     "return leave_streams_open(r, 0);",
                 )

@@ -61,40 +61,39 @@ pub fn scenario() -> Scenario {
         reports: &[],
         claims: CLAIMS,
         variants: variants![
-Pair::new(Symptom::cuda_error(OOM), cudarc!(broken), cudarc!(fixed)),
+            Pair::new(Symptom::cuda_error(OOM), cudarc!(broken), cudarc!(fixed)),
             Variant::as_written("as-written-cpp", cpp::as_written).also_differs(
-                "added to the article's program: its two calls' results kept for the record (g_malloc =, g_free =); \
-                 it runs twice, on the whole GPU and beside a ballast that leaves 2 GiB free, and there a 64 MiB \
-                 allocation and memset stand for its \"further operations\".",
+                "added to the article's program: its two calls' results kept \
+                 for the record (g_malloc =, g_free =); it runs twice, on the \
+                 whole GPU and beside a ballast that leaves 2 GiB free, and \
+                 there a 64 MiB allocation and memset stand for its \"further \
+                 operations\".",
             ),
-Pair::new(Symptom::cuda_error(OOM_CPP), cpp::broken, cpp::fixed),
+            Pair::new(Symptom::cuda_error(OOM_CPP), cpp::broken, cpp::fixed),
             Variant::as_written("room-for-it-cpp", cpp::room_for_it)
                 .also_differs(
-                    "added to the article's program, as in as-written-cpp: its two calls' results \
-                     kept for the record, and the further operation beside the ballast.",
+                    "added to the article's program, as in as-written-cpp: its \
+                     two calls' results kept for the record, and the further \
+                     operation beside the ballast.",
                 )
                 .one_change(
                     "as-written-cpp",
-                    "the free memory the ballast leaves: 2 GiB there, less than the article's 4 GiB \
-                     request; 8 GiB here, room for it",
+                    "the free memory the ballast leaves: 2 GiB there, less than \
+                     the article's 4 GiB request; 8 GiB here, room for it",
                     "return as_written(r, size_t(2) << 30);",
                     "return as_written(r, size_t(8) << 30);",
                 ),
-            Variant::broken(
-                "broken-py",
-                Symptom::cuda_error(pytorch::OUT_OF_MEMORY),
-                Program::pytorch(PYTHON, "broken"),
-            )
-            .then_shows(Symptom::check_failed(MATCHES))
-            .also_differs(
-                "one tensor twice the GPU's total memory, with no ballast: the request is larger than \
-                 the \"total capacity\" the message gives, as in the reports users paste.",
-            ),
-            Variant::fixed("fixed-py", Program::pytorch(PYTHON, "fixed"))
-                .small_when_reduced()
-                .also_differs(
-                    "the same data streamed through one tile of half the free memory, counted on the GPU.",
-                ),
+            Pair::pytorch(PYTHON, Symptom::cuda_error(pytorch::OUT_OF_MEMORY))
+                .then_shows(Symptom::check_failed(MATCHES))
+                .with_broken(|v| v.also_differs(
+                    "one tensor twice the GPU's total memory, with no ballast: \
+                     the request is larger than the \"total capacity\" the \
+                     message gives, as in the reports users paste.",
+                ))
+                .with_fixed(|v| v.small_when_reduced().also_differs(
+                    "the same data streamed through one tile of half the free \
+                     memory, counted on the GPU.",
+                )),
         ],
     }
 }

@@ -46,7 +46,8 @@ pub fn scenario() -> Scenario {
         reports: &[],
         claims: CLAIMS,
         variants: variants![
-Pair::new(Symptom::cuda_error(INVALID), cpp::broken, cpp::fixed).then_shows(Symptom::check_failed(OUTPUT_HOLDS_INPUT_2_1)),
+            Pair::new(Symptom::cuda_error(INVALID), cpp::broken, cpp::fixed)
+                .then_shows(Symptom::check_failed(OUTPUT_HOLDS_INPUT_2_1)),
             Variant::contrast("fits-cpp", Expect::Clean, cpp::fits).one_change(
                 "broken-cpp",
                 "the article's `size`: 1024 * 1024 floats there, a 4 MiB buffer no block can have; \
@@ -67,11 +68,16 @@ Pair::new(Symptom::cuda_error(INVALID), cpp::broken, cpp::fixed).then_shows(Symp
             ),
             Variant::fixed("triton-fixed-py", Program::pytorch(TRITON, "fixed")),
             Variant::contrast("varying-sizes-cpp", Expect::Clean, cpp::varying_sizes)
-                .alone().states(
-                "Launches with dynamic shared buffers of every size up to the most a block may have leave device memory as it was.",
-                |o| o.flag(FREE_MEMORY_IS_UNCHANGED_BY_THE_LAUNCHES),
-                |o| Outcome::yes_no("one block of nearly all free memory served after them", o.flag(ONE_BLOCK_OF_NEARLY_ALL_FREE_MEMORY_IS_SERVED_AFTER_THEM)),
-            ),
+                .alone()
+                .states(
+                    "Launches with dynamic shared buffers of every size up to the \
+                     most a block may have leave device memory as it was.",
+                    |o| o.flag(FREE_MEMORY_IS_UNCHANGED_BY_THE_LAUNCHES),
+                    |o| Outcome::yes_no(
+                        "one block of nearly all free memory served after them",
+                        o.flag(ONE_BLOCK_OF_NEARLY_ALL_FREE_MEMORY_IS_SERVED_AFTER_THEM)
+                    ),
+                ),
         ],
     }
 }
@@ -79,12 +85,12 @@ Pair::new(Symptom::cuda_error(INVALID), cpp::broken, cpp::fixed).then_shows(Symp
 /// Why the claims that shared buffers fragment device memory have no
 /// control run.
 const SHARED_MEMORY_IS_ON_CHIP: &str = "shared memory is each multiprocessor's on-chip storage, \
-     given to a block when it starts and taken back when it ends; it is no part of device memory, \
-     so no size or order of launches can leave device memory fragmented through it, and a run that \
-     reads \"confirmed\" would need launches that take device memory, another claim. What shows \
-     that the reading sees what a launch takes from device memory: in device-heap-exhaustion's \
-     `grid-size-cpp`, the same reading (free memory before and after the launches) finds the 140 \
-     MiB the first launch of a kernel with local memory reserves.";
+                                        given to a block when it starts and taken back when it ends; it is no part of device memory, \
+                                        so no size or order of launches can leave device memory fragmented through it, and a run that \
+                                        reads \"confirmed\" would need launches that take device memory, another claim. What shows \
+                                        that the reading sees what a launch takes from device memory: in device-heap-exhaustion's \
+                                        `grid-size-cpp`, the same reading (free memory before and after the launches) finds the 140 \
+                                        MiB the first launch of a kernel with local memory reserves.";
 
 /// Launches with varying shared buffers: "refuted" if device memory is as it
 /// was and a block of nearly all of it is served after them.

@@ -54,22 +54,26 @@ pub fn scenario() -> Scenario {
         requires: Requirement::GPU,
         reports: &[],
         claims: CLAIMS,
-        variants: vec![
-            Variant::broken("broken", Symptom::cuda_error(FAULT), cudarc!(broken)),
-            Variant::fixed("fixed", cudarc!(fixed)).also_differs(
-                "the risky call runs in a child process started before the parent touches \
-                     CUDA, and `broken`'s attempt at recovery (the device reset) is gone: the \
-                     fix is the process boundary, so the program is shaped around it.",
+        variants: variants![
+            Pair::new(Symptom::cuda_error(FAULT), cudarc!(broken), cudarc!(fixed)).with_fixed(
+                |v| v.also_differs(
+                    "the risky call runs in a child process started before the \
+                     parent touches CUDA, and `broken`'s attempt at recovery (the \
+                     device reset) is gone: the fix is the process boundary, so \
+                     the program is shaped around it.",
+                )
             ),
             Variant::as_written("as-written-cpp", cpp::as_written),
             Variant::broken("trap-cpp", Symptom::cuda_error(TRAP_CPP), cpp::trap).also_differs(
-                "the first model call's kernel traps (__trap(), as a device-side check that gives \
-                 up without an assert's message) instead of writing through a null pointer; the \
-                 driver calls that fault \"unspecified launch failure\".",
+                "the first model call's kernel traps (__trap(), as a \
+                 device-side check that gives up without an assert's message) \
+                 instead of writing through a null pointer; the driver calls \
+                 that fault \"unspecified launch failure\".",
             ),
             Variant::fixed("fixed-cpp", cpp::fixed).also_differs(
-                "as in `fixed`: the first, faulting model call runs in a child process forked \
-                 before the parent touches CUDA, and the article's cudaDeviceReset is gone.",
+                "as in `fixed`: the first, faulting model call runs in a \
+                 child process forked before the parent touches CUDA, and the \
+                 article's cudaDeviceReset is gone.",
             ),
             Variant::broken(
                 "device-assert-py",
@@ -78,8 +82,8 @@ pub fn scenario() -> Scenario {
             )
             .then_shows(Symptom::cuda_error(AFTER_RESET_IN_PYTORCH)),
             Variant::fixed("validated-py", Program::pytorch(PYTHON, "fixed")).also_differs(
-                "no device reset at the end: under a healthy PyTorch a reset frees memory its \
-                 allocator still hands out.",
+                "no device reset at the end: under a healthy PyTorch a reset \
+                 frees memory its allocator still hands out.",
             ),
             // It fills the GPU.
             Variant::contrast(
@@ -88,9 +92,10 @@ pub fn scenario() -> Scenario {
                 Program::pytorch(PYTHON, "cache_held"),
             )
             .also_differs(
-                "the first call's fault: cuBLAS's first call refused for memory PyTorch's cache \
-                 keeps reserved (a fault empty_cache clears) instead of a device-side assert; what \
-                 is read after it is the same: the failed call again, after empty_cache.",
+                "the first call's fault: cuBLAS's first call refused for \
+                 memory PyTorch's cache keeps reserved (a fault empty_cache \
+                 clears) instead of a device-side assert; what is read after \
+                 it is the same: the failed call again, after empty_cache.",
             )
             .alone(),
             Variant::as_written(
@@ -98,8 +103,9 @@ pub fn scenario() -> Scenario {
                 Program::pytorch(PYTHON, "cnn_after_fault"),
             )
             .also_differs(
-                "not the article's model: a convolution stands for the CNN (cuDNN runs it), run \
-                     before and after device-assert-py's lookup.",
+                "not the article's model: a convolution stands for the CNN \
+                 (cuDNN runs it), run before and after device-assert-py's \
+                 lookup.",
             ),
             Variant::contrast(
                 "cnn-no-fault-py",
@@ -108,8 +114,8 @@ pub fn scenario() -> Scenario {
             )
             .one_change(
                 "cnn-after-fault-py",
-                "the lookup's last id: one past the table's end there, so its kernel asserts; the \
-                 table's last entry here",
+                "the lookup's last id: one past the table's end there, so its \
+                 kernel asserts; the table's last entry here",
                 "_cnn_runs(rec, last_id=VOCABULARY)",
                 "_cnn_runs(rec, last_id=VOCABULARY - 1)",
             ),
@@ -119,10 +125,11 @@ pub fn scenario() -> Scenario {
                 cpp::reset_between_calls,
             )
             .also_differs(
-                "the article's example 2 with three model calls and a reset after the first two: \
-                 the first call raises the device-heap limit (a setting the reset should clear) and \
-                 leaves 1 GiB allocated, as the article's example 1 leaves its buffer; the second \
-                 one's kernel faults as in as-written-cpp.",
+                "the article's example 2 with three model calls and a reset \
+                 after the first two: the first call raises the device-heap \
+                 limit (a setting the reset should clear) and leaves 1 GiB \
+                 allocated, as the article's example 1 leaves its buffer; the \
+                 second one's kernel faults as in as-written-cpp.",
             )
             // It reads the device's free memory: no other trial beside it.
             .alone(),
@@ -133,8 +140,9 @@ pub fn scenario() -> Scenario {
             )
             .one_change(
                 "reset-between-calls-cpp",
-                "how the second call fails: its kernel faults there; its launch is refused here \
-                 (2048 threads per block), an error that leaves the context usable",
+                "how the second call fails: its kernel faults there; its \
+                 launch is refused here (2048 threads per block), an error \
+                 that leaves the context usable",
                 "return resetBetweenCalls(r, SecondCall::Faults, FirstLeak::Malloc);",
                 "return resetBetweenCalls(r, SecondCall::LaunchRefused, FirstLeak::Malloc);",
             )
@@ -147,8 +155,9 @@ pub fn scenario() -> Scenario {
             )
             .one_change(
                 "reset-between-calls-cpp",
-                "where the buffer the first call leaves allocated comes from: cudaMalloc there; the \
-                 stream-ordered pool (cudaMallocAsync) here",
+                "where the buffer the first call leaves allocated comes from: \
+                 cudaMalloc there; the stream-ordered pool (cudaMallocAsync) \
+                 here",
                 "return resetBetweenCalls(r, SecondCall::Faults, FirstLeak::Malloc);",
                 "return resetBetweenCalls(r, SecondCall::Faults, FirstLeak::MallocAsync);",
             )

@@ -32,13 +32,17 @@ pub fn scenario() -> Scenario {
         requires: Requirement::GPU_FILLED,
         reports: &[],
         claims: &[],
-        variants: vec![
-            Variant::broken("broken", Symptom::check_failed(RETRY_OK), cudarc!(broken)),
-            Variant::fixed("fixed", cudarc!(fixed)).also_differs(
+        variants: variants![
+            Pair::new(
+                Symptom::check_failed(RETRY_OK),
+                cudarc!(broken),
+                cudarc!(fixed)
+            )
+            .with_fixed(|v| v.also_differs(
                 "each layer is a cudarc `CudaSlice`, allocated from the stream-ordered pool \
-                     (cuMemAllocAsync) where `broken` calls cuMemAlloc: dropping the slices on \
-                     the error path is the fix, and the safe layer is what provides it.",
-            ),
+                 (cuMemAllocAsync) where `broken` calls cuMemAlloc: dropping the slices on \
+                 the error path is the fix, and the safe layer is what provides it.",
+            )),
         ],
     }
 }

@@ -62,67 +62,100 @@ pub fn scenario() -> Scenario {
         reports: &[],
         claims: CLAIMS,
         variants: variants![
-            Variant::broken("broken", Symptom::check_failed(FRESH), cudarc!(broken)).states(
-                "Reading pinned memory after an asynchronous copy, before synchronising, reads stale data.",
+            Pair::new(
+                Symptom::check_failed(FRESH),
+                cudarc!(broken),
+                cudarc!(fixed)
+            )
+            .with_broken(|v| v.states(
+                "Reading pinned memory after an asynchronous copy, before \
+                 synchronising, reads stale data.",
                 |o| o.check(FRESH).map(|fresh| !fresh),
                 |o| o.measure_text(STALE_READS, " of 10"),
-            ),
-            Variant::fixed("fixed", cudarc!(fixed)),
+            )),
             Variant::contrast("safe-api", Expect::Clean, cudarc!(safe_api)),
-Pair::new(Symptom::check_failed(FRESH), cpp::broken, cpp::fixed),
-            Variant::broken("broken-cust", Symptom::check_failed(FRESH), Program::cust("broken")).states(
-                "cust's asynchronous copy is unsafe; with it the same stale read happens.",
-                |o| o.check(FRESH).map(|fresh| !fresh),
-                |o| o.measure_text(STALE_READS, " of 10"),
-            ).states(
-                "Stream::new drops the NON_BLOCKING flag: the stream it returns is blocking.",
-                |o| o.flag(THE_STREAM_CUST_MADE_IS_NON_BLOCKING_AS_ASKED).map(|nb| !nb),
-                |o| {
-                    Outcome::yes_no(
-                        "non-blocking as asked",
-                        o.flag(THE_STREAM_CUST_MADE_IS_NON_BLOCKING_AS_ASKED),
-                    )
-                },
-            ),
-            Variant::fixed("fixed-cust", Program::cust("fixed")),
+            Pair::new(Symptom::check_failed(FRESH), cpp::broken, cpp::fixed),
+            Pair::new(
+                Symptom::check_failed(FRESH),
+                Program::cust("broken"),
+                Program::cust("fixed")
+            )
+            .with_broken(|v| v
+                .states(
+                    "cust's asynchronous copy is unsafe; with it the same stale \
+                     read happens.",
+                    |o| o.check(FRESH).map(|fresh| !fresh),
+                    |o| o.measure_text(STALE_READS, " of 10"),
+                )
+                .states(
+                    "Stream::new drops the NON_BLOCKING flag: the stream it \
+                     returns is blocking.",
+                    |o| o
+                        .flag(THE_STREAM_CUST_MADE_IS_NON_BLOCKING_AS_ASKED)
+                        .map(|nb| !nb),
+                    |o| {
+                        Outcome::yes_no(
+                            "non-blocking as asked",
+                            o.flag(THE_STREAM_CUST_MADE_IS_NON_BLOCKING_AS_ASKED),
+                        )
+                    },
+                )),
             // The pipelines time their kernels: a neighbour's kernels on the
             // same GPU (time-sliced with theirs) blur the overlap, and on an
             // H200 shared with seven other trials the blocking pipeline once
             // seemed to overlap. They run alone.
-            Variant::broken("pipeline-cust", Symptom::check_failed(OVERLAP), Program::cust("pipeline")).alone().states(
-                "Two cust streams with a synchronous copy_from between their kernels run one after the other.",
+            Variant::broken(
+                "pipeline-cust",
+                Symptom::check_failed(OVERLAP),
+                Program::cust("pipeline")
+            )
+            .alone()
+            .states(
+                "Two cust streams with a synchronous copy_from between their \
+                 kernels run one after the other.",
                 |o| o.check(OVERLAP).map(|overlap| !overlap),
                 |o| o.measure_text(OVERLAP_RATIO, ""),
             ),
-            Variant::fixed("pipeline-async-cust", Program::cust("pipeline_async")).alone().states(
-                "With async_copy_from on the stream itself, cust's pipeline overlaps again.",
-                |o| o.check(OVERLAP),
-                |o| o.measure_text(OVERLAP_RATIO, ""),
-            ),
-            Variant::contrast("pipeline", Expect::Clean, cudarc!(pipeline)).alone().states(
-                "The same pipeline on cudarc's non-blocking streams overlaps.",
-                |o| o.check(OVERLAP),
-                |o| o.measure_text(OVERLAP_RATIO, ""),
-            ),
-            Variant::contrast("device-sync-cpp", Expect::Clean, cpp::device_sync),
-            Variant::contrast("device-sync-after-cpp", Expect::Records, cpp::device_sync_after)
-                .one_change(
-                    "device-sync-cpp",
-                    "where cudaDeviceSynchronize stands: before the host reads the results there, \
-                     after them here",
-                    "return device_sync_reads<true>(r);",
-                    "return device_sync_reads<false>(r);",
+            Variant::fixed("pipeline-async-cust", Program::cust("pipeline_async"))
+                .alone()
+                .states(
+                    "With async_copy_from on the stream itself, cust's pipeline \
+                     overlaps again.",
+                    |o| o.check(OVERLAP),
+                    |o| o.measure_text(OVERLAP_RATIO, ""),
                 ),
+            Variant::contrast("pipeline", Expect::Clean, cudarc!(pipeline))
+                .alone()
+                .states(
+                    "The same pipeline on cudarc's non-blocking streams overlaps.",
+                    |o| o.check(OVERLAP),
+                    |o| o.measure_text(OVERLAP_RATIO, ""),
+                ),
+            Variant::contrast("device-sync-cpp", Expect::Clean, cpp::device_sync),
+            Variant::contrast(
+                "device-sync-after-cpp",
+                Expect::Records,
+                cpp::device_sync_after
+            )
+            .one_change(
+                "device-sync-cpp",
+                "where cudaDeviceSynchronize stands: before the host reads \
+                 the results there, after them here",
+                "return device_sync_reads<true>(r);",
+                "return device_sync_reads<false>(r);",
+            ),
             Variant::contrast("repeated-cpp", Expect::Records, cpp::repeated).states(
-                "Repeated invocations that read before synchronising get wrong results at some sizes and not others.",
+                "Repeated invocations that read before synchronising get \
+                 wrong results at some sizes and not others.",
                 |o| o.flag(WRONG_RESULTS_COME_AND_GO_AT_SOME_SIZE),
                 |o| o.measure_text(SIZES_WITH_INTERMITTENT_WRONG_RESULTS, " of 6 sizes"),
             ),
             Variant::contrast("repeated-synced-cpp", Expect::Records, cpp::repeated_synced)
                 .one_change(
                     "repeated-cpp",
-                    "whether each invocation waits for its stream before the host reads the \
-                     result: no there, yes here (the same 200 invocations at each of the six sizes)",
+                    "whether each invocation waits for its stream before the host \
+                     reads the result: no there, yes here (the same 200 \
+                     invocations at each of the six sizes)",
                     "return invocations<false>(r);",
                     "return invocations<true>(r);",
                 ),
