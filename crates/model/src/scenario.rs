@@ -1010,6 +1010,15 @@ mod tests {
                 ..
             }
         ));
+        let apart = Pair::new(
+            Symptom::cuda_error("CUDA_ERROR_OUT_OF_MEMORY"),
+            Program::cust("broken"),
+            Program::cust("fixed"),
+        )
+        .with_broken(Variant::alone)
+        .with_fixed(|v| v.shares_gpu());
+        assert!(apart.broken.alone && !apart.broken.shares);
+        assert!(apart.fixed.shares && !apart.fixed.alone);
     }
 
     #[test]
