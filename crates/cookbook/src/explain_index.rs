@@ -103,11 +103,12 @@ pub const PAGE: &str = "docs/src/paste-your-error.md";
 
 /// The latest independent test of `explain`, committed whole, and what it
 /// found (before the changes it led to), as the page and the README say it.
-pub const LATEST_TEST: &str = "docs/evidence/explain-independent-test-10.md";
-pub const LATEST_TEST_FOUND: &str = "found the right case first for 8 of the 18 whose cause a \
-     case reproduces (3 of them only through a tie the answer states) and among the first three \
-     for 8; of the 8 that carry an error string it found 7 first, of the 10 that describe the \
-     failure in prose 1. Of the 12 whose cause none reproduces, 5 were answered with no \
+pub const LATEST_TEST: &str = "docs/evidence/explain-independent-test-11.md";
+pub const LATEST_TEST_TEXTS: usize = 28;
+pub const LATEST_TEST_FOUND: &str = "found the right case first for 14 of the 20 whose cause a \
+     case reproduces (1 of them only through a tie the answer states) and among the first three \
+     for 14; of the 11 that carry an error string it found 10 first, of the 9 that describe the \
+     failure in prose 4. Of the 8 whose cause none reproduces, 2 were answered with no \
      reproduced case or the right known failure first";
 
 /// How well the ranking finds the case, in a sentence: on the held-out
@@ -117,7 +118,7 @@ pub fn how_well(index: &Index, root: &Path) -> anyhow::Result<String> {
     let score = heldout::evaluate(index, &held);
     Ok(format!(
         "on {} whole texts from public threads that no case cites, each labelled with the case \
-         its thread's cause is, or none ({}): {}. The latest independent test, on 30 texts from \
+         its thread's cause is, or none ({}): {}. The latest independent test, on {LATEST_TEST_TEXTS} texts from \
          threads its tester chose before the tool ran ({LATEST_TEST}), {LATEST_TEST_FOUND}.",
         held.paste.len(),
         heldout::TEXTS_TOML,
