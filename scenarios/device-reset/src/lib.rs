@@ -25,10 +25,11 @@ pub fn scenario() -> Scenario {
         slug: "device-reset",
         title: "Memory still held after cudaFree(nullptr) and cudaDeviceReset",
         cause: "cudaFree(nullptr) frees nothing (it only makes sure the primary context exists). \
-                cudaDeviceReset destroys the primary context, and with it every allocation, stream and \
-                setting the runtime made in it; a context created through the driver API, as some \
-                libraries do, is not the primary one and keeps its memory. Free what you allocate and \
-                destroy the contexts you create.",
+                cudaDeviceReset destroys the primary context, and with it every cudaMalloc allocation, \
+                stream and setting the runtime made in it; a context created through the driver API, as \
+                some libraries do, is not the primary one and keeps its memory, and a block from the \
+                stream-ordered pool (cudaMallocAsync) survives the reset, held and usable. Free what \
+                you allocate and destroy the contexts you create.",
         fix: "Replace cudaFree(nullptr) and cudaDeviceReset with real cleanup: cudaFree each buffer \
               you allocated, and have a library that created its own driver context free its memory \
               and cuCtxDestroy it.",
