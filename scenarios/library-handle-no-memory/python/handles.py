@@ -12,6 +12,7 @@ the GPU's free memory); and in the broken variants the failure comes from
 the libraries' first call, after every tensor was allocated.
 """
 
+import math
 import os
 import threading
 
@@ -163,3 +164,79 @@ def workspace_none(rec):
     # ANCHOR: workspace_none
     _workspaces(rec, NO_WORKSPACE)
     # ANCHOR_END: workspace_none
+
+
+# An image pipeline, the one seed 001 tells of: each step loads a batch of
+# images onto the GPU and trains a small convolutional network on it.
+LOADER_BATCH = 32  # images a batch
+LOADER_SIDE = 512  # pixels a side: 96 MiB of float32 images a batch
+LOADER_STEPS = 1500  # more batches than an 80 GB GPU holds when each is kept
+
+
+def _network():
+    torch.manual_seed(0)
+    return torch.nn.Sequential(
+        torch.nn.Conv2d(3, 32, 3, padding=1),
+        torch.nn.ReLU(),
+        torch.nn.Conv2d(32, 64, 3, padding=1),
+        torch.nn.ReLU(),
+        torch.nn.AdaptiveAvgPool2d(1),
+        torch.nn.Flatten(),
+        torch.nn.Linear(64, 10),
+    ).cuda()
+
+
+def _pipeline(rec, keep, grow=False):
+    """LOADER_STEPS steps, each copying the next batch from the host and
+    training on it. `keep`: the pipeline keeps a reference to every batch it
+    loaded (the bug). `grow`: each batch's images are a pixel larger than the
+    last (a new shape each step, as in a pipeline of images of every size).
+    The steps are not recorded one by one: the loop is one call, and its
+    error, if any, the one that ended it."""
+    model = _network()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    labels = torch.zeros(LOADER_BATCH, dtype=torch.long, device="cuda")
+    largest = LOADER_SIDE + (LOADER_STEPS if grow else 0)
+    host = torch.rand(LOADER_BATCH * 3 * largest * largest).pin_memory()
+    loaded, done = [], [0]
+
+    def steps():
+        for step in range(LOADER_STEPS):
+            side = LOADER_SIDE + (step if grow else 0)
+            shape = (LOADER_BATCH, 3, side, side)
+            images = host[: math.prod(shape)].view(shape).to("cuda")  # the next batch
+            if keep:
+                loaded.append(images)  # BUG: the batch is never let go
+            loss = torch.nn.functional.cross_entropy(model(images), labels)
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+            done[0] += 1
+        torch.cuda.synchronize()
+
+    ran = rec.attempt(f"{LOADER_STEPS} steps: load a batch, train on it", steps)
+    rec.measure(names.STEPS_COMPLETED, done[0])
+    rec.measure(names.BATCHES_HELD, len(loaded))
+    rec.measure(names.BYTES_HELD_BY_LOADED_BATCHES, sum(b.nbytes for b in loaded))
+    rec.fact(names.THE_PIPELINE_RUNS_OUT_OF_MEMORY, not ran.ok)
+    rec.fact(names.THE_ERROR_THAT_ENDS_IT_NAMES_CUDNN, "cudnn" in (ran.message or "").lower())
+    rec.check(names.EVERY_STEP_RUNS, ran.ok and done[0] == LOADER_STEPS)
+    del loaded[:]
+
+
+def leaky_loader(rec):
+    # ANCHOR: leaky_loader
+    _pipeline(rec, keep=True)
+    # ANCHOR_END: leaky_loader
+
+
+def leaky_loader_sizes(rec):
+    # ANCHOR: leaky_loader_sizes
+    _pipeline(rec, keep=True, grow=True)
+    # ANCHOR_END: leaky_loader_sizes
+
+
+def released_loader(rec):
+    # ANCHOR: released_loader
+    _pipeline(rec, keep=False)
+    # ANCHOR_END: released_loader

@@ -52,6 +52,21 @@ pub fn scenario() -> Scenario {
             )
             .then_shows(Symptom::check_failed(CONVOLUTION)),
             Variant::fixed("fixed-py", Program::pytorch(FILE, "fixed")),
+            Variant::contrast(
+                "leaky-loader-py",
+                Expect::Records,
+                Program::pytorch(FILE, "leaky_loader"),
+            ),
+            Variant::contrast(
+                "leaky-loader-sizes-py",
+                Expect::Records,
+                Program::pytorch(FILE, "leaky_loader_sizes"),
+            ),
+            Variant::contrast(
+                "released-loader-py",
+                Expect::Records,
+                Program::pytorch(FILE, "released_loader"),
+            ),
             // The library's own memory, measured where nothing is short: what
             // each first product on a stream adds beyond its output.
             Variant::contrast(

@@ -94,6 +94,16 @@ pub fn scenario() -> Scenario {
                     "the same data streamed through one tile of half the free \
                      memory, counted on the GPU.",
                 )),
+            Variant::contrast(
+                "large-image-py",
+                Expect::Records,
+                Program::pytorch(PYTHON, "large_image"),
+            ),
+            Variant::contrast(
+                "tiled-image-py",
+                Expect::Records,
+                Program::pytorch(PYTHON, "tiled_image"),
+            ),
         ],
     }
 }
