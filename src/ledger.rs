@@ -65,16 +65,6 @@ pub const UNDECIDED: &[Undecided] = &[
         ),
     },
     Undecided {
-        id: "003-bs1-footprint-exceeds-memory",
-        seed: S003,
-        quote: "Even with a single input, the necessary memory space for these additional components can easily exceed the available GPU memory.",
-        why: Untestable(
-            "whether the components \"exceed the available GPU memory\" is decided by the model's size, which the sentence \
-             leaves open: a model chosen larger than the GPU confirms it at batch size 1, one chosen smaller refutes it, and \
-             neither is the article's (its example 3, a 4 GiB allocation, is judged in oversized-allocation)",
-        ),
-    },
-    Undecided {
         id: "004-library-temporaries-fragment",
         seed: S004,
         quote: "If not properly controlled and these libraries create their temporary arrays that might introduce their own fragmentation that is not within the user's scope and directly observable.",

@@ -130,7 +130,7 @@ def _one_image(rec, tile):
     rec.measure(names.PEAK_ABOVE_WEIGHTS_AND_IMAGE, torch.cuda.max_memory_allocated() - before)
     rec.measure(names.DEVICE_TOTAL_BYTES, total)
     rec.fact(names.THE_STEP_RUNS_OUT_OF_MEMORY, not ran.ok and (ran.error or "").startswith("torch.OutOfMemoryError"))
-    rec.fact(names.THE_IMAGE_TAKES_UNDER_ONE_HUNDREDTH_OF_THE_GPU, image.nbytes * 100 < total)
+    rec.fact(names.THE_IMAGE_IS_UNDER_ONE_GIB, image.nbytes < 1 << 30)
     rec.check(names.THE_STEP_RUNS, ran.ok)
 
 
