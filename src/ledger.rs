@@ -733,4 +733,14 @@ pub const HISTORY: &[Change] = &[
         to: Standing::Partly,
         why: "audits 2 and 11: \"This\" is the article's Example 3, whose failure is its own 4 GiB cudaMalloc, not the context (oversized-allocation's as-written-cpp: served on the whole GPU, refused beside a ballast that leaves 2 GiB, the context made in both). What a context takes is measured (518 MiB each, 101 contexts), so the sentence's fact holds and the example does not show it: capped at partly",
     },
+    Change {
+        id: "003-bs1-footprint-exceeds-memory",
+        commit: "b8bbd5e",
+        from: Standing::Untestable,
+        to: Standing::Run,
+        why: "the sentence's setting is the article's own, large-scale image processing: one image at \
+              batch size 1 through a segmentation network (oversized-allocation's large-image-py, an \
+              8192-pixel tile under 1 GiB), with the same image a tile a step as the control \
+              (tiled-image-py); the model's size is the domain's, not chosen against the GPU",
+    },
 ];
