@@ -65,16 +65,6 @@ pub const UNDECIDED: &[Undecided] = &[
         ),
     },
     Undecided {
-        id: "003-bs1-footprint-exceeds-memory",
-        seed: S003,
-        quote: "Even with a single input, the necessary memory space for these additional components can easily exceed the available GPU memory.",
-        why: Untestable(
-            "whether the components \"exceed the available GPU memory\" is decided by the model's size, which the sentence \
-             leaves open: a model chosen larger than the GPU confirms it at batch size 1, one chosen smaller refutes it, and \
-             neither is the article's (its example 3, a 4 GiB allocation, is judged in oversized-allocation)",
-        ),
-    },
-    Undecided {
         id: "004-library-temporaries-fragment",
         seed: S004,
         quote: "If not properly controlled and these libraries create their temporary arrays that might introduce their own fragmentation that is not within the user's scope and directly observable.",
@@ -742,5 +732,15 @@ pub const HISTORY: &[Change] = &[
         from: Standing::Confirmed,
         to: Standing::Partly,
         why: "audits 2 and 11: \"This\" is the article's Example 3, whose failure is its own 4 GiB cudaMalloc, not the context (oversized-allocation's as-written-cpp: served on the whole GPU, refused beside a ballast that leaves 2 GiB, the context made in both). What a context takes is measured (518 MiB each, 101 contexts), so the sentence's fact holds and the example does not show it: capped at partly",
+    },
+    Change {
+        id: "003-bs1-footprint-exceeds-memory",
+        commit: "b8bbd5e",
+        from: Standing::Untestable,
+        to: Standing::Run,
+        why: "the sentence's setting is the article's own, large-scale image processing: one image at \
+              batch size 1 through a segmentation network (oversized-allocation's large-image-py, an \
+              8192-pixel tile under 1 GiB), with the same image a tile a step as the control \
+              (tiled-image-py); the model's size is the domain's, not chosen against the GPU",
     },
 ];

@@ -12,6 +12,7 @@ the GPU's free memory); and in the broken variants the failure comes from
 the libraries' first call, after every tensor was allocated.
 """
 
+import math
 import os
 import threading
 
@@ -38,6 +39,7 @@ def _matmul(rec, a):
 def _conv(rec, conv, x):
     result = rec.attempt("conv(x) (cuDNN's first call)", lambda: conv(x).shape[1])
     rec.check(names.CONVOLUTION, result.ok and result.value == 8)
+    return result
 
 
 def broken(rec):
@@ -54,8 +56,9 @@ def broken_cudnn(rec):
     a, conv, x = _inputs()
     # ANCHOR: broken_cudnn
     cache = fill_device(leave=0)  # BUG: the data takes all the memory there is
-    _conv(rec, conv, x)
+    convolved = _conv(rec, conv, x)
     # ANCHOR_END: broken_cudnn
+    _ran_out(rec, convolved)
     rec.measure(names.FREE_AT_FIRST_CALL, torch.cuda.mem_get_info()[0])
     del cache
 
@@ -163,3 +166,89 @@ def workspace_none(rec):
     # ANCHOR: workspace_none
     _workspaces(rec, NO_WORKSPACE)
     # ANCHOR_END: workspace_none
+
+
+# An image pipeline, the one seed 001 tells of: each step loads a batch of
+# images onto the GPU and trains a small convolutional network on it.
+LOADER_BATCH = 32  # images a batch
+LOADER_SIDE = 512  # pixels a side: 96 MiB of float32 images a batch
+LOADER_MORE = 64  # steps beyond the batches the GPU's memory holds
+
+
+def _network():
+    torch.manual_seed(0)
+    return torch.nn.Sequential(
+        torch.nn.Conv2d(3, 16, 3, stride=2, padding=1),
+        torch.nn.ReLU(),
+        torch.nn.Conv2d(16, 32, 3, stride=2, padding=1),
+        torch.nn.ReLU(),
+        torch.nn.AdaptiveAvgPool2d(1),
+        torch.nn.Flatten(),
+        torch.nn.Linear(32, 10),
+    ).cuda()
+
+
+def _pipeline(rec, keep, grow=False):
+    """As many steps as the GPU's memory holds batches, and LOADER_MORE
+    more, each copying the next batch from the host and training on it.
+    `keep`: the pipeline keeps a reference to every batch it loaded (the
+    bug). `grow`: each batch's images are a pixel larger than the last (a
+    new shape each step, as in a pipeline of images of every size). The
+    steps are not recorded one by one: the loop is one call, and its error,
+    if any, the one that ended it."""
+    model = _network()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    labels = torch.zeros(LOADER_BATCH, dtype=torch.long, device="cuda")
+    _, total = torch.cuda.mem_get_info()
+    count = total // (LOADER_BATCH * 3 * LOADER_SIDE * LOADER_SIDE * 4) + LOADER_MORE
+    largest = LOADER_SIDE + (count if grow else 0)
+    host = torch.rand(LOADER_BATCH * 3 * largest * largest).pin_memory()
+    loaded, done = [], [0]
+
+    def steps():
+        for step in range(count):
+            side = LOADER_SIDE + (step if grow else 0)
+            shape = (LOADER_BATCH, 3, side, side)
+            images = host[: math.prod(shape)].view(shape).to("cuda")  # the next batch
+            if keep:
+                loaded.append(images)  # BUG: the batch is never let go
+            loss = torch.nn.functional.cross_entropy(model(images), labels)
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+            done[0] += 1
+        torch.cuda.synchronize()
+
+    ran = rec.attempt("load a batch, train on it: more batches than the GPU holds", steps)
+    rec.measure(names.STEPS_COMPLETED, done[0])
+    rec.measure(names.STEPS_PLANNED, count)
+    rec.measure(names.BATCHES_HELD, len(loaded))
+    rec.measure(names.BYTES_HELD_BY_LOADED_BATCHES, sum(b.nbytes for b in loaded))
+    _ran_out(rec, ran)
+    rec.check(names.EVERY_STEP_RUNS, ran.ok and done[0] == count)
+    del loaded[:]
+
+
+def _ran_out(rec, ran):
+    """What the claim about exhaustion and cuDNN reads: whether the call
+    ended on an error, and whether that error names cuDNN."""
+    rec.fact(names.IT_ENDS_ON_AN_ERROR, not ran.ok)
+    rec.fact(names.THE_ERROR_THAT_ENDS_IT_NAMES_CUDNN, "cudnn" in (ran.message or "").lower())
+
+
+def leaky_loader(rec):
+    # ANCHOR: leaky_loader
+    _pipeline(rec, keep=True)
+    # ANCHOR_END: leaky_loader
+
+
+def leaky_loader_sizes(rec):
+    # ANCHOR: leaky_loader_sizes
+    _pipeline(rec, keep=True, grow=True)
+    # ANCHOR_END: leaky_loader_sizes
+
+
+def released_loader(rec):
+    # ANCHOR: released_loader
+    _pipeline(rec, keep=False)
+    # ANCHOR_END: released_loader

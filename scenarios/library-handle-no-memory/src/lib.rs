@@ -9,6 +9,7 @@
 //! the cause is memory, not the library.
 
 use casebook_model::prelude::*;
+use casebook_model::pytorch;
 
 casebook_model::names_module!();
 
@@ -52,6 +53,36 @@ pub fn scenario() -> Scenario {
             )
             .then_shows(Symptom::check_failed(CONVOLUTION)),
             Variant::fixed("fixed-py", Program::pytorch(FILE, "fixed")),
+            // Seed 001's pipeline: each step loads a batch of images and
+            // trains a convolutional network on it, and the batches are
+            // kept, until the memory runs out.
+            Variant::broken(
+                "leaky-loader-py",
+                Symptom::cuda_error(pytorch::OUT_OF_MEMORY),
+                Program::pytorch(FILE, "leaky_loader"),
+            )
+            .then_shows(Symptom::check_failed(EVERY_STEP_RUNS)),
+            Variant::broken(
+                "leaky-loader-sizes-py",
+                Symptom::cuda_error(pytorch::OUT_OF_MEMORY),
+                Program::pytorch(FILE, "leaky_loader_sizes"),
+            )
+            .then_shows(Symptom::check_failed(EVERY_STEP_RUNS))
+            .one_change(
+                "leaky-loader-py",
+                "the images' size: 512 pixels a side in every batch there; a pixel more in each \
+                 batch here, a shape cuDNN has not seen at every step",
+                "_pipeline(rec, keep=True)",
+                "_pipeline(rec, keep=True, grow=True)",
+            ),
+            Variant::fixed("released-loader-py", Program::pytorch(FILE, "released_loader"))
+                .one_change(
+                    "leaky-loader-py",
+                    "whether the pipeline keeps a reference to each batch it loaded: yes there, \
+                     no here",
+                    "_pipeline(rec, keep=True)",
+                    "_pipeline(rec, keep=False)",
+                ),
             // The library's own memory, measured where nothing is short: what
             // each first product on a stream adds beyond its output.
             Variant::contrast(
@@ -92,39 +123,78 @@ static WORKSPACES_DOC: Passage = Passage {
            CUBLAS_WORKSPACE_CONFIG=:0:0.",
 };
 
-const CLAIMS: &[Claim] = &[Claim {
-    id: "pytorch-cublas-workspace-per-handle-and-stream",
-    source: Source::Pytorch(&WORKSPACES_DOC),
-    quote: "For each combination of cuBLAS handle and CUDA stream, a cuBLAS workspace will be \
+const CLAIMS: &[Claim] = &[
+    Claim {
+        id: "001-previous-batch-not-released",
+        source: Source::SEED_001,
+        quote: "The pipeline failed to properly release GPU memory occupied by the previous batch of \
+                images before loading the next, leading to memory exhaustion and subsequent cuDNN failures.",
+        judged_by: "leaky-loader-py",
+        control: Control::Parts(&[
+            Part {
+                part: "a pipeline that keeps each batch it loaded exhausts the memory",
+                control: Control::Run("released-loader-py"),
+            },
+            Part {
+                part: "cuDNN fails after the memory is exhausted",
+                control: Control::Run("cudnn-py"),
+            },
+        ]),
+        // The pipeline ends on an error: the memory ran out. The error that
+        // ends it names cuDNN: the whole sentence holds (cudnn-py, where
+        // cuDNN's first call comes after the memory is taken, reads so). It
+        // ends on PyTorch's out-of-memory error instead: the exhaustion
+        // holds, the cuDNN failures do not follow (partly). It runs to its
+        // last step: nothing was exhausted (released-loader-py).
+        judge: |o: &Outcome| match (
+            o.flag(IT_ENDS_ON_AN_ERROR),
+            o.flag(THE_ERROR_THAT_ENDS_IT_NAMES_CUDNN),
+        ) {
+            (Some(false), _) => ClaimVerdict::Refuted,
+            (Some(true), Some(true)) => ClaimVerdict::Confirmed,
+            (Some(true), Some(false)) if o.shows(&Symptom::cuda_error(pytorch::OUT_OF_MEMORY)) => {
+                ClaimVerdict::Partly
+            }
+            _ => ClaimVerdict::Undecided,
+        },
+        ..Claim::EITHER
+    },
+    Claim {
+        id: "pytorch-cublas-workspace-per-handle-and-stream",
+        source: Source::Pytorch(&WORKSPACES_DOC),
+        quote: "For each combination of cuBLAS handle and CUDA stream, a cuBLAS workspace will be \
             allocated if that handle and stream combination executes a cuBLAS kernel that requires \
             a workspace.",
-    judged_by: "workspace-py",
-    control: Control::Run("workspace-none-py"),
-    // A workspace at each combination's first product (a second stream,
-    // a second handle) and none at its next, and none where the kernel
-    // needs none: confirmed. The same, but a matrix-vector product also
-    // gets one at its combination's first call: partly, PyTorch gives
-    // every combination a workspace at its first cuBLAS call, needed or not
-    // (cublasSgemv needs none: with the workspace set to nothing it runs and
-    // is right, workspace-none-py). No memory at a combination's first
-    // product: refuted; workspace-none-py, the same products with the
-    // workspace set to nothing, is the control.
-    // (The matrix-vector product's figure counts only where it ran.)
-    judge: |o: &Outcome| match (
-        o.flag(THE_FIRST_PRODUCT_ADDS_MEMORY),
-        o.flag(THE_NEXT_PRODUCT_ON_THE_SAME_STREAM_ADDS_NONE),
-        o.flag(THE_FIRST_PRODUCT_ON_A_SECOND_STREAM_ADDS_MEMORY),
-        o.flag(THE_FIRST_PRODUCT_OF_A_SECOND_HANDLE_ADDS_MEMORY),
-        o.flag(A_MATRIX_VECTOR_PRODUCT_ON_A_FOURTH_STREAM_ADDS_MEMORY)
-            .filter(|_| o.flag(THE_MATRIX_VECTOR_PRODUCT_RUNS) == Some(true)),
-    ) {
-        (Some(true), Some(true), Some(true), Some(true), Some(false)) => ClaimVerdict::Confirmed,
-        (Some(false), _, Some(false), Some(false), _) => ClaimVerdict::Refuted,
-        (Some(_), Some(_), Some(_), Some(_), Some(_)) => ClaimVerdict::Partly,
-        _ => ClaimVerdict::Undecided,
+        judged_by: "workspace-py",
+        control: Control::Run("workspace-none-py"),
+        // A workspace at each combination's first product (a second stream,
+        // a second handle) and none at its next, and none where the kernel
+        // needs none: confirmed. The same, but a matrix-vector product also
+        // gets one at its combination's first call: partly, PyTorch gives
+        // every combination a workspace at its first cuBLAS call, needed or not
+        // (cublasSgemv needs none: with the workspace set to nothing it runs and
+        // is right, workspace-none-py). No memory at a combination's first
+        // product: refuted; workspace-none-py, the same products with the
+        // workspace set to nothing, is the control.
+        // (The matrix-vector product's figure counts only where it ran.)
+        judge: |o: &Outcome| match (
+            o.flag(THE_FIRST_PRODUCT_ADDS_MEMORY),
+            o.flag(THE_NEXT_PRODUCT_ON_THE_SAME_STREAM_ADDS_NONE),
+            o.flag(THE_FIRST_PRODUCT_ON_A_SECOND_STREAM_ADDS_MEMORY),
+            o.flag(THE_FIRST_PRODUCT_OF_A_SECOND_HANDLE_ADDS_MEMORY),
+            o.flag(A_MATRIX_VECTOR_PRODUCT_ON_A_FOURTH_STREAM_ADDS_MEMORY)
+                .filter(|_| o.flag(THE_MATRIX_VECTOR_PRODUCT_RUNS) == Some(true)),
+        ) {
+            (Some(true), Some(true), Some(true), Some(true), Some(false)) => {
+                ClaimVerdict::Confirmed
+            }
+            (Some(false), _, Some(false), Some(false), _) => ClaimVerdict::Refuted,
+            (Some(_), Some(_), Some(_), Some(_), Some(_)) => ClaimVerdict::Partly,
+            _ => ClaimVerdict::Undecided,
+        },
+        ..Claim::EITHER
     },
-    ..Claim::EITHER
-}];
+];
 
 #[cfg(test)]
 mod tests {
@@ -147,7 +217,7 @@ mod tests {
 
     #[test]
     fn the_workspace_claim_turns_on_what_each_first_product_adds() {
-        let claim = &CLAIMS[0];
+        let claim = &CLAIMS[1];
         assert_eq!(
             claim.verdict(&workspaces(true, true, true, false)),
             ClaimVerdict::Confirmed

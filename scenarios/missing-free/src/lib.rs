@@ -238,20 +238,6 @@ const CLAIMS: &[Claim] = &[
         ..Claim::EITHER
     },
     Claim {
-        id: "001-previous-batch-not-released",
-        source: Source::SEED_001,
-        quote: "The pipeline failed to properly release GPU memory occupied by the previous batch of \
-                images before loading the next, leading to memory exhaustion and subsequent cuDNN failures.",
-        judged_by: "broken-cpp",
-        control: Control::Run("fixed-cpp"),
-        reach: Reach::AtBestPartly(
-            "the exhaustion is measured; the cuDNN failures the sentence ends on are not, since none of \
-             this case's variants loads cuDNN (second-training-run's and library-handle-no-memory's do, \
-             and there cuDNN's error follows memory taken before its first call)",
-        ),
-        judge: |o| leak_verdict(o, OOM_CPP),
-    },
-    Claim {
         id: "000-runtime-does-not-clean-up",
         source: Source::SEED_000,
         quote: "The CUDA runtime typically doesn't automatically clean up these resources after each call, \

@@ -94,11 +94,50 @@ pub fn scenario() -> Scenario {
                     "the same data streamed through one tile of half the free \
                      memory, counted on the GPU.",
                 )),
+            // Seed 003's large-scale image processing: one image, batch
+            // size 1, one training step of a segmentation network.
+            Variant::broken(
+                "large-image-py",
+                Symptom::cuda_error(pytorch::OUT_OF_MEMORY),
+                Program::pytorch(PYTHON, "large_image"),
+            )
+            .then_shows(Symptom::check_failed(THE_STEP_RUNS)),
+            Variant::fixed("tiled-image-py", Program::pytorch(PYTHON, "tiled_image")).one_change(
+                "large-image-py",
+                "how much of the image each training step takes: all of it (8192 pixels a side) \
+                 there; here one 2048-pixel tile, a step for each of the 16, their gradients summed",
+                "_one_image(rec, tile=None)",
+                "_one_image(rec, tile=TILE_SIDE)",
+            ),
         ],
     }
 }
 
 const CLAIMS: &[Claim] = &[
+    Claim {
+        id: "003-bs1-footprint-exceeds-memory",
+        source: Source::SEED_003,
+        quote: "Even with a single input, the necessary memory space for these additional components \
+                can easily exceed the available GPU memory.",
+        judged_by: "large-image-py",
+        control: Control::Run("tiled-image-py"),
+        // The components are the article's list before the sentence: the
+        // intermediate results, weights and activation maps beside the one
+        // image. The step at batch size 1 runs out of memory while the image
+        // itself is under 1 GiB: they exceed the GPU (confirmed). The step
+        // runs: they fit (refuted; tiled-image-py, the same image a tile a
+        // step, is the control).
+        judge: |o: &Outcome| match (
+            o.flag(THE_STEP_RUNS_OUT_OF_MEMORY),
+            o.flag(THE_IMAGE_IS_UNDER_ONE_GIB),
+            o.check(THE_STEP_RUNS),
+        ) {
+            (Some(true), Some(true), _) => ClaimVerdict::Confirmed,
+            (Some(false), _, Some(true)) => ClaimVerdict::Refuted,
+            _ => ClaimVerdict::Undecided,
+        },
+        ..Claim::EITHER
+    },
     Claim {
         id: "003-huge-allocation-never-reaches-next-line",
         source: Source::SEED_003,
