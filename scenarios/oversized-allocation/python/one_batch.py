@@ -112,11 +112,15 @@ def _one_image(rec, tile):
     torch.cuda.reset_peak_memory_stats()
 
     def step():
-        parts = [image] if tile is None else [
-            image[:, :, y : y + tile, x : x + tile]
-            for y in range(0, IMAGE_SIDE, tile)
-            for x in range(0, IMAGE_SIDE, tile)
-        ]
+        parts = (
+            [image]
+            if tile is None
+            else [
+                image[:, :, y : y + tile, x : x + tile]
+                for y in range(0, IMAGE_SIDE, tile)
+                for x in range(0, IMAGE_SIDE, tile)
+            ]
+        )
         for part in parts:
             model(part).mean().backward()
         torch.cuda.synchronize()
@@ -129,7 +133,10 @@ def _one_image(rec, tile):
     rec.measure(names.WEIGHT_BYTES, weights)
     rec.measure(names.PEAK_ABOVE_WEIGHTS_AND_IMAGE, torch.cuda.max_memory_allocated() - before)
     rec.measure(names.DEVICE_TOTAL_BYTES, total)
-    rec.fact(names.THE_STEP_RUNS_OUT_OF_MEMORY, not ran.ok and (ran.error or "").startswith("torch.OutOfMemoryError"))
+    rec.fact(
+        names.THE_STEP_RUNS_OUT_OF_MEMORY,
+        not ran.ok and (ran.error or "").startswith("torch.OutOfMemoryError"),
+    )
     rec.fact(names.THE_IMAGE_IS_UNDER_ONE_GIB, image.nbytes < 1 << 30)
     rec.check(names.THE_STEP_RUNS, ran.ok)
 
