@@ -731,4 +731,14 @@ pub const HISTORY: &[Change] = &[
               8192-pixel tile under 1 GiB), with the same image a tile a step as the control \
               (tiled-image-py); the model's size is the domain's, not chosen against the GPU",
     },
+    Change {
+        id: "004-library-temporaries-fragment",
+        commit: "5727694",
+        from: Standing::NotYetTested,
+        to: Standing::Run,
+        why: "the pattern that leaves a library's hole was found in PyTorch's cache: cuBLAS's workspace, \
+              taken at the first product from the pool the user's tensors use, is carved from a block the \
+              user just freed (library-handle-no-memory's workspace-splits-py); the control runs the first \
+              product before the data fills the GPU (workspace-first-py)",
+    },
 ];
