@@ -9,7 +9,6 @@ const S000: &str = "000_1633914ffce0e075.txt";
 const S001: &str = "001_eb72388bf55c7443.txt";
 const S002: &str = "002_245404227877bbf6.txt";
 const S003: &str = "003_a513a38b5daed103.txt";
-const S004: &str = "004_dd8d91b458147886.txt";
 
 pub const UNDECIDED: &[Undecided] = &[
     Undecided {
@@ -62,17 +61,6 @@ pub const UNDECIDED: &[Undecided] = &[
         quote: "An outdated or corrupted GPU driver can lead to memory management problems.",
         why: Untestable(
             "the GPU machines have one driver (580); no other can be installed to compare",
-        ),
-    },
-    Undecided {
-        id: "004-library-temporaries-fragment",
-        seed: S004,
-        quote: "If not properly controlled and these libraries create their temporary arrays that might introduce their own fragmentation that is not within the user's scope and directly observable.",
-        why: NotYetTested(
-            "a library whose temporaries can fragment, found by hand on the GPU: cuBLAS's and cuFFT's workspaces taken with \
-             cudaMalloc cannot (cudaMalloc serves scattered free memory as one block: fragmentation's hard-form-cpp), so the \
-             case is PyTorch's cache, where cuBLAS's workspace comes from the pool the user's tensors use; the pattern that \
-             leaves its holes is to be found first",
         ),
     },
 ];
@@ -742,5 +730,15 @@ pub const HISTORY: &[Change] = &[
               batch size 1 through a segmentation network (oversized-allocation's large-image-py, an \
               8192-pixel tile under 1 GiB), with the same image a tile a step as the control \
               (tiled-image-py); the model's size is the domain's, not chosen against the GPU",
+    },
+    Change {
+        id: "004-library-temporaries-fragment",
+        commit: "5727694",
+        from: Standing::NotYetTested,
+        to: Standing::Run,
+        why: "the pattern that leaves a library's hole was found in PyTorch's cache: cuBLAS's workspace, \
+              taken at the first product from the pool the user's tensors use, is carved from a block the \
+              user just freed (library-handle-no-memory's workspace-splits-py); the control runs the first \
+              product before the data fills the GPU (workspace-first-py)",
     },
 ];

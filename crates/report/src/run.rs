@@ -223,6 +223,18 @@ pub fn evidence(root: &Path) -> Result<Option<Report>, String> {
                 // the result, and the trial is no longer skipped.
                 report.run.skipped.remove(at);
                 report.results.push(result);
+            } else if let Some(at) = report.run.not_run.iter().position(|t| *t == trial) {
+                // Not reached by a full run that was stopped (its time ran
+                // out): a later run of the same build supplies it.
+                if run.source.commit != report.source.commit {
+                    return Err(format!(
+                        "{file}: {trial} was not reached by the full run of {} and this run is of {}: \
+                         it needs a run of the same commit",
+                        report.source.commit, run.source.commit
+                    ));
+                }
+                report.run.not_run.remove(at);
+                report.results.push(result);
             } else {
                 return Err(format!(
                     "{file}: {trial} is not in {EVIDENCE_JSON}: a trial the full run lacks needs a full run"
@@ -472,6 +484,35 @@ mod tests {
         let pair = now.results.iter().find(|r| r.variant == "pair").unwrap();
         assert_eq!(pair.seconds, 2.0);
         assert_eq!(pair.from.as_ref().unwrap().source.commit, "bbbbbbb");
+    }
+
+    #[test]
+    fn a_trial_a_stopped_full_run_did_not_reach_is_supplied_by_a_run_of_the_same_build() {
+        let root = tempfile::tempdir().unwrap();
+        let root = root.path();
+        let mut full = Report::new(
+            Source::default(),
+            fixture::environment("GPU"),
+            vec![result("broken", 1.0)],
+            1.0,
+        );
+        full.source.commit = "aaaaaaa".into();
+        full.run.not_run.push(TrialId::new("missing-free", "fixed"));
+        std::fs::create_dir_all(root.join(EVIDENCE_JSON).parent().unwrap()).unwrap();
+        std::fs::write(
+            root.join(EVIDENCE_JSON),
+            serde_json::to_string(&full).unwrap(),
+        )
+        .unwrap();
+        let since = root.join(SINCE_DIR).join("01-bbbbbbb.json");
+        write(&since, "bbbbbbb", vec![result("fixed", 2.0)]);
+        let err = evidence(root).unwrap_err();
+        assert!(err.contains("needs a run of the same commit"), "{err}");
+        write(&since, "aaaaaaa", vec![result("fixed", 2.0)]);
+        let now = evidence(root).unwrap().unwrap();
+        assert!(now.run.not_run.is_empty(), "no longer not run");
+        let fixed = now.results.iter().find(|r| r.variant == "fixed").unwrap();
+        assert_eq!(fixed.seconds, 2.0);
     }
 
     #[test]

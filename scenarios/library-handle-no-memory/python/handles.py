@@ -252,3 +252,53 @@ def released_loader(rec):
     # ANCHOR: released_loader
     _pipeline(rec, keep=False)
     # ANCHOR_END: released_loader
+
+
+# Seed 004: a library's temporaries fragmenting memory the user cannot see.
+# cuBLAS's workspace comes from the pool PyTorch keeps the user's tensors in.
+BLOCK = 4 << 30  # the user's tensor, freed and asked for again
+ROOM = BLOCK + (2 << 30)  # what the cache of data leaves free: not two blocks
+
+
+def _library_temporary(rec, product_first):
+    """The user frees a 4 GiB tensor (its block stays in PyTorch's cache) and
+    asks for one of the same size again; in between, a matrix product runs,
+    the first on its handle and stream, and cuBLAS takes its workspace from
+    the same pool. `product_first`: a product ran before the data filled the
+    GPU, so the workspace already has its own place."""
+    a = torch.ones(256, 256, device="cuda")
+    out = torch.empty_like(a)
+    if product_first:
+        torch.mm(a, a, out=out)
+    cache = fill_device(leave=ROOM)
+    block = torch.empty(BLOCK, dtype=torch.uint8, device="cuda")
+    del block  # a free 4 GiB block in PyTorch's cache
+    torch.cuda.synchronize()
+    before = torch.cuda.memory_allocated()
+    torch.mm(a, a, out=out)  # the library's temporary comes from the same pool
+    torch.cuda.synchronize()
+    taken = torch.cuda.memory_allocated() - before
+    again = rec.attempt(
+        "torch.empty(4 GiB) again, the size just freed",
+        lambda: torch.empty(BLOCK, dtype=torch.uint8, device="cuda").numel(),
+    )
+    unallocated = torch.cuda.memory_reserved() - torch.cuda.memory_allocated()
+    rec.measure(names.TAKEN_BY_THE_PRODUCT_FROM_THE_POOL, taken)
+    rec.measure(names.RESERVED_BUT_UNALLOCATED_AFTER_IT, unallocated)
+    rec.fact(names.THE_PRODUCT_TAKES_MEMORY_FROM_THE_USER_S_POOL, taken > 0)
+    rec.fact(names.THE_FREED_SIZE_IS_SERVED_AGAIN, again.ok)
+    rec.fact(names.A_FREED_BLOCK_S_WORTH_IS_LEFT_UNUSABLE, not again.ok and unallocated >= BLOCK - taken)
+    rec.check(names.THE_SAME_SIZE_IS_SERVED_AGAIN, again.ok)
+    del cache
+
+
+def workspace_splits(rec):
+    # ANCHOR: workspace_splits
+    _library_temporary(rec, product_first=False)
+    # ANCHOR_END: workspace_splits
+
+
+def workspace_first(rec):
+    # ANCHOR: workspace_first
+    _library_temporary(rec, product_first=True)
+    # ANCHOR_END: workspace_first

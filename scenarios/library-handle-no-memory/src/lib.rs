@@ -83,6 +83,23 @@ pub fn scenario() -> Scenario {
                     "_pipeline(rec, keep=True)",
                     "_pipeline(rec, keep=False)",
                 ),
+            // Seed 004's library temporaries: cuBLAS's workspace, taken from
+            // the pool of the user's tensors between a free and the same
+            // request again.
+            Variant::broken(
+                "workspace-splits-py",
+                Symptom::cuda_error(pytorch::OUT_OF_MEMORY),
+                Program::pytorch(FILE, "workspace_splits"),
+            )
+            .then_shows(Symptom::check_failed(THE_SAME_SIZE_IS_SERVED_AGAIN)),
+            Variant::fixed("workspace-first-py", Program::pytorch(FILE, "workspace_first"))
+                .one_change(
+                    "workspace-splits-py",
+                    "when cuBLAS's first product runs: after the 4 GiB tensor is freed there; \
+                     before the data fills the GPU here, so its workspace has its place already",
+                    "_library_temporary(rec, product_first=False)",
+                    "_library_temporary(rec, product_first=True)",
+                ),
             // The library's own memory, measured where nothing is short: what
             // each first product on a stream adds beyond its output.
             Variant::contrast(
@@ -160,6 +177,31 @@ const CLAIMS: &[Claim] = &[
         ..Claim::EITHER
     },
     Claim {
+        id: "004-library-temporaries-fragment",
+        source: Source::SEED_004,
+        quote: "If not properly controlled and these libraries create their temporary arrays that might \
+                introduce their own fragmentation that is not within the user's scope and directly observable.",
+        judged_by: "workspace-splits-py",
+        control: Control::Run("workspace-first-py"),
+        // PyTorch's defaults, nothing controlled. The library's temporary
+        // (cuBLAS's workspace) comes from the pool of the user's tensors,
+        // is carved from the block the user just freed, and the same size
+        // cannot be served again though the block's memory, less the
+        // workspace, is still reserved: confirmed. The same size is served
+        // again: refuted (workspace-first-py, the first product made before
+        // the data filled the GPU).
+        judge: |o: &Outcome| match (
+            o.flag(THE_PRODUCT_TAKES_MEMORY_FROM_THE_USER_S_POOL),
+            o.flag(THE_FREED_SIZE_IS_SERVED_AGAIN),
+            o.flag(A_FREED_BLOCK_S_WORTH_IS_LEFT_UNUSABLE),
+        ) {
+            (_, Some(true), _) => ClaimVerdict::Refuted,
+            (Some(true), Some(false), Some(true)) => ClaimVerdict::Confirmed,
+            _ => ClaimVerdict::Undecided,
+        },
+        ..Claim::EITHER
+    },
+    Claim {
         id: "pytorch-cublas-workspace-per-handle-and-stream",
         source: Source::Pytorch(&WORKSPACES_DOC),
         quote: "For each combination of cuBLAS handle and CUDA stream, a cuBLAS workspace will be \
@@ -217,7 +259,7 @@ mod tests {
 
     #[test]
     fn the_workspace_claim_turns_on_what_each_first_product_adds() {
-        let claim = &CLAIMS[1];
+        let claim = &CLAIMS[2];
         assert_eq!(
             claim.verdict(&workspaces(true, true, true, false)),
             ClaimVerdict::Confirmed
