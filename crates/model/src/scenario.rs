@@ -726,6 +726,16 @@ impl Variant {
         Variant::new(name, Role::Contrast, expect, program)
     }
 
+    /// A contrast that records what happens, expecting nothing.
+    pub fn records(name: &'static str, program: Program) -> Self {
+        Variant::contrast(name, Expect::Records, program)
+    }
+
+    /// A contrast expected to run clean.
+    pub fn contrast_clean(name: &'static str, program: Program) -> Self {
+        Variant::contrast(name, Expect::Clean, program)
+    }
+
     /// Says what else differs from the variant it pairs with, besides the
     /// fix; its page says so.
     pub fn also_differs(mut self, what: &'static str) -> Self {

@@ -72,7 +72,7 @@ pub fn scenario() -> Scenario {
                 cudarc!(newer_ptx),
             ),
             // Alone: its fact compares two load times.
-            Variant::contrast("ptx-only", Expect::Clean, cudarc!(ptx_only)).alone(),
+            Variant::contrast_clean("ptx-only", cudarc!(ptx_only)).alone(),
         ],
     }
 }

@@ -85,11 +85,11 @@ pub fn scenario() -> Scenario {
                 cudarc!(broken),
                 cudarc!(fixed)
             ),
-            Variant::contrast("pageable", Expect::Clean, cudarc!(pageable)).also_differs(
+            Variant::contrast_clean("pageable", cudarc!(pageable)).also_differs(
                 "the source is pageable memory (a Vec) instead of pinned memory; the copy call \
                  and the reuse are the broken program's.",
             ),
-            Variant::contrast("safe-api", Expect::Clean, cudarc!(safe_api)).states(
+            Variant::contrast_clean("safe-api", cudarc!(safe_api)).states(
                 SAFE_API_WAITS,
                 |o| o.check(DEVICE_HOLDS_SENT),
                 device_holds_text,

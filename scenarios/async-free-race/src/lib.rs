@@ -60,9 +60,9 @@ pub fn scenario() -> Scenario {
                 |o| o.check(READER_OK).map(|ok| !ok),
                 |o| o.measure_text(CORRUPTED_READS, " of 5"),
             )),
-            Variant::contrast("safe-api", Expect::Clean, cudarc!(safe_api)),
+            Variant::contrast_clean("safe-api", cudarc!(safe_api)),
             Pair::new(Symptom::check_failed(READER_OK), cpp::broken, cpp::fixed),
-            Variant::contrast("trimmed-cpp", Expect::Clean, cpp::trimmed).one_change(
+            Variant::contrast_clean("trimmed-cpp", cpp::trimmed).one_change(
                 "fixed-cpp",
                 "whether the pool is emptied before the next request (stream 0 waited for, then \
                  cudaMemPoolTrimTo(pool, 0)): no there, yes here",
@@ -86,7 +86,7 @@ pub fn scenario() -> Scenario {
                 |o| o.check(READER_OK),
                 |o| o.measure_text(CORRUPTED_READS, " of 5"),
             )),
-            Variant::contrast("drop-cust", Expect::Records, Program::cust("drop")).states(
+            Variant::records("drop-cust", Program::cust("drop")).states(
                 "A plain Drop (cuMemFree) of a stream-ordered buffer does not \
                  wait for the reading stream either.",
                 |o| o.check(READER_OK).map(|ok| !ok),

@@ -154,28 +154,20 @@ pub fn scenario() -> Scenario {
                 ),
             // What a context holds, and its control: the same buffer and
             // stream made in the primary context instead.
-            Variant::contrast(
-                "owns-created",
-                Expect::Records,
-                cudarc!(owns::created at "owns")
-            )
-            .holds_memory(OWNS_HOLDS)
-            .creates_contexts(),
-            Variant::contrast(
-                "owns-primary",
-                Expect::Records,
-                cudarc!(owns::primary at "owns")
-            )
-            .one_change(
-                "owns-created",
-                "the context current while the buffer and the stream are \
+            Variant::records("owns-created", cudarc!(owns::created at "owns"))
+                .holds_memory(OWNS_HOLDS)
+                .creates_contexts(),
+            Variant::records("owns-primary", cudarc!(owns::primary at "owns"))
+                .one_change(
+                    "owns-created",
+                    "the context current while the buffer and the stream are \
                  made: the created one there, the device's primary context \
                  here",
-                "owns(rec, MadeIn::Created)",
-                "owns(rec, MadeIn::Primary)",
-            )
-            .holds_memory(OWNS_HOLDS)
-            .creates_contexts(),
+                    "owns(rec, MadeIn::Created)",
+                    "owns(rec, MadeIn::Primary)",
+                )
+                .holds_memory(OWNS_HOLDS)
+                .creates_contexts(),
         ],
     }
 }

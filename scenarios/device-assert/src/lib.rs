@@ -64,7 +64,7 @@ pub fn scenario() -> Scenario {
         claims: CLAIMS,
         variants: variants![
             Pair::new(Symptom::cuda_error(ASSERT), cudarc!(broken), cudarc!(fixed)),
-            Variant::contrast("in-range", Expect::Clean, cudarc!(broken::in_range)).one_change(
+            Variant::contrast_clean("in-range", cudarc!(broken::in_range)).one_change(
                 "broken",
                 "whether one index is past the table's end: yes there, so the kernel asserts; no \
                  here, so the retries come after a lookup that worked",
@@ -73,7 +73,7 @@ pub fn scenario() -> Scenario {
             ),
             Pair::new(Symptom::cuda_error(ASSERT_CPP), cpp::broken, cpp::fixed)
                 .then_shows(Symptom::cuda_error(AFTER_RESET_CPP)),
-            Variant::contrast("in-range-cpp", Expect::Clean, cpp::in_range).one_change(
+            Variant::contrast_clean("in-range-cpp", cpp::in_range).one_change(
                 "broken-cpp",
                 "whether one index is past the table's end: yes there, so the kernel asserts; no \
                  here, so the reset comes after a lookup that worked",

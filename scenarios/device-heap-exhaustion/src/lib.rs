@@ -85,26 +85,17 @@ pub fn scenario() -> Scenario {
                 )
                 .timeout(std::time::Duration::from_secs(300)),
             Pair::new(Symptom::cuda_error(FAULT_CPP), cpp::broken, cpp::fixed),
-            Variant::contrast(
-                "heap-fragmentation-cpp",
-                Expect::Records,
-                cpp::heap_fragmentation,
-            )
-            .alone(),
-            Variant::contrast(
-                "hole-sized-request-cpp",
-                Expect::Records,
-                cpp::hole_sized_request,
-            )
-            .alone()
-            .one_change(
-                "heap-fragmentation-cpp",
-                "the request made among the holes: 8 MiB there, larger than \
+            Variant::records("heap-fragmentation-cpp", cpp::heap_fragmentation).alone(),
+            Variant::records("hole-sized-request-cpp", cpp::hole_sized_request)
+                .alone()
+                .one_change(
+                    "heap-fragmentation-cpp",
+                    "the request made among the holes: 8 MiB there, larger than \
                  any hole; one hole's 4 KiB here",
-                "return heap_fragmentation(r, kLarge);",
-                "return heap_fragmentation(r, kSmall);",
-            ),
-            Variant::contrast("grid-size-cpp", Expect::Records, cpp::grid_size).alone(),
+                    "return heap_fragmentation(r, kLarge);",
+                    "return heap_fragmentation(r, kSmall);",
+                ),
+            Variant::records("grid-size-cpp", cpp::grid_size).alone(),
             Variant::as_written("size-in-range-cpp", cpp::size_in_range)
                 .also_differs(
                     "added to the article's program, as in as-written-cpp: the \

@@ -39,12 +39,7 @@ pub fn scenario() -> Scenario {
         claims: CLAIMS,
         variants: variants![
             Pair::new(Symptom::check_failed(BACK), cpp::broken, cpp::fixed),
-            Variant::contrast(
-                "library-in-primary-cpp",
-                Expect::Records,
-                cpp::library_in_primary,
-            )
-            .one_change(
+            Variant::records("library-in-primary-cpp", cpp::library_in_primary).one_change(
                 "broken-cpp",
                 "where the library keeps its 4 GiB: in a context it created \
                  through the driver API there; in the context current when it \
@@ -54,12 +49,7 @@ pub fn scenario() -> Scenario {
             ),
             // What the reset does to the stream-ordered pool's memory. It
             // reads the device's free memory: alone.
-            Variant::contrast(
-                "pool-across-reset-cpp",
-                Expect::Records,
-                cpp::pool_across_reset
-            )
-            .alone(),
+            Variant::records("pool-across-reset-cpp", cpp::pool_across_reset).alone(),
         ],
     }
 }

@@ -85,7 +85,7 @@ pub fn scenario() -> Scenario {
             ),
             Variant::as_written("churn-cpp", cpp::churn)
                 .timeout(std::time::Duration::from_secs(300)),
-            Variant::contrast("churn-pages-cpp", Expect::Records, cpp::churn_pages)
+            Variant::records("churn-pages-cpp", cpp::churn_pages)
                 .one_change(
                     "churn-cpp",
                     "the smallest size the churn allocates: 4 KiB there, below the driver's 2 MiB \
@@ -95,20 +95,15 @@ pub fn scenario() -> Scenario {
                 )
                 .timeout(std::time::Duration::from_secs(300)),
             Variant::as_written("random-order-free-cpp", cpp::random_order_free),
-            Variant::contrast("sub-page-holes-cpp", Expect::Records, cpp::sub_page_holes),
-            Variant::contrast("page-holes-cpp", Expect::Records, cpp::page_holes).one_change(
+            Variant::records("sub-page-holes-cpp", cpp::sub_page_holes),
+            Variant::records("page-holes-cpp", cpp::page_holes).one_change(
                 "sub-page-holes-cpp",
                 "the size of the blocks that fill the stretch: 64 KiB there, below the driver's \
                  2 MiB page; 2 MiB here",
                 "return holes<size_t(64) << 10>(r);",
                 "return holes<size_t(2) << 20>(r);",
             ),
-            Variant::contrast(
-                "sub-page-all-freed-cpp",
-                Expect::Records,
-                cpp::sub_page_all_freed,
-            )
-            .one_change(
+            Variant::records("sub-page-all-freed-cpp", cpp::sub_page_all_freed).one_change(
                 "sub-page-holes-cpp",
                 "which of the 64 KiB blocks are freed before the large request: every other \
                  one there; every one here",
@@ -116,12 +111,7 @@ pub fn scenario() -> Scenario {
                 "return holes<size_t(64) << 10, 1>(r);",
             ),
             Variant::as_written("new-process", cudarc!(new_process)),
-            Variant::contrast(
-                "new-process-margin",
-                Expect::Records,
-                cudarc!(new_process::margin),
-            )
-            .one_change(
+            Variant::records("new-process-margin", cudarc!(new_process::margin)).one_change(
                 "new-process",
                 "what is left out of nvidia-smi's free memory in the new process's request: two \
                  pages there, a gibibyte here",

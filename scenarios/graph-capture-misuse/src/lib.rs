@@ -113,7 +113,7 @@ pub fn scenario() -> Scenario {
                 cudarc!(captured_event),
             ),
             Variant::fixed("event-outside-capture", cudarc!(event_outside_capture)),
-            Variant::contrast("safe-api", Expect::Clean, cudarc!(safe_api))
+            Variant::contrast_clean("safe-api", cudarc!(safe_api))
                 .also_differs(
                     "cudarc's safe API instead of driver calls, with event tracking turned off \
                      before the capture, as cudarc's maintainer advises (cudarc#501).",
@@ -146,15 +146,13 @@ pub fn scenario() -> Scenario {
                 },
                 graph_text,
             ),
-            Variant::contrast(
+            Variant::records(
                 "wait-default",
-                Expect::Records,
-                cudarc!(external_wait::default at "wait_in_capture"),
+                cudarc!(external_wait::default at "wait_in_capture")
             ),
-            Variant::contrast(
+            Variant::records(
                 "wait-external",
-                Expect::Records,
-                cudarc!(external_wait::external at "wait_in_capture"),
+                cudarc!(external_wait::external at "wait_in_capture")
             )
             .one_change(
                 "wait-default",
@@ -164,15 +162,13 @@ pub fn scenario() -> Scenario {
             ),
             // The four calls the Guide names, each inside a capture of its
             // own; its control enqueues the same work uncaptured.
-            Variant::contrast(
+            Variant::records(
                 "status-calls",
-                Expect::Records,
-                cudarc!(status_calls::captured at "status_calls"),
+                cudarc!(status_calls::captured at "status_calls")
             ),
-            Variant::contrast(
+            Variant::records(
                 "status-calls-uncaptured",
-                Expect::Records,
-                cudarc!(status_calls::uncaptured at "status_calls"),
+                cudarc!(status_calls::uncaptured at "status_calls")
             )
             .one_change(
                 "status-calls",

@@ -53,23 +53,13 @@ pub fn scenario() -> Scenario {
                  called again and again with the process's data limited (RLIMIT_DATA) to what it \
                  uses once CUDA has started and 256 MiB more: a host with little memory to spare.",
             ),
-            Variant::contrast(
-                "limited-host-fixed-cpp",
-                Expect::Records,
-                cpp::limited_fixed,
-            )
-            .one_change(
+            Variant::records("limited-host-fixed-cpp", cpp::limited_fixed).one_change(
                 "limited-host-cpp",
                 "whether each call deletes its h_data: no there, yes here",
                 "return limited_host(r, false);",
                 "return limited_host(r, true);",
             ),
-            Variant::contrast(
-                "limited-address-space-cpp",
-                Expect::Records,
-                cpp::address_space,
-            )
-            .one_change(
+            Variant::records("limited-address-space-cpp", cpp::address_space).one_change(
                 "limited-host-cpp",
                 "what the limit counts: the process's data (RLIMIT_DATA, what new and malloc \
                  take) there, its whole address space (RLIMIT_AS, every mapping, pinned host \
@@ -77,26 +67,17 @@ pub fn scenario() -> Scenario {
                 "return limited_host(r, false);",
                 "return limited_host(r, false, RLIMIT_AS);",
             ),
-            Variant::contrast(
-                "limited-address-space-fixed-cpp",
-                Expect::Records,
-                cpp::address_space_fixed,
-            )
-            .one_change(
-                "limited-address-space-cpp",
-                "whether each call deletes its h_data: no there, yes here",
-                "return limited_host(r, false, RLIMIT_AS);",
-                "return limited_host(r, true, RLIMIT_AS);",
-            ),
-            Variant::contrast(
-                "pinned-transfers",
-                Expect::Clean,
-                cudarc!(pinned::pinned at "transfers"),
-            ),
-            Variant::contrast(
+            Variant::records("limited-address-space-fixed-cpp", cpp::address_space_fixed)
+                .one_change(
+                    "limited-address-space-cpp",
+                    "whether each call deletes its h_data: no there, yes here",
+                    "return limited_host(r, false, RLIMIT_AS);",
+                    "return limited_host(r, true, RLIMIT_AS);",
+                ),
+            Variant::contrast_clean("pinned-transfers", cudarc!(pinned::pinned at "transfers")),
+            Variant::contrast_clean(
                 "pageable-transfers",
-                Expect::Clean,
-                cudarc!(pinned::pageable_both at "pageable_both"),
+                cudarc!(pinned::pageable_both at "pageable_both")
             )
             .one_change(
                 "pinned-transfers",
@@ -104,15 +85,10 @@ pub fn scenario() -> Scenario {
                 "transfers(rec, Second::Pinned)",
                 "transfers(rec, Second::Pageable)",
             ),
-            Variant::contrast(
-                "pinned-leak",
-                Expect::Clean,
-                cudarc!(pinned::leak at "pieces"),
-            ),
-            Variant::contrast(
+            Variant::contrast_clean("pinned-leak", cudarc!(pinned::leak at "pieces")),
+            Variant::contrast_clean(
                 "pinned-given-back",
-                Expect::Clean,
-                cudarc!(pinned::given_back at "given_back"),
+                cudarc!(pinned::given_back at "given_back")
             )
             .one_change(
                 "pinned-leak",

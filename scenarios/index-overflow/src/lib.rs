@@ -77,7 +77,7 @@ pub fn scenario() -> Scenario {
                 .both(|v| v.holds_memory(HOLDS))
                 .with_broken(|v| v.sanitizer_time_limit(broken_limit))
                 .with_fixed(|v| v.sanitizer_time_limit(fixed_limit)),
-            Variant::contrast("signed-product-cpp", Expect::Clean, cpp::signed_product)
+            Variant::contrast_clean("signed-product-cpp", cpp::signed_product)
                 .holds_memory(HOLDS)
                 .sanitizer_time_limit(fixed_limit)
                 .one_change(

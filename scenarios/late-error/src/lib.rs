@@ -44,17 +44,12 @@ pub fn scenario() -> Scenario {
                 cudarc!(broken),
                 cudarc!(fixed)
             ),
-            Variant::contrast("launch-blocking", Expect::Records, cudarc!(launch_blocking)),
-            Variant::contrast(
-                "under-tools",
-                Expect::Records,
-                cudarc!(pinpoint::under_tools at "pinpoint"),
-            )
-            .timeout(std::time::Duration::from_secs(300)),
-            Variant::contrast(
+            Variant::records("launch-blocking", cudarc!(launch_blocking)),
+            Variant::records("under-tools", cudarc!(pinpoint::under_tools at "pinpoint"))
+                .timeout(std::time::Duration::from_secs(300)),
+            Variant::records(
                 "under-racecheck",
-                Expect::Records,
-                cudarc!(pinpoint::under_racecheck at "under_racecheck"),
+                cudarc!(pinpoint::under_racecheck at "under_racecheck")
             )
             .timeout(std::time::Duration::from_secs(300))
             .one_change(

@@ -75,29 +75,24 @@ pub fn scenario() -> Scenario {
                 cudarc!(broken),
                 cudarc!(fixed)
             ),
-            Variant::contrast("eager", Expect::Clean, cudarc!(eager)).also_differs(
+            Variant::contrast_clean("eager", cudarc!(eager)).also_differs(
                 "the broken program, unchanged, run in a worker process with \
                  CUDA_MODULE_LOADING=EAGER: the variable is read when CUDA starts.",
             ),
             Pair::new(Symptom::check_failed(RELEASED), cpp::broken, cpp::fixed),
-            Variant::contrast(
-                "footprint",
-                Expect::Clean,
-                cudarc!(footprint::run at "measure"),
-            )
-            // Its times compare milliseconds: a neighbour's work on the GPU
-            // or the CPU stretches one side of a pair.
-            .alone()
-            .also_differs(
-                "not the pair of kernels: a library of 1026 kernels, of which the program \
+            Variant::contrast_clean("footprint", cudarc!(footprint::run at "measure"))
+                // Its times compare milliseconds: a neighbour's work on the GPU
+                // or the CPU stretches one side of a pair.
+                .alone()
+                .also_differs(
+                    "not the pair of kernels: a library of 1026 kernels, of which the program \
                  launches one, loaded in workers under CUDA_MODULE_LOADING=LAZY and under \
                  EAGER, five of each, interleaved (LAZY, EAGER, LAZY, …), each measuring its \
                  own time and memory; each fact is read from the five pairs.",
-            ),
-            Variant::contrast(
+                ),
+            Variant::contrast_clean(
                 "footprint-one-kernel",
-                Expect::Clean,
-                cudarc!(footprint::one_kernel at "one_kernel"),
+                cudarc!(footprint::one_kernel at "one_kernel")
             )
             .alone()
             .also_differs(

@@ -62,16 +62,11 @@ pub fn scenario() -> Scenario {
             .with_broken(|v| v.timeout(std::time::Duration::from_secs(240))),
             // The article's case in PyTorch: a model's step at batch size 1,
             // and what it adds to everything the process holds.
-            Variant::contrast(
-                "library-py",
-                Expect::Clean,
-                Program::pytorch(FOOTPRINT_PY, "library"),
-            )
-            .shares_gpu(),
-            Variant::contrast(
+            Variant::contrast_clean("library-py", Program::pytorch(FOOTPRINT_PY, "library"))
+                .shares_gpu(),
+            Variant::contrast_clean(
                 "large-batch-py",
-                Expect::Clean,
-                Program::pytorch(FOOTPRINT_PY, "large_batch"),
+                Program::pytorch(FOOTPRINT_PY, "large_batch")
             )
             .one_change(
                 "library-py",

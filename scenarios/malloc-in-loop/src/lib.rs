@@ -42,7 +42,7 @@ pub fn scenario() -> Scenario {
         variants: variants![
             Pair::new(Symptom::check_failed(WAITS), cpp::broken, cpp::fixed),
             Variant::fixed("pool-cpp", cpp::pool),
-            Variant::contrast("pool-emptied-cpp", Expect::Records, cpp::pool_emptied)
+            Variant::records("pool-emptied-cpp", cpp::pool_emptied)
                 .one_change(
                     "pool-cpp",
                     "whether the pool keeps what each step frees: yes there; here \
@@ -55,13 +55,8 @@ pub fn scenario() -> Scenario {
                     "the stream is waited for after each step too; \
                      pool-synced-cpp compares the two with that wait in both",
                 ),
-            Variant::contrast("pool-synced-cpp", Expect::Records, cpp::pool_synced),
-            Variant::contrast(
-                "pool-synced-alike-cpp",
-                Expect::Records,
-                cpp::pool_synced_alike,
-            )
-            .one_change(
+            Variant::records("pool-synced-cpp", cpp::pool_synced),
+            Variant::records("pool-synced-alike-cpp", cpp::pool_synced_alike).one_change(
                 "pool-synced-cpp",
                 "whether the baseline loop empties the pool after each step: \
                  yes there; no here, both loops keep it",

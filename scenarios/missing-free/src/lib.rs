@@ -92,16 +92,11 @@ pub fn scenario() -> Scenario {
                 "return drive(r, model_call_broken, FirstCalls::ThreeFifthsOfFree);",
                 "return drive(r, model_call_broken, FirstCalls::ThreeFifthsOfFreeResetBetween);",
             ),
-            Variant::contrast(
-                "under-ncu",
-                Expect::Records,
-                cudarc!(tools::under_ncu at "report")
-            )
-            .timeout(std::time::Duration::from_secs(360)),
-            Variant::contrast(
+            Variant::records("under-ncu", cudarc!(tools::under_ncu at "report"))
+                .timeout(std::time::Duration::from_secs(360)),
+            Variant::records(
                 "under-leak-check",
-                Expect::Records,
-                cudarc!(tools::under_leak_check at "under_leak_check"),
+                cudarc!(tools::under_leak_check at "under_leak_check")
             )
             .timeout(std::time::Duration::from_secs(360))
             .one_change(
@@ -128,12 +123,7 @@ pub fn scenario() -> Scenario {
                 |o| o.check(FREE_MEMORY_RETURNS_TO_ITS_BASELINE),
                 |o| o.measure_text(CALLS_COMPLETED, " calls"),
             )),
-            Variant::contrast(
-                "drop-after-fault-cust",
-                Expect::Records,
-                Program::cust("drop_after_fault"),
-            )
-            .states(
+            Variant::records("drop-after-fault-cust", Program::cust("drop_after_fault")).states(
                 "After a kernel fault, cuMemFree fails; DeviceBuffer's Drop \
                  throws that error away, DeviceBuffer::drop returns it.",
                 |o| {

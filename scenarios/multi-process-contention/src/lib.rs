@@ -82,10 +82,9 @@ pub fn scenario() -> Scenario {
                  allocator at that share.",
             ),
             Variant::as_written("free-then-tell", cudarc!(handover::free_then_tell)),
-            Variant::contrast(
+            Variant::records(
                 "tell-then-free",
-                Expect::Records,
-                cudarc!(handover::tell_then_free at "tell_then_free"),
+                cudarc!(handover::tell_then_free at "tell_then_free")
             )
             .one_change(
                 "free-then-tell",
@@ -94,15 +93,13 @@ pub fn scenario() -> Scenario {
                 "handover(rec, Order::FreeThenTell)",
                 "handover(rec, Order::TellThenFree)",
             ),
-            Variant::contrast(
+            Variant::records(
                 "free-async-then-tell",
-                Expect::Records,
-                cudarc!(handover::free_async_then_tell at "free_async_then_tell"),
+                cudarc!(handover::free_async_then_tell at "free_async_then_tell")
             ),
-            Variant::contrast(
+            Variant::records(
                 "free-async-synced-then-tell",
-                Expect::Records,
-                cudarc!(handover::free_async_synced_then_tell at "free_async_synced_then_tell"),
+                cudarc!(handover::free_async_synced_then_tell at "free_async_synced_then_tell")
             )
             .one_change(
                 "free-async-then-tell",
@@ -112,10 +109,9 @@ pub fn scenario() -> Scenario {
                 "handover(rec, Order::FreeAsyncSyncedThenTell)",
             ),
             Variant::as_written("rounds", cudarc!(rounds::two_processes)),
-            Variant::contrast(
+            Variant::records(
                 "rounds-alone",
-                Expect::Records,
-                cudarc!(rounds::one_process at "one_process"),
+                cudarc!(rounds::one_process at "one_process")
             )
             .one_change(
                 "rounds",

@@ -69,7 +69,7 @@ pub fn scenario() -> Scenario {
                 cpp::invalid_first,
             )
             .then_shows(Symptom::check_failed(RAN)),
-            Variant::contrast("invalid-last-cpp", Expect::Clean, cpp::invalid_last).one_change(
+            Variant::contrast_clean("invalid-last-cpp", cpp::invalid_last).one_change(
                 "invalid-first-cpp",
                 "where the invalid index stands in CUDA_VISIBLE_DEVICES: ahead of the GPU there, \
                  after it here",

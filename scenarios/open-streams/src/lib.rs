@@ -48,7 +48,7 @@ pub fn scenario() -> Scenario {
             // would slow the next calls they time in microseconds.
             Pair::new(Symptom::check_failed(NO_WAIT), cpp::broken, cpp::fixed)
                 .with_broken(|v| v.alone()),
-            Variant::contrast("destroy-only-cpp", Expect::Records, cpp::destroy_only).one_change(
+            Variant::records("destroy-only-cpp", cpp::destroy_only).one_change(
                 "fixed-cpp",
                 "whether the call waits for its stream before destroying it: \
                  yes there, no here",
@@ -83,7 +83,7 @@ pub fn scenario() -> Scenario {
                     "return stream_per_call(r, true);",
                 )
                 .alone(),
-            Variant::contrast("no-work-cpp", Expect::Records, cpp::no_work)
+            Variant::records("no-work-cpp", cpp::no_work)
                 .one_change(
                     "broken-cpp",
                     "how long the kernel each first call leaves on its open \

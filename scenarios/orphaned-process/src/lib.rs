@@ -56,11 +56,10 @@ pub fn scenario() -> Scenario {
         reports: REPORTS,
         claims: CLAIMS,
         variants: variants![
-            Variant::contrast("exit-and-kill", Expect::Records, cudarc!(exit_and_kill)),
-            Variant::contrast(
+            Variant::records("exit-and-kill", cudarc!(exit_and_kill)),
+            Variant::records(
                 "forked-child",
-                Expect::Records,
-                cudarc!(exit_and_kill::forked_child at "forked_child"),
+                cudarc!(exit_and_kill::forked_child at "forked_child")
             )
             .one_change(
                 "exit-and-kill",
@@ -69,10 +68,9 @@ pub fn scenario() -> Scenario {
                 "arms(rec, false, Exit::Implicit)",
                 "arms(rec, true, Exit::Implicit)",
             ),
-            Variant::contrast(
+            Variant::records(
                 "forked-child-torn-down",
-                Expect::Records,
-                cudarc!(exit_and_kill::torn_down at "torn_down"),
+                cudarc!(exit_and_kill::torn_down at "torn_down")
             )
             .one_change(
                 "forked-child",
@@ -81,10 +79,9 @@ pub fn scenario() -> Scenario {
                 "arms(rec, true, Exit::Implicit)",
                 "arms(rec, true, Exit::TornDown)",
             ),
-            Variant::contrast(
+            Variant::records(
                 "forked-child-freed-only",
-                Expect::Records,
-                cudarc!(exit_and_kill::freed_only at "freed_only"),
+                cudarc!(exit_and_kill::freed_only at "freed_only")
             )
             .one_change(
                 "forked-child-torn-down",

@@ -48,7 +48,7 @@ pub fn scenario() -> Scenario {
         variants: variants![
             Pair::new(Symptom::cuda_error(INVALID), cpp::broken, cpp::fixed)
                 .then_shows(Symptom::check_failed(OUTPUT_HOLDS_INPUT_2_1)),
-            Variant::contrast("fits-cpp", Expect::Clean, cpp::fits).one_change(
+            Variant::contrast_clean("fits-cpp", cpp::fits).one_change(
                 "broken-cpp",
                 "the article's `size`: 1024 * 1024 floats there, a 4 MiB buffer no block can have; \
                  8 * 1024 here, 32 KiB, within what a block has without opting in",
@@ -67,7 +67,7 @@ pub fn scenario() -> Scenario {
                  article's unchecked launch does not.",
             ),
             Variant::fixed("triton-fixed-py", Program::pytorch(TRITON, "fixed")),
-            Variant::contrast("varying-sizes-cpp", Expect::Clean, cpp::varying_sizes)
+            Variant::contrast_clean("varying-sizes-cpp", cpp::varying_sizes)
                 .alone()
                 .states(
                     "Launches with dynamic shared buffers of every size up to the \

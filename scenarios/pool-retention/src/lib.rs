@@ -58,55 +58,34 @@ pub fn scenario() -> Scenario {
         claims: CLAIMS,
         variants: variants![
             Variant::as_written("as-written-cpp", cpp::as_written),
-            Variant::contrast(
-                "synced-before-reading-cpp",
-                Expect::Records,
-                cpp::synced_before_reading,
-            )
-            .one_change(
+            Variant::records("synced-before-reading-cpp", cpp::synced_before_reading).one_change(
                 "as-written-cpp",
                 "whether the device is synchronised before free memory is read after the article's \
                  frees: no there, yes here",
                 "return observe(r, false);",
                 "return observe(r, true);",
             ),
-            Variant::contrast(
-                "concurrent-streams-cpp",
-                Expect::Records,
-                cpp::concurrent_streams,
-            ),
-            Variant::contrast("survivors-cpp", Expect::Records, cpp::survivors),
-            Variant::contrast("page-survivors-cpp", Expect::Records, cpp::page_survivors)
-                .one_change(
-                    "survivors-cpp",
-                    "the size of the blocks the streams take in turn: 64 KiB there, below the \
+            Variant::records("concurrent-streams-cpp", cpp::concurrent_streams),
+            Variant::records("survivors-cpp", cpp::survivors),
+            Variant::records("page-survivors-cpp", cpp::page_survivors).one_change(
+                "survivors-cpp",
+                "the size of the blocks the streams take in turn: 64 KiB there, below the \
                      driver's 2 MiB page; 2 MiB here",
-                    "return survivors<size_t(64) << 10, true>(r);",
-                    "return survivors<size_t(2) << 20, true>(r);",
-                ),
-            Variant::contrast(
-                "survivors-all-freed-cpp",
-                Expect::Records,
-                cpp::survivors_all_freed,
-            )
-            .one_change(
+                "return survivors<size_t(64) << 10, true>(r);",
+                "return survivors<size_t(2) << 20, true>(r);",
+            ),
+            Variant::records("survivors-all-freed-cpp", cpp::survivors_all_freed).one_change(
                 "survivors-cpp",
                 "whether every eighth block survives the frees: yes there; no here, every block \
                  freed",
                 "return survivors<size_t(64) << 10, true>(r);",
                 "return survivors<size_t(64) << 10, false>(r);",
             ),
-            Variant::contrast(
+            Variant::records(
                 "free-async-at-once",
-                Expect::Records,
-                cudarc!(instant::free_async at "at_once"),
+                cudarc!(instant::free_async at "at_once")
             ),
-            Variant::contrast(
-                "free-at-once",
-                Expect::Records,
-                cudarc!(instant::free_plain at "at_once"),
-            )
-            .one_change(
+            Variant::records("free-at-once", cudarc!(instant::free_plain at "at_once")).one_change(
                 "free-async-at-once",
                 "where the phase's memory comes from and goes back: the stream-ordered pool \
                  (cuMemAllocAsync, cuMemFreeAsync) there; cuMemAlloc and cuMemFree here",
@@ -118,10 +97,9 @@ pub fn scenario() -> Scenario {
                 cudarc!(broken),
                 cudarc!(fixed)
             ),
-            Variant::contrast(
+            Variant::records(
                 "default-threshold",
-                Expect::Records,
-                cudarc!(thresholds::default_both at "default_both"),
+                cudarc!(thresholds::default_both at "default_both")
             )
             .one_change(
                 "broken",
@@ -130,10 +108,9 @@ pub fn scenario() -> Scenario {
                 "crate::run(rec, [Threshold::Default, Threshold::Raised], |_, _| Ok(()))",
                 "crate::run(rec, [Threshold::Default, Threshold::Default], |_, _| Ok(()))",
             ),
-            Variant::contrast(
+            Variant::records(
                 "raised-threshold",
-                Expect::Records,
-                cudarc!(thresholds::raised_both at "raised_both"),
+                cudarc!(thresholds::raised_both at "raised_both")
             )
             .one_change(
                 "broken",

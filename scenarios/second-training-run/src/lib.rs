@@ -83,27 +83,15 @@ pub fn scenario() -> Scenario {
             // Where the article's remedy can act: the first run's memory is
             // only cached, and the second run, in a new thread, needs memory
             // outside PyTorch's cache for its libraries' handles.
-            Variant::contrast(
-                "unused-cache-emptied-py",
-                Expect::Records,
-                Program::pytorch(FILE, "unused_cache_emptied"),
-            ),
-            Variant::contrast(
-                "unused-cache-kept-py",
-                Expect::Records,
-                Program::pytorch(FILE, "unused_cache_kept"),
-            )
+            Variant::records("unused-cache-emptied-py", Program::pytorch(FILE, "unused_cache_emptied")),
+            Variant::records("unused-cache-kept-py", Program::pytorch(FILE, "unused_cache_kept"))
             .one_change(
                 "unused-cache-emptied-py",
                 "whether torch.cuda.empty_cache() runs between the runs: yes there, no here",
                 "_unused_cache_then_second_run(rec, empty_cache=True)",
                 "_unused_cache_then_second_run(rec, empty_cache=False)",
             ),
-            Variant::contrast(
-                "unused-cache-kept-same-thread-py",
-                Expect::Records,
-                Program::pytorch(FILE, "unused_cache_kept_same_thread"),
-            )
+            Variant::records("unused-cache-kept-same-thread-py", Program::pytorch(FILE, "unused_cache_kept_same_thread"))
             .one_change(
                 "unused-cache-kept-py",
                 "where the second run trains: in a new thread there, which needs cuDNN and cuBLAS \
@@ -121,28 +109,16 @@ pub fn scenario() -> Scenario {
                     "one training step of the article's first run, in a process that has not \
                      touched the GPU, with nvidia-smi asked before and after.",
                 ),
-            Variant::contrast(
-                "first-run-on-cpu-py",
-                Expect::Clean,
-                Program::pytorch(FILE, "first_run_on_cpu"),
-            )
+            Variant::contrast_clean("first-run-on-cpu-py", Program::pytorch(FILE, "first_run_on_cpu"))
             .one_change(
                 "first-run-py",
                 "the device the model and its data are put on: the GPU there, the CPU here",
                 "_first_run(rec, \"cuda\")",
                 "_first_run(rec, \"cpu\")",
             ),
-            Variant::contrast(
-                "cudnn-pressure-py",
-                Expect::Records,
-                Program::pytorch(FILE, "cudnn_under_pressure"),
-            )
+            Variant::records("cudnn-pressure-py", Program::pytorch(FILE, "cudnn_under_pressure"))
             .small_when_reduced(),
-            Variant::contrast(
-                "cudnn-just-above-the-output-py",
-                Expect::Records,
-                Program::pytorch(FILE, "cudnn_just_above_the_output"),
-            )
+            Variant::records("cudnn-just-above-the-output-py", Program::pytorch(FILE, "cudnn_just_above_the_output"))
             .small_when_reduced()
             .one_change(
                 "cudnn-pressure-py",
@@ -153,17 +129,13 @@ pub fn scenario() -> Scenario {
                 "_under_pressure(rec, HEADROOMS_MIB_JUST_ABOVE_THE_OUTPUT)",
             ),
             // The article's example 2, a caught error, in PyTorch.
-            Variant::contrast("caught-py", Expect::Records, Program::pytorch(FILE, "caught"))
+            Variant::records("caught-py", Program::pytorch(FILE, "caught"))
                 .also_differs(
                     "the article's example 2 is TensorFlow, which the GPU machines lack: the same \
                      shape in PyTorch, its caught error torch.OutOfMemoryError, the first run's model \
                      sized as in broken-py so that the second run does not fit beside it.",
                 ),
-            Variant::contrast(
-                "caught-nothing-kept-py",
-                Expect::Records,
-                Program::pytorch(FILE, "caught_nothing_kept"),
-            )
+            Variant::records("caught-nothing-kept-py", Program::pytorch(FILE, "caught_nothing_kept"))
             .one_change(
                 "caught-py",
                 "what refers to the first run's model: the program's own state there; only the \

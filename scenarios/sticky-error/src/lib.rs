@@ -86,18 +86,14 @@ pub fn scenario() -> Scenario {
                  frees memory its allocator still hands out.",
             ),
             // It fills the GPU.
-            Variant::contrast(
-                "cache-held-py",
-                Expect::Records,
-                Program::pytorch(PYTHON, "cache_held"),
-            )
-            .also_differs(
-                "the first call's fault: cuBLAS's first call refused for \
+            Variant::records("cache-held-py", Program::pytorch(PYTHON, "cache_held"))
+                .also_differs(
+                    "the first call's fault: cuBLAS's first call refused for \
                  memory PyTorch's cache keeps reserved (a fault empty_cache \
                  clears) instead of a device-side assert; what is read after \
                  it is the same: the failed call again, after empty_cache.",
-            )
-            .alone(),
+                )
+                .alone(),
             Variant::as_written(
                 "cnn-after-fault-py",
                 Program::pytorch(PYTHON, "cnn_after_fault"),
@@ -107,36 +103,27 @@ pub fn scenario() -> Scenario {
                  (cuDNN runs it), run before and after device-assert-py's \
                  lookup.",
             ),
-            Variant::contrast(
-                "cnn-no-fault-py",
-                Expect::Clean,
-                Program::pytorch(PYTHON, "cnn_no_fault"),
-            )
-            .one_change(
-                "cnn-after-fault-py",
-                "the lookup's last id: one past the table's end there, so its \
+            Variant::contrast_clean("cnn-no-fault-py", Program::pytorch(PYTHON, "cnn_no_fault"))
+                .one_change(
+                    "cnn-after-fault-py",
+                    "the lookup's last id: one past the table's end there, so its \
                  kernel asserts; the table's last entry here",
-                "_cnn_runs(rec, last_id=VOCABULARY)",
-                "_cnn_runs(rec, last_id=VOCABULARY - 1)",
-            ),
-            Variant::contrast(
-                "reset-between-calls-cpp",
-                Expect::Records,
-                cpp::reset_between_calls,
-            )
-            .also_differs(
-                "the article's example 2 with three model calls and a reset \
+                    "_cnn_runs(rec, last_id=VOCABULARY)",
+                    "_cnn_runs(rec, last_id=VOCABULARY - 1)",
+                ),
+            Variant::records("reset-between-calls-cpp", cpp::reset_between_calls)
+                .also_differs(
+                    "the article's example 2 with three model calls and a reset \
                  after the first two: the first call raises the device-heap \
                  limit (a setting the reset should clear) and leaves 1 GiB \
                  allocated, as the article's example 1 leaves its buffer; the \
                  second one's kernel faults as in as-written-cpp.",
-            )
-            // It reads the device's free memory: no other trial beside it.
-            .alone(),
-            Variant::contrast(
+                )
+                // It reads the device's free memory: no other trial beside it.
+                .alone(),
+            Variant::records(
                 "reset-after-refused-launch-cpp",
-                Expect::Records,
-                cpp::reset_after_refused_launch,
+                cpp::reset_after_refused_launch
             )
             .one_change(
                 "reset-between-calls-cpp",
@@ -148,21 +135,17 @@ pub fn scenario() -> Scenario {
             )
             // It reads the device's free memory: no other trial beside it.
             .alone(),
-            Variant::contrast(
-                "reset-after-pool-leak-cpp",
-                Expect::Records,
-                cpp::reset_after_pool_leak,
-            )
-            .one_change(
-                "reset-between-calls-cpp",
-                "where the buffer the first call leaves allocated comes from: \
+            Variant::records("reset-after-pool-leak-cpp", cpp::reset_after_pool_leak)
+                .one_change(
+                    "reset-between-calls-cpp",
+                    "where the buffer the first call leaves allocated comes from: \
                  cudaMalloc there; the stream-ordered pool (cudaMallocAsync) \
                  here",
-                "return resetBetweenCalls(r, SecondCall::Faults, FirstLeak::Malloc);",
-                "return resetBetweenCalls(r, SecondCall::Faults, FirstLeak::MallocAsync);",
-            )
-            // It reads the device's free memory: no other trial beside it.
-            .alone(),
+                    "return resetBetweenCalls(r, SecondCall::Faults, FirstLeak::Malloc);",
+                    "return resetBetweenCalls(r, SecondCall::Faults, FirstLeak::MallocAsync);",
+                )
+                // It reads the device's free memory: no other trial beside it.
+                .alone(),
             Variant::contrast(
                 "launch-blocking-py",
                 Expect::Fails(Symptom::cuda_error(pytorch::DEVICE_ASSERT)),

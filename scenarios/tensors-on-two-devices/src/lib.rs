@@ -65,11 +65,7 @@ pub fn scenario() -> Scenario {
                      torch.cuda.set_device(\"cuda:1\"): the other fix, which makes \"cuda\" mean \
                      the job's GPU",
             ),
-            Variant::contrast(
-                "peer-enabled-py",
-                Expect::Records,
-                Program::pytorch(FILE, "peer_enabled"),
-            )
+            Variant::records("peer-enabled-py", Program::pytorch(FILE, "peer_enabled"))
             .also_differs(
                 "it runs broken-py's code after enabling cuda:1's peer-to-peer access to cuda:0 \
                  (cudaDeviceEnablePeerAccess, through the CUDA runtime PyTorch loaded): the \

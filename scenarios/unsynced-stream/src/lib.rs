@@ -73,7 +73,7 @@ pub fn scenario() -> Scenario {
                 |o| o.check(FRESH).map(|fresh| !fresh),
                 |o| o.measure_text(STALE_READS, " of 10"),
             )),
-            Variant::contrast("safe-api", Expect::Clean, cudarc!(safe_api)),
+            Variant::contrast_clean("safe-api", cudarc!(safe_api)),
             Pair::new(Symptom::check_failed(FRESH), cpp::broken, cpp::fixed),
             Pair::new(
                 Symptom::check_failed(FRESH),
@@ -124,41 +124,35 @@ pub fn scenario() -> Scenario {
                     |o| o.check(OVERLAP),
                     |o| o.measure_text(OVERLAP_RATIO, ""),
                 ),
-            Variant::contrast("pipeline", Expect::Clean, cudarc!(pipeline))
+            Variant::contrast_clean("pipeline", cudarc!(pipeline))
                 .alone()
                 .states(
                     "The same pipeline on cudarc's non-blocking streams overlaps.",
                     |o| o.check(OVERLAP),
                     |o| o.measure_text(OVERLAP_RATIO, ""),
                 ),
-            Variant::contrast("device-sync-cpp", Expect::Clean, cpp::device_sync),
-            Variant::contrast(
-                "device-sync-after-cpp",
-                Expect::Records,
-                cpp::device_sync_after
-            )
-            .one_change(
+            Variant::contrast_clean("device-sync-cpp", cpp::device_sync),
+            Variant::records("device-sync-after-cpp", cpp::device_sync_after).one_change(
                 "device-sync-cpp",
                 "where cudaDeviceSynchronize stands: before the host reads \
                  the results there, after them here",
                 "return device_sync_reads<true>(r);",
                 "return device_sync_reads<false>(r);",
             ),
-            Variant::contrast("repeated-cpp", Expect::Records, cpp::repeated).states(
+            Variant::records("repeated-cpp", cpp::repeated).states(
                 "Repeated invocations that read before synchronising get \
                  wrong results at some sizes and not others.",
                 |o| o.flag(WRONG_RESULTS_COME_AND_GO_AT_SOME_SIZE),
                 |o| o.measure_text(SIZES_WITH_INTERMITTENT_WRONG_RESULTS, " of 6 sizes"),
             ),
-            Variant::contrast("repeated-synced-cpp", Expect::Records, cpp::repeated_synced)
-                .one_change(
-                    "repeated-cpp",
-                    "whether each invocation waits for its stream before the host \
+            Variant::records("repeated-synced-cpp", cpp::repeated_synced).one_change(
+                "repeated-cpp",
+                "whether each invocation waits for its stream before the host \
                      reads the result: no there, yes here (the same 200 \
                      invocations at each of the six sizes)",
-                    "return invocations<false>(r);",
-                    "return invocations<true>(r);",
-                ),
+                "return invocations<false>(r);",
+                "return invocations<true>(r);",
+            ),
         ],
     }
 }

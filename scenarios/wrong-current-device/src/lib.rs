@@ -68,7 +68,7 @@ pub fn scenario() -> Scenario {
                 cpp::fixed
             )
             .then_shows(Symptom::check_failed(MATCHES)),
-            Variant::contrast("peer-cpp", Expect::Records, cpp::peer).one_change(
+            Variant::records("peer-cpp", cpp::peer).one_change(
                 "broken-cpp",
                 "peer access from device 0 to device 1, enabled before the launch",
                 "cudaError_t launched = twice_unguarded(r, data, kN);",
