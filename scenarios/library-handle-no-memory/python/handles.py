@@ -287,7 +287,8 @@ def _library_temporary(rec, product_first):
     rec.measure(names.RESERVED_BUT_UNALLOCATED_AFTER_IT, unallocated)
     rec.fact(names.THE_PRODUCT_TAKES_MEMORY_FROM_THE_USER_S_POOL, taken > 0)
     rec.fact(names.THE_FREED_SIZE_IS_SERVED_AGAIN, again.ok)
-    rec.fact(names.A_FREED_BLOCK_S_WORTH_IS_LEFT_UNUSABLE, not again.ok and unallocated >= BLOCK - taken)
+    unusable = not again.ok and unallocated >= BLOCK - taken
+    rec.fact(names.A_FREED_BLOCK_S_WORTH_IS_LEFT_UNUSABLE, unusable)
     rec.check(names.THE_SAME_SIZE_IS_SERVED_AGAIN, again.ok)
     del cache
 
