@@ -280,6 +280,32 @@ mod tests {
     }
 
     #[test]
+    fn a_phrase_many_cases_users_write_ties_them_unless_a_case_s_own_word_is_beside_it() {
+        let index = Index::embedded().unwrap();
+        // "memory leak" is in the texts of several leaking cases; one holds
+        // "memory leak caused", which tells it from none of the others.
+        let leak = "Memory leak caused by the preprocessing step\nAfter a few hours the job dies. \
+                    I suspect a memory leak in the resize function.";
+        let answer = explain(&index, leak);
+        assert!(answer.tied >= 2, "{:?}", answer.matches);
+        for m in &answer.matches[..answer.tied] {
+            assert!(
+                m.matched
+                    .iter()
+                    .any(|w| w.eq_ignore_ascii_case("memory leak")),
+                "{:?}",
+                m.matched
+            );
+        }
+        // Beside the case's own words ("appending", "loss") it tells that case.
+        let loss = "Memory leak caused by appending the loss to a list\nGPU memory keeps growing \
+                    every epoch.";
+        let answer = explain(&index, loss);
+        assert_eq!(answer.tied, 1);
+        assert_eq!(answer.matches[0].scenario, "kept-loss-graphs");
+    }
+
+    #[test]
     fn an_error_s_name_outranks_the_words_a_framework_wraps_it_in() {
         let index = Index::embedded().unwrap();
         // Numba's frame ("Call to … results in") is also in texts users

@@ -1282,6 +1282,41 @@ pub fn phrases(tokens: &[Token], reading: Reading) -> Vec<Phrase> {
     out
 }
 
+/// Whether a lowercased word says what failed: neither generic nor a
+/// function word.
+pub fn content_word(word: &str) -> bool {
+    !generic(word) && !FUNCTION_WORDS.contains(&word)
+}
+
+/// The pairs of consecutive words in a phrase's words (or a text's) that
+/// both say what failed ([`content_word`]), as `w:<a> <b>`: "memory leak"
+/// in "a memory leak caused by". A phrase's pair is what several cases'
+/// texts say in their own sentences around it.
+pub fn content_pairs<S: AsRef<str>>(words: &[S]) -> Vec<String> {
+    words
+        .windows(2)
+        .filter(|p| content_word(p[0].as_ref()) && content_word(p[1].as_ref()))
+        .map(|p| format!("w:{} {}", p[0].as_ref(), p[1].as_ref()))
+        .collect()
+}
+
+/// Every pair of consecutive words of `tokens`, no break between them,
+/// that both say what failed ([`content_pairs`]).
+pub fn content_pairs_of(tokens: &[Token]) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut run: Vec<String> = Vec::new();
+    for t in tokens.iter().chain([&Token::Break]) {
+        match t {
+            Token::Word(w) => run.push(w.to_ascii_lowercase()),
+            Token::Break => {
+                out.extend(content_pairs(&run));
+                run.clear();
+            }
+        }
+    }
+    out
+}
+
 pub fn features_of(tokens: &[Token], reading: Reading) -> BTreeSet<String> {
     phrases(tokens, reading)
         .into_iter()

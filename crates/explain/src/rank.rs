@@ -15,7 +15,10 @@
 //! where it was raised. Cases that score the same are ordered by how much
 //! of their own words ([`crate::vocabulary`]) the text holds: "loss" and
 //! "graph" lift kept-loss-graphs among the dozen cases a bare "out of
-//! memory" matches, "retry" unhandled-oom-path. The book's page runs the same ranking
+//! memory" matches, "retry" unhandled-oom-path. A phrase of a user's prose
+//! tells a case only beside one of the case's own words: without them, "a
+//! memory leak caused by" counts as "memory leak", for every case whose users
+//! write it, and those cases tie. The book's page runs the same ranking
 //! (`docs/src/explain/explain.js`).
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -49,6 +52,15 @@ pub struct Ranker<'a> {
     /// The features of the texts the cases' variants returned in the run:
     /// the runtime's and the libraries' own messages.
     run_features: BTreeSet<String>,
+    /// The features some case's text holds in an error's message (a run's
+    /// text, a line that says it reports an error or names one, a line of
+    /// compute-sanitizer's report): what is not a user's prose.
+    message_features: BTreeSet<String>,
+    /// Each case's pairs of words that say what failed
+    /// ([`features::content_pairs_of`]), over all its texts.
+    said_pairs: Vec<BTreeSet<String>>,
+    /// A pair's weight, by the cases that say it.
+    pair_weight: BTreeMap<String, f64>,
 }
 
 /// One case that matched, with what matched.
@@ -107,13 +119,57 @@ impl<'a> Ranker<'a> {
             .filter(|(t, _)| t.from == "run")
             .flat_map(|(_, f)| f.iter().filter(|x| !x.starts_with("fig:")).cloned())
             .collect();
+        let mut message_features = BTreeSet::new();
+        for case in &index.cases {
+            for t in &case.texts {
+                for line in features::without_frames(&t.text) {
+                    let f = features::features(line);
+                    // compute-sanitizer's report is a message, line by line.
+                    let message = t.from == "run"
+                        || line.trim_start().starts_with("=========")
+                        || features::says_error(line)
+                        || f.iter().any(|x| features::is_error_name(x));
+                    if message {
+                        message_features.extend(f);
+                    }
+                }
+            }
+        }
+        let said_pairs: Vec<BTreeSet<String>> = index
+            .cases
+            .iter()
+            .map(|c| {
+                c.texts
+                    .iter()
+                    .flat_map(|t| features::content_pairs_of(&features::tokens(&t.text)))
+                    .collect()
+            })
+            .collect();
+        let mut pair_holders: BTreeMap<&String, usize> = BTreeMap::new();
+        for pairs in &said_pairs {
+            for p in pairs {
+                *pair_holders.entry(p).or_default() += 1;
+            }
+        }
+        let pair_weight = pair_holders
+            .into_iter()
+            .map(|(p, k)| (p.clone(), (1.0 + n / k as f64).ln()))
+            .collect();
         Ranker {
             index,
             text_features,
             weight,
             vocabulary: Vocabulary::new(index),
             run_features,
+            message_features,
+            said_pairs,
+            pair_weight,
         }
+    }
+
+    /// How many cases say a pair of words ([`features::content_pairs_of`]).
+    fn sayers(&self, pair: &str) -> usize {
+        self.said_pairs.iter().filter(|p| p.contains(pair)).count()
     }
 
     /// The features a pasted text is matched on.
@@ -271,23 +327,82 @@ impl<'a> Ranker<'a> {
                     })
                     .sum::<f64>()
         };
-        for (i, (case, texts)) in self.index.cases.iter().zip(&self.text_features).enumerate() {
+        // A stretch of a user's prose ("a memory leak caused by") that a
+        // case shares with the text, where the text holds none of the case's
+        // own words, tells that case from no other: it holds a pair of
+        // words ("memory leak") that several cases' users write, each in
+        // their own sentence. It counts as the pair in it that most cases
+        // say, for every case that says the pair, and they tie; their own
+        // words order them.
+        let mut told_pairs: BTreeSet<String> = BTreeSet::new();
+        let mut found: Vec<(f64, f64, BTreeSet<&String>, Vec<String>)> = Vec::new();
+        for (i, texts) in self.text_features.iter().enumerate() {
+            let own_words: Vec<String> = self
+                .vocabulary
+                .own_words_in(i, &pasted_words)
+                .into_iter()
+                .cloned()
+                .collect();
             // The best text (the first of equals), and all texts together:
             // where two cases' best texts tie, the case more of whose texts
             // users pasted or the run returned for this text comes first.
             let mut best: Option<(f64, BTreeSet<&String>)> = None;
             let mut total = 0.0;
+            let mut prose_shared: BTreeSet<&String> = BTreeSet::new();
             for own in texts {
-                let shared: BTreeSet<&String> = query.intersection(own).collect();
+                let mut shared: BTreeSet<&String> = query.intersection(own).collect();
+                if own_words.is_empty() {
+                    shared.retain(|f| {
+                        let prose = f.starts_with("w:") && !self.message_features.contains(*f);
+                        if prose {
+                            prose_shared.insert(*f);
+                        }
+                        !prose
+                    });
+                }
                 let score = score_of(own, &shared);
                 total += score;
                 if best.as_ref().is_none_or(|(b, _)| score > *b) {
                     best = Some((score, shared));
                 }
             }
-            let Some((mut score, mut shared)) = best else {
-                continue;
-            };
+            for span in matched_spans(&tokens, &prose_shared) {
+                let words: Vec<String> = span.split(' ').map(|w| w.to_ascii_lowercase()).collect();
+                // The most said, the first in byte order of equals.
+                let pair = features::content_pairs(&words)
+                    .into_iter()
+                    .map(|p| (self.sayers(&p), p))
+                    .min_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+                told_pairs.extend(pair.map(|(_, p)| p));
+            }
+            let (score, shared) = best.unwrap_or_default();
+            found.push((score, total, shared, own_words));
+        }
+        for (i, ((case, texts), (mut score, total, mut shared, own_words))) in self
+            .index
+            .cases
+            .iter()
+            .zip(&self.text_features)
+            .zip(found)
+            .enumerate()
+        {
+            let told = told_pairs
+                .iter()
+                .filter(|p| self.said_pairs[i].contains(*p))
+                .filter_map(|p| query.get(p))
+                .map(|p| {
+                    let boost = if first.contains(p) {
+                        FIRST_ERROR_WEIGHT
+                    } else {
+                        1.0
+                    };
+                    (p, self.pair_weight[p] * boost)
+                })
+                .max_by(|a, b| a.1.total_cmp(&b.1));
+            if let Some((p, w)) = told {
+                shared.insert(p);
+                score += w;
+            }
             // What the text's figures say (one request larger than the GPU,
             // a reserve in pieces, …) is the case's where any of its texts
             // says it: figures are the message's numbers, not its words, and
@@ -304,12 +419,6 @@ impl<'a> Ranker<'a> {
                     score += self.weight(f) * boost;
                 }
             }
-            let own_words: Vec<String> = self
-                .vocabulary
-                .own_words_in(i, &pasted_words)
-                .into_iter()
-                .cloned()
-                .collect();
             if score >= MIN_SCORE {
                 let names_the_error = shared.iter().any(|f| features::is_error_name(f));
                 let own_weight = self.vocabulary.weight_in(i, &pasted_words);

@@ -71,6 +71,7 @@ impl Scenario {
     pub fn runs_alone(&self, variant: &Variant) -> bool {
         (self.is_exclusive() && !variant.shares)
             || variant.alone
+            || variant.faults
             || variant.holds.is_some()
             || self.needs_pair()
     }
@@ -80,8 +81,10 @@ impl Scenario {
     /// of `memory` bytes: there is room for what it holds and
     /// [`NEIGHBOURS_ROOM`] more. One such trial at a time per GPU.
     pub fn holds_within(&self, variant: &Variant, memory: u64) -> bool {
-        let alone_anyway =
-            (self.is_exclusive() && !variant.shares) || variant.alone || self.needs_pair();
+        let alone_anyway = (self.is_exclusive() && !variant.shares)
+            || variant.alone
+            || variant.faults
+            || self.needs_pair();
         !alone_anyway
             && variant
                 .holds
@@ -609,6 +612,12 @@ pub struct Variant {
     /// share the GPU. Under compute-sanitizer it shares the GPU (see
     /// [`Scenario::runs_alone_under_sanitizer`]).
     pub alone: bool,
+    /// It faults the device (an illegal address, an assert, a trap), so it
+    /// runs alone: on an H100 a fault in one context was seen to change what
+    /// the calls of a context beside it return (a neighbour's own assert
+    /// reported as a launch failure; a training loop beside a device-side
+    /// assert ended on "unspecified launch failure").
+    pub faults: bool,
     /// It runs beside other trials although its scenario needs the GPU to
     /// itself: at its scale it neither fills the GPU nor reads device-wide
     /// memory (see [`Variant::shares_gpu`]).
@@ -692,6 +701,7 @@ impl Variant {
             runner: program.runner,
             timeout: Duration::from_secs(120),
             alone: false,
+            faults: false,
             shares: false,
             small_when_reduced: false,
             holds: None,
@@ -838,6 +848,12 @@ impl Variant {
     /// Runs alone on the GPU (see [`Variant::alone`]).
     pub fn alone(mut self) -> Self {
         self.alone = true;
+        self
+    }
+
+    /// It faults the device: it runs alone (see [`Variant::faults`]).
+    pub fn faults_device(mut self) -> Self {
+        self.faults = true;
         self
     }
 
@@ -1108,6 +1124,21 @@ mod tests {
         assert!(!s.runs_alone(&s.variants[1]));
         assert!(s.runs_alone_under_sanitizer(&s.variants[0]));
         assert!(!s.runs_alone_under_sanitizer(&s.variants[1]));
+    }
+
+    #[test]
+    fn a_variant_that_faults_the_device_runs_alone_even_where_it_holds_memory() {
+        let s = scenario(
+            Requirement::GPU,
+            vec![
+                variant("fault").faults_device(),
+                variant("big-fault").holds_memory(1).faults_device(),
+                variant("light"),
+            ],
+        );
+        assert!(s.runs_alone(&s.variants[0]));
+        assert!(!s.holds_within(&s.variants[1], u64::MAX));
+        assert!(!s.runs_alone(&s.variants[2]));
     }
 
     #[test]

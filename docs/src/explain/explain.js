@@ -336,6 +336,32 @@
     return words.some(function (w) { return !isGeneric(w) && FUNCTION_WORDS.indexOf(w) < 0; });
   }
 
+  // As content_word in features.rs: neither generic nor a function word.
+  function contentWord(w) {
+    return !isGeneric(w) && FUNCTION_WORDS.indexOf(w) < 0;
+  }
+
+  // As content_pairs in features.rs: consecutive words that both say what failed.
+  function contentPairs(words) {
+    var out = [];
+    for (var k = 0; k + 1 < words.length; k++) {
+      if (contentWord(words[k]) && contentWord(words[k + 1])) out.push("w:" + words[k] + " " + words[k + 1]);
+    }
+    return out;
+  }
+
+  // As content_pairs_of in features.rs: a text's pairs, no break between them.
+  function contentPairsOf(toks) {
+    var out = new Set();
+    var run = [];
+    toks.concat([BREAK]).forEach(function (t) {
+      if (t !== BREAK) { run.push(lower(t)); return; }
+      contentPairs(run).forEach(function (p) { out.add(p); });
+      run = [];
+    });
+    return out;
+  }
+
   function phrases(toks, pasted) {
     var out = [];
     var run = [];
@@ -726,7 +752,40 @@
         });
       });
     });
+    this.buildMessages();
   }
+
+  // As message_features in rank.rs: what some case's text holds in an
+  // error's message, not in a user's prose.
+  Ranker.prototype.buildMessages = function () {
+    var self = this;
+    this.messageFeatures = new Set();
+    this.index.cases.forEach(function (c) {
+      c.texts.forEach(function (t) {
+        withoutFrames(t.text).forEach(function (line) {
+          var f = features(line);
+          var message = t.from === "run" || line.trimStart().startsWith("=========") || saysError(line) ||
+            Array.from(f).some(isErrorName);
+          if (message) f.forEach(function (x) { self.messageFeatures.add(x); });
+        });
+      });
+    });
+    // As said_pairs in rank.rs: each case's pairs of words that say what failed.
+    this.saidPairs = this.index.cases.map(function (c) {
+      var out = new Set();
+      c.texts.forEach(function (t) { contentPairsOf(tokens(t.text)).forEach(function (p) { out.add(p); }); });
+      return out;
+    });
+  };
+
+  Ranker.prototype.sayers = function (pair) {
+    return this.saidPairs.filter(function (p) { return p.has(pair); }).length;
+  };
+
+  // As pair_weight in rank.rs: a pair's weight, by the cases that say it.
+  Ranker.prototype.pairWeight = function (pair) {
+    return Math.log(1 + Math.max(this.index.cases.length, 1) / this.sayers(pair));
+  };
 
   // As errors in rank.rs: warnings, information and table rows start no
   // error, unless the text has no other.
@@ -801,12 +860,26 @@
     var queryErrors = Array.from(query).filter(isErrorName);
     var pastedWords = vocabularyWords(text);
     var ranked = [];
-    this.index.cases.forEach(function (c, i) {
+    // As rank.rs: a stretch of prose a case shares, where the text holds
+    // none of its own words, counts as the pair in it that most cases say,
+    // for every case that says the pair.
+    var toldPairs = new Set();
+    var found = this.index.cases.map(function (c, i) {
+      var own = self.own[i];
+      var ownFound = pastedWords.filter(function (w) { return own.has(w); });
       // The best text (the first of equals), and all texts together.
       var best = null;
       var total = 0;
+      var proseShared = new Set();
       self.textFeatures[i].forEach(function (own) {
         var shared = Array.from(query).filter(function (f) { return own.has(f); }).sort(byteOrder);
+        if (ownFound.length === 0) {
+          shared = shared.filter(function (f) {
+            var prose = f.startsWith("w:") && !self.messageFeatures.has(f);
+            if (prose) proseShared.add(f);
+            return !prose;
+          });
+        }
         var namesOthers = queryErrors.length > 0 &&
           Array.from(own).some(isErrorName) &&
           !queryErrors.some(function (f) { return own.has(f); });
@@ -818,7 +891,30 @@
         total += score;
         if (best === null || score > best.score) best = { score: score, shared: shared };
       });
-      if (best === null) return;
+      matchedSpans(toks, proseShared).forEach(function (span) {
+        var pick = null;
+        contentPairs(span.split(" ").map(lower)).forEach(function (p) {
+          var k = self.sayers(p);
+          if (pick === null || k > pick.k || (k === pick.k && p < pick.p)) pick = { k: k, p: p };
+        });
+        if (pick !== null) toldPairs.add(pick.p);
+      });
+      return { best: best === null ? { score: 0, shared: [] } : best, total: total, ownFound: ownFound };
+    });
+    var told = Array.from(toldPairs).sort(byteOrder);
+    this.index.cases.forEach(function (c, i) {
+      var best = found[i].best;
+      var total = found[i].total;
+      var pick = null;
+      told.forEach(function (p) {
+        if (!self.saidPairs[i].has(p) || !query.has(p)) return;
+        var w = self.pairWeight(p) * (first.has(p) ? FIRST_ERROR_WEIGHT : 1.0);
+        if (pick === null || w >= pick.w) pick = { p: p, w: w };
+      });
+      if (pick !== null) {
+        if (best.shared.indexOf(pick.p) < 0) best.shared.push(pick.p);
+        best.score += pick.w;
+      }
       // As in rank.rs: what the figures say is the case's where any of its
       // texts says it.
       Array.from(query).sort(byteOrder).forEach(function (f) {
@@ -831,7 +927,7 @@
       // As rank.rs: the case's own words the text holds order cases of the
       // same score, their weights summed in byte order.
       var own = self.own[i];
-      var ownFound = pastedWords.filter(function (w) { return own.has(w); });
+      var ownFound = found[i].ownFound;
       var ownWeight = 0;
       ownFound.slice().sort(byteOrder).forEach(function (w) { ownWeight += own.get(w); });
       if (best.score >= MIN_SCORE) {

@@ -63,7 +63,8 @@ pub fn scenario() -> Scenario {
         reports: REPORTS,
         claims: CLAIMS,
         variants: variants![
-            Pair::new(Symptom::cuda_error(ASSERT), cudarc!(broken), cudarc!(fixed)),
+            Pair::new(Symptom::cuda_error(ASSERT), cudarc!(broken), cudarc!(fixed))
+                .with_broken(|v| v.faults_device()),
             Variant::contrast_clean("in-range", cudarc!(broken::in_range)).one_change(
                 "broken",
                 "whether one index is past the table's end: yes there, so the kernel asserts; no \
@@ -72,7 +73,8 @@ pub fn scenario() -> Scenario {
                 "lookup_then_retry(rec, false)",
             ),
             Pair::new(Symptom::cuda_error(ASSERT_CPP), cpp::broken, cpp::fixed)
-                .then_shows(Symptom::cuda_error(AFTER_RESET_CPP)),
+                .then_shows(Symptom::cuda_error(AFTER_RESET_CPP))
+                .with_broken(|v| v.faults_device()),
             Variant::contrast_clean("in-range-cpp", cpp::in_range).one_change(
                 "broken-cpp",
                 "whether one index is past the table's end: yes there, so the kernel asserts; no \

@@ -195,20 +195,21 @@ static bool one_block(const casebook_recorder *r, const char *call, double share
 }
 
 // Seed 004's "allocations frequently created and destroyed with varying
-// sizes": 100,000 cudaMalloc and cudaFree of sizes from kMin to 64 MiB in a
-// random order, with up to half the free memory live at a time. The blocks
-// still live stay where the churn left them. Then: how much memory is
-// neither live nor reported free (trapped in pages the live blocks share),
-// and is one block of 90% of the memory still free served?
-template <size_t kMin>
+// sizes": 100,000 cudaMalloc and cudaFree of sizes from kMin to kMax in a
+// random order, with up to half the free memory live at a time (with
+// kVary false, every block is kMin). The blocks still live stay where the
+// churn left them. Then: how much memory is neither live nor reported free
+// (trapped in pages the live blocks share), and is one block of 90% of the
+// memory still free served?
+template <size_t kMin, size_t kMax = (size_t(64) << 20), bool kVary = true>
 static int churn(const casebook_recorder *r) {
   // Under the sanitizer, every cudaMalloc is tracked and this trial shares
   // the GPU: fewer rounds, and no request of the free memory.
   const bool reduced = under_sanitizer(r);
   const int kRounds = reduced ? 2000 : 100000;
   const size_t kPage = size_t(2) << 20;
-  int shifts = 0;  // kMin << shifts reaches 64 MiB
-  while ((kMin << shifts) < (size_t(64) << 20)) ++shifts;
+  int shifts = 0;  // kMin << shifts reaches kMax
+  while ((kMin << shifts) < kMax) ++shifts;
   const size_t before = free_bytes(r);
   const size_t budget = before / 2;
   std::vector<std::pair<void *, size_t>> live;
@@ -225,8 +226,12 @@ static int churn(const casebook_recorder *r) {
       live[k] = live.back();
       live.pop_back();
     } else {
-      size_t size = kMin << (next_random() % (shifts + 1));  // kMin to 64 MiB
-      size += (next_random() % 8) * (size / 8);              // and between the powers of two
+      size_t size = kMin;
+      if (kVary) {
+        size = kMin << (next_random() % (shifts + 1));  // kMin to kMax
+        size += (next_random() % 8) * (size / 8);       // and between the powers of two
+        if (size > kMax) size = kMax;
+      }
       if (kMin >= kPage) size = (size + kPage - 1) / kPage * kPage;  // whole pages only
       void *p = nullptr;
       cudaError_t e = cudaMalloc(&p, size);
@@ -292,6 +297,20 @@ extern "C" int casebook_fragmentation_churn_pages_cpp(const casebook_recorder *r
   return churn<size_t(2) << 20>(r);
 }
 // ANCHOR_END: churn_pages
+
+// ANCHOR: churn_sub_page
+// churn-sub-page-cpp: every size below the driver's 2 MiB page, 4 KiB to 1 MiB.
+extern "C" int casebook_fragmentation_churn_sub_page_cpp(const casebook_recorder *r) {
+  return churn<size_t(4) << 10, size_t(1) << 20>(r);
+}
+// ANCHOR_END: churn_sub_page
+
+// ANCHOR: churn_one_size
+// churn-one-size-cpp: the same churn, every block 256 KiB.
+extern "C" int casebook_fragmentation_churn_one_size_cpp(const casebook_recorder *r) {
+  return churn<size_t(256) << 10, size_t(256) << 10, false>(r);
+}
+// ANCHOR_END: churn_one_size
 
 // ANCHOR: random_order_free
 // Seed 004's "the immediate free operations don't always lead to

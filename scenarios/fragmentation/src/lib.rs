@@ -30,6 +30,8 @@ casebook_model::cpp_variants! {
         nearly_full,
         churn,
         churn_pages,
+        churn_sub_page,
+        churn_one_size,
         random_order_free,
         sub_page_holes,
         page_holes,
@@ -41,11 +43,14 @@ const MIB: usize = 1 << 20;
 
 /// Why the churn's claim has no control run.
 const CHURN_HAS_NO_CONTROL: &str = "a churn that leaves memory trapped between its live blocks is \
-                                    the effect itself; no setting of the same program is known to produce it on purpose (the \
-                                    same churn in whole pages, churn-pages-cpp, traps nothing, which is the same answer as \
-                                    here). What shows that the reading sees trapped memory: sub-page-holes-cpp, 64 KiB blocks \
-                                    with every other one freed, leaves 2.08 GB freed and none of it free, and its 90% request \
-                                    is refused.";
+                                    the effect itself, and no setting of the same program is known to \
+                                    produce it: the same churn in whole pages (churn-pages-cpp) traps \
+                                    nothing, with every size below the driver's 2 MiB page \
+                                    (churn-sub-page-cpp) it traps about four times what one size \
+                                    does (churn-one-size-cpp), both far under 128 MiB. What shows that \
+                                    the reading sees trapped memory: sub-page-holes-cpp, 64 KiB blocks \
+                                    with every other one freed, leaves 2.08 GB freed and none of it \
+                                    free, and its 90% request is refused.";
 /// The region both pools manage: 1 GiB.
 pub const REGION: usize = 1 << 30;
 /// The workload keeps blocks of this size…
@@ -92,6 +97,23 @@ pub fn scenario() -> Scenario {
                      page; 2 MiB here, every size a whole number of pages",
                     "return churn<size_t(4) << 10>(r);",
                     "return churn<size_t(2) << 20>(r);",
+                )
+                .timeout(std::time::Duration::from_secs(300)),
+            Variant::records("churn-sub-page-cpp", cpp::churn_sub_page)
+                .one_change(
+                    "churn-cpp",
+                    "the largest size the churn allocates: 64 MiB there; 1 MiB here, every size \
+                     below the driver's 2 MiB page",
+                    "return churn<size_t(4) << 10>(r);",
+                    "return churn<size_t(4) << 10, size_t(1) << 20>(r);",
+                )
+                .timeout(std::time::Duration::from_secs(300)),
+            Variant::records("churn-one-size-cpp", cpp::churn_one_size)
+                .one_change(
+                    "churn-sub-page-cpp",
+                    "the sizes: from 4 KiB to 1 MiB there; 256 KiB, every block the same, here",
+                    "return churn<size_t(4) << 10, size_t(1) << 20>(r);",
+                    "return churn<size_t(256) << 10, size_t(256) << 10, false>(r);",
                 )
                 .timeout(std::time::Duration::from_secs(300)),
             Variant::as_written("random-order-free-cpp", cpp::random_order_free),
@@ -450,7 +472,9 @@ const CLAIMS: &[Claim] = &[
         // blocks, besides their own page padding (partly: the potential is
         // there, not the failure)? Served, with less trapped: refuted.
         // churn-pages-cpp, the same churn in whole pages, is recorded
-        // beside it.
+        // beside it, and so are the same churn with every size below the
+        // driver's page (churn-sub-page-cpp) and with one size
+        // (churn-one-size-cpp): whether the sizes' variety traps memory.
         judge: |o: &Outcome| match (
             o.flag(ONE_BLOCK_OF_90_OF_WHAT_THE_LIVE_BLOCKS_LEAVE_IS_SERVED),
             o.flag(THE_CHURN_LEAVES_AT_LEAST_128_MIB_NEITHER_LIVE_NOR_FREE),

@@ -71,11 +71,11 @@ pub fn scenario() -> Scenario {
                 cudarc!(fixed)
             )
             .both(|v| v.holds_memory(HOLDS))
-            .with_broken(|v| v.sanitizer_time_limit(broken_limit))
+            .with_broken(|v| v.sanitizer_time_limit(broken_limit).faults_device())
             .with_fixed(|v| v.sanitizer_time_limit(fixed_limit)),
             Pair::new(Symptom::cuda_error(ILLEGAL_CPP), cpp::broken, cpp::fixed)
                 .both(|v| v.holds_memory(HOLDS))
-                .with_broken(|v| v.sanitizer_time_limit(broken_limit))
+                .with_broken(|v| v.sanitizer_time_limit(broken_limit).faults_device())
                 .with_fixed(|v| v.sanitizer_time_limit(fixed_limit)),
             Variant::contrast_clean("signed-product-cpp", cpp::signed_product)
                 .holds_memory(HOLDS)

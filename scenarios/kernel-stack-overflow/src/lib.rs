@@ -69,12 +69,14 @@ pub fn scenario() -> Scenario {
         claims: CLAIMS,
         variants: variants![
             Variant::broken("broken", Symptom::cuda_error(OVERFLOW), cudarc!(broken))
-                .then_shows(Symptom::check_failed(MATCHES)),
+                .then_shows(Symptom::check_failed(MATCHES))
+                .faults_device(),
             // Raising the limit reserves it for every thread the GPU can
             // hold: gigabytes, so the fixes run alone.
             Variant::fixed("fixed", cudarc!(fixed)).alone(),
             Pair::new(Symptom::cuda_error(OVERFLOW_CPP), cpp::broken, cpp::fixed)
                 .then_shows(Symptom::check_failed(MATCHES))
+                .with_broken(|v| v.faults_device())
                 .with_fixed(|v| v.alone()),
         ],
     }

@@ -43,14 +43,17 @@ pub fn scenario() -> Scenario {
                 Symptom::check_failed(AT_LAUNCH),
                 cudarc!(broken),
                 cudarc!(fixed)
-            ),
-            Variant::records("launch-blocking", cudarc!(launch_blocking)),
+            )
+            .both(|v| v.faults_device()),
+            Variant::records("launch-blocking", cudarc!(launch_blocking)).faults_device(),
             Variant::records("under-tools", cudarc!(pinpoint::under_tools at "pinpoint"))
+                .faults_device()
                 .timeout(std::time::Duration::from_secs(300)),
             Variant::records(
                 "under-racecheck",
                 cudarc!(pinpoint::under_racecheck at "under_racecheck")
             )
+            .faults_device()
             .timeout(std::time::Duration::from_secs(300))
             .one_change(
                 "under-tools",

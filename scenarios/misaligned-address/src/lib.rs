@@ -57,9 +57,11 @@ pub fn scenario() -> Scenario {
                 cudarc!(broken),
                 cudarc!(fixed)
             )
-            .then_shows(Symptom::check_failed(MATCHES)),
+            .then_shows(Symptom::check_failed(MATCHES))
+            .with_broken(|v| v.faults_device()),
             Pair::new(Symptom::cuda_error(MISALIGNED_CPP), cpp::broken, cpp::fixed)
-                .then_shows(Symptom::check_failed(MATCHES)),
+                .then_shows(Symptom::check_failed(MATCHES))
+                .with_broken(|v| v.faults_device()),
         ],
     }
 }

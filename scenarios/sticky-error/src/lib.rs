@@ -55,32 +55,37 @@ pub fn scenario() -> Scenario {
         reports: &[],
         claims: CLAIMS,
         variants: variants![
-            Pair::new(Symptom::cuda_error(FAULT), cudarc!(broken), cudarc!(fixed)).with_fixed(
-                |v| v.also_differs(
+            Pair::new(Symptom::cuda_error(FAULT), cudarc!(broken), cudarc!(fixed))
+                .both(|v| v.faults_device())
+                .with_fixed(|v| v.also_differs(
                     "the risky call runs in a child process started before the \
                      parent touches CUDA, and `broken`'s attempt at recovery (the \
                      device reset) is gone: the fix is the process boundary, so \
                      the program is shaped around it.",
-                )
-            ),
-            Variant::as_written("as-written-cpp", cpp::as_written),
-            Variant::broken("trap-cpp", Symptom::cuda_error(TRAP_CPP), cpp::trap).also_differs(
-                "the first model call's kernel traps (__trap(), as a \
+                )),
+            Variant::as_written("as-written-cpp", cpp::as_written).faults_device(),
+            Variant::broken("trap-cpp", Symptom::cuda_error(TRAP_CPP), cpp::trap)
+                .faults_device()
+                .also_differs(
+                    "the first model call's kernel traps (__trap(), as a \
                  device-side check that gives up without an assert's message) \
                  instead of writing through a null pointer; the driver calls \
                  that fault \"unspecified launch failure\".",
-            ),
-            Variant::fixed("fixed-cpp", cpp::fixed).also_differs(
-                "as in `fixed`: the first, faulting model call runs in a \
+                ),
+            Variant::fixed("fixed-cpp", cpp::fixed)
+                .faults_device()
+                .also_differs(
+                    "as in `fixed`: the first, faulting model call runs in a \
                  child process forked before the parent touches CUDA, and the \
                  article's cudaDeviceReset is gone.",
-            ),
+                ),
             Variant::broken(
                 "device-assert-py",
                 Symptom::cuda_error(pytorch::DEVICE_ASSERT),
                 Program::pytorch(PYTHON, "broken"),
             )
-            .then_shows(Symptom::cuda_error(AFTER_RESET_IN_PYTORCH)),
+            .then_shows(Symptom::cuda_error(AFTER_RESET_IN_PYTORCH))
+            .faults_device(),
             Variant::fixed("validated-py", Program::pytorch(PYTHON, "fixed")).also_differs(
                 "no device reset at the end: under a healthy PyTorch a reset \
                  frees memory its allocator still hands out.",
@@ -102,7 +107,8 @@ pub fn scenario() -> Scenario {
                 "not the article's model: a convolution stands for the CNN \
                  (cuDNN runs it), run before and after device-assert-py's \
                  lookup.",
-            ),
+            )
+            .faults_device(),
             Variant::contrast_clean("cnn-no-fault-py", Program::pytorch(PYTHON, "cnn_no_fault"))
                 .one_change(
                     "cnn-after-fault-py",
@@ -150,7 +156,8 @@ pub fn scenario() -> Scenario {
                 "launch-blocking-py",
                 Expect::Fails(Symptom::cuda_error(pytorch::DEVICE_ASSERT)),
                 Program::pytorch(PYTHON, "launch_blocking"),
-            ),
+            )
+            .faults_device(),
         ],
     }
 }
