@@ -412,6 +412,16 @@ mod tests {
         std::fs::write(path, serde_json::to_string(&report).unwrap()).unwrap();
     }
 
+    /// Commits `full` as the newest full run under `root`.
+    fn write_full(root: &Path, full: &Report) {
+        std::fs::create_dir_all(root.join(EVIDENCE_JSON).parent().unwrap()).unwrap();
+        std::fs::write(
+            root.join(EVIDENCE_JSON),
+            serde_json::to_string(full).unwrap(),
+        )
+        .unwrap();
+    }
+
     #[test]
     fn a_trial_run_since_the_full_run_stands_in_its_place_and_names_its_run() {
         let root = tempfile::tempdir().unwrap();
@@ -468,12 +478,7 @@ mod tests {
             trial: TrialId::new("missing-free", "pair"),
             reason: "needs 2 GPUs of one host".into(),
         });
-        std::fs::create_dir_all(root.join(EVIDENCE_JSON).parent().unwrap()).unwrap();
-        std::fs::write(
-            root.join(EVIDENCE_JSON),
-            serde_json::to_string(&full).unwrap(),
-        )
-        .unwrap();
+        write_full(root, &full);
         write(
             &root.join(SINCE_DIR).join("01-bbbbbbb.json"),
             "bbbbbbb",
@@ -498,12 +503,7 @@ mod tests {
         );
         full.source.commit = "aaaaaaa".into();
         full.run.not_run.push(TrialId::new("missing-free", "fixed"));
-        std::fs::create_dir_all(root.join(EVIDENCE_JSON).parent().unwrap()).unwrap();
-        std::fs::write(
-            root.join(EVIDENCE_JSON),
-            serde_json::to_string(&full).unwrap(),
-        )
-        .unwrap();
+        write_full(root, &full);
         let since = root.join(SINCE_DIR).join("01-bbbbbbb.json");
         write(&since, "bbbbbbb", vec![result("fixed", 2.0)]);
         let err = evidence(root).unwrap_err();
