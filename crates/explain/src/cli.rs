@@ -43,7 +43,8 @@ pub struct Args {
     /// Print JSON for tools: {"matches": [...], "errors": [...], ...}.
     #[arg(long)]
     pub json: bool,
-    /// How many matches to print, best first.
+    /// How many matches to print, best first; where several cases tie for
+    /// first, all of them are printed, however many that is.
     #[arg(long, default_value_t = 3, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub top: u16,
     /// Read this index instead of the one built in
