@@ -153,8 +153,10 @@ const CLAIMS: &[Claim] = &[
         // ends it names cuDNN: the whole sentence holds (cudnn-py, where
         // cuDNN's first call comes after the memory is taken, reads so). It
         // ends on PyTorch's out-of-memory error instead: the exhaustion
-        // holds, the cuDNN failures do not follow (partly). It runs to its
-        // last step: nothing was exhausted (released-loader-py).
+        // holds, and cuDNN is not reached in this design (its handle was
+        // made at the first step, and the refused request is PyTorch's own):
+        // partly. It runs to its last step: nothing was exhausted
+        // (released-loader-py).
         judge: |o: &Outcome| match (
             o.flag(IT_ENDS_ON_AN_ERROR),
             o.flag(THE_ERROR_THAT_ENDS_IT_NAMES_CUDNN),
