@@ -109,7 +109,11 @@ pub fn explain(index: &Index, text: &str) -> Answer {
     let tied = ranked.first().map_or(0, |best| {
         ranked
             .iter()
-            .take_while(|r| r.score == best.score && r.names_the_error == best.names_the_error)
+            .take_while(|r| {
+                r.score == best.score
+                    && r.names_the_error == best.names_the_error
+                    && r.by_calls == best.by_calls
+            })
             .count()
     });
     let unmatched_names = if ranked.first().is_some_and(|r| !r.names_the_error) {
@@ -567,5 +571,41 @@ Mar  3 04:05:06 gpu7 kernel: [ 8812.331200] NVRM: Xid (PCI:0000:3b:00): 48, pid=
             "Failed to initialize NVML: Driver/library version mismatch",
         );
         assert_eq!(answer.matches[0].scenario, "driver-library-mismatch");
+    }
+
+    #[test]
+    fn the_cuda_calls_a_user_names_find_the_case_that_names_them() {
+        let index = Index::embedded().unwrap();
+        // Prose with no error's name or message: the calls tell the case.
+        let prose = "Host memory keeps growing: the pinned staging buffer from cudaMallocHost \
+                     is never freed with cudaFreeHost";
+        let answer = explain(&index, prose);
+        assert_first(&answer, "host-memory-leak");
+        assert!(
+            answer.matches[0]
+                .matched
+                .iter()
+                .any(|m| m == "cudaFreeHost"),
+            "{:?}",
+            answer.matches[0].matched
+        );
+        // The case's failure is the missing cudaFreeHost: a text that makes
+        // the call tells another failure.
+        let freed = "RSS stays high: the pinned buffer from cudaMallocHost is released with \
+                     cudaFreeHost, but the RSS does not drop";
+        assert!(explain(&index, freed).matches.is_empty());
+        // One call alone, named by a single case, is no match.
+        assert!(
+            explain(&index, "a buffer from cudaMallocHost")
+                .matches
+                .is_empty()
+        );
+        // The calls do not reorder the cases the error's words match: the
+        // cudaMemcpy that reported the fault, which one of them names,
+        // leaves them tied.
+        let fault = "CUDA failure 77: an illegal memory access was encountered ; \
+                     expr=cudaMemcpy(pArray, Data(), cudaMemcpyDeviceToHost)";
+        let answer = explain(&index, fault);
+        assert!(answer.tied > 1, "{:?}", first_scenarios(&answer));
     }
 }

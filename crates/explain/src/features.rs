@@ -543,6 +543,90 @@ pub fn is_identifier(word: &str) -> bool {
     word.len() > 3 && (inner_underscore || camel)
 }
 
+/// The prefixes of the function names of CUDA's runtime (`cudaMallocHost`),
+/// driver (`cuCtxCreate`) and libraries (`cublasCreate`, `ncclCommInitRank`),
+/// as [`is_api_name`] reads them.
+pub const API_NAME_PREFIXES: &[&str] = &[
+    "cuda", "cu", "cublas", "cudnn", "cufft", "curand", "cusolver", "cusparse", "nccl",
+];
+
+/// Whether a word names a call of CUDA's APIs: an identifier that starts
+/// with one of [`API_NAME_PREFIXES`], then a capital and a lowercase letter
+/// (`cudaMallocHost`, `cuCtxCreate`, `cublasCreate`; not the libraries' own
+/// names, `cuDNN`, `cuBLAS`), and that is neither an error's name
+/// (`cudaErrorAssert`, already a feature of its own) nor a generic one
+/// (`cudaSuccess`, `cudaCheckError`). A user who tells a failure in prose
+/// names the calls involved; a case names them in its title, cause and fix.
+pub fn is_api_name(word: &str) -> bool {
+    let lower = word.to_ascii_lowercase();
+    let shaped = API_NAME_PREFIXES.iter().any(|p| {
+        word.strip_prefix(p).is_some_and(|rest| {
+            let mut c = rest.chars();
+            c.next().is_some_and(|c| c.is_ascii_uppercase())
+                && c.next().is_some_and(|c| c.is_ascii_lowercase())
+        })
+    });
+    shaped
+        && is_identifier(word)
+        && !is_error_name(&format!("id:{lower}"))
+        && !GENERIC_IDENTIFIERS.contains(&lower.as_str())
+}
+
+/// The words that say a call is not made, within [`MISSING_CALL_WINDOW`]
+/// words before its name: "without cudaFreeHost", "never freed with
+/// cudaFreeHost", "forgets cuMemFree", "doesn't call cudaStreamDestroy".
+pub const MISSING_CALL_WORDS: &[&str] = &[
+    "without",
+    "never",
+    "not",
+    "no",
+    "t",
+    "missing",
+    "forgot",
+    "forgets",
+    "forgetting",
+];
+
+/// How many words before a call's name a [`MISSING_CALL_WORDS`] word says
+/// it is not made.
+pub const MISSING_CALL_WINDOW: usize = 3;
+
+/// The marks that end a clause: a [`MISSING_CALL_WORDS`] word before one
+/// says nothing of a call after it ("new without delete, cudaMallocHost").
+pub const CLAUSE_MARKS: &str = ",;:.()!?";
+
+/// Every mention of a CUDA call in a text ([`is_api_name`]), in order, as
+/// the identifier feature it is (`id:cudamallochost`), and whether the
+/// words before it in its clause say the call is not made
+/// ([`MISSING_CALL_WORDS`], with no figure or path between). Read line by
+/// line without frames, clause by clause, as step 2 reads words (a name in
+/// a path or with a figure in it is none).
+pub fn api_mentions(text: &str) -> Vec<(String, bool)> {
+    let mut out = Vec::new();
+    for line in without_frames(text) {
+        for clause in line.split(|c| CLAUSE_MARKS.contains(c)) {
+            let tokens = line_tokens(clause);
+            for (i, t) in tokens.iter().enumerate() {
+                let Token::Word(w) = t else { continue };
+                if !is_api_name(w) {
+                    continue;
+                }
+                let missing = tokens[..i]
+                    .iter()
+                    .rev()
+                    .take(MISSING_CALL_WINDOW)
+                    .map_while(|t| match t {
+                        Token::Word(w) => Some(w.to_ascii_lowercase()),
+                        Token::Break => None,
+                    })
+                    .any(|w| MISSING_CALL_WORDS.contains(&w.as_str()));
+                out.push((format!("id:{}", w.to_ascii_lowercase()), missing));
+            }
+        }
+    }
+    out
+}
+
 /// Whether a line says it reports an error: an exception's name before a
 /// colon (`RuntimeError:`, `torch.OutOfMemoryError:`), `error:` in any
 /// case, or a device-side assertion.
@@ -1662,6 +1746,54 @@ mod tests {
         assert!(is_identifier("OutOfResources"));
         assert!(!is_identifier("PyTorch"));
         assert!(!is_identifier("RuntimeError"));
+    }
+
+    #[test]
+    fn cuda_calls_are_api_names_and_error_and_library_names_are_not() {
+        for name in [
+            "cudaMallocHost",
+            "cuCtxCreate",
+            "cublasCreate",
+            "cudnnCreate",
+            "ncclCommInitRank",
+            "cufftPlanMany",
+            "curandCreateGenerator",
+        ] {
+            assert!(is_api_name(name), "{name}");
+        }
+        for name in [
+            "cudaErrorMemoryAllocation",
+            "ncclSystemError",
+            "cudaSuccess",
+            "cudaCheckError",
+            "cuDNN",
+            "cuBLAS",
+            "cudaq",
+            "CUDA_ERROR_OUT_OF_MEMORY",
+            "curious",
+        ] {
+            assert!(!is_api_name(name), "{name}");
+        }
+        assert_eq!(
+            api_mentions("pinned memory from cudaMallocHost, never freed with cudaFreeHost()"),
+            [
+                ("id:cudamallochost".to_owned(), false),
+                ("id:cudafreehost".to_owned(), true)
+            ]
+        );
+        // A figure breaks the clause: the call after it is made.
+        assert_eq!(
+            api_mentions("not 2 cudaFree"),
+            [("id:cudafree".to_owned(), false)]
+        );
+        // A clause's end ends what its words say.
+        assert_eq!(
+            api_mentions("(new without delete, cudaMallocHost without cudaFreeHost)"),
+            [
+                ("id:cudamallochost".to_owned(), false),
+                ("id:cudafreehost".to_owned(), true)
+            ]
+        );
     }
 
     #[test]

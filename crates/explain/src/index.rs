@@ -97,6 +97,21 @@ pub struct Matcher {
     pub min_score: f64,
     pub first_error_weight: f64,
     pub other_error_weight: f64,
+    /// How a CUDA call's name starts
+    /// ([`features::is_api_name`](crate::features::is_api_name)), and what
+    /// one the text and a case name counts for.
+    #[serde(default)]
+    pub api_name_prefixes: Vec<String>,
+    #[serde(default)]
+    pub api_name_weight: f64,
+    /// How a text says a call is not made, and within how many words
+    /// before its name.
+    #[serde(default)]
+    pub missing_call_words: Vec<String>,
+    #[serde(default)]
+    pub missing_call_window: usize,
+    #[serde(default)]
+    pub clause_marks: String,
 }
 
 /// The committed GPU run: what reproduced the cases.

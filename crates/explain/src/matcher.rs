@@ -49,6 +49,11 @@ impl Matcher {
             min_score: rank::MIN_SCORE,
             first_error_weight: rank::FIRST_ERROR_WEIGHT,
             other_error_weight: rank::OTHER_ERROR_WEIGHT,
+            api_name_prefixes: owned(features::API_NAME_PREFIXES),
+            api_name_weight: rank::API_NAME_WEIGHT,
+            missing_call_words: owned(features::MISSING_CALL_WORDS),
+            missing_call_window: features::MISSING_CALL_WINDOW,
+            clause_marks: features::CLAUSE_MARKS.to_owned(),
         }
     }
 }

@@ -18,7 +18,18 @@
 //! memory" matches, "retry" unhandled-oom-path. A phrase of a user's prose
 //! tells a case only beside one of the case's own words: without them, "a
 //! memory leak caused by" counts as "memory leak", for every case whose users
-//! write it, and those cases tie. The book's page runs the same ranking
+//! write it, and those cases tie. A CUDA call the text names
+//! ([`features::is_api_name`]: `cudaMallocHost`, `cuCtxCreate`) that a case
+//! names anywhere (its title, cause, fix or texts) counts for it beside its
+//! best text, at [`API_NAME_WEIGHT`] of a rare feature's weight by the
+//! cases that name it: users who tell a failure in prose name the calls,
+//! not the error. The calls make a match only where the rest of the text
+//! does not, and such a match comes after every other: a call named in one
+//! case's fix does not reorder the cases the error's words match, nor
+//! outrank a case that names the text's error. A call whose absence is the
+//! case's failure ("cudaMallocHost without cudaFreeHost" in its title,
+//! cause or texts, and nowhere made there) counts only where the text says
+//! it is not made either. The book's page runs the same ranking
 //! (`docs/src/explain/explain.js`).
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -38,6 +49,12 @@ pub const FIRST_ERROR_WEIGHT: f64 = 2.0;
 /// text names others, none of them the same: a different error that shares
 /// the words around it (a TensorFlow preamble, an out-of-memory hint).
 pub const OTHER_ERROR_WEIGHT: f64 = 0.5;
+
+/// What a CUDA call the text and a case both name counts for, against a
+/// feature as rare (`ln(1 + cases / cases naming it)`): one call only
+/// one case names (4.0 at full weight) is not enough to match alone, two
+/// are, and a call every other case names adds little.
+pub const API_NAME_WEIGHT: f64 = 0.5;
 
 /// How what matched shows the case's own words the text holds
 /// (`{words}`), which order cases of the same score.
@@ -61,6 +78,14 @@ pub struct Ranker<'a> {
     said_pairs: Vec<BTreeSet<String>>,
     /// A pair's weight, by the cases that say it.
     pair_weight: BTreeMap<String, f64>,
+    /// Each case's CUDA calls ([`features::api_mentions`]) in its title,
+    /// cause, fix and texts.
+    api_names: Vec<BTreeSet<String>>,
+    /// Each case's calls whose absence is its failure: said not made in its
+    /// title, cause or texts, and made nowhere there (its fix makes them).
+    missing_calls: Vec<BTreeSet<String>>,
+    /// A call's weight, by the cases that name it, times [`API_NAME_WEIGHT`].
+    api_weight: BTreeMap<String, f64>,
 }
 
 /// One case that matched, with what matched.
@@ -71,6 +96,9 @@ pub struct Ranked<'a> {
     /// The case's best text holds an error name the pasted text names: it
     /// comes before every case that matched only on the words around it.
     pub names_the_error: bool,
+    /// It matched only with the CUDA calls the text names: it comes after
+    /// every case that matched without them.
+    pub by_calls: bool,
     /// The error names and message fragments of the text that matched, in
     /// the order they appear in it.
     pub matched: Vec<String>,
@@ -155,6 +183,43 @@ impl<'a> Ranker<'a> {
             .into_iter()
             .map(|(p, k)| (p.clone(), (1.0 + n / k as f64).ln()))
             .collect();
+        let api_names: Vec<BTreeSet<String>> = index
+            .cases
+            .iter()
+            .map(|c| {
+                [&c.title, &c.cause, &c.fix]
+                    .into_iter()
+                    .chain(c.texts.iter().map(|t| &t.text))
+                    .flat_map(|t| features::api_mentions(t))
+                    .map(|(f, _)| f)
+                    .collect()
+            })
+            .collect();
+        let missing_calls = index
+            .cases
+            .iter()
+            .map(|c| {
+                let told: Vec<(String, bool)> = [&c.title, &c.cause]
+                    .into_iter()
+                    .chain(c.texts.iter().map(|t| &t.text))
+                    .flat_map(|t| features::api_mentions(t))
+                    .collect();
+                told.iter()
+                    .filter(|(f, missing)| *missing && !told.contains(&(f.clone(), false)))
+                    .map(|(f, _)| f.clone())
+                    .collect()
+            })
+            .collect();
+        let mut api_holders: BTreeMap<&String, usize> = BTreeMap::new();
+        for names in &api_names {
+            for a in names {
+                *api_holders.entry(a).or_default() += 1;
+            }
+        }
+        let api_weight = api_holders
+            .into_iter()
+            .map(|(a, k)| (a.clone(), API_NAME_WEIGHT * (1.0 + n / k as f64).ln()))
+            .collect();
         Ranker {
             index,
             text_features,
@@ -164,6 +229,9 @@ impl<'a> Ranker<'a> {
             message_features,
             said_pairs,
             pair_weight,
+            api_names,
+            missing_calls,
+            api_weight,
         }
     }
 
@@ -298,6 +366,13 @@ impl<'a> Ranker<'a> {
         let tokens = features::tokens(text);
         let pasted_words = vocabulary::words(text);
         let query = self.query(text, &tokens);
+        let mentions = features::api_mentions(text);
+        let query_calls: BTreeSet<String> = mentions.iter().map(|(f, _)| f.clone()).collect();
+        let query_missing: BTreeSet<&String> = mentions
+            .iter()
+            .filter(|(_, missing)| *missing)
+            .map(|(f, _)| f)
+            .collect();
         let empty = BTreeSet::new();
         let first: &BTreeSet<String> = errors.first().map_or(&empty, |e| &e.features);
         let mut ranked: Vec<(usize, f64, Ranked<'a>)> = Vec::new();
@@ -419,6 +494,22 @@ impl<'a> Ranker<'a> {
                     score += self.weight(f) * boost;
                 }
             }
+            // The CUDA calls the text names that the case names anywhere,
+            // where its best text does not count them already; a call the
+            // case's failure lacks, only where the text lacks it too. They
+            // decide only where the rest of the text does not match the
+            // case: among the cases its error's words match, a call named in
+            // one's fix says nothing of which the text hit.
+            let by_calls = score < MIN_SCORE;
+            if by_calls {
+                for f in query_calls.iter() {
+                    let lacked = self.missing_calls[i].contains(f) && !query_missing.contains(f);
+                    if !shared.contains(f) && self.api_names[i].contains(f) && !lacked {
+                        shared.insert(f);
+                        score += self.api_weight[f];
+                    }
+                }
+            }
             if score >= MIN_SCORE {
                 let names_the_error = shared.iter().any(|f| features::is_error_name(f));
                 let own_weight = self.vocabulary.weight_in(i, &pasted_words);
@@ -429,6 +520,7 @@ impl<'a> Ranker<'a> {
                         case,
                         score,
                         names_the_error,
+                        by_calls,
                         matched: matched_spans(&tokens, &shared)
                             .into_iter()
                             .map(|m| as_written(text, &m).unwrap_or(m))
@@ -459,6 +551,7 @@ impl<'a> Ranker<'a> {
         ranked.sort_by(|(ia, ta, a), (ib, tb, b)| {
             b.names_the_error
                 .cmp(&a.names_the_error)
+                .then(a.by_calls.cmp(&b.by_calls))
                 .then(b.score.total_cmp(&a.score))
                 .then(b.own_weight.total_cmp(&a.own_weight))
                 .then(tb.total_cmp(ta))

@@ -36,6 +36,11 @@
   var RELEASED_WORDS = [];
   var NEGATIONS = [];
   var OWN_WORD_CASES = 0;
+  var API_NAME_PREFIXES = [];
+  var API_NAME_WEIGHT = 0;
+  var MISSING_CALL_WORDS = [];
+  var MISSING_CALL_WINDOW = 0;
+  var CLAUSE_MARKS = "";
 
   function configure(matcher) {
     GENERIC_WORDS = matcher.generic_words;
@@ -61,6 +66,11 @@
     RELEASED_WORDS = matcher.released_words;
     NEGATIONS = matcher.negations;
     OWN_WORD_CASES = matcher.own_word_cases;
+    API_NAME_PREFIXES = matcher.api_name_prefixes;
+    API_NAME_WEIGHT = matcher.api_name_weight;
+    MISSING_CALL_WORDS = matcher.missing_call_words;
+    MISSING_CALL_WINDOW = matcher.missing_call_window;
+    CLAUSE_MARKS = matcher.clause_marks;
     UNITS = {};
     matcher.units.forEach(function (u) { UNITS[u[0]] = u[1]; });
     ASYNCHRONOUS = matcher.asynchronous;
@@ -279,6 +289,42 @@
     var lowerStart = /^[a-z]/.test(word);
     var camel = humps >= 2 || (humps === 1 && lowerStart);
     return word.length > 3 && (inner || camel);
+  }
+
+  // As is_api_name in features.rs: a CUDA call's name (cudaMallocHost,
+  // cuCtxCreate), not an error's, a generic one's or a library's (cuDNN).
+  function isApiName(word) {
+    var low = lower(word);
+    var shaped = API_NAME_PREFIXES.some(function (p) {
+      return word.startsWith(p) && /^[A-Z][a-z]/.test(word.slice(p.length));
+    });
+    return shaped && isIdentifier(word) && !isErrorName("id:" + low) && GENERIC_IDENTIFIERS.indexOf(low) < 0;
+  }
+
+  // As api_mentions in features.rs: every mention of a CUDA call, and
+  // whether the words before it in its clause say it is not made.
+  function apiMentions(text) {
+    var out = [];
+    withoutFrames(text).forEach(function (line) {
+      var clauses = [""];
+      for (var c = 0; c < line.length; c++) {
+        if (CLAUSE_MARKS.indexOf(line[c]) >= 0) clauses.push("");
+        else clauses[clauses.length - 1] += line[c];
+      }
+      clauses.forEach(function (clause) {
+        var toks = lineTokens(clause);
+        toks.forEach(function (t, i) {
+          if (t === BREAK || !isApiName(t)) return;
+          var missing = false;
+          for (var k = i - 1; k >= 0 && k >= i - MISSING_CALL_WINDOW; k--) {
+            if (toks[k] === BREAK) break;
+            if (MISSING_CALL_WORDS.indexOf(lower(toks[k])) >= 0) { missing = true; break; }
+          }
+          out.push({ feature: "id:" + lower(t), missing: missing });
+        });
+      });
+    });
+    return out;
   }
 
   // As is_note in features.rs: a warning, information or a table's row,
@@ -742,6 +788,33 @@
     var self = this;
     holders.forEach(function (k, f) { self.weight.set(f, Math.log(1 + n / k)); });
     this.own = ownWords(index);
+    // As api_names, missing_calls and api_weight in rank.rs: each case's
+    // CUDA calls, those whose absence is its failure, and their weights.
+    this.apiNames = index.cases.map(function (c) {
+      var out = new Set();
+      [c.title, c.cause, c.fix].concat(c.texts.map(function (t) { return t.text; })).forEach(function (t) {
+        apiMentions(t).forEach(function (m) { out.add(m.feature); });
+      });
+      return out;
+    });
+    this.missingCalls = index.cases.map(function (c) {
+      var told = [];
+      [c.title, c.cause].concat(c.texts.map(function (t) { return t.text; })).forEach(function (t) {
+        told = told.concat(apiMentions(t));
+      });
+      var out = new Set();
+      told.forEach(function (m) {
+        var made = told.some(function (o) { return o.feature === m.feature && !o.missing; });
+        if (m.missing && !made) out.add(m.feature);
+      });
+      return out;
+    });
+    var apiHolders = new Map();
+    this.apiNames.forEach(function (names) {
+      names.forEach(function (f) { apiHolders.set(f, (apiHolders.get(f) || 0) + 1); });
+    });
+    this.apiWeight = new Map();
+    apiHolders.forEach(function (k, f) { self.apiWeight.set(f, API_NAME_WEIGHT * Math.log(1 + n / k)); });
     // The features of the texts the cases' variants returned in the run.
     this.runFeatures = new Set();
     index.cases.forEach(function (c, ci) {
@@ -859,6 +932,11 @@
     var first = errs.length ? errs[0].features : new Set();
     var queryErrors = Array.from(query).filter(isErrorName);
     var pastedWords = vocabularyWords(text);
+    var mentions = apiMentions(text);
+    var queryCalls = Array.from(new Set(mentions.map(function (m) { return m.feature; }))).sort(byteOrder);
+    var queryMissing = new Set(mentions.filter(function (m) { return m.missing; }).map(function (m) {
+      return m.feature;
+    }));
     var ranked = [];
     // As rank.rs: a stretch of prose a case shares, where the text holds
     // none of its own words, counts as the pair in it that most cases say,
@@ -923,6 +1001,17 @@
         best.shared.push(f);
         best.score += self.weight.get(f) * (first.has(f) ? FIRST_ERROR_WEIGHT : 1.0);
       });
+      // As rank.rs: the CUDA calls the text names that the case names
+      // anywhere, only where the rest of the text does not match it.
+      var byCalls = best.score < MIN_SCORE;
+      if (byCalls) {
+        queryCalls.forEach(function (f) {
+          var lacked = self.missingCalls[i].has(f) && !queryMissing.has(f);
+          if (best.shared.indexOf(f) >= 0 || !self.apiNames[i].has(f) || lacked) return;
+          best.shared.push(f);
+          best.score += self.apiWeight.get(f);
+        });
+      }
       best.shared.sort(byteOrder);
       // As rank.rs: the case's own words the text holds order cases of the
       // same score, their weights summed in byte order.
@@ -945,13 +1034,14 @@
         if (ownFound.length) matched.push(OWN_WORDS_SAID.replace("{words}", ownFound.join(", ")));
         var namesTheError = best.shared.some(isErrorName);
         ranked.push({
-          i: i, total: total, case: c, score: best.score, namesTheError: namesTheError, matched: matched,
+          i: i, total: total, case: c, score: best.score, namesTheError: namesTheError, byCalls: byCalls,
+          matched: matched,
           ownWeight: ownWeight,
         });
       }
     });
     ranked.sort(function (a, b) {
-      return (b.namesTheError - a.namesTheError) || b.score - a.score || b.ownWeight - a.ownWeight ||
+      return (b.namesTheError - a.namesTheError) || (a.byCalls - b.byCalls) || b.score - a.score || b.ownWeight - a.ownWeight ||
         b.total - a.total || a.i - b.i;
     });
     return ranked;
@@ -1019,7 +1109,8 @@
     var matches = ranker.rankWith(text, errs);
     var tied = 0;
     while (tied < matches.length && matches[tied].score === matches[0].score &&
-      matches[tied].namesTheError === matches[0].namesTheError) tied++;
+      matches[tied].namesTheError === matches[0].namesTheError &&
+      matches[tied].byCalls === matches[0].byCalls) tied++;
     // As error_names in answer.rs: the text's error names, as written.
     var unmatched = [];
     if (matches.length > 0 && !matches[0].namesTheError) {
