@@ -173,16 +173,7 @@ impl<'a> Ranker<'a> {
                     .collect()
             })
             .collect();
-        let mut pair_holders: BTreeMap<&String, usize> = BTreeMap::new();
-        for pairs in &said_pairs {
-            for p in pairs {
-                *pair_holders.entry(p).or_default() += 1;
-            }
-        }
-        let pair_weight = pair_holders
-            .into_iter()
-            .map(|(p, k)| (p.clone(), (1.0 + n / k as f64).ln()))
-            .collect();
+        let pair_weight = weight_by_holders(&said_pairs, n, 1.0);
         let api_names: Vec<BTreeSet<String>> = index
             .cases
             .iter()
@@ -210,16 +201,7 @@ impl<'a> Ranker<'a> {
                     .collect()
             })
             .collect();
-        let mut api_holders: BTreeMap<&String, usize> = BTreeMap::new();
-        for names in &api_names {
-            for a in names {
-                *api_holders.entry(a).or_default() += 1;
-            }
-        }
-        let api_weight = api_holders
-            .into_iter()
-            .map(|(a, k)| (a.clone(), API_NAME_WEIGHT * (1.0 + n / k as f64).ln()))
-            .collect();
+        let api_weight = weight_by_holders(&api_names, n, API_NAME_WEIGHT);
         Ranker {
             index,
             text_features,
@@ -641,4 +623,19 @@ fn as_written(text: &str, phrase: &str) -> Option<String> {
         from = start + first.len();
     }
     None
+}
+
+/// Each item's weight from how many of the `n` cases hold it (`held`, one
+/// set a case): `scale`·ln(1 + n/k), rarer items weighing more.
+fn weight_by_holders(held: &[BTreeSet<String>], n: f64, scale: f64) -> BTreeMap<String, f64> {
+    let mut holders: BTreeMap<&String, usize> = BTreeMap::new();
+    for items in held {
+        for item in items {
+            *holders.entry(item).or_default() += 1;
+        }
+    }
+    holders
+        .into_iter()
+        .map(|(item, k)| (item.clone(), scale * (1.0 + n / k as f64).ln()))
+        .collect()
 }
