@@ -174,19 +174,9 @@ impl<'a> Ranker<'a> {
             })
             .collect();
         let pair_weight = weight_by_holders(&said_pairs, n, 1.0);
-        let api_names: Vec<BTreeSet<String>> = index
-            .cases
-            .iter()
-            .map(|c| {
-                [&c.title, &c.cause, &c.fix]
-                    .into_iter()
-                    .chain(c.texts.iter().map(|t| &t.text))
-                    .flat_map(|t| features::api_mentions(t))
-                    .map(|(f, _)| f)
-                    .collect()
-            })
-            .collect();
-        let missing_calls = index
+        // Each case's calls, read once: those its title, cause and texts
+        // name (and whether they say the call is not made), and its fix's.
+        let (api_names, missing_calls): (Vec<BTreeSet<String>>, Vec<BTreeSet<String>>) = index
             .cases
             .iter()
             .map(|c| {
@@ -195,12 +185,19 @@ impl<'a> Ranker<'a> {
                     .chain(c.texts.iter().map(|t| &t.text))
                     .flat_map(|t| features::api_mentions(t))
                     .collect();
-                told.iter()
+                let missing = told
+                    .iter()
                     .filter(|(f, missing)| *missing && !told.contains(&(f.clone(), false)))
                     .map(|(f, _)| f.clone())
-                    .collect()
+                    .collect();
+                let names = told
+                    .into_iter()
+                    .chain(features::api_mentions(&c.fix))
+                    .map(|(f, _)| f)
+                    .collect();
+                (names, missing)
             })
-            .collect();
+            .unzip();
         let api_weight = weight_by_holders(&api_names, n, API_NAME_WEIGHT);
         Ranker {
             index,
