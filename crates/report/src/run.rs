@@ -412,6 +412,16 @@ mod tests {
         std::fs::write(path, serde_json::to_string(&report).unwrap()).unwrap();
     }
 
+    /// A full run of one trial, `missing-free::broken`.
+    fn full_run() -> Report {
+        Report::new(
+            Source::default(),
+            fixture::environment("GPU"),
+            vec![result("broken", 1.0)],
+            1.0,
+        )
+    }
+
     /// Commits `full` as the newest full run under `root`.
     fn write_full(root: &Path, full: &Report) {
         std::fs::create_dir_all(root.join(EVIDENCE_JSON).parent().unwrap()).unwrap();
@@ -468,12 +478,7 @@ mod tests {
     fn a_trial_the_full_run_skipped_is_supplied_by_a_later_run_that_ran_it() {
         let root = tempfile::tempdir().unwrap();
         let root = root.path();
-        let mut full = Report::new(
-            Source::default(),
-            fixture::environment("GPU"),
-            vec![result("broken", 1.0)],
-            1.0,
-        );
+        let mut full = full_run();
         full.run.skipped.push(Skipped {
             trial: TrialId::new("missing-free", "pair"),
             reason: "needs 2 GPUs of one host".into(),
@@ -495,12 +500,7 @@ mod tests {
     fn a_trial_a_stopped_full_run_did_not_reach_is_supplied_by_a_run_of_the_same_build() {
         let root = tempfile::tempdir().unwrap();
         let root = root.path();
-        let mut full = Report::new(
-            Source::default(),
-            fixture::environment("GPU"),
-            vec![result("broken", 1.0)],
-            1.0,
-        );
+        let mut full = full_run();
         full.source.commit = "aaaaaaa".into();
         full.run.not_run.push(TrialId::new("missing-free", "fixed"));
         write_full(root, &full);
