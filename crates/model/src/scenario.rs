@@ -66,13 +66,17 @@ impl Scenario {
 
     /// Whether `variant` must have the GPU to itself: the whole scenario
     /// does (unless this variant is declared to share it), this variant
-    /// measures device-wide free memory, or it needs a pair of GPUs, both
-    /// of them its own.
+    /// measures device-wide free memory, faults the device or holds much of
+    /// its memory, or it needs a pair of GPUs, both of them its own.
     pub fn runs_alone(&self, variant: &Variant) -> bool {
+        self.alone_whatever_it_holds(variant) || variant.holds.is_some()
+    }
+
+    /// What makes `variant` run alone besides the memory it holds.
+    fn alone_whatever_it_holds(&self, variant: &Variant) -> bool {
         (self.is_exclusive() && !variant.shares)
             || variant.alone
             || variant.faults
-            || variant.holds.is_some()
             || self.needs_pair()
     }
 
@@ -81,11 +85,7 @@ impl Scenario {
     /// of `memory` bytes: there is room for what it holds and
     /// [`NEIGHBOURS_ROOM`] more. One such trial at a time per GPU.
     pub fn holds_within(&self, variant: &Variant, memory: u64) -> bool {
-        let alone_anyway = (self.is_exclusive() && !variant.shares)
-            || variant.alone
-            || variant.faults
-            || self.needs_pair();
-        !alone_anyway
+        !self.alone_whatever_it_holds(variant)
             && variant
                 .holds
                 .is_some_and(|need| need.saturating_add(NEIGHBOURS_ROOM) <= memory)
