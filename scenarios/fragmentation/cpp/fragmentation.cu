@@ -310,8 +310,8 @@ static int churn(const casebook_recorder *r) {
   rec(r, "cudaMalloc and cudaFree (the same churn, one size)", one.first_error);
   const double one_trapped = (double)again - (double)free_bytes(r) - (double)one.held - page_padding(one);
   measure(r, names::BYTES_TRAPPED_BY_THE_SAME_CHURN_OF_ONE_SIZE, one_trapped > 0 ? one_trapped : 0.0);
-  fact(r, names::THE_CHURN_TRAPS_AT_LEAST_TWICE_WHAT_ONE_SIZE_DOES,
-       gaps > 0 && gaps >= 2 * (one_trapped > 0 ? one_trapped : 0.0));
+  fact(r, names::THE_CHURN_TRAPS_AT_LEAST_FOUR_TIMES_WHAT_ONE_SIZE_DOES,
+       gaps > 0 && gaps >= 4 * (one_trapped > 0 ? one_trapped : 0.0));
   rec(r, "cudaFree (the blocks still live)", free_live(one));
   return 0;
 }

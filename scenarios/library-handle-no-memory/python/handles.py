@@ -254,7 +254,10 @@ def _next_run(rec, images, labels):
         if "raised" in error:
             raise error["raised"]
 
-    ran = rec.attempt("the next run: a new model, one step, in a new thread", next_run)
+    # Tolerated: what the next run meets is read by the facts below, not a symptom.
+    ran = rec.attempt(
+        "the next run: a new model, one step, in a new thread", next_run, tolerated=True
+    )
     rec.fact(names.THE_NEXT_RUN_ENDS_ON_AN_ERROR, not ran.ok)
     rec.fact(names.THE_NEXT_RUN_S_ERROR_NAMES_CUDNN, "cudnn" in (ran.message or "").lower())
 
