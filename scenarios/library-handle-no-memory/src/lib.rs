@@ -148,12 +148,12 @@ const CLAIMS: &[Claim] = &[
                 part: "cuDNN fails after the memory is exhausted",
                 control: Control::Impossible(
                     "no setting of this pipeline is known in which the next run's error names \
-                     cuDNN: after PyTorch's out-of-memory error its cache is given back, tens of \
-                     MiB are free, and the next run's cuDNN handle is made; what fails is \
-                     PyTorch's own allocation (leaky-loader-py) or cuBLAS's handle \
-                     (leaky-loader-sizes-py). What shows that the reading could name cuDNN: \
-                     cudnn-py, where cuDNN's first call comes with no memory left at all, ends on \
-                     CUDNN_STATUS_INTERNAL_ERROR, and the same fact reads it.",
+                     cuDNN: after PyTorch's out-of-memory error, with tens of MiB free, the next \
+                     run fails on PyTorch's own allocation (leaky-loader-py) or, its \
+                     convolutions done, on cuBLAS's handle (leaky-loader-sizes-py). What shows \
+                     that the reading could name cuDNN: cudnn-py, where cuDNN's first call comes \
+                     with no memory left at all, ends on CUDNN_STATUS_INTERNAL_ERROR, and the same \
+                     fact reads it.",
                 ),
             },
         ]),
@@ -161,8 +161,8 @@ const CLAIMS: &[Claim] = &[
         // batches still held, the next run in the same process (a new model,
         // one step, in a new thread: cuDNN's first call there). The error
         // that ends the pipeline, or the next run's, names cuDNN: the whole
-        // sentence holds. Neither does: the exhaustion holds, the cuDNN
-        // failures do not (partly). The pipeline runs to its last step:
+        // sentence holds. Neither does: the exhaustion holds, and what fails
+        // after it is not cuDNN (partly). The pipeline runs to its last step:
         // nothing was exhausted (released-loader-py, which lets each batch
         // go, and whose next run follows the same way).
         judge: |o: &Outcome| match (
