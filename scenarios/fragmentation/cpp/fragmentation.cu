@@ -194,40 +194,34 @@ static bool one_block(const casebook_recorder *r, const char *call, double share
   return err == cudaSuccess;
 }
 
-// Seed 004's "allocations frequently created and destroyed with varying
-// sizes": 100,000 cudaMalloc and cudaFree of sizes from kMin to kMax in a
-// random order, with up to half the free memory live at a time (with
-// kVary false, every block is kMin). The blocks still live stay where the
-// churn left them. Then: how much memory is neither live nor reported free
-// (trapped in pages the live blocks share), and is one block of 90% of the
-// memory still free served?
-template <size_t kMin, size_t kMax = (size_t(64) << 20), bool kVary = true>
-static int churn(const casebook_recorder *r) {
-  // Under the sanitizer, every cudaMalloc is tracked and this trial shares
-  // the GPU: fewer rounds, and no request of the free memory.
-  const bool reduced = under_sanitizer(r);
-  const int kRounds = reduced ? 2000 : 100000;
-  const size_t kPage = size_t(2) << 20;
-  int shifts = 0;  // kMin << shifts reaches kMax
-  while ((kMin << shifts) < kMax) ++shifts;
-  const size_t before = free_bytes(r);
-  const size_t budget = before / 2;
+// One churn: `rounds` cudaMalloc and cudaFree of sizes from kMin to kMax in
+// a random order, with up to half the free memory live at a time (with
+// `vary` false, every block is kMin). The blocks still live stay where the
+// churn left them, in `live`.
+struct Churned {
   std::vector<std::pair<void *, size_t>> live;
   size_t held = 0;
   int allocations = 0;
   cudaError_t first_error = cudaSuccess;
-  for (int round = 0; round < kRounds; ++round) {
-    bool release = !live.empty() && (next_random() % 2 == 0 || held > budget);
+};
+
+static Churned churn_rounds(size_t kMin, size_t kMax, bool vary, int rounds, size_t budget) {
+  const size_t kPage = size_t(2) << 20;
+  int shifts = 0;  // kMin << shifts reaches kMax
+  while ((kMin << shifts) < kMax) ++shifts;
+  Churned c;
+  for (int round = 0; round < rounds; ++round) {
+    bool release = !c.live.empty() && (next_random() % 2 == 0 || c.held > budget);
     if (release) {
-      size_t k = next_random() % live.size();
-      cudaError_t e = cudaFree(live[k].first);
-      if (first_error == cudaSuccess) first_error = e;
-      held -= live[k].second;
-      live[k] = live.back();
-      live.pop_back();
+      size_t k = next_random() % c.live.size();
+      cudaError_t e = cudaFree(c.live[k].first);
+      if (c.first_error == cudaSuccess) c.first_error = e;
+      c.held -= c.live[k].second;
+      c.live[k] = c.live.back();
+      c.live.pop_back();
     } else {
       size_t size = kMin;
-      if (kVary) {
+      if (vary) {
         size = kMin << (next_random() % (shifts + 1));  // kMin to kMax
         size += (next_random() % 8) * (size / 8);       // and between the powers of two
         if (size > kMax) size = kMax;
@@ -236,51 +230,89 @@ static int churn(const casebook_recorder *r) {
       void *p = nullptr;
       cudaError_t e = cudaMalloc(&p, size);
       if (e != cudaSuccess) {
-        if (first_error == cudaSuccess) first_error = e;
+        if (c.first_error == cudaSuccess) c.first_error = e;
         break;
       }
-      live.push_back({p, size});
-      held += size;
-      ++allocations;
+      c.live.push_back({p, size});
+      c.held += size;
+      ++c.allocations;
     }
   }
-  rec(r, "cudaMalloc and cudaFree (the churn)", first_error);
-  measure(r, names::ALLOCATIONS_MADE, allocations);
-  measure(r, names::BLOCKS_LIVE_AFTER_THE_CHURN, (double)live.size());
-  measure(r, names::BYTES_LIVE_AFTER_THE_CHURN, (double)held);
-  const size_t after = free_bytes(r);
-  const double trapped = (double)before - (double)after - (double)held;
-  // What the driver's 2 MiB pages add to the live blocks of 2 MiB or more
-  // (each rounded up to whole pages): padding inside live blocks, not gaps
-  // between them.
+  return c;
+}
+
+// What the driver's 2 MiB pages add to the live blocks of 2 MiB or more
+// (each rounded up to whole pages): padding inside live blocks, not gaps
+// between them.
+static double page_padding(const Churned &c) {
+  const size_t kPage = size_t(2) << 20;
   double padding = 0;
-  for (auto &b : live)
+  for (auto &b : c.live)
     if (b.second >= kPage) padding += (double)((b.second + kPage - 1) / kPage * kPage - b.second);
+  return padding;
+}
+
+static cudaError_t free_live(Churned &c) {
+  cudaError_t rest = cudaSuccess;
+  for (auto &b : c.live) {
+    cudaError_t e = cudaFree(b.first);
+    if (rest == cudaSuccess) rest = e;
+  }
+  c.live.clear();
+  c.held = 0;
+  return rest;
+}
+
+// Seed 004's "allocations frequently created and destroyed with varying
+// sizes": 100,000 rounds of the churn above. Then: how much memory is
+// neither live nor reported free (trapped in pages the live blocks share),
+// and is one block of 90% of the memory still free served? Then the same
+// churn again with every block 256 KiB, and the same reading of it: what
+// the sizes' variety adds to what a churn of one size traps.
+template <size_t kMin, size_t kMax = (size_t(64) << 20), bool kVary = true>
+static int churn(const casebook_recorder *r) {
+  // Under the sanitizer, every cudaMalloc is tracked and this trial shares
+  // the GPU: fewer rounds, no request of the free memory and no second churn.
+  const bool reduced = under_sanitizer(r);
+  const int kRounds = reduced ? 2000 : 100000;
+  const size_t before = free_bytes(r);
+  Churned c = churn_rounds(kMin, kMax, kVary, kRounds, before / 2);
+  rec(r, "cudaMalloc and cudaFree (the churn)", c.first_error);
+  measure(r, names::ALLOCATIONS_MADE, c.allocations);
+  measure(r, names::BLOCKS_LIVE_AFTER_THE_CHURN, (double)c.live.size());
+  measure(r, names::BYTES_LIVE_AFTER_THE_CHURN, (double)c.held);
+  const double trapped = (double)before - (double)free_bytes(r) - (double)c.held;
+  const double padding = page_padding(c);
   const double gaps = trapped - padding;
   measure(r, names::BYTES_NEITHER_LIVE_NOR_FREE_AFTER_THE_CHURN, trapped > 0 ? trapped : 0.0);
   measure(r, names::PAGE_PADDING_OF_THE_LIVE_BLOCKS, padding);
   measure(r, names::BYTES_TRAPPED_BESIDE_THE_PADDING, gaps > 0 ? gaps : 0.0);
-  fact(r, names::THE_CHURN_LEAVES_AT_LEAST_128_MIB_NEITHER_LIVE_NOR_FREE,
-       gaps >= (double)(size_t(128) << 20));
-  if (!reduced) {
-    fact(r, names::ONE_BLOCK_OF_90_OF_THE_FREE_MEMORY_IS_SERVED_AFTER_THE_CHURN,
-         one_block(r, "cudaMalloc (90% of the free memory, after the churn)", 0.9));
-    // 90% of what the live blocks leave of the memory free before the
-    // churn: memory trapped between them, reported free or not, counts
-    // against it.
-    size_t ask = (size_t)(((double)before - (double)held) * 0.9) / kBlock * kBlock;
-    void *p = nullptr;
-    cudaError_t err = tolerate(r, "cudaMalloc (90% of what the live blocks leave)", cudaMalloc(&p, ask));
-    if (err == cudaSuccess) rec(r, "cudaFree", cudaFree(p));
-    cudaGetLastError();
-    fact(r, names::ONE_BLOCK_OF_90_OF_WHAT_THE_LIVE_BLOCKS_LEAVE_IS_SERVED, err == cudaSuccess);
+  if (reduced) {
+    rec(r, "cudaFree (the blocks still live)", free_live(c));
+    return 0;
   }
-  cudaError_t rest = cudaSuccess;
-  for (auto &b : live) {
-    cudaError_t e = cudaFree(b.first);
-    if (rest == cudaSuccess) rest = e;
-  }
-  rec(r, "cudaFree (the blocks still live)", rest);
+  fact(r, names::ONE_BLOCK_OF_90_OF_THE_FREE_MEMORY_IS_SERVED_AFTER_THE_CHURN,
+       one_block(r, "cudaMalloc (90% of the free memory, after the churn)", 0.9));
+  // 90% of what the live blocks leave of the memory free before the
+  // churn: memory trapped between them, reported free or not, counts
+  // against it.
+  size_t ask = (size_t)(((double)before - (double)c.held) * 0.9) / kBlock * kBlock;
+  void *p = nullptr;
+  cudaError_t err = tolerate(r, "cudaMalloc (90% of what the live blocks leave)", cudaMalloc(&p, ask));
+  if (err == cudaSuccess) rec(r, "cudaFree", cudaFree(p));
+  cudaGetLastError();
+  fact(r, names::ONE_BLOCK_OF_90_OF_WHAT_THE_LIVE_BLOCKS_LEAVE_IS_SERVED, err == cudaSuccess);
+  rec(r, "cudaFree (the blocks still live)", free_live(c));
+
+  // The same churn, every block 256 KiB: what one size traps.
+  const size_t again = free_bytes(r);
+  Churned one = churn_rounds(size_t(256) << 10, size_t(256) << 10, false, kRounds, again / 2);
+  rec(r, "cudaMalloc and cudaFree (the same churn, one size)", one.first_error);
+  const double one_trapped = (double)again - (double)free_bytes(r) - (double)one.held - page_padding(one);
+  measure(r, names::BYTES_TRAPPED_BY_THE_SAME_CHURN_OF_ONE_SIZE, one_trapped > 0 ? one_trapped : 0.0);
+  fact(r, names::THE_CHURN_TRAPS_AT_LEAST_FOUR_TIMES_WHAT_ONE_SIZE_DOES,
+       gaps > 0 && gaps >= 4 * (one_trapped > 0 ? one_trapped : 0.0));
+  rec(r, "cudaFree (the blocks still live)", free_live(one));
   return 0;
 }
 

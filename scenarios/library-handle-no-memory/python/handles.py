@@ -226,7 +226,40 @@ def _pipeline(rec, keep, grow=False):
     rec.measure(names.BYTES_HELD_BY_LOADED_BATCHES, sum(b.nbytes for b in loaded))
     _ran_out(rec, ran)
     rec.check(names.EVERY_STEP_RUNS, ran.ok and done[0] == count)
+    _next_run(rec, host[: LOADER_BATCH * 3 * LOADER_SIDE * LOADER_SIDE], labels)
     del loaded[:]
+
+
+def _next_run(rec, images, labels):
+    """What comes after the pipeline, in the same process, the batches it
+    kept (if any) still held: a new model trained one step on a batch, in a
+    thread of its own, as a next run or an evaluation would be. PyTorch
+    gives each thread its own cuDNN handle, so this is cuDNN's first call in
+    that thread. Its error, if any, is raised here."""
+    error = {}
+
+    def one_step():
+        try:
+            model = _network()
+            batch = images.view(LOADER_BATCH, 3, LOADER_SIDE, LOADER_SIDE).to("cuda")
+            torch.nn.functional.cross_entropy(model(batch), labels).backward()
+            torch.cuda.synchronize()
+        except Exception as e:  # the step's error, whatever it is
+            error["raised"] = e
+
+    def next_run():
+        worker = threading.Thread(target=one_step)
+        worker.start()
+        worker.join()
+        if "raised" in error:
+            raise error["raised"]
+
+    # Tolerated: what the next run meets is read by the facts below, not a symptom.
+    ran = rec.attempt(
+        "the next run: a new model, one step, in a new thread", next_run, tolerated=True
+    )
+    rec.fact(names.THE_NEXT_RUN_ENDS_ON_AN_ERROR, not ran.ok)
+    rec.fact(names.THE_NEXT_RUN_S_ERROR_NAMES_CUDNN, "cudnn" in (ran.message or "").lower())
 
 
 def _ran_out(rec, ran):

@@ -146,24 +146,35 @@ const CLAIMS: &[Claim] = &[
             },
             Part {
                 part: "cuDNN fails after the memory is exhausted",
-                control: Control::Run("cudnn-py"),
+                control: Control::Impossible(
+                    "no setting of this pipeline is known in which the next run's error names \
+                     cuDNN: after PyTorch's out-of-memory error, with tens of MiB free, the next \
+                     run fails on PyTorch's own allocation (leaky-loader-py) or, its \
+                     convolutions done, on cuBLAS's handle (leaky-loader-sizes-py). What shows \
+                     that the reading could name cuDNN: cudnn-py, where cuDNN's first call comes \
+                     with no memory left at all, ends on CUDNN_STATUS_INTERNAL_ERROR, and the same \
+                     fact reads it.",
+                ),
             },
         ]),
-        // The pipeline ends on an error: the memory ran out. The error that
-        // ends it names cuDNN: the whole sentence holds (cudnn-py, where
-        // cuDNN's first call comes after the memory is taken, reads so). It
-        // ends on PyTorch's out-of-memory error instead: the exhaustion
-        // holds, and cuDNN is not reached in this design (its handle was
-        // made at the first step, and the refused request is PyTorch's own):
-        // partly. It runs to its last step: nothing was exhausted
-        // (released-loader-py).
+        // The pipeline ends on an error: the memory ran out. Then, the
+        // batches still held, the next run in the same process (a new model,
+        // one step, in a new thread: cuDNN's first call there). The error
+        // that ends the pipeline, or the next run's, names cuDNN: the whole
+        // sentence holds. Neither does: the exhaustion holds, and what fails
+        // after it is not cuDNN (partly). The pipeline runs to its last step:
+        // nothing was exhausted (released-loader-py, which lets each batch
+        // go, and whose next run follows the same way).
         judge: |o: &Outcome| match (
             o.flag(IT_ENDS_ON_AN_ERROR),
             o.flag(THE_ERROR_THAT_ENDS_IT_NAMES_CUDNN),
+            o.flag(THE_NEXT_RUN_S_ERROR_NAMES_CUDNN),
         ) {
-            (Some(false), _) => ClaimVerdict::Refuted,
-            (Some(true), Some(true)) => ClaimVerdict::Confirmed,
-            (Some(true), Some(false)) if o.shows(&Symptom::cuda_error(pytorch::OUT_OF_MEMORY)) => {
+            (Some(false), _, _) => ClaimVerdict::Refuted,
+            (Some(true), Some(true), _) | (Some(true), _, Some(true)) => ClaimVerdict::Confirmed,
+            (Some(true), Some(false), Some(false))
+                if o.shows(&Symptom::cuda_error(pytorch::OUT_OF_MEMORY)) =>
+            {
                 ClaimVerdict::Partly
             }
             _ => ClaimVerdict::Undecided,
