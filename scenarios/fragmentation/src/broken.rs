@@ -88,7 +88,7 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
 /// region's 1 GiB free on the device, kept blocks and temporaries come from
 /// cuMemAlloc until it refuses one, the temporaries go back with cuMemFree,
 /// and the same 256 MiB is asked of cuMemAlloc among the kept blocks.
-fn without_a_pool(rec: &mut Recorder) -> anyhow::Result<bool> {
+pub(crate) fn without_a_pool(rec: &mut Recorder) -> anyhow::Result<bool> {
     let (free, _) = rec.step("cuMemGetInfo", result::mem_get_info())?;
     let page = 2 * MIB;
     let ballast_bytes = free.saturating_sub(REGION) / page * page;

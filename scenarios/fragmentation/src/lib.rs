@@ -397,18 +397,21 @@ const CLAIMS: &[Claim] = &[
         quote: "Firstly, implement a custom memory pool manager that allocates larger chunks of memory initially and then subdivides these chunks into smaller blocks as needed. This minimizes fragmentation by reusing blocks from the pool.",
         // The pool the sentence describes: one region taken at the start,
         // subdivided into blocks as needed (broken), on the workload of kept
-        // blocks and freed temporaries, then 256 MiB. It serves the request:
-        // confirmed. It refuses what cuMemAlloc serves on the same workload
-        // with the same 1 GiB free (no pool, like for like): it fragments
-        // where no pool does, refuted. Both refuse: partly. The control is
-        // a pool that maps its pre-allocated pages into a fresh virtual range
-        // per block (fixed), another allocator, declared on its variant.
+        // blocks and freed temporaries, then 256 MiB; and, in the same run,
+        // the same workload with no pool, cuMemAlloc on a device left with
+        // the same 1 GiB free. "Minimizes" is read against no pool, in both
+        // arms of the judge: the pool serves what cuMemAlloc refuses:
+        // confirmed. It refuses what cuMemAlloc serves (it fragments where
+        // no pool does): refuted. Both serve, or both refuse: the pool ties
+        // with no pool, nothing minimized on this workload: partly. The
+        // control is the pool that maps its pre-allocated pages into a fresh
+        // virtual range per block (fixed), with the same no-pool arm.
         judged_by: "broken",
         control: Control::Run("fixed"),
         judge: |o: &Outcome| match (o.check(SERVED), o.flag(CUMEMALLOC_SERVES_THE_SAME_REQUEST)) {
-            (Some(true), _) => ClaimVerdict::Confirmed,
+            (Some(true), Some(false)) => ClaimVerdict::Confirmed,
             (Some(false), Some(true)) => ClaimVerdict::Refuted,
-            (Some(false), Some(false)) => ClaimVerdict::Partly,
+            (Some(true), Some(true)) | (Some(false), Some(false)) => ClaimVerdict::Partly,
             _ => ClaimVerdict::Undecided,
         },
         ..Claim::EITHER
