@@ -753,4 +753,17 @@ pub const HISTORY: &[Change] = &[
               much; the control, one size in both churns (churn-one-size-cpp), 3,670,016 against \
               2,097,152. 90% of what the live blocks leave is still served in every arm",
     },
+    Change {
+        id: "000-open-streams-interfere",
+        commit: "c5d1630",
+        from: Standing::Partly,
+        to: Standing::Confirmed,
+        why: "it was judged on timing alone (audit 11), and the time a stream left with work adds is the \
+              work's: the same stream destroyed with its work unfinished delays the next call as long. \
+              What the article's calls leave open also holds memory: 100,000 calls that each leave \
+              their stream open (leak-streams-cpp) take 573,424 bytes of device memory each, and an \
+              allocation of half the memory free before them, served then, is refused after them; \
+              the control destroys each call's stream (destroy-streams-cpp) and the same allocation \
+              is served",
+    },
 ];

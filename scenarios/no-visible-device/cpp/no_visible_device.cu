@@ -66,6 +66,8 @@ static int drive(const casebook_recorder *r, bool invalid_first) {
   std::string list = invalid_first ? "-1," + gpu : gpu + ",-1";
   setenv("CUDA_VISIBLE_DEVICES", list.c_str(), 1);
   fact_text(r, names::VISIBLE, invalid_first ? "-1, then the launcher's GPU" : "the launcher's GPU, then -1");
+  // What the rule predicts for this list: the entries before the invalid one.
+  measure(r, names::GPUS_LISTED_BEFORE_THE_INVALID_INDEX, invalid_first ? 0.0 : 1.0);
   work(r);
   return 0;
 }

@@ -146,15 +146,26 @@ const CLAIMS: &[Claim] = &[
         quote: "If an invalid index is encountered, only devices with indices that appear before \
                 the invalid index in the list are visible.",
         judged_by: "invalid-first-cpp",
-        control: Control::Run("invalid-last-cpp"),
-        // `-1,<the GPU>`: the GPU after the invalid index is not seen
-        // (confirmed), or is (refuted). invalid-last-cpp, the GPU ahead of
-        // the same invalid index, is the control, in which it is seen: the
-        // invalid entry hides what follows it, not the whole list.
-        judge: |o: &Outcome| match saw_the_gpu(o) {
-            Some(false) => ClaimVerdict::Confirmed,
-            Some(true) => ClaimVerdict::Refuted,
-            None => ClaimVerdict::Undecided,
+        control: Control::Impossible(
+            "the passage predicts, for every list, how many devices a run sees: those listed \
+             before the invalid index; a run reading refuted would need a driver that breaks the \
+             rule, and no list is one on a driver that keeps it. What shows that the count could \
+             read otherwise: the same list with the GPU ahead of the invalid index \
+             (invalid-last-cpp, one change: the order) sees the GPU, and this one, the GPU after \
+             it, sees none; each count is what the rule predicts for its list.",
+        ),
+        // `-1,<the GPU>`: the devices seen against the rule's prediction
+        // for the list (the GPUs listed before the invalid index, none
+        // here). Equal: confirmed; different: refuted. invalid-last-cpp,
+        // the GPU ahead of the same invalid index, sees the GPU, as the rule
+        // predicts for its list: the invalid entry hides what follows it,
+        // not the whole list.
+        judge: |o: &Outcome| match (
+            o.measure(DEVICES_SEEN),
+            o.measure(GPUS_LISTED_BEFORE_THE_INVALID_INDEX),
+        ) {
+            (Some(seen), Some(predicted)) => ClaimVerdict::confirmed_if(Some(seen == predicted)),
+            _ => ClaimVerdict::Undecided,
         },
         ..Claim::EITHER
     },
@@ -228,9 +239,30 @@ mod tests {
     }
 
     #[test]
-    fn the_invalid_index_claim_turns_on_the_count() {
+    fn the_invalid_index_claim_compares_the_count_with_the_list() {
         let judge = CLAIMS[1].judge;
-        assert_eq!(judge(&outcome(NO_DEVICE_CPP, 0.0)), ClaimVerdict::Confirmed);
-        assert_eq!(judge(&outcome("cudaSuccess", 1.0)), ClaimVerdict::Refuted);
+        let listed = |first, seen, before| {
+            outcome(first, seen).with_measure(GPUS_LISTED_BEFORE_THE_INVALID_INDEX, before)
+        };
+        // -1 first: none seen, none listed before it.
+        assert_eq!(
+            judge(&listed(NO_DEVICE_CPP, 0.0, 0.0)),
+            ClaimVerdict::Confirmed
+        );
+        // The GPU first: seen, as listed before -1.
+        assert_eq!(
+            judge(&listed("cudaSuccess", 1.0, 1.0)),
+            ClaimVerdict::Confirmed
+        );
+        // The GPU seen though listed after -1, or hidden though listed before.
+        assert_eq!(
+            judge(&listed("cudaSuccess", 1.0, 0.0)),
+            ClaimVerdict::Refuted
+        );
+        assert_eq!(
+            judge(&listed(NO_DEVICE_CPP, 0.0, 1.0)),
+            ClaimVerdict::Refuted
+        );
+        assert_eq!(judge(&outcome(NO_DEVICE_CPP, 0.0)), ClaimVerdict::Undecided);
     }
 }

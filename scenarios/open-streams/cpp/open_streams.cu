@@ -205,14 +205,27 @@ extern "C" int casebook_open_streams_destroy_only_cpp(const casebook_recorder *r
 namespace {
 
 // ANCHOR: stream_per_call
+// One allocation of `bytes`, freed at once if served: whether it is served.
+bool served(const casebook_recorder *r, const char *call, size_t bytes) {
+  void *p = nullptr;
+  cudaError_t err = tolerate(r, call, cudaMalloc(&p, bytes));
+  if (err == cudaSuccess) rec(r, "cudaFree", cudaFree(p));
+  cudaGetLastError();
+  return err == cudaSuccess;
+}
+
 // 100,000 calls, each making a blocking stream and running a kernel on it;
 // each destroys its stream before it returns, or leaves it open. The
 // device's free memory before and after them: what a stream left open
-// holds, and whether cudaStreamDestroy gives it back. The calls' steps are
-// not recorded one by one, only the first that fails.
+// holds, and whether cudaStreamDestroy gives it back. Then a later
+// operation: an allocation of half the memory free before the calls,
+// served before them, asked for again. The calls' steps are not recorded
+// one by one, only the first that fails.
 int stream_per_call(const casebook_recorder *r, bool destroy) {
   size_t free_before = 0, free_after = 0, total = 0;
   rec(r, "cudaMemGetInfo", cudaMemGetInfo(&free_before, &total));
+  const size_t half = free_before / 2 / (size_t(2) << 20) * (size_t(2) << 20);
+  const bool before = served(r, "cudaMalloc (half the free memory, before the calls)", half);
   int completed = 0;
   cudaError_t failed = cudaSuccess;
   for (int i = 0; i < kStreamCalls && failed == cudaSuccess; ++i) {
@@ -232,6 +245,8 @@ int stream_per_call(const casebook_recorder *r, bool destroy) {
   measure(r, names::CALLS_THAT_COMPLETED, completed);
   measure(r, names::DEVICE_BYTES_PER_CALL, per_call);
   check(r, names::DEVICE_MEMORY_STAYS_WHERE_IT_WAS, per_call < kPerCallTolerance);
+  const bool after = served(r, "cudaMalloc (the same, after the calls)", half);
+  fact(r, names::AN_ALLOCATION_SERVED_BEFORE_THE_CALLS_IS_REFUSED_AFTER_THEM, before && !after);
   return failed == cudaSuccess ? 0 : 1;
 }
 // ANCHOR_END: stream_per_call

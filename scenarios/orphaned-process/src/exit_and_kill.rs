@@ -10,7 +10,10 @@
 //!
 //! Its control, `forked-child-torn-down`: the same, but the holder that
 //! exits first frees its memory and destroys its context, the explicit
-//! cleanup the article asks for, while its forked child still lives.
+//! cleanup the article asks for, while its forked child still lives; and
+//! `forked-child-destroyed`, the context destroyed, the memory not freed.
+//! Each explicit form runs, first and in the same run, a holder that leaves
+//! its cleanup to the driver beside the same kind of child.
 
 use casebook_model::Recorder;
 use casebook_runtime::worker;
@@ -40,6 +43,22 @@ pub fn torn_down(rec: &mut Recorder) -> anyhow::Result<()> {
 }
 // ANCHOR_END: torn_down
 
+// ANCHOR: destroyed
+/// The article's advice as it says it, beside the forked child: the holder
+/// that exits first destroys its context (the primary context's last
+/// release), its memory not freed.
+pub fn destroyed(rec: &mut Recorder) -> anyhow::Result<()> {
+    arms(rec, true, Exit::Destroyed)
+}
+// ANCHOR_END: destroyed
+
+// ANCHOR: destroyed_no_fork
+/// The same without a forked child.
+pub fn destroyed_no_fork(rec: &mut Recorder) -> anyhow::Result<()> {
+    arms(rec, false, Exit::Destroyed)
+}
+// ANCHOR_END: destroyed_no_fork
+
 // ANCHOR: freed_only
 /// Half the cleanup beside the forked child: the holder that exits first
 /// frees its memory but leaves its context to the driver.
@@ -49,13 +68,26 @@ pub fn freed_only(rec: &mut Recorder) -> anyhow::Result<()> {
 // ANCHOR_END: freed_only
 
 /// How the holder that exits ends: leaving its memory and context to the
-/// driver, freeing the one and destroying the other first, or freeing the
-/// memory only.
+/// driver, freeing the one and destroying the other first, freeing the
+/// memory only, or destroying the context only.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Exit {
     Implicit,
     TornDown,
     FreedOnly,
+    Destroyed,
+}
+
+impl Exit {
+    /// The holder's mode.
+    fn mode(self) -> &'static str {
+        match self {
+            Exit::Implicit => "exit",
+            Exit::TornDown => "teardown",
+            Exit::FreedOnly => "free",
+            Exit::Destroyed => "destroy",
+        }
+    }
 }
 
 /// Kills the holder's child, if any, when dropped: nothing outlives the
@@ -87,15 +119,27 @@ fn arms(rec: &mut Recorder, forks: bool, exit: Exit) -> anyhow::Result<()> {
     }
     let watch = Watch::new(rec)?;
 
+    if exit != Exit::Implicit {
+        // In the same run, first, the holder that leaves its cleanup to the
+        // driver: what the explicit cleanup is measured against.
+        let mut leaver = watch.command("holder")?;
+        leaver.env(MODE_ENV, Exit::Implicit.mode());
+        if forks {
+            leaver.env(FORK_ENV, "1");
+        }
+        let mut leaver = leaver.spawn()?;
+        watch.wait_held()?;
+        let mut child = Child(watch.child(forks)?);
+        leaver.wait()?;
+        let back = watch.back(rec, FREE_AFTER_AN_IMPLICIT_EXIT)?;
+        rec.fact(AFTER_AN_IMPLICIT_EXIT, back);
+        if child.end() {
+            watch.back(rec, FREE_AFTER_ITS_CHILD_ENDS)?;
+        }
+    }
+
     let mut leaver = watch.command("holder")?;
-    leaver.env(
-        MODE_ENV,
-        match exit {
-            Exit::Implicit => "exit",
-            Exit::TornDown => "teardown",
-            Exit::FreedOnly => "free",
-        },
-    );
+    leaver.env(MODE_ENV, exit.mode());
     if forks {
         leaver.env(FORK_ENV, "1");
     }

@@ -90,6 +90,28 @@ pub fn scenario() -> Scenario {
                 "arms(rec, true, Exit::TornDown)",
                 "arms(rec, true, Exit::FreedOnly)",
             ),
+            Variant::records(
+                "forked-child-destroyed",
+                cudarc!(exit_and_kill::destroyed at "destroyed")
+            )
+            .one_change(
+                "forked-child-torn-down",
+                "whether the holder that exits frees its memory before it destroys its context: \
+                 yes there; no here, the context destroyed as the article says, its memory in it",
+                "arms(rec, true, Exit::TornDown)",
+                "arms(rec, true, Exit::Destroyed)",
+            ),
+            Variant::records(
+                "destroyed-no-fork",
+                cudarc!(exit_and_kill::destroyed_no_fork at "destroyed_no_fork")
+            )
+            .one_change(
+                "forked-child-destroyed",
+                "whether each holder forks a child that sleeps (no CUDA call) before it exits or \
+                 is killed: yes there; no here",
+                "arms(rec, true, Exit::Destroyed)",
+                "arms(rec, false, Exit::Destroyed)",
+            ),
             Pair::new(
                 Symptom::check_failed(RETURNS),
                 cudarc!(broken),
@@ -232,21 +254,28 @@ const CLAIMS: &[Claim] = &[
         id: "002-implicit-cleanup-unreliable",
         source: Source::SEED_002,
         quote: "After all CUDA operations are complete, ensure that the context is destroyed using appropriate functions.  Avoid relying solely on implicit cleanup.",
-        judged_by: "forked-child-torn-down",
-        control: Control::Run("forked-child"),
+        judged_by: "forked-child-destroyed",
+        control: Control::Run("destroyed-no-fork"),
         reach: Reach::AtBestPartly(
             "implicit cleanup fails only while a child the process forked holds its context: without \
              one, the driver gives every byte back when the process exits or is killed (exit-and-kill), \
              and no explicit cleanup can help a process that is killed (this run's kill arm)",
         ),
-        // Where implicit cleanup leaves the memory taken (a forked child
-        // holds the exited holder's context), does the explicit cleanup
-        // give it back while the child lives? Back: confirmed. Still taken:
-        // refuted, destroying the context did not help. forked-child, the
-        // same holder leaving it to the driver, is the control. The advice
-        // cannot reach a process that is killed: the kill arm of the same
-        // run keeps the memory taken while the child lives.
-        judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.flag(AFTER_EXIT)),
+        // One run, two holders that exit beside a forked child: the first
+        // leaves its cleanup to the driver, the second destroys its context
+        // first, as the sentence says (its memory not freed). Implicit
+        // cleanup leaves the memory taken and the destroyed context gives it
+        // back: confirmed. Implicit cleanup gives it back already (the
+        // advice is not needed): refuted; so too if destroying the context
+        // does not give it back. The control is the same run without the
+        // forked child (destroyed-no-fork), where the driver's own cleanup
+        // is complete. forked-child-torn-down, which frees the memory before
+        // destroying the context, is recorded beside it.
+        judge: |o: &Outcome| match (o.flag(AFTER_AN_IMPLICIT_EXIT), o.flag(AFTER_EXIT)) {
+            (Some(false), Some(true)) => ClaimVerdict::Confirmed,
+            (Some(true), _) | (_, Some(false)) => ClaimVerdict::Refuted,
+            _ => ClaimVerdict::Undecided,
+        },
     },
 ];
 
@@ -360,6 +389,13 @@ pub(crate) fn serve(rec: &mut Recorder, role: &str) -> anyhow::Result<()> {
                         cudarc::driver::result::free_sync(held)
                     })?;
                     std::process::exit(0); // the context left to the driver
+                }
+                Ok("destroy") => {
+                    // The last reference to the primary context: its release
+                    // (cuDevicePrimaryCtxRelease) destroys it, the
+                    // allocation with it.
+                    drop(ctx);
+                    std::process::exit(0);
                 }
                 Ok("teardown") => {
                     // SAFETY: nothing uses the allocation any more.

@@ -126,14 +126,19 @@ int runtime_on_thread(const casebook_recorder *r, bool own_current) {
   void *p = nullptr;
   CUcontext used = nullptr;
   CUresult asked = CUDA_SUCCESS;
+  CUcontext current = nullptr;  // what is current on the thread before its runtime call
+  CUresult looked = CUDA_SUCCESS;
   std::thread worker([&] {
     if (own_current) bound = d.cuCtxSetCurrent(own);
+    looked = d.cuCtxGetCurrent(&current);
     thread_result = cudaMalloc(&p, 1 << 20);
     if (thread_result == cudaSuccess) thread_result = cudaFree(p);
     asked = d.cuCtxGetCurrent(&used);  // the context the runtime worked in
   });
   worker.join();
   if (own_current) rec_cu(r, d, "thread: cuCtxSetCurrent (the process's own context)", bound);
+  rec_cu(r, d, "thread: cuCtxGetCurrent (before the runtime call)", looked);
+  fact(r, names::A_CONTEXT_IS_CURRENT_ON_THE_THREAD_BEFORE_ITS_CALL, looked == CUDA_SUCCESS && current != nullptr);
   rec(r, "thread: cudaMalloc, cudaFree", thread_result);
   rec_cu(r, d, "thread: cuCtxGetCurrent", asked);
   // Which context that was: the device's primary context is active only if

@@ -172,21 +172,35 @@ const CLAIMS: &[Claim] = &[
                 runtime will use that, but if there is no such context, it uses a \"primary \
                 context.\"",
         judged_by: "silent-primary-cpp",
-        control: Control::Run("own-current-cpp"),
-        // The process works in a context of its own; a thread without a
-        // current context makes a runtime call. It succeeds, and the context
-        // current on the thread after it is the device's primary context (the
-        // handle cuDevicePrimaryCtxRetain gives): confirmed. It fails, or it
-        // worked in another context: refuted. The control makes the
-        // process's context current on the thread first: the runtime uses
-        // that one, and the primary context is never started. (The device
-        // memory that appears, a context's worth or none, is recorded beside.)
+        control: Control::Impossible(
+            "the passage gives, for each thread, the context the runtime must use: the one current \
+             there, or the primary context where none is; a run reading refuted would need a \
+             runtime that breaks that rule, and no setting of this program is one. What shows \
+             that the reading could give the other answer: the same program with the process's \
+             own context made current on the thread first (own-current-cpp, one change) works in \
+             that context and never starts the primary one; judged by the same rule, it \
+             confirms the passage's first clause, as this run confirms the second.",
+        ),
+        // The process works in a context of its own; a new thread makes a
+        // runtime call. Judged by the passage's rule for what was current
+        // on the thread before the call (read there, not assumed): none
+        // current, the call succeeds in the device's primary context (the
+        // handle cuDevicePrimaryCtxRetain gives); one current, the call
+        // succeeds in that one. As the rule says: confirmed. The call fails,
+        // or works in another context: refuted. (The device memory that
+        // appears, a context's worth or none, is recorded beside.)
         judge: |o: &Outcome| match (
+            o.flag(A_CONTEXT_IS_CURRENT_ON_THE_THREAD_BEFORE_ITS_CALL),
             o.check(THREAD_ALLOCATES),
             o.flag(THE_THREAD_WORKED_IN_THE_PRIMARY_CONTEXT),
+            o.flag(THE_THREAD_WORKED_IN_THE_PROCESS_OWN_CONTEXT),
         ) {
-            (Some(true), primary) => ClaimVerdict::confirmed_if(primary),
-            (Some(false), _) => ClaimVerdict::Refuted,
+            (Some(false), Some(true), Some(true), _) | (Some(true), Some(true), _, Some(true)) => {
+                ClaimVerdict::Confirmed
+            }
+            (Some(_), Some(false), _, _)
+            | (Some(false), Some(true), Some(false), _)
+            | (Some(true), Some(true), _, Some(false)) => ClaimVerdict::Refuted,
             _ => ClaimVerdict::Undecided,
         },
         ..Claim::EITHER
@@ -235,4 +249,54 @@ pub fn thread_allocates(calls: &mut Calls) -> Result<bool, DriverError> {
     let freed = unsafe { result::free_sync(buf) };
     calls.push(("cuMemFree", freed));
     Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn judge() -> fn(&Outcome) -> ClaimVerdict {
+        CLAIMS
+            .iter()
+            .find(|c| c.id == "nvidia-runtime-takes-the-primary-context")
+            .expect("the claim")
+            .judge
+    }
+
+    fn thread(current: bool, allocates: bool, primary: bool, own: bool) -> Outcome {
+        Outcome::empty()
+            .with_fact(A_CONTEXT_IS_CURRENT_ON_THE_THREAD_BEFORE_ITS_CALL, current)
+            .with_check(THREAD_ALLOCATES, allocates)
+            .with_fact(THE_THREAD_WORKED_IN_THE_PRIMARY_CONTEXT, primary)
+            .with_fact(THE_THREAD_WORKED_IN_THE_PROCESS_OWN_CONTEXT, own)
+    }
+
+    #[test]
+    fn each_branch_is_judged_by_what_was_current() {
+        let judge = judge();
+        // None current: the primary context, as the second clause says.
+        assert_eq!(
+            judge(&thread(false, true, true, false)),
+            ClaimVerdict::Confirmed
+        );
+        // One current: that one, as the first clause says.
+        assert_eq!(
+            judge(&thread(true, true, false, true)),
+            ClaimVerdict::Confirmed
+        );
+        // Against the rule, either way, or the call failing.
+        assert_eq!(
+            judge(&thread(false, true, false, true)),
+            ClaimVerdict::Refuted
+        );
+        assert_eq!(
+            judge(&thread(true, true, true, false)),
+            ClaimVerdict::Refuted
+        );
+        assert_eq!(
+            judge(&thread(false, false, false, false)),
+            ClaimVerdict::Refuted
+        );
+        assert_eq!(judge(&Outcome::empty()), ClaimVerdict::Undecided);
+    }
 }

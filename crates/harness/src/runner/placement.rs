@@ -49,25 +49,19 @@ pub fn default_jobs() -> usize {
 }
 
 /// Where the expected length of each trial comes from: the committed
-/// report of the last full run.
+/// report of the last full run, completed by the runs since (a stopped full
+/// run's remaining trials among them).
 pub const EXPECTED_FROM: &str = casebook_report::run::EVIDENCE_JSON;
 
-/// Each trial's seconds in the report at [`EXPECTED_FROM`] under `root`;
-/// empty when there is none.
+/// Each trial's seconds in the committed evidence under `root` (the report
+/// at [`EXPECTED_FROM`] and the runs since); empty when there is none.
 pub fn expected_seconds(root: &std::path::Path) -> HashMap<TrialId, f64> {
-    let Ok(text) = std::fs::read_to_string(root.join(EXPECTED_FROM)) else {
+    let Ok(Some(report)) = casebook_report::run::evidence(root) else {
         return HashMap::new();
     };
-    let Ok(report) = serde_json::from_str::<serde_json::Value>(&text) else {
-        return HashMap::new();
-    };
-    report["results"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|r| {
-            let trial = TrialId::new(r["scenario"].as_str()?, r["variant"].as_str()?);
-            Some((trial, r["seconds"].as_f64()?))
-        })
+    report
+        .results
+        .iter()
+        .map(|r| (r.trial(), r.seconds))
         .collect()
 }
