@@ -3,6 +3,7 @@
 //! nothing to load.
 
 use casebook_model::{Recorder, device};
+use casebook_runtime::worker;
 use cudarc::driver::sys;
 
 use crate::names::*;
@@ -20,10 +21,38 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
             "cuKernelGetFunction release",
             sys::cuKernelGetFunction(&mut release, kernels.release).result(),
         )?;
+    }
+    let before = crate::loading_state(rec, release)?;
+    rec.fact(BEFORE_ITS_FIRST_LAUNCH, before);
+    // SAFETY: as above.
+    unsafe {
         rec.step("cuFuncLoad release", sys::cuFuncLoad(release).result())?;
     }
     let state = crate::loading_state(rec, release)?;
     rec.fact(PRELOADED, state);
     crate::run_pair(rec, &ctx, &kernels)
+}
+
+/// The passage's other remedy, read in the same run: the broken program in
+/// a worker under CUDA_MODULE_LOADING=EAGER. Is the waiter released there,
+/// and was the releasing kernel's code loaded before its first launch (the
+/// passage says EAGER does not force each function to load eagerly)?
+pub fn with_eager(rec: &mut Recorder) -> anyhow::Result<()> {
+    if worker::role().as_deref() == Some(crate::eager::ROLE) {
+        return crate::eager::in_worker(rec);
+    }
+    run(rec)?;
+    let eager = crate::eager::under_eager(rec)?;
+    rec.fact(
+        UNDER_EAGER_THE_WAITER_IS_RELEASED,
+        eager.check(RELEASED) == Some(true),
+    );
+    if let Some(state) = eager.fact(BEFORE_ITS_FIRST_LAUNCH).and_then(|v| v.as_str()) {
+        rec.fact(
+            UNDER_EAGER_THE_RELEASING_KERNEL_IS_LOADED_BEFORE_ITS_FIRST_LAUNCH,
+            state == "loaded",
+        );
+    }
+    Ok(())
 }
 // ANCHOR_END: run
