@@ -21,11 +21,6 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
             "cuKernelGetFunction release",
             sys::cuKernelGetFunction(&mut release, kernels.release).result(),
         )?;
-    }
-    let before = crate::loading_state(rec, release)?;
-    rec.fact(BEFORE_ITS_FIRST_LAUNCH, before);
-    // SAFETY: as above.
-    unsafe {
         rec.step("cuFuncLoad release", sys::cuFuncLoad(release).result())?;
     }
     let state = crate::loading_state(rec, release)?;
@@ -35,11 +30,12 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
 
 /// The passage's other remedy, read in the same run: the broken program in
 /// a worker under CUDA_MODULE_LOADING=EAGER. Is the waiter released there,
-/// and was the releasing kernel's code loaded before its first launch (the
-/// passage says EAGER does not force each function to load eagerly)?
+/// and does the releasing kernel's first launch return at once, its code
+/// loaded before it (the passage says EAGER does not force each function to
+/// load eagerly)?
 pub fn with_eager(rec: &mut Recorder) -> anyhow::Result<()> {
     if worker::role().as_deref() == Some(crate::eager::ROLE) {
-        return crate::eager::in_worker(rec);
+        return crate::broken::run(rec);
     }
     run(rec)?;
     let eager = crate::eager::under_eager(rec)?;
@@ -47,10 +43,10 @@ pub fn with_eager(rec: &mut Recorder) -> anyhow::Result<()> {
         UNDER_EAGER_THE_WAITER_IS_RELEASED,
         eager.check(RELEASED) == Some(true),
     );
-    if let Some(state) = eager.fact(BEFORE_ITS_FIRST_LAUNCH).and_then(|v| v.as_str()) {
+    if let Some(returned) = eager.fact(LAUNCH_RETURNED).and_then(|v| v.as_str()) {
         rec.fact(
             UNDER_EAGER_THE_RELEASING_KERNEL_IS_LOADED_BEFORE_ITS_FIRST_LAUNCH,
-            state == "loaded",
+            returned == crate::AT_ONCE_TEXT,
         );
     }
     Ok(())

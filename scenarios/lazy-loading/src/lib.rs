@@ -225,18 +225,19 @@ const CLAIMS: &[Claim] = &[
                      initialisation (nvidia-eager-loads-kernels-at-start), and no value of it \
                      leaves a function's code out; the clause reads as the legacy \
                      CUDA_MODULE_DATA_LOADING=EAGER's. What shows that the reading can see a \
-                     function not yet loaded: in this run, under lazy loading, the same \
-                     cuFuncIsLoaded reads the releasing kernel \"not loaded\" before its \
-                     cuFuncLoad.",
+                     function not yet loaded: under lazy loading (broken) the same first launch, \
+                     made while the waiting kernel runs, returns only after a wait, its code \
+                     loaded then.",
                 ),
             },
         ]),
         // Both remedies in one run: the fix preloads the releasing kernel
         // (cuFuncLoad) and the waiter is released; then the broken program
-        // runs in a worker under CUDA_MODULE_LOADING=EAGER, which reads,
-        // before any launch, whether the releasing kernel's code is already
-        // in the context. Both release the waiter and EAGER leaves the
-        // function to load at its launch: confirmed. Both release it, but
+        // runs in a worker under CUDA_MODULE_LOADING=EAGER, where the
+        // releasing kernel's first launch, made while the waiter runs,
+        // returns at once (its code loaded before) or after a wait. Both
+        // release the waiter and EAGER leaves the function to load at its
+        // launch: confirmed. Both release it, but
         // EAGER loaded the function with its module (the clause "without
         // forcing each function to load eagerly" does not hold): partly.
         // Either remedy leaves the waiter waiting: refuted, as the control
