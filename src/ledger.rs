@@ -766,4 +766,16 @@ pub const HISTORY: &[Change] = &[
               the control destroys each call's stream (destroy-streams-cpp) and the same allocation \
               is served",
     },
+    Change {
+        id: "nvidia-lazy-loading-preload-remedy",
+        commit: "f0c26ad",
+        from: Standing::Confirmed,
+        to: Standing::Partly,
+        why: "only the preload branch was read (audit 11). Both remedies are now read in one run: the \
+              fix preloads the releasing kernel, then the broken program runs under \
+              CUDA_MODULE_LOADING=EAGER in a worker; both release the waiter, but under EAGER the \
+              releasing kernel's first launch, made while the waiter runs, returns at once: its code \
+              was loaded with the module, against the clause \"without forcing each function to load \
+              eagerly\" (which reads as the legacy CUDA_MODULE_DATA_LOADING's)",
+    },
 ];

@@ -3,23 +3,31 @@
 
 use std::time::Duration;
 
-use casebook_model::Recorder;
+use casebook_model::{Outcome, Recorder};
 use casebook_runtime::worker;
 
 use crate::names::*;
 
-const ROLE: &str = "broken program with CUDA_MODULE_LOADING=EAGER";
+/// The worker's role.
+pub(crate) const ROLE: &str = "broken program with CUDA_MODULE_LOADING=EAGER";
 
 pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
     if worker::role().as_deref() == Some(ROLE) {
         return crate::broken::run(rec);
     }
+    let outcome = under_eager(rec)?;
+    rec.check(RELEASED, outcome.check(RELEASED) == Some(true));
+    Ok(())
+}
+
+/// Runs the broken program in a worker under CUDA_MODULE_LOADING=EAGER and
+/// copies what it recorded into this variant's record.
+pub(crate) fn under_eager(rec: &mut Recorder) -> anyhow::Result<Outcome> {
     let outcome = worker::run(
         ROLE,
         Duration::from_secs(60),
         &[("CUDA_MODULE_LOADING", "EAGER")],
     )?;
     worker::replay(rec, ROLE, &outcome);
-    rec.check(RELEASED, outcome.check(RELEASED) == Some(true));
-    Ok(())
+    Ok(outcome)
 }

@@ -73,7 +73,7 @@ pub fn scenario() -> Scenario {
             Pair::new(
                 Symptom::check_failed(RELEASED),
                 cudarc!(broken),
-                cudarc!(fixed)
+                cudarc!(fixed::with_eager at "run")
             ),
             Variant::contrast_clean("eager", cudarc!(eager)).also_differs(
                 "the broken program, unchanged, run in a worker process with \
@@ -213,10 +213,45 @@ const CLAIMS: &[Claim] = &[
                 launching them or run application with `CUDA_MODULE_LOADING = EAGER` to force \
                 loading data eagerly without forcing each function to load eagerly",
         judged_by: "fixed",
-        control: Control::Run("broken"),
-        // The fix preloads the releasing kernel (the first remedy); the
-        // second is the `eager` variant's.
-        judge: |o: &Outcome| ClaimVerdict::confirmed_if(released(o)),
+        control: Control::Parts(&[
+            Part {
+                part: "preloading the kernels, or CUDA_MODULE_LOADING=EAGER, lets them run side by side",
+                control: Control::Run("broken"),
+            },
+            Part {
+                part: "EAGER does so without forcing each function to load eagerly",
+                control: Control::Impossible(
+                    "CUDA_MODULE_LOADING=EAGER is documented to load every module and kernel at \
+                     initialisation (nvidia-eager-loads-kernels-at-start), and no value of it \
+                     leaves a function's code out; the clause reads as the legacy \
+                     CUDA_MODULE_DATA_LOADING=EAGER's. What shows that the reading can see a \
+                     function not yet loaded: under lazy loading (broken) the same first launch, \
+                     made while the waiting kernel runs, returns only after a wait, its code \
+                     loaded then.",
+                ),
+            },
+        ]),
+        // Both remedies in one run: the fix preloads the releasing kernel
+        // (cuFuncLoad) and the waiter is released; then the broken program
+        // runs in a worker under CUDA_MODULE_LOADING=EAGER, where the
+        // releasing kernel's first launch, made while the waiter runs,
+        // returns at once (its code loaded before) or after a wait. Both
+        // release the waiter and EAGER leaves the function to load at its
+        // launch: confirmed. Both release it, but
+        // EAGER loaded the function with its module (the clause "without
+        // forcing each function to load eagerly" does not hold): partly.
+        // Either remedy leaves the waiter waiting: refuted, as the control
+        // (broken, neither remedy) reads.
+        judge: |o: &Outcome| match (
+            released(o),
+            o.flag(UNDER_EAGER_THE_WAITER_IS_RELEASED),
+            o.flag(UNDER_EAGER_THE_RELEASING_KERNEL_IS_LOADED_BEFORE_ITS_FIRST_LAUNCH),
+        ) {
+            (Some(false), _, _) | (_, Some(false), _) => ClaimVerdict::Refuted,
+            (Some(true), Some(true), Some(false)) => ClaimVerdict::Confirmed,
+            (Some(true), Some(true), Some(true)) => ClaimVerdict::Partly,
+            _ => ClaimVerdict::Undecided,
+        },
         ..Claim::EITHER
     },
     Claim {

@@ -150,7 +150,9 @@ const CLAIMS: &[Claim] = &[
                     "no setting of this pipeline is known in which the next run's error names \
                      cuDNN: after PyTorch's out-of-memory error, with tens of MiB free, the next \
                      run fails on PyTorch's own allocation (leaky-loader-py) or, its \
-                     convolutions done, on cuBLAS's handle (leaky-loader-sizes-py). What shows \
+                     convolutions done, on cuBLAS's handle (leaky-loader-sizes-py); with batches \
+                     of 8 and of 2 images instead of 32 (an exploratory run of f0c26ad), on \
+                     cuBLAS's handle and on PyTorch's allocation. What shows \
                      that the reading could name cuDNN: cudnn-py, where cuDNN's first call comes \
                      with no memory left at all, ends on CUDNN_STATUS_INTERNAL_ERROR, and the same \
                      fact reads it.",

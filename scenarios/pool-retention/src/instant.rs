@@ -4,7 +4,9 @@
 //! at the pool's default release threshold. The memory comes from the
 //! stream-ordered pool and goes back with cuMemFreeAsync
 //! (`free-async-at-once`), or from cuMemAlloc and goes back with cuMemFree
-//! (`free-at-once`, the control).
+//! (`free-at-once`, the control). Then the same size is asked for again on
+//! the same stream, before any synchronise: does it take memory from the
+//! device, or is it served from what the free left with the allocator?
 
 use casebook_model::Recorder;
 use casebook_model::device::{self, PAGE, measure_bytes};
@@ -64,6 +66,28 @@ fn at_once(rec: &mut Recorder, allocator: Allocator) -> anyhow::Result<()> {
         THE_FREED_MEMORY_IS_BACK_AT_ONCE,
         right_after + TOLERANCE >= baseline,
     );
+    // The next request of the same size, on the same stream, before any
+    // synchronise: served from what the free left with the allocator, or
+    // taken from the device's free memory again.
+    // SAFETY: freed at once, used by nothing.
+    let again = match allocator {
+        Allocator::Pool => rec.step("cuMemAllocAsync (the same size again)", unsafe {
+            result::malloc_async(s, bytes)
+        })?,
+        Allocator::Plain => rec.step("cuMemAlloc (the same size again)", unsafe {
+            result::malloc_sync(bytes)
+        })?,
+    };
+    let after_again = device::free_bytes(rec, &ctx)?;
+    measure_bytes(rec, FREE_AFTER_THE_SAME_SIZE_AGAIN, after_again);
+    rec.fact(
+        THE_SAME_SIZE_AGAIN_TAKES_NO_MEMORY_FROM_THE_DEVICE,
+        after_again + TOLERANCE >= right_after,
+    );
+    match allocator {
+        Allocator::Pool => rec.step("cuMemFreeAsync", unsafe { result::free_async(again, s) })?,
+        Allocator::Plain => rec.step("cuMemFree", unsafe { result::free_sync(again) })?,
+    }
     rec.step("cuStreamSynchronize", unsafe {
         result::stream::synchronize(s)
     })?;

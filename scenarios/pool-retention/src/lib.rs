@@ -123,40 +123,39 @@ pub fn scenario() -> Scenario {
     }
 }
 
-/// Partly: the memory is back at a synchronise by default, and kept only
-/// with the threshold raised.
-/// Read where the first phase runs at the default threshold and the second
-/// with it raised (broken): "partly" when the pool keeps the freed memory
-/// only with the threshold raised. A run with both phases at one threshold
-/// reads "confirmed" (both keep it) or "refuted" (neither does).
-fn kept_only_when_raised(o: &Outcome) -> ClaimVerdict {
-    match (o.flag(FIRST_PHASE_RETURNED), o.flag(SECOND_PHASE_KEPT)) {
-        (Some(true), Some(true)) => ClaimVerdict::Partly,
-        (Some(false), Some(true)) => ClaimVerdict::Confirmed,
-        (Some(true), Some(false)) => ClaimVerdict::Refuted,
-        _ => ClaimVerdict::Undecided,
-    }
-}
-
 const CLAIMS: &[Claim] = &[
     Claim {
         id: "004-allocator-caches-blocks",
         source: Source::SEED_004,
         quote: "Instead of grabbing contiguous chunks of available memory whenever requested, CUDA's allocator often caches \
                 memory blocks internally.",
-        judged_by: "broken",
-        control: Control::Parts(&[
-            Part {
-                part: "with its release threshold raised, the pool keeps the freed memory",
-                control: Control::Run("default-threshold"),
-            },
-            Part {
-                part: "at the default threshold, it keeps it past a synchronise",
-                control: Control::Run("raised-threshold"),
-            },
-        ]),
-        judge: kept_only_when_raised,
-        ..Claim::EITHER
+        // "Caches": a freed block is kept by the allocator and the next
+        // request is served from it, instead of memory taken from the device
+        // again. Read at once after a free, before any synchronise, on the
+        // allocator that keeps blocks, the stream-ordered pool
+        // (free-async-at-once): the freed memory is not back on the device,
+        // and the same size asked for again takes none from it: confirmed,
+        // within the cap (CUDA's other allocator does not). The freed
+        // memory back at once, or the next request taking memory again:
+        // refuted, as the control (free-at-once: cuMemAlloc and cuMemFree,
+        // one change) reads.
+        judged_by: "free-async-at-once",
+        control: Control::Run("free-at-once"),
+        reach: Reach::AtBestPartly(
+            "\"often\": the stream-ordered pool (cudaMallocAsync) keeps freed blocks and serves \
+             the next request from them, but cudaMalloc, CUDA's other allocator and the one the \
+             article's first example calls, returns freed memory to the device at once and caches \
+             nothing (free-at-once); and the pool itself gives its cache back at a synchronise at \
+             its default release threshold (default-threshold)",
+        ),
+        judge: |o: &Outcome| match (
+            o.flag(THE_FREED_MEMORY_IS_BACK_AT_ONCE),
+            o.flag(THE_SAME_SIZE_AGAIN_TAKES_NO_MEMORY_FROM_THE_DEVICE),
+        ) {
+            (Some(false), Some(true)) => ClaimVerdict::Confirmed,
+            (Some(true), _) | (_, Some(false)) => ClaimVerdict::Refuted,
+            _ => ClaimVerdict::Undecided,
+        },
     },
     Claim {
         id: "004-freed-not-immediately-available",
