@@ -181,7 +181,8 @@
         if (isWordChar(c)) {
           word += c;
         } else if (word.length > 0) {
-          var figure = /[0-9]/.test(word);
+          // As line_tokens in features.rs: a CUDA call's name keeps its digits.
+          var figure = /[0-9]/.test(word) && !isApiName(word);
           // A unit after a figure is part of it: "2.00 GiB".
           var unitOfFigure = unitOf(word) !== null && out.length > 0 && out[out.length - 1] === BREAK;
           out.push(figure || unitOfFigure ? BREAK : word);
