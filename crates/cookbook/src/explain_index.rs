@@ -177,7 +177,13 @@ pub fn page(index: &Index, root: &Path) -> anyhow::Result<String> {
          speak of an error; the driver's Xid report is read by its number (Xid 48, a double-bit \
          ECC error), an out-of-memory message by what its sizes say (one request larger than the \
          GPU, a reserve in pieces), and a device after the first (`cuda:1`, `/device:GPU:2`) as \
-         a fact of its own, which the cases whose texts name one share. A known failure first \
+         a fact of its own, which the cases whose texts name one share. A text that shares no \
+         error name or message with any case (a failure told in the user's own words) is matched \
+         on the words of the cases' descriptions instead (their names, titles, causes and fixes, \
+         and words two of their sources use), and says so: three words or more that at most \
+         five cases use anywhere, everyday English (\"since\", \"however\", \"several\") \
+         never counting, and a word's endings set aside (\"recursion\" is \"recursive\"). A \
+         CUDA call's name keeps its digits (`cudaMemcpy2D`). A known failure first \
          gives exit code 16, no match 15.\n\n\
          {known_list}\
          ## How well it finds the case\n\n\

@@ -73,6 +73,10 @@ pub struct Answer {
     /// match's texts hold none of them ([`UNNAMED_NOTE`]).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unmatched_names: Vec<String>,
+    /// The first match matched on words of its description, not on an
+    /// error text ([`crate::description::DESCRIPTION_NOTE`]).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub by_description: bool,
     /// The text is compute-sanitizer's report of an out-of-bounds access,
     /// which no case reproduces ([`OUT_OF_BOUNDS_NOTE`]).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -113,6 +117,7 @@ pub fn explain(index: &Index, text: &str) -> Answer {
                 r.score == best.score
                     && r.names_the_error == best.names_the_error
                     && r.by_calls == best.by_calls
+                    && r.by_description == best.by_description
             })
             .count()
     });
@@ -121,6 +126,7 @@ pub fn explain(index: &Index, text: &str) -> Answer {
     } else {
         Vec::new()
     };
+    let by_description = ranked.first().is_some_and(|r| r.by_description);
     let matches: Vec<Match> = ranked.into_iter().map(to_match).collect();
     let errors: Vec<String> = found.into_iter().map(|e| e.line).collect();
     let first = errors.first().map(|l| l.to_ascii_lowercase());
@@ -132,6 +138,7 @@ pub fn explain(index: &Index, text: &str) -> Answer {
         matches,
         tied,
         unmatched_names,
+        by_description,
         out_of_bounds: ranker.only_an_out_of_bounds_access(text),
         report,
     }

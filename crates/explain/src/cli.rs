@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use crate::answer::{
     self, ASYNCHRONOUS_HINT, Answer, Match, OUT_OF_BOUNDS_NOTE, TIED_NOTE, UNNAMED_NOTE,
 };
+use crate::description::DESCRIPTION_NOTE;
 use crate::index::Index;
 
 /// Exit codes of `explain`, as `casebook_report::Exit` has them (a test
@@ -156,6 +157,9 @@ pub fn render(answer: &Answer) -> String {
     }
     if answer.out_of_bounds {
         out.push_str(&format!("Note: {OUT_OF_BOUNDS_NOTE}\n\n"));
+    }
+    if answer.by_description {
+        out.push_str(&format!("Note: {DESCRIPTION_NOTE}\n\n"));
     }
     if !answer.unmatched_names.is_empty() {
         out.push_str(&UNNAMED_NOTE.replace("{names}", &answer.unmatched_names.join(", ")));

@@ -10,7 +10,9 @@
 //! 2. The text is cut into lines, and each line into words at whitespace. A chunk holding `/` or `\`
 //!    (a path, an address) or naming a source file (`enqueue.cc:52`) is dropped; the rest is split into runs of
 //!    letters, digits and `_`. A word holding a digit is a figure (a size, a
-//!    device index, a pointer, a line number) and is dropped. Each dropped
+//!    device index, a pointer, a line number) and is dropped, unless it is a
+//!    CUDA call's name ([`is_api_name`]: `cudaMemcpy2D`,
+//!    `cuDevicePrimaryCtxReset_v2`). Each dropped
 //!    chunk or figure, and each line's end, is a break: no phrase spans it.
 //! 3. The sentences frameworks append to every CUDA error (PyTorch's
 //!    "CUDA kernel errors might be asynchronously reported …") are removed,
@@ -344,7 +346,9 @@ pub fn line_tokens(line: &str) -> Vec<Token> {
                 word.push(c);
             } else if !word.is_empty() {
                 let w = std::mem::take(&mut word);
-                let figure = w.chars().any(|c| c.is_ascii_digit());
+                // A CUDA call's name keeps its digits (`cudaMemcpy2D`,
+                // `cuDevicePrimaryCtxReset_v2`): they are part of the name.
+                let figure = w.chars().any(|c| c.is_ascii_digit()) && !is_api_name(&w);
                 // A unit after a figure is part of it: "2.00 GiB".
                 let unit_of_figure = unit(&w).is_some() && out.last() == Some(&Token::Break);
                 if figure || unit_of_figure {
@@ -1411,6 +1415,33 @@ pub fn features_of(tokens: &[Token], reading: Reading) -> BTreeSet<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cuda_call_s_name_keeps_its_digits_and_figures_are_still_dropped() {
+        let words = |line: &str| -> Vec<String> {
+            line_tokens(line)
+                .into_iter()
+                .filter_map(|t| match t {
+                    Token::Word(w) => Some(w),
+                    Token::Break => None,
+                })
+                .collect()
+        };
+        assert_eq!(
+            words("cudaMemcpy2D and cuDevicePrimaryCtxReset_v2 fail"),
+            ["cudaMemcpy2D", "and", "cuDevicePrimaryCtxReset_v2", "fail"]
+        );
+        // Sizes, addresses, devices and user's names with digits stay figures.
+        assert_eq!(
+            words("2.00 GiB at 0x7f3a on sm_90 V100 cuda12 layer_1 cuDNN8"),
+            ["at", "on"]
+        );
+        let calls: Vec<String> = api_mentions("cudaMemcpy2D fails, cuMemcpyDtoH_v2 hangs")
+            .into_iter()
+            .map(|(f, _)| f)
+            .collect();
+        assert_eq!(calls, ["id:cudamemcpy2d", "id:cumemcpydtoh_v2"]);
+    }
 
     #[test]
     fn figures_paths_and_frames_break_phrases() {

@@ -112,6 +112,25 @@ pub struct Matcher {
     pub missing_call_window: usize,
     #[serde(default)]
     pub clause_marks: String,
+    /// What prose that shares no error text with any case is matched on
+    /// ([`crate::description`]): the everyday words that never count, the
+    /// endings a word's stem loses, the most cases that may use a word for
+    /// it to count, how many such words and what weight make a match, and
+    /// what the answer says of it.
+    #[serde(default)]
+    pub everyday_words: Vec<String>,
+    #[serde(default)]
+    pub stem_endings: Vec<String>,
+    #[serde(default)]
+    pub description_word_cases: usize,
+    #[serde(default)]
+    pub description_min_words: usize,
+    #[serde(default)]
+    pub description_min_score: f64,
+    #[serde(default)]
+    pub description_said: String,
+    #[serde(default)]
+    pub description_note: String,
 }
 
 /// The committed GPU run: what reproduced the cases.

@@ -10,6 +10,7 @@
 
 pub mod answer;
 pub mod cli;
+pub mod description;
 pub mod features;
 pub mod heldout;
 pub mod index;

@@ -4,7 +4,7 @@
 //! `rank` and `answer`, which the index itself does not import.
 
 use crate::index::Matcher;
-use crate::{answer, features, rank, vocabulary};
+use crate::{answer, description, features, rank, vocabulary};
 
 impl Matcher {
     /// The constants this build ranks with.
@@ -54,6 +54,13 @@ impl Matcher {
             missing_call_words: owned(features::MISSING_CALL_WORDS),
             missing_call_window: features::MISSING_CALL_WINDOW,
             clause_marks: features::CLAUSE_MARKS.to_owned(),
+            everyday_words: owned(description::EVERYDAY_WORDS),
+            stem_endings: owned(description::STEM_ENDINGS),
+            description_word_cases: description::DESCRIPTION_WORD_CASES,
+            description_min_words: description::DESCRIPTION_MIN_WORDS,
+            description_min_score: description::DESCRIPTION_MIN_SCORE,
+            description_said: description::DESCRIPTION_SAID.to_owned(),
+            description_note: description::DESCRIPTION_NOTE.to_owned(),
         }
     }
 }

@@ -34,6 +34,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::description::{self, Description};
 use crate::features::{self, Reading, Token};
 use crate::index::{Case, Index};
 use crate::vocabulary::{self, Vocabulary};
@@ -86,6 +87,9 @@ pub struct Ranker<'a> {
     missing_calls: Vec<BTreeSet<String>>,
     /// A call's weight, by the cases that name it, times [`API_NAME_WEIGHT`].
     api_weight: BTreeMap<String, f64>,
+    /// Each case's distinctive words ([`crate::description`]), what prose
+    /// that shares no error text matches on.
+    description: Description,
 }
 
 /// One case that matched, with what matched.
@@ -99,6 +103,11 @@ pub struct Ranked<'a> {
     /// It matched only with the CUDA calls the text names: it comes after
     /// every case that matched without them.
     pub by_calls: bool,
+    /// No case matched on an error's words, and this one matched on the
+    /// words of its description ([`crate::description`]): it comes after
+    /// every case that matched on an error's words (there are none), and
+    /// before those that matched on calls alone.
+    pub by_description: bool,
     /// The error names and message fragments of the text that matched, in
     /// the order they appear in it.
     pub matched: Vec<String>,
@@ -211,6 +220,7 @@ impl<'a> Ranker<'a> {
             api_names,
             missing_calls,
             api_weight,
+            description: Description::new(index),
         }
     }
 
@@ -500,6 +510,7 @@ impl<'a> Ranker<'a> {
                         score,
                         names_the_error,
                         by_calls,
+                        by_description: false,
                         matched: matched_spans(&tokens, &shared)
                             .into_iter()
                             .map(|m| as_written(text, &m).unwrap_or(m))
@@ -527,10 +538,49 @@ impl<'a> Ranker<'a> {
                 ));
             }
         }
+        // Prose that matched no case on an error's words: the words of the
+        // cases' descriptions decide, before the calls alone.
+        if ranked.iter().all(|(_, _, r)| r.by_calls) {
+            let written = description::words_as_written(text);
+            let stems: Vec<String> = written.iter().map(|(_, s)| s.clone()).collect();
+            for (i, case) in self.index.cases.iter().enumerate() {
+                // A text that makes the call whose absence is the case's
+                // failure tells another failure, as with the calls alone.
+                let makes_the_missing_call = self.missing_calls[i]
+                    .iter()
+                    .any(|f| query_calls.contains(f) && !query_missing.contains(f));
+                let (found, weight) = self.description.shared(i, &stems);
+                if makes_the_missing_call || !Description::matches(&found, weight) {
+                    continue;
+                }
+                let matched: Vec<String> = found
+                    .iter()
+                    .filter_map(|s| written.iter().find(|(_, o)| o == *s))
+                    .map(|(w, _)| w.clone())
+                    .chain([description::DESCRIPTION_SAID.to_owned()])
+                    .collect();
+                ranked.retain(|(j, _, _)| *j != i);
+                ranked.push((
+                    i,
+                    0.0,
+                    Ranked {
+                        case,
+                        score: weight,
+                        names_the_error: false,
+                        by_calls: false,
+                        by_description: true,
+                        matched,
+                        own_words: Vec::new(),
+                        own_weight: 0.0,
+                    },
+                ));
+            }
+        }
         ranked.sort_by(|(ia, ta, a), (ib, tb, b)| {
             b.names_the_error
                 .cmp(&a.names_the_error)
                 .then(a.by_calls.cmp(&b.by_calls))
+                .then(a.by_description.cmp(&b.by_description))
                 .then(b.score.total_cmp(&a.score))
                 .then(b.own_weight.total_cmp(&a.own_weight))
                 .then(tb.total_cmp(ta))

@@ -41,6 +41,12 @@
   var MISSING_CALL_WORDS = [];
   var MISSING_CALL_WINDOW = 0;
   var CLAUSE_MARKS = "";
+  var EVERYDAY_WORDS = [];
+  var STEM_ENDINGS = [];
+  var DESCRIPTION_WORD_CASES = 0;
+  var DESCRIPTION_MIN_WORDS = 0;
+  var DESCRIPTION_MIN_SCORE = 0;
+  var DESCRIPTION_SAID = "";
 
   function configure(matcher) {
     GENERIC_WORDS = matcher.generic_words;
@@ -71,6 +77,12 @@
     MISSING_CALL_WORDS = matcher.missing_call_words;
     MISSING_CALL_WINDOW = matcher.missing_call_window;
     CLAUSE_MARKS = matcher.clause_marks;
+    EVERYDAY_WORDS = matcher.everyday_words;
+    STEM_ENDINGS = matcher.stem_endings;
+    DESCRIPTION_WORD_CASES = matcher.description_word_cases;
+    DESCRIPTION_MIN_WORDS = matcher.description_min_words;
+    DESCRIPTION_MIN_SCORE = matcher.description_min_score;
+    DESCRIPTION_SAID = matcher.description_said;
     UNITS = {};
     matcher.units.forEach(function (u) { UNITS[u[0]] = u[1]; });
     ASYNCHRONOUS = matcher.asynchronous;
@@ -181,7 +193,8 @@
         if (isWordChar(c)) {
           word += c;
         } else if (word.length > 0) {
-          var figure = /[0-9]/.test(word);
+          // As line_tokens in features.rs: a CUDA call's name keeps its digits.
+          var figure = /[0-9]/.test(word) && !isApiName(word);
           // A unit after a figure is part of it: "2.00 GiB".
           var unitOfFigure = unitOf(word) !== null && out.length > 0 && out[out.length - 1] === BREAK;
           out.push(figure || unitOfFigure ? BREAK : word);
@@ -734,6 +747,74 @@
     return out;
   }
 
+  // As stem in description.rs: each ending of STEM_ENDINGS in turn (the
+  // first that fits), while four letters or more remain.
+  function stem(word) {
+    var w = word;
+    for (;;) {
+      var e = null;
+      for (var k = 0; k < STEM_ENDINGS.length; k++) {
+        var x = STEM_ENDINGS[k];
+        if (w.length >= x.length + 4 && w.slice(-x.length) === x) { e = x; break; }
+      }
+      if (e === null) return w;
+      w = w.slice(0, w.length - e.length);
+    }
+  }
+
+  // As words_as_written in description.rs: each word as the text writes it
+  // and its stem, everyday words left out, one a stem.
+  function descriptionWordsAsWritten(text) {
+    var out = [];
+    tokens(text).forEach(function (t) {
+      if (t === BREAK) return;
+      var w = vocabularyWord(t);
+      if (w === null || EVERYDAY_WORDS.indexOf(w) >= 0 || EVERYDAY_WORDS.indexOf(lower(t)) >= 0) return;
+      var s = stem(w);
+      if (!out.some(function (o) { return o[1] === s; })) out.push([t, s]);
+    });
+    return out;
+  }
+
+  function descriptionWords(text) {
+    return descriptionWordsAsWritten(text).map(function (o) { return o[1]; });
+  }
+
+  // As Description::new in description.rs: each case's distinctive words
+  // (of its description, used by few cases anywhere), with their weights.
+  function describedWords(index) {
+    var n = Math.max(index.cases.length, 1);
+    var users = new Map();
+    var heads = function (c) { return [c.scenario.replace(/-/g, " "), c.title, c.cause, c.fix]; };
+    index.cases.forEach(function (c) {
+      var used = new Set();
+      heads(c).concat(c.texts.map(function (t) { return t.text; })).forEach(function (t) {
+        descriptionWords(t).forEach(function (w) { used.add(w); });
+      });
+      used.forEach(function (w) { users.set(w, (users.get(w) || 0) + 1); });
+    });
+    return index.cases.map(function (c) {
+      var mine = new Set();
+      heads(c).forEach(function (t) {
+        descriptionWords(t).forEach(function (w) { mine.add(w); });
+      });
+      var sources = new Map();
+      c.texts.forEach(function (t) {
+        descriptionWords(t.text).forEach(function (w) {
+          if (!sources.has(w)) sources.set(w, new Set());
+          sources.get(w).add(t.from);
+        });
+      });
+      sources.forEach(function (from, w) { if (from.size >= 2) mine.add(w); });
+      var distinctive = new Map();
+      mine.forEach(function (w) {
+        var k = users.get(w);
+        if (k <= DESCRIPTION_WORD_CASES) distinctive.set(w, Math.log(1 + n / k));
+      });
+      return distinctive;
+    });
+  }
+
   // As Vocabulary::new in vocabulary.rs: each case's own words, with their
   // weights.
   function ownWords(index) {
@@ -788,6 +869,7 @@
     var self = this;
     holders.forEach(function (k, f) { self.weight.set(f, Math.log(1 + n / k)); });
     this.own = ownWords(index);
+    this.described = describedWords(index);
     // As api_names, missing_calls and api_weight in rank.rs: each case's
     // CUDA calls, those whose absence is its failure, and their weights.
     this.apiNames = index.cases.map(function (c) {
@@ -1035,13 +1117,41 @@
         var namesTheError = best.shared.some(isErrorName);
         ranked.push({
           i: i, total: total, case: c, score: best.score, namesTheError: namesTheError, byCalls: byCalls,
+          byDescription: false,
           matched: matched,
           ownWeight: ownWeight,
         });
       }
     });
+    // As rank.rs: prose that matched no case on an error's words is matched
+    // on the words of the cases' descriptions, before the calls alone.
+    if (ranked.every(function (r) { return r.byCalls; })) {
+      var written = descriptionWordsAsWritten(text);
+      var stems = written.map(function (o) { return o[1]; });
+      this.index.cases.forEach(function (c, i) {
+        // A text that makes the call whose absence is the case's failure
+        // tells another failure.
+        var makesTheMissingCall = Array.from(self.missingCalls[i]).some(function (f) {
+          return queryCalls.indexOf(f) >= 0 && !queryMissing.has(f);
+        });
+        var distinctive = self.described[i];
+        var found = stems.filter(function (w) { return distinctive.has(w); });
+        var weight = 0;
+        found.slice().sort(byteOrder).forEach(function (w) { weight += distinctive.get(w); });
+        if (makesTheMissingCall || found.length < DESCRIPTION_MIN_WORDS || weight < DESCRIPTION_MIN_SCORE) return;
+        var matched = found.map(function (w) {
+          return written.filter(function (o) { return o[1] === w; })[0][0];
+        }).concat([DESCRIPTION_SAID]);
+        ranked = ranked.filter(function (r) { return r.i !== i; });
+        ranked.push({
+          i: i, total: 0, case: c, score: weight, namesTheError: false, byCalls: false, byDescription: true,
+          matched: matched, ownWeight: 0,
+        });
+      });
+    }
     ranked.sort(function (a, b) {
-      return (b.namesTheError - a.namesTheError) || (a.byCalls - b.byCalls) || b.score - a.score || b.ownWeight - a.ownWeight ||
+      return (b.namesTheError - a.namesTheError) || (a.byCalls - b.byCalls) ||
+        (a.byDescription - b.byDescription) || b.score - a.score || b.ownWeight - a.ownWeight ||
         b.total - a.total || a.i - b.i;
     });
     return ranked;
@@ -1110,7 +1220,8 @@
     var tied = 0;
     while (tied < matches.length && matches[tied].score === matches[0].score &&
       matches[tied].namesTheError === matches[0].namesTheError &&
-      matches[tied].byCalls === matches[0].byCalls) tied++;
+      matches[tied].byCalls === matches[0].byCalls &&
+      matches[tied].byDescription === matches[0].byDescription) tied++;
     // As error_names in answer.rs: the text's error names, as written.
     var unmatched = [];
     if (matches.length > 0 && !matches[0].namesTheError) {
@@ -1126,6 +1237,7 @@
       matches: matches,
       tied: tied,
       unmatched_names: unmatched,
+      by_description: matches.length > 0 && matches[0].byDescription,
       out_of_bounds: ranker.onlyAnOutOfBoundsAccess(text),
     };
   }

@@ -59,6 +59,9 @@
         index.matcher.tied_note.replace("{n}", String(answer.tied)),
       ]));
     }
+    if (answer.by_description) {
+      out.appendChild(el("blockquote", { class: "explain-by-description" }, [index.matcher.description_note]));
+    }
     if (answer.unmatched_names.length > 0) {
       out.appendChild(el("p", { class: "explain-unnamed" }, [
         index.matcher.unnamed_note.replace("{names}", answer.unmatched_names.join(", ")),
