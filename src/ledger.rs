@@ -782,4 +782,11 @@ pub const HISTORY: &[Change] = &[
               (std::is_trivially_copyable), dim3 and uint3 both are, and every built-in component reads \
               unsigned",
     },
+    Change {
+        id: "nvidia-block-index-is-unsigned",
+        commit: "6e36cb3",
+        from: Standing::Confirmed,
+        to: Standing::Partly,
+        why: "the eighth audit: the sentence also says both types are trivial structures, which was not read. As nvcc 13.0 compiles them, uint3 is a trivial type and dim3 is not (it has constructors, with x, y and z defaulting to 1), though it is trivially copyable; the twelve components are unsigned",
+    },
 ];
