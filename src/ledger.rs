@@ -680,13 +680,6 @@ pub const HISTORY: &[Change] = &[
         why: "the seventh audit: the sentence is about the example, whose run was not read for it. The article's example 3 now reads free memory once its four cudaFreeAsync are issued (as-written-cpp): 35.6 MB below free memory before it, where the four buffers are 16 MiB; the control synchronises the device before the same reading and finds them back. The threshold runs that decided it before read whether the pool keeps memory past a synchronise, which the sentence does not say",
     },
     Change {
-        id: "nvidia-block-index-is-unsigned",
-        commit: "6e36cb3",
-        from: Standing::Confirmed,
-        to: Standing::Partly,
-        why: "the eighth audit: the sentence also says both types are trivial structures, which was not read. As nvcc 13.0 compiles them, uint3 is a trivial type and dim3 is not (it has constructors, with x, y and z defaulting to 1), though it is trivially copyable; the twelve components are unsigned",
-    },
-    Change {
         id: "pytorch-load-moves-tensors-to-the-device-they-were-saved-from",
         commit: "6e36cb3",
         from: Standing::Partly,
@@ -777,5 +770,23 @@ pub const HISTORY: &[Change] = &[
               releasing kernel's first launch, made while the waiter runs, returns at once: its code \
               was loaded with the module, against the clause \"without forcing each function to load \
               eagerly\" (which reads as the legacy CUDA_MODULE_DATA_LOADING's)",
+    },
+    Change {
+        id: "nvidia-block-index-is-unsigned",
+        commit: "next-run19",
+        from: Standing::Partly,
+        to: Standing::Confirmed,
+        why: "\"partly\" rested on reading the Guide's \"trivial structures\" as C++'s std::is_trivial, \
+              which the same Guide rules out for dim3 when it says an unspecified component is set to 1 \
+              (audits 11 and 12). Read as a plain struct of three values copied as their bytes \
+              (std::is_trivially_copyable), dim3 and uint3 both are, and every built-in component reads \
+              unsigned",
+    },
+    Change {
+        id: "nvidia-block-index-is-unsigned",
+        commit: "6e36cb3",
+        from: Standing::Confirmed,
+        to: Standing::Partly,
+        why: "the eighth audit: the sentence also says both types are trivial structures, which was not read. As nvcc 13.0 compiles them, uint3 is a trivial type and dim3 is not (it has constructors, with x, y and z defaulting to 1), though it is trivially copyable; the twelve components are unsigned",
     },
 ];

@@ -125,8 +125,9 @@ pub fn page(
          `claims-audit-7.md` (the fifth and the seventh re-read every claim and list what \
          changed after them; the sixth re-read the five verdicts the fifth's second round \
          changed or re-decided; audits 8 to 10, of the verdicts changed since, are appended to \
-         the seventh), and `claims-audit-11.md`, which re-read every claim again: of 149, none \
-         unfair, 23 doubtful.\n\n\
+         the seventh), `claims-audit-11.md`, which re-read every claim again: of 149, none \
+         unfair, 23 doubtful, and `claims-audit-12.md`, which re-read the ten verdicts changed \
+         after it: three doubtful.\n\n\
          | claim | was | became | at | why | now |\n|---|---|---|---|---|---|\n",
     );
     for (i, change) in history.iter().enumerate() {

@@ -137,39 +137,26 @@ const CLAIMS: &[Claim] = &[Claim {
     quote: "Both dim3 and uint3 are trivial structures consisting of three unsigned values named \
             x, y, and z.",
     judged_by: "fixed-cpp",
-    control: Control::Parts(&[
-        Part {
-            part: "x, y and z of the built-ins are unsigned",
-            control: Control::Impossible(
-                "the built-ins' types are the CUDA headers', the same in every program this toolkit \
-                 builds: a run in which they read signed would need another compiler. What shows the \
-                 reading can see a signed value: in this run the same v - (v + 1) on an int copy of \
-                 blockIdx.x gives -1.",
-            ),
-        },
-        Part {
-            part: "dim3 and uint3 are trivial structures",
-            control: Control::Impossible(
-                "the two types are the CUDA headers', the same in every program this toolkit builds: \
-                 a run in which dim3 reads trivial would need other headers. What shows the reading \
-                 can see a trivial type: uint3, read the same way in this run. The only gap is \
-                 dim3's constructor, which sets a component left unspecified to 1 (the Guide says \
-                 so of dim3 itself): dim3 is trivially copyable, a struct of three unsigned values \
-                 copied as its bytes, and not trivial in C++'s sense. Read informally, as \
-                 \"plain\", the sentence holds whole.",
-            ),
-        },
-    ]),
+    control: Control::Impossible(
+        "the built-ins' types and dim3 and uint3 are the CUDA headers', the same in every program \
+         this toolkit builds: a run in which a component reads signed, or dim3 reads other than a \
+         plain struct, would need another compiler or other headers. What shows the readings can \
+         see the other answer: in this run the same v - (v + 1) on an int copy of blockIdx.x gives \
+         -1, and std::is_trivial reads false for dim3 (its constructor sets a component left \
+         unspecified to 1), where uint3 reads true.",
+    ),
     // In a kernel, v - (v + 1) for x, y and z of threadIdx, blockIdx,
     // blockDim and gridDim: 2^32 - 1 for each (unsigned), or -1 for one
-    // (signed: refuted). "Trivial" is read in C++'s sense
-    // (std::is_trivial), as the compiler that builds kernels sees the types:
-    // unsigned and both trivial confirms; unsigned with one not trivial is
-    // partly.
+    // (signed: refuted). "Trivial structures" is read as the Guide means it,
+    // plain structs of three values copied as their bytes
+    // (std::is_trivially_copyable): not as C++'s std::is_trivial, which the
+    // same Guide rules out for dim3 when it says an unspecified component is
+    // set to 1 (audits 11 and 12). Unsigned and both plain: confirmed;
+    // unsigned with one not plain: partly.
     judge: |o: &Outcome| match (
         o.flag(EVERY_BUILT_IN_COMPONENT_IS_UNSIGNED),
         o.flag(UINT3_IS_A_TRIVIAL_TYPE),
-        o.flag(DIM3_IS_A_TRIVIAL_TYPE),
+        o.flag(DIM3_IS_TRIVIALLY_COPYABLE),
     ) {
         (Some(false), _, _) => ClaimVerdict::Refuted,
         (Some(true), Some(true), Some(true)) => ClaimVerdict::Confirmed,

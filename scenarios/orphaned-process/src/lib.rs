@@ -258,8 +258,7 @@ const CLAIMS: &[Claim] = &[
         control: Control::Run("destroyed-no-fork"),
         reach: Reach::AtBestPartly(
             "implicit cleanup fails only while a child the process forked holds its context: without \
-             one, the driver gives every byte back when the process exits or is killed (exit-and-kill), \
-             and no explicit cleanup can help a process that is killed (this run's kill arm)",
+             one, the driver gives every byte back when the process exits or is killed (exit-and-kill)",
         ),
         // One run, two holders that exit beside a forked child: the first
         // leaves its cleanup to the driver, the second destroys its context
