@@ -361,23 +361,7 @@ pub fn used_words(case: &Case) -> BTreeSet<String> {
 /// or a thread and the run): a word one user wrote may be that user's.
 pub fn described_words(case: &Case) -> BTreeSet<String> {
     let name = case.scenario.replace('-', " ");
-    let mut mine: BTreeSet<String> = [&name, &case.title, &case.cause, &case.fix]
-        .into_iter()
-        .flat_map(|t| words(t))
-        .collect();
-    let mut sources: BTreeMap<String, BTreeSet<&str>> = BTreeMap::new();
-    for t in &case.texts {
-        for w in words(&t.text) {
-            sources.entry(w).or_default().insert(t.from.as_str());
-        }
-    }
-    mine.extend(
-        sources
-            .into_iter()
-            .filter(|(_, from)| from.len() >= 2)
-            .map(|(w, _)| w),
-    );
-    mine
+    vocabulary::case_words(case, &[&name, &case.title, &case.cause, &case.fix], words)
 }
 
 /// Every case's distinctive words, with their weights.

@@ -75,27 +75,7 @@ impl Vocabulary {
         let candidates: Vec<BTreeSet<String>> = index
             .cases
             .iter()
-            .map(|case| {
-                let mut mine: BTreeSet<String> = [&case.title, &case.cause, &case.fix]
-                    .iter()
-                    .flat_map(|t| words(t))
-                    .collect();
-                // A word one thread uses may be that user's; a word two
-                // sources use is how the failure is told.
-                let mut sources: BTreeMap<String, BTreeSet<&str>> = BTreeMap::new();
-                for t in &case.texts {
-                    for w in words(&t.text) {
-                        sources.entry(w).or_default().insert(t.from.as_str());
-                    }
-                }
-                mine.extend(
-                    sources
-                        .into_iter()
-                        .filter(|(_, from)| from.len() >= 2)
-                        .map(|(w, _)| w),
-                );
-                mine
-            })
+            .map(|case| case_words(case, &[&case.title, &case.cause, &case.fix], words))
             .collect();
         let mut holders: BTreeMap<&str, usize> = BTreeMap::new();
         for mine in &candidates {
@@ -133,6 +113,32 @@ impl Vocabulary {
         found.sort();
         found.iter().map(|w| self.own[case][*w]).sum()
     }
+}
+
+/// The words of a case as `words` reads them: those of `fields` (its own
+/// title, cause, fix and the like), and those two or more of the sources of
+/// its texts use (two threads, or a thread and the run). A word one thread
+/// uses may be that user's; a word two sources use is how the failure is
+/// told.
+pub fn case_words(
+    case: &crate::index::Case,
+    fields: &[&str],
+    words: impl Fn(&str) -> Vec<String>,
+) -> BTreeSet<String> {
+    let mut mine: BTreeSet<String> = fields.iter().flat_map(|t| words(t)).collect();
+    let mut sources: BTreeMap<String, BTreeSet<&str>> = BTreeMap::new();
+    for t in &case.texts {
+        for w in words(&t.text) {
+            sources.entry(w).or_default().insert(t.from.as_str());
+        }
+    }
+    mine.extend(
+        sources
+            .into_iter()
+            .filter(|(_, from)| from.len() >= 2)
+            .map(|(w, _)| w),
+    );
+    mine
 }
 
 #[cfg(test)]

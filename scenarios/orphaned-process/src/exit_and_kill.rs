@@ -113,6 +113,21 @@ impl Drop for Child {
     }
 }
 
+/// A holder that takes its memory, forks a sleeping child if `forks`, and
+/// exits the way `exit` says; returns once it has exited, with its child.
+fn holder_exits(watch: &Watch, forks: bool, exit: Exit) -> anyhow::Result<Child> {
+    let mut leaver = watch.command("holder")?;
+    leaver.env(MODE_ENV, exit.mode());
+    if forks {
+        leaver.env(FORK_ENV, "1");
+    }
+    let mut leaver = leaver.spawn()?;
+    watch.wait_held()?;
+    let child = Child(watch.child(forks)?);
+    leaver.wait()?;
+    Ok(child)
+}
+
 fn arms(rec: &mut Recorder, forks: bool, exit: Exit) -> anyhow::Result<()> {
     if let Some(role) = worker::role() {
         return serve(rec, &role);
@@ -122,15 +137,7 @@ fn arms(rec: &mut Recorder, forks: bool, exit: Exit) -> anyhow::Result<()> {
     if exit != Exit::Implicit {
         // In the same run, first, the holder that leaves its cleanup to the
         // driver: what the explicit cleanup is measured against.
-        let mut leaver = watch.command("holder")?;
-        leaver.env(MODE_ENV, Exit::Implicit.mode());
-        if forks {
-            leaver.env(FORK_ENV, "1");
-        }
-        let mut leaver = leaver.spawn()?;
-        watch.wait_held()?;
-        let mut child = Child(watch.child(forks)?);
-        leaver.wait()?;
+        let mut child = holder_exits(&watch, forks, Exit::Implicit)?;
         let back = watch.back(rec, FREE_AFTER_AN_IMPLICIT_EXIT)?;
         rec.fact(AFTER_AN_IMPLICIT_EXIT, back);
         if child.end() {
@@ -138,15 +145,7 @@ fn arms(rec: &mut Recorder, forks: bool, exit: Exit) -> anyhow::Result<()> {
         }
     }
 
-    let mut leaver = watch.command("holder")?;
-    leaver.env(MODE_ENV, exit.mode());
-    if forks {
-        leaver.env(FORK_ENV, "1");
-    }
-    let mut leaver = leaver.spawn()?;
-    watch.wait_held()?;
-    let mut child = Child(watch.child(forks)?);
-    leaver.wait()?;
+    let mut child = holder_exits(&watch, forks, exit)?;
     let back = watch.back(rec, FREE_AFTER_EXIT)?;
     rec.fact(AFTER_EXIT, back);
     // Who nvidia-smi shows now: the child, or any process but the watch.
