@@ -251,8 +251,9 @@ const CLAIMS: &[Claim] = &[
         source: Source::SEED_004,
         quote: "In my experience optimizing high-performance computing applications, I've repeatedly encountered out-of-memory errors even with seemingly ample free memory.",
         judged_by: "broken",
-        // One change: each call's context destroyed after its work (128
-        // calls, past the 101 at which broken fails).
+        // Each call's context destroyed after its work (128 calls, past the
+        // 101 at which broken fails); what else differs from broken is said
+        // on fixed-destroy's page.
         control: Control::Run("fixed-destroy"),
         // cuCtxCreate reports out of memory: with how much still free?
         judge: |o: &Outcome| match (o.first_error_is(OOM), o.measure(FREE_WHEN_IT_FAILED)) {

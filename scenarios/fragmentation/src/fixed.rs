@@ -124,7 +124,5 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
         each(pool.spare.drain(..), |h| unsafe { sys::cuMemRelease(h) }),
     )?;
     // The same workload without a pool, as in broken.
-    let served = crate::broken::without_a_pool(rec)?;
-    rec.fact(CUMEMALLOC_SERVES_THE_SAME_REQUEST, served);
-    Ok(())
+    crate::broken::without_a_pool(rec)
 }
