@@ -154,10 +154,13 @@ const CLAIMS: &[Claim] = &[
         quote: "No more commands can be sent to this device until cudaDeviceReset() is called to \
                 reinitialize the device.",
         judged_by: "broken-cpp",
-        control: Control::Run("fixed-cpp"),
+        control: Control::Run("in-range-cpp"),
         // No more commands: an unrelated call after the assert fails. Until
         // the reset: after cudaDeviceReset a call succeeds ("confirmed"),
         // or it still fails ("partly": the reset does not bring it back).
+        // The control, in-range-cpp, is the same program with every index in
+        // range (one change): no assert, the later call and the call after
+        // the reset both succeed.
         judge: |o: &Outcome| match o.fact(LATER_CALL).and_then(|v| v.as_str()) {
             Some("cudaSuccess") => ClaimVerdict::Refuted,
             Some(_) => ClaimVerdict::when(

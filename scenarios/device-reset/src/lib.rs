@@ -118,13 +118,16 @@ const CLAIMS: &[Claim] = &[
             Part {
                 part: "the reset clears the primary context completely",
                 control: Control::Impossible(
-                    "cudaDeviceReset destroys the primary context; a run in which some of what \
-                     it holds survives would need the reset left out, the step measured. What shows \
-                     that the reading sees what survives: the library's own context, read the same \
-                     way in this run, keeps its 4 GiB. (The device's stream-ordered pool is read \
-                     apart, in pool-across-reset-cpp: a 1 GiB cudaMallocAsync block left allocated \
-                     is still held after the reset, and its pointer still works. Whether the pool \
-                     is part of \"the entire CUDA context\" is not decided here.)",
+                    "what this part reads, the primary context's own state (its cudaMalloc \
+                     buffer's pointer refused, its raised heap limit back at the default), is \
+                     destroyed with the context; a run in which it survives would need the reset \
+                     left out, the step measured. What shows that the reading sees what survives: \
+                     the library's own context, read the same way in this run, keeps its 4 GiB. \
+                     Something the process made does survive the reset: the device's \
+                     stream-ordered pool (pool-across-reset-cpp: a 1 GiB cudaMallocAsync block \
+                     left allocated is still held after the reset, and its pointer still works), \
+                     a second way in which the reset is not complete; the verdict is partly on \
+                     either",
                 ),
             },
             Part {

@@ -12,6 +12,8 @@
 
 #include <algorithm>
 #include <iostream>
+#include <iterator>
+#include <map>
 #include <utility>
 #include <vector>
 
@@ -263,6 +265,18 @@ static cudaError_t free_live(Churned &c) {
   return rest;
 }
 
+// The same churn with every block `size`, from the memory free now: what it
+// traps beside its live blocks' page padding (memory neither live nor
+// reported free); its blocks are freed after.
+static double one_size_trapped(const casebook_recorder *r, size_t size, int rounds, const char *call) {
+  const size_t before = free_bytes(r);
+  Churned one = churn_rounds(size, size, false, rounds, before / 2);
+  rec(r, call, one.first_error);
+  const double trapped = (double)before - (double)free_bytes(r) - (double)one.held - page_padding(one);
+  rec(r, "cudaFree (the blocks still live)", free_live(one));
+  return trapped > 0 ? trapped : 0.0;
+}
+
 // Seed 004's "allocations frequently created and destroyed with varying
 // sizes": 100,000 rounds of the churn above. Then: how much memory is
 // neither live nor reported free (trapped in pages the live blocks share),
@@ -304,15 +318,15 @@ static int churn(const casebook_recorder *r) {
   fact(r, names::ONE_BLOCK_OF_90_OF_WHAT_THE_LIVE_BLOCKS_LEAVE_IS_SERVED, err == cudaSuccess);
   rec(r, "cudaFree (the blocks still live)", free_live(c));
 
-  // The same churn, every block 256 KiB: what one size traps.
-  const size_t again = free_bytes(r);
-  Churned one = churn_rounds(size_t(256) << 10, size_t(256) << 10, false, kRounds, again / 2);
-  rec(r, "cudaMalloc and cudaFree (the same churn, one size)", one.first_error);
-  const double one_trapped = (double)again - (double)free_bytes(r) - (double)one.held - page_padding(one);
-  measure(r, names::BYTES_TRAPPED_BY_THE_SAME_CHURN_OF_ONE_SIZE, one_trapped > 0 ? one_trapped : 0.0);
-  fact(r, names::THE_CHURN_TRAPS_AT_LEAST_FOUR_TIMES_WHAT_ONE_SIZE_DOES,
-       gaps > 0 && gaps >= 4 * (one_trapped > 0 ? one_trapped : 0.0));
-  rec(r, "cudaFree (the blocks still live)", free_live(one));
+  // The same churn with one size, twice: every block 256 KiB, which tiles
+  // the 2 MiB page, then every block 320 KiB, which does not (six fill
+  // 1,920 KiB of a page). The sizes' variety is read against the larger:
+  // what a size that fits the page badly traps is not the variety's.
+  const double tiling = one_size_trapped(r, size_t(256) << 10, kRounds, "cudaMalloc and cudaFree (the same churn, one size)");
+  measure(r, names::BYTES_TRAPPED_BY_THE_SAME_CHURN_OF_ONE_SIZE, tiling);
+  const double odd = one_size_trapped(r, size_t(320) << 10, kRounds, "cudaMalloc and cudaFree (the same churn, 320 KiB)");
+  measure(r, names::BYTES_TRAPPED_BY_THE_SAME_CHURN_OF_320_KIB, odd);
+  fact(r, names::THE_CHURN_TRAPS_AT_LEAST_FOUR_TIMES_WHAT_ONE_SIZE_DOES, gaps > 0 && gaps >= 4 * std::max(tiling, odd));
   return 0;
 }
 
@@ -466,3 +480,188 @@ extern "C" int casebook_fragmentation_sub_page_all_freed_cpp(const casebook_reco
   return holes<size_t(64) << 10, 1>(r);
 }
 // ANCHOR_END: sub_page_all_freed
+
+// ANCHOR: chunk_pool
+// Seed 004's remedy: "a custom memory pool manager that allocates larger
+// chunks of memory initially and then subdivides these chunks into smaller
+// blocks as needed", reusing freed blocks. Chunks of 2 MiB (the driver's
+// page) from cudaMalloc; a freed block goes back to its chunk and serves the
+// next request of its size; chunks left empty stay in the pool for reuse
+// until the driver refuses a new chunk, or a request the pool does not serve
+// (a large one) comes: the pool gives them back first, as caching
+// allocators do before they report out of memory. With `kBySize`, each chunk holds blocks of one size; without it,
+// blocks of every size are cut from the chunks in the order they are asked
+// for.
+template <bool kBySize>
+class ChunkPool {
+ public:
+  static const size_t kChunk = size_t(2) << 20;
+  cudaError_t alloc(void **out, size_t bytes) {
+    std::vector<char *> &freed = freed_[bytes];
+    if (!freed.empty()) {  // a block freed earlier, of this size: reused
+      *out = freed.back();
+      freed.pop_back();
+      ++reused;
+      return hand_out(*out, bytes);
+    }
+    Open &open = open_[kBySize ? bytes : 0];  // the chunk being cut: one per size, or one for all
+    if (open.base == nullptr || open.used + bytes > kChunk) {
+      char *base = nullptr;
+      cudaError_t err = cudaMalloc(&base, kChunk);
+      if (err != cudaSuccess) {  // out of memory: give back the empty chunks, and ask once more
+        cudaGetLastError();
+        trim();
+        err = cudaMalloc(&base, kChunk);
+      }
+      if (err != cudaSuccess) return err;
+      live_[base] = 0;
+      open = Open{base, 0};
+    }
+    *out = open.base + open.used;
+    open.used += bytes;
+    return hand_out(*out, bytes);
+  }
+  void free(void *p) {
+    char *block = (char *)p;
+    freed_[sizes_[block]].push_back(block);
+    --chunk_of(block)->second;
+  }
+  // Gives the chunks with no live block back to the driver.
+  cudaError_t trim() {
+    for (auto &f : freed_)
+      f.second.erase(std::remove_if(f.second.begin(), f.second.end(),
+                                    [&](char *b) { return chunk_of(b)->second == 0; }),
+                     f.second.end());
+    for (auto &o : open_)
+      if (o.second.base != nullptr && live_[o.second.base] == 0) o.second = Open{};
+    cudaError_t first = cudaSuccess;
+    for (auto it = live_.begin(); it != live_.end();) {
+      if (it->second != 0) {
+        ++it;
+        continue;
+      }
+      cudaError_t e = cudaFree(it->first);
+      if (first == cudaSuccess) first = e;
+      it = live_.erase(it);
+    }
+    return first;
+  }
+  cudaError_t release() {
+    cudaError_t first = cudaSuccess;
+    for (auto &c : live_) {
+      cudaError_t e = cudaFree(c.first);
+      if (first == cudaSuccess) first = e;
+    }
+    live_.clear();
+    return first;
+  }
+  size_t chunks() const { return live_.size(); }
+  size_t reused = 0;
+
+ private:
+  struct Open {
+    char *base = nullptr;
+    size_t used = 0;  // cut so far, from the start
+  };
+  std::map<char *, int>::iterator chunk_of(char *block) { return std::prev(live_.upper_bound(block)); }
+  cudaError_t hand_out(void *p, size_t bytes) {
+    sizes_[(char *)p] = bytes;
+    ++chunk_of((char *)p)->second;
+    return cudaSuccess;
+  }
+  std::map<char *, int> live_;  // each chunk: its live blocks
+  std::map<size_t, Open> open_;
+  std::map<size_t, std::vector<char *>> freed_;  // freed blocks, by size
+  std::map<char *, size_t> sizes_;
+};
+
+// The workload where cudaMalloc itself fragments: kept blocks of 64 KiB and
+// temporaries of 256 KiB, both below the driver's page, asked for in turn
+// in a stretch of 4 GiB (a ballast holds the rest of the GPU); the round's
+// temporaries are freed at its end; four rounds. Then one block of 90% of
+// what the kept blocks leave of the stretch, from cudaMalloc. Once without a
+// pool, then through the pool, which gives back its empty chunks first.
+template <bool kBySize>
+static int chunk_pool(const casebook_recorder *r) {
+  const size_t kKept = size_t(64) << 10, kTemporary = size_t(256) << 10;
+  const size_t stretch = under_sanitizer(r) ? size_t(256) << 20 : size_t(4) << 30;
+  void *ballast = nullptr;
+  rec(r, "cudaMalloc (ballast: all but the stretch)",
+      cudaMalloc(&ballast, (free_bytes(r) - stretch) / kBlock * kBlock));
+  for (int pooled = 0; pooled < 2; ++pooled) {
+    Iteration it(r, pooled ? "through the pool" : "without a pool");
+    ChunkPool<kBySize> pool;
+    auto get = [&](void **p, size_t bytes) { return pooled ? pool.alloc(p, bytes) : cudaMalloc(p, bytes); };
+    auto put = [&](void *p) {
+      if (pooled) pool.free(p);
+      else cudaFree(p);
+    };
+    std::vector<void *> kept;
+    cudaError_t err = cudaSuccess;
+    int rounds = 0;
+    for (; rounds < 4 && err == cudaSuccess; ++rounds) {
+      std::vector<void *> temporaries;
+      // Until the kept blocks and this round's temporaries fill 97% of the
+      // stretch, or an allocation is refused.
+      while (err == cudaSuccess && (kept.size() + 1) * kKept + (temporaries.size() + 1) * kTemporary <= stretch / 100 * 97) {
+        void *k = nullptr, *t = nullptr;
+        err = get(&k, kKept);
+        if (err != cudaSuccess) break;
+        kept.push_back(k);
+        err = get(&t, kTemporary);
+        if (err != cudaSuccess) break;
+        temporaries.push_back(t);
+      }
+      for (void *t : temporaries) put(t);
+    }
+    cudaGetLastError();
+    // Rounds whose filling ended at the 97% mark, not on a refusal.
+    measure(r, pooled ? names::ROUNDS_COMPLETED_THROUGH_THE_POOL : names::ROUNDS_COMPLETED_WITHOUT_A_POOL,
+            rounds - (err != cudaSuccess ? 1 : 0));
+    fact(r, pooled ? names::EVERY_BLOCK_IS_SERVED_THROUGH_THE_POOL : names::EVERY_BLOCK_IS_SERVED_WITHOUT_A_POOL,
+         err == cudaSuccess);
+    rec(r, pooled ? "the pool (kept blocks and temporaries, four rounds)" : "cudaMalloc and cudaFree (kept blocks and temporaries, four rounds)",
+        err == cudaErrorMemoryAllocation ? cudaSuccess : err);  // a refusal ends the filling early
+    if (pooled) {
+      rec(r, "cudaFree (the pool's empty chunks)", pool.trim());
+      measure(r, names::CHUNKS_THE_POOL_HOLDS_FOR_THE_KEPT_BLOCKS, (double)pool.chunks());
+      measure(r, names::BLOCKS_THE_POOL_REUSED, (double)pool.reused);
+    }
+    const double kept_bytes = (double)kept.size() * kKept;
+    measure(r, pooled ? names::BYTES_KEPT_THROUGH_THE_POOL : names::BYTES_KEPT_WITHOUT_A_POOL, kept_bytes);
+    size_t ask = (size_t)(((double)stretch - kept_bytes) * 0.9) / kBlock * kBlock;
+    void *large = nullptr;
+    cudaError_t served = tolerate(r, "cudaMalloc (90% of what the kept blocks leave of the stretch)", cudaMalloc(&large, ask));
+    cudaGetLastError();
+    fact(r, pooled ? names::THE_REQUEST_IS_SERVED_BESIDE_THE_POOL : names::THE_REQUEST_IS_SERVED_WITHOUT_A_POOL,
+         served == cudaSuccess);
+    if (served == cudaSuccess) rec(r, "cudaFree (the large block)", cudaFree(large));
+    if (pooled) {
+      rec(r, "cudaFree (the pool's chunks)", pool.release());
+    } else {
+      cudaError_t rest = cudaSuccess;
+      for (void *k : kept) {
+        cudaError_t e = cudaFree(k);
+        if (rest == cudaSuccess) rest = e;
+      }
+      rec(r, "cudaFree (the kept blocks)", rest);
+    }
+  }
+  rec(r, "cudaFree (the ballast)", cudaFree(ballast));
+  return 0;
+}
+// ANCHOR_END: chunk_pool
+
+// ANCHOR: size_class_pool
+// size-class-pool-cpp: each chunk holds blocks of one size.
+extern "C" int casebook_fragmentation_size_class_pool_cpp(const casebook_recorder *r) {
+  return chunk_pool<true>(r);
+}
+// ANCHOR_END: size_class_pool
+
+// ANCHOR: shared_chunk_pool
+// shared-chunk-pool-cpp, the control: blocks of every size cut from the same chunks.
+extern "C" int casebook_fragmentation_shared_chunk_pool_cpp(const casebook_recorder *r) {
+  return chunk_pool<false>(r);
+}
+// ANCHOR_END: shared_chunk_pool

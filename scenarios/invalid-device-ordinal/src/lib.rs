@@ -95,13 +95,16 @@ const CLAIMS: &[Claim] = &[Claim {
     id: "nvidia-invalid-device-is-the-ordinal",
     source: Source::Nvidia(&INVALID_DEVICE_DOC),
     quote: "This indicates that the device ordinal supplied by the user does not correspond to a \
-            valid CUDA device",
+            valid CUDA device or that the action requested is invalid for the specified device.",
     judged_by: "broken-cpp",
     control: Control::Run("fixed-cpp"),
     // The ordinal one past the last GPU the process sees: cudaSetDevice
     // returns cudaErrorInvalidDevice (confirmed), or accepts it and the work
     // runs (refuted); fixed-cpp, the same program with an ordinal the
-    // process sees, is the control, in which no such error comes.
+    // process sees, is the control, in which no such error comes. The
+    // sentence's second case, an action invalid for a device that exists,
+    // is not run: the same error, and the message "invalid device
+    // ordinal", can come with an ordinal that is valid.
     judge: |o: &Outcome| match (o.first_error_is(INVALID_DEVICE_CPP), o.check(RAN)) {
         (Some(true), Some(false)) => ClaimVerdict::Confirmed,
         (_, Some(true)) => ClaimVerdict::Refuted,

@@ -157,15 +157,14 @@ const CLAIMS: &[Claim] = &[
         id: "003-one-allocation-exhausts",
         source: Source::SEED_003,
         quote: "While the batch size is 1, the sheer size of the intended allocation can exhaust the available GPU memory.",
-        judged_by: "broken",
-        control: Control::Run("fixed"),
-        judge: |o: &Outcome| match o.shows(&Symptom::cuda_error(OOM)) {
-            true => ClaimVerdict::Confirmed,
-            false if o.termination == casebook_model::Termination::Completed => {
-                ClaimVerdict::Refuted
-            }
-            false => ClaimVerdict::Undecided,
-        },
+        // The article's own program: its one 4 GiB allocation beside a
+        // ballast that leaves 2 GiB free, where "can" could. Refused:
+        // confirmed; served: refuted. The control, room-for-it-cpp, changes
+        // one thing, the free memory the ballast leaves (8 GiB), and the same
+        // request is served.
+        judged_by: "as-written-cpp",
+        control: Control::Run("room-for-it-cpp"),
+        judge: |o: &Outcome| ClaimVerdict::refuted_if(o.flag(IT_SUCCEEDS_BESIDE_THE_BALLAST)),
         ..Claim::EITHER
     },
     Claim {

@@ -131,9 +131,10 @@ struct Arm {
 };
 
 // One arm: `streams_used` streams (1 or kStreams) take the blocks in turn;
-// the blocks at positions k % kStreams == 0 survive when `survivors`.
+// the blocks at positions k % every == 0 (stream 0's, every a multiple of
+// kStreams) survive when `survivors`.
 static Arm arm(const casebook_recorder *r, size_t block, size_t fill, cudaStream_t *streams, int streams_used,
-               bool survivors, cudaMemPool_t pool) {
+               bool survivors, size_t every, cudaMemPool_t pool) {
   std::vector<void *> blocks;
   cudaError_t made = cudaSuccess;
   for (size_t k = 0; k < fill / block && made == cudaSuccess; ++k) {
@@ -149,12 +150,15 @@ static Arm arm(const casebook_recorder *r, size_t block, size_t fill, cudaStream
   Arm out = {0, 0, 0};
   cudaError_t freed = cudaSuccess;
   for (size_t k = 0; k < blocks.size(); ++k) {
-    if (survivors && k % kStreams == 0) continue;  // every eighth block (stream 0's) survives
+    if (survivors && k % every == 0) continue;  // every eighth block (stream 0's), or fewer, survives
     cudaError_t e = cudaFreeAsync(blocks[k], streams[(k + 1) % streams_used]);
     if (freed == cudaSuccess) freed = e;
     out.freed += (double)block;
   }
-  rec(r, survivors ? "cudaFreeAsync (every block but every eighth)" : "cudaFreeAsync (every block)", freed);
+  rec(r, !survivors ? "cudaFreeAsync (every block)"
+         : every == kStreams ? "cudaFreeAsync (every block but every eighth)"
+                             : "cudaFreeAsync (every block but the survivors)",
+      freed);
   rec(r, "cudaDeviceSynchronize", cudaDeviceSynchronize());
   out.trapped = out.freed - ((double)free_bytes(r) - (double)full);
   if (out.trapped < 0) out.trapped = 0;
@@ -164,7 +168,7 @@ static Arm arm(const casebook_recorder *r, size_t block, size_t fill, cudaStream
   out.pool_unused = (double)(reserved - used);
   cudaError_t rest = cudaSuccess;
   if (survivors) {
-    for (size_t k = 0; k < blocks.size(); k += kStreams) {
+    for (size_t k = 0; k < blocks.size(); k += every) {
       cudaError_t e = cudaFreeAsync(blocks[k], streams[0]);
       if (rest == cudaSuccess) rest = e;
     }
@@ -176,7 +180,7 @@ static Arm arm(const casebook_recorder *r, size_t block, size_t fill, cudaStream
   return out;
 }
 
-template <size_t kBlock, bool kSurvivors>
+template <size_t kBlock, bool kSurvivors, size_t kEvery = kStreams>
 static int survivors(const casebook_recorder *r) {
   // Under the sanitizer this trial shares the GPU: a smaller fill.
   const size_t kFill = under_sanitizer(r) ? (size_t(256) << 20) : (size_t(4) << 30);
@@ -186,12 +190,12 @@ static int survivors(const casebook_recorder *r) {
     rec(r, "cudaStreamCreateWithFlags (non-blocking)", cudaStreamCreateWithFlags(&streams[i], cudaStreamNonBlocking));
   cudaMemPool_t pool;
   rec(r, "cudaDeviceGetDefaultMemPool", cudaDeviceGetDefaultMemPool(&pool, 0));
-  Arm many = arm(r, kBlock, kFill, streams, kStreams, kSurvivors, pool);
+  Arm many = arm(r, kBlock, kFill, streams, kStreams, kSurvivors, kEvery, pool);
   measure(r, names::BYTES_FREED_BESIDE_THE_SURVIVORS, many.freed);
   measure(r, names::BYTES_NEITHER_LIVE_NOR_FREE_AFTER_THE_FREES, many.trapped);
   measure(r, names::POOL_RESERVED_BUT_UNUSED_AFTER_THE_FREES, many.pool_unused);
   fact(r, names::AT_LEAST_128_MIB_OF_WHAT_WAS_FREED_STAYS_OUT_OF_USE, many.trapped >= kOutOfUse);
-  Arm one = arm(r, kBlock, kFill, streams, 1, kSurvivors, pool);
+  Arm one = arm(r, kBlock, kFill, streams, 1, kSurvivors, kEvery, pool);
   measure(r, names::BYTES_NEITHER_LIVE_NOR_FREE_WITH_ONE_STREAM, one.trapped);
   fact(r, names::WITH_ONE_STREAM_AT_LEAST_128_MIB_STAYS_OUT_OF_USE, one.trapped >= kOutOfUse);
   for (int i = 0; i < kStreams; ++i) rec(r, "cudaStreamDestroy", cudaStreamDestroy(streams[i]));
@@ -212,6 +216,14 @@ extern "C" int casebook_pool_retention_page_survivors_cpp(const casebook_recorde
   return survivors<size_t(2) << 20, true>(r);
 }
 // ANCHOR_END: page_survivors
+
+// ANCHOR: sparse_survivors
+// sparse-survivors-cpp: survivors-cpp with one block in 1,024 surviving
+// (one 64 KiB block in each 64 MiB), still stream 0's.
+extern "C" int casebook_pool_retention_sparse_survivors_cpp(const casebook_recorder *r) {
+  return survivors<size_t(64) << 10, true, 1024>(r);
+}
+// ANCHOR_END: sparse_survivors
 
 // ANCHOR: survivors_all_freed
 // survivors-all-freed-cpp, the control: survivors-cpp with every block

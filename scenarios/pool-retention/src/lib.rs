@@ -33,6 +33,7 @@ casebook_model::cpp_variants! {
         concurrent_streams,
         survivors,
         page_survivors,
+        sparse_survivors,
         survivors_all_freed,
     }
 }
@@ -73,6 +74,13 @@ pub fn scenario() -> Scenario {
                      driver's 2 MiB page; 2 MiB here",
                 "return survivors<size_t(64) << 10, true>(r);",
                 "return survivors<size_t(2) << 20, true>(r);",
+            ),
+            Variant::records("sparse-survivors-cpp", cpp::sparse_survivors).one_change(
+                "survivors-cpp",
+                "how many blocks survive: every eighth (stream 0's) there; one in 1,024 (one \
+                 64 KiB block in each 64 MiB, still stream 0's) here",
+                "return survivors<size_t(64) << 10, true>(r);",
+                "return survivors<size_t(64) << 10, true, 1024>(r);",
             ),
             Variant::records("survivors-all-freed-cpp", cpp::survivors_all_freed).one_change(
                 "survivors-cpp",
