@@ -789,4 +789,25 @@ pub const HISTORY: &[Change] = &[
         to: Standing::Partly,
         why: "the eighth audit: the sentence also says both types are trivial structures, which was not read. As nvcc 13.0 compiles them, uint3 is a trivial type and dim3 is not (it has constructors, with x, y and z defaulting to 1), though it is trivially copyable; the twelve components are unsigned",
     },
+    Change {
+        id: "004-custom-pool-minimizes-fragmentation",
+        commit: "ea54bfa",
+        from: Standing::Refuted,
+        to: Standing::Confirmed,
+        why: "the thirteenth audit (after the twelfth): on the pages' workload no pool could win, since cuMemAlloc serves any request there, and blocks were never reused. Now the pool the sentence describes runs where cudaMalloc itself fragments: 2 MiB chunks cut into blocks of one size, freed blocks reused (5,749 times), empty chunks given back before a request it does not serve. Four rounds of 64 KiB kept blocks and 256 KiB temporaries in a 4 GiB stretch, then 90% of what the kept blocks leave: refused without a pool, served beside it. The control cuts every size from the same chunks (one change): it runs out of chunks in the first round, refuted",
+    },
+    Change {
+        id: "004-varying-size-churn-fragments",
+        commit: "ea54bfa",
+        from: Standing::Confirmed,
+        to: Standing::Refuted,
+        why: "the thirteenth audit: the one size it was compared with, 256 KiB, tiles the 2 MiB page, so what the varying sizes trapped mixed the variety with page fit. Read against the larger of two churns of one size, 256 KiB and 320 KiB (which does not tile the page): the article's sizes trap 18,406,912 bytes beside their page padding, the 320 KiB churn 12,451,840, 1.5 times, under the four times the sentence's \"significantly\" is read as",
+    },
+    Change {
+        id: "000-errors-on-subsequent-calls",
+        commit: "ea54bfa",
+        from: Standing::Partly,
+        to: Standing::Confirmed,
+        why: "the thirteenth audit (unfair): the cap said a stream left open gives a delay, not an error, but open-streams' leak-streams-cpp shows an allocation of half the memory, served before 100,000 streams were left open, refused after; each of the three causes gives an error on a later call",
+    },
 ];
