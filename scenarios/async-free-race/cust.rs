@@ -14,7 +14,7 @@ use cust::stream::{Stream, StreamFlags, StreamWaitEventFlags};
 use scenario_async_free_race::names::*;
 use scenario_async_free_race::{GIVEN, N, NEXT_OWNER, RUNS, SPIN_NS, tally};
 
-use crate::common::{cu, keep_pool_pages, module, primary_context};
+use crate::common::{cu, keep_pool_pages, module, new_stream, primary_context};
 use cust::context::Context;
 
 struct Streams {
@@ -112,14 +112,8 @@ fn drive_keeping_pages(rec: &mut Recorder, free: Free) -> anyhow::Result<()> {
 
 fn runs(rec: &mut Recorder, _ctx: Context, free: Free) -> anyhow::Result<()> {
     let module = module(rec, fatbin::SPIN)?;
-    let a = rec.step(
-        "cuStreamCreate A",
-        cu(Stream::new(StreamFlags::NON_BLOCKING, None)),
-    )?;
-    let b = rec.step(
-        "cuStreamCreate B",
-        cu(Stream::new(StreamFlags::NON_BLOCKING, None)),
-    )?;
+    let a = new_stream(rec, "cuStreamCreate A", StreamFlags::NON_BLOCKING)?;
+    let b = new_stream(rec, "cuStreamCreate B", StreamFlags::NON_BLOCKING)?;
     let out = rec.step("cuMemAlloc", cu(DeviceBuffer::<f32>::zeroed(N)))?;
     let s = Streams {
         module,

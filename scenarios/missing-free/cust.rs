@@ -15,7 +15,7 @@ use cust::stream::{Stream, StreamFlags};
 use scenario_missing_free::names::*;
 use scenario_missing_free::{SAMPLE, back_to_baseline, bytes_per_call, model_calls, sample};
 
-use crate::common::{Cu, cu, free_bytes, free_log, module, primary_context};
+use crate::common::{Cu, cu, free_bytes, free_log, module, new_stream, primary_context};
 
 struct Model {
     module: Module,
@@ -58,10 +58,7 @@ fn drive(
 ) -> anyhow::Result<()> {
     let _ctx = primary_context(rec)?;
     let module = module(rec, fatbin::SCALE)?;
-    let stream = rec.step(
-        "cuStreamCreate",
-        cu(Stream::new(StreamFlags::DEFAULT, None)),
-    )?;
+    let stream = new_stream(rec, "cuStreamCreate", StreamFlags::DEFAULT)?;
     let baseline = free_bytes(rec)?;
     let bytes = bytes_per_call(rec, baseline);
     let (input, expected) = sample();
@@ -105,10 +102,7 @@ pub fn fixed(rec: &mut Recorder) -> anyhow::Result<()> {
 pub fn drop_after_fault(rec: &mut Recorder) -> anyhow::Result<()> {
     let _ctx = primary_context(rec)?;
     let module = module(rec, fatbin::FAULT)?;
-    let stream = rec.step(
-        "cuStreamCreate",
-        cu(Stream::new(StreamFlags::DEFAULT, None)),
-    )?;
+    let stream = new_stream(rec, "cuStreamCreate", StreamFlags::DEFAULT)?;
     let implicit = rec.step("cuMemAlloc", cu(DeviceBuffer::<f32>::zeroed(1 << 20)))?;
     let explicit = rec.step("cuMemAlloc", cu(DeviceBuffer::<f32>::zeroed(1 << 20)))?;
     let spin = 0u64;

@@ -22,7 +22,7 @@ use scenario_unsynced_stream::{
     stale_words,
 };
 
-use crate::common::{cu, module, primary_context};
+use crate::common::{cu, module, new_stream, primary_context};
 
 struct Pipeline {
     module: Module,
@@ -71,9 +71,10 @@ fn drive(
 ) -> anyhow::Result<()> {
     let _ctx = primary_context(rec)?;
     let module = module(rec, fatbin::SPIN)?;
-    let stream = rec.step(
+    let stream = new_stream(
+        rec,
         "cuStreamCreate (non-blocking asked)",
-        cu(Stream::new(StreamFlags::NON_BLOCKING, None)),
+        StreamFlags::NON_BLOCKING,
     )?;
     let flags = rec.step("cuStreamGetFlags", cu(stream.get_flags()))?;
     rec.fact(
@@ -134,13 +135,15 @@ type Upload = fn(&mut Recorder, &mut DeviceBuffer<f32>, &[f32], &Stream) -> anyh
 fn pipeline(rec: &mut Recorder, upload: Upload) -> anyhow::Result<()> {
     let _ctx = primary_context(rec)?;
     let module = module(rec, fatbin::SPIN)?;
-    let a = rec.step(
+    let a = new_stream(
+        rec,
         "cuStreamCreate A (non-blocking asked)",
-        cu(Stream::new(StreamFlags::NON_BLOCKING, None)),
+        StreamFlags::NON_BLOCKING,
     )?;
-    let b = rec.step(
+    let b = new_stream(
+        rec,
         "cuStreamCreate B (non-blocking asked)",
-        cu(Stream::new(StreamFlags::NON_BLOCKING, None)),
+        StreamFlags::NON_BLOCKING,
     )?;
     let out_a = rec.step("cuMemAlloc", cu(DeviceBuffer::<f32>::zeroed(N)))?;
     let mut input_b = rec.step("cuMemAlloc", cu(DeviceBuffer::<f32>::zeroed(N)))?;
