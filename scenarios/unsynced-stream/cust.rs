@@ -19,7 +19,7 @@ use cust::stream::{Stream, StreamFlags};
 use scenario_unsynced_stream::names::*;
 use scenario_unsynced_stream::{
     FRESH, N, PIPELINE_PAIRS, PIPELINE_SPIN_NS, RATE, RUNS, SENTINEL, SPIN_NS, record_overlap,
-    stale_words,
+    stale_runs, stale_words,
 };
 
 use crate::common::{cu, module, new_stream, primary_context};
@@ -90,13 +90,10 @@ fn drive(
         out,
         host,
     };
-    let mut stale = 0;
-    for run in 0..RUNS {
+    let stale = stale_runs(rec, |rec, value| {
         p.reset_host();
-        if !rec.iteration("run", |rec| one_run(rec, &mut p, (run + 1) as f32))? {
-            stale += 1;
-        }
-    }
+        one_run(rec, &mut p, value)
+    })?;
     rec.step("cuStreamSynchronize", cu(p.stream.synchronize()))?;
     rec.measure(RUNS_MADE, RUNS as f64);
     rec.measure(STALE_READS, stale as f64);
