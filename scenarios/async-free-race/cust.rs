@@ -14,7 +14,7 @@ use cust::stream::{Stream, StreamFlags, StreamWaitEventFlags};
 use scenario_async_free_race::names::*;
 use scenario_async_free_race::{GIVEN, N, NEXT_OWNER, RUNS, SPIN_NS, tally};
 
-use crate::common::{cu, keep_pool_pages, module, primary_context};
+use crate::common::{cu, keep_pool_pages, module, new_stream, primary_context};
 use cust::context::Context;
 
 struct Streams {
@@ -27,18 +27,26 @@ struct Streams {
 }
 
 impl Streams {
-    /// On A: a buffer filled with GIVEN; A is synchronised.
-    fn given(&self, rec: &mut Recorder) -> anyhow::Result<DeviceBuffer<f32>> {
-        // SAFETY: filled before anything reads it.
-        let mut x = rec.step(
+    /// On A: a block of N floats with `values` copied in (one of `self`'s
+    /// host buffers).
+    fn filled_on_a(&self, rec: &mut Recorder, values: &[f32]) -> anyhow::Result<DeviceBuffer<f32>> {
+        // SAFETY: filled at once, before anything reads it.
+        let mut block = rec.step(
             "cuMemAllocAsync (A)",
             cu(unsafe { DeviceBuffer::uninitialized_async(N, &self.a) }),
         )?;
-        // SAFETY: `given` lives as long as `self`; A is synchronised below.
+        // SAFETY: `values` is one of `self`'s buffers, which live as long as
+        // `self`; A is synchronised before the run ends.
         rec.step(
             "cuMemcpyHtoDAsync (A)",
-            cu(unsafe { x.async_copy_from(&self.given, &self.a) }),
+            cu(unsafe { block.async_copy_from(values, &self.a) }),
         )?;
+        Ok(block)
+    }
+
+    /// On A: a buffer filled with GIVEN; A is synchronised.
+    fn given(&self, rec: &mut Recorder) -> anyhow::Result<DeviceBuffer<f32>> {
+        let x = self.filled_on_a(rec, &self.given)?;
         rec.step("cuStreamSynchronize (A)", cu(self.a.synchronize()))?;
         Ok(x)
     }
@@ -61,18 +69,7 @@ impl Streams {
 
     /// On A: the next owner allocates and writes NEXT_OWNER.
     fn next_owner(&self, rec: &mut Recorder) -> anyhow::Result<DeviceBuffer<f32>> {
-        // SAFETY: filled at once.
-        let mut y = rec.step(
-            "cuMemAllocAsync (A)",
-            cu(unsafe { DeviceBuffer::uninitialized_async(N, &self.a) }),
-        )?;
-        // SAFETY: `next` lives as long as `self`; A is synchronised before
-        // the run ends.
-        rec.step(
-            "cuMemcpyHtoDAsync (A)",
-            cu(unsafe { y.async_copy_from(&self.next, &self.a) }),
-        )?;
-        Ok(y)
+        self.filled_on_a(rec, &self.next)
     }
 
     fn reader_saw_given(&self, rec: &mut Recorder) -> anyhow::Result<bool> {
@@ -115,14 +112,8 @@ fn drive_keeping_pages(rec: &mut Recorder, free: Free) -> anyhow::Result<()> {
 
 fn runs(rec: &mut Recorder, _ctx: Context, free: Free) -> anyhow::Result<()> {
     let module = module(rec, fatbin::SPIN)?;
-    let a = rec.step(
-        "cuStreamCreate A",
-        cu(Stream::new(StreamFlags::NON_BLOCKING, None)),
-    )?;
-    let b = rec.step(
-        "cuStreamCreate B",
-        cu(Stream::new(StreamFlags::NON_BLOCKING, None)),
-    )?;
+    let a = new_stream(rec, "cuStreamCreate A", StreamFlags::NON_BLOCKING)?;
+    let b = new_stream(rec, "cuStreamCreate B", StreamFlags::NON_BLOCKING)?;
     let out = rec.step("cuMemAlloc", cu(DeviceBuffer::<f32>::zeroed(N)))?;
     let s = Streams {
         module,

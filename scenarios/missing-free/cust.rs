@@ -6,7 +6,6 @@
 //! throws away `cuMemFree`'s result, so a free that fails says nothing.
 
 use casebook_kernels::fatbin;
-use casebook_model::device::{PAGE, measure_bytes};
 use casebook_model::{Recorder, VariantFn};
 use cust::launch;
 use cust::memory::{CopyDestination, DeviceBuffer};
@@ -14,9 +13,9 @@ use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
 #[allow(unused_imports)]
 use scenario_missing_free::names::*;
-use scenario_missing_free::{CALLS, CALLS_TO_FILL, FAILED_AFTER_FILL, SAMPLE, TOLERANCE};
+use scenario_missing_free::{SAMPLE, back_to_baseline, bytes_per_call, model_calls, sample};
 
-use crate::common::{Cu, cu, free_bytes, free_log, module, primary_context};
+use crate::common::{Cu, cu, free_bytes, free_log, module, new_stream, primary_context};
 
 struct Model {
     module: Module,
@@ -59,17 +58,10 @@ fn drive(
 ) -> anyhow::Result<()> {
     let _ctx = primary_context(rec)?;
     let module = module(rec, fatbin::SCALE)?;
-    let stream = rec.step(
-        "cuStreamCreate",
-        cu(Stream::new(StreamFlags::DEFAULT, None)),
-    )?;
+    let stream = new_stream(rec, "cuStreamCreate", StreamFlags::DEFAULT)?;
     let baseline = free_bytes(rec)?;
-    let bytes = baseline / CALLS_TO_FILL / PAGE * PAGE;
-    measure_bytes(rec, FREE_BEFORE, baseline);
-    measure_bytes(rec, BYTES_PER_CALL, bytes);
-    rec.fact(BUFFER_PER_CALL, format!("1/{CALLS_TO_FILL} of free memory"));
-    let input: Vec<f32> = (0..SAMPLE).map(|i| i as f32).collect();
-    let expected = input.iter().map(|x| 2.0 * x).collect();
+    let bytes = bytes_per_call(rec, baseline);
+    let (input, expected) = sample();
     let m = Model {
         module,
         stream,
@@ -78,34 +70,14 @@ fn drive(
         expected,
     };
     let mut kept = Vec::new();
-    let mut completed = 0usize;
-    let mut failure = None;
-    for _ in 0..CALLS {
-        let call = rec.iteration("model call", |rec| {
-            let buf = model_call(rec, &m)?;
-            keep(buf, &mut kept);
-            let free = free_bytes(rec)?;
-            rec.point(FREE_BYTES, (completed + 1) as f64, free as f64);
-            anyhow::Ok(())
-        });
-        if let Err(e) = call {
-            failure = Some(e);
-            break;
-        }
-        completed += 1;
-    }
-    rec.measure(CALLS_COMPLETED, completed as f64);
-    if let Some(e) = failure {
-        rec.fact(FAILED_AFTER_FILL, completed.abs_diff(baseline / bytes) <= 2);
-        return Err(e);
-    }
+    model_calls(rec, baseline, bytes, |rec| {
+        let buf = model_call(rec, &m)?;
+        keep(buf, &mut kept);
+        free_bytes(rec)
+    })?;
     rec.step("cuStreamSynchronize", cu(m.stream.synchronize()))?;
     let after = free_bytes(rec)?;
-    measure_bytes(rec, FREE_AFTER, after);
-    rec.check(
-        FREE_MEMORY_RETURNS_TO_ITS_BASELINE,
-        after + TOLERANCE >= baseline,
-    );
+    back_to_baseline(rec, baseline, after);
     Ok(())
 }
 
@@ -130,10 +102,7 @@ pub fn fixed(rec: &mut Recorder) -> anyhow::Result<()> {
 pub fn drop_after_fault(rec: &mut Recorder) -> anyhow::Result<()> {
     let _ctx = primary_context(rec)?;
     let module = module(rec, fatbin::FAULT)?;
-    let stream = rec.step(
-        "cuStreamCreate",
-        cu(Stream::new(StreamFlags::DEFAULT, None)),
-    )?;
+    let stream = new_stream(rec, "cuStreamCreate", StreamFlags::DEFAULT)?;
     let implicit = rec.step("cuMemAlloc", cu(DeviceBuffer::<f32>::zeroed(1 << 20)))?;
     let explicit = rec.step("cuMemAlloc", cu(DeviceBuffer::<f32>::zeroed(1 << 20)))?;
     let spin = 0u64;

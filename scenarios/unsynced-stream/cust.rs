@@ -19,10 +19,10 @@ use cust::stream::{Stream, StreamFlags};
 use scenario_unsynced_stream::names::*;
 use scenario_unsynced_stream::{
     FRESH, N, PIPELINE_PAIRS, PIPELINE_SPIN_NS, RATE, RUNS, SENTINEL, SPIN_NS, record_overlap,
-    stale_words,
+    stale_runs, stale_words,
 };
 
-use crate::common::{cu, module, primary_context};
+use crate::common::{cu, module, new_stream, primary_context};
 
 struct Pipeline {
     module: Module,
@@ -71,9 +71,10 @@ fn drive(
 ) -> anyhow::Result<()> {
     let _ctx = primary_context(rec)?;
     let module = module(rec, fatbin::SPIN)?;
-    let stream = rec.step(
+    let stream = new_stream(
+        rec,
         "cuStreamCreate (non-blocking asked)",
-        cu(Stream::new(StreamFlags::NON_BLOCKING, None)),
+        StreamFlags::NON_BLOCKING,
     )?;
     let flags = rec.step("cuStreamGetFlags", cu(stream.get_flags()))?;
     rec.fact(
@@ -89,13 +90,10 @@ fn drive(
         out,
         host,
     };
-    let mut stale = 0;
-    for run in 0..RUNS {
+    let stale = stale_runs(rec, |rec, value| {
         p.reset_host();
-        if !rec.iteration("run", |rec| one_run(rec, &mut p, (run + 1) as f32))? {
-            stale += 1;
-        }
-    }
+        one_run(rec, &mut p, value)
+    })?;
     rec.step("cuStreamSynchronize", cu(p.stream.synchronize()))?;
     rec.measure(RUNS_MADE, RUNS as f64);
     rec.measure(STALE_READS, stale as f64);
@@ -134,13 +132,15 @@ type Upload = fn(&mut Recorder, &mut DeviceBuffer<f32>, &[f32], &Stream) -> anyh
 fn pipeline(rec: &mut Recorder, upload: Upload) -> anyhow::Result<()> {
     let _ctx = primary_context(rec)?;
     let module = module(rec, fatbin::SPIN)?;
-    let a = rec.step(
+    let a = new_stream(
+        rec,
         "cuStreamCreate A (non-blocking asked)",
-        cu(Stream::new(StreamFlags::NON_BLOCKING, None)),
+        StreamFlags::NON_BLOCKING,
     )?;
-    let b = rec.step(
+    let b = new_stream(
+        rec,
         "cuStreamCreate B (non-blocking asked)",
-        cu(Stream::new(StreamFlags::NON_BLOCKING, None)),
+        StreamFlags::NON_BLOCKING,
     )?;
     let out_a = rec.step("cuMemAlloc", cu(DeviceBuffer::<f32>::zeroed(N)))?;
     let mut input_b = rec.step("cuMemAlloc", cu(DeviceBuffer::<f32>::zeroed(N)))?;

@@ -9,6 +9,7 @@ use cust::context::Context;
 use cust::device::Device;
 use cust::error::{CudaError, CudaResult};
 use cust::module::Module;
+use cust::stream::{Stream, StreamFlags};
 
 /// A cust error, named as the driver names it (`CUDA_ERROR_OUT_OF_MEMORY`).
 #[derive(Debug)]
@@ -111,6 +112,11 @@ pub fn primary_context(rec: &mut Recorder) -> anyhow::Result<Context> {
 
 pub fn module(rec: &mut Recorder, fatbin: &[u8]) -> anyhow::Result<Module> {
     Ok(rec.step("cuModuleLoadData", cu(Module::from_fatbin(fatbin, &[])))?)
+}
+
+/// A stream with `flags` (cuStreamCreate), its step named `call`.
+pub fn new_stream(rec: &mut Recorder, call: &str, flags: StreamFlags) -> anyhow::Result<Stream> {
+    Ok(rec.step(call, cu(Stream::new(flags, None)))?)
 }
 
 /// Sets device 0's default memory pool to keep every page it holds mapped

@@ -310,7 +310,7 @@ pub fn short_of(claim: &Claim, reached: &BTreeSet<ClaimVerdict>) -> Option<Strin
 #[cfg(test)]
 mod tests {
     use super::*;
-    use casebook_model::{Event, FactName, Source};
+    use casebook_model::{FactName, Source};
 
     const SEEN: FactName = FactName("the effect was seen");
     const COUNT: FactName = FactName("times seen");
@@ -417,20 +417,8 @@ mod tests {
             |o| ClaimVerdict::confirmed_if(o.first_error_is("CUDA_ERROR_OUT_OF_MEMORY")),
             Reach::Either,
         );
-        let mut base = Outcome::empty();
-        base.apply(Event::Step(Step {
-            call: "cuMemAlloc".into(),
-            result: "CUDA_ERROR_OUT_OF_MEMORY".into(),
-            tolerated: false,
-            message: None,
-        }));
-        let mut sibling = Outcome::empty();
-        sibling.apply(Event::Step(Step {
-            call: "cuMemAlloc".into(),
-            result: "CUDA_ERROR_INVALID_VALUE".into(),
-            tolerated: false,
-            message: None,
-        }));
+        let base = Outcome::empty().with_step("cuMemAlloc", "CUDA_ERROR_OUT_OF_MEMORY");
+        let sibling = Outcome::empty().with_step("cuMemAlloc", "CUDA_ERROR_INVALID_VALUE");
         let pool = Pool::of(&[&base]);
         let reached = reachable(&c, &base, &pool, &[&sibling]);
         assert_eq!(short_of(&c, &reached), None, "{reached:?}");

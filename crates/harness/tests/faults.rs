@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use casebook_harness::child;
-use casebook_harness::judge::{Verdict, judge};
+use casebook_harness::judge::Verdict;
 use casebook_harness::protocol::{EVENTS_ENV, UNKNOWN_TARGET_EXIT};
 use casebook_harness::runner::scheduler::Placement;
 use casebook_harness::runner::{self, Trial as Planned, executor};
@@ -138,13 +138,17 @@ fn catalog() -> Vec<Scenario> {
     }]
 }
 
+/// Runs the variant `name` of [`catalog`] in a child, as the runner does.
+fn execute(name: &str) -> Result<executor::TrialRecord, Failed> {
+    let catalog = catalog();
+    let scenario = &catalog[0];
+    let variant = scenario.variant(name).expect("declared");
+    executor::run(Planned { scenario, variant }, &[]).map_err(|e| Failed::from(e.to_string()))
+}
+
 fn expect_termination(name: &'static str, want: Termination) -> Trial {
     Trial::test(format!("faults::{name}"), move || {
-        let catalog = catalog();
-        let scenario = &catalog[0];
-        let variant = scenario.variant(name).expect("declared");
-        let record = executor::run(Planned { scenario, variant }, &[])
-            .map_err(|e| Failed::from(e.to_string()))?;
+        let record = execute(name)?;
         if record.outcome.termination != want {
             return Err(format!(
                 "termination {:?}, want {want:?}",
@@ -152,7 +156,7 @@ fn expect_termination(name: &'static str, want: Termination) -> Trial {
             )
             .into());
         }
-        if judge(variant, &record.outcome).verdict != Verdict::Pass {
+        if record.judgement.verdict != Verdict::Pass {
             return Err(format!("not judged as declared: {:?}", record.judgement).into());
         }
         Ok(())
@@ -249,17 +253,7 @@ fn main() -> ExitCode {
     trials.push(Trial::test(
         "faults::a-crash-after-the-symptom-fails-the-trial",
         || {
-            let catalog = catalog();
-            let variant = catalog[0].variant("fails-then-crashes").unwrap();
-            let record = executor::run(
-                Planned {
-                    scenario: &catalog[0],
-                    variant,
-                },
-                &[],
-            )
-            .map_err(|e| e.to_string())?;
-            let j = judge(variant, &record.outcome);
+            let j = execute("fails-then-crashes")?.judgement;
             match (j.verdict, j.reason.as_deref()) {
                 (Verdict::Fail, Some(why)) if why.contains("but also crashed: SIGABRT") => Ok(()),
                 _ => Err(format!("judged {j:?}").into()),
@@ -267,15 +261,7 @@ fn main() -> ExitCode {
         },
     ));
     trials.push(Trial::test("faults::events-before-a-crash-survive", || {
-        let catalog = catalog();
-        let record = executor::run(
-            Planned {
-                scenario: &catalog[0],
-                variant: catalog[0].variant("abort").unwrap(),
-            },
-            &[],
-        )
-        .map_err(|e| e.to_string())?;
+        let record = execute("abort")?;
         match record.outcome.check(GOT_TO_ABORT) {
             Some(true) => Ok(()),
             other => Err(format!("the check recorded before the abort is {other:?}").into()),
@@ -284,15 +270,7 @@ fn main() -> ExitCode {
     trials.push(Trial::test(
         "faults::a-hung-child-is-killed-on-time",
         || {
-            let catalog = catalog();
-            let record = executor::run(
-                Planned {
-                    scenario: &catalog[0],
-                    variant: catalog[0].variant("hang").unwrap(),
-                },
-                &[],
-            )
-            .map_err(|e| e.to_string())?;
+            let record = execute("hang")?;
             if record.outcome.seconds > 10.0 {
                 return Err(
                     format!("took {:.1} s to kill a 1 s timeout", record.outcome.seconds).into(),
@@ -304,15 +282,7 @@ fn main() -> ExitCode {
     trials.push(Trial::test(
         "faults::a-grandchild-dies-with-its-group",
         || {
-            let catalog = catalog();
-            let record = executor::run(
-                Planned {
-                    scenario: &catalog[0],
-                    variant: catalog[0].variant("grandchild").unwrap(),
-                },
-                &[],
-            )
-            .map_err(|e| e.to_string())?;
+            let record = execute("grandchild")?;
             let pid = record
                 .outcome
                 .measure(GRANDCHILD_PID)

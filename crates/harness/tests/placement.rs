@@ -67,61 +67,30 @@ fn catalog() -> Vec<Scenario> {
     ];
     vec![
         Scenario {
-            slug: "shared",
             title: "trials that share a GPU",
-            cause: "test-only",
-            fix: "",
-            symptoms: &[],
-            requires: &[],
-            reports: &[],
-            claims: &[],
-            variants: shared,
+            ..Scenario::test_only("shared", &[], shared)
         },
         Scenario {
-            slug: "alone",
             title: "trials that need a whole GPU",
-            cause: "test-only",
-            fix: "",
-            symptoms: &[],
-            requires: &[Requirement::ExclusiveGpu],
-            reports: &[],
-            claims: &[],
-            variants: alone,
+            ..Scenario::test_only("alone", &[Requirement::ExclusiveGpu], alone)
         },
         Scenario {
-            slug: "pair",
             title: "trials that need two GPUs",
-            cause: "test-only",
-            fix: "",
-            symptoms: &[],
-            requires: &[Requirement::GpuPair],
-            reports: &[],
-            claims: &[],
-            variants: ["p1", "p2"].map(v).to_vec(),
+            ..Scenario::test_only(
+                "pair",
+                &[Requirement::GpuPair],
+                ["p1", "p2"].map(v).to_vec(),
+            )
         },
         Scenario {
-            slug: "holding",
             title: "trials that hold much of a GPU's memory",
-            cause: "test-only",
-            fix: "",
-            symptoms: &[],
-            requires: &[],
-            reports: &[],
-            claims: &[],
-            variants: holding,
+            ..Scenario::test_only("holding", &[], holding)
         },
     ]
 }
 
 fn gpus() -> Vec<Gpu> {
-    (0..2)
-        .map(|index| Gpu {
-            index: index + 4,
-            uuid: format!("GPU-test-{index}"),
-            name: "no such GPU".into(),
-            memory_bytes: 80 << 30,
-        })
-        .collect()
+    Gpu::test_gpus(2)
 }
 
 fn spread() -> Result<(), libtest_mimic::Failed> {

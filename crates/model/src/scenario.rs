@@ -43,6 +43,26 @@ pub struct Scenario {
 }
 
 impl Scenario {
+    /// A scenario of `variants` and nothing else that a case declares (no
+    /// title, cause or claims): for the tests of what reads a catalogue.
+    pub fn test_only(
+        slug: &'static str,
+        requires: &'static [Requirement],
+        variants: Vec<Variant>,
+    ) -> Scenario {
+        Scenario {
+            slug,
+            title: "",
+            cause: "test-only",
+            fix: "",
+            symptoms: &[],
+            requires,
+            reports: &[],
+            claims: &[],
+            variants,
+        }
+    }
+
     pub fn variant(&self, name: &str) -> Option<&Variant> {
         self.variants.iter().find(|v| v.name == name)
     }
@@ -1082,17 +1102,7 @@ mod tests {
     }
 
     fn scenario(requires: &'static [Requirement], variants: Vec<Variant>) -> Scenario {
-        Scenario {
-            slug: "s",
-            title: "t",
-            cause: "c",
-            fix: "",
-            symptoms: &[],
-            requires,
-            reports: &[],
-            claims: &[],
-            variants,
-        }
+        Scenario::test_only("s", requires, variants)
     }
 
     #[test]

@@ -33,6 +33,22 @@ pub struct Gpu {
     pub memory_bytes: u64,
 }
 
+impl Gpu {
+    /// `n` GPUs of 80 GiB that no machine has, for the tests of placement
+    /// and scheduling. Their NVML indices start at 4, so that a test that
+    /// takes an index for a position fails.
+    pub fn test_gpus(n: u32) -> Vec<Gpu> {
+        (0..n)
+            .map(|index| Gpu {
+                index: index + 4,
+                uuid: format!("GPU-test-{index}"),
+                name: "no such GPU".into(),
+                memory_bytes: 80 << 30,
+            })
+            .collect()
+    }
+}
+
 impl std::fmt::Display for Gpu {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "GPU {} ({})", self.index, self.name)

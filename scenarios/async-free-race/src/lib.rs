@@ -120,15 +120,21 @@ pub(crate) struct Streams {
 }
 
 impl Streams {
-    /// On A: allocates the buffer and fills it with GIVEN, and waits.
-    pub fn given(&self, rec: &mut Recorder) -> anyhow::Result<sys::CUdeviceptr> {
-        let x = rec.step("cuMemAllocAsync (A)", unsafe {
+    /// On A: allocates a block of N floats and writes `value` into it.
+    fn filled_on_a(&self, rec: &mut Recorder, value: f32) -> anyhow::Result<sys::CUdeviceptr> {
+        let block = rec.step("cuMemAllocAsync (A)", unsafe {
             result::malloc_async(self.a.cu_stream(), N * 4)
         })?;
-        let given = vec![GIVEN; N];
+        let values = vec![value; N];
         rec.step("cuMemcpyHtoDAsync (A)", unsafe {
-            result::memcpy_htod_async(x, &given, self.a.cu_stream())
+            result::memcpy_htod_async(block, &values, self.a.cu_stream())
         })?;
+        Ok(block)
+    }
+
+    /// On A: allocates the buffer and fills it with GIVEN, and waits.
+    pub fn given(&self, rec: &mut Recorder) -> anyhow::Result<sys::CUdeviceptr> {
+        let x = self.filled_on_a(rec, GIVEN)?;
         rec.step("cuStreamSynchronize (A)", self.a.synchronize())?;
         Ok(x)
     }
@@ -147,14 +153,7 @@ impl Streams {
 
     /// On A: the next owner allocates, and writes NEXT_OWNER into its block.
     pub fn next_owner(&self, rec: &mut Recorder) -> anyhow::Result<sys::CUdeviceptr> {
-        let y = rec.step("cuMemAllocAsync (A)", unsafe {
-            result::malloc_async(self.a.cu_stream(), N * 4)
-        })?;
-        let next = vec![NEXT_OWNER; N];
-        rec.step("cuMemcpyHtoDAsync (A)", unsafe {
-            result::memcpy_htod_async(y, &next, self.a.cu_stream())
-        })?;
-        Ok(y)
+        self.filled_on_a(rec, NEXT_OWNER)
     }
 
     /// Waits for B, and tells whether it copied what it was given.

@@ -49,8 +49,7 @@ pub const SANITIZER_CALLS: usize = 4;
 /// How many calls a loop makes: `normal`, or the reduced count under the
 /// sanitizer (and then it says so).
 pub fn calls(rec: &mut Recorder, normal: usize) -> usize {
-    if casebook_model::under_sanitizer() {
-        rec.fact(casebook_model::REDUCED, true);
+    if casebook_model::reduced_for_sanitizer(rec) {
         SANITIZER_CALLS
     } else {
         normal

@@ -44,8 +44,7 @@ pub const SANITIZER_THREADS: usize = 1 << 16;
 
 /// How many threads to launch here, recording the reduced form if it is one.
 pub(crate) fn threads(rec: &mut Recorder) -> usize {
-    if casebook_model::under_sanitizer() {
-        rec.fact(casebook_model::REDUCED, true);
+    if casebook_model::reduced_for_sanitizer(rec) {
         SANITIZER_THREADS
     } else {
         THREADS

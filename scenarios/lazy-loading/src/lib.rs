@@ -16,7 +16,7 @@ use casebook_model::prelude::*;
 use std::ffi::{CStr, c_void};
 use std::sync::Arc;
 
-use cudarc::driver::{CudaContext, result, sys};
+use cudarc::driver::{CudaContext, CudaStream, DriverError, result, sys};
 
 mod broken;
 mod eager;
@@ -402,6 +402,30 @@ pub(crate) fn loading_state(
     })
 }
 
+/// Launches `kernel` as a single thread on `stream` (a CUkernel may be
+/// launched as a CUfunction of the current context).
+///
+/// # Safety
+///
+/// `args` must match the kernel's parameters.
+unsafe fn one_thread(
+    kernel: sys::CUkernel,
+    stream: &CudaStream,
+    args: &mut [*mut c_void],
+) -> Result<(), DriverError> {
+    // SAFETY: as the caller promises.
+    unsafe {
+        result::launch_kernel(
+            kernel as sys::CUfunction,
+            (1, 1, 1),
+            (1, 1, 1),
+            0,
+            stream.cu_stream(),
+            args,
+        )
+    }
+}
+
 /// The program: the waiter starts on one stream, then the releasing kernel
 /// is launched for the first time on another. Records how long that launch
 /// and the releasing kernel's stream took, and what the waiter saw.
@@ -440,31 +464,16 @@ pub(crate) fn run_pair(
         (&mut r) as *mut _ as *mut c_void,
         (&mut limit_ns) as *mut _ as *mut c_void,
     ];
-    // SAFETY: the arguments match wait_for_release(flag, result, limit_ns);
-    // a CUkernel may be launched as a CUfunction of the current context.
+    // SAFETY: the arguments match wait_for_release(flag, result, limit_ns).
     rec.step("cuLaunchKernel wait_for_release", unsafe {
-        result::launch_kernel(
-            kernels.waiter as sys::CUfunction,
-            (1, 1, 1),
-            (1, 1, 1),
-            0,
-            waits.cu_stream(),
-            &mut waiter_args,
-        )
+        one_thread(kernels.waiter, &waits, &mut waiter_args)
     })?;
     let mut f2 = flag;
     let mut release_args = [(&mut f2) as *mut _ as *mut c_void];
     let start = Instant::now();
     // SAFETY: the argument matches release(flag).
     rec.step("cuLaunchKernel release (its first launch)", unsafe {
-        result::launch_kernel(
-            kernels.release as sys::CUfunction,
-            (1, 1, 1),
-            (1, 1, 1),
-            0,
-            releases.cu_stream(),
-            &mut release_args,
-        )
+        one_thread(kernels.release, &releases, &mut release_args)
     })?;
     let launched = start.elapsed();
     rec.measure(RELEASE_LAUNCH_SECONDS, launched.as_secs_f64());

@@ -76,8 +76,7 @@ fn report(rec: &mut Recorder, tool: &[&str]) -> anyhow::Result<()> {
 fn leak_once(rec: &mut Recorder) -> anyhow::Result<()> {
     let ctx = device::context(rec)?;
     let scale = device::kernel(rec, &ctx, fatbin::SCALE, KERNEL)?;
-    let input: Vec<f32> = (0..SAMPLE).map(|i| i as f32).collect();
-    let expected = input.iter().map(|x| 2.0 * x).collect();
+    let (input, expected) = crate::sample();
     let model = Model {
         stream: ctx.default_stream(),
         ctx,

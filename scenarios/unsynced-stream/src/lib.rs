@@ -288,13 +288,10 @@ pub(crate) fn drive(
         out,
         host,
     };
-    let mut stale = 0;
-    for run in 0..RUNS {
+    let stale = stale_runs(rec, |rec, value| {
         p.reset_host();
-        if !rec.iteration("run", |rec| one_run(rec, &p, (run + 1) as f32))? {
-            stale += 1;
-        }
-    }
+        one_run(rec, &p, value)
+    })?;
     rec.step("cuStreamSynchronize", p.stream.synchronize())?;
     rec.step("cuMemFreeHost", unsafe {
         result::free_host(p.host as *mut _)
@@ -333,6 +330,22 @@ pub fn overlapped(pairs: &[(f64, f64)]) -> bool {
     let doubled: Vec<(f64, f64)> = pairs.iter().map(|&(one, both)| (2.0 * one, both)).collect();
     let half_a_kernel = PIPELINE_SPIN_NS as f64 * 1e-9 / 2.0;
     timing::compare_pairs(&doubled, half_a_kernel, 4.0 / 3.0).larger == Larger::A
+}
+
+/// Runs `one_run` RUNS times, each in an iteration `run` and given its
+/// run's value (1, 2, …), and counts the runs whose host read stale data.
+/// The cudarc and the cust pipelines both run it.
+pub fn stale_runs(
+    rec: &mut Recorder,
+    mut one_run: impl FnMut(&mut Recorder, f32) -> anyhow::Result<bool>,
+) -> anyhow::Result<usize> {
+    let mut stale = 0;
+    for run in 0..RUNS {
+        if !rec.iteration("run", |rec| one_run(rec, (run + 1) as f32))? {
+            stale += 1;
+        }
+    }
+    Ok(stale)
 }
 
 /// The reproduction rate in words that are the same on every GPU when the

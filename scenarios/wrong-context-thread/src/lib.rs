@@ -274,29 +274,19 @@ mod tests {
     #[test]
     fn each_branch_is_judged_by_what_was_current() {
         let judge = judge();
-        // None current: the primary context, as the second clause says.
-        assert_eq!(
-            judge(&thread(false, true, true, false)),
-            ClaimVerdict::Confirmed
-        );
-        // One current: that one, as the first clause says.
-        assert_eq!(
-            judge(&thread(true, true, false, true)),
-            ClaimVerdict::Confirmed
-        );
-        // Against the rule, either way, or the call failing.
-        assert_eq!(
-            judge(&thread(false, true, false, true)),
-            ClaimVerdict::Refuted
-        );
-        assert_eq!(
-            judge(&thread(true, true, true, false)),
-            ClaimVerdict::Refuted
-        );
-        assert_eq!(
-            judge(&thread(false, false, false, false)),
-            ClaimVerdict::Refuted
-        );
+        for (current, allocates, primary, own, verdict) in [
+            // None current: the primary context, as the second clause says.
+            (false, true, true, false, ClaimVerdict::Confirmed),
+            // One current: that one, as the first clause says.
+            (true, true, false, true, ClaimVerdict::Confirmed),
+            // Against the rule, either way, or the call failing.
+            (false, true, false, true, ClaimVerdict::Refuted),
+            (true, true, true, false, ClaimVerdict::Refuted),
+            (false, false, false, false, ClaimVerdict::Refuted),
+        ] {
+            let thread = thread(current, allocates, primary, own);
+            assert_eq!(judge(&thread), verdict, "{thread:?}");
+        }
         assert_eq!(judge(&Outcome::empty()), ClaimVerdict::Undecided);
     }
 }

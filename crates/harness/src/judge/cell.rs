@@ -192,17 +192,7 @@ pub(crate) mod tests {
         requires: &'static [casebook_model::Requirement],
         variants: Vec<Variant>,
     ) -> Scenario {
-        Scenario {
-            slug: "s",
-            title: "",
-            cause: "",
-            fix: "",
-            symptoms: &[],
-            requires,
-            reports: &[],
-            claims: &[],
-            variants,
-        }
+        Scenario::test_only("s", requires, variants)
     }
 
     /// A Rust program that does nothing.

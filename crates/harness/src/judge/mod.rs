@@ -129,7 +129,7 @@ pub fn observed_text(judgement: &Judgement) -> String {
 
 #[cfg(test)]
 mod tests {
-    use casebook_model::{Event, Program, Step};
+    use casebook_model::{Event, Program};
 
     use super::*;
 
@@ -138,13 +138,7 @@ mod tests {
     }
 
     fn oom_outcome() -> Outcome {
-        let mut o = Outcome::empty();
-        o.apply(Event::Step(Step {
-            call: "cuMemAlloc".into(),
-            result: "CUDA_ERROR_OUT_OF_MEMORY".into(),
-            tolerated: false,
-            message: None,
-        }));
+        let mut o = Outcome::empty().with_step("cuMemAlloc", "CUDA_ERROR_OUT_OF_MEMORY");
         o.apply(Event::End {
             error: Some("out of memory".into()),
         });
@@ -159,21 +153,13 @@ mod tests {
 
     #[test]
     fn broken_passes_when_it_shows_its_failure() {
-        let v = Variant::broken(
-            "broken",
-            Symptom::cuda_error("CUDA_ERROR_OUT_OF_MEMORY"),
-            Program::host(noop),
-        );
+        let v = oom();
         assert_eq!(judge(&v, &oom_outcome()).verdict, Verdict::Pass);
     }
 
     #[test]
     fn broken_that_runs_clean_fails_loudly() {
-        let v = Variant::broken(
-            "broken",
-            Symptom::cuda_error("CUDA_ERROR_OUT_OF_MEMORY"),
-            Program::host(noop),
-        );
+        let v = oom();
         let j = judge(&v, &clean_outcome());
         assert_eq!(j.verdict, Verdict::Fail);
         assert!(j.reason.unwrap().contains("no longer reproduces"));
@@ -203,15 +189,6 @@ mod tests {
         )
     }
 
-    fn step(o: &mut Outcome, call: &str, result: &str) {
-        o.apply(Event::Step(Step {
-            call: call.into(),
-            result: result.into(),
-            tolerated: false,
-            message: None,
-        }));
-    }
-
     fn reason(v: &Variant, o: &Outcome) -> String {
         let j = judge(v, o);
         assert_eq!(j.verdict, Verdict::Fail, "{j:?}");
@@ -230,9 +207,9 @@ mod tests {
 
     #[test]
     fn another_error_after_the_symptom_fails_unless_declared() {
-        let mut o = Outcome::empty();
-        step(&mut o, "cuMemAlloc", "CUDA_ERROR_OUT_OF_MEMORY");
-        step(&mut o, "cuLaunchKernel", "CUDA_ERROR_ILLEGAL_ADDRESS");
+        let mut o = Outcome::empty()
+            .with_step("cuMemAlloc", "CUDA_ERROR_OUT_OF_MEMORY")
+            .with_step("cuLaunchKernel", "CUDA_ERROR_ILLEGAL_ADDRESS");
         o.apply(Event::End {
             error: Some("illegal address".into()),
         });
@@ -273,8 +250,7 @@ mod tests {
     #[test]
     fn a_recording_variant_must_run_to_its_end() {
         let v = Variant::as_written("as-written", Program::host(noop));
-        let mut recorded = Outcome::empty();
-        step(&mut recorded, "cudaMalloc", "cudaErrorMemoryAllocation");
+        let mut recorded = Outcome::empty().with_step("cudaMalloc", "cudaErrorMemoryAllocation");
         recorded.apply(Event::End { error: None });
         assert_eq!(judge(&v, &recorded).verdict, Verdict::Pass);
         // A failure during setup is not an observation.

@@ -408,25 +408,24 @@ mod tests {
         }
     }
 
+    /// `init`, `n` calls that allocate and launch, a last one whose
+    /// allocation fails, and `end`: the steps, and an iteration `call`
+    /// around each call.
+    fn calls_then_oom(n: usize) -> (Vec<String>, Vec<casebook_model::Iteration>) {
+        let mut steps = vec!["init"];
+        let mut its = Vec::new();
+        for i in 0..n {
+            steps.extend(["alloc ok", "launch"]);
+            its.push(iteration("call", 1 + 2 * i, 3 + 2 * i));
+        }
+        steps.extend(["alloc OOM", "end"]);
+        its.push(iteration("call", 1 + 2 * n, 2 + 2 * n));
+        (lines(&steps), its)
+    }
+
     #[test]
     fn identical_iterations_fold_and_different_ones_stay() {
-        let calls = lines(&[
-            "init",
-            "alloc ok",
-            "launch",
-            "alloc ok",
-            "launch",
-            "alloc ok",
-            "launch",
-            "alloc OOM",
-            "end",
-        ]);
-        let its = [
-            iteration("call", 1, 3),
-            iteration("call", 3, 5),
-            iteration("call", 5, 7),
-            iteration("call", 7, 8),
-        ];
+        let (calls, its) = calls_then_oom(3);
         let block = |label: &str, body: &[&str]| {
             StepLine::Iteration(BTreeMap::from([(label.to_owned(), lines(body))]))
         };
@@ -440,20 +439,7 @@ mod tests {
             ]
         );
         // Fewer iterations of the same loop: the same snapshot.
-        let short = lines(&[
-            "init",
-            "alloc ok",
-            "launch",
-            "alloc ok",
-            "launch",
-            "alloc OOM",
-            "end",
-        ]);
-        let its_short = [
-            iteration("call", 1, 3),
-            iteration("call", 3, 5),
-            iteration("call", 5, 6),
-        ];
+        let (short, its_short) = calls_then_oom(2);
         assert_eq!(
             fold_iterations(&short, &its_short),
             fold_iterations(&calls, &its)

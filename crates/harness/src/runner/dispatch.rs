@@ -104,16 +104,10 @@ mod tests {
     }
 
     fn scenario(slug: &'static str, requires: &'static [Requirement]) -> Scenario {
-        Scenario {
+        Scenario::test_only(
             slug,
-            title: "t",
-            cause: "c",
-            fix: "",
-            symptoms: &[],
             requires,
-            reports: &[],
-            claims: &[],
-            variants: vec![
+            vec![
                 Variant::broken(
                     "broken",
                     casebook_model::Symptom::Panicked,
@@ -121,7 +115,7 @@ mod tests {
                 ),
                 Variant::fixed("fixed", Program::host(noop)),
             ],
-        }
+        )
     }
 
     /// A pair trial is set aside, with the reason, on a run of fewer than two

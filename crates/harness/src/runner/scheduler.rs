@@ -312,17 +312,6 @@ mod tests {
         }
     }
 
-    fn gpus(n: u32) -> Vec<Gpu> {
-        (0..n)
-            .map(|index| Gpu {
-                index: index + 4,
-                uuid: format!("GPU-test-{index}"),
-                name: "no such GPU".into(),
-                memory_bytes: 80 << 30,
-            })
-            .collect()
-    }
-
     /// What each job was given and when it ran: (its GPUs, start, end).
     type Ran = (Vec<u32>, Instant, Instant);
 
@@ -362,7 +351,7 @@ mod tests {
             job("h1", Place::Holds, Some(3.0)),
             job("s3", Place::Shared, Some(2.0)),
         ];
-        let (ran, dispatched) = dispatch(&jobs, gpus(2));
+        let (ran, dispatched) = dispatch(&jobs, Gpu::test_gpus(2));
         assert!(dispatched.unplaced.is_empty());
         let ran: Vec<Ran> = ran.into_iter().map(|r| r.expect("every job ran")).collect();
         for (j, r) in jobs.iter().zip(&ran) {
@@ -399,7 +388,7 @@ mod tests {
             job("p1", Place::Pair, None),
             job("x1", Place::Alone, None),
         ];
-        for gpus in [gpus(1), Vec::new()] {
+        for gpus in [Gpu::test_gpus(1), Vec::new()] {
             let (ran, dispatched) = dispatch(&jobs, gpus);
             assert_eq!(dispatched.unplaced, [1]);
             assert!(ran[1].is_none());

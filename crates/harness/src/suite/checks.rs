@@ -545,6 +545,11 @@ mod tests {
     }
 
     fn claims_with(control: Control) -> &'static [Claim] {
+        judged_with(control, |o| ClaimVerdict::confirmed_if(o.check(WRITTEN)))
+    }
+
+    /// The one claim of [`claims_with`], judged by `judge`.
+    fn judged_with(control: Control, judge: fn(&Outcome) -> ClaimVerdict) -> &'static [Claim] {
         Box::leak(Box::new([Claim {
             id: "written-means-confirmed",
             source: Source::Seed(""),
@@ -552,7 +557,7 @@ mod tests {
             judged_by: "broken",
             control,
             reach: Reach::Either,
-            judge: |o| ClaimVerdict::confirmed_if(o.check(WRITTEN)),
+            judge,
         }]))
     }
 
@@ -666,21 +671,13 @@ mod tests {
     #[test]
     fn each_part_of_a_partly_verdict_has_its_own_control() {
         fn partly(control: Control) -> &'static [Claim] {
-            Box::leak(Box::new([Claim {
-                id: "written-means-confirmed",
-                source: Source::Seed(""),
-                quote: "",
-                judged_by: "broken",
-                control,
-                reach: Reach::Either,
-                judge: |o| {
-                    ClaimVerdict::when(
-                        o.check(WRITTEN),
-                        ClaimVerdict::Partly,
-                        ClaimVerdict::Refuted,
-                    )
-                },
-            }]))
+            judged_with(control, |o| {
+                ClaimVerdict::when(
+                    o.check(WRITTEN),
+                    ClaimVerdict::Partly,
+                    ClaimVerdict::Refuted,
+                )
+            })
         }
         let report = || {
             let mut r = report_of(true, false);
@@ -700,19 +697,9 @@ mod tests {
         let s = with_broken(partly(Control::Parts(RUN_AND_REASON)));
         assert!(super::control_problems(&[s], &report(), 0).is_empty());
         // A part whose control reads "partly" too shows nothing.
-        const SAME: &[casebook_model::Part] = &[
-            casebook_model::Part {
-                part: "one",
-                control: Control::Run("fixed"),
-            },
-            casebook_model::Part {
-                part: "two",
-                control: Control::Impossible("why"),
-            },
-        ];
         let mut r = report();
         r.results[1].outcome = r.results[0].outcome.clone();
-        let s = with_broken(partly(Control::Parts(SAME)));
+        let s = with_broken(partly(Control::Parts(RUN_AND_REASON)));
         assert_eq!(super::control_problems(&[s], &r, 0).len(), 1);
         // A part still waiting counts against the debt; a part with no
         // reason, or a single part, is no control.
