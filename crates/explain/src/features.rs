@@ -62,6 +62,15 @@ pub const GENERIC_WORDS: &[&str] = &[
     "nvidia",
     "nvrm",
     "please",
+    // The checking tools' banners ("========= CUDA-MEMCHECK", "=========
+    // COMPUTE-SANITIZER"): they say which tool ran, not what it found.
+    "memcheck",
+    "sanitizer",
+    // How a process that died says so ("Aborted (core dumped)"), whatever
+    // killed it.
+    "aborted",
+    "core",
+    "dumped",
     "runtime",
     "runtimeerror",
     "see",

@@ -550,7 +550,13 @@ impl<'a> Ranker<'a> {
                     .iter()
                     .any(|f| query_calls.contains(f) && !query_missing.contains(f));
                 let (found, weight) = self.description.shared(i, &stems);
-                if makes_the_missing_call || !Description::matches(&found, weight) {
+                // A known failure, reproduced nowhere, is found by its
+                // error's words only: words of a description never make a
+                // known failure's answer.
+                if !case.reproduced
+                    || makes_the_missing_call
+                    || !Description::matches(&found, weight)
+                {
                     continue;
                 }
                 let matched: Vec<String> = found

@@ -56,3 +56,18 @@ fn nothing_matching_exits_15_and_an_empty_text_2() {
     );
     assert_eq!(exit_code("  \n"), 2);
 }
+
+#[test]
+fn words_of_a_description_never_make_a_known_failure_s_answer() {
+    // A launcher's log whose words (closing, setting, environment,
+    // variable) are those of a known failure's description, and no error's
+    // words of any case: no answer. The known failure's own error still
+    // finds it (above).
+    let log = "\
+WARNING:torch.distributed.run:
+Setting OMP_NUM_THREADS environment variable for each process to be 1 in default, to avoid your system being overloaded, please further tune the variable for optimal performance in your application as needed.
+WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 1796 closing signal SIGTERM
+ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -9) local_rank: 0 (pid: 1795) of binary: /home/ubuntu/env/bin/python3
+";
+    assert_eq!(exit_code(log), 15);
+}

@@ -1138,7 +1138,10 @@
         var found = stems.filter(function (w) { return distinctive.has(w); });
         var weight = 0;
         found.slice().sort(byteOrder).forEach(function (w) { weight += distinctive.get(w); });
-        if (makesTheMissingCall || found.length < DESCRIPTION_MIN_WORDS || weight < DESCRIPTION_MIN_SCORE) return;
+        // A known failure, reproduced nowhere, is found by its error's words
+        // only: words of a description never make a known failure's answer.
+        if (!c.reproduced || makesTheMissingCall || found.length < DESCRIPTION_MIN_WORDS ||
+          weight < DESCRIPTION_MIN_SCORE) return;
         var matched = found.map(function (w) {
           return written.filter(function (o) { return o[1] === w; })[0][0];
         }).concat([DESCRIPTION_SAID]);
