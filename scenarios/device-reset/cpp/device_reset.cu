@@ -8,6 +8,8 @@
 // cudaDeviceReset(). fixed: frees what it allocated and has the library
 // destroy its context. Free memory is read with cudaMemGetInfo throughout.
 
+#include <vector>
+
 #include "casebook_driver.h"
 #include "names.h"
 
@@ -234,5 +236,61 @@ extern "C" int casebook_device_reset_pool_across_reset_cpp(const casebook_record
   cudaError_t used = tolerate(r, "cudaMemset (the pool's block, after the reset)", cudaMemset(block, 0, 4));
   if (used == cudaSuccess) used = tolerate(r, "cudaDeviceSynchronize", cudaDeviceSynchronize());
   fact_text(r, names::THE_POOL_BLOCK_AFTER_THE_RESET, cudaGetErrorName(used));
+  return 0;
+}
+
+// ANCHOR: fragmented_reset
+// Seed 003's "while such functions release memory, they don't guarantee a
+// contiguous block of sufficient size will become available", where they
+// could fail to: blocks of 2 MiB fill the GPU in turn, one through the
+// runtime (the primary context's), one through the library's own context,
+// so that what the reset releases lies in 2 MiB pieces between the
+// library's blocks, which survive it. Then one block of all the free memory
+// but 512 MiB. (Not under the sanitizer, where the GPU is shared.)
+extern "C" int casebook_device_reset_fragmented_reset_cpp(const casebook_recorder *r) {
+  const size_t kPiece = 2ull << 20;
+  if (under_sanitizer(r)) return 0;
+  Driver d;
+  if (!load(r, d)) return 1;
+  rec(r, "cudaFree(0)", cudaFree(0));
+  Library lib;
+  if (rec_cu(r, d.errorName, "cuCtxCreate", d.ctxCreate(&lib.ctx, 0, 0)) != CUDA_SUCCESS) return 1;
+  CUcontext popped;
+  rec_cu(r, d.errorName, "cuCtxPopCurrent", d.ctxPop(&popped));
+  std::vector<CUdeviceptr> library_blocks;
+  size_t runtime_blocks = 0;
+  for (;;) {
+    void *mine = nullptr;
+    if (cudaMalloc(&mine, kPiece) != cudaSuccess) break;  // the runtime's, in the primary context
+    ++runtime_blocks;
+    CUdeviceptr theirs = 0;
+    d.ctxPush(lib.ctx);
+    CUresult made = d.memAlloc(&theirs, kPiece);  // the library's, in its own context
+    d.ctxPop(&popped);
+    if (made != CUDA_SUCCESS) break;
+    library_blocks.push_back(theirs);
+  }
+  cudaGetLastError();  // the refusal that ends the filling
+  measure(r, names::RUNTIME_BLOCKS_BEFORE_THE_RESET, (double)runtime_blocks);
+  measure(r, names::LIBRARY_BLOCKS_KEPT_ACROSS_THE_RESET, (double)library_blocks.size());
+
+  rec(r, "cudaDeviceReset", cudaDeviceReset());  // releases the runtime's blocks, not the library's
+  size_t free = free_bytes(r);
+  measure(r, names::FREE_AFTER_THE_RESET, (double)free);
+  void *whole = nullptr;
+  cudaError_t one_piece = tolerate(r, "cudaMalloc (free memory less 512 MiB, after the reset)",
+                                   cudaMalloc(&whole, free - kMargin));
+  // ANCHOR_END: fragmented_reset
+  fact(r, names::ONE_BLOCK_OF_NEARLY_ALL_FREE_MEMORY_IS_SERVED_AFTER_THE_RESET, one_piece == cudaSuccess);
+  if (one_piece == cudaSuccess) rec(r, "cudaFree", cudaFree(whole));
+  CUresult rest = CUDA_SUCCESS;
+  d.ctxPush(lib.ctx);
+  for (CUdeviceptr b : library_blocks) {
+    CUresult e = d.memFree(b);
+    if (rest == CUDA_SUCCESS) rest = e;
+  }
+  rec_cu(r, d.errorName, "cuMemFree (the library's blocks)", rest);
+  rec_cu(r, d.errorName, "cuCtxPopCurrent", d.ctxPop(&popped));
+  rec_cu(r, d.errorName, "cuCtxDestroy", d.ctxDestroy(lib.ctx));
   return 0;
 }

@@ -17,6 +17,7 @@ casebook_model::cpp_variants! {
         fixed,
         library_in_primary,
         pool_across_reset,
+        fragmented_reset,
     }
 }
 
@@ -50,6 +51,8 @@ pub fn scenario() -> Scenario {
             // What the reset does to the stream-ordered pool's memory. It
             // reads the device's free memory: alone.
             Variant::records("pool-across-reset-cpp", cpp::pool_across_reset).alone(),
+            // It fills the GPU: alone.
+            Variant::records("fragmented-reset-cpp", cpp::fragmented_reset).alone(),
         ],
     }
 }
@@ -224,16 +227,20 @@ const CLAIMS: &[Claim] = &[
         source: Source::SEED_003,
         quote: "Furthermore, while such functions release memory, they don't guarantee a contiguous block of \
                 sufficient size will become available.",
-        judged_by: "broken-cpp",
+        judged_by: "fragmented-reset-cpp",
         control: Control::Impossible(
             "cudaMalloc serves free memory wherever it lies (fragmentation's hard-form-cpp: 90% of \
              42 GB free only in 2 MiB holes is served as one block), so after a release no request up \
              to the free memory can be refused for want of a contiguous block; a run that reads \
              otherwise would need another allocator, another claim. What shows that the request \
-             could fail: it asks for all the free memory but 512 MiB.",
+             could fail: it asks for all the free memory but 512 MiB, every byte of it released by \
+             the reset in 2 MiB pieces between blocks of the library's context, which survive it.",
         ),
-        // "Such functions": cudaFree(0) and cudaDeviceReset. After the reset,
-        // one request of all the free memory but a margin.
+        // "Such functions": cudaFree(0) and cudaDeviceReset. Where they could
+        // fail to give a contiguous block: the GPU filled with 2 MiB blocks,
+        // the runtime's and a library context's in turn, so that what the
+        // reset releases lies between the library's blocks; then one
+        // request of all the free memory but a margin.
         judge: |o: &Outcome| {
             ClaimVerdict::refuted_if(
                 o.flag(ONE_BLOCK_OF_NEARLY_ALL_FREE_MEMORY_IS_SERVED_AFTER_THE_RESET),

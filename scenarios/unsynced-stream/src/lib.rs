@@ -131,6 +131,16 @@ pub fn scenario() -> Scenario {
                     |o| o.check(OVERLAP),
                     |o| o.measure_text(OVERLAP_RATIO, ""),
                 ),
+            Variant::records("pipeline-blocking", cudarc!(pipeline::blocking))
+                .alone()
+                .one_change(
+                    "pipeline",
+                    "the flag the two streams are made with: non-blocking there; the default flag \
+                     here, so that each waits for the legacy default stream the copy runs on, and \
+                     it for them",
+                    "pipeline(rec, CU_STREAM_NON_BLOCKING)",
+                    "pipeline(rec, CU_STREAM_DEFAULT)",
+                ),
             Variant::contrast_clean("device-sync-cpp", cpp::device_sync),
             Variant::records("device-sync-after-cpp", cpp::device_sync_after).one_change(
                 "device-sync-cpp",
@@ -223,7 +233,11 @@ const CLAIMS: &[Claim] = &[
         source: Source::SEED_001,
         quote: "Streams, within a context, manage the execution of multiple kernels concurrently.",
         judged_by: "pipeline",
-        control: Control::Run("pipeline-cust"),
+        // Two streams' kernels with a synchronous copy between them: they
+        // overlap (confirmed) or run one after the other (refuted). The
+        // control makes the same two streams with the default flag (one
+        // change), which wait for the legacy stream the copy runs on.
+        control: Control::Run("pipeline-blocking"),
         judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.check(OVERLAP)),
         ..Claim::EITHER
     },
