@@ -387,13 +387,11 @@ const CLAIMS: &[Claim] = &[
         quote: "Although the total amount of memory allocated and released might be less than the total GPU memory, the allocator creates a fragmented memory space.",
         judged_by: "as-written-cpp",
         control: Control::Impossible(PAGES_SERVE_ANY_REQUEST),
-        judge: |o: &Outcome| match (
-            o.flag(FREE_MEMORY_AFTER_EQUALS_FREE_MEMORY_BEFORE),
-            o.flag(THE_LARGE_ALLOCATION_SUCCEEDS),
-        ) {
-            (Some(true), Some(true)) => ClaimVerdict::Refuted,
-            (Some(false), _) | (_, Some(false)) => ClaimVerdict::Confirmed,
-            _ => ClaimVerdict::Undecided,
+        judge: |o: &Outcome| {
+            ClaimVerdict::refuted_if_all([
+                o.flag(FREE_MEMORY_AFTER_EQUALS_FREE_MEMORY_BEFORE),
+                o.flag(THE_LARGE_ALLOCATION_SUCCEEDS),
+            ])
         },
         ..Claim::EITHER
     },
