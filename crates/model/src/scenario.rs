@@ -447,6 +447,16 @@ impl ClaimVerdict {
         ClaimVerdict::refuted_if(all_hold(parts))
     }
 
+    /// `verdict` where the run set up the sentence's condition; undecided
+    /// where it did not.
+    pub fn provided(condition: bool, verdict: ClaimVerdict) -> ClaimVerdict {
+        if condition {
+            verdict
+        } else {
+            ClaimVerdict::Undecided
+        }
+    }
+
     /// A sentence of two parts, each observed to hold or not: both hold,
     /// confirmed; neither, refuted; one, partly; a part not observed,
     /// undecided.
@@ -1138,6 +1148,13 @@ mod tests {
         assert_eq!(all([Some(true), Some(true)]), Refuted);
         assert_eq!(all([Some(true), Some(false)]), Confirmed);
         assert_eq!(all([None, Some(true)]), Undecided);
+    }
+
+    #[test]
+    fn a_run_that_missed_the_condition_decides_nothing() {
+        use ClaimVerdict::*;
+        assert_eq!(ClaimVerdict::provided(true, Refuted), Refuted);
+        assert_eq!(ClaimVerdict::provided(false, Confirmed), Undecided);
     }
 
     fn scenario(requires: &'static [Requirement], variants: Vec<Variant>) -> Scenario {

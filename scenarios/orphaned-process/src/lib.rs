@@ -188,10 +188,11 @@ const CLAIMS: &[Claim] = &[
         // forked ends: a user process held it (refuted); never back: the
         // driver's own (confirmed). (In broken, a grandchild holds it, and
         // nvidia-smi lists that one.)
-        judge: |o: &Outcome| match (o.flag(AFTER_EXIT), o.flag(BACK_ONCE_THE_CHILD_ENDS)) {
-            (Some(false), Some(true)) => ClaimVerdict::Refuted,
-            (Some(false), Some(false)) => ClaimVerdict::Confirmed,
-            _ => ClaimVerdict::Undecided,
+        judge: |o: &Outcome| {
+            ClaimVerdict::provided(
+                o.flag(AFTER_EXIT) == Some(false),
+                ClaimVerdict::refuted_if(o.flag(BACK_ONCE_THE_CHILD_ENDS)),
+            )
         },
         ..Claim::EITHER
     },
