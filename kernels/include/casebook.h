@@ -146,6 +146,12 @@ inline Larger compare_pairs(const casebook_recorder *r, const double *a, const d
   return larger > 0 ? Larger::A : larger < 0 ? Larger::B : Larger::Neither;
 }
 
+// How many of `runs` runs showed a failure, in the words of the Rust
+// variants (`casebook_model::runs_in_words`).
+inline const char *runs_in_words(long long count, long long runs) {
+  return count == 0 ? "none" : count == runs ? "every run" : "some runs (flaky: the scenario is not deterministic)";
+}
+
 // Free device memory now, as cudaMemGetInfo reports it.
 inline size_t free_bytes(const casebook_recorder *r) {
   size_t free = 0, total = 0;

@@ -252,14 +252,14 @@ fn versions(text: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::LazyLock;
 
     #[test]
     fn a_line_that_only_names_a_later_device_is_no_error_but_counts() {
-        let index = Index::embedded().unwrap();
         let text = "RuntimeError: CUDA error: an illegal memory access was encountered\ndevice = torch.device('cuda:1')";
-        let answer = explain(&index, text);
-        assert_eq!(answer.errors.len(), 1, "{:?}", answer.errors);
-        assert_eq!(answer.matches[0].scenario, "wrong-current-device");
+        let answer = explained(text);
+        assert_one_error(&answer);
+        assert_first(&answer, "wrong-current-device");
     }
 
     #[test]
@@ -275,12 +275,8 @@ mod tests {
     fn a_two_word_message_is_found_inside_another_program_s_sentence() {
         // ctranslate2 wraps the runtime's "initialization error" in a
         // sentence of its own; the run returned the two words alone.
-        let index = Index::embedded().unwrap();
-        let answer = explain(
-            &index,
-            "RuntimeError: CUDA failed with error initialization error",
-        );
-        assert_eq!(answer.matches[0].scenario, "fork-after-init");
+        let answer = explained("RuntimeError: CUDA failed with error initialization error");
+        assert_first(&answer, "fork-after-init");
         assert!(
             answer.matches[0]
                 .matched
@@ -292,12 +288,11 @@ mod tests {
 
     #[test]
     fn a_phrase_many_cases_users_write_ties_them_unless_a_case_s_own_word_is_beside_it() {
-        let index = Index::embedded().unwrap();
         // "memory leak" is in the texts of several leaking cases; one holds
         // "memory leak caused", which tells it from none of the others.
         let leak = "Memory leak caused by the preprocessing step\nAfter a few hours the job dies. \
                     I suspect a memory leak in the resize function.";
-        let answer = explain(&index, leak);
+        let answer = explained(leak);
         assert!(answer.tied >= 2, "{:?}", answer.matches);
         for m in &answer.matches[..answer.tied] {
             assert!(
@@ -311,36 +306,34 @@ mod tests {
         // Beside the case's own words ("appending", "loss") it tells that case.
         let loss = "Memory leak caused by appending the loss to a list\nGPU memory keeps growing \
                     every epoch.";
-        let answer = explain(&index, loss);
+        let answer = explained(loss);
         assert_eq!(answer.tied, 1);
-        assert_eq!(answer.matches[0].scenario, "kept-loss-graphs");
+        assert_first(&answer, "kept-loss-graphs");
     }
 
     #[test]
     fn an_error_s_name_outranks_the_words_a_framework_wraps_it_in() {
-        let index = Index::embedded().unwrap();
         // Numba's frame ("Call to … results in") is also in texts users
         // paste for a context on the wrong thread; the name is the error.
         let numba = "numba.cuda.cudadrv.driver.CudaAPIError: [702] Call to cuMemcpyDtoH results in \
                      CUDA_ERROR_LAUNCH_TIMEOUT";
-        let answer = explain(&index, numba);
-        assert_eq!(answer.matches[0].scenario, "launch-timeout");
+        let answer = explained(numba);
+        assert_first(&answer, "launch-timeout");
         assert!(answer.unmatched_names.is_empty());
         // A name no case holds is said, and the matches are guesses.
         let unknown = "numba.cuda.cudadrv.driver.CudaAPIError: [999] Call to cuMemcpyDtoH results \
                        in CUDA_ERROR_NOT_A_REAL_ONE";
-        let answer = explain(&index, unknown);
-        assert_eq!(answer.matches[0].scenario, "wrong-context-thread");
+        let answer = explained(unknown);
+        assert_first(&answer, "wrong-context-thread");
         assert_eq!(answer.unmatched_names, ["CUDA_ERROR_NOT_A_REAL_ONE"]);
     }
 
     #[test]
     fn a_check_against_success_names_no_error() {
-        let index = Index::embedded().unwrap();
         // glog's CHECK frame around an error no case reproduces.
         let text = "F1119 math_functions.cu:79] Check failed: error == cudaSuccess (999 vs. 0)  \
                     a made-up failure of the machine";
-        let answer = explain(&index, text);
+        let answer = explained(text);
         assert!(
             answer.matches.iter().all(|m| !m.reproduced),
             "{:?}",
@@ -354,16 +347,14 @@ mod tests {
 
     #[test]
     fn an_nccl_error_and_its_last_error_are_one_error() {
-        let index = Index::embedded().unwrap();
         let log = "[rank1]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:317, invalid usage (run with NCCL_DEBUG=WARN for details), NCCL version 2.21.5\n[rank1]: ncclInvalidUsage: This usually reflects invalid usage of NCCL library.\n[rank1]: Last error:\n[rank1]: Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 1000";
-        let answer = explain(&index, log);
-        assert_eq!(answer.errors.len(), 1, "{:?}", answer.errors);
-        assert_eq!(answer.matches[0].scenario, "nccl-duplicate-gpu");
+        let answer = explained(log);
+        assert_one_error(&answer);
+        assert_first(&answer, "nccl-duplicate-gpu");
     }
 
     #[test]
     fn warnings_information_and_tables_are_passed_over_for_the_first_error() {
-        let index = Index::embedded().unwrap();
         // A whole log: nvidia-smi's table, a deprecation warning with its
         // code line, a C++ warning, settings, then the error.
         let log = "\
@@ -380,14 +371,14 @@ Traceback (most recent call last):
     loss.backward()
 RuntimeError: CUDA error: misaligned address
 ";
-        let answer = explain(&index, log);
+        let answer = explained(log);
         assert_eq!(
             answer.errors,
             ["RuntimeError: CUDA error: misaligned address"],
             "{:?}",
             answer.errors
         );
-        assert_eq!(answer.matches[0].scenario, "misaligned-address");
+        assert_first(&answer, "misaligned-address");
         // A warning's own lines belong to it: PyTorch's sm_XX warning spans
         // several, and the error after it is the first.
         let log = "\
@@ -399,10 +390,10 @@ If you want to use the NVIDIA GeForce RTX 4090 GPU with PyTorch, please check th
   warnings.warn(incompatible_device_warn.format(device_name, capability, \" \".join(arch_list), device_name))
 RuntimeError: CUDA error: no kernel image is available for execution on the device
 ";
-        let answer = explain(&index, log);
-        assert_eq!(answer.errors.len(), 1, "{:?}", answer.errors);
+        let answer = explained(log);
+        assert_one_error(&answer);
         assert!(answer.errors[0].contains("no kernel image"));
-        assert_eq!(answer.matches[0].scenario, "arch-mismatch");
+        assert_first(&answer, "arch-mismatch");
         // TensorFlow's levels: the I and W lines inform, the E line is the
         // error.
         let log = "\
@@ -410,30 +401,28 @@ RuntimeError: CUDA error: no kernel image is available for execution on the devi
 2021-03-02 10:11:12.000002: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1720] Found device 0 with properties: pciBusID: 0000:3b:00.0 name: Tesla V100
 2021-03-02 10:11:13.000003: E tensorflow/stream_executor/cuda/cuda_driver.cc:328] failed call to cuInit: CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected
 ";
-        let answer = explain(&index, log);
-        assert_eq!(answer.errors.len(), 1, "{:?}", answer.errors);
+        let answer = explained(log);
+        assert_one_error(&answer);
         assert!(answer.errors[0].contains(": E tensorflow"));
     }
 
     #[test]
     fn a_warning_that_reports_an_error_or_stands_alone_is_still_an_error() {
-        let index = Index::embedded().unwrap();
         // PyTorch warns that CUDA could not initialise, then raises: the
         // warning names the error, and it came first.
         let log = "\
 [W CUDAFunctions.cpp:109] Warning: CUDA initialization: CUDA unknown error - this may be due to an incorrectly set up environment, e.g. changing env variable CUDA_VISIBLE_DEVICES after program start. Setting the available devices to be zero. (function operator())
 RuntimeError: No CUDA GPUs are available
 ";
-        let answer = explain(&index, log);
+        let answer = explained(log);
         assert_eq!(answer.errors.len(), 2, "{:?}", answer.errors);
         assert!(answer.errors[0].contains("CUDA unknown error"));
         // A text of warnings alone: they are what it shows.
-        let answer = explain(
-            &index,
+        let answer = explained(
             "2019-07-11 12:42:11.226602: W tensorflow/core/common_runtime/bfc_allocator.cc:314] \
              Allocator (GPU_0_bfc) ran out of memory trying to allocate 2.00GiB",
         );
-        assert_eq!(answer.errors.len(), 1, "{:?}", answer.errors);
+        assert_one_error(&answer);
         assert!(!answer.matches.is_empty());
     }
 
@@ -444,6 +433,17 @@ RuntimeError: No CUDA GPUs are available
             .take(3)
             .map(|m| (m.scenario.as_str(), m.reproduced))
             .collect()
+    }
+
+    /// The answer to `text` from the index this crate embeds.
+    fn explained(text: &str) -> Answer {
+        static INDEX: LazyLock<Index> = LazyLock::new(|| Index::embedded().unwrap());
+        explain(&INDEX, text)
+    }
+
+    /// Fails, naming them, unless the answer found one error.
+    fn assert_one_error(answer: &Answer) {
+        assert_eq!(answer.errors.len(), 1, "{:?}", answer.errors);
     }
 
     /// Fails, naming the first three answers, unless `expected` is first.
@@ -458,15 +458,13 @@ RuntimeError: No CUDA GPUs are available
 
     #[test]
     fn a_case_s_own_words_order_the_cases_a_bare_out_of_memory_ties() {
-        let index = Index::embedded().unwrap();
         let scenarios = |a: &Answer| {
             a.matches
                 .iter()
                 .map(|m| m.scenario.clone())
                 .collect::<Vec<_>>()
         };
-        let losses = explain(
-            &index,
+        let losses = explained(
             "RuntimeError: CUDA error: out of memory\nafter some steps; I append each step's loss to a list to plot the graph",
         );
         assert!(losses.tied > 1, "{:?}", scenarios(&losses));
@@ -479,8 +477,7 @@ RuntimeError: No CUDA GPUs are available
             "{:?}",
             losses.matches[0].matched
         );
-        let retry = explain(
-            &index,
+        let retry = explained(
             "RuntimeError: CUDA error: out of memory\nI catch it and retry with a smaller batch, and every retry fails",
         );
         assert!(retry.tied > 1, "{:?}", scenarios(&retry));
@@ -489,9 +486,7 @@ RuntimeError: No CUDA GPUs are available
 
     #[test]
     fn the_first_gpu_holding_memory_for_every_rank_is_found_in_other_words() {
-        let index = Index::embedded().unwrap();
-        let answer = explain(
-            &index,
+        let answer = explained(
             "With four GPUs, every rank also puts some memory on GPU 0 beside its own GPU",
         );
         assert_first(&answer, "contexts-on-gpu-zero");
@@ -499,7 +494,6 @@ RuntimeError: No CUDA GPUs are available
 
     #[test]
     fn a_sanitizer_s_out_of_bounds_report_alone_names_no_case() {
-        let index = Index::embedded().unwrap();
         let report = "\
 ========= COMPUTE-SANITIZER
 ========= Invalid __global__ write of size 8 bytes
@@ -508,16 +502,13 @@ RuntimeError: No CUDA GPUs are available
 =========     Access at 0x0 is out of bounds
 =========     and is 140229602181120 bytes before the nearest allocation at 0x7f89bfa00000 of size 1020 bytes
 ";
-        let answer = explain(&index, report);
+        let answer = explained(report);
         assert!(answer.matches.is_empty(), "{:?}", first_scenarios(&answer));
         assert!(answer.out_of_bounds && answer.report.is_some());
         // With the runtime's error after it, the fault's aftermath is a case.
-        let answer = explain(
-            &index,
-            &format!(
-                "{report}RuntimeError: CUDA error: an illegal memory access was encountered\n"
-            ),
-        );
+        let answer = explained(&format!(
+            "{report}RuntimeError: CUDA error: an illegal memory access was encountered\n"
+        ));
         assert!(!answer.out_of_bounds);
         assert!(
             answer.matches.iter().any(|m| m.scenario == "sticky-error"),
@@ -528,65 +519,56 @@ RuntimeError: No CUDA GPUs are available
 
     #[test]
     fn an_xid_number_names_the_driver_s_error() {
-        let index = Index::embedded().unwrap();
         // A program's error, then the kernel's log: the Xid number decides,
         // not the frame every Xid report shares.
         let log = "\
 CUDA error at kernel.cu:120 code=999(cudaErrorUnknown) \"cudaMemcpy(h, d, n, cudaMemcpyDeviceToHost)\"
 Mar  3 04:05:06 gpu7 kernel: [ 8812.331200] NVRM: Xid (PCI:0000:3b:00): 48, pid=2211, name=python3, An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at partition 2, subpartition 0.
 ";
-        let answer = explain(&index, log);
+        let answer = explained(log);
         assert_first(&answer, "ecc-error");
         assert!(answer.matches[0].matched.contains(&"Xid 48".to_owned()));
         let fell = "Mar  3 04:05:06 gpu7 kernel: [ 8812.331200] NVRM: Xid (PCI:0000:3b:00): 79, \
                     pid=2211, name=python3, GPU has fallen off the bus.";
-        assert_eq!(
-            explain(&index, fell).matches[0].scenario,
-            "gpu-fell-off-the-bus"
-        );
+        assert_eq!(explained(fell).matches[0].scenario, "gpu-fell-off-the-bus");
         // An Xid no entry cites matches no entry by the report's frame.
         let other = "Mar  3 04:05:06 gpu7 kernel: [ 8812.331200] NVRM: Xid (PCI:0000:3b:00): 119, \
                      pid='<unknown>', name=<unknown>, Timeout after 6s of waiting for RPC response";
         assert!(
-            explain(&index, other)
+            explained(other)
                 .matches
                 .iter()
                 .all(|m| !["ecc-error", "gpu-fell-off-the-bus"].contains(&m.scenario.as_str())),
             "{:?}",
-            first_scenarios(&explain(&index, other))
+            first_scenarios(&explained(other))
         );
     }
 
     #[test]
     fn a_container_without_its_gpu_reaches_the_failure_of_the_container() {
-        let index = Index::embedded().unwrap();
         // TensorFlow in a container started without the GPU's device files.
         let log = "\
 2022-05-06 07:08:09.100000: E tensorflow/stream_executor/cuda/cuda_driver.cc:271] failed call to cuInit: UNKNOWN ERROR (34)
 2022-05-06 07:08:09.100100: I tensorflow/stream_executor/cuda/cuda_diagnostics.cc:163] no NVIDIA GPU device is present: /dev/nvidia0 does not exist
 ";
-        let answer = explain(&index, log);
+        let answer = explained(log);
         assert_first(&answer, "driver-not-loaded");
         // A container that lost its GPU while it ran.
         let log =
             "$ docker exec -it trainer nvidia-smi\nFailed to initialize NVML: Unknown Error\n";
-        let answer = explain(&index, log);
+        let answer = explained(log);
         assert_first(&answer, "container-lost-gpu");
         // The driver and its libraries of different releases stay apart.
-        let answer = explain(
-            &index,
-            "Failed to initialize NVML: Driver/library version mismatch",
-        );
-        assert_eq!(answer.matches[0].scenario, "driver-library-mismatch");
+        let answer = explained("Failed to initialize NVML: Driver/library version mismatch");
+        assert_first(&answer, "driver-library-mismatch");
     }
 
     #[test]
     fn the_cuda_calls_a_user_names_find_the_case_that_names_them() {
-        let index = Index::embedded().unwrap();
         // Prose with no error's name or message: the calls tell the case.
         let prose = "Host memory keeps growing: the pinned staging buffer from cudaMallocHost \
                      is never freed with cudaFreeHost";
-        let answer = explain(&index, prose);
+        let answer = explained(prose);
         assert_first(&answer, "host-memory-leak");
         assert!(
             answer.matches[0]
@@ -600,19 +582,15 @@ Mar  3 04:05:06 gpu7 kernel: [ 8812.331200] NVRM: Xid (PCI:0000:3b:00): 48, pid=
         // the call tells another failure.
         let freed = "RSS stays high: the pinned buffer from cudaMallocHost is released with \
                      cudaFreeHost, but the RSS does not drop";
-        assert!(explain(&index, freed).matches.is_empty());
+        assert!(explained(freed).matches.is_empty());
         // One call alone, named by a single case, is no match.
-        assert!(
-            explain(&index, "a buffer from cudaMallocHost")
-                .matches
-                .is_empty()
-        );
+        assert!(explained("a buffer from cudaMallocHost").matches.is_empty());
         // The calls do not reorder the cases the error's words match: the
         // cudaMemcpy that reported the fault, which one of them names,
         // leaves them tied.
         let fault = "CUDA failure 77: an illegal memory access was encountered ; \
                      expr=cudaMemcpy(pArray, Data(), cudaMemcpyDeviceToHost)";
-        let answer = explain(&index, fault);
+        let answer = explained(fault);
         assert!(answer.tied > 1, "{:?}", first_scenarios(&answer));
     }
 }

@@ -75,6 +75,17 @@ pub fn reduced_for_sanitizer(rec: &mut Recorder) -> bool {
     reduced
 }
 
+/// How many of `runs` runs showed a failure, in words that are the same on
+/// every GPU when the reproduction is deterministic. The C++ variants have
+/// the same words in casebook.h (`runs_in_words`).
+pub fn runs_in_words(count: usize, runs: usize) -> &'static str {
+    match count {
+        0 => "none",
+        n if n == runs => "every run",
+        _ => "some runs (flaky: the scenario is not deterministic)",
+    }
+}
+
 /// Runs a C++ variant with `rec` as its recorder. A non-zero return (the
 /// `cudaError_t` that stopped it) becomes an error; the failed call itself
 /// is already recorded as a step.

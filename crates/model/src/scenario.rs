@@ -434,6 +434,29 @@ impl ClaimVerdict {
         ClaimVerdict::when(observed, ClaimVerdict::Refuted, ClaimVerdict::Confirmed)
     }
 
+    /// A sentence whose parts must all hold: every part observed to hold,
+    /// confirmed; one observed not to, refuted, whatever the others show;
+    /// otherwise undecided.
+    pub fn confirmed_if_all<const N: usize>(parts: [Option<bool>; N]) -> ClaimVerdict {
+        ClaimVerdict::confirmed_if(all_hold(parts))
+    }
+
+    /// The other way round: every part observed to hold, refuted; one
+    /// observed not to, confirmed; otherwise undecided.
+    pub fn refuted_if_all<const N: usize>(parts: [Option<bool>; N]) -> ClaimVerdict {
+        ClaimVerdict::refuted_if(all_hold(parts))
+    }
+
+    /// `verdict` where the run set up the sentence's condition; undecided
+    /// where it did not.
+    pub fn provided(condition: bool, verdict: ClaimVerdict) -> ClaimVerdict {
+        if condition {
+            verdict
+        } else {
+            ClaimVerdict::Undecided
+        }
+    }
+
     /// A sentence of two parts, each observed to hold or not: both hold,
     /// confirmed; neither, refuted; one, partly; a part not observed,
     /// undecided.
@@ -457,6 +480,18 @@ impl ClaimVerdict {
             (Some(true), Some(false)) => ClaimVerdict::Partly,
             _ => ClaimVerdict::Undecided,
         }
+    }
+}
+
+/// Whether every part holds: false as soon as one is observed not to, true
+/// when all are observed to, and not known otherwise.
+fn all_hold<const N: usize>(parts: [Option<bool>; N]) -> Option<bool> {
+    if parts.contains(&Some(false)) {
+        Some(false)
+    } else if parts.iter().all(Option::is_some) {
+        Some(true)
+    } else {
+        None
     }
 }
 
@@ -1099,6 +1134,27 @@ mod tests {
         assert_eq!(of(Some(false), None), Refuted);
         assert_eq!(of(Some(true), None), Undecided);
         assert_eq!(of(None, Some(true)), Undecided);
+    }
+
+    #[test]
+    fn one_part_seen_not_to_hold_decides_whatever_the_others() {
+        use ClaimVerdict::*;
+        let all = ClaimVerdict::confirmed_if_all;
+        assert_eq!(all([Some(true), Some(true)]), Confirmed);
+        assert_eq!(all([Some(false), None]), Refuted);
+        assert_eq!(all([None, Some(false)]), Refuted);
+        assert_eq!(all([Some(true), None]), Undecided);
+        let all = ClaimVerdict::refuted_if_all;
+        assert_eq!(all([Some(true), Some(true)]), Refuted);
+        assert_eq!(all([Some(true), Some(false)]), Confirmed);
+        assert_eq!(all([None, Some(true)]), Undecided);
+    }
+
+    #[test]
+    fn a_run_that_missed_the_condition_decides_nothing() {
+        use ClaimVerdict::*;
+        assert_eq!(ClaimVerdict::provided(true, Refuted), Refuted);
+        assert_eq!(ClaimVerdict::provided(false, Confirmed), Undecided);
     }
 
     fn scenario(requires: &'static [Requirement], variants: Vec<Variant>) -> Scenario {

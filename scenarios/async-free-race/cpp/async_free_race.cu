@@ -110,7 +110,7 @@ static int drive(const casebook_recorder *r) {
   measure(r, names::RUNS_MADE, kRuns);
   measure(r, names::CORRUPTED_READS, corrupted);
   measure(r, names::REPRODUCTION_RATE, (double)corrupted / kRuns);
-  fact_text(r, names::RATE, corrupted == 0 ? "none" : corrupted == kRuns ? "every run" : "some runs (flaky: the scenario is not deterministic)");
+  fact_text(r, names::RATE, runs_in_words(corrupted, kRuns));
   fact(r, names::REUSED, reused == kRuns);
   fact(r, names::SERVED_FROM_THE_POOL, no_new_memory == kRuns);
   check(r, names::READER_OK, corrupted == 0);

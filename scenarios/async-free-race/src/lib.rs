@@ -200,15 +200,7 @@ pub fn tally(rec: &mut Recorder, corrupted: usize, reused: usize) {
     rec.measure(RUNS_MADE, RUNS as f64);
     rec.measure(CORRUPTED_READS, corrupted as f64);
     rec.measure(REPRODUCTION_RATE, corrupted as f64 / RUNS as f64);
-    rec.fact(RATE, words(corrupted));
+    rec.fact(RATE, casebook_model::runs_in_words(corrupted, RUNS));
     rec.fact(REUSED, reused == RUNS);
     rec.check(READER_OK, corrupted == 0);
-}
-
-fn words(n: usize) -> &'static str {
-    match n {
-        0 => "none",
-        n if n == RUNS => "every run",
-        _ => "some runs (flaky: the scenario is not deterministic)",
-    }
 }

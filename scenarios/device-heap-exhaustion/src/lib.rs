@@ -229,13 +229,11 @@ const CLAIMS: &[Claim] = &[
         // Registers and shared memory are on-chip, per resident block; local
         // memory is reserved per thread that can be resident at once. None of
         // it grows with the grid.
-        judge: |o: &Outcome| match (
-            o.flag(EVERY_LAUNCH_RAN),
-            o.flag(FREE_MEMORY_FALLS_AS_THE_GRID_GROWS),
-        ) {
-            (Some(true), Some(true)) => ClaimVerdict::Confirmed,
-            (Some(true), Some(false)) => ClaimVerdict::Refuted,
-            _ => ClaimVerdict::Undecided,
+        judge: |o: &Outcome| {
+            ClaimVerdict::provided(
+                o.flag(EVERY_LAUNCH_RAN) == Some(true),
+                ClaimVerdict::confirmed_if(o.flag(FREE_MEMORY_FALLS_AS_THE_GRID_GROWS)),
+            )
         },
         ..Claim::EITHER
     },

@@ -123,11 +123,7 @@ pub fn scenario() -> Scenario {
 
 /// Refuted when the memory came back both after an exit and after a kill.
 fn back_after_exit_and_kill(o: &Outcome) -> ClaimVerdict {
-    match (o.flag(AFTER_EXIT), o.flag(AFTER_KILL)) {
-        (Some(true), Some(true)) => ClaimVerdict::Refuted,
-        (Some(false), _) | (_, Some(false)) => ClaimVerdict::Confirmed,
-        _ => ClaimVerdict::Undecided,
-    }
+    ClaimVerdict::refuted_if_all([o.flag(AFTER_EXIT), o.flag(AFTER_KILL)])
 }
 
 const REPORTS: &[Report] = &[
@@ -192,10 +188,11 @@ const CLAIMS: &[Claim] = &[
         // forked ends: a user process held it (refuted); never back: the
         // driver's own (confirmed). (In broken, a grandchild holds it, and
         // nvidia-smi lists that one.)
-        judge: |o: &Outcome| match (o.flag(AFTER_EXIT), o.flag(BACK_ONCE_THE_CHILD_ENDS)) {
-            (Some(false), Some(true)) => ClaimVerdict::Refuted,
-            (Some(false), Some(false)) => ClaimVerdict::Confirmed,
-            _ => ClaimVerdict::Undecided,
+        judge: |o: &Outcome| {
+            ClaimVerdict::provided(
+                o.flag(AFTER_EXIT) == Some(false),
+                ClaimVerdict::refuted_if(o.flag(BACK_ONCE_THE_CHILD_ENDS)),
+            )
         },
         ..Claim::EITHER
     },
@@ -270,10 +267,11 @@ const CLAIMS: &[Claim] = &[
         // forked child (destroyed-no-fork), where the driver's own cleanup
         // is complete. forked-child-torn-down, which frees the memory before
         // destroying the context, is recorded beside it.
-        judge: |o: &Outcome| match (o.flag(AFTER_AN_IMPLICIT_EXIT), o.flag(AFTER_EXIT)) {
-            (Some(false), Some(true)) => ClaimVerdict::Confirmed,
-            (Some(true), _) | (_, Some(false)) => ClaimVerdict::Refuted,
-            _ => ClaimVerdict::Undecided,
+        judge: |o: &Outcome| {
+            ClaimVerdict::confirmed_if_all([
+                o.flag(AFTER_AN_IMPLICIT_EXIT).map(|back| !back),
+                o.flag(AFTER_EXIT),
+            ])
         },
     },
 ];

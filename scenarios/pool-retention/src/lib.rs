@@ -156,13 +156,11 @@ const CLAIMS: &[Claim] = &[
              nothing (free-at-once); and the pool itself gives its cache back at a synchronise at \
              its default release threshold (default-threshold)",
         ),
-        judge: |o: &Outcome| match (
-            o.flag(THE_FREED_MEMORY_IS_BACK_AT_ONCE),
-            o.flag(THE_SAME_SIZE_AGAIN_TAKES_NO_MEMORY_FROM_THE_DEVICE),
-        ) {
-            (Some(false), Some(true)) => ClaimVerdict::Confirmed,
-            (Some(true), _) | (_, Some(false)) => ClaimVerdict::Refuted,
-            _ => ClaimVerdict::Undecided,
+        judge: |o: &Outcome| {
+            ClaimVerdict::confirmed_if_all([
+                o.flag(THE_FREED_MEMORY_IS_BACK_AT_ONCE).map(|back| !back),
+                o.flag(THE_SAME_SIZE_AGAIN_TAKES_NO_MEMORY_FROM_THE_DEVICE),
+            ])
         },
     },
     Claim {

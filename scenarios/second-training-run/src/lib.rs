@@ -314,12 +314,13 @@ const CLAIMS: &[Claim] = &[
         control: Control::Run("first-run-on-cpu-py"),
         // Read from outside the process: it holds no GPU memory before the
         // model's first run, and does after it.
-        judge: |o| match (
-            o.flag(NVIDIA_SMI_LISTS_THE_PROCESS_BEFORE_THE_FIRST_RUN),
-            o.flag(NVIDIA_SMI_LISTS_THE_PROCESS_AFTER_THE_FIRST_RUN),
-        ) {
-            (Some(false), Some(after)) => ClaimVerdict::confirmed_if(Some(after)),
-            _ => ClaimVerdict::Undecided,
+        judge: |o| {
+            ClaimVerdict::provided(
+                o.flag(NVIDIA_SMI_LISTS_THE_PROCESS_BEFORE_THE_FIRST_RUN) == Some(false),
+                ClaimVerdict::confirmed_if(
+                    o.flag(NVIDIA_SMI_LISTS_THE_PROCESS_AFTER_THE_FIRST_RUN),
+                ),
+            )
         },
         ..Claim::EITHER
     },

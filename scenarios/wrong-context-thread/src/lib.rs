@@ -153,14 +153,13 @@ const CLAIMS: &[Claim] = &[
         // The thread starts with no context current (else the experiment did
         // not set up the condition); then its allocation fails so, or not.
         judge: |o: &Outcome| {
-            if o.fact(CURRENT_ON_THE_THREAD).and_then(|v| v.as_str()) != Some("none") {
-                return ClaimVerdict::Undecided;
-            }
-            match (o.first_error_is(INVALID_CONTEXT), o.check(THREAD_ALLOCATES)) {
-                (Some(true), Some(false)) => ClaimVerdict::Confirmed,
-                (_, Some(true)) | (Some(false), _) => ClaimVerdict::Refuted,
-                _ => ClaimVerdict::Undecided,
-            }
+            ClaimVerdict::provided(
+                o.fact(CURRENT_ON_THE_THREAD).and_then(|v| v.as_str()) == Some("none"),
+                ClaimVerdict::confirmed_if_all([
+                    o.first_error_is(INVALID_CONTEXT),
+                    o.check(THREAD_ALLOCATES).map(|ok| !ok),
+                ]),
+            )
         },
         ..Claim::EITHER
     },
