@@ -65,8 +65,9 @@ pub fn scenario() -> Scenario {
         slug: "fragmentation",
         title: "CUDA out of memory though free memory is ample (fragmentation)",
         cause: "cudaMalloc maps physical pages into fresh virtual ranges, so scattered free pages still \
-                serve one large block; fragmentation bites in sub-allocators that carve one reserved \
-                region, as caching allocators do. Back the pool with virtual memory, or bin by size.",
+                serve one large block; fragmentation bites below its 2 MiB page, where small blocks \
+                kept and freed share pages, and in sub-allocators that carve one reserved region, as \
+                caching allocators do. Back the pool with virtual memory, or bin by size.",
         fix: "In PyTorch, set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True before the first CUDA \
               call: the caching allocator then grows a segment in place instead of needing a new \
               contiguous one, so its unallocated reserve serves larger requests. In a pool of your \
