@@ -374,26 +374,7 @@ impl Description {
     pub fn new(index: &Index) -> Self {
         let described: Vec<BTreeSet<String>> = index.cases.iter().map(described_words).collect();
         let used: Vec<BTreeSet<String>> = index.cases.iter().map(used_words).collect();
-        let mut users: BTreeMap<&str, usize> = BTreeMap::new();
-        for words in &used {
-            for w in words {
-                *users.entry(w.as_str()).or_default() += 1;
-            }
-        }
-        let n = index.cases.len().max(1) as f64;
-        let distinctive = described
-            .iter()
-            .map(|words| {
-                words
-                    .iter()
-                    .filter_map(|w| {
-                        let k = users[w.as_str()];
-                        (k <= DESCRIPTION_WORD_CASES)
-                            .then(|| (w.clone(), (1.0 + n / k as f64).ln()))
-                    })
-                    .collect()
-            })
-            .collect();
+        let distinctive = vocabulary::rare_words(&described, &used, DESCRIPTION_WORD_CASES);
         Description { distinctive }
     }
 

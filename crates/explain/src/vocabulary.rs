@@ -64,6 +64,34 @@ pub fn words(text: &str) -> Vec<String> {
     out
 }
 
+/// Each case's words among `mine` (a set per case) that at most `most`
+/// cases use, as `used` counts them (a set per case), each weighing
+/// `ln(1 + cases / cases using it)`: the rarer, the heavier.
+pub fn rare_words(
+    mine: &[BTreeSet<String>],
+    used: &[BTreeSet<String>],
+    most: usize,
+) -> Vec<BTreeMap<String, f64>> {
+    let mut users: BTreeMap<&str, usize> = BTreeMap::new();
+    for words in used {
+        for w in words {
+            *users.entry(w.as_str()).or_default() += 1;
+        }
+    }
+    let n = used.len().max(1) as f64;
+    mine.iter()
+        .map(|words| {
+            words
+                .iter()
+                .filter_map(|w| {
+                    let k = users[w.as_str()];
+                    (k <= most).then(|| (w.clone(), (1.0 + n / k as f64).ln()))
+                })
+                .collect()
+        })
+        .collect()
+}
+
 /// Every case's own words, with their weights.
 #[derive(Debug, Clone)]
 pub struct Vocabulary {
@@ -77,24 +105,7 @@ impl Vocabulary {
             .iter()
             .map(|case| case_words(case, &[&case.title, &case.cause, &case.fix], words))
             .collect();
-        let mut holders: BTreeMap<&str, usize> = BTreeMap::new();
-        for mine in &candidates {
-            for w in mine {
-                *holders.entry(w.as_str()).or_default() += 1;
-            }
-        }
-        let n = index.cases.len().max(1) as f64;
-        let own = candidates
-            .iter()
-            .map(|mine| {
-                mine.iter()
-                    .filter_map(|w| {
-                        let k = holders[w.as_str()];
-                        (k <= OWN_WORD_CASES).then(|| (w.clone(), (1.0 + n / k as f64).ln()))
-                    })
-                    .collect()
-            })
-            .collect();
+        let own = rare_words(&candidates, &candidates, OWN_WORD_CASES);
         Vocabulary { own }
     }
 

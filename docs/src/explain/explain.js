@@ -780,72 +780,66 @@
     return descriptionWordsAsWritten(text).map(function (o) { return o[1]; });
   }
 
+  // As case_words in vocabulary.rs: the words of a case's heads (its
+  // title, cause, fix...), and those two or more of the sources of its
+  // texts use, each read by wordsOf.
+  function caseWords(c, heads, wordsOf) {
+    var mine = new Set();
+    heads.forEach(function (t) {
+      wordsOf(t).forEach(function (w) { mine.add(w); });
+    });
+    var sources = new Map();
+    c.texts.forEach(function (t) {
+      wordsOf(t.text).forEach(function (w) {
+        if (!sources.has(w)) sources.set(w, new Set());
+        sources.get(w).add(t.from);
+      });
+    });
+    sources.forEach(function (from, w) { if (from.size >= 2) mine.add(w); });
+    return mine;
+  }
+
+  // As rare_words in vocabulary.rs: each case's words among mine[i] that at
+  // most `most` cases use, as used counts them, each weighing
+  // ln(1 + cases / cases using it).
+  function rareWords(mine, used, most) {
+    var users = new Map();
+    used.forEach(function (words) {
+      words.forEach(function (w) { users.set(w, (users.get(w) || 0) + 1); });
+    });
+    var n = Math.max(used.length, 1);
+    return mine.map(function (words) {
+      var rare = new Map();
+      words.forEach(function (w) {
+        var k = users.get(w);
+        if (k <= most) rare.set(w, Math.log(1 + n / k));
+      });
+      return rare;
+    });
+  }
+
   // As Description::new in description.rs: each case's distinctive words
   // (of its description, used by few cases anywhere), with their weights.
   function describedWords(index) {
-    var n = Math.max(index.cases.length, 1);
-    var users = new Map();
     var heads = function (c) { return [c.scenario.replace(/-/g, " "), c.title, c.cause, c.fix]; };
-    index.cases.forEach(function (c) {
-      var used = new Set();
+    var used = index.cases.map(function (c) {
+      var words = new Set();
       heads(c).concat(c.texts.map(function (t) { return t.text; })).forEach(function (t) {
-        descriptionWords(t).forEach(function (w) { used.add(w); });
+        descriptionWords(t).forEach(function (w) { words.add(w); });
       });
-      used.forEach(function (w) { users.set(w, (users.get(w) || 0) + 1); });
+      return words;
     });
-    return index.cases.map(function (c) {
-      var mine = new Set();
-      heads(c).forEach(function (t) {
-        descriptionWords(t).forEach(function (w) { mine.add(w); });
-      });
-      var sources = new Map();
-      c.texts.forEach(function (t) {
-        descriptionWords(t.text).forEach(function (w) {
-          if (!sources.has(w)) sources.set(w, new Set());
-          sources.get(w).add(t.from);
-        });
-      });
-      sources.forEach(function (from, w) { if (from.size >= 2) mine.add(w); });
-      var distinctive = new Map();
-      mine.forEach(function (w) {
-        var k = users.get(w);
-        if (k <= DESCRIPTION_WORD_CASES) distinctive.set(w, Math.log(1 + n / k));
-      });
-      return distinctive;
-    });
+    var described = index.cases.map(function (c) { return caseWords(c, heads(c), descriptionWords); });
+    return rareWords(described, used, DESCRIPTION_WORD_CASES);
   }
 
   // As Vocabulary::new in vocabulary.rs: each case's own words, with their
   // weights.
   function ownWords(index) {
     var candidates = index.cases.map(function (c) {
-      var mine = new Set();
-      [c.title, c.cause, c.fix].forEach(function (t) {
-        vocabularyWords(t).forEach(function (w) { mine.add(w); });
-      });
-      var sources = new Map();
-      c.texts.forEach(function (t) {
-        vocabularyWords(t.text).forEach(function (w) {
-          if (!sources.has(w)) sources.set(w, new Set());
-          sources.get(w).add(t.from);
-        });
-      });
-      sources.forEach(function (from, w) { if (from.size >= 2) mine.add(w); });
-      return mine;
+      return caseWords(c, [c.title, c.cause, c.fix], vocabularyWords);
     });
-    var holders = new Map();
-    candidates.forEach(function (mine) {
-      mine.forEach(function (w) { holders.set(w, (holders.get(w) || 0) + 1); });
-    });
-    var n = Math.max(index.cases.length, 1);
-    return candidates.map(function (mine) {
-      var own = new Map();
-      mine.forEach(function (w) {
-        var k = holders.get(w);
-        if (k <= OWN_WORD_CASES) own.set(w, Math.log(1 + n / k));
-      });
-      return own;
-    });
+    return rareWords(candidates, candidates, OWN_WORD_CASES);
   }
 
   function byteOrder(a, b) {
