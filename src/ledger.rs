@@ -20,14 +20,6 @@ pub const UNDECIDED: &[Undecided] = &[
         ),
     },
     Undecided {
-        id: "001-tensorflow-session-cleanup",
-        seed: S001,
-        quote: "Proper resource cleanup through TensorFlow's session management or using context managers is essential.",
-        why: Untestable(
-            "TensorFlow's sessions, and TensorFlow is not on the GPU machines; JAX, which is, has no session to clean up, so it would judge another claim",
-        ),
-    },
-    Undecided {
         id: "001-check-every-call",
         seed: S001,
         quote: "Proper error checking after every CUDA call (including `cudaMalloc`, `cudaFree`, and kernel launches) and \

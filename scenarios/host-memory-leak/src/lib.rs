@@ -122,6 +122,13 @@ const CLAIMS: &[Claim] = &[
         // host's memory would not deny. limited-host-cpp, under a limit on
         // the process's data alone, which pinned memory passes, and
         // broken-cpp, on the roomy host, are recorded beside it.
+        reach: Reach::AtBestPartly(
+            "a limit on the process stands for the system's memory pressure, and which limit \
+             decides: under one on its address space (RLIMIT_AS) the leak reaches CUDA's pinned \
+             allocation, under one on its data (RLIMIT_DATA, limited-host-cpp) the same leak \
+             leaves CUDA's allocations served; neither is the pressure of a host short of \
+             physical memory, which a limit on the process's memory cgroup would be",
+        ),
         judge: |o: &Outcome| {
             ClaimVerdict::of_an_effect(
                 o.flag(A_CALL_FAILS_FOR_LACK_OF_HOST_MEMORY),
@@ -129,7 +136,6 @@ const CLAIMS: &[Claim] = &[
                     .map(|served| !served),
             )
         },
-        ..Claim::EITHER
     },
     Claim {
         id: "002-pinned-memory-faster-transfers",

@@ -75,6 +75,18 @@ pub fn scenario() -> Scenario {
                 "_pipeline(rec, keep=True)",
                 "_pipeline(rec, keep=True, grow=True)",
             ),
+            Variant::records(
+                "leaky-loader-next-on-the-gpu-py",
+                Program::pytorch(FILE, "leaky_loader_next_on_the_gpu"),
+            )
+            .one_change(
+                "leaky-loader-py",
+                "what the next run trains on: a batch copied from the host there; here the first \
+                 image of the last batch the pipeline kept, already on the GPU, so that cuDNN's \
+                 handle and workspace are the next run's first allocations",
+                "_pipeline(rec, keep=True)",
+                "_pipeline(rec, keep=True, next_run_on=ALREADY_ON_THE_GPU)",
+            ),
             Variant::fixed("released-loader-py", Program::pytorch(FILE, "released_loader"))
                 .one_change(
                     "leaky-loader-py",
@@ -147,12 +159,12 @@ const CLAIMS: &[Claim] = &[
             Part {
                 part: "cuDNN fails after the memory is exhausted",
                 control: Control::Impossible(
-                    "no setting of this pipeline is known in which the next run's error names \
-                     cuDNN: after PyTorch's out-of-memory error, with tens of MiB free, the next \
-                     run fails on PyTorch's own allocation (leaky-loader-py) or, its \
-                     convolutions done, on cuBLAS's handle (leaky-loader-sizes-py); with batches \
-                     of 8 and of 2 images instead of 32 (an exploratory run of f0c26ad), on \
-                     cuBLAS's handle and on PyTorch's allocation. What shows \
+                    "not reached in this design: no run of this pipeline has ended on an error \
+                     that names cuDNN. After PyTorch's out-of-memory error, with tens of MiB free, \
+                     the next run fails on PyTorch's own allocation (leaky-loader-py) or, its \
+                     convolutions done, on cuBLAS's handle (leaky-loader-sizes-py); trained on an \
+                     image already on the GPU, so that cuDNN allocates first, see \
+                     leaky-loader-next-on-the-gpu-py. What shows \
                      that the reading could name cuDNN: cudnn-py, where cuDNN's first call comes \
                      with no memory left at all, ends on CUDNN_STATUS_INTERNAL_ERROR, and the same \
                      fact reads it.",

@@ -326,8 +326,13 @@ const CLAIMS: &[Claim] = &[
         quote: "resource exhaustion, or driver-level conflicts.",
         judged_by: "broken-cpp",
         control: Control::Run("fixed-cpp"),
+        reach: Reach::AtBestPartly(
+            "of the sentence's three outcomes (\"can lead to fragmentation, resource exhaustion, \
+             or driver-level conflicts\"), this run shows exhaustion, where the call frees \
+             nothing of what it allocates; fragmentation is 001-incomplete-free-fragments, and \
+             \"driver-level conflicts\" names nothing a run can provoke or read",
+        ),
         judge: |o| leak_verdict(o, OOM_CPP),
-        ..Claim::EITHER
     },
     Claim {
         id: "002-silent-accumulation-to-oom",

@@ -304,6 +304,23 @@ def caught(rec):
     # ANCHOR_END: caught
 
 
+def caught_cleaned_up(rec):
+    # ANCHOR: caught_cleaned_up
+    # The article's example 2 (TensorFlow) in PyTorch: the program keeps the
+    # first run's model, the run after it is refused for memory, and the
+    # error is caught and printed.
+    seen, error = {}, None
+    try:
+        _train_twice(rec, seen, keep=PROGRAM_STATE)  # the program keeps the first run's model
+    except torch.OutOfMemoryError as e:
+        print(f"Resource Exhausted Error: {e}")  # This will print but won't solve the problem
+        # added: the error, and the memory allocated while it is held
+        error = (result_name(e), message_of(e), torch.cuda.memory_allocated())
+        PROGRAM_STATE.clear()  # the cleanup: the program lets go of the first run's model
+    _after_the_catch(rec, seen, error)
+    # ANCHOR_END: caught_cleaned_up
+
+
 def caught_nothing_kept(rec):
     # ANCHOR: caught_nothing_kept
     # The control: the same, but nothing outside the failing call refers to
