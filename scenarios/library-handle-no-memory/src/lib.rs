@@ -163,8 +163,9 @@ const CLAIMS: &[Claim] = &[
                      that names cuDNN. After PyTorch's out-of-memory error, with tens of MiB free, \
                      the next run fails on PyTorch's own allocation (leaky-loader-py) or, its \
                      convolutions done, on cuBLAS's handle (leaky-loader-sizes-py); trained on an \
-                     image already on the GPU, so that cuDNN allocates first, see \
-                     leaky-loader-next-on-the-gpu-py. What shows \
+                     image already on the GPU, so that cuDNN's handle and workspace come first, \
+                     the next run trains without an error (leaky-loader-next-on-the-gpu-py), \
+                     the pipeline's batches still held. What shows \
                      that the reading could name cuDNN: cudnn-py, where cuDNN's first call comes \
                      with no memory left at all, ends on CUDNN_STATUS_INTERNAL_ERROR, and the same \
                      fact reads it.",
