@@ -14,6 +14,7 @@ use std::sync::Arc;
 
 mod broken;
 mod fixed;
+mod tools;
 
 casebook_model::names_module!();
 
@@ -60,6 +61,24 @@ pub fn scenario() -> Scenario {
             )
             .then_shows(Symptom::check_failed(EVERY_CALL))
             .with_broken(|v| v.timeout(std::time::Duration::from_secs(240))),
+            // Where the leak check says each leaked allocation was made.
+            Variant::records(
+                "handles-under-leak-check",
+                cudarc!(tools::handles_under_leak_check at "handles_under_leak_check")
+            )
+            .timeout(std::time::Duration::from_secs(360)),
+            Variant::records(
+                "own-leak-under-leak-check",
+                cudarc!(tools::own_leak_under_leak_check at "own_leak_under_leak_check")
+            )
+            .timeout(std::time::Duration::from_secs(360))
+            .one_change(
+                "handles-under-leak-check",
+                "what each call leaks: its cuBLAS handle there; here it destroys the handle and \
+                 leaks 64 MiB of its own (cuMemAlloc)",
+                "leak_check(rec, Leak::CublasHandle)",
+                "leak_check(rec, Leak::OwnAllocation)",
+            ),
             // The article's case in PyTorch: a model's step at batch size 1,
             // and what it adds to everything the process holds.
             Variant::contrast_clean("library-py", Program::pytorch(FOOTPRINT_PY, "library"))
@@ -122,16 +141,20 @@ const CLAIMS: &[Claim] = &[
         id: "002-library-leak-not-apparent",
         source: Source::SEED_002,
         quote: "This is especially insidious because the leak might not be apparent within the main application's code.",
-        judged_by: "broken",
-        control: Control::Run("fixed"),
-        // The program's own calls allocate nothing on the device (its
-        // operands are made once, before them); each call's cublasCreate
-        // does, inside cuBLAS. Device memory falling with every call is a
-        // leak that no allocation in the program's code shows.
-        judge: |o: &Outcome| match o.measure(BYTES_PER_HANDLE) {
-            Some(b) if b > 0.0 => ClaimVerdict::Confirmed,
-            Some(_) => ClaimVerdict::Refuted,
-            None => ClaimVerdict::Undecided,
+        judged_by: "handles-under-leak-check",
+        control: Control::Run("own-leak-under-leak-check"),
+        // Where the leak was made, as compute-sanitizer's leak check reports
+        // it: each leak of 1 MiB or more allocated inside cuBLAS (the program's code
+        // calls cublasCreate and allocates nothing itself): confirmed; in
+        // the program's own code: refuted. A report that names none of the
+        // three leaks decides nothing.
+        judge: |o: &Outcome| match (
+            o.measure(LEAKS_OF_A_MIB_OR_MORE_REPORTED),
+            o.flag(EVERY_LARGE_LEAK_WAS_ALLOCATED_INSIDE_CUBLAS),
+        ) {
+            (Some(n), Some(true)) if n >= 3.0 => ClaimVerdict::Confirmed,
+            (Some(n), Some(false)) if n >= 3.0 => ClaimVerdict::Refuted,
+            _ => ClaimVerdict::Undecided,
         },
         ..Claim::EITHER
     },
