@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use casebook_model::Scenario;
 
 mod cases;
+mod filters;
 pub mod ledger;
 
 /// Every scenario, in the order a reader meets them (each folder's
@@ -31,20 +32,7 @@ pub mod cli {
         pub command: Command,
     }
 
-    /// Which trials a command takes: every command that selects trials
-    /// reads the same option.
-    #[derive(clap::Args)]
-    pub struct Filters {
-        /// Only trials whose `<slug>::<variant>` contains this (repeatable;
-        /// a value may start with '-': `--filter -py`).
-        #[arg(
-            long = "filter",
-            short = 'f',
-            value_name = "TEXT",
-            allow_hyphen_values = true
-        )]
-        pub filters: Vec<String>,
-    }
+    pub use crate::filters::Filters;
 
     /// Which trials to run, and where the reports go.
     #[derive(clap::Args)]

@@ -7,19 +7,10 @@ use anyhow::Context;
 
 use crate::toolkit;
 
-/// Which trials to run: every command that runs trials reads the same
-/// option, as `casebook`'s do.
-#[derive(clap::Args)]
-pub struct Filters {
-    /// Run only trials whose `<slug>::<variant>` contains this (repeatable).
-    #[arg(
-        long = "filter",
-        short = 'f',
-        value_name = "TEXT",
-        allow_hyphen_values = true
-    )]
-    pub filters: Vec<String>,
-}
+pub use filters::Filters;
+
+#[path = "../../src/filters.rs"]
+mod filters;
 
 #[derive(clap::Args)]
 pub struct Args {
