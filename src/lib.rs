@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use casebook_model::Scenario;
 
 mod cases;
+mod filters;
 pub mod ledger;
 
 /// Every scenario, in the order a reader meets them (each folder's
@@ -31,20 +32,7 @@ pub mod cli {
         pub command: Command,
     }
 
-    /// Which trials a command takes: every command that selects trials
-    /// reads the same option.
-    #[derive(clap::Args)]
-    pub struct Filters {
-        /// Only trials whose `<slug>::<variant>` contains this (repeatable;
-        /// a value may start with '-': `--filter -py`).
-        #[arg(
-            long = "filter",
-            short = 'f',
-            value_name = "TEXT",
-            allow_hyphen_values = true
-        )]
-        pub filters: Vec<String>,
-    }
+    pub use crate::filters::Filters;
 
     /// Which trials to run, and where the reports go.
     #[derive(clap::Args)]
@@ -240,26 +228,28 @@ pub mod cli {
 
 /// The cookbook as the code generates it now.
 pub fn book(root: &Path) -> anyhow::Result<casebook_cookbook::Book> {
-    let catalog = catalog();
-    casebook_cookbook::generate(&casebook_cookbook::Inputs {
-        catalog: &catalog,
-        undecided: ledger::UNDECIDED,
-        history: ledger::HISTORY,
-        root,
-        run_all_help: cli::run_all_help(),
-    })
+    with_inputs(root, cli::run_all_help(), casebook_cookbook::generate)
 }
 
 /// What is wrong with the ledger's history (`ledger::HISTORY`) against the
 /// ledger and the committed report.
 pub fn history_problems(root: &Path) -> anyhow::Result<Vec<String>> {
+    with_inputs(root, String::new(), casebook_cookbook::history_problems)
+}
+
+/// `f` of the cookbook's inputs: the catalogue, the ledger and `root`.
+fn with_inputs<T>(
+    root: &Path,
+    run_all_help: String,
+    f: impl FnOnce(&casebook_cookbook::Inputs) -> T,
+) -> T {
     let catalog = catalog();
-    casebook_cookbook::history_problems(&casebook_cookbook::Inputs {
+    f(&casebook_cookbook::Inputs {
         catalog: &catalog,
         undecided: ledger::UNDECIDED,
         history: ledger::HISTORY,
         root,
-        run_all_help: String::new(),
+        run_all_help,
     })
 }
 

@@ -7,19 +7,10 @@ use anyhow::Context;
 
 use crate::toolkit;
 
-/// Which trials to run: every command that runs trials reads the same
-/// option, as `casebook`'s do.
-#[derive(clap::Args)]
-pub struct Filters {
-    /// Run only trials whose `<slug>::<variant>` contains this (repeatable).
-    #[arg(
-        long = "filter",
-        short = 'f',
-        value_name = "TEXT",
-        allow_hyphen_values = true
-    )]
-    pub filters: Vec<String>,
-}
+pub use filters::Filters;
+
+#[path = "../../src/filters.rs"]
+mod filters;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -66,9 +57,9 @@ pub fn reproduce(args: ReproduceArgs) -> anyhow::Result<ExitCode> {
     )
 }
 
-/// Checks for a GPU, builds, runs `casebook <command>` with the filters and
-/// `extra`, and, for a full run-all or bench, refreshes the committed
-/// evidence. `task` is the xtask command, for the messages.
+/// Checks for a GPU, then runs `casebook <command>` with the filters and
+/// `extra` (see [`run_casebook`]); a full run-all or bench refreshes the
+/// committed evidence. `task` is the xtask command, for the messages.
 fn casebook(
     task: &str,
     command: &str,
@@ -78,6 +69,26 @@ fn casebook(
     if let Some(exit) = crate::gpu::require(task) {
         return Ok(exit);
     }
+    let evidence: &[(&str, &str)] = match command {
+        "reproduce" => &[],
+        _ => &[("report.json", "latest.json"), ("report.md", "latest.md")],
+    };
+    // Here a missing GPU is a failure, never a skip.
+    run_casebook(command, filters, extra, true, evidence)
+}
+
+/// Builds `casebook` and runs `casebook <command> --out target/casebook`
+/// with `extra` and the filters from the repository root (a missing GPU a
+/// failure where `require_gpu`). Where no filter narrowed the run and it
+/// wrote the first of `evidence`'s files, copies each (`(written, committed)`)
+/// into docs/evidence.
+pub(crate) fn run_casebook(
+    command: &str,
+    filters: &[String],
+    extra: &[String],
+    require_gpu: bool,
+    evidence: &[(&str, &str)],
+) -> anyhow::Result<ExitCode> {
     let root = crate::project::root();
     let casebook = toolkit::build_casebook()?;
     let out = root.join("target/casebook");
@@ -90,17 +101,24 @@ fn casebook(
     for f in filters {
         cmd.arg("--filter").arg(f);
     }
-    // Here a missing GPU is a failure, never a skip.
-    cmd.env(casebook_require_gpu(), "1");
+    if require_gpu {
+        cmd.env(casebook_require_gpu(), "1");
+    }
     let status = cmd.status()?;
-    let full = filters.is_empty() && command != "reproduce";
-    if full && out.join("report.json").is_file() {
-        for (from, to) in [("report.json", "latest.json"), ("report.md", "latest.md")] {
+    if let Some((first, _)) = evidence.first()
+        && filters.is_empty()
+        && out.join(first).is_file()
+    {
+        for (from, to) in evidence {
             let dest = root.join("docs/evidence").join(to);
             std::fs::copy(out.join(from), &dest)
                 .with_context(|| format!("copying to {}", dest.display()))?;
         }
-        eprintln!("evidence refreshed: docs/evidence/latest.json and latest.md");
+        let committed: Vec<&str> = evidence.iter().map(|(_, to)| *to).collect();
+        eprintln!(
+            "evidence refreshed: docs/evidence/{}",
+            committed.join(" and ")
+        );
     }
     Ok(crate::project::exit_of(status))
 }

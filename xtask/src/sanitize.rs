@@ -1,10 +1,6 @@
 //! `cargo xtask sanitize`: build, then every variant under compute-sanitizer.
 
-use std::process::{Command, ExitCode};
-
-use anyhow::Context;
-
-use crate::toolkit;
+use std::process::ExitCode;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -18,23 +14,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(exit) = crate::gpu::require_sanitize() {
         return Ok(exit);
     }
-    let root = crate::project::root();
-    let casebook = toolkit::build_casebook()?;
-    let out = root.join("target/casebook");
-    let mut cmd = Command::new(&casebook);
-    cmd.arg("sanitize")
-        .arg("--out")
-        .arg(&out)
-        .current_dir(&root);
-    for f in &args.filter.filters {
-        cmd.arg("--filter").arg(f);
-    }
-    let status = cmd.status()?;
-    if args.filter.filters.is_empty() && out.join("sanitize.json").is_file() {
-        let dest = root.join("docs/evidence/sanitize.json");
-        std::fs::copy(out.join("sanitize.json"), &dest)
-            .with_context(|| format!("copying to {}", dest.display()))?;
-        eprintln!("evidence refreshed: docs/evidence/sanitize.json");
-    }
-    Ok(crate::project::exit_of(status))
+    crate::run_all::run_casebook(
+        "sanitize",
+        &args.filter.filters,
+        &[],
+        false,
+        &[("sanitize.json", "sanitize.json")],
+    )
 }

@@ -257,9 +257,7 @@ mod tests {
     #[test]
     fn a_line_that_only_names_a_later_device_is_no_error_but_counts() {
         let text = "RuntimeError: CUDA error: an illegal memory access was encountered\ndevice = torch.device('cuda:1')";
-        let answer = explained(text);
-        assert_one_error(&answer);
-        assert_first(&answer, "wrong-current-device");
+        explained_as(text, "wrong-current-device");
     }
 
     #[test]
@@ -348,9 +346,7 @@ mod tests {
     #[test]
     fn an_nccl_error_and_its_last_error_are_one_error() {
         let log = "[rank1]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:317, invalid usage (run with NCCL_DEBUG=WARN for details), NCCL version 2.21.5\n[rank1]: ncclInvalidUsage: This usually reflects invalid usage of NCCL library.\n[rank1]: Last error:\n[rank1]: Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 1000";
-        let answer = explained(log);
-        assert_one_error(&answer);
-        assert_first(&answer, "nccl-duplicate-gpu");
+        explained_as(log, "nccl-duplicate-gpu");
     }
 
     #[test]
@@ -439,6 +435,14 @@ RuntimeError: No CUDA GPUs are available
     fn explained(text: &str) -> Answer {
         static INDEX: LazyLock<Index> = LazyLock::new(|| Index::embedded().unwrap());
         explain(&INDEX, text)
+    }
+
+    /// Fails unless the answer to `text` finds one error and gives
+    /// `expected` first.
+    fn explained_as(text: &str, expected: &str) {
+        let answer = explained(text);
+        assert_one_error(&answer);
+        assert_first(&answer, expected);
     }
 
     /// Fails, naming them, unless the answer found one error.

@@ -167,11 +167,7 @@ mod tests {
 
     #[test]
     fn broken_with_another_failure_fails() {
-        let v = Variant::broken(
-            "broken",
-            Symptom::CheckFailed("x".into()),
-            Program::host(noop),
-        );
+        let v = broken_with(Symptom::CheckFailed("x".into()));
         let j = judge(&v, &oom_outcome());
         assert_eq!(j.verdict, Verdict::Fail);
         assert!(
@@ -182,11 +178,12 @@ mod tests {
     }
 
     fn oom() -> Variant {
-        Variant::broken(
-            "broken",
-            Symptom::cuda_error("CUDA_ERROR_OUT_OF_MEMORY"),
-            Program::host(noop),
-        )
+        broken_with(Symptom::cuda_error("CUDA_ERROR_OUT_OF_MEMORY"))
+    }
+
+    /// A broken variant that declares `symptom` and does nothing.
+    fn broken_with(symptom: Symptom) -> Variant {
+        Variant::broken("broken", symptom, Program::host(noop))
     }
 
     fn reason(v: &Variant, o: &Outcome) -> String {
@@ -227,11 +224,7 @@ mod tests {
     fn stopping_on_an_error_that_is_not_the_symptom_fails() {
         // The check failed as declared, then the variant gave up for a
         // reason no recorded call explains.
-        let v = Variant::broken(
-            "broken",
-            Symptom::CheckFailed("x".into()),
-            Program::host(noop),
-        );
+        let v = broken_with(Symptom::CheckFailed("x".into()));
         let mut o = Outcome::empty();
         o.apply(Event::Check(casebook_model::Check {
             name: "x".into(),
