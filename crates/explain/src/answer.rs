@@ -593,4 +593,24 @@ Mar  3 04:05:06 gpu7 kernel: [ 8812.331200] NVRM: Xid (PCI:0000:3b:00): 48, pid=
         let answer = explained(fault);
         assert!(answer.tied > 1, "{:?}", first_scenarios(&answer));
     }
+
+    #[test]
+    fn the_calls_every_program_makes_match_no_case_alone() {
+        // cudaMemcpy is where a kernel's fault surfaces, cudaMalloc where
+        // every allocation is made: naming them says which calls ran, not
+        // which failure this is.
+        let prose = "`device_allocate` calls `cudaMalloc` and then copies the initial value with \
+                     `cudaMemcpy`; cuMemAlloc and cuMemFree in the driver's version.";
+        assert!(
+            explained(prose).matches.is_empty(),
+            "{:?}",
+            first_scenarios(&explained(prose))
+        );
+        // Beside an error's words they change nothing of the answer.
+        let oom = "cudaMalloc failed: out of memory";
+        assert_eq!(
+            first_scenarios(&explained(oom)),
+            first_scenarios(&explained("CUDA error: out of memory"))
+        );
+    }
 }

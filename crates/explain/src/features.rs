@@ -160,6 +160,24 @@ pub const GENERIC_IDENTIFIERS: &[&str] = &[
     "cutilsafecall",
     "gpuerrchk",
     "cuda_call",
+    // The calls every CUDA program makes, runtime and driver: a text that
+    // names one says where its error surfaced (a copy returns a kernel's
+    // fault), not which failure it is, as "CUDA" does not.
+    "cudamalloc",
+    "cudamemcpy",
+    "cudafree",
+    "cumemalloc",
+    "cumemalloc_v2",
+    "cumemfree",
+    "cumemfree_v2",
+    "cumemcpy",
+    "cumemcpy_v2",
+    "cumemcpyhtod",
+    "cumemcpyhtod_v2",
+    "cumemcpydtoh",
+    "cumemcpydtoh_v2",
+    "cumemcpydtod",
+    "cumemcpydtod_v2",
 ];
 
 /// Sentences appended to every error of their kind, removed before
@@ -1445,11 +1463,11 @@ mod tests {
             words("2.00 GiB at 0x7f3a on sm_90 V100 cuda12 layer_1 cuDNN8"),
             ["at", "on"]
         );
-        let calls: Vec<String> = api_mentions("cudaMemcpy2D fails, cuMemcpyDtoH_v2 hangs")
+        let calls: Vec<String> = api_mentions("cudaMemcpy2D fails, cuMemcpyDtoHAsync_v2 hangs")
             .into_iter()
             .map(|(f, _)| f)
             .collect();
-        assert_eq!(calls, ["id:cudamemcpy2d", "id:cumemcpydtoh_v2"]);
+        assert_eq!(calls, ["id:cudamemcpy2d", "id:cumemcpydtohasync_v2"]);
     }
 
     #[test]
@@ -1823,8 +1841,8 @@ mod tests {
         );
         // A figure breaks the clause: the call after it is made.
         assert_eq!(
-            api_mentions("not 2 cudaFree"),
-            [("id:cudafree".to_owned(), false)]
+            api_mentions("not 2 cudaFreeHost"),
+            [("id:cudafreehost".to_owned(), false)]
         );
         // A clause's end ends what its words say.
         assert_eq!(
