@@ -16,6 +16,9 @@ pub const ASYNCHRONOUS: &[&str] = &[
     "unspecified launch failure",
     "illegal instruction",
     "hardware stack error",
+    "invalid program counter",
+    "cudaerrorinvalidpc",
+    "cuda_error_invalid_pc",
     "asynchronously reported",
     "cuda_error_illegal_address",
     "cudaerrorillegaladdress",
@@ -612,5 +615,21 @@ Mar  3 04:05:06 gpu7 kernel: [ 8812.331200] NVRM: Xid (PCI:0000:3b:00): 48, pid=
             first_scenarios(&explained(oom)),
             first_scenarios(&explained("CUDA error: out of memory"))
         );
+    }
+
+    #[test]
+    fn a_debugger_s_or_a_checker_s_stack_overflow_is_the_kernel_s_stack() {
+        // cuda-gdb's exception and compute-sanitizer's report say the
+        // thread's stack overflowed, whatever the warp or lane.
+        for text in [
+            "CUDA Exception: Warp Hardware Stack Overflow\nThe exception was triggered at PC 0x555555c86a78",
+            "Program received signal CUDA_EXCEPTION_2, Lane User Stack Overflow.",
+            "========= Stack overflow",
+        ] {
+            assert_first(&explained(text), "kernel-stack-overflow");
+        }
+        // An invalid program counter is a kernel's fault the GPU reports
+        // after the fact, as an illegal address is.
+        assert!(explained("RuntimeError: CUDA error: invalid program counter").asynchronous);
     }
 }
