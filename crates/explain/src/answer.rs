@@ -632,4 +632,18 @@ Mar  3 04:05:06 gpu7 kernel: [ 8812.331200] NVRM: Xid (PCI:0000:3b:00): 48, pid=
         // after the fact, as an illegal address is.
         assert!(explained("RuntimeError: CUDA error: invalid program counter").asynchronous);
     }
+
+    #[test]
+    fn a_later_device_by_number_reaches_the_ordinal_that_does_not_exist() {
+        // cuda:1 on a machine with one GPU is the commonest reason a script
+        // names cuda:1: the text alone ties it with the cases of a later GPU.
+        let answer = explained("the `cuda:1` in the script should be changed to `DEVICE`");
+        assert!(
+            answer.matches[..answer.tied]
+                .iter()
+                .any(|m| m.scenario == "invalid-device-ordinal"),
+            "{:?}",
+            first_scenarios(&answer)
+        );
+    }
 }
