@@ -646,4 +646,16 @@ Mar  3 04:05:06 gpu7 kernel: [ 8812.331200] NVRM: Xid (PCI:0000:3b:00): 48, pid=
             first_scenarios(&answer)
         );
     }
+
+    #[test]
+    fn memory_usage_is_every_memory_report_s_words() {
+        let text = "GPU memory usage is very high at the beginning of training.";
+        assert!(
+            explained(text).matches.is_empty(),
+            "{:?}",
+            first_scenarios(&explained(text))
+        );
+        assert!(!features::specific(&["gpu", "memory", "usage"]));
+        assert!(features::specific(&["memory", "usage", "grows"]));
+    }
 }

@@ -84,6 +84,13 @@ pub const GENERIC_WORDS: &[&str] = &[
     "using",
 ];
 
+/// Pairs of words that say what failed in no report more than in another:
+/// "memory usage" is what every report of memory speaks of, whatever holds
+/// it. Where a phrase's only words that are neither generic nor function
+/// words are such a pair, the phrase is no feature ([`specific`]), and the
+/// pair is none of a case's pairs ([`content_pairs`]).
+pub const GENERIC_PHRASES: &[&str] = &["memory usage"];
+
 /// The words that hold an English sentence together: articles, pronouns,
 /// the forms of be, have and do, modal verbs, conjunctions and the
 /// commonest prepositions. A phrase that holds one is a piece of a
@@ -732,12 +739,18 @@ fn generic(word: &str) -> bool {
 /// holds a function word ([`FUNCTION_WORDS`]).
 pub fn specific<S: AsRef<str>>(words: &[S]) -> bool {
     let function = |w: &str| FUNCTION_WORDS.contains(&w);
-    let telling = words
+    let telling: Vec<&str> = words
         .iter()
-        .filter(|w| !generic(w.as_ref()) && !function(w.as_ref()))
-        .count();
+        .map(AsRef::as_ref)
+        .filter(|w| !generic(w) && !function(w))
+        .collect();
     let glued = words.iter().any(|w| function(w.as_ref()));
-    telling >= if glued { 2 } else { 1 }
+    telling.len() >= if glued { 2 } else { 1 } && !generic_phrase(&telling)
+}
+
+/// Whether these words, in order, are one of [`GENERIC_PHRASES`].
+fn generic_phrase(words: &[&str]) -> bool {
+    GENERIC_PHRASES.contains(&words.join(" ").as_str())
 }
 
 /// Whether two words that stand alone between breaks, a whole message,
@@ -745,9 +758,11 @@ pub fn specific<S: AsRef<str>>(words: &[S]) -> bool {
 /// function word does not make them a piece of any sentence, as it does
 /// inside a longer run ([`specific`]).
 pub fn whole_message<S: AsRef<str>>(words: &[S]) -> bool {
+    let words: Vec<&str> = words.iter().map(AsRef::as_ref).collect();
     words
         .iter()
-        .any(|w| !generic(w.as_ref()) && !FUNCTION_WORDS.contains(&w.as_ref()))
+        .any(|w| !generic(w) && !FUNCTION_WORDS.contains(w))
+        && !generic_phrase(&words)
 }
 
 /// The features of a case's text (steps 4 to 6), as a sorted set.
@@ -1410,7 +1425,11 @@ pub fn content_word(word: &str) -> bool {
 pub fn content_pairs<S: AsRef<str>>(words: &[S]) -> Vec<String> {
     words
         .windows(2)
-        .filter(|p| content_word(p[0].as_ref()) && content_word(p[1].as_ref()))
+        .filter(|p| {
+            content_word(p[0].as_ref())
+                && content_word(p[1].as_ref())
+                && !generic_phrase(&[p[0].as_ref(), p[1].as_ref()])
+        })
         .map(|p| format!("w:{} {}", p[0].as_ref(), p[1].as_ref()))
         .collect()
 }
