@@ -16,6 +16,9 @@ pub const ASYNCHRONOUS: &[&str] = &[
     "unspecified launch failure",
     "illegal instruction",
     "hardware stack error",
+    "invalid program counter",
+    "cudaerrorinvalidpc",
+    "cuda_error_invalid_pc",
     "asynchronously reported",
     "cuda_error_illegal_address",
     "cudaerrorillegaladdress",
@@ -596,5 +599,67 @@ Mar  3 04:05:06 gpu7 kernel: [ 8812.331200] NVRM: Xid (PCI:0000:3b:00): 48, pid=
                      expr=cudaMemcpy(pArray, Data(), cudaMemcpyDeviceToHost)";
         let answer = explained(fault);
         assert!(answer.tied > 1, "{:?}", first_scenarios(&answer));
+    }
+
+    #[test]
+    fn the_calls_every_program_makes_match_no_case_alone() {
+        // cudaMemcpy is where a kernel's fault surfaces, cudaMalloc where
+        // every allocation is made: naming them says which calls ran, not
+        // which failure this is.
+        let prose = "`device_allocate` calls `cudaMalloc` and then copies the initial value with \
+                     `cudaMemcpy`; cuMemAlloc and cuMemFree in the driver's version.";
+        assert!(
+            explained(prose).matches.is_empty(),
+            "{:?}",
+            first_scenarios(&explained(prose))
+        );
+        // Beside an error's words they change nothing of the answer.
+        let oom = "cudaMalloc failed: out of memory";
+        assert_eq!(
+            first_scenarios(&explained(oom)),
+            first_scenarios(&explained("CUDA error: out of memory"))
+        );
+    }
+
+    #[test]
+    fn a_debugger_s_or_a_checker_s_stack_overflow_is_the_kernel_s_stack() {
+        // cuda-gdb's exception and compute-sanitizer's report say the
+        // thread's stack overflowed, whatever the warp or lane.
+        for text in [
+            "CUDA Exception: Warp Hardware Stack Overflow\nThe exception was triggered at PC 0x555555c86a78",
+            "Program received signal CUDA_EXCEPTION_2, Lane User Stack Overflow.",
+            "========= Stack overflow",
+        ] {
+            assert_first(&explained(text), "kernel-stack-overflow");
+        }
+        // An invalid program counter is a kernel's fault the GPU reports
+        // after the fact, as an illegal address is.
+        assert!(explained("RuntimeError: CUDA error: invalid program counter").asynchronous);
+    }
+
+    #[test]
+    fn a_later_device_by_number_reaches_the_ordinal_that_does_not_exist() {
+        // cuda:1 on a machine with one GPU is the commonest reason a script
+        // names cuda:1: the text alone ties it with the cases of a later GPU.
+        let answer = explained("the `cuda:1` in the script should be changed to `DEVICE`");
+        assert!(
+            answer.matches[..answer.tied]
+                .iter()
+                .any(|m| m.scenario == "invalid-device-ordinal"),
+            "{:?}",
+            first_scenarios(&answer)
+        );
+    }
+
+    #[test]
+    fn memory_usage_is_every_memory_report_s_words() {
+        let text = "GPU memory usage is very high at the beginning of training.";
+        assert!(
+            explained(text).matches.is_empty(),
+            "{:?}",
+            first_scenarios(&explained(text))
+        );
+        assert!(!features::specific(&["gpu", "memory", "usage"]));
+        assert!(features::specific(&["memory", "usage", "grows"]));
     }
 }

@@ -84,6 +84,13 @@ pub const GENERIC_WORDS: &[&str] = &[
     "using",
 ];
 
+/// Pairs of words that say what failed in no report more than in another:
+/// "memory usage" is what every report of memory speaks of, whatever holds
+/// it. Where a phrase's only words that are neither generic nor function
+/// words are such a pair, the phrase is no feature ([`specific`]), and the
+/// pair is none of a case's pairs ([`content_pairs`]).
+pub const GENERIC_PHRASES: &[&str] = &["memory usage"];
+
 /// The words that hold an English sentence together: articles, pronouns,
 /// the forms of be, have and do, modal verbs, conjunctions and the
 /// commonest prepositions. A phrase that holds one is a piece of a
@@ -160,6 +167,24 @@ pub const GENERIC_IDENTIFIERS: &[&str] = &[
     "cutilsafecall",
     "gpuerrchk",
     "cuda_call",
+    // The calls every CUDA program makes, runtime and driver: a text that
+    // names one says where its error surfaced (a copy returns a kernel's
+    // fault), not which failure it is, as "CUDA" does not.
+    "cudamalloc",
+    "cudamemcpy",
+    "cudafree",
+    "cumemalloc",
+    "cumemalloc_v2",
+    "cumemfree",
+    "cumemfree_v2",
+    "cumemcpy",
+    "cumemcpy_v2",
+    "cumemcpyhtod",
+    "cumemcpyhtod_v2",
+    "cumemcpydtoh",
+    "cumemcpydtoh_v2",
+    "cumemcpydtod",
+    "cumemcpydtod_v2",
 ];
 
 /// Sentences appended to every error of their kind, removed before
@@ -714,12 +739,18 @@ fn generic(word: &str) -> bool {
 /// holds a function word ([`FUNCTION_WORDS`]).
 pub fn specific<S: AsRef<str>>(words: &[S]) -> bool {
     let function = |w: &str| FUNCTION_WORDS.contains(&w);
-    let telling = words
+    let telling: Vec<&str> = words
         .iter()
-        .filter(|w| !generic(w.as_ref()) && !function(w.as_ref()))
-        .count();
+        .map(AsRef::as_ref)
+        .filter(|w| !generic(w) && !function(w))
+        .collect();
     let glued = words.iter().any(|w| function(w.as_ref()));
-    telling >= if glued { 2 } else { 1 }
+    telling.len() >= if glued { 2 } else { 1 } && !generic_phrase(&telling)
+}
+
+/// Whether these words, in order, are one of [`GENERIC_PHRASES`].
+fn generic_phrase(words: &[&str]) -> bool {
+    GENERIC_PHRASES.contains(&words.join(" ").as_str())
 }
 
 /// Whether two words that stand alone between breaks, a whole message,
@@ -727,9 +758,11 @@ pub fn specific<S: AsRef<str>>(words: &[S]) -> bool {
 /// function word does not make them a piece of any sentence, as it does
 /// inside a longer run ([`specific`]).
 pub fn whole_message<S: AsRef<str>>(words: &[S]) -> bool {
+    let words: Vec<&str> = words.iter().map(AsRef::as_ref).collect();
     words
         .iter()
-        .any(|w| !generic(w.as_ref()) && !FUNCTION_WORDS.contains(&w.as_ref()))
+        .any(|w| !generic(w) && !FUNCTION_WORDS.contains(w))
+        && !generic_phrase(&words)
 }
 
 /// The features of a case's text (steps 4 to 6), as a sorted set.
@@ -1392,7 +1425,11 @@ pub fn content_word(word: &str) -> bool {
 pub fn content_pairs<S: AsRef<str>>(words: &[S]) -> Vec<String> {
     words
         .windows(2)
-        .filter(|p| content_word(p[0].as_ref()) && content_word(p[1].as_ref()))
+        .filter(|p| {
+            content_word(p[0].as_ref())
+                && content_word(p[1].as_ref())
+                && !generic_phrase(&[p[0].as_ref(), p[1].as_ref()])
+        })
         .map(|p| format!("w:{} {}", p[0].as_ref(), p[1].as_ref()))
         .collect()
 }
@@ -1445,11 +1482,11 @@ mod tests {
             words("2.00 GiB at 0x7f3a on sm_90 V100 cuda12 layer_1 cuDNN8"),
             ["at", "on"]
         );
-        let calls: Vec<String> = api_mentions("cudaMemcpy2D fails, cuMemcpyDtoH_v2 hangs")
+        let calls: Vec<String> = api_mentions("cudaMemcpy2D fails, cuMemcpyDtoHAsync_v2 hangs")
             .into_iter()
             .map(|(f, _)| f)
             .collect();
-        assert_eq!(calls, ["id:cudamemcpy2d", "id:cumemcpydtoh_v2"]);
+        assert_eq!(calls, ["id:cudamemcpy2d", "id:cumemcpydtohasync_v2"]);
     }
 
     #[test]
@@ -1823,8 +1860,8 @@ mod tests {
         );
         // A figure breaks the clause: the call after it is made.
         assert_eq!(
-            api_mentions("not 2 cudaFree"),
-            [("id:cudafree".to_owned(), false)]
+            api_mentions("not 2 cudaFreeHost"),
+            [("id:cudafreehost".to_owned(), false)]
         );
         // A clause's end ends what its words say.
         assert_eq!(

@@ -31,6 +31,7 @@ pub struct Matcher {
     pub generic_words: Vec<String>,
     pub function_words: Vec<String>,
     pub generic_identifiers: Vec<String>,
+    pub generic_phrases: Vec<String>,
     pub boilerplate: Vec<String>,
     pub error_name_prefixes: Vec<String>,
     pub source_extensions: Vec<String>,

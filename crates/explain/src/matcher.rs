@@ -14,6 +14,7 @@ impl Matcher {
             generic_words: owned(features::GENERIC_WORDS),
             function_words: owned(features::FUNCTION_WORDS),
             generic_identifiers: owned(features::GENERIC_IDENTIFIERS),
+            generic_phrases: owned(features::GENERIC_PHRASES),
             boilerplate: owned(features::BOILERPLATE),
             error_name_prefixes: owned(features::ERROR_NAME_PREFIXES),
             source_extensions: owned(features::SOURCE_EXTENSIONS),

@@ -10,6 +10,7 @@
   var GENERIC_WORDS = [];
   var FUNCTION_WORDS = [];
   var GENERIC_IDENTIFIERS = [];
+  var GENERIC_PHRASES = [];
   var BOILERPLATE = [];
   var ERROR_NAME_PREFIXES = [];
   var UNITS = {};
@@ -52,6 +53,7 @@
     GENERIC_WORDS = matcher.generic_words;
     FUNCTION_WORDS = matcher.function_words;
     GENERIC_IDENTIFIERS = matcher.generic_identifiers;
+    GENERIC_PHRASES = matcher.generic_phrases;
     BOILERPLATE = matcher.boilerplate;
     ERROR_NAME_PREFIXES = matcher.error_name_prefixes;
     SOURCE_EXTENSIONS = matcher.source_extensions;
@@ -384,15 +386,22 @@
 
   // As specific in features.rs: a word neither generic nor a function word,
   // two such where the phrase holds a function word.
+  // Telling words that are one of GENERIC_PHRASES ("memory usage") tell nothing.
   function specific(words) {
     var isFunction = function (w) { return FUNCTION_WORDS.indexOf(w) >= 0; };
-    var telling = words.filter(function (w) { return !isGeneric(w) && !isFunction(w); }).length;
-    return telling >= (words.some(isFunction) ? 2 : 1);
+    var telling = words.filter(function (w) { return !isGeneric(w) && !isFunction(w); });
+    return telling.length >= (words.some(isFunction) ? 2 : 1) && !genericPhrase(telling);
+  }
+
+  // As generic_phrase in features.rs: these words, in order, are a generic phrase.
+  function genericPhrase(words) {
+    return GENERIC_PHRASES.indexOf(words.join(" ")) >= 0;
   }
 
   // Two words alone between breaks, a whole message: one says what failed.
   function wholeMessage(words) {
-    return words.some(function (w) { return !isGeneric(w) && FUNCTION_WORDS.indexOf(w) < 0; });
+    return words.some(function (w) { return !isGeneric(w) && FUNCTION_WORDS.indexOf(w) < 0; }) &&
+      !genericPhrase(words);
   }
 
   // As content_word in features.rs: neither generic nor a function word.
@@ -404,7 +413,9 @@
   function contentPairs(words) {
     var out = [];
     for (var k = 0; k + 1 < words.length; k++) {
-      if (contentWord(words[k]) && contentWord(words[k + 1])) out.push("w:" + words[k] + " " + words[k + 1]);
+      if (contentWord(words[k]) && contentWord(words[k + 1]) && !genericPhrase([words[k], words[k + 1]])) {
+        out.push("w:" + words[k] + " " + words[k + 1]);
+      }
     }
     return out;
   }
