@@ -175,7 +175,7 @@ pub fn control_verdict_of(
 }
 
 /// A claim's control as a table's cell: the run, and what the claim's judge
-/// reads in it; for a verdict of "partly", each part's.
+/// reads in it; for a claim decided in parts, each part's.
 pub fn control_cell(report: Option<&Report>, s: &Scenario, c: &casebook_model::Claim) -> String {
     let one = |control: casebook_model::Control| match control {
         casebook_model::Control::Run(v) => format!(

@@ -244,9 +244,9 @@ pub enum Control {
     /// flag), declared in the variant's description.
     Run(&'static str),
     /// A "partly" verdict joins parts that came out apart (one holds, one
-    /// does not): each part the run decides has a control of its own, a run
-    /// in which that part comes out the other way, or the reason none can
-    /// exist.
+    /// does not), a "confirmed" one parts that all held: each part the run
+    /// decides has a control of its own, a run in which that part comes out
+    /// the other way, or the reason none can exist.
     Parts(&'static [Part]),
     /// No control can exist, and why; the page says so. The reason names
     /// what shows that the measurement could have read the other answer.
@@ -255,7 +255,8 @@ pub enum Control {
     Pending,
 }
 
-/// One part of a claim whose verdict is "partly", with its own control.
+/// One part of a claim whose verdict is "partly" (or "confirmed", every
+/// part holding), with its own control.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Part {
     /// The part, in a few words: "idle open streams delay the next call".

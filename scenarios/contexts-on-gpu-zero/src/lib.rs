@@ -104,7 +104,23 @@ const CLAIMS: &[Claim] = &[Claim {
     quote: "They are first deserialized on the CPU and are then moved to the device they were \
             saved from.",
     judged_by: "broken-py",
-    control: Control::Run("fixed-py"),
+    control: Control::Parts(&[
+        Part {
+            part: "first deserialized on the CPU",
+            control: Control::Impossible(
+                "torch.load reads every storage into host memory before it applies \
+                 map_location or the location saved with it, and no argument or setting makes it \
+                 read one anywhere else: with map_location=\"cuda:1\" (fixed-py) the storages are \
+                 first on the CPU too. What shows the reading could come out otherwise: it is the \
+                 device of the storage torch.load hands its restore function, as recorded, and the \
+                 judge reads any device but the CPU as this half failing (a CPU test of the judge)",
+            ),
+        },
+        Part {
+            part: "then moved to the device they were saved from",
+            control: Control::Run("fixed-py"),
+        },
+    ]),
     // Rank 1 selected cuda:1 and loads a checkpoint saved from cuda:0. The
     // storages torch.load reads are first on the CPU (its restore function,
     // wrapped, is handed them there), then on cuda:0: confirmed. First on

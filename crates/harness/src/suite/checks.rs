@@ -143,9 +143,16 @@ fn control_problems(catalog: &[Scenario], report: &Report, allowed_pending: usiz
                 .map(|x| x.verdict);
             let controls: Vec<(Option<&str>, casebook_model::Control)> = match c.control {
                 casebook_model::Control::Parts(parts) => {
-                    if decided.is_some_and(|d| d != casebook_model::ClaimVerdict::Partly) {
+                    if decided.is_some_and(|d| {
+                        !matches!(
+                            d,
+                            casebook_model::ClaimVerdict::Partly
+                                | casebook_model::ClaimVerdict::Confirmed
+                        )
+                    }) {
                         problems.push(format!(
-                            "{}: a control for each part, but its verdict is {:?}, not partly",
+                            "{}: a control for each part, but its verdict is {:?}, neither partly \
+                             nor confirmed",
                             c.id,
                             decided.unwrap_or(casebook_model::ClaimVerdict::Undecided)
                         ));
@@ -723,11 +730,20 @@ mod tests {
         }];
         let s = with_broken(partly(Control::Parts(ONE)));
         assert_eq!(super::control_problems(&[s], &report(), 0).len(), 2);
-        // Parts belong to a verdict of "partly" only.
+        // Parts belong to a verdict of "partly", or to "confirmed" where
+        // every part held; a refuted sentence has no parts to control.
         let s = with_broken(partly(Control::Parts(RUN_AND_REASON)));
-        let problems = super::control_problems(&[s], &report_of(true, false), 0);
+        let mut confirmed = report();
+        confirmed.results[0].claims[0].verdict = ClaimVerdict::Confirmed;
+        assert!(super::control_problems(&[s], &confirmed, 0).is_empty());
+        let s = with_broken(partly(Control::Parts(RUN_AND_REASON)));
+        let mut refuted = report();
+        refuted.results[0].claims[0].verdict = ClaimVerdict::Refuted;
+        let problems = super::control_problems(&[s], &refuted, 0);
         assert!(
-            problems.iter().any(|p| p.contains("not partly")),
+            problems
+                .iter()
+                .any(|p| p.contains("neither partly nor confirmed")),
             "{problems:?}"
         );
     }
