@@ -108,6 +108,28 @@ pub fn run_under(
     Ok(isolation::outcome(&child))
 }
 
+/// [`run_under`] a tool that writes its report to a file of its own
+/// (`--log-file`, as compute-sanitizer and Nsight Compute take it), so that
+/// all of the report is read, whichever stream the tool prefers: the
+/// worker's outcome, and the report (the file's text, then what the tool
+/// printed).
+pub fn report_under(
+    tool: &[&str],
+    role: &str,
+    timeout: Duration,
+) -> std::io::Result<(Outcome, String)> {
+    let (program, args) = tool
+        .split_first()
+        .ok_or_else(|| std::io::Error::other("no tool to start the worker under"))?;
+    let log = std::env::temp_dir().join(format!("casebook-tool-{}.log", std::process::id()));
+    let log_arg = log.to_string_lossy().into_owned();
+    let wrapper: Vec<&str> = [&[*program, "--log-file", &log_arg], args].concat();
+    let run = run_under(&wrapper, role, timeout, &[])?;
+    let report = std::fs::read_to_string(&log).unwrap_or_default() + &run.stderr_tail;
+    let _ = std::fs::remove_file(&log);
+    Ok((run, report))
+}
+
 /// Copies what a worker recorded into the variant's own record, as one
 /// iteration labelled `label`: its calls (as provoked, so they are no
 /// symptoms of the variant), its checks and facts prefixed with the label,

@@ -73,22 +73,11 @@ fn leak_check(rec: &mut Recorder, leak: Leak) -> anyhow::Result<()> {
         rec.fact(casebook_model::REDUCED, true);
         return Ok(());
     }
-    // The tool writes its report to a file of its own, so that all of it is
-    // read, whichever stream it prefers.
-    let log = std::env::temp_dir().join(format!("casebook-tool-{}.log", std::process::id()));
-    let log_arg = log.to_string_lossy().into_owned();
-    let wrapper: Vec<&str> = [
-        &LEAK_CHECK[..1],
-        &["--log-file", &log_arg],
-        &LEAK_CHECK[1..],
-    ]
-    .concat();
-    let Ok(run) = worker::run_under(&wrapper, leak.role(), Duration::from_secs(300), &[]) else {
+    let Ok((run, report)) = worker::report_under(LEAK_CHECK, leak.role(), Duration::from_secs(300))
+    else {
         rec.fact(THE_TOOL_COULD_NOT_BE_STARTED, true);
         return Ok(());
     };
-    let report = std::fs::read_to_string(&log).unwrap_or_default() + &run.stderr_tail;
-    let _ = std::fs::remove_file(&log);
     rec.fact(
         THE_PROGRAM_RAN_TO_ITS_END_UNDER_THE_TOOL,
         run.termination == Termination::Completed,
