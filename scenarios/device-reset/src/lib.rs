@@ -177,7 +177,7 @@ const CLAIMS: &[Claim] = &[
         judged_by: "broken-cpp",
         control: Control::Run("library-in-primary-cpp"),
         reach: Reach::AtBestPartly(
-            "only the library arm is measured (a library's own driver-API context keeps its memory through the reset); fragmentation and the device heap after a reset are not",
+            "only the library arm is judged (a library's own driver-API context keeps its memory through the reset); fragmentation around a reset is measured by another claim's run (fragmented-reset-cpp) and not read here, and memory allocated in kernels (the device heap) is not measured after a reset",
         ),
         judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.flag(SURVIVED)),
     },

@@ -229,7 +229,8 @@ const CLAIMS: &[Claim] = &[
         control: Control::Run("fixed"),
         reach: Reach::AtBestPartly(
             "of the three leftovers the sentence names, this run tests the inconsistent context; memory left behind \
-             fails no later call until memory runs out (missing-free), and an open stream only delays one (open-streams)",
+             fails no later call until memory runs out (missing-free), and open streams fail one only once there are \
+             enough of them to hold the memory it asks for (open-streams: 100,000 of them)",
         ),
         judge: |o: &Outcome| match o.fact(SECOND).and_then(|v| v.as_str()) {
             Some(r) => ClaimVerdict::confirmed_if(Some(r != "CUDA_SUCCESS")),

@@ -112,7 +112,7 @@ const CLAIMS: &[Claim] = &[Claim {
         "one op (a product of a tensor on cuda:1 and one on cuda:0, peer access never \
          enabled) is tried, not any op; and the sentence's \"unless\" does not hold in PyTorch \
          2.11: with peer access enabled both ways, the same product raises the same error \
-         (peer-enabled-py, on two H100s and on two H200s)",
+         (peer-enabled-py, on two H200s)",
     ),
     // The product of tensors on two GPUs raises PyTorch's device check
     // (confirmed, capped at partly), or raises nothing (refuted); another
