@@ -82,6 +82,11 @@ pub const GENERIC_WORDS: &[&str] = &[
     "unhandled",
     "use",
     "using",
+    // Python's and C's truth values, in every setting printed or advised
+    // (`pin_memory=False`, `expandable_segments:True`): they say which way
+    // a setting is, not what failed.
+    "true",
+    "false",
 ];
 
 /// Pairs of words that say what failed in no report more than in another:
