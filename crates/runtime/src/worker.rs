@@ -108,6 +108,17 @@ pub fn run_under(
     Ok(isolation::outcome(&child))
 }
 
+/// compute-sanitizer's memcheck with its full leak check: a wrapper for
+/// [`report_under`] whose report lists every allocation left unfreed, with
+/// the host backtrace of the call that made it.
+pub const LEAK_CHECK: &[&str] = &[
+    "compute-sanitizer",
+    "--tool",
+    "memcheck",
+    "--leak-check",
+    "full",
+];
+
 /// [`run_under`] a tool that writes its report to a file of its own
 /// (`--log-file`, as compute-sanitizer and Nsight Compute take it), so that
 /// all of the report is read, whichever stream the tool prefers: the

@@ -11,20 +11,13 @@ use std::path::Path;
 use std::time::Duration;
 
 use casebook_model::{Recorder, Termination, device};
-use casebook_runtime::worker;
+use casebook_runtime::worker::{self, LEAK_CHECK};
 use cudarc::cublas::result as blas;
 use cudarc::driver::result;
 
 use crate::names::*;
 use crate::{Gemm, N, gemm};
 
-const LEAK_CHECK: &[&str] = &[
-    "compute-sanitizer",
-    "--tool",
-    "memcheck",
-    "--leak-check",
-    "full",
-];
 /// How many calls leak.
 const CALLS: usize = 3;
 /// The leaks the reading counts: 1 MiB or more (a handle's workspace, the

@@ -11,20 +11,13 @@ use std::time::Duration;
 
 use casebook_kernels::fatbin;
 use casebook_model::{Recorder, Termination, device};
-use casebook_runtime::worker;
+use casebook_runtime::worker::{self, LEAK_CHECK};
 
 use crate::names::*;
 use crate::{KERNEL, Model, SAMPLE};
 
 const PROGRAM: &str = "the broken model call, once";
 const NSIGHT_COMPUTE: &[&str] = &["ncu", "--target-processes", "all"];
-const LEAK_CHECK: &[&str] = &[
-    "compute-sanitizer",
-    "--tool",
-    "memcheck",
-    "--leak-check",
-    "full",
-];
 
 pub fn under_ncu(rec: &mut Recorder) -> anyhow::Result<()> {
     report(rec, NSIGHT_COMPUTE)
