@@ -42,35 +42,27 @@ pub fn scenario() -> Scenario {
         variants: variants![
             Pair::pytorch(FILE, Symptom::cuda_error(pytorch::OUT_OF_MEMORY))
                 .then_shows(Symptom::check_failed(EVERY_STEP_RAN))
-                .both(Variant::shares_gpu)
-                .both(|v| v.holds_memory(HOLDS))
-                .both(Variant::small_when_reduced),
+                .both(within_the_budget),
             // Fragmentation beside the mismanagement: each step's work freed
             // before its output, which the program keeps, is made.
-            Variant::records("kept-volumes-py", Program::pytorch(VOLUMES, "kept_volumes"))
-                .shares_gpu()
-                .holds_memory(HOLDS)
-                .small_when_reduced(),
-            Variant::records(
+            within_the_budget(Variant::records(
+                "kept-volumes-py",
+                Program::pytorch(VOLUMES, "kept_volumes")
+            )),
+            within_the_budget(Variant::records(
                 "kept-volumes-expandable-py",
                 Program::pytorch(VOLUMES, "kept_volumes_expandable")
-            )
-            .shares_gpu()
-            .holds_memory(HOLDS)
-            .small_when_reduced()
+            ))
             .one_change(
                 "kept-volumes-py",
                 "PyTorch's allocator setting: the default there; expandable segments here",
                 "_volumes(rec, keep=_on_the_gpu, alloc_conf=None)",
                 "_volumes(rec, keep=_on_the_gpu, alloc_conf=\"expandable_segments:True\")",
             ),
-            Variant::records(
+            within_the_budget(Variant::records(
                 "volume-numbers-py",
                 Program::pytorch(VOLUMES, "volume_numbers")
-            )
-            .shares_gpu()
-            .holds_memory(HOLDS)
-            .small_when_reduced()
+            ))
             .one_change(
                 "kept-volumes-py",
                 "what the program keeps of each step: its output on the GPU there; a number \
@@ -80,6 +72,12 @@ pub fn scenario() -> Scenario {
             ),
         ],
     }
+}
+
+/// Where every variant runs: beside light trials, holding at most its
+/// budget and its context, in a reduced form under the sanitizer.
+fn within_the_budget(v: Variant) -> Variant {
+    v.shares_gpu().holds_memory(HOLDS).small_when_reduced()
 }
 
 /// Out of memory at batch size 1 after emptying the cache each step: which
