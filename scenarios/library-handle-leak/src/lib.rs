@@ -185,6 +185,18 @@ pub(crate) fn setup(rec: &mut Recorder) -> anyhow::Result<Gemm> {
         unsafe { blas_sys::is_culib_present() },
         "cuBLAS (libcublas.so) cannot be loaded: add the toolkit's lib64 to LD_LIBRARY_PATH"
     );
+    let mut g = operands(rec)?;
+    let free = device::free_bytes(rec, &g.ctx)?;
+    let ballast = (free - LEFT_FREE) / PAGE * PAGE;
+    g.weights = rec.step("cuMemAlloc (the model's weights)", unsafe {
+        result::malloc_sync(ballast)
+    })?;
+    rec.fact(FREE_MEMORY_LEFT_FOR_THE_CALLS, "2 GiB");
+    Ok(g)
+}
+
+/// The context and the GEMM's operands (A and B zeroed), without weights.
+pub(crate) fn operands(rec: &mut Recorder) -> anyhow::Result<Gemm> {
     let ctx = device::context(rec)?;
     let bytes = (N * N) as usize * 4;
     let (a, b, c) = unsafe {
@@ -195,18 +207,12 @@ pub(crate) fn setup(rec: &mut Recorder) -> anyhow::Result<Gemm> {
         rec.step("cuMemsetD8", result::memset_d8_sync(b, 0, bytes))?;
         (a, b, c)
     };
-    let free = device::free_bytes(rec, &ctx)?;
-    let ballast = (free - LEFT_FREE) / PAGE * PAGE;
-    let weights = rec.step("cuMemAlloc (the model's weights)", unsafe {
-        result::malloc_sync(ballast)
-    })?;
-    rec.fact(FREE_MEMORY_LEFT_FOR_THE_CALLS, "2 GiB");
     Ok(Gemm {
         ctx,
         a,
         b,
         c,
-        weights,
+        weights: 0,
     })
 }
 

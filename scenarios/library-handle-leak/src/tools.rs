@@ -10,13 +10,13 @@
 use std::path::Path;
 use std::time::Duration;
 
-use casebook_model::{Recorder, Termination, device};
+use casebook_model::{Recorder, Termination};
 use casebook_runtime::worker::{self, LEAK_CHECK};
 use cudarc::cublas::result as blas;
 use cudarc::driver::result;
 
 use crate::names::*;
-use crate::{Gemm, N, gemm};
+use crate::{gemm, operands};
 
 /// How many calls leak.
 const CALLS: usize = 3;
@@ -111,21 +111,7 @@ fn leak_check(rec: &mut Recorder, leak: Leak) -> anyhow::Result<()> {
 /// and runs a GEMM on it; then either leaves the handle, or destroys it and
 /// leaves an allocation of its own.
 fn calls(rec: &mut Recorder, leak: Leak) -> anyhow::Result<()> {
-    let ctx = device::context(rec)?;
-    let bytes = (N * N) as usize * 4;
-    let [a, b, c] = [(); 3].map(|_| unsafe { result::malloc_sync(bytes) });
-    let g = Gemm {
-        ctx,
-        a: rec.step("cuMemAlloc", a)?,
-        b: rec.step("cuMemAlloc", b)?,
-        c: rec.step("cuMemAlloc", c)?,
-        weights: 0,
-    };
-    for ptr in [g.a, g.b] {
-        rec.step("cuMemsetD8", unsafe {
-            result::memset_d8_sync(ptr, 0, bytes)
-        })?;
-    }
+    let g = operands(rec)?;
     for _ in 0..CALLS {
         let handle = rec.step("cublasCreate", blas::create_handle())?;
         gemm(rec, &g, handle)?;
