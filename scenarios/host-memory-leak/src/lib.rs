@@ -10,6 +10,7 @@ use cudarc::driver::CudaContext;
 
 mod broken;
 mod fixed;
+mod physical;
 mod pinned;
 
 casebook_model::names_module!();
@@ -74,6 +75,21 @@ pub fn scenario() -> Scenario {
                     "return limited_host(r, false, RLIMIT_AS);",
                     "return limited_host(r, true, RLIMIT_AS);",
                 ),
+            // A host short of physical memory: a memory cgroup's limit.
+            Variant::records(
+                "physical-limit",
+                cudarc!(physical::physical_limit at "physical_limit")
+            ),
+            Variant::records(
+                "physical-limit-fixed",
+                cudarc!(physical::physical_limit_fixed at "physical_limit_fixed")
+            )
+            .one_change(
+                "physical-limit",
+                "whether each call frees its h_data: no there, yes here",
+                "under_a_memory_limit(rec, Calls::Leak)",
+                "under_a_memory_limit(rec, Calls::Delete)",
+            ),
             Variant::contrast_clean("pinned-transfers", cudarc!(pinned::pinned at "transfers")),
             Variant::contrast_clean(
                 "pageable-transfers",
@@ -107,35 +123,28 @@ const CLAIMS: &[Claim] = &[
         quote: "However, the crucial `delete[] h_data;` is omitted, which can lead to increasing host memory \
             consumption, impacting overall system memory pressure and ultimately influencing CUDA's memory \
             allocation capabilities.",
-        judged_by: "limited-address-space-cpp",
-        control: Control::Run("limited-address-space-fixed-cpp"),
-        // A host with little to spare, as a limit on the process (ulimit -v:
-        // its address space held to 256 MiB above what it maps once CUDA has
-        // started): the calls run until the host memory the leak takes makes
-        // one fail. Then, under the same limit, CUDA is asked for 64 MiB of
-        // pinned host memory: refused, the leak reached CUDA's allocations
-        // (confirmed); served, it reached the host only (partly). No call
-        // failed: the leak never pressed (refuted); so in the control, where
-        // each call deletes its h_data. The 64 MiB of device memory asked
-        // for beside it is recorded, not judged: under this limit its refusal
-        // is the address space the driver maps for it, which pressure on the
-        // host's memory would not deny. limited-host-cpp, under a limit on
-        // the process's data alone, which pinned memory passes, and
-        // broken-cpp, on the roomy host, are recorded beside it.
-        reach: Reach::AtBestPartly(
-            "a limit on the process stands for the system's memory pressure, and which limit \
-             decides: under one on its address space (RLIMIT_AS) the leak reaches CUDA's pinned \
-             allocation, under one on its data (RLIMIT_DATA, limited-host-cpp) the same leak \
-             leaves CUDA's allocations served; neither is the pressure of a host short of \
-             physical memory, which a limit on the process's memory cgroup would be",
-        ),
-        judge: |o: &Outcome| {
-            ClaimVerdict::of_an_effect(
-                o.flag(A_CALL_FAILS_FOR_LACK_OF_HOST_MEMORY),
-                o.flag(UNDER_THE_LIMIT_CUDAMALLOCHOST_IS_SERVED)
-                    .map(|served| !served),
-            )
+        judged_by: "physical-limit",
+        control: Control::Run("physical-limit-fixed"),
+        // A host with little physical memory to spare: the process in a
+        // memory cgroup of its own, limited to what it uses once CUDA has
+        // started and 512 MiB more, without swap. The article's call is
+        // made 100 times (400 MiB kept); then CUDA is asked for 256 MiB of
+        // pinned host memory. The kernel kills the process for it (its OOM
+        // killer, counted in the cgroup's memory.events): the leak took
+        // CUDA's allocation down with it (confirmed). Served: it did not
+        // (refuted); so in the control, where each call frees its buffer.
+        // Under limits on the process instead (limited-host-cpp, RLIMIT_DATA;
+        // limited-address-space-cpp, RLIMIT_AS) the answers differ: they are
+        // recorded beside it.
+        judge: |o: &Outcome| match (
+            o.flag(THE_KERNEL_KILLED_THE_WORKER_FOR_THE_CGROUP_S_MEMORY),
+            o.flag(UNDER_THE_CGROUP_S_LIMIT_THE_PINNED_REQUEST_IS_SERVED),
+        ) {
+            (Some(true), Some(false)) => ClaimVerdict::Confirmed,
+            (Some(false), Some(true)) => ClaimVerdict::Refuted,
+            _ => ClaimVerdict::Undecided,
         },
+        ..Claim::EITHER
     },
     Claim {
         id: "002-pinned-memory-faster-transfers",
