@@ -305,9 +305,16 @@ const CLAIMS: &[Claim] = &[
         id: "001-raw-second-run-may-fail",
         source: Source::SEED_001,
         quote: "// ... kernel launch ... // this may fail due to remaining allocations or driver issues",
-        judged_by: "fixed-cpp",
-        control: Control::Run("broken-cpp"),
-        // Run after run, each freeing what it allocated: does a later one fail?
+        judged_by: "broken-cpp",
+        control: Control::Run("fixed-cpp"),
+        reach: Reach::AtBestPartly(
+            "of the two causes the comment names, the run leaves allocations behind; \"driver \
+             issues\" names nothing a run can provoke or read",
+        ),
+        // Run after run, each leaving its allocation behind (the comment's
+        // "remaining allocations"): does a later one fail? Confirmed
+        // (capped) where one does; in the control each run frees what it
+        // allocated, and none fails.
         judge: |o| match o.first_error() {
             Some(_) => ClaimVerdict::Confirmed,
             None if o.termination == casebook_model::Termination::Completed => {
@@ -315,7 +322,6 @@ const CLAIMS: &[Claim] = &[
             }
             None => ClaimVerdict::Undecided,
         },
-        ..Claim::EITHER
     },
     Claim {
         id: "001-incomplete-free-exhausts",
