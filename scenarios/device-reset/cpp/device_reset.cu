@@ -84,11 +84,21 @@ struct Setup {
   Library lib;
 };
 
-bool setup(const casebook_recorder *r, const Driver &d, Setup &s, LibraryContext where = LibraryContext::Own) {
+// Where the process's own buffer comes from: cudaMalloc, as in the articles,
+// or, in a control, the device's stream-ordered pool (cudaMallocAsync).
+enum class Buffer { Malloc, Pool };
+
+bool setup(const casebook_recorder *r, const Driver &d, Setup &s, LibraryContext where = LibraryContext::Own,
+           Buffer buffer = Buffer::Malloc) {
   rec(r, "cudaFree(0)", cudaFree(0));  // the primary context, as any first call creates it
   s.baseline = free_bytes(r);
   rec(r, "cudaDeviceGetLimit cudaLimitMallocHeapSize", cudaDeviceGetLimit(&s.default_heap, cudaLimitMallocHeapSize));
-  if (rec(r, "cudaMalloc", cudaMalloc((void **)&s.buffer, kBuffer)) != cudaSuccess) return false;
+  if (buffer == Buffer::Pool) {
+    if (rec(r, "cudaMallocAsync", cudaMallocAsync((void **)&s.buffer, kBuffer, 0)) != cudaSuccess) return false;
+    rec(r, "cudaStreamSynchronize", cudaStreamSynchronize(0));
+  } else if (rec(r, "cudaMalloc", cudaMalloc((void **)&s.buffer, kBuffer)) != cudaSuccess) {
+    return false;
+  }
   rec(r, "cudaDeviceSetLimit cudaLimitMallocHeapSize", cudaDeviceSetLimit(cudaLimitMallocHeapSize, kHeap));
   // Read back: the reset's effect on the limit means something only if it changed.
   rec(r, "cudaDeviceGetLimit cudaLimitMallocHeapSize", cudaDeviceGetLimit(&s.raised_heap, cudaLimitMallocHeapSize));
@@ -107,7 +117,7 @@ void judge_cleanup(const casebook_recorder *r, const Setup &s) {
 
 // The articles' cleanup, with the library's memory in a context of its own
 // (the broken variant) or in the primary context (the control).
-int reset_cleanup(const casebook_recorder *r, LibraryContext where);
+int reset_cleanup(const casebook_recorder *r, LibraryContext where, Buffer buffer = Buffer::Malloc);
 
 }  // namespace
 
@@ -134,10 +144,10 @@ bool library_buffer_usable(const casebook_recorder *r, const Driver &d, const Li
   return used == CUDA_SUCCESS;
 }
 
-int reset_cleanup(const casebook_recorder *r, LibraryContext where) {
+int reset_cleanup(const casebook_recorder *r, LibraryContext where, Buffer buffer) {
   Driver d;
   Setup s;
-  if (!load(r, d) || !setup(r, d, s, where)) return 1;
+  if (!load(r, d) || !setup(r, d, s, where, buffer)) return 1;
   size_t before = held(s.baseline, free_bytes(r));
 
   rec(r, "cudaFree(nullptr)", cudaFree(nullptr));  // This doesn't actually free anything.
@@ -189,6 +199,15 @@ extern "C" int casebook_device_reset_library_in_primary_cpp(const casebook_recor
   return reset_cleanup(r, LibraryContext::Primary);
 }
 // ANCHOR_END: library_in_primary
+
+// ANCHOR: buffer_from_pool
+// The control of what the reset releases: the same program, the process's
+// own buffer taken from the device's stream-ordered pool (cudaMallocAsync)
+// rather than with cudaMalloc.
+extern "C" int casebook_device_reset_buffer_from_pool_cpp(const casebook_recorder *r) {
+  return reset_cleanup(r, LibraryContext::Own, Buffer::Pool);
+}
+// ANCHOR_END: buffer_from_pool
 
 // ANCHOR: fixed
 extern "C" int casebook_device_reset_fixed_cpp(const casebook_recorder *r) {

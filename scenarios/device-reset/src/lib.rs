@@ -18,6 +18,7 @@ casebook_model::cpp_variants! {
         library_in_primary,
         pool_across_reset,
         fragmented_reset,
+        buffer_from_pool,
     }
 }
 
@@ -47,6 +48,13 @@ pub fn scenario() -> Scenario {
                  is called, the primary one, here, as cuBLAS does",
                 "return reset_cleanup(r, LibraryContext::Own);",
                 "return reset_cleanup(r, LibraryContext::Primary);",
+            ),
+            Variant::records("buffer-from-pool-cpp", cpp::buffer_from_pool).one_change(
+                "broken-cpp",
+                "where the process's own 4 GiB buffer comes from: cudaMalloc \
+                 there; the device's stream-ordered pool (cudaMallocAsync) here",
+                "return reset_cleanup(r, LibraryContext::Own);",
+                "return reset_cleanup(r, LibraryContext::Own, Buffer::Pool);",
             ),
             // What the reset does to the stream-ordered pool's memory. It
             // reads the device's free memory: alone.
@@ -120,18 +128,7 @@ const CLAIMS: &[Claim] = &[
         control: Control::Parts(&[
             Part {
                 part: "the reset clears the primary context completely",
-                control: Control::Impossible(
-                    "what this part reads, the primary context's own state (its cudaMalloc \
-                     buffer's pointer refused, its raised heap limit back at the default), is \
-                     destroyed with the context; a run in which it survives would need the reset \
-                     left out, the step measured. What shows that the reading sees what survives: \
-                     the library's own context, read the same way in this run, keeps its 4 GiB. \
-                     Something the process made does survive the reset: the device's \
-                     stream-ordered pool (pool-across-reset-cpp: a 1 GiB cudaMallocAsync block \
-                     left allocated is still held after the reset, and its pointer still works), \
-                     a second way in which the reset is not complete; the verdict is partly on \
-                     either",
-                ),
+                control: Control::Run("buffer-from-pool-cpp"),
             },
             Part {
                 part: "the reset clears every context on the device",
@@ -153,9 +150,10 @@ const CLAIMS: &[Claim] = &[
         source: Source::SEED_000,
         quote: "cudaDeviceReset(); // This resets the context, releasing resources.",
         judged_by: "broken-cpp",
-        control: Control::Impossible(
-            "cudaDeviceReset destroys the primary context and what it holds; a run in which it releases nothing would need the reset left out, the step measured. What shows that the reading sees a call that releases nothing: cudaFree(nullptr), read the same way in this run, released nothing.",
-        ),
+        // Released: the process's own 4 GiB buffer, taken with cudaMalloc as
+        // the articles do, is back after the reset. The control takes it from
+        // the stream-ordered pool, whose memory the reset does not release.
+        control: Control::Run("buffer-from-pool-cpp"),
         judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.flag(RESET)),
         ..Claim::EITHER
     },
@@ -188,14 +186,8 @@ const CLAIMS: &[Claim] = &[
         judged_by: "broken-cpp",
         control: Control::Parts(&[
             Part {
-                part: "what the first call made in the primary context is usable after the reset",
-                control: Control::Impossible(
-                    "cudaDeviceReset destroys the primary context with all it holds; a run in which \
-                     what it held is still usable would need the reset left out, the step measured. \
-                     What shows that the reading is not blind: the calls after the reset succeed, in \
-                     the primary context the runtime makes anew, and a context of the program's own \
-                     is still usable.",
-                ),
+                part: "what the first call made with cudaMalloc is usable after the reset",
+                control: Control::Run("buffer-from-pool-cpp"),
             },
             Part {
                 part: "a context the program made itself (cuCtxCreate) is usable after the reset",
@@ -205,11 +197,12 @@ const CLAIMS: &[Claim] = &[
         // Reusing context1 after the reset. If context1 is the primary
         // context the first call worked in, what it made there (its buffer)
         // is written to once more; if it is a context the program made
-        // itself, the library's buffer is written to in it. The primary
-        // context's work usable: confirmed. Only the context of its own: partly (it can be reused;
-        // the primary context's work cannot). Neither: refuted
-        // (library-in-primary-cpp, whose library allocates in the primary
-        // context, is the control).
+        // itself, the library's buffer is written to in it. The first call's
+        // buffer usable: confirmed (so in buffer-from-pool-cpp, whose buffer
+        // comes from the stream-ordered pool, which the reset leaves). Only
+        // the context of its own: partly (it can be reused; the cudaMalloc
+        // buffer cannot). Neither: refuted (library-in-primary-cpp, whose
+        // library allocates in the primary context).
         judge: |o: &Outcome| match (
             o.fact(THE_POINTER_FROM_BEFORE_THE_RESET)
                 .and_then(|v| v.as_str()),
