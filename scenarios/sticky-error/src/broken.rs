@@ -1,18 +1,30 @@
 //! After the first call faults, the process carries on in the same context,
 //! and then tries the article's remedy: a device reset (cudaDeviceReset is
-//! cuDevicePrimaryCtxReset on the primary context).
+//! cuDevicePrimaryCtxReset on the primary context). In the control the
+//! first call fails without a fault: its launch is refused, and the context
+//! stays as it was.
 
 use casebook_kernels::fatbin;
 use casebook_model::{Recorder, device};
 
 use crate::names::*;
-use crate::{AFTER_RESET, SECOND, faulting_call, name, unrelated_call};
+use crate::{AFTER_RESET, FirstCall, SECOND, first_call, name, unrelated_call};
+
+pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
+    after_the_first_call(rec, FirstCall::Faults)
+}
+
+// ANCHOR: refused_launch
+pub fn refused_launch(rec: &mut Recorder) -> anyhow::Result<()> {
+    after_the_first_call(rec, FirstCall::LaunchRefused)
+}
+// ANCHOR_END: refused_launch
 
 // ANCHOR: run
-pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
+fn after_the_first_call(rec: &mut Recorder, first: FirstCall) -> anyhow::Result<()> {
     let ctx = device::context(rec)?;
     let fault = device::kernel(rec, &ctx, fatbin::FAULT, "spin_then_fault")?;
-    faulting_call(rec, &ctx, &fault);
+    first_call(rec, &ctx, &fault, first);
     // BUG: the process goes on with the context the fault corrupted.
     let second = unrelated_call(rec, "second call");
     rec.fact(SECOND, name(&second));

@@ -9,7 +9,7 @@ use casebook_model::{Recorder, device};
 use casebook_runtime::worker;
 
 use crate::names::*;
-use crate::{SECOND, faulting_call, name, unrelated_call};
+use crate::{FirstCall, SECOND, first_call, name, unrelated_call};
 
 const RISKY: &str = "risky call";
 
@@ -18,7 +18,7 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
     if worker::role().as_deref() == Some(RISKY) {
         let ctx = device::context(rec)?;
         let fault = device::kernel(rec, &ctx, fatbin::FAULT, "spin_then_fault")?;
-        faulting_call(rec, &ctx, &fault);
+        first_call(rec, &ctx, &fault, FirstCall::Faults);
         return Ok(());
     }
     // FIX: the call that may fault gets a process of its own.

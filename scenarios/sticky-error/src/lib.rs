@@ -63,6 +63,17 @@ pub fn scenario() -> Scenario {
                      device reset) is gone: the fix is the process boundary, so \
                      the program is shaped around it.",
                 )),
+            Variant::records(
+                "refused-launch",
+                cudarc!(broken::refused_launch at "refused_launch")
+            )
+            .one_change(
+                "broken",
+                "how the first call fails: its kernel faults there; its launch is refused \
+                 here (2048 threads a block), leaving the context as it was",
+                "after_the_first_call(rec, FirstCall::Faults)",
+                "after_the_first_call(rec, FirstCall::LaunchRefused)",
+            ),
             Variant::as_written("as-written-cpp", cpp::as_written).faults_device(),
             Variant::broken("trap-cpp", Symptom::cuda_error(TRAP_CPP), cpp::trap)
                 .faults_device()
@@ -162,17 +173,6 @@ pub fn scenario() -> Scenario {
     }
 }
 
-/// The second call fails after a fault: "confirmed" if a reset then lets a
-/// call succeed, "partly" if not.
-fn second_call_verdict(o: &Outcome) -> ClaimVerdict {
-    match (o.fact(SECOND).and_then(|v| v.as_str()), o.flag(AFTER_RESET)) {
-        (Some("CUDA_SUCCESS"), _) => ClaimVerdict::Refuted,
-        (Some(_), Some(true)) => ClaimVerdict::Confirmed,
-        (Some(_), Some(false)) => ClaimVerdict::Partly,
-        _ => ClaimVerdict::Undecided,
-    }
-}
-
 const CLAIMS: &[Claim] = &[
     Claim {
         id: "000-reset-gives-a-clean-context",
@@ -208,25 +208,14 @@ const CLAIMS: &[Claim] = &[
         ..Claim::EITHER
     },
     Claim {
-        id: "000-second-call-error-from-missing-reset",
-        source: Source::SEED_000,
-        quote: "The recurring CUDA error on a second model call frequently stems from resource \
-                mismanagement, specifically the failure to properly reset the CUDA context or release \
-                allocated memory.",
-        judged_by: "broken",
-        control: Control::Run("fixed"),
-        // The second call does fail after a fault; whether a reset would
-        // have prevented it decides between "confirmed" and "partly".
-        judge: second_call_verdict,
-        ..Claim::EITHER
-    },
-    Claim {
         id: "000-leftover-state-fails-later-calls",
         source: Source::SEED_000,
         quote: "If a previous call leaves behind allocated memory, improperly closed streams, or an otherwise \
                 inconsistent context, subsequent calls will fail.",
         judged_by: "broken",
-        control: Control::Run("fixed"),
+        // The first call fails either way; in the control its launch is
+        // refused before it runs, and no inconsistent context is left.
+        control: Control::Run("refused-launch"),
         reach: Reach::AtBestPartly(
             "of the three leftovers the sentence names, this run tests the inconsistent context; memory left behind \
              fails no later call until memory runs out (missing-free), and open streams fail one only once there are \
@@ -301,15 +290,34 @@ pub(crate) fn name<T>(result: &Result<T, DriverError>) -> String {
     }
 }
 
-/// The first model call: its kernel writes through a null pointer. The
-/// fault is provoked, so its error is recorded as such.
-pub(crate) fn faulting_call(rec: &mut Recorder, ctx: &Arc<CudaContext>, fault: &CudaFunction) {
+/// How the first model call fails.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FirstCall {
+    /// Its kernel writes through a null pointer: a fault.
+    Faults,
+    /// Its launch asks for 2048 threads a block, more than a block may
+    /// have: refused before it runs, with no fault.
+    LaunchRefused,
+}
+
+/// The first model call. The fault (or the refusal) is provoked, so its
+/// error is recorded as such.
+pub(crate) fn first_call(
+    rec: &mut Recorder,
+    ctx: &Arc<CudaContext>,
+    fault: &CudaFunction,
+    first: FirstCall,
+) {
     let stream = ctx.default_stream();
     let no_wait = 0u64;
     let mut launch = stream.launch_builder(fault);
     launch.arg(&no_wait);
+    let threads = match first {
+        FirstCall::Faults => 32,
+        FirstCall::LaunchRefused => 2048,
+    };
     let _ = rec.tolerate("first call: cuLaunchKernel spin_then_fault", unsafe {
-        launch.launch(casebook_model::device::line(1, 32))
+        launch.launch(casebook_model::device::line(1, threads))
     });
     let _ = rec.tolerate("first call: cuCtxSynchronize", ctx.synchronize());
 }
