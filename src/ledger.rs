@@ -6,7 +6,6 @@
 use casebook_model::ledger::{Change, Standing, Undecided, Why::*};
 
 const S000: &str = "000_1633914ffce0e075.txt";
-const S001: &str = "001_eb72388bf55c7443.txt";
 const S002: &str = "002_245404227877bbf6.txt";
 const S003: &str = "003_a513a38b5daed103.txt";
 
@@ -18,13 +17,6 @@ pub const UNDECIDED: &[Undecided] = &[
         why: Untestable(
             "advice, not a statement of what CUDA does (late-error shows what checking after a launch buys)",
         ),
-    },
-    Undecided {
-        id: "001-check-every-call",
-        seed: S001,
-        quote: "Proper error checking after every CUDA call (including `cudaMalloc`, `cudaFree`, and kernel launches) and \
-                rigorous memory management are essential to avoid this.",
-        why: Untestable("advice, not a statement of what CUDA does"),
     },
     Undecided {
         id: "002-driver-reset-last-resort",

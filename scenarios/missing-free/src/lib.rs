@@ -166,6 +166,73 @@ const CLAIMS: &[Claim] = &[
         ..Claim::EITHER
     },
     Claim {
+        id: "000-second-call-error-from-missing-reset",
+        source: Source::SEED_000,
+        quote: "The recurring CUDA error on a second model call frequently stems from resource \
+                mismanagement, specifically the failure to properly reset the CUDA context or release \
+                allocated memory.",
+        judged_by: "second-call-large-cpp",
+        control: Control::Run("second-call-large-reset-cpp"),
+        reach: Reach::AtBestPartly(
+            "how often a second call's error has this cause, no run measures; and one that follows a \
+             fault has neither cause: in sticky-error the calls after an illegal address fail, and a \
+             reset between the calls does not mend it (reset-between-calls-cpp: the call after the \
+             reset gets cudaErrorDevicesUnavailable)",
+        ),
+        // The first call's memory not released: its buffer, 3/5 of the free
+        // memory, left allocated. The second call refused: the error stems
+        // from it (confirmed, capped); served: refuted. The control resets
+        // between the two calls (one change), and the second call is served.
+        judge: |o| ClaimVerdict::refuted_if(o.flag(SECOND_CALL_OK)),
+    },
+    Claim {
+        id: "001-check-every-call",
+        source: Source::SEED_001,
+        quote: "Proper error checking after every CUDA call (including `cudaMalloc`, `cudaFree`, and kernel \
+                launches) and rigorous memory management are essential to avoid this.",
+        // The article's raw C++ checks every call's result, as the sentence
+        // asks; what it lacks is the cudaFree.
+        judged_by: "broken-cpp",
+        control: Control::Parts(&[
+            Part {
+                part: "memory management avoids the exhaustion",
+                control: Control::Run("fixed-cpp"),
+            },
+            Part {
+                part: "error checking after every call avoids the exhaustion",
+                control: Control::Impossible(
+                    "a check reads a call's result once the call has returned: it reports the \
+                     refusal, and no run can have it prevent one. What shows that the reading \
+                     sees the exhaustion avoided: fixed-cpp, where each call frees its buffer, \
+                     read the same way.",
+                ),
+            },
+        ]),
+        // Every call's result checked, and still a cudaMalloc refused once
+        // the calls had leaked the free memory: checking reports the failure
+        // and does not avoid it, the missing free causes it: partly. The
+        // calls checked and freeing their buffers, free memory back where it
+        // started: the two together avoid it (confirmed). Refused before the
+        // calls had used the memory, or not back though they completed:
+        // neither avoided it (refuted).
+        judge: |o| {
+            if o.shows(&Symptom::cuda_error(OOM_CPP)) {
+                match o.flag(FAILED_AFTER_FILL) {
+                    Some(true) => ClaimVerdict::Partly,
+                    Some(false) => ClaimVerdict::Refuted,
+                    None => ClaimVerdict::Undecided,
+                }
+            } else {
+                match o.check(FREE_MEMORY_RETURNS_TO_ITS_BASELINE) {
+                    Some(true) => ClaimVerdict::Confirmed,
+                    Some(false) => ClaimVerdict::Refuted,
+                    None => ClaimVerdict::Undecided,
+                }
+            }
+        },
+        ..Claim::EITHER
+    },
+    Claim {
         id: "000-unfreed-memory-exhausts",
         source: Source::SEED_000,
         quote: "For instance, failing to free allocated device memory after a kernel launch can exhaust \
