@@ -5,7 +5,9 @@
 //! times (400 MiB kept); then CUDA is asked for 256 MiB of pinned host
 //! memory, which the cgroup counts. In the control each call frees its
 //! buffer. The calls and the request run in a worker, so that what the
-//! kernel does to it is seen from outside.
+//! kernel does to it is seen from outside. Seed 002's pinned memory the same
+//! way: each call takes its 4 MiB buffer as pinned host memory
+//! (cuMemHostAlloc) and keeps it, or, in the control, gives it back.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -28,11 +30,13 @@ const FLOATS: usize = 1 << 20;
 /// The pinned host memory asked for after the calls.
 const PINNED: usize = 256 << 20;
 
-/// Whether each call frees its host buffer.
+/// What each call's host buffer is, and whether the call frees it.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Calls {
     Leak,
     Delete,
+    PinnedLeak,
+    PinnedFree,
 }
 
 impl Calls {
@@ -40,6 +44,8 @@ impl Calls {
         match self {
             Calls::Leak => "the article's calls under a memory cgroup's limit",
             Calls::Delete => "the article's calls, each freeing its buffer, under the limit",
+            Calls::PinnedLeak => "calls keeping a pinned buffer each, under the limit",
+            Calls::PinnedFree => "calls giving back a pinned buffer each, under the limit",
         }
     }
 }
@@ -55,6 +61,18 @@ pub fn physical_limit_fixed(rec: &mut Recorder) -> anyhow::Result<()> {
     under_a_memory_limit(rec, Calls::Delete)
 }
 // ANCHOR_END: physical_limit_fixed
+
+// ANCHOR: pinned_physical_limit
+pub fn pinned_physical_limit(rec: &mut Recorder) -> anyhow::Result<()> {
+    under_a_memory_limit(rec, Calls::PinnedLeak)
+}
+// ANCHOR_END: pinned_physical_limit
+
+// ANCHOR: pinned_physical_limit_fixed
+pub fn pinned_physical_limit_fixed(rec: &mut Recorder) -> anyhow::Result<()> {
+    under_a_memory_limit(rec, Calls::PinnedFree)
+}
+// ANCHOR_END: pinned_physical_limit_fixed
 
 fn under_a_memory_limit(rec: &mut Recorder, calls: Calls) -> anyhow::Result<()> {
     if worker::role().as_deref() == Some(calls.role()) {
@@ -98,16 +116,10 @@ fn limited(rec: &mut Recorder, calls: Calls) -> anyhow::Result<()> {
     std::fs::write(group.join("memory.max"), (used + ROOM).to_string())?;
     rec.measure(LIMIT_ABOVE_WHAT_THE_PROCESS_USES, ROOM as f64);
     for _ in 0..CALLS {
-        // ANCHOR: call
-        // new float[size], filled (black_box: the compiler may not drop a
-        // buffer that nothing reads)
-        let h_data: Vec<f32> = std::hint::black_box((0..FLOATS).map(|i| i as f32).collect());
-        if calls == Calls::Delete {
-            drop(h_data); // the control's one change: delete[] h_data
-        } else {
-            std::mem::forget(h_data); // Missing: delete[] h_data; // Host memory leak!
+        match calls {
+            Calls::Leak | Calls::Delete => pageable_call(calls),
+            Calls::PinnedLeak | Calls::PinnedFree => pinned_call(calls)?,
         }
-        // ANCHOR_END: call
     }
     rec.measure(
         CGROUP_MEMORY_AFTER_THE_CALLS,
@@ -120,6 +132,33 @@ fn limited(rec: &mut Recorder, calls: Calls) -> anyhow::Result<()> {
     unsafe { std::ptr::write_bytes(got as *mut u8, 1, PINNED) };
     rec.fact(THE_PINNED_REQUEST_RETURNED_SERVED, true);
     rec.step("cuMemFreeHost", unsafe { result::free_host(got) })?;
+    Ok(())
+}
+
+/// Seed 003's call: its host buffer from new, deleted or not.
+fn pageable_call(calls: Calls) {
+    // ANCHOR: call
+    // new float[size], filled (black_box: the compiler may not drop a
+    // buffer that nothing reads)
+    let h_data: Vec<f32> = std::hint::black_box((0..FLOATS).map(|i| i as f32).collect());
+    if calls == Calls::Delete {
+        drop(h_data); // the control's one change: delete[] h_data
+    } else {
+        std::mem::forget(h_data); // Missing: delete[] h_data; // Host memory leak!
+    }
+    // ANCHOR_END: call
+}
+
+/// The same buffer as pinned host memory, given back or not.
+fn pinned_call(calls: Calls) -> anyhow::Result<()> {
+    // ANCHOR: pinned_call
+    let bytes = FLOATS * std::mem::size_of::<f32>();
+    let h_pinned = unsafe { result::malloc_host(bytes, 0) }?; // cudaMallocHost
+    unsafe { std::ptr::write_bytes(h_pinned as *mut u8, 1, bytes) }; // filled
+    if calls == Calls::PinnedFree {
+        unsafe { result::free_host(h_pinned) }?; // the control's one change: cudaFreeHost
+    } // else: never given back
+    // ANCHOR_END: pinned_call
     Ok(())
 }
 
