@@ -73,7 +73,7 @@ def fixed(rec):
     del cache
 
 
-def _workspaces(rec, config):
+def _workspaces(rec, config, one_combination=False):
     """The memory each matrix product adds beyond its output (written into
     a tensor allocated beforehand): the first on the default stream, the
     next on the same stream, the first on a second stream, the first of a
@@ -82,7 +82,9 @@ def _workspaces(rec, config):
     allocates cuBLAS's workspace through its own allocator, so
     memory_allocated counts it, and only this process's figure is read.
     `config`, if given, is set as CUBLAS_WORKSPACE_CONFIG (and the cuBLASLt
-    workspace to 0) before any cuBLAS call, when PyTorch still reads them."""
+    workspace to 0) before any cuBLAS call, when PyTorch still reads them.
+    `one_combination`: every call on the default stream and the main
+    thread, so that no new combination of handle and stream arises."""
     if config is not None:
         os.environ["CUBLAS_WORKSPACE_CONFIG"] = config
         os.environ["CUBLASLT_WORKSPACE_SIZE"] = "0"
@@ -91,6 +93,9 @@ def _workspaces(rec, config):
     v = torch.ones(256, device="cuda")
     dot = torch.empty((), device="cuda")
     default, second, third = torch.cuda.current_stream(), torch.cuda.Stream(), torch.cuda.Stream()
+    fourth = torch.cuda.Stream()
+    if one_combination:
+        second = third = fourth = default
     torch.cuda.synchronize()
 
     def adds(stream, call):
@@ -109,11 +114,16 @@ def _workspaces(rec, config):
     # A second handle: PyTorch gives each thread a cuBLAS handle of its own;
     # a new thread's product on the default stream.
     in_thread = {}
-    worker = threading.Thread(
-        target=lambda: in_thread.update(added=adds(default, product(outs[3])))
-    )
-    worker.start()
-    worker.join()
+
+    def second_handle():
+        in_thread.update(added=adds(default, product(outs[3])))
+
+    if one_combination:
+        second_handle()  # on the main thread, with its handle
+    else:
+        worker = threading.Thread(target=second_handle)
+        worker.start()
+        worker.join()
     # Another cuBLAS routine, a dot product (cublasSdot), the first call on
     # a third stream; with no workspace allowed, cuBLAS may refuse it.
     tried = {}
@@ -131,7 +141,6 @@ def _workspaces(rec, config):
 
     # A matrix-vector product (cublasSgemv), the first call on a fourth
     # stream: a routine that may need no workspace.
-    fourth = torch.cuda.Stream()
     mv_out = torch.empty(256, device="cuda")
     mved = adds(
         fourth,
@@ -160,6 +169,12 @@ def workspace(rec):
     # ANCHOR: workspace
     _workspaces(rec, None)
     # ANCHOR_END: workspace
+
+
+def workspace_one_combination(rec):
+    # ANCHOR: workspace_one_combination
+    _workspaces(rec, None, one_combination=True)
+    # ANCHOR_END: workspace_one_combination
 
 
 def workspace_none(rec):

@@ -125,6 +125,19 @@ pub fn scenario() -> Scenario {
                 "_workspaces(rec, None)",
                 "_workspaces(rec, NO_WORKSPACE)",
             ),
+            Variant::records(
+                "workspace-one-combination-py",
+                Program::pytorch(FILE, "workspace_one_combination"),
+            )
+            .shares_gpu()
+            .one_change(
+                "workspace-py",
+                "where the products after the first run: on a second stream, a new thread's \
+                 handle, a third and a fourth stream there; all on the default stream and the main \
+                 thread here, so that no new combination of handle and stream arises",
+                "_workspaces(rec, None)",
+                "_workspaces(rec, None, one_combination=True)",
+            ),
         ],
     }
 }
@@ -228,16 +241,17 @@ const CLAIMS: &[Claim] = &[
             allocated if that handle and stream combination executes a cuBLAS kernel that requires \
             a workspace.",
         judged_by: "workspace-py",
-        control: Control::Run("workspace-none-py"),
+        control: Control::Run("workspace-one-combination-py"),
         // A workspace at each combination's first product (a second stream,
         // a second handle) and none at its next, and none where the kernel
         // needs none: confirmed. The same, but a matrix-vector product also
         // gets one at its combination's first call: partly, PyTorch gives
         // every combination a workspace at its first cuBLAS call, needed or not
         // (cublasSgemv needs none: with the workspace set to nothing it runs and
-        // is right, workspace-none-py). No memory at a combination's first
-        // product: refuted; workspace-none-py, the same products with the
-        // workspace set to nothing, is the control.
+        // is right, workspace-none-py). No memory at the second stream's and
+        // the second handle's first products: refuted. The control makes the
+        // same calls with the workspace left on, all in the first combination
+        // (the default stream, the main thread), where none is new.
         // (The matrix-vector product's figure counts only where it ran.)
         judge: |o: &Outcome| match (
             o.flag(THE_FIRST_PRODUCT_ADDS_MEMORY),
@@ -250,7 +264,7 @@ const CLAIMS: &[Claim] = &[
             (Some(true), Some(true), Some(true), Some(true), Some(false)) => {
                 ClaimVerdict::Confirmed
             }
-            (Some(false), _, Some(false), Some(false), _) => ClaimVerdict::Refuted,
+            (_, _, Some(false), Some(false), _) => ClaimVerdict::Refuted,
             (Some(_), Some(_), Some(_), Some(_), Some(_)) => ClaimVerdict::Partly,
             _ => ClaimVerdict::Undecided,
         },
@@ -290,6 +304,11 @@ mod tests {
         );
         assert_eq!(
             claim.verdict(&workspaces(false, true, false, false)),
+            ClaimVerdict::Refuted
+        );
+        // The control: the first combination's workspace, and no other.
+        assert_eq!(
+            claim.verdict(&workspaces(true, true, false, false)),
             ClaimVerdict::Refuted
         );
         assert_eq!(claim.verdict(&Outcome::empty()), ClaimVerdict::Undecided);
