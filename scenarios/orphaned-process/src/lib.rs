@@ -222,11 +222,32 @@ const CLAIMS: &[Claim] = &[
         source: Source::SEED_002,
         quote: "Allocations here persist until explicitly freed.",
         judged_by: "exit-and-kill",
-        control: Control::Run("forked-child"),
+        control: Control::Parts(&[
+            Part {
+                part: "never freed, the allocation stays taken while its process lives",
+                control: Control::Impossible(
+                    "within a living process only an explicit call gives a cudaMalloc allocation \
+                     back (cudaFree, or cudaDeviceReset, which device-reset's broken-cpp shows \
+                     releasing 4 GiB): a run in which it comes back unasked cannot be written. \
+                     What shows that the reading sees memory come back: the same reading after the \
+                     process has ended, in this run.",
+                ),
+            },
+            Part {
+                part: "never freed, it stays taken once its process has ended",
+                control: Control::Impossible(
+                    "the driver gives a process's memory back once nothing holds its context any \
+                     more; it stays past the process's end only while a child the process forked \
+                     keeps the context open (forked-child: the 4 GiB still taken after the holder \
+                     ended), and comes back when that child ends, still without a free, so no run \
+                     can keep it until an explicit free once every holder has ended. What shows \
+                     that the reading sees memory kept: forked-child, read the same way.",
+                ),
+            },
+        ]),
         // While the holder lives, unfreed, its 4 GiB stay taken (the kill
         // arm reads them before the kill); once the process has ended they
-        // are back: partly. Held after it ends (the control, where a
-        // forked child keeps the context): confirmed.
+        // are back: partly. Still taken after it ends: confirmed.
         judge: |o: &Outcome| match (
             o.flag(TAKEN_WHILE_THE_HOLDER_LIVES),
             back_after_exit_and_kill(o),
