@@ -1,8 +1,9 @@
 //! What lazy loading saves, and what it costs: a library of 1026 kernels,
 //! of which the program uses one, is loaded in a worker under
-//! CUDA_MODULE_LOADING=LAZY and in another under EAGER, in five interleaved
-//! pairs, so that what runs beside the trial stretches both sides of a pair
-//! alike (`casebook_model::timing`). Each worker records
+//! CUDA_MODULE_LOADING=LAZY and in another under EAGER, in ten interleaved
+//! pairs (after one not counted), so that what runs beside the trial
+//! stretches both sides of a pair alike (`casebook_model::timing`). Each
+//! worker records
 //! the time the load takes, the time of the used kernel's first and second
 //! launch, and the device and host memory the process gained by the time
 //! the program has run.
@@ -48,8 +49,14 @@ const EAGER: Figures = Figures {
 const ELEMENTS: usize = 1 << 20;
 
 /// Interleaved pairs of workers, LAZY then EAGER: a neighbour that slows
-/// the machine for a while slows both sides of a pair.
-const PAIRS: usize = 5;
+/// the machine for a while slows both sides of a pair. Ten, of which
+/// eight must agree ([`timing::AGREEING_SHARE`]): with five, one slow
+/// worker on a slower host turned a start 1.4 times longer under EAGER
+/// (medians 56 and 40 ms) into "about the same".
+const PAIRS: usize = 10;
+/// Pairs run first and not counted: the first worker of a run finds the
+/// library's image and the driver cold, and it is always a LAZY one.
+const WARM_UP: usize = 1;
 
 /// The library a program loads: its image, and the load's step.
 pub(crate) struct Library {
@@ -89,7 +96,7 @@ fn footprint(rec: &mut Recorder, library: &Library) -> anyhow::Result<()> {
         _ => {}
     }
     let mut pairs: Vec<(Outcome, Outcome)> = Vec::new();
-    for _ in 0..PAIRS {
+    for round in 0..WARM_UP + PAIRS {
         let mut pair = Vec::new();
         for (role, mode) in [(LAZY_ROLE, "LAZY"), (EAGER_ROLE, "EAGER")] {
             let outcome = worker::run(
@@ -112,7 +119,9 @@ fn footprint(rec: &mut Recorder, library: &Library) -> anyhow::Result<()> {
         }
         let eager = pair.pop().expect("two workers");
         let lazy = pair.pop().expect("two workers");
-        pairs.push((lazy, eager));
+        if round >= WARM_UP {
+            pairs.push((lazy, eager));
+        }
     }
     // Each figure's median over the workers of its mode.
     for figures in [&LAZY, &EAGER] {

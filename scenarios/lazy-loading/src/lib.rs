@@ -87,8 +87,9 @@ pub fn scenario() -> Scenario {
                 .also_differs(
                     "not the pair of kernels: a library of 1026 kernels, of which the program \
                  launches one, loaded in workers under CUDA_MODULE_LOADING=LAZY and under \
-                 EAGER, five of each, interleaved (LAZY, EAGER, LAZY, …), each measuring its \
-                 own time and memory; each fact is read from the five pairs.",
+                 EAGER, eleven of each, interleaved (LAZY, EAGER, LAZY, …), each measuring its \
+                 own time and memory; each fact is read from the last ten pairs (the first \
+                 warms the image and the driver).",
                 ),
             Variant::contrast_clean(
                 "footprint-one-kernel",
@@ -96,7 +97,7 @@ pub fn scenario() -> Scenario {
             )
             .alone()
             .also_differs(
-                "as footprint: workers under CUDA_MODULE_LOADING=LAZY and EAGER, five of each, \
+                "as footprint: workers under CUDA_MODULE_LOADING=LAZY and EAGER, eleven of each, \
                  interleaved, each measuring its own time and memory.",
             )
             .one_change(
