@@ -822,4 +822,32 @@ pub const HISTORY: &[Change] = &[
         to: Standing::Partly,
         why: "the thirteenth audit: the two limits on the process give opposite answers (under RLIMIT_AS the pinned allocation is refused, under RLIMIT_DATA it is served) and neither is a host short of physical memory, so the leak's reach into CUDA holds only under the limit chosen",
     },
+    Change {
+        id: "001-raw-second-run-may-fail",
+        commit: "24df76b",
+        from: Standing::Refuted,
+        to: Standing::Partly,
+        why: "the fourteenth audit (unfair): it was refuted on fixed-cpp, where every run frees what it allocated, the cause the comment names removed. Now judged where allocations remain (broken-cpp: the 41st run is refused), with fixed-cpp the control; capped at partly, since \"driver issues\" names nothing a run can provoke or read",
+    },
+    Change {
+        id: "003-host-leak-influences-cuda-allocation",
+        commit: "0369df5",
+        from: Standing::Partly,
+        to: Standing::Confirmed,
+        why: "the fourteenth audit's experiment: on a host short of physical memory (a memory cgroup's limit, 512 MiB above what the process uses once CUDA has started, no swap), the article's 100 calls leak 400 MiB, and CUDA's request for 256 MiB of pinned memory after them gets the process killed by the kernel's OOM killer; where each call deletes its buffer (physical-limit-fixed, one change) it is served. The two limits on the process that disagreed stay recorded beside it",
+    },
+    Change {
+        id: "000-errors-on-subsequent-calls",
+        commit: "29c1291",
+        from: Standing::Confirmed,
+        to: Standing::Partly,
+        why: "the fourteenth audit: only the kernel launch gives the seemingly inexplicable error (its fault returned by a later, unrelated call). Memory and streams left behind fail a later call only once they have used up the memory (missing-free: the 41st call; open-streams: 100,000 streams), with an out of memory that says what it is; the sibling sentence on leftover state is capped the same way",
+    },
+    Change {
+        id: "001-check-every-call",
+        commit: "935a939",
+        from: Standing::Untestable,
+        to: Standing::Partly,
+        why: "the fourteenth audit: \"essential to avoid this\" says what avoids the exhaustion, and missing-free's runs decide it. broken-cpp checks every call's result and is still refused at the 41st call: checking reports the failure, it does not avoid it; fixed-cpp, with the cudaFree, runs every call and ends where it started",
+    },
 ];
