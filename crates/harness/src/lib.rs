@@ -18,6 +18,7 @@
 //! The report's data types, and the exit codes, are `casebook-report`'s.
 //! ARCHITECTURE.md draws the whole.
 
+pub mod cgroup;
 pub mod commands;
 pub mod environment;
 pub mod fairness;

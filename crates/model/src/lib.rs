@@ -24,10 +24,10 @@ pub use outcome::{
 };
 pub use recorder::{Recorder, ResultName};
 pub use scenario::{
-    Binding, CUST_PROGRAM, Claim, ClaimVerdict, Code, Control, CppFn, Expect, IntoVariants,
-    NEIGHBOURS_ROOM, NOT_WRITTEN, OneChange, PAIR, Pair, Part, Passage, Program, Reach, Report,
-    Requirement, Role, Runner, SanitizerSees, Scenario, Source, Statement, Variant, VariantFn,
-    thread_url,
+    Binding, CGROUP_ROOT, CUST_PROGRAM, Claim, ClaimVerdict, Code, Control, CppFn, Expect,
+    IntoVariants, NEIGHBOURS_ROOM, NOT_WRITTEN, OneChange, PAIR, Pair, Part, Passage, Program,
+    Reach, Report, Requirement, Role, Runner, SanitizerSees, Scenario, Source, Statement, Variant,
+    VariantFn, thread_url,
 };
 pub use trial_id::TrialId;
 

@@ -706,7 +706,15 @@ pub struct Variant {
     /// Its time limit under each compute-sanitizer tool, where it is not the
     /// pass's default (see [`Variant::sanitizer_time_limit`]).
     pub sanitizer_limit: Option<Duration>,
+    /// It puts a worker in a memory cgroup of its own (see
+    /// [`Variant::needs_memory_cgroup`]).
+    pub memory_cgroup: bool,
 }
+
+/// Where cgroup v2 is mounted: a variant that
+/// [needs a memory cgroup](Variant::needs_memory_cgroup) makes its own
+/// under it.
+pub const CGROUP_ROOT: &str = "/sys/fs/cgroup";
 
 /// A control's one declared parameter: the variant it is the same program
 /// as, what that parameter is, and the line it reads there and here. The
@@ -769,6 +777,7 @@ impl Variant {
             then_shows: Vec::new(),
             sanitizer_sees: None,
             sanitizer_limit: None,
+            memory_cgroup: false,
         }
     }
 
@@ -898,6 +907,15 @@ impl Variant {
     /// reduced form still runs libraries' large kernels needs longer.
     pub fn sanitizer_time_limit(mut self, limit: Duration) -> Self {
         self.sanitizer_limit = Some(limit);
+        self
+    }
+
+    /// It runs a worker in a memory cgroup of its own, with a limit on the
+    /// worker's memory ([`CGROUP_ROOT`], cgroup v2): that takes root and a
+    /// cgroup tree it may write. Where the run has neither, the trial is
+    /// skipped with the reason.
+    pub fn needs_memory_cgroup(mut self) -> Self {
+        self.memory_cgroup = true;
         self
     }
 

@@ -79,11 +79,13 @@ pub fn scenario() -> Scenario {
             Variant::records(
                 "physical-limit",
                 cudarc!(physical::physical_limit at "physical_limit")
-            ),
+            )
+            .needs_memory_cgroup(),
             Variant::records(
                 "physical-limit-fixed",
                 cudarc!(physical::physical_limit_fixed at "physical_limit_fixed")
             )
+            .needs_memory_cgroup()
             .one_change(
                 "physical-limit",
                 "whether each call frees its h_data: no there, yes here",
@@ -96,6 +98,7 @@ pub fn scenario() -> Scenario {
                 "pinned-physical-limit",
                 cudarc!(physical::pinned_physical_limit at "pinned_physical_limit")
             )
+            .needs_memory_cgroup()
             .one_change(
                 "physical-limit",
                 "what each call's 4 MiB buffer is: pageable memory from new there; \
@@ -107,6 +110,7 @@ pub fn scenario() -> Scenario {
                 "pinned-physical-limit-fixed",
                 cudarc!(physical::pinned_physical_limit_fixed at "pinned_physical_limit_fixed")
             )
+            .needs_memory_cgroup()
             .one_change(
                 "pinned-physical-limit",
                 "whether each call gives its pinned buffer back (cuMemFreeHost): no there, yes here",

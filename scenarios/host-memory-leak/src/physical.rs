@@ -12,14 +12,12 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use casebook_model::{Outcome, Recorder, Termination, device};
+use casebook_model::{CGROUP_ROOT, Outcome, Recorder, Termination, device};
 use casebook_runtime::worker;
 use cudarc::driver::result;
 
 use crate::names::*;
 
-/// Where cgroup v2 is mounted.
-const CGROUP_ROOT: &str = "/sys/fs/cgroup";
 /// The worker's cgroup, from its parent.
 const CGROUP_ENV: &str = "CASEBOOK_MEMORY_CGROUP";
 /// Above what the worker uses once CUDA has started.

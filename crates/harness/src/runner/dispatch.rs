@@ -62,8 +62,9 @@ pub fn pair_skip_reason(seen: usize) -> Option<String> {
 }
 
 /// Why `trial` cannot run here, if it cannot: it needs a pair of GPUs and
-/// the run has fewer than [`PAIR`] it can pin (`gpus`), or it runs PyTorch
-/// and the interpreter cannot import torch with CUDA.
+/// the run has fewer than [`PAIR`] it can pin (`gpus`), it runs PyTorch
+/// and the interpreter cannot import torch with CUDA, or it needs a memory
+/// cgroup the run cannot make.
 pub fn skip_reason(trial: &Trial, gpus: usize) -> Option<String> {
     trial
         .scenario
@@ -71,6 +72,7 @@ pub fn skip_reason(trial: &Trial, gpus: usize) -> Option<String> {
         .then(|| pair_skip_reason(gpus))
         .flatten()
         .or_else(|| crate::pytorch::skip_reason(trial.variant))
+        .or_else(|| crate::cgroup::skip_reason(trial.variant))
 }
 
 /// Sets aside the trials that cannot run on a run of `gpus` GPUs it can pin

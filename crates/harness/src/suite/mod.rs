@@ -91,7 +91,8 @@ pub fn variant_trials(catalog: &Arc<Vec<Scenario>>, root: &Path) -> Vec<Trial> {
             let root = root.to_path_buf();
             let ignored = (skip_now
                 && ((scenario.needs_gpu() && gpu().is_err())
-                    || crate::pytorch::skip_reason(variant).is_some()))
+                    || crate::pytorch::skip_reason(variant).is_some()
+                    || crate::cgroup::skip_reason(variant).is_some()))
                 || (under_nextest && pair_missing(scenario).is_some());
             trials.push(
                 Trial::ignorable_test(scenario.trial_name(variant), move || {
@@ -120,10 +121,13 @@ fn run_variant(scenario: &Scenario, vi: usize, root: &Path) -> Result<Completion
             "needs a GPU: {reason}{also}"
         )));
     }
-    // Without a second GPU a pair trial is skipped, and without torch a
-    // PyTorch trial, even where a GPU is required: the rest of the run
-    // stands on its own.
-    if let Some(reason) = pair_missing(scenario).or_else(|| crate::pytorch::skip_reason(variant)) {
+    // Without a second GPU a pair trial is skipped, without torch a
+    // PyTorch trial, and without a memory cgroup a trial that needs one,
+    // even where a GPU is required: the rest of the run stands on its own.
+    if let Some(reason) = pair_missing(scenario)
+        .or_else(|| crate::pytorch::skip_reason(variant))
+        .or_else(|| crate::cgroup::skip_reason(variant))
+    {
         return Ok(Completion::ignored_with(reason));
     }
     let record = {
