@@ -670,6 +670,64 @@ pub fn api_mentions(text: &str) -> Vec<(String, bool)> {
     out
 }
 
+/// How a line of the user's code starts: an import, a definition, a
+/// return, a preprocessor's directive.
+pub const CODE_STARTS: &[&str] = &["import ", "def ", "return ", "#include", "#define"];
+
+/// Whether a line is a statement of the user's code, not a message: an
+/// import, a definition or a return ([`CODE_STARTS`]), an assignment (`x =
+/// torch.ones(…)`, `int i = blockIdx.x;`: one or two words, then ` = `), or
+/// a call alone on its line (`c10d.all_reduce(x)`, `cudaFree(p);`), commented
+/// out or not (`#torch.cuda.set_device(device)`). A repro's code names the
+/// calls it makes, whatever failed in it: a call to `all_reduce` is no
+/// collective's timeout. A line that says it reports an error, or names
+/// one (`CudaAPIError(2, '… CUDA_ERROR_OUT_OF_MEMORY')`), is a message.
+pub fn is_code(line: &str) -> bool {
+    let t = line.trim();
+    if CODE_STARTS.iter().any(|s| t.starts_with(s)) {
+        return true;
+    }
+    let t = t
+        .strip_prefix("//")
+        .or_else(|| t.strip_prefix('#'))
+        .unwrap_or(t)
+        .trim_start();
+    let names_an_error = line_tokens(t).iter().any(
+        |w| matches!(w, Token::Word(w) if is_error_name(&format!("id:{}", w.to_ascii_lowercase()))),
+    );
+    if says_error(t) || names_an_error {
+        return false;
+    }
+    let imports = t.starts_with("from ") && t.contains(" import ");
+    let assigned = t.split_once(" = ").is_some_and(|(target, _)| {
+        !target.is_empty()
+            && target.split_whitespace().count() <= 2
+            && target
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_.[]*&<>:, ".contains(c))
+    });
+    let called = t.split_once('(').is_some_and(|(name, _)| {
+        name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_.:".contains(c))
+            && !["Error", "Exception", "Warning"]
+                .iter()
+                .any(|e| name.ends_with(e))
+            && (t.ends_with(')') || t.ends_with(");"))
+    });
+    CODE_STARTS.iter().any(|s| t.starts_with(s)) || imports || assigned || called
+}
+
+/// The text without the lines of the user's code ([`is_code`]): what a
+/// pasted text's errors and phrases are read from.
+pub fn without_code(text: &str) -> String {
+    text.lines()
+        .filter(|l| !is_code(l))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// Whether a line says it reports an error: an exception's name before a
 /// colon (`RuntimeError:`, `torch.OutOfMemoryError:`), `error:` in any
 /// case, or a device-side assertion.
@@ -985,6 +1043,11 @@ pub const OTHER_DEVICES_WORDS: &[&str] = &[
     "all processes",
     "each worker",
     "every worker",
+    // The ranks after the first, by what they are not: "each non-0 rank".
+    "non-0 rank",
+    "non-0 ranks",
+    "non-zero rank",
+    "non-zero ranks",
 ];
 
 /// How a text says memory was given back: "the memory of the GPU0 is
@@ -1466,6 +1529,35 @@ pub fn features_of(tokens: &[Token], reading: Reading) -> BTreeSet<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_user_s_code_is_told_from_a_message() {
+        for code in [
+            "c10d.all_reduce(x)",
+            "    x = torch.ones((10,), device=device)",
+            "#torch.cuda.set_device(device)",
+            "  int gidx0 = blockIdx.x; /* 22369622 */",
+            "cudaFree(ptr);",
+            "import torch",
+            "from torch import nn",
+        ] {
+            assert!(is_code(code), "{code}");
+        }
+        for message in [
+            "RuntimeError: CUDA error: an illegal memory access was encountered",
+            "CudaAPIError(2, 'Call to cuMemAlloc results in CUDA_ERROR_OUT_OF_MEMORY')",
+            "torch.OutOfMemoryError(CUDA out of memory)",
+            "    cuModuleLoadData (libcuda.so.590.48.01)",
+            "Each non-0 rank is occupying ~ 1GB memory on GPU 0.",
+            "# Bug: the job hangs (rank 3)",
+        ] {
+            assert!(!is_code(message), "{message}");
+        }
+        assert_eq!(
+            without_code("import torch\nc10d.all_reduce(x)\nhangs here"),
+            "hangs here"
+        );
+    }
 
     #[test]
     fn a_cuda_call_s_name_keeps_its_digits_and_figures_are_still_dropped() {

@@ -38,6 +38,10 @@ pub struct Matcher {
     /// How a text says the device is not the first without its number.
     #[serde(default)]
     pub later_device_words: Vec<String>,
+    /// How a line of the user's code starts
+    /// ([`features::is_code`](crate::features::is_code)).
+    #[serde(default)]
+    pub code_starts: Vec<String>,
     /// A library's error printed without a colon after it.
     #[serde(default)]
     pub library_errors: Vec<String>,

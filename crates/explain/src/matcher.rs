@@ -22,6 +22,7 @@ impl Matcher {
             device_nouns: owned(features::DEVICE_NOUNS),
             not_the_first_words: owned(features::NOT_THE_FIRST_WORDS),
             library_errors: owned(features::LIBRARY_ERRORS),
+            code_starts: owned(features::CODE_STARTS),
             out_of_memory_abbreviations: owned(features::OUT_OF_MEMORY_ABBREVIATIONS),
             memory_words: owned(features::MEMORY_WORDS),
             memory_qualifiers: owned(features::MEMORY_QUALIFIERS),

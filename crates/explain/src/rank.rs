@@ -291,6 +291,11 @@ impl<'a> Ranker<'a> {
         let mut out: Vec<ErrorLine> = Vec::new();
         let mut within = In::Nothing;
         for line in features::without_frames(text) {
+            // The user's code starts no error and continues none.
+            if features::is_code(line) {
+                within = In::Nothing;
+                continue;
+            }
             let f: BTreeSet<String> = features::line_features(line)
                 .into_iter()
                 .filter(|f| self.weight.contains_key(f))
@@ -352,8 +357,13 @@ impl<'a> Ranker<'a> {
         if self.only_an_out_of_bounds_access(text) {
             return Vec::new();
         }
-        let tokens = features::tokens(text);
-        let pasted_words = vocabulary::words(text);
+        // The user's code names what it calls, not what failed: the
+        // phrases and words are read from the rest ([`features::is_code`]);
+        // the calls it names still count as calls, its words as a
+        // description's, and the devices it names as figures (`cuda:1`).
+        let prose = features::without_code(text);
+        let tokens = features::tokens(&prose);
+        let pasted_words = vocabulary::words(&prose);
         let query = self.query(text, &tokens);
         let mentions = features::api_mentions(text);
         let query_calls: BTreeSet<String> = mentions.iter().map(|(f, _)| f.clone()).collect();

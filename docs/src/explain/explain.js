@@ -25,6 +25,7 @@
   var DEVICE_NOUNS = [];
   var NOT_THE_FIRST_WORDS = [];
   var LIBRARY_ERRORS = [];
+  var CODE_STARTS = [];
   var OUT_OF_MEMORY_ABBREVIATIONS = [];
   var MEMORY_WORDS = [];
   var MEMORY_QUALIFIERS = [];
@@ -62,6 +63,7 @@
     DEVICE_NOUNS = matcher.device_nouns;
     NOT_THE_FIRST_WORDS = matcher.not_the_first_words;
     LIBRARY_ERRORS = matcher.library_errors;
+    CODE_STARTS = matcher.code_starts;
     OUT_OF_MEMORY_ABBREVIATIONS = matcher.out_of_memory_abbreviations;
     MEMORY_WORDS = matcher.memory_words;
     MEMORY_QUALIFIERS = matcher.memory_qualifiers;
@@ -372,6 +374,46 @@
     return line.indexOf("Error:") >= 0 || line.indexOf("Exception:") >= 0 ||
       lower.indexOf("error:") >= 0 || line.indexOf("Assertion `") >= 0 ||
       LIBRARY_ERRORS.some(function (e) { return lower.indexOf(e) >= 0; });
+  }
+
+  // As is_code in features.rs: a statement of the user's code (an import,
+  // a definition, an assignment, a call alone on its line), commented out
+  // or not, and no message: it names no error and says it reports none.
+  function isCode(line) {
+    var t = line.trim();
+    var startsCode = function (x) {
+      return CODE_STARTS.some(function (s) { return x.startsWith(s); });
+    };
+    if (startsCode(t)) return true;
+    if (t.startsWith("//")) t = t.slice(2);
+    else if (t.startsWith("#")) t = t.slice(1);
+    t = t.trimStart();
+    var namesAnError = lineTokens(t).some(function (w) {
+      return w !== BREAK && isErrorName("id:" + lower(w));
+    });
+    if (saysError(t) || namesAnError) return false;
+    var imports = t.startsWith("from ") && t.indexOf(" import ") >= 0;
+    var eq = t.indexOf(" = ");
+    var assigned = false;
+    if (eq >= 0) {
+      var target = t.slice(0, eq);
+      assigned = target.length > 0 && target.split(/\s+/).filter(function (w) { return w; }).length <= 2 &&
+        /^[A-Za-z0-9_.\[\]*&<>:, ]+$/.test(target);
+    }
+    var called = false;
+    var paren = t.indexOf("(");
+    if (paren >= 0) {
+      var name = t.slice(0, paren);
+      called = /^[A-Za-z_]/.test(name) && /^[A-Za-z0-9_.:]+$/.test(name) &&
+        !["Error", "Exception", "Warning"].some(function (e) { return name.endsWith(e); }) &&
+        (t.endsWith(")") || t.endsWith(");"));
+    }
+    return startsCode(t) || imports || assigned || called;
+  }
+
+  // As without_code in features.rs: the text without its code lines.
+  function withoutCode(text) {
+    return lines(text).filter(function (l) { return !isCode(l); }).join("\n");
   }
 
   function lower_(s) {
@@ -960,6 +1002,8 @@
     // What the lines before this one were in: "nothing", "error" or "note".
     var within = "nothing";
     withoutFrames(text).forEach(function (line) {
+      // The user's code starts no error and continues none.
+      if (isCode(line)) { within = "nothing"; return; }
       var f = Array.from(lineFeatures(line)).filter(function (x) { return self.weight.has(x); });
       // A line that only announces what follows ("Last error:") continues the error it is in.
       if (lower(line.trim()).endsWith("error:")) return;
@@ -1014,11 +1058,14 @@
   Ranker.prototype.rankWith = function (text, errs) {
     var self = this;
     if (this.onlyAnOutOfBoundsAccess(text)) return [];
-    var toks = tokens(text);
+    // As rank.rs: phrases and words are read without the user's code, its
+    // figures with it.
+    var prose = withoutCode(text);
+    var toks = tokens(prose);
     var query = this.query(text, toks);
     var first = errs.length ? errs[0].features : new Set();
     var queryErrors = Array.from(query).filter(isErrorName);
-    var pastedWords = vocabularyWords(text);
+    var pastedWords = vocabularyWords(prose);
     var mentions = apiMentions(text);
     var queryCalls = Array.from(new Set(mentions.map(function (m) { return m.feature; }))).sort(byteOrder);
     var queryMissing = new Set(mentions.filter(function (m) { return m.missing; }).map(function (m) {
