@@ -127,9 +127,10 @@ pub fn page(
          changed or re-decided; audits 8 to 10, of the verdicts changed since, are appended to \
          the seventh), `claims-audit-11.md`, which re-read every claim again: of 149, none \
          unfair, 23 doubtful, `claims-audit-12.md`, which re-read the ten verdicts changed \
-         after it: three doubtful, and `claims-audit-13.md` and `claims-audit-14.md`, which \
+         after it: three doubtful, `claims-audit-13.md` and `claims-audit-14.md`, which \
          re-read every claim again (13: one unfair, 19 doubtful; 14: one unfair, 16 doubtful) \
-         and list what changed after them.\n\n\
+         and list what changed after them, and `claims-audit-15.md`, which re-read eighteen \
+         of audit 14's doubtful, unfair and changed claims: none unfair, six doubtful.\n\n\
          | claim | was | became | at | why | now |\n|---|---|---|---|---|---|\n",
     );
     for (i, change) in history.iter().enumerate() {

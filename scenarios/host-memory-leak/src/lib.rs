@@ -211,8 +211,11 @@ const CLAIMS: &[Claim] = &[
         // 256 MiB of pinned memory. The kernel kills the process for it: the
         // kept pinned memory exhausted the host's (confirmed); served:
         // refuted, as in the control, where each call gives its buffer back.
-        // (pinned-leak reads the same on the whole host: MemAvailable falls
-        // by what is kept pinned.)
+        // The failure is the kernel's kill, not an error a CUDA call
+        // returns; and a leak of pageable memory reads the same under the
+        // same limit (physical-limit): what exhausts the host is memory kept,
+        // pinned or not. (pinned-leak reads the same on the whole host:
+        // MemAvailable falls by what is kept pinned.)
         judge: killed_for_memory,
         ..Claim::EITHER
     },

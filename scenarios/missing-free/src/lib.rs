@@ -379,11 +379,13 @@ const CLAIMS: &[Claim] = &[
              issues\" names nothing a run can provoke or read",
         ),
         // Run after run, each leaving its allocation behind (the comment's
-        // "remaining allocations"): does a later one fail? Confirmed
-        // (capped) where one does; in the control each run frees what it
-        // allocated, and none fails.
+        // "remaining allocations"): does a later one fail for them, refused
+        // memory? Confirmed (capped) where one does; in the control each run
+        // frees what it allocated, and none fails. Another error is not the
+        // failure the comment gives a reason for: undecided.
         judge: |o| match o.first_error() {
-            Some(_) => ClaimVerdict::Confirmed,
+            Some(_) if o.shows(&Symptom::cuda_error(OOM_CPP)) => ClaimVerdict::Confirmed,
+            Some(_) => ClaimVerdict::Undecided,
             None if o.termination == casebook_model::Termination::Completed => {
                 ClaimVerdict::Refuted
             }
@@ -428,7 +430,12 @@ const CLAIMS: &[Claim] = &[
         judged_by: "under-ncu",
         control: Control::Run("under-leak-check"),
         // The tool the sentence names, on a program that leaks: does its
-        // report name the leak? Only a run that went through says, and a
+        // report name the leak? (Only Nsight Compute is judged: Nsight
+        // Systems, the profiler that traces cudaMalloc and cudaFree, is not
+        // on the GPU machines nor on PyPI, so the class of profiling tools
+        // is not tested beyond it, and neither is "inefficient memory
+        // usage". compute-sanitizer, a CUDA tool but not a profiler, does
+        // name the leak: under-leak-check, the control.) Only a run that went through says, and a
         // report that names no leak refutes only if it shows the tool saw
         // the program (it names the kernel the program ran).
         judge: |o| match (
