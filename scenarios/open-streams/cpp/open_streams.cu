@@ -13,8 +13,8 @@
 #include "spin.cuh"
 
 #include <algorithm>
-#include <vector>
 #include <chrono>
+#include <vector>
 
 using namespace casebook;
 
@@ -25,8 +25,7 @@ const double kDelayed = 0.1;                      // a next call over 100 ms wai
 const int kIdleStreams = 1000;
 const int kTimed = 21;       // next calls timed before and after the idle streams, for a median each
 const double kSlower = 1.5;  // idle streams slow the next call: its median at least 1.5 times as long
-const int kRounds = 5;       // ... in 4 rounds of 5 (a slow moment of the host slows one round, not four)
-const int kAgreeing = 4;
+const int kRounds = 5;       // ... in four rounds of five (compare_pairs): a slow moment of the host slows one
 const int kN = 1 << 16;
 const int kStreamCalls = 100000;  // calls that each make a stream and run a kernel on it
 // Device memory the calls may take each and still leave it where it was:
@@ -134,7 +133,6 @@ int leave_streams_open(const casebook_recorder *r, unsigned long long work_ns) {
     // of the last stay open for the rest of the program.
     Iteration it(r, "idle streams left open");
     double before[kRounds], after[kRounds];
-    int slower = 0;
     for (int round = 0; round < kRounds; ++round) {
       before[round] = median_next_call(r, b);
       std::vector<cudaStream_t> idle(kIdleStreams);
@@ -145,7 +143,6 @@ int leave_streams_open(const casebook_recorder *r, unsigned long long work_ns) {
       }
       rec(r, "cudaStreamCreate (1000 idle streams)", made);
       after[round] = median_next_call(r, b);
-      if (after[round] >= kSlower * before[round]) ++slower;
       if (round + 1 < kRounds) {
         cudaError_t gone = cudaSuccess;
         for (cudaStream_t s : idle) {
@@ -155,11 +152,12 @@ int leave_streams_open(const casebook_recorder *r, unsigned long long work_ns) {
         rec(r, "cudaStreamDestroy (the 1000 idle streams)", gone);
       }
     }
+    fact(r, names::IDLE_OPEN_STREAMS_SLOW_THE_NEXT_CALL,
+         compare_pairs(r, after, before, kRounds, 0.0, kSlower) == Larger::A);
     std::sort(before, before + kRounds);
     std::sort(after, after + kRounds);
     measure(r, names::NEXT_CALL_BEFORE_IDLE_STREAMS_S, before[kRounds / 2]);
     measure(r, names::NEXT_CALL_AFTER_IDLE_STREAMS_S, after[kRounds / 2]);
-    fact(r, names::IDLE_OPEN_STREAMS_SLOW_THE_NEXT_CALL, slower >= kAgreeing);
   }
 
   rec(r, "cudaDeviceSynchronize", cudaDeviceSynchronize());
