@@ -19,7 +19,6 @@ use casebook_model::pytorch;
 casebook_model::names_module!();
 
 const FILE: &str = "python/example1.py";
-const SEED: &str = "001_eb72388bf55c7443.txt";
 
 /// What initcheck reports in the training variants, and where.
 const CUDNN_READS: &[&str] = &["Uninitialized __global__ memory read of size bytes"];
@@ -168,7 +167,7 @@ fn when(
 const CLAIMS: &[Claim] = &[
     Claim {
         id: "001-pytorch-second-run-likely-fails",
-        source: Source::Seed(SEED),
+        source: Source::SEED_001,
         quote: "# Second run (likely to fail)",
         judged_by: "as-written-py",
         // The article's reason, the first run's memory still allocated when
@@ -188,17 +187,12 @@ const CLAIMS: &[Claim] = &[
                 control: Control::Run("fixed-py"),
             },
         ]),
-        judge: |o| {
-            ClaimVerdict::of_an_effect(
-                o.flag(FIRST_RUN_MEMORY_STILL_ALLOCATED),
-                o.flag(SECOND_RUN_COMPLETES).map(|completes| !completes),
-            )
-        },
+        judge: held_memory_verdict,
         ..Claim::EITHER
     },
     Claim {
         id: "001-model-and-data-memory-remains-occupied",
-        source: Source::Seed(SEED),
+        source: Source::SEED_001,
         // The sentence's first part; its last words, "causing cuDNN
         // errors", are 001-occupied-memory-causes-cudnn-errors.
         quote: "The GPU memory allocated for the model and data remains occupied, leading to potential \
@@ -207,17 +201,12 @@ const CLAIMS: &[Claim] = &[
         control: Control::Run("fixed-py"),
         // Occupied, and the second run fails for it: confirmed; occupied but
         // no conflict: partly; freed: refuted.
-        judge: |o| {
-            ClaimVerdict::of_an_effect(
-                o.flag(FIRST_RUN_MEMORY_STILL_ALLOCATED),
-                o.flag(SECOND_RUN_COMPLETES).map(|completes| !completes),
-            )
-        },
+        judge: held_memory_verdict,
         ..Claim::EITHER
     },
     Claim {
         id: "001-occupied-memory-causes-cudnn-errors",
-        source: Source::Seed(SEED),
+        source: Source::SEED_001,
         // The sentence's last words; its first part, that the memory stays
         // occupied and conflicts with the second run, is
         // 001-model-and-data-memory-remains-occupied. Decided on a real
@@ -242,7 +231,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "001-second-run-cudnn-errors",
-        source: Source::Seed(SEED),
+        source: Source::SEED_001,
         quote: "This frequently leads to errors related to memory allocation, device synchronization, or \
                 improper handle management, ultimately manifesting as cuDNN errors.",
         judged_by: "broken-py",
@@ -252,7 +241,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "001-empty-cache-mitigates",
-        source: Source::Seed(SEED),
+        source: Source::SEED_001,
         quote: "Explicitly calling `torch.cuda.empty_cache()` after the first training loop can mitigate \
                 the issue by releasing unused GPU memory.",
         // "Can", "by releasing unused GPU memory": decided where the first
@@ -283,7 +272,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "001-tf-failure-persists-on-next-run",
-        source: Source::Seed(SEED),
+        source: Source::SEED_001,
         quote: "Failure to do so will persist the issue on subsequent runs.",
         judged_by: "caught-py",
         control: Control::Run("caught-nothing-kept-py"),
@@ -305,7 +294,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "001-tensorflow-session-cleanup",
-        source: Source::Seed(SEED),
+        source: Source::SEED_001,
         quote: "Proper resource cleanup through TensorFlow's session management or using context \
                 managers is essential.",
         judged_by: "caught-py",
@@ -329,7 +318,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "001-catching-does-not-release",
-        source: Source::Seed(SEED),
+        source: Source::SEED_001,
         quote: "While catching exceptions provides logging information, it doesn’t automatically release \
                 the resources causing the error.",
         judged_by: "caught-py",
@@ -354,7 +343,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "001-first-run-creates-context",
-        source: Source::Seed(SEED),
+        source: Source::SEED_001,
         quote: "When a model is first run, a context is created and resources are allocated.",
         judged_by: "first-run-py",
         control: Control::Run("first-run-on-cpu-py"),
@@ -371,6 +360,16 @@ const CLAIMS: &[Claim] = &[
         ..Claim::EITHER
     },
 ];
+
+/// The first run's memory still allocated when the second starts, and the
+/// second run failing for it: confirmed; held but the second run completes:
+/// partly; not held: refuted.
+fn held_memory_verdict(o: &Outcome) -> ClaimVerdict {
+    ClaimVerdict::of_an_effect(
+        o.flag(FIRST_RUN_MEMORY_STILL_ALLOCATED),
+        o.flag(SECOND_RUN_COMPLETES).map(|completes| !completes),
+    )
+}
 
 /// The second run fails with an error that names cuDNN: confirmed; fails
 /// with one that does not: partly; completes: refuted.
