@@ -154,16 +154,6 @@ pub fn scenario() -> Scenario {
     }
 }
 
-/// Verdict from a yes/no fact: `yes` when it holds, `no` when not.
-fn when(
-    o: &Outcome,
-    name: casebook_model::FactName,
-    yes: ClaimVerdict,
-    no: ClaimVerdict,
-) -> ClaimVerdict {
-    ClaimVerdict::when(o.flag(name), yes, no)
-}
-
 const CLAIMS: &[Claim] = &[
     Claim {
         id: "001-pytorch-second-run-likely-fails",
@@ -261,14 +251,7 @@ const CLAIMS: &[Claim] = &[
              cached memory and completes without it (unused-cache-kept-same-thread-py), and where the \
              first run's tensors are still referenced it releases nothing (empty-cache-py)",
         ),
-        judge: |o| {
-            when(
-                o,
-                SECOND_RUN_COMPLETES,
-                ClaimVerdict::Confirmed,
-                ClaimVerdict::Refuted,
-            )
-        },
+        judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.flag(SECOND_RUN_COMPLETES)),
     },
     Claim {
         id: "001-tf-failure-persists-on-next-run",
@@ -283,14 +266,7 @@ const CLAIMS: &[Claim] = &[
         ),
         // After the caught error, with nothing cleaned up, the next run
         // fails too: confirmed (capped); runs: refuted.
-        judge: |o| {
-            when(
-                o,
-                THE_NEXT_RUN_FAILS_TOO,
-                ClaimVerdict::Confirmed,
-                ClaimVerdict::Refuted,
-            )
-        },
+        judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.flag(THE_NEXT_RUN_FAILS_TOO)),
     },
     Claim {
         id: "001-tensorflow-session-cleanup",
@@ -307,14 +283,7 @@ const CLAIMS: &[Claim] = &[
         // Essential: without the cleanup, the run after the caught error
         // fails too (confirmed, capped); with it, one line in the except
         // clause (caught-cleaned-up-py), the next run trains (refuted).
-        judge: |o| {
-            when(
-                o,
-                THE_NEXT_RUN_FAILS_TOO,
-                ClaimVerdict::Confirmed,
-                ClaimVerdict::Refuted,
-            )
-        },
+        judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.flag(THE_NEXT_RUN_FAILS_TOO)),
     },
     Claim {
         id: "001-catching-does-not-release",
