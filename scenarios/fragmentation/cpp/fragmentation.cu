@@ -132,8 +132,7 @@ extern "C" int casebook_fragmentation_hard_form_cpp(const casebook_recorder *r) 
   size_t full = free_bytes(r);
   cudaError_t freed = cudaSuccess;
   for (size_t i = 0; i < blocks.size(); i += 2) {  // every other one
-    cudaError_t e = cudaFree(blocks[i]);
-    if (freed == cudaSuccess) freed = e;
+    keep_first_error(freed, cudaFree(blocks[i]));
   }
   rec(r, "cudaFree (every other block)", freed);
   size_t scattered = free_bytes(r);
@@ -164,12 +163,10 @@ extern "C" int casebook_fragmentation_hard_form_cpp(const casebook_recorder *r) 
   fact(r, names::ONE_BLOCK_OF_90_OF_THE_SCATTERED_FREE_MEMORY_IS_SERVED, err == cudaSuccess);
   cudaError_t rest = large ? cudaFree(large) : cudaSuccess;
   for (size_t i = 1; i < blocks.size(); i += 2) {
-    cudaError_t e = cudaFree(blocks[i]);
-    if (rest == cudaSuccess) rest = e;
+    keep_first_error(rest, cudaFree(blocks[i]));
   }
   if (ballast) {
-    cudaError_t e = cudaFree(ballast);
-    if (rest == cudaSuccess) rest = e;
+    keep_first_error(rest, cudaFree(ballast));
   }
   rec(r, "cudaFree (the rest)", rest);
   return 0;
@@ -216,8 +213,7 @@ static Churned churn_rounds(size_t kMin, size_t kMax, bool vary, int rounds, siz
     bool release = !c.live.empty() && (next_random() % 2 == 0 || c.held > budget);
     if (release) {
       size_t k = next_random() % c.live.size();
-      cudaError_t e = cudaFree(c.live[k].first);
-      if (c.first_error == cudaSuccess) c.first_error = e;
+      keep_first_error(c.first_error, cudaFree(c.live[k].first));
       c.held -= c.live[k].second;
       c.live[k] = c.live.back();
       c.live.pop_back();
@@ -232,7 +228,7 @@ static Churned churn_rounds(size_t kMin, size_t kMax, bool vary, int rounds, siz
       void *p = nullptr;
       cudaError_t e = cudaMalloc(&p, size);
       if (e != cudaSuccess) {
-        if (c.first_error == cudaSuccess) c.first_error = e;
+        keep_first_error(c.first_error, e);
         break;
       }
       c.live.push_back({p, size});
@@ -257,8 +253,7 @@ static double page_padding(const Churned &c) {
 static cudaError_t free_live(Churned &c) {
   cudaError_t rest = cudaSuccess;
   for (auto &b : c.live) {
-    cudaError_t e = cudaFree(b.first);
-    if (rest == cudaSuccess) rest = e;
+    keep_first_error(rest, cudaFree(b.first));
   }
   c.live.clear();
   c.held = 0;
@@ -442,8 +437,7 @@ extern "C" int casebook_fragmentation_random_order_free_cpp(const casebook_recor
     for (size_t i = blocks.size(); i > 1; --i) std::swap(blocks[i - 1], blocks[next_random() % i]);
     cudaError_t freed = cudaSuccess;
     for (void *p : blocks) {
-      cudaError_t e = pool ? cudaFreeAsync(p, stream) : cudaFree(p);
-      if (freed == cudaSuccess) freed = e;
+      keep_first_error(freed, pool ? cudaFreeAsync(p, stream) : cudaFree(p));
     }
     rec(r, pool ? "cudaFreeAsync (every block, in a random order)" : "cudaFree (every block, in a random order)", freed);
     size_t ask = (size_t)((double)held * 0.9) / kBlock * kBlock;
@@ -487,8 +481,7 @@ static int holes(const casebook_recorder *r) {
   cudaError_t freed = cudaSuccess;
   size_t bytes_freed = 0;
   for (size_t i = 0; i < blocks.size(); i += FreeEvery) {  // every other one (or every one)
-    cudaError_t e = cudaFree(blocks[i]);
-    if (freed == cudaSuccess) freed = e;
+    keep_first_error(freed, cudaFree(blocks[i]));
     bytes_freed += Block;
   }
   rec(r, FreeEvery == 1 ? "cudaFree (every block)" : "cudaFree (every other block)", freed);
@@ -506,11 +499,9 @@ static int holes(const casebook_recorder *r) {
   cudaError_t rest = large ? cudaFree(large) : cudaSuccess;
   for (size_t i = 0; i < blocks.size(); ++i) {
     if (i % FreeEvery == 0) continue;  // freed above
-    cudaError_t e = cudaFree(blocks[i]);
-    if (rest == cudaSuccess) rest = e;
+    keep_first_error(rest, cudaFree(blocks[i]));
   }
-  cudaError_t e = cudaFree(ballast);
-  if (rest == cudaSuccess) rest = e;
+  keep_first_error(rest, cudaFree(ballast));
   rec(r, "cudaFree (the rest)", rest);
   return 0;
 }
@@ -593,8 +584,7 @@ class ChunkPool {
         ++it;
         continue;
       }
-      cudaError_t e = cudaFree(it->first);
-      if (first == cudaSuccess) first = e;
+      keep_first_error(first, cudaFree(it->first));
       it = live_.erase(it);
     }
     return first;
@@ -602,8 +592,7 @@ class ChunkPool {
   cudaError_t release() {
     cudaError_t first = cudaSuccess;
     for (auto &c : live_) {
-      cudaError_t e = cudaFree(c.first);
-      if (first == cudaSuccess) first = e;
+      keep_first_error(first, cudaFree(c.first));
     }
     live_.clear();
     return first;
@@ -697,8 +686,7 @@ static int chunk_pool(const casebook_recorder *r) {
     } else {
       cudaError_t rest = cudaSuccess;
       for (void *k : kept) {
-        cudaError_t e = cudaFree(k);
-        if (rest == cudaSuccess) rest = e;
+        keep_first_error(rest, cudaFree(k));
       }
       rec(r, "cudaFree (the kept blocks)", rest);
     }
