@@ -340,11 +340,10 @@ static int churn(const casebook_recorder *r) {
     g_state = kSeeds[s];
     const size_t from = free_bytes(r);
     Churned more = churn_rounds(kMin, kMax, kVary, kRounds, from / 2);
-    if (again == cudaSuccess) again = more.first_error;
+    keep_first_error(again, more.first_error);
     varied[s] = trapped_beside_padding(from, free_bytes(r), more);
     point(r, names::TRAPPED_BY_THE_CHURN, s, varied[s]);
-    cudaError_t e = free_live(more);
-    if (again == cudaSuccess) again = e;
+    keep_first_error(again, free_live(more));
   }
   rec(r, "cudaMalloc and cudaFree (the churn, two more seeds)", again);
 
