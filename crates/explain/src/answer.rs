@@ -425,6 +425,34 @@ RuntimeError: No CUDA GPUs are available
         assert!(!answer.matches.is_empty());
     }
 
+    #[test]
+    fn information_lines_give_no_phrases_beside_an_error() {
+        // glog's information lines say what ran; the failed check is the
+        // error, and the driver's version in them names no case.
+        let log = "\
+I1127 10:13:38.892240 12760 caffe.cpp:456] CuDNN version: 7005
+I1127 10:13:38.892247 12760 caffe.cpp:459] CUDA driver version: 9000
+F1127 10:13:40.100000 12760 parallel.cpp:60] Check failed: result == ncclSuccess (2 vs. 0)  system error
+";
+        let answer = explained(log);
+        assert_one_error(&answer);
+        assert!(answer.errors[0].contains("Check failed"));
+        assert!(
+            answer
+                .matches
+                .iter()
+                .all(|m| m.scenario != "driver-too-old"),
+            "{:?}",
+            first_scenarios(&answer)
+        );
+        // A table's cells are data: a process nvidia-smi cannot name is
+        // no CUDA unknown error.
+        let answer = explained(
+            "|    0     31794    C   Unknown Error                                 5371MiB |",
+        );
+        assert!(answer.matches.is_empty(), "{:?}", first_scenarios(&answer));
+    }
+
     fn first_scenarios(answer: &Answer) -> Vec<(&str, bool)> {
         answer
             .matches

@@ -361,7 +361,16 @@ impl<'a> Ranker<'a> {
         // phrases and words are read from the rest ([`features::is_code`]);
         // the calls it names still count as calls, its words as a
         // description's, and the devices it names as figures (`cuda:1`).
+        // Where the text reports an error beside its warnings and
+        // information lines ([`Self::errors`]), those say what ran, not
+        // what failed: its phrases and words are read without them. A
+        // table's rows give none in any text.
         let prose = features::without_code(text);
+        let prose = if self.errors_noting(text, true).is_empty() {
+            features::without_rows(&prose)
+        } else {
+            features::without_notes(&prose)
+        };
         let tokens = features::tokens(&prose);
         let pasted_words = vocabulary::words(&prose);
         let query = self.query(text, &tokens);
