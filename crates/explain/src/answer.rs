@@ -453,6 +453,14 @@ F1127 10:13:40.100000 12760 parallel.cpp:60] Check failed: result == ncclSuccess
         assert!(answer.matches.is_empty(), "{:?}", first_scenarios(&answer));
     }
 
+    #[test]
+    fn a_function_s_name_alone_makes_no_match() {
+        // `cublas_gemm` is in a case's texts, as where its program was: a
+        // crash in it says nothing of what failed.
+        let answer = explained("the program crashes inside cublas_gemm after an upgrade");
+        assert!(answer.matches.is_empty(), "{:?}", first_scenarios(&answer));
+    }
+
     fn first_scenarios(answer: &Answer) -> Vec<(&str, bool)> {
         answer
             .matches

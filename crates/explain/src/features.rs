@@ -569,6 +569,16 @@ pub fn is_error_name(feature: &str) -> bool {
     })
 }
 
+/// Whether a feature is a name and no more (`id:cublas_gemm`, a function's
+/// or a kernel's): an identifier that is neither an error's name
+/// ([`is_error_name`]) nor an exception's (`OutOfMemoryError`,
+/// `CudaAPIError`, `MemoryException`).
+pub fn is_bare_name(feature: &str) -> bool {
+    feature.strip_prefix("id:").is_some_and(|w| {
+        !is_error_name(feature) && !w.ends_with("error") && !w.ends_with("exception")
+    })
+}
+
 /// A word with `_` between letters, or camelCase: an API's name for a
 /// thing (`CUDA_ERROR_OUT_OF_MEMORY`, `cudaErrorAssert`, `OutOfMemoryError`).
 /// camelCase means a lowercase start with a capital after it (`cudaMalloc`),

@@ -8,7 +8,10 @@
 //! counting twice; a case scores as its best text, so a case that cites
 //! many threads gains nothing from their number, except between cases whose
 //! best texts score the same: then the one whose texts score more in all
-//! comes first. A case matches when its score reaches [`MIN_SCORE`]. Where
+//! comes first. A case matches when its score reaches [`MIN_SCORE`] and
+//! what matched holds more than names: a function's or a kernel's name
+//! ([`features::is_bare_name`], `cublas_gemm`) alone says where the program
+//! was, not what failed. Where
 //! the pasted text names an error (`CUDA_ERROR_LAUNCH_TIMEOUT`), the cases
 //! whose best text names it too come first: an error's name is what it is,
 //! and the words around it (a framework's "Call to … results in") only
@@ -501,6 +504,13 @@ impl<'a> Ranker<'a> {
                     };
                     score += self.weight(f) * boost;
                 }
+            }
+            // Names alone (a function's, a kernel's: `cublas_gemm`) say
+            // where the text's program was, not what failed: what matched
+            // must hold an error's name or a message's words.
+            if shared.iter().all(|f| features::is_bare_name(f)) {
+                shared.clear();
+                score = 0.0;
             }
             // The CUDA calls the text names that the case names anywhere,
             // where its best text does not count them already; a call the

@@ -109,6 +109,14 @@
       GENERIC_IDENTIFIERS.indexOf(w) < 0;
   }
 
+  // As is_bare_name in features.rs: an identifier that is neither an
+  // error's name nor an exception's.
+  function isBareName(f) {
+    if (f.indexOf("id:") !== 0) return false;
+    var w = f.slice(3);
+    return !isErrorName(f) && !w.endsWith("error") && !w.endsWith("exception");
+  }
+
   function lines(text) {
     var out = text.split("\n").map(function (l) {
       return l.endsWith("\r") ? l.slice(0, -1) : l;
@@ -1157,6 +1165,11 @@
         best.shared.push(f);
         best.score += self.weight.get(f) * (first.has(f) ? FIRST_ERROR_WEIGHT : 1.0);
       });
+      // As rank.rs: names alone (a function's, a kernel's) make no match.
+      if (best.shared.every(isBareName)) {
+        best.shared = [];
+        best.score = 0;
+      }
       // As rank.rs: the CUDA calls the text names that the case names
       // anywhere, only where the rest of the text does not match it.
       var byCalls = best.score < MIN_SCORE;
