@@ -42,7 +42,8 @@ pub const TIED_NOTE: &str = "The first {n} cases match this text equally: each i
      not tell which one you hit. Their causes differ: read each cause below against what your \
      program does, or paste more of the log (the lines before the error, the output of a run with \
      CUDA_LAUNCH_BLOCKING=1). Cases whose own words the text holds (shown among what matched) come \
-     first among them.";
+     first among them, then those more of whose reports and runs hold these words, then the \
+     catalogue's order.";
 
 /// Said where the text is compute-sanitizer's report of an out-of-bounds
 /// access and no error of the runtime beside it
