@@ -25,6 +25,17 @@ pub const UNDECIDED: &[Undecided] = &[
         why: Untestable("resetting the driver of a shared GPU machine is not allowed here"),
     },
     Undecided {
+        id: "002-employ-profiling-tools",
+        seed: S002,
+        quote: "Employ CUDA profiling tools (such as NVIDIA Nsight Compute) to identify memory leaks or \
+                inefficient memory usage.",
+        why: Untestable(
+            "advice, not a statement of what CUDA does: what such tools show of a leak is the next \
+             sentence's claim (002-nsight-compute-finds-leaks), judged on Nsight Compute's report of a \
+             program that leaks",
+        ),
+    },
+    Undecided {
         id: "002-update-drivers",
         seed: S002,
         quote: "Updating to the latest drivers from the NVIDIA website is a frequently overlooked but crucial step in resolution.",
