@@ -25,6 +25,17 @@ pub const UNDECIDED: &[Undecided] = &[
         why: Untestable("resetting the driver of a shared GPU machine is not allowed here"),
     },
     Undecided {
+        id: "002-employ-profiling-tools",
+        seed: S002,
+        quote: "Employ CUDA profiling tools (such as NVIDIA Nsight Compute) to identify memory leaks or \
+                inefficient memory usage.",
+        why: Untestable(
+            "advice, not a statement of what CUDA does: what such tools show of a leak is the next \
+             sentence's claim (002-nsight-compute-finds-leaks), judged on Nsight Compute's report of a \
+             program that leaks",
+        ),
+    },
+    Undecided {
         id: "002-update-drivers",
         seed: S002,
         quote: "Updating to the latest drivers from the NVIDIA website is a frequently overlooked but crucial step in resolution.",
@@ -849,5 +860,19 @@ pub const HISTORY: &[Change] = &[
         from: Standing::Untestable,
         to: Standing::Partly,
         why: "the fourteenth audit: \"essential to avoid this\" says what avoids the exhaustion, and missing-free's runs decide it. broken-cpp checks every call's result and is still refused at the 41st call: checking reports the failure, it does not avoid it; fixed-cpp, with the cudaFree, runs every call and ends where it started",
+    },
+    Change {
+        id: "001-pytorch-second-run-likely-fails",
+        commit: "081825f",
+        from: Standing::Partly,
+        to: Standing::Refuted,
+        why: "the fourteenth and fifteenth audits: \"partly\" credited a reason the comment does not state (the first run's memory still allocated is the next paragraph's sentence, 001-model-and-data-memory-remains-occupied), and its controls were not one change. Now the failure alone: at the size the article leaves open, a small CNN, the second run completes; the control, the same program with its model sized against a 1 GiB budget (one line), is refused at the second run",
+    },
+    Change {
+        id: "004-custom-pool-minimizes-fragmentation",
+        commit: "ebbf89c",
+        from: Standing::Confirmed,
+        to: Standing::Partly,
+        why: "the fourteenth and fifteenth audits: the control pool (every size cut from the same chunks) ran out of room in its first round, since it packs 93.75% of a chunk and the rounds filled 97%; they now fill 90%, and it refuses in its second round after reusing 2,595 blocks, for the pieces its freed blocks leave. Capped at partly: the sentence's pool describes both pools, and only a chunk for each size minimizes fragmentation",
     },
 ];

@@ -62,6 +62,14 @@ inline cudaError_t tolerate(const casebook_recorder *r, const char *call, cudaEr
   return err;
 }
 
+// Keeps the first error of several calls recorded as one step (a loop of
+// frees): `first` takes `err` only while it still holds cudaSuccess, so a
+// later error does not hide the first. Every call is made whatever `first`
+// holds: `keep_first_error(freed, cudaFree(p));`.
+inline void keep_first_error(cudaError_t &first, cudaError_t err) {
+  if (first == cudaSuccess) first = err;
+}
+
 inline bool check(const casebook_recorder *r, CheckName name, bool ok) {
   r->check(r->ctx, name.text, ok ? 1 : 0);
   return ok;

@@ -57,4 +57,9 @@ static inline CUresult tolerate_cu(const casebook_recorder *r, PFN_cuGetErrorNam
   return record_cu(r, error_name, call, res, 1);
 }
 
+// keep_first_error (casebook.h) for driver calls' results.
+inline void keep_first_error(CUresult &first, CUresult err) {
+  if (first == CUDA_SUCCESS) first = err;
+}
+
 }  // namespace casebook

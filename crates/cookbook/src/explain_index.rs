@@ -12,7 +12,7 @@ use std::path::Path;
 use anyhow::Context;
 use casebook_explain::index::{Case, Index, RunCommands, RunInfo, Text};
 use casebook_explain::{features, heldout};
-use casebook_model::{Binding, Role, Scenario};
+use casebook_model::{Binding, Expect, Role, Scenario, Symptom};
 use casebook_report::run::{Report, ResultEntry};
 use serde::Deserialize;
 
@@ -368,6 +368,7 @@ fn run_texts(scenario: &Scenario, report: &Report) -> Vec<Text> {
         .iter()
         .flat_map(|c| c.control.runs())
         .collect();
+    let symptoms = declared_errors(scenario);
     let mut seen: BTreeSet<BTreeSet<String>> = BTreeSet::new();
     let mut out = Vec::new();
     let env = &report.environment;
@@ -405,7 +406,18 @@ fn run_texts(scenario: &Scenario, report: &Report) -> Vec<Text> {
             if NOT_ERRORS.contains(&step.result.as_str()) {
                 continue;
             }
-            add(step_text(&step.result, step.message.as_deref()));
+            let text = step_text(&step.result, step.message.as_deref());
+            // An error the variant provokes and carries on from (a refusal
+            // asked for on purpose, a pointer written after the reset) is
+            // the case's symptom only where one of its variants declares it
+            // so, or the case's symptoms name it.
+            if step.tolerated
+                && !symptoms.contains(step.result.as_str())
+                && !names_a_symptom(scenario, &text)
+            {
+                continue;
+            }
+            add(text);
         }
         for line in entry.outcome.stderr_tail.lines() {
             if features::is_device_assertion(line) {
@@ -414,6 +426,34 @@ fn run_texts(scenario: &Scenario, report: &Report) -> Vec<Text> {
         }
     }
     out
+}
+
+/// Whether `text` says one of the case's symptoms ("out of memory").
+fn names_a_symptom(scenario: &Scenario, text: &str) -> bool {
+    let text = text.to_lowercase();
+    scenario
+        .symptoms
+        .iter()
+        .any(|s| text.contains(&s.to_lowercase()))
+}
+
+/// The errors the case's variants declare as what they fail with.
+fn declared_errors(scenario: &Scenario) -> BTreeSet<&str> {
+    scenario
+        .variants
+        .iter()
+        .flat_map(|v| {
+            let first = match &v.expect {
+                Expect::Fails(s) => Some(s),
+                _ => None,
+            };
+            first.into_iter().chain(&v.then_shows)
+        })
+        .filter_map(|s| match s {
+            Symptom::CudaError(name) => Some(name.as_str()),
+            _ => None,
+        })
+        .collect()
 }
 
 /// `cudaErrorIllegalAddress: an illegal memory access was encountered`; a

@@ -42,7 +42,8 @@ pub const TIED_NOTE: &str = "The first {n} cases match this text equally: each i
      not tell which one you hit. Their causes differ: read each cause below against what your \
      program does, or paste more of the log (the lines before the error, the output of a run with \
      CUDA_LAUNCH_BLOCKING=1). Cases whose own words the text holds (shown among what matched) come \
-     first among them.";
+     first among them, then those more of whose reports and runs hold these words, then the \
+     catalogue's order.";
 
 /// Said where the text is compute-sanitizer's report of an out-of-bounds
 /// access and no error of the runtime beside it
@@ -423,6 +424,42 @@ RuntimeError: No CUDA GPUs are available
         );
         assert_one_error(&answer);
         assert!(!answer.matches.is_empty());
+    }
+
+    #[test]
+    fn information_lines_give_no_phrases_beside_an_error() {
+        // glog's information lines say what ran; the failed check is the
+        // error, and the driver's version in them names no case.
+        let log = "\
+I1127 10:13:38.892240 12760 caffe.cpp:456] CuDNN version: 7005
+I1127 10:13:38.892247 12760 caffe.cpp:459] CUDA driver version: 9000
+F1127 10:13:40.100000 12760 parallel.cpp:60] Check failed: result == ncclSuccess (2 vs. 0)  system error
+";
+        let answer = explained(log);
+        assert_one_error(&answer);
+        assert!(answer.errors[0].contains("Check failed"));
+        assert!(
+            answer
+                .matches
+                .iter()
+                .all(|m| m.scenario != "driver-too-old"),
+            "{:?}",
+            first_scenarios(&answer)
+        );
+        // A table's cells are data: a process nvidia-smi cannot name is
+        // no CUDA unknown error.
+        let answer = explained(
+            "|    0     31794    C   Unknown Error                                 5371MiB |",
+        );
+        assert!(answer.matches.is_empty(), "{:?}", first_scenarios(&answer));
+    }
+
+    #[test]
+    fn a_function_s_name_alone_makes_no_match() {
+        // `cublas_gemm` is in a case's texts, as where its program was: a
+        // crash in it says nothing of what failed.
+        let answer = explained("the program crashes inside cublas_gemm after an upgrade");
+        assert!(answer.matches.is_empty(), "{:?}", first_scenarios(&answer));
     }
 
     fn first_scenarios(answer: &Answer) -> Vec<(&str, bool)> {

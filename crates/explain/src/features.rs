@@ -569,6 +569,16 @@ pub fn is_error_name(feature: &str) -> bool {
     })
 }
 
+/// Whether a feature is a name and no more (`id:cublas_gemm`, a function's
+/// or a kernel's): an identifier that is neither an error's name
+/// ([`is_error_name`]) nor an exception's (`OutOfMemoryError`,
+/// `CudaAPIError`, `MemoryException`).
+pub fn is_bare_name(feature: &str) -> bool {
+    feature.strip_prefix("id:").is_some_and(|w| {
+        !is_error_name(feature) && !w.ends_with("error") && !w.ends_with("exception")
+    })
+}
+
 /// A word with `_` between letters, or camelCase: an API's name for a
 /// thing (`CUDA_ERROR_OUT_OF_MEMORY`, `cudaErrorAssert`, `OutOfMemoryError`).
 /// camelCase means a lowercase start with a capital after it (`cudaMalloc`),
@@ -728,15 +738,46 @@ pub fn without_code(text: &str) -> String {
         .join("\n")
 }
 
+/// Whether a line is a row of a table (`| … |`, `+---+`), as nvidia-smi
+/// prints: data, whose words name processes and states, not what failed.
+pub fn is_table_row(line: &str) -> bool {
+    let t = line.trim();
+    t.starts_with('|') || t.starts_with("+-") || t.starts_with("+=")
+}
+
+/// The text without its tables' rows ([`is_table_row`]): what a text that
+/// reports no error besides its notes is matched on (its figures are read
+/// from the whole text).
+pub fn without_rows(text: &str) -> String {
+    text.lines()
+        .filter(|l| !is_table_row(l))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The text without its warnings, information lines and settings
+/// ([`is_note`]): what a text that reports an error besides them is
+/// matched on. A log's `I0404 … caffe.cpp:459] CUDA driver version: 9000`
+/// says what ran, not what failed.
+pub fn without_notes(text: &str) -> String {
+    text.lines()
+        .filter(|l| !is_note(l))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// Whether a line says it reports an error: an exception's name before a
 /// colon (`RuntimeError:`, `torch.OutOfMemoryError:`), `error:` in any
-/// case, or a device-side assertion.
+/// case, a device-side assertion, a failed check of glog (`Check failed:`,
+/// fatal, as Caffe, MXNet and TensorFlow print it), or a library's error
+/// without a colon ([`LIBRARY_ERRORS`]).
 pub fn says_error(line: &str) -> bool {
     let lower = line.to_ascii_lowercase();
     line.contains("Error:")
         || line.contains("Exception:")
         || lower.contains("error:")
         || line.contains("Assertion `")
+        || line.contains("Check failed:")
         || LIBRARY_ERRORS.iter().any(|e| lower.contains(e))
 }
 
@@ -751,10 +792,13 @@ pub const LIBRARY_ERRORS: &[&str] = &[
 ];
 
 /// Whether a line is a warning, information or a table's row, not the
-/// report of an error, unless it speaks of one (the words error, fail or
-/// fault in it): a PyTorch warning that CUDA could not initialise reports an error,
-/// one that a function is deprecated does not. Such a line is
-/// - a row of a table (`| … |`, `+---+`), as nvidia-smi prints;
+/// report of an error. A row of a table (`| … |`, `+---+`), as nvidia-smi
+/// prints, is one whatever its cells say: they are states and names
+/// (`ERR!`, a process nvidia-smi cannot name shown as `Unknown Error`), not
+/// a message. Any other line is one unless it speaks of an error (the words
+/// error, fail or fault in it): a PyTorch warning that CUDA could not
+/// initialise reports an error, one that a function is deprecated does not.
+/// Such a line is
 /// - a warning or information by its level: Python's warnings
 ///   (`UserWarning:`, `Warning:`), a `WARNING` or `INFO` level, the level
 ///   letter of glog and PyTorch's C++ (`W1119 …`, `[W socket.cpp:…]`,
@@ -764,10 +808,12 @@ pub const LIBRARY_ERRORS: &[&str] = &[
 pub fn is_note(line: &str) -> bool {
     let t = line.trim();
     let lower = t.to_ascii_lowercase();
+    if is_table_row(t) {
+        return true;
+    }
     if ["error", "fail", "fault"].iter().any(|w| lower.contains(w)) {
         return false;
     }
-    let row = t.starts_with('|') || t.starts_with("+-") || t.starts_with("+=");
     let level_word = lower.contains("warning:")
         || t.split(|c: char| !c.is_ascii_alphanumeric())
             .any(|w| w == "WARNING" || w == "INFO");
@@ -789,7 +835,7 @@ pub fn is_note(line: &str) -> bool {
                 .iter()
                 .any(|w| matches!(w, Token::Word(_)))
     });
-    row || level_word || level_letter || after_time || setting
+    level_word || level_letter || after_time || setting
 }
 
 /// A generic word, or a generic identifier read as a word (`runtimeerror`).
@@ -2045,6 +2091,7 @@ mod tests {
             "node1:1234:1234 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>",
             "| NVIDIA-SMI 535.104.05   Driver Version: 535.104.05   CUDA Version: 12.2     |",
             "+-----------------------------------------------------------------------------+",
+            "|    0     31794    C   Unknown Error                                 5371MiB |",
             "CUDA Runtime version: 10.0.0",
             "GPU memory: 3.99957 GiB",
         ] {

@@ -8,7 +8,10 @@
 //! counting twice; a case scores as its best text, so a case that cites
 //! many threads gains nothing from their number, except between cases whose
 //! best texts score the same: then the one whose texts score more in all
-//! comes first. A case matches when its score reaches [`MIN_SCORE`]. Where
+//! comes first. A case matches when its score reaches [`MIN_SCORE`] and
+//! what matched holds more than names: a function's or a kernel's name
+//! ([`features::is_bare_name`], `cublas_gemm`) alone says where the program
+//! was, not what failed. Where
 //! the pasted text names an error (`CUDA_ERROR_LAUNCH_TIMEOUT`), the cases
 //! whose best text names it too come first: an error's name is what it is,
 //! and the words around it (a framework's "Call to … results in") only
@@ -361,7 +364,16 @@ impl<'a> Ranker<'a> {
         // phrases and words are read from the rest ([`features::is_code`]);
         // the calls it names still count as calls, its words as a
         // description's, and the devices it names as figures (`cuda:1`).
+        // Where the text reports an error beside its warnings and
+        // information lines ([`Self::errors`]), those say what ran, not
+        // what failed: its phrases and words are read without them. A
+        // table's rows give none in any text.
         let prose = features::without_code(text);
+        let prose = if self.errors_noting(text, true).is_empty() {
+            features::without_rows(&prose)
+        } else {
+            features::without_notes(&prose)
+        };
         let tokens = features::tokens(&prose);
         let pasted_words = vocabulary::words(&prose);
         let query = self.query(text, &tokens);
@@ -492,6 +504,13 @@ impl<'a> Ranker<'a> {
                     };
                     score += self.weight(f) * boost;
                 }
+            }
+            // Names alone (a function's, a kernel's: `cublas_gemm`) say
+            // where the text's program was, not what failed: what matched
+            // must hold an error's name or a message's words.
+            if shared.iter().all(|f| features::is_bare_name(f)) {
+                shared.clear();
+                score = 0.0;
             }
             // The CUDA calls the text names that the case names anywhere,
             // where its best text does not count them already; a call the

@@ -167,7 +167,6 @@ macro_rules! names_module {
 /// casebook_model::cpp_variants! {
 ///     "cpp/missing_free.cu" { broken, fixed }
 ///     "cpp/probes.cu" (whole file) { probe }
-///     "cpp/other.cu" { limited: casebook_host_memory_leak_limited_host_cpp }
 /// }
 /// // Variant::broken("broken-cpp", symptom, cpp::broken)
 /// ```
@@ -175,17 +174,17 @@ macro_rules! names_module {
 /// `cpp::broken` is the code between `// ANCHOR: broken` and
 /// `// ANCHOR_END: broken`; under `(whole file)`, the whole file. Its entry
 /// point is `casebook_<slug>_broken_cpp` (the build script gives the crate
-/// the prefix), unless the entry names another symbol after a `:`.
+/// the prefix): a variant's anchor and its C++ function share its name.
 #[macro_export]
 macro_rules! cpp_variants {
-    ($($file:literal $(($whole:ident file))? { $($anchor:ident $(: $f:ident)?),* $(,)? })*) => {
+    ($($file:literal $(($whole:ident file))? { $($anchor:ident),* $(,)? })*) => {
         /// The C++ variants of `cpp/`, compiled by the build script.
         #[allow(non_upper_case_globals)]
         mod cpp {
             /// The entry points, as the C++ defines them.
             mod entry {
                 unsafe extern "C" {
-                    $($( $crate::cpp_variants!(@entry $anchor $($f)?); )*)*
+                    $($( $crate::cpp_variants!(@entry $anchor); )*)*
                 }
             }
             $( $crate::cpp_variants!(@group $file [$($whole)?] $($anchor)*); )*
@@ -193,10 +192,6 @@ macro_rules! cpp_variants {
     };
     (@entry $anchor:ident) => {
         #[link_name = concat!(env!("CASEBOOK_SYMBOL_PREFIX"), stringify!($anchor), "_cpp")]
-        pub fn $anchor(rec: *const $crate::CRecorder) -> i32;
-    };
-    (@entry $anchor:ident $f:ident) => {
-        #[link_name = stringify!($f)]
         pub fn $anchor(rec: *const $crate::CRecorder) -> i32;
     };
     (@group $file:literal $mode:tt $($anchor:ident)*) => {

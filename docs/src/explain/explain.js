@@ -109,6 +109,14 @@
       GENERIC_IDENTIFIERS.indexOf(w) < 0;
   }
 
+  // As is_bare_name in features.rs: an identifier that is neither an
+  // error's name nor an exception's.
+  function isBareName(f) {
+    if (f.indexOf("id:") !== 0) return false;
+    var w = f.slice(3);
+    return !isErrorName(f) && !w.endsWith("error") && !w.endsWith("exception");
+  }
+
   function lines(text) {
     var out = text.split("\n").map(function (l) {
       return l.endsWith("\r") ? l.slice(0, -1) : l;
@@ -349,8 +357,9 @@
   function isNote(line) {
     var t = line.trim();
     var low = lower_(t);
+    // A table's row whatever its cells say (is_note in features.rs).
+    if (isTableRow(t)) return true;
     if (["error", "fail", "fault"].some(function (w) { return low.indexOf(w) >= 0; })) return false;
-    var row = t.startsWith("|") || t.startsWith("+-") || t.startsWith("+=");
     var levelWord = low.indexOf("warning:") >= 0 ||
       t.split(/[^A-Za-z0-9]/).some(function (w) { return w === "WARNING" || w === "INFO"; });
     var unbracketed = t.startsWith("[") ? t.slice(1) : t;
@@ -366,13 +375,14 @@
       setting = /[A-Za-z]/.test(name) && value.trim().length > 0 &&
         !lineTokens(value).some(function (w) { return w !== BREAK; });
     }
-    return row || levelWord || levelLetter || afterTime || setting;
+    return levelWord || levelLetter || afterTime || setting;
   }
 
   function saysError(line) {
     var lower = lower_(line);
     return line.indexOf("Error:") >= 0 || line.indexOf("Exception:") >= 0 ||
       lower.indexOf("error:") >= 0 || line.indexOf("Assertion `") >= 0 ||
+      line.indexOf("Check failed:") >= 0 ||
       LIBRARY_ERRORS.some(function (e) { return lower.indexOf(e) >= 0; });
   }
 
@@ -414,6 +424,23 @@
   // As without_code in features.rs: the text without its code lines.
   function withoutCode(text) {
     return lines(text).filter(function (l) { return !isCode(l); }).join("\n");
+  }
+
+  // As is_table_row in features.rs: a row of a table, as nvidia-smi prints.
+  function isTableRow(line) {
+    var t = line.trim();
+    return t.startsWith("|") || t.startsWith("+-") || t.startsWith("+=");
+  }
+
+  // As without_rows in features.rs: the text without its tables' rows.
+  function withoutRows(text) {
+    return lines(text).filter(function (l) { return !isTableRow(l); }).join("\n");
+  }
+
+  // As without_notes in features.rs: the text without its warnings,
+  // information lines and settings.
+  function withoutNotes(text) {
+    return lines(text).filter(function (l) { return !isNote(l); }).join("\n");
   }
 
   function lower_(s) {
@@ -1061,6 +1088,9 @@
     // As rank.rs: phrases and words are read without the user's code, its
     // figures with it.
     var prose = withoutCode(text);
+    // As rank.rs: where the text reports an error beside its notes, they
+    // give no phrases or words; a table's rows give none in any text.
+    prose = this.errorsNoting(text, true).length ? withoutNotes(prose) : withoutRows(prose);
     var toks = tokens(prose);
     var query = this.query(text, toks);
     var first = errs.length ? errs[0].features : new Set();
@@ -1135,6 +1165,11 @@
         best.shared.push(f);
         best.score += self.weight.get(f) * (first.has(f) ? FIRST_ERROR_WEIGHT : 1.0);
       });
+      // As rank.rs: names alone (a function's, a kernel's) make no match.
+      if (best.shared.every(isBareName)) {
+        best.shared = [];
+        best.score = 0;
+      }
       // As rank.rs: the CUDA calls the text names that the case names
       // anywhere, only where the rest of the text does not match it.
       var byCalls = best.score < MIN_SCORE;

@@ -305,8 +305,7 @@ extern "C" int casebook_device_reset_fragmented_reset_cpp(const casebook_recorde
   CUresult rest = CUDA_SUCCESS;
   d.ctxPush(lib.ctx);
   for (CUdeviceptr b : library_blocks) {
-    CUresult e = d.memFree(b);
-    if (rest == CUDA_SUCCESS) rest = e;
+    keep_first_error(rest, d.memFree(b));
   }
   rec_cu(r, d.errorName, "cuMemFree (the library's blocks)", rest);
   rec_cu(r, d.errorName, "cuCtxPopCurrent", d.ctxPop(&popped));

@@ -227,7 +227,11 @@ const CLAIMS: &[Claim] = &[
              to the free memory can be refused for want of a contiguous block; a run that reads \
              otherwise would need another allocator, another claim. What shows that the request \
              could fail: it asks for all the free memory but 512 MiB, every byte of it released by \
-             the reset in 2 MiB pieces between blocks of the library's context, which survive it.",
+             the reset in 2 MiB pieces between blocks of the library's context, which survive it. \
+             \"Such functions\" are the two the sentence before names, cudaFree(0) and \
+             cudaDeviceReset(); a framework's cache, which the article's title speaks of, is \
+             another allocator: there emptying the cache does leave no block that fits \
+             (kept-loss-graphs' kept-volumes-py, 003-bs1-oom-after-cache-clear-from-fragmentation).",
         ),
         // "Such functions": cudaFree(0) and cudaDeviceReset. Where they could
         // fail to give a contiguous block: the GPU filled with 2 MiB blocks,

@@ -4,11 +4,13 @@ piece fails although the pieces together are many times its size. The error
 says so: memory "reserved by PyTorch but unallocated".
 
 What to notice: the program is the same in both variants; the fix is one
-setting (or, in `preallocated`, the need's buffer taken once before the
-workload and reused), `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`, under which the
+setting, `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`, under which the
 allocator can unmap the free pieces' pages and map them again where the
 request needs them. (A naive attempt does not fragment: a cached segment
 with no live block is freed, and the request retried, before the error.)
+
+`per_step_buffer` and `preallocated`: a need that recurs, its buffer
+allocated at each step or taken once and reused.
 """
 
 import os
@@ -69,8 +71,7 @@ def _memory(rec, phase):
 
 def _segments(rec):
     """How many cached segments the workload makes: as many as the budget
-    holds with room for four more, counted once at the start, so that a
-    buffer taken before the workload leaves their number as it is."""
+    holds with room for four more, counted once at the start."""
     free = _free()
     rec.measure(names.FREE_AT_START, free)
     return (free - 4 * SEGMENT) // SEGMENT
@@ -119,17 +120,9 @@ def _layout(rec):
     rec.measure(names.DEVICE_FREE_BEFORE_REQUEST, torch.cuda.mem_get_info()[0])
 
 
-def _request(rec, taken_before=None):
-    """The large request at the end; with `taken_before`, the buffer taken
-    before the workload is reused for it instead (written, as the need
-    would write it)."""
-    if taken_before is not None:
-        got = rec.attempt(
-            f"reuse the {REQUEST // MiB} MiB buffer taken before the workload",
-            lambda: taken_before.fill_(1),
-        )
-    else:
-        got = rec.attempt(f"torch.empty({REQUEST // MiB} MiB)", lambda: _bytes(REQUEST))
+def _request(rec):
+    """The large request at the end."""
+    got = rec.attempt(f"torch.empty({REQUEST // MiB} MiB)", lambda: _bytes(REQUEST))
     rec.check(names.REQUEST_SERVED, got.ok)
     if not got.ok:
         rec.fact(
@@ -149,27 +142,73 @@ def fragmented(rec):
     # The default allocator: each segment is one cudaMalloc, split in place.
     rec.fact(names.ALLOC_CONF, os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "(default)"))
     _setup(rec)
-    segments = _segments(rec)
-    buffer = None  # the need's buffer, allocated when it comes
-    alive = _fragment(rec, segments)
+    alive = _fragment(rec, _segments(rec))
     _layout(rec)
-    _request(rec, taken_before=buffer)
+    _request(rec)
     # ANCHOR_END: fragmented
     del alive
 
 
-def preallocated(rec):
-    # ANCHOR: preallocated
-    # The default allocator: each segment is one cudaMalloc, split in place.
+# Seed 004's first strategy, "pre-allocating and reusing buffers", on a
+# need that recurs: each step writes a REQUEST-byte buffer and keeps a result
+# of KEEP bytes, more than half the buffer. Allocated each step, the freed
+# buffer is the cache's best fit for the step's result, which splits it; the
+# next buffer needs a new segment, and the budget fills with segments each
+# holding a result and a piece too small for a buffer. Taken once and reused,
+# the buffer is never freed, and each result has a segment of its own: the
+# same bytes live at every step, in fewer segments.
+KEEP = 1024 * MiB
+STEPS = 22  # the buffer and 22 results fit the budget; 22 buffer-sized segments do not
+
+
+def _steps(rec, buffer):
+    """STEPS steps, each writing the need's buffer (`buffer`, or one
+    allocated for the step when it is None) and keeping a result."""
+    keep, steps = KEEP, STEPS
+    if reduced_for_sanitizer(rec):
+        keep //= SCALE_UNDER_SANITIZER
+    results = []
+
+    def step(i):
+        need = buffer if buffer is not None else _bytes(REQUEST)
+        need.fill_(i % 256)  # the step's use of its buffer
+        del need
+        results.append(_bytes(keep))
+
+    run = 0
+    for i in range(steps):
+        got = rec.attempt("one step: write the buffer, keep a result", lambda i=i: step(i))
+        if not got.ok:
+            unallocated = torch.cuda.memory_reserved() - torch.cuda.memory_allocated()
+            rec.measure(names.RESERVED_BUT_UNALLOCATED, unallocated)
+            rec.fact(
+                names.OOM_MESSAGE_NAMES_RESERVED_BUT_UNALLOCATED,
+                "reserved by PyTorch but unallocated" in got.message,
+            )
+            break
+        run += 1
+    rec.measure(names.STEPS_RUN, run)
+    rec.measure(names.SEGMENTS, len(torch.cuda.memory_snapshot()))
+    rec.check(names.EVERY_STEP_RAN, run == steps)
+
+
+def per_step_buffer(rec):
+    # ANCHOR: per_step_buffer
     rec.fact(names.ALLOC_CONF, os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "(default)"))
     _setup(rec)
-    segments = _segments(rec)
-    buffer = _bytes(REQUEST)  # the need's buffer, taken before the workload
-    alive = _fragment(rec, segments)
-    _layout(rec)
-    _request(rec, taken_before=buffer)
+    buffer = None  # the need's buffer, allocated at each step
+    _steps(rec, buffer)
+    # ANCHOR_END: per_step_buffer
+
+
+def preallocated(rec):
+    # ANCHOR: preallocated
+    rec.fact(names.ALLOC_CONF, os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "(default)"))
+    _setup(rec)
+    buffer = _bytes(REQUEST)  # the need's buffer, taken once and reused
+    _steps(rec, buffer)
     # ANCHOR_END: preallocated
-    del alive, buffer
+    del buffer
 
 
 def expandable(rec):

@@ -32,6 +32,7 @@ casebook_model::cpp_variants! {
         churn_pages,
         churn_sub_page,
         churn_one_size,
+        churn_over_half_page,
         random_order_free,
         sub_page_holes,
         page_holes,
@@ -103,6 +104,15 @@ pub fn scenario() -> Scenario {
                     "return churn<size_t(4) << 10, size_t(1) << 20>(r);",
                 )
                 .timeout(CHURN_TIMEOUT),
+            Variant::records("churn-over-half-page-cpp", cpp::churn_over_half_page)
+                .one_change(
+                    "churn-cpp",
+                    "the sizes the churn allocates: 4 KiB to 64 MiB there; here 1,088 KiB to 1,984 \
+                     KiB, each more than half the driver's 2 MiB page and less than the page",
+                    "return churn<size_t(4) << 10>(r);",
+                    "return churn<size_t(1088) << 10, size_t(1984) << 10>(r);",
+                )
+                .timeout(CHURN_TIMEOUT),
             Variant::records("churn-one-size-cpp", cpp::churn_one_size)
                 .one_change(
                     "churn-cpp",
@@ -165,13 +175,22 @@ pub fn scenario() -> Scenario {
             .shares_gpu()
             .holds_memory(PYTORCH_HOLDS)
             .small_when_reduced(),
+            Variant::broken(
+                "per-step-buffer-py",
+                Symptom::cuda_error(pytorch::OUT_OF_MEMORY),
+                Program::pytorch(PYTHON, "per_step_buffer"),
+            )
+            .then_shows(Symptom::check_failed(EVERY_STEP_RAN))
+            .shares_gpu()
+            .holds_memory(PYTORCH_HOLDS)
+            .small_when_reduced(),
             Variant::fixed("preallocated-py", Program::pytorch(PYTHON, "preallocated"))
                 .one_change(
-                    "caching-allocator-py",
-                    "when the need's 1536 MiB buffer is allocated: when the need comes there, \
-                     once before the workload here (and reused)",
-                    "buffer = None  # the need's buffer, allocated when it comes",
-                    "buffer = _bytes(REQUEST)  # the need's buffer, taken before the workload",
+                    "per-step-buffer-py",
+                    "when the need's 1536 MiB buffer is allocated: at each step there, once before \
+                     the steps here (and reused)",
+                    "buffer = None  # the need's buffer, allocated at each step",
+                    "buffer = _bytes(REQUEST)  # the need's buffer, taken once and reused",
                 )
                 .shares_gpu()
                 .holds_memory(PYTORCH_HOLDS)
@@ -407,19 +426,28 @@ const CLAIMS: &[Claim] = &[
         // blocks as they are asked for, a freed block reused by the next
         // request of its size, the empty chunks given back before a request
         // the pool does not serve. Four rounds of 64 KiB kept blocks and
-        // 256 KiB temporaries, the temporaries freed at each round's end;
-        // then 90% of what the kept blocks leave of the stretch, from
-        // cudaMalloc; the same rounds without a pool first, in the same run.
-        // "Minimizes" is read against no pool: the request served beside
-        // the pool and refused without one: confirmed; the pool refusing a
-        // block of the rounds that cudaMalloc gives, or the request refused
-        // beside the pool and served without: refuted; both served or both
-        // refused, the pool changes nothing: partly. The control cuts blocks of every
-        // size from the same chunks (one change). The pool that carves one
-        // region by offset (broken) refuses on whole pages what cuMemAlloc
-        // serves: the page shows both.
+        // 256 KiB temporaries to 90% of a 4 GiB stretch, the temporaries
+        // freed at each round's end; then 90% of what the kept blocks leave
+        // of the stretch, from cudaMalloc; the same rounds without a pool
+        // first, in the same run. "Minimizes" is read against no pool: the
+        // request served beside the pool and refused without one:
+        // confirmed; the pool refusing a block of the rounds that cudaMalloc
+        // gives, or the request refused beside the pool and served without:
+        // refuted; both served or both refused, the pool changes nothing:
+        // partly. The control cuts blocks of every size from the same chunks
+        // (one change), which hold the first round (six pairs a chunk,
+        // 93.75%), so what it refuses after, it refuses for the pieces its
+        // freed blocks leave. The pool that carves one region by offset
+        // (broken) refuses on whole pages what cuMemAlloc serves: the page
+        // shows both.
         judged_by: "size-class-pool-cpp",
         control: Control::Run("shared-chunk-pool-cpp"),
+        reach: Reach::AtBestPartly(
+            "the sentence's pool, larger chunks cut into blocks as needed and freed blocks reused, \
+             describes the control's pool as well, which cuts every size from the same chunks and \
+             refuses a block of the rounds that cudaMalloc serves: what minimizes fragmentation is \
+             a chunk for each size, a design the sentence does not name",
+        ),
         judge: |o: &Outcome| {
             let pool_refused_a_block = o
                 .flag(EVERY_BLOCK_IS_SERVED_THROUGH_THE_POOL)
@@ -436,26 +464,30 @@ const CLAIMS: &[Claim] = &[
                 _ => ClaimVerdict::Partly,
             }
         },
-        ..Claim::EITHER
     },
     Claim {
         id: "004-preallocate-or-pool",
         source: Source::SEED_004,
         quote: "Mitigation strategies include pre-allocating and reusing buffers, or using a memory pool allocator.",
         judged_by: "preallocated-py",
-        control: Control::Run("caching-allocator-py"),
+        control: Control::Run("per-step-buffer-py"),
         reach: Reach::AtBestPartly(
             "the second strategy depends on the pool: one that maps pre-allocated pages into fresh \
              virtual ranges (fixed) serves the request, one that carves a pre-allocated region by \
              offset refuses it (broken), and PyTorch's caching allocator, a pool, is what leaves \
-             the memory in pieces here (caching-allocator-py)",
+             the memory in pieces here (caching-allocator-py, per-step-buffer-py)",
         ),
-        // The first strategy on the workload that leaves PyTorch's cache in
-        // pieces: the need's buffer taken once before the workload and
-        // reused. The need met: confirmed (capped at partly by the pools);
-        // not met: refuted. The control allocates the buffer when the need
-        // comes, and is refused.
-        judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.check(REQUEST_SERVED)),
+        // The first strategy on a need that recurs, in PyTorch's caching
+        // allocator within a budget of 26 GiB: 22 steps, each writing a
+        // buffer of 1536 MiB and keeping a result of 1024 MiB. The buffer
+        // taken once and reused: the steps need the buffer and 22 results
+        // (23.5 GiB); every step runs: confirmed (capped at partly by the
+        // pools); a step refused: refuted. The control allocates the buffer
+        // at each step (one change), the same bytes live at every step:
+        // each freed buffer is split by the step's result, so that each
+        // buffer needs a segment of its own, and the budget runs out of
+        // segments with a third of each free.
+        judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.check(EVERY_STEP_RAN)),
     },
     Claim {
         id: "004-example1-large-allocation-might-fail",
@@ -479,33 +511,34 @@ const CLAIMS: &[Claim] = &[
         quote: "If these allocations are frequently created and destroyed with varying sizes and without specific \
                 strategies for allocation reuse, the potential for fragmentation significantly increases.",
         judged_by: "churn-cpp",
-        control: Control::Impossible(
-            "a run reading confirmed would need a churn of varying sizes that traps four times what \
-             the same churn of one size traps, whichever size; none of the four churns does: against \
-             a size that fits the page badly (320 KiB), the article's sizes trap 18,406,912 bytes \
-             beside their page padding, the 320 KiB churn after them 12,451,840. What shows that the \
-             reading could come out confirmed: against the churn of 256 KiB alone, which tiles the \
-             page (1,572,864 bytes), the same churn reads eleven times as much",
-        ),
+        control: Control::Run("churn-over-half-page-cpp"),
         // The sentence compares: allocations of varying sizes, made and
         // freed often with nothing reusing them, against the same churn
-        // without the variety. 100,000 cudaMalloc and cudaFree of sizes from
-        // 4 KiB to 64 MiB, then the same churn with every block 256 KiB
-        // (which tiles the driver's 2 MiB page) and with every block 320
-        // KiB (which does not), each read the same way: the memory neither
-        // live nor reported free besides the live blocks' page padding. The
-        // variety is read against the larger of the two, so that what a
-        // size fitting the page badly traps is not counted as the
-        // variety's. "Significantly": at least four times (an earlier run's
-        // three churns of 256 KiB trapped 1,572,864, 3,670,016 and 2,097,152
-        // bytes: chance alone moved the reading up to 2.33 times).
-        // Confirmed; less: refuted. The amounts stay small on cudaMalloc
-        // (tens of MB of 80 GB). Whether one large request is then served is
-        // recorded beside it: the sentence speaks of a potential.
-        judge: |o: &Outcome| match o.flag(THE_CHURN_TRAPS_AT_LEAST_FOUR_TIMES_WHAT_ONE_SIZE_DOES) {
-            Some(true) => ClaimVerdict::Confirmed,
-            Some(false) => ClaimVerdict::Refuted,
-            None => ClaimVerdict::Undecided,
+        // without the variety. "The same churn without the variety" is a
+        // churn of one size, and which size decides what it traps: two are
+        // declared beforehand, 256 KiB (which tiles the driver's 2 MiB
+        // page) and 320 KiB (which does not). 100,000 cudaMalloc and
+        // cudaFree of sizes from 4 KiB to 64 MiB, then the same churn of
+        // each size, each with three seeds and read by its median: the
+        // memory neither live nor reported free besides the live blocks'
+        // page padding. "Significantly": at least four times (three churns
+        // of 256 KiB, one seed, once trapped 1,572,864, 3,670,016 and
+        // 2,097,152 bytes: chance alone moved the reading up to 2.33
+        // times). Four times both: confirmed; neither: refuted; one:
+        // partly. The amounts stay small on cudaMalloc (tens of MB of 80
+        // GB); whether one large request is then served is recorded beside
+        // it: the sentence speaks of a potential. The control changes the
+        // sizes alone: varying between 1,088 and 1,984 KiB, each more than
+        // half the page, so that no two share one; what a churn traps
+        // follows how its sizes fit the page.
+        judge: |o: &Outcome| match (
+            o.flag(THE_CHURN_TRAPS_FOUR_TIMES_THE_256_KIB_CHURN),
+            o.flag(THE_CHURN_TRAPS_FOUR_TIMES_THE_320_KIB_CHURN),
+        ) {
+            (Some(true), Some(true)) => ClaimVerdict::Confirmed,
+            (Some(false), Some(false)) => ClaimVerdict::Refuted,
+            (Some(_), Some(_)) => ClaimVerdict::Partly,
+            _ => ClaimVerdict::Undecided,
         },
         ..Claim::EITHER
     },

@@ -94,29 +94,29 @@ int limited_host(const casebook_recorder *r, bool fixed, int resource = RLIMIT_D
 
 }  // namespace
 
-// ANCHOR: limited
+// ANCHOR: limited_host
 extern "C" int casebook_host_memory_leak_limited_host_cpp(const casebook_recorder *r) {
   return limited_host(r, false);
 }
-// ANCHOR_END: limited
+// ANCHOR_END: limited_host
 
-// ANCHOR: limited_fixed
+// ANCHOR: limited_host_fixed
 extern "C" int casebook_host_memory_leak_limited_host_fixed_cpp(const casebook_recorder *r) {
   return limited_host(r, true);
 }
-// ANCHOR_END: limited_fixed
+// ANCHOR_END: limited_host_fixed
 
 // The same, with the process's whole address space limited (RLIMIT_AS): the
 // limit counts every mapping, so memory CUDA maps for the process (pinned
 // host memory) is held to it too, where RLIMIT_DATA lets it through.
-// ANCHOR: address_space
+// ANCHOR: limited_address_space
 extern "C" int casebook_host_memory_leak_limited_address_space_cpp(const casebook_recorder *r) {
   return limited_host(r, false, RLIMIT_AS);
 }
-// ANCHOR_END: address_space
+// ANCHOR_END: limited_address_space
 
-// ANCHOR: address_space_fixed
+// ANCHOR: limited_address_space_fixed
 extern "C" int casebook_host_memory_leak_limited_address_space_fixed_cpp(const casebook_recorder *r) {
   return limited_host(r, true, RLIMIT_AS);
 }
-// ANCHOR_END: address_space_fixed
+// ANCHOR_END: limited_address_space_fixed

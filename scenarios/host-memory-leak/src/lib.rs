@@ -21,10 +21,10 @@ casebook_model::cpp_variants! {
         fixed,
     }
     "cpp/limited_host.cu" {
-        limited: casebook_host_memory_leak_limited_host_cpp,
-        limited_fixed: casebook_host_memory_leak_limited_host_fixed_cpp,
-        address_space: casebook_host_memory_leak_limited_address_space_cpp,
-        address_space_fixed: casebook_host_memory_leak_limited_address_space_fixed_cpp,
+        limited_host,
+        limited_host_fixed,
+        limited_address_space,
+        limited_address_space_fixed,
     }
 }
 
@@ -49,18 +49,18 @@ pub fn scenario() -> Scenario {
         variants: variants![
             Pair::new(Symptom::check_failed(BACK), cudarc!(broken), cudarc!(fixed)),
             Pair::new(Symptom::check_failed(BACK), cpp::broken, cpp::fixed),
-            Variant::as_written("limited-host-cpp", cpp::limited).also_differs(
+            Variant::as_written("limited-host-cpp", cpp::limited_host).also_differs(
                 "the article's example 2 (without the pinned buffer the other C++ variants add), \
                  called again and again with the process's data limited (RLIMIT_DATA) to what it \
                  uses once CUDA has started and 256 MiB more: a host with little memory to spare.",
             ),
-            Variant::records("limited-host-fixed-cpp", cpp::limited_fixed).one_change(
+            Variant::records("limited-host-fixed-cpp", cpp::limited_host_fixed).one_change(
                 "limited-host-cpp",
                 "whether each call deletes its h_data: no there, yes here",
                 "return limited_host(r, false);",
                 "return limited_host(r, true);",
             ),
-            Variant::records("limited-address-space-cpp", cpp::address_space).one_change(
+            Variant::records("limited-address-space-cpp", cpp::limited_address_space).one_change(
                 "limited-host-cpp",
                 "what the limit counts: the process's data (RLIMIT_DATA, what new and malloc \
                  take) there, its whole address space (RLIMIT_AS, every mapping, pinned host \
@@ -68,7 +68,7 @@ pub fn scenario() -> Scenario {
                 "return limited_host(r, false);",
                 "return limited_host(r, false, RLIMIT_AS);",
             ),
-            Variant::records("limited-address-space-fixed-cpp", cpp::address_space_fixed)
+            Variant::records("limited-address-space-fixed-cpp", cpp::limited_address_space_fixed)
                 .one_change(
                     "limited-address-space-cpp",
                     "whether each call deletes its h_data: no there, yes here",

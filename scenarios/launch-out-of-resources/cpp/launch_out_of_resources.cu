@@ -68,8 +68,7 @@ template <class SharedBytes>
 static bool suggested_is_best(const casebook_recorder *r, int block, SharedBytes smem, int limit, const char *label) {
   auto resident = [&](int b, cudaError_t *err) {
     int blocks = 0;
-    cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, heavyKernel, b, smem(b));
-    if (e != cudaSuccess && *err == cudaSuccess) *err = e;
+    keep_first_error(*err, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, heavyKernel, b, smem(b)));
     return blocks * b;
   };
   cudaError_t err = cudaSuccess;

@@ -423,18 +423,17 @@ const CLAIMS: &[Claim] = &[
     Claim {
         id: "002-nsight-compute-finds-leaks",
         source: Source::SEED_002,
-        quote: "Employ CUDA profiling tools (such as NVIDIA Nsight Compute) to identify memory leaks or \
-                inefficient memory usage.  These tools allow the visualization of memory allocation and \
-                deallocation patterns, pinpoint the exact sources of memory leaks, often hidden deep within \
-                the program.",
+        // The sentence before, the advice to employ such tools, is
+        // 002-employ-profiling-tools (untestable: advice).
+        quote: "These tools allow the visualization of memory allocation and deallocation patterns, \
+                pinpoint the exact sources of memory leaks, often hidden deep within the program.",
         judged_by: "under-ncu",
         control: Control::Run("under-leak-check"),
         // The tool the sentence names, on a program that leaks: does its
         // report name the leak? (Only Nsight Compute is judged: Nsight
         // Systems, the profiler that traces cudaMalloc and cudaFree, is not
         // on the GPU machines nor on PyPI, so the class of profiling tools
-        // is not tested beyond it, and neither is "inefficient memory
-        // usage". compute-sanitizer, a CUDA tool but not a profiler, does
+        // is not tested beyond it. compute-sanitizer, a CUDA tool but not a profiler, does
         // name the leak: under-leak-check, the control.) Only a run that went through says, and a
         // report that names no leak refutes only if it shows the tool saw
         // the program (it names the kernel the program ran).

@@ -33,8 +33,7 @@ static void work(const casebook_recorder *r) {
   if (err == cudaSuccess) err = rec(r, "cudaMalloc", cudaMalloc(&d, kBytes));
   if (err == cudaSuccess) {
     err = rec(r, "cudaMemset", cudaMemset(d, 1, kBytes));
-    cudaError_t freed = rec(r, "cudaFree", cudaFree(d));
-    if (err == cudaSuccess) err = freed;
+    keep_first_error(err, rec(r, "cudaFree", cudaFree(d)));
   }
   check(r, names::RAN, err == cudaSuccess);
 }

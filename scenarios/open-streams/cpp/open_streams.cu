@@ -138,16 +138,14 @@ int leave_streams_open(const casebook_recorder *r, unsigned long long work_ns) {
       std::vector<cudaStream_t> idle(kIdleStreams);
       cudaError_t made = cudaSuccess;
       for (cudaStream_t &s : idle) {
-        cudaError_t e = cudaStreamCreate(&s);
-        if (made == cudaSuccess) made = e;
+        keep_first_error(made, cudaStreamCreate(&s));
       }
       rec(r, "cudaStreamCreate (1000 idle streams)", made);
       after[round] = median_next_call(r, b);
       if (round + 1 < kRounds) {
         cudaError_t gone = cudaSuccess;
         for (cudaStream_t s : idle) {
-          cudaError_t e = cudaStreamDestroy(s);
-          if (gone == cudaSuccess) gone = e;
+          keep_first_error(gone, cudaStreamDestroy(s));
         }
         rec(r, "cudaStreamDestroy (the 1000 idle streams)", gone);
       }

@@ -87,8 +87,7 @@ extern "C" int casebook_pool_retention_concurrent_streams_cpp(const casebook_rec
   order_streams(r, streams, done);
   cudaError_t freed = cudaSuccess;
   for (const Block &b : blocks) {
-    cudaError_t e = cudaFreeAsync(b.p, streams[(b.stream + 1) % kStreams]);
-    if (freed == cudaSuccess) freed = e;
+    keep_first_error(freed, cudaFreeAsync(b.p, streams[(b.stream + 1) % kStreams]));
   }
   rec(r, "cudaFreeAsync (each block on another stream than the one that made it)", freed);
   const size_t ask = held / 10 * 9;
@@ -151,8 +150,7 @@ static Arm arm(const casebook_recorder *r, size_t block, size_t fill, cudaStream
   cudaError_t freed = cudaSuccess;
   for (size_t k = 0; k < blocks.size(); ++k) {
     if (survivors && k % every == 0) continue;  // every eighth block (stream 0's), or fewer, survives
-    cudaError_t e = cudaFreeAsync(blocks[k], streams[(k + 1) % streams_used]);
-    if (freed == cudaSuccess) freed = e;
+    keep_first_error(freed, cudaFreeAsync(blocks[k], streams[(k + 1) % streams_used]));
     out.freed += (double)block;
   }
   rec(r, !survivors ? "cudaFreeAsync (every block)"
@@ -169,8 +167,7 @@ static Arm arm(const casebook_recorder *r, size_t block, size_t fill, cudaStream
   cudaError_t rest = cudaSuccess;
   if (survivors) {
     for (size_t k = 0; k < blocks.size(); k += every) {
-      cudaError_t e = cudaFreeAsync(blocks[k], streams[0]);
-      if (rest == cudaSuccess) rest = e;
+      keep_first_error(rest, cudaFreeAsync(blocks[k], streams[0]));
     }
     rec(r, "cudaFreeAsync (the survivors)", rest);
   }

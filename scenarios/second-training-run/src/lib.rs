@@ -19,7 +19,6 @@ use casebook_model::pytorch;
 casebook_model::names_module!();
 
 const FILE: &str = "python/example1.py";
-const SEED: &str = "001_eb72388bf55c7443.txt";
 
 /// What initcheck reports in the training variants, and where.
 const CUDNN_READS: &[&str] = &["Uninitialized __global__ memory read of size bytes"];
@@ -54,6 +53,20 @@ pub fn scenario() -> Scenario {
             )
             .shares_gpu()
             .sanitizer_sees_within(CUDNN_READS, CUDNN, CUDNN_WHY),
+            Variant::records("as-written-sized-py", Program::pytorch(FILE, "as_written_sized"))
+                .one_change(
+                    "as-written-py",
+                    "the model's size against the memory PyTorch may use: a small CNN on the whole \
+                     GPU there; here PyTorch held to 1 GiB (its per-process memory fraction), which \
+                     stands for a GPU of that size, and linear layers whose parameters take 40% of it, \
+                     so that one run fits and two side by side do not",
+                    "size = 256, 2  # a small CNN",
+                    "size = _sized(0.4)  # layers taking 40% of 1 GiB, PyTorch held to 1 GiB",
+                )
+                .shares_gpu()
+                .small_when_reduced()
+                .sanitizer_sees_within(CUDNN_READS, CUDNN, CUDNN_WHY)
+                .sanitizer_time_limit(SIZED_UNDER_THE_TOOL),
             Variant::broken(
                 "broken-py",
                 Symptom::cuda_error(pytorch::OUT_OF_MEMORY),
@@ -155,50 +168,27 @@ pub fn scenario() -> Scenario {
     }
 }
 
-/// Verdict from a yes/no fact: `yes` when it holds, `no` when not.
-fn when(
-    o: &Outcome,
-    name: casebook_model::FactName,
-    yes: ClaimVerdict,
-    no: ClaimVerdict,
-) -> ClaimVerdict {
-    ClaimVerdict::when(o.flag(name), yes, no)
-}
-
 const CLAIMS: &[Claim] = &[
     Claim {
         id: "001-pytorch-second-run-likely-fails",
-        source: Source::Seed(SEED),
+        source: Source::SEED_001,
         quote: "# Second run (likely to fail)",
         judged_by: "as-written-py",
-        // The article's reason, the first run's memory still allocated when
-        // the second starts, and the failure it expects. At a small CNN's
-        // size on this GPU the memory is held (90% and more) and the second
-        // run completes: partly. It fails only where the held run and the
-        // next one do not fit together (broken-py, the same program in a
-        // budget of 1 GiB with layers sized to it); once the references are
-        // dropped (fixed-py) the memory is not held.
-        control: Control::Parts(&[
-            Part {
-                part: "the second run fails",
-                control: Control::Run("broken-py"),
-            },
-            Part {
-                part: "the first run's memory is still allocated when the second starts",
-                control: Control::Run("fixed-py"),
-            },
-        ]),
-        judge: |o| {
-            ClaimVerdict::of_an_effect(
-                o.flag(FIRST_RUN_MEMORY_STILL_ALLOCATED),
-                o.flag(SECOND_RUN_COMPLETES).map(|completes| !completes),
-            )
-        },
+        // The failure the comment expects, alone: its reason, the first
+        // run's memory still allocated, is the next paragraph's sentence
+        // (001-model-and-data-memory-remains-occupied). The article's
+        // program at the size it leaves open, a small CNN: the second run
+        // completing refutes "likely to fail"; it failing confirms. The
+        // control is the same program with the model's size set against
+        // the memory PyTorch may use (one run fits, two side by side do
+        // not): there the second run fails.
+        control: Control::Run("as-written-sized-py"),
+        judge: |o| ClaimVerdict::refuted_if(o.flag(SECOND_RUN_COMPLETES)),
         ..Claim::EITHER
     },
     Claim {
         id: "001-model-and-data-memory-remains-occupied",
-        source: Source::Seed(SEED),
+        source: Source::SEED_001,
         // The sentence's first part; its last words, "causing cuDNN
         // errors", are 001-occupied-memory-causes-cudnn-errors.
         quote: "The GPU memory allocated for the model and data remains occupied, leading to potential \
@@ -207,17 +197,12 @@ const CLAIMS: &[Claim] = &[
         control: Control::Run("fixed-py"),
         // Occupied, and the second run fails for it: confirmed; occupied but
         // no conflict: partly; freed: refuted.
-        judge: |o| {
-            ClaimVerdict::of_an_effect(
-                o.flag(FIRST_RUN_MEMORY_STILL_ALLOCATED),
-                o.flag(SECOND_RUN_COMPLETES).map(|completes| !completes),
-            )
-        },
+        judge: held_memory_verdict,
         ..Claim::EITHER
     },
     Claim {
         id: "001-occupied-memory-causes-cudnn-errors",
-        source: Source::Seed(SEED),
+        source: Source::SEED_001,
         // The sentence's last words; its first part, that the memory stays
         // occupied and conflicts with the second run, is
         // 001-model-and-data-memory-remains-occupied. Decided on a real
@@ -242,7 +227,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "001-second-run-cudnn-errors",
-        source: Source::Seed(SEED),
+        source: Source::SEED_001,
         quote: "This frequently leads to errors related to memory allocation, device synchronization, or \
                 improper handle management, ultimately manifesting as cuDNN errors.",
         judged_by: "broken-py",
@@ -252,7 +237,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "001-empty-cache-mitigates",
-        source: Source::Seed(SEED),
+        source: Source::SEED_001,
         quote: "Explicitly calling `torch.cuda.empty_cache()` after the first training loop can mitigate \
                 the issue by releasing unused GPU memory.",
         // "Can", "by releasing unused GPU memory": decided where the first
@@ -272,18 +257,11 @@ const CLAIMS: &[Claim] = &[
              cached memory and completes without it (unused-cache-kept-same-thread-py), and where the \
              first run's tensors are still referenced it releases nothing (empty-cache-py)",
         ),
-        judge: |o| {
-            when(
-                o,
-                SECOND_RUN_COMPLETES,
-                ClaimVerdict::Confirmed,
-                ClaimVerdict::Refuted,
-            )
-        },
+        judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.flag(SECOND_RUN_COMPLETES)),
     },
     Claim {
         id: "001-tf-failure-persists-on-next-run",
-        source: Source::Seed(SEED),
+        source: Source::SEED_001,
         quote: "Failure to do so will persist the issue on subsequent runs.",
         judged_by: "caught-py",
         control: Control::Run("caught-nothing-kept-py"),
@@ -294,18 +272,11 @@ const CLAIMS: &[Claim] = &[
         ),
         // After the caught error, with nothing cleaned up, the next run
         // fails too: confirmed (capped); runs: refuted.
-        judge: |o| {
-            when(
-                o,
-                THE_NEXT_RUN_FAILS_TOO,
-                ClaimVerdict::Confirmed,
-                ClaimVerdict::Refuted,
-            )
-        },
+        judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.flag(THE_NEXT_RUN_FAILS_TOO)),
     },
     Claim {
         id: "001-tensorflow-session-cleanup",
-        source: Source::Seed(SEED),
+        source: Source::SEED_001,
         quote: "Proper resource cleanup through TensorFlow's session management or using context \
                 managers is essential.",
         judged_by: "caught-py",
@@ -318,18 +289,11 @@ const CLAIMS: &[Claim] = &[
         // Essential: without the cleanup, the run after the caught error
         // fails too (confirmed, capped); with it, one line in the except
         // clause (caught-cleaned-up-py), the next run trains (refuted).
-        judge: |o| {
-            when(
-                o,
-                THE_NEXT_RUN_FAILS_TOO,
-                ClaimVerdict::Confirmed,
-                ClaimVerdict::Refuted,
-            )
-        },
+        judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.flag(THE_NEXT_RUN_FAILS_TOO)),
     },
     Claim {
         id: "001-catching-does-not-release",
-        source: Source::Seed(SEED),
+        source: Source::SEED_001,
         quote: "While catching exceptions provides logging information, it doesn’t automatically release \
                 the resources causing the error.",
         judged_by: "caught-py",
@@ -354,7 +318,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         id: "001-first-run-creates-context",
-        source: Source::Seed(SEED),
+        source: Source::SEED_001,
         quote: "When a model is first run, a context is created and resources are allocated.",
         judged_by: "first-run-py",
         control: Control::Run("first-run-on-cpu-py"),
@@ -371,6 +335,16 @@ const CLAIMS: &[Claim] = &[
         ..Claim::EITHER
     },
 ];
+
+/// The first run's memory still allocated when the second starts, and the
+/// second run failing for it: confirmed; held but the second run completes:
+/// partly; not held: refuted.
+fn held_memory_verdict(o: &Outcome) -> ClaimVerdict {
+    ClaimVerdict::of_an_effect(
+        o.flag(FIRST_RUN_MEMORY_STILL_ALLOCATED),
+        o.flag(SECOND_RUN_COMPLETES).map(|completes| !completes),
+    )
+}
 
 /// The second run fails with an error that names cuDNN: confirmed; fails
 /// with one that does not: partly; completes: refuted.
