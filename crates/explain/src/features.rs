@@ -732,8 +732,13 @@ pub fn is_code(line: &str) -> bool {
 /// The text without the lines of the user's code ([`is_code`]): what a
 /// pasted text's errors and phrases are read from.
 pub fn without_code(text: &str) -> String {
+    without_lines(text, is_code)
+}
+
+/// The text without the lines `drop` picks, the others joined as they were.
+fn without_lines(text: &str, drop: fn(&str) -> bool) -> String {
     text.lines()
-        .filter(|l| !is_code(l))
+        .filter(|l| !drop(l))
         .collect::<Vec<_>>()
         .join("\n")
 }
@@ -749,10 +754,7 @@ pub fn is_table_row(line: &str) -> bool {
 /// reports no error besides its notes is matched on (its figures are read
 /// from the whole text).
 pub fn without_rows(text: &str) -> String {
-    text.lines()
-        .filter(|l| !is_table_row(l))
-        .collect::<Vec<_>>()
-        .join("\n")
+    without_lines(text, is_table_row)
 }
 
 /// The text without its warnings, information lines and settings
@@ -760,10 +762,7 @@ pub fn without_rows(text: &str) -> String {
 /// matched on. A log's `I0404 … caffe.cpp:459] CUDA driver version: 9000`
 /// says what ran, not what failed.
 pub fn without_notes(text: &str) -> String {
-    text.lines()
-        .filter(|l| !is_note(l))
-        .collect::<Vec<_>>()
-        .join("\n")
+    without_lines(text, is_note)
 }
 
 /// Whether a line says it reports an error: an exception's name before a
