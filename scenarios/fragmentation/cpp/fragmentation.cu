@@ -260,22 +260,22 @@ static cudaError_t free_live(Churned &c) {
   return rest;
 }
 
+// What a churn traps beside its live blocks' page padding: memory neither
+// live nor reported free.
+static double trapped_beside_padding(size_t before, size_t after, const Churned &c) {
+  const double gaps = (double)before - (double)after - (double)c.held - page_padding(c);
+  return gaps > 0 ? gaps : 0.0;
+}
+
 // The same churn with every block `size`, from the memory free now: what it
-// traps beside its live blocks' page padding (memory neither live nor
-// reported free); its blocks are freed after.
+// traps beside its live blocks' page padding; its blocks are freed after.
 static double one_size_trapped(const casebook_recorder *r, size_t size, int rounds, const char *call) {
   const size_t before = free_bytes(r);
   Churned one = churn_rounds(size, size, false, rounds, before / 2);
   rec(r, call, one.first_error);
-  const double trapped = (double)before - (double)free_bytes(r) - (double)one.held - page_padding(one);
+  const double trapped = trapped_beside_padding(before, free_bytes(r), one);
   rec(r, "cudaFree (the blocks still live)", free_live(one));
-  return trapped > 0 ? trapped : 0.0;
-}
-
-// What a churn traps beside its live blocks' page padding.
-static double trapped_beside_padding(size_t before, size_t after, const Churned &c) {
-  const double gaps = (double)before - (double)after - (double)c.held - page_padding(c);
-  return gaps > 0 ? gaps : 0.0;
+  return trapped;
 }
 
 // The seeds every churn runs with: which sizes come, in which order, and

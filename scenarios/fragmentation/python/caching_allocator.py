@@ -164,7 +164,7 @@ STEPS = 22  # the buffer and 22 results fit the budget; 22 buffer-sized segments
 def _steps(rec, buffer):
     """STEPS steps, each writing the need's buffer (`buffer`, or one
     allocated for the step when it is None) and keeping a result."""
-    keep, steps = KEEP, STEPS
+    keep = KEEP
     if reduced_for_sanitizer(rec):
         keep //= SCALE_UNDER_SANITIZER
     results = []
@@ -176,7 +176,7 @@ def _steps(rec, buffer):
         results.append(_bytes(keep))
 
     run = 0
-    for i in range(steps):
+    for i in range(STEPS):
         got = rec.attempt("one step: write the buffer, keep a result", lambda i=i: step(i))
         if not got.ok:
             unallocated = torch.cuda.memory_reserved() - torch.cuda.memory_allocated()
@@ -189,7 +189,7 @@ def _steps(rec, buffer):
         run += 1
     rec.measure(names.STEPS_RUN, run)
     rec.measure(names.SEGMENTS, len(torch.cuda.memory_snapshot()))
-    rec.check(names.EVERY_STEP_RAN, run == steps)
+    rec.check(names.EVERY_STEP_RAN, run == STEPS)
 
 
 def per_step_buffer(rec):
