@@ -62,6 +62,11 @@ pub const GENERIC_WORDS: &[&str] = &[
     "nvidia",
     "nvrm",
     "please",
+    // What a pull request's title says it does ("Fix OOM …", "[Bugfix]"),
+    // whatever it fixes.
+    "bugfix",
+    "fix",
+    "fixes",
     // The checking tools' banners ("========= CUDA-MEMCHECK", "=========
     // COMPUTE-SANITIZER"): they say which tool ran, not what it found.
     "memcheck",
@@ -112,6 +117,10 @@ pub const FUNCTION_WORDS: &[&str] = &[
     "that", "the", "their", "them", "then", "there", "these", "they", "this", "those", "to", "us",
     "was", "we", "were", "what", "when", "where", "which", "who", "will", "with", "would", "you",
     "your",
+    // The commonest prepositions beyond those above: "out of memory during
+    // startup" says what "out of memory" says, wherever it happened.
+    "across", "among", "between", "during", "per", "since", "through", "until", "upon", "via",
+    "while", "within",
     // The pieces of a contraction, which the apostrophe splits ("shouldn't"
     // is "shouldn" and "t"): the same auxiliaries, negated or shortened.
     // Not "re" ("they're"): as a prefix ("re-initialize") it is a word's.
