@@ -41,8 +41,8 @@ pub const TIED_NOTE: &str = "The first {n} cases match this text equally: each i
      error in these words (its run returned them or users reported them), and the text alone does \
      not tell which one you hit. Their causes differ: read each cause below against what your \
      program does, or paste more of the log (the lines before the error, the output of a run with \
-     CUDA_LAUNCH_BLOCKING=1). Cases whose own words the text holds (shown among what matched) come \
-     first among them, then those more of whose reports and runs hold these words, then the \
+     CUDA_LAUNCH_BLOCKING=1). Among them, cases reproduced on a GPU come before known failures; \
+     then cases whose own words the text holds (shown among what matched) come first, then those more of whose reports and runs hold these words, then the \
      catalogue's order.";
 
 /// Said where the text is compute-sanitizer's report of an out-of-bounds
@@ -328,6 +328,35 @@ mod tests {
         let answer = explained(unknown);
         assert_first(&answer, "wrong-context-thread");
         assert_eq!(answer.unmatched_names, ["CUDA_ERROR_NOT_A_REAL_ONE"]);
+    }
+
+    #[test]
+    fn the_letters_of_e_g_are_no_phrase() {
+        // A report's "e.g." line shares only "e g" with the cases' texts.
+        let text = "kernel launches with 0 grid size\n\ne.g. the code below gets executed even if \
+                    n == 0";
+        assert!(explained(text).matches.is_empty());
+    }
+
+    #[test]
+    fn in_a_tie_the_reproduced_cases_come_before_the_known_failures() {
+        // "Performance" is a word of a known failure's (faulty-gpu) own;
+        // the illegal address ties it with the cases that reproduce it.
+        let text = "RuntimeError: CUDA error: an illegal memory access was encountered\n\
+                    ptxas warning : Potential Performance Loss: wmma.load.a.sync requires 128-bit \
+                    alignment";
+        let answer = explained(text);
+        let tied = &answer.matches[..answer.tied];
+        assert!(
+            tied.len() > 1 && tied.iter().any(|m| !m.reproduced),
+            "{tied:?}"
+        );
+        let first_known = tied.iter().position(|m| !m.reproduced).unwrap();
+        assert!(
+            tied[first_known..].iter().all(|m| !m.reproduced),
+            "{tied:?}"
+        );
+        assert!(answer.matches[0].reproduced);
     }
 
     #[test]

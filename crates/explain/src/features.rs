@@ -127,6 +127,9 @@ pub const FUNCTION_WORDS: &[&str] = &[
     "ain", "aren", "couldn", "d", "didn", "doesn", "don", "hadn", "hasn", "haven", "isn", "ll", "m",
     "mightn", "mustn", "needn", "s", "shan", "shouldn", "t", "ve", "wasn", "weren", "won",
     "wouldn",
+    // The letters of "e.g." and "i.e.", which the full stops split: they
+    // introduce an example, whatever it is of.
+    "e", "g",
 ];
 
 /// Identifiers every framework error carries, whatever the cause: generic

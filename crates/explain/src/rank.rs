@@ -15,7 +15,8 @@
 //! the pasted text names an error (`CUDA_ERROR_LAUNCH_TIMEOUT`), the cases
 //! whose best text names it too come first: an error's name is what it is,
 //! and the words around it (a framework's "Call to … results in") only
-//! where it was raised. Cases that score the same are ordered by how much
+//! where it was raised. Of cases that score the same, those reproduced on a
+//! GPU come before known failures, and then they are ordered by how much
 //! of their own words ([`crate::vocabulary`]) the text holds: "loss" and
 //! "graph" lift kept-loss-graphs among the dozen cases a bare "out of
 //! memory" matches, "retry" unhandled-oom-path. A phrase of a user's prose
@@ -617,6 +618,7 @@ impl<'a> Ranker<'a> {
                 .then(a.by_calls.cmp(&b.by_calls))
                 .then(a.by_description.cmp(&b.by_description))
                 .then(b.score.total_cmp(&a.score))
+                .then(b.case.reproduced.cmp(&a.case.reproduced))
                 .then(b.own_weight.total_cmp(&a.own_weight))
                 .then(tb.total_cmp(ta))
                 .then(ia.cmp(ib))

@@ -1241,7 +1241,8 @@
     }
     ranked.sort(function (a, b) {
       return (b.namesTheError - a.namesTheError) || (a.byCalls - b.byCalls) ||
-        (a.byDescription - b.byDescription) || b.score - a.score || b.ownWeight - a.ownWeight ||
+        (a.byDescription - b.byDescription) || b.score - a.score ||
+        (b.case.reproduced - a.case.reproduced) || b.ownWeight - a.ownWeight ||
         b.total - a.total || a.i - b.i;
     });
     return ranked;
