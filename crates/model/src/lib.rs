@@ -7,6 +7,7 @@
 //! that outcome.
 
 mod c_abi;
+pub mod cuda_errors;
 pub mod device;
 pub mod ledger;
 pub mod names;

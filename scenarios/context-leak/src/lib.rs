@@ -23,6 +23,7 @@
 //! H100, 131 s to the limit beside device-heap-exhaustion's as-written
 //! kernel and a full run's load, against 46 s beside light trials).
 
+use casebook_model::cuda_errors::driver;
 use casebook_model::device::{measure_bytes, own_memory, own_memory_bytes};
 use casebook_model::prelude::*;
 use cudarc::driver::{result, sys};
@@ -77,8 +78,6 @@ pub const LEAK_HOLDS: u64 = 60 << 30;
 /// contexts.
 pub const OWNS_HOLDS: u64 = 6 << 30;
 
-pub const OOM: &str = "CUDA_ERROR_OUT_OF_MEMORY";
-
 pub fn scenario() -> Scenario {
     Scenario {
         slug: "context-leak",
@@ -96,7 +95,7 @@ pub fn scenario() -> Scenario {
         claims: CLAIMS,
         variants: variants![
             Pair::new(
-                Symptom::cuda_error(OOM),
+                Symptom::cuda_error(driver::OUT_OF_MEMORY),
                 cudarc!(broken),
                 cudarc!(fixed::primary)
             )
@@ -104,7 +103,7 @@ pub fn scenario() -> Scenario {
                 .states(
                     "cuCtxCreate per call without cuCtxDestroy fails with \
                      CUDA_ERROR_OUT_OF_MEMORY.",
-                    |o| o.first_error_is("CUDA_ERROR_OUT_OF_MEMORY"),
+                    |o| o.first_error_is(driver::OUT_OF_MEMORY),
                     |o| o.measure_text(CALLS_COMPLETED, " contexts"),
                 )
                 .timeout(std::time::Duration::from_secs(300))
@@ -255,7 +254,10 @@ const CLAIMS: &[Claim] = &[
         // on fixed-destroy's page.
         control: Control::Run("fixed-destroy"),
         // cuCtxCreate reports out of memory: with how much still free?
-        judge: |o: &Outcome| match (o.first_error_is(OOM), o.measure(FREE_WHEN_IT_FAILED)) {
+        judge: |o: &Outcome| match (
+            o.first_error_is(driver::OUT_OF_MEMORY),
+            o.measure(FREE_WHEN_IT_FAILED),
+        ) {
             (Some(true), Some(free)) => {
                 ClaimVerdict::confirmed_if(Some(free >= (1u64 << 30) as f64))
             }

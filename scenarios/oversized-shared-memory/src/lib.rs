@@ -7,6 +7,7 @@
 //! kernel in to the GPU's maximum dynamic shared memory, tiles the loop to
 //! fit, and checks the launch.
 
+use casebook_model::cuda_errors::runtime;
 use casebook_model::prelude::*;
 
 casebook_model::names_module!();
@@ -19,8 +20,6 @@ casebook_model::cpp_variants! {
         varying_sizes,
     }
 }
-
-const INVALID: &str = "cudaErrorInvalidValue";
 
 /// What Triton raises at the launch of a kernel whose shared memory exceeds
 /// the block's limit, cut before its figures.
@@ -46,8 +45,12 @@ pub fn scenario() -> Scenario {
         reports: &[],
         claims: CLAIMS,
         variants: variants![
-            Pair::new(Symptom::cuda_error(INVALID), cpp::broken, cpp::fixed)
-                .then_shows(Symptom::check_failed(OUTPUT_HOLDS_INPUT_2_1)),
+            Pair::new(
+                Symptom::cuda_error(runtime::INVALID_VALUE),
+                cpp::broken,
+                cpp::fixed
+            )
+            .then_shows(Symptom::check_failed(OUTPUT_HOLDS_INPUT_2_1)),
             Variant::contrast_clean("fits-cpp", cpp::fits).one_change(
                 "broken-cpp",
                 "the article's `size`: 1024 * 1024 floats there, a 4 MiB buffer no block can have; \

@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use casebook_model::cuda_errors::{driver, runtime};
 use casebook_model::prelude::*;
 use casebook_model::{ResultName, pytorch};
 use cudarc::driver::{CudaContext, CudaFunction, DriverError, PushKernelArg};
@@ -24,10 +25,6 @@ casebook_model::cpp_variants! {
         trap,
     }
 }
-
-pub(crate) const FAULT: &str = "CUDA_ERROR_ILLEGAL_ADDRESS";
-/// What a kernel that traps gives.
-const TRAP_CPP: &str = "cudaErrorLaunchFailure";
 
 const PYTHON: &str = "python/device_assert.py";
 
@@ -55,14 +52,18 @@ pub fn scenario() -> Scenario {
         reports: &[],
         claims: CLAIMS,
         variants: variants![
-            Pair::new(Symptom::cuda_error(FAULT), cudarc!(broken), cudarc!(fixed))
-                .both(|v| v.faults_device())
-                .with_fixed(|v| v.also_differs(
-                    "the risky call runs in a child process started before the \
+            Pair::new(
+                Symptom::cuda_error(driver::ILLEGAL_ADDRESS),
+                cudarc!(broken),
+                cudarc!(fixed)
+            )
+            .both(|v| v.faults_device())
+            .with_fixed(|v| v.also_differs(
+                "the risky call runs in a child process started before the \
                      parent touches CUDA, and `broken`'s attempt at recovery (the \
                      device reset) is gone: the fix is the process boundary, so \
                      the program is shaped around it.",
-                )),
+            )),
             Variant::records(
                 "refused-launch",
                 cudarc!(broken::refused_launch at "refused_launch")
@@ -75,14 +76,19 @@ pub fn scenario() -> Scenario {
                 "after_the_first_call(rec, FirstCall::LaunchRefused)",
             ),
             Variant::as_written("as-written-cpp", cpp::as_written).faults_device(),
-            Variant::broken("trap-cpp", Symptom::cuda_error(TRAP_CPP), cpp::trap)
-                .faults_device()
-                .also_differs(
-                    "the first model call's kernel traps (__trap(), as a \
+            Variant::broken(
+                "trap-cpp",
+                // What a kernel that traps gives.
+                Symptom::cuda_error(runtime::LAUNCH_FAILURE),
+                cpp::trap
+            )
+            .faults_device()
+            .also_differs(
+                "the first model call's kernel traps (__trap(), as a \
                  device-side check that gives up without an assert's message) \
                  instead of writing through a null pointer; the driver calls \
                  that fault \"unspecified launch failure\".",
-                ),
+            ),
             Variant::fixed("fixed-cpp", cpp::fixed)
                 .faults_device()
                 .also_differs(

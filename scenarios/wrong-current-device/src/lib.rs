@@ -12,6 +12,7 @@
 
 use std::sync::Arc;
 
+use casebook_model::cuda_errors::{driver, runtime};
 use casebook_model::device;
 use casebook_model::prelude::*;
 use cudarc::driver::{
@@ -39,9 +40,6 @@ casebook_model::cpp_variants! {
 /// Floats of data.
 pub const N: usize = 1 << 20;
 
-const ILLEGAL_ADDRESS: &str = "CUDA_ERROR_ILLEGAL_ADDRESS";
-const ILLEGAL_ADDRESS_CPP: &str = "cudaErrorIllegalAddress";
-
 pub fn scenario() -> Scenario {
     Scenario {
         slug: "wrong-current-device",
@@ -63,7 +61,7 @@ pub fn scenario() -> Scenario {
         claims: CLAIMS,
         variants: variants![
             Pair::new(
-                Symptom::cuda_error(ILLEGAL_ADDRESS_CPP),
+                Symptom::cuda_error(runtime::ILLEGAL_ADDRESS),
                 cpp::broken,
                 cpp::fixed
             )
@@ -77,7 +75,7 @@ pub fn scenario() -> Scenario {
                  cudaError_t launched = twice_unguarded(r, data, kN);",
             ),
             Pair::new(
-                Symptom::cuda_error(ILLEGAL_ADDRESS),
+                Symptom::cuda_error(driver::ILLEGAL_ADDRESS),
                 cudarc!(broken),
                 cudarc!(fixed)
             )
