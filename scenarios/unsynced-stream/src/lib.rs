@@ -314,7 +314,7 @@ pub(crate) fn drive(
     rec.measure(RUNS_MADE, RUNS as f64);
     rec.measure(STALE_READS, stale as f64);
     rec.measure(REPRODUCTION_RATE, stale as f64 / RUNS as f64);
-    rec.fact(RATE, stale_words(stale));
+    rec.fact(RATE, casebook_model::runs_in_words(stale, RUNS));
     rec.check(FRESH, stale == 0);
     Ok(())
 }
@@ -360,16 +360,6 @@ pub fn stale_runs(
         }
     }
     Ok(stale)
-}
-
-/// The reproduction rate in words that are the same on every GPU when the
-/// reproduction is deterministic.
-pub fn stale_words(stale: usize) -> &'static str {
-    match stale {
-        0 => "none",
-        n if n == RUNS => "every run",
-        _ => "some runs (flaky: the scenario is not deterministic)",
-    }
 }
 
 #[cfg(test)]
