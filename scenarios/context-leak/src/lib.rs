@@ -110,7 +110,7 @@ pub fn scenario() -> Scenario {
                 .holds_memory(LEAK_HOLDS)
                 .creates_contexts()
                 .alone()),
-            Variant::fixed("fixed-destroy", cudarc!(fixed::destroy at "destroy"))
+            Variant::fixed("fixed-destroy", cudarc!(fixed::destroy, anchored))
                 .also_differs(
                     "besides the cuCtxDestroy after each call's work: 128 calls (past the 101 at \
                      which broken fails) where broken makes up to 2000, a first context made \

@@ -123,7 +123,7 @@ pub fn scenario() -> Scenario {
             Variant::contrast(
                 "safe-api-tracked",
                 Expect::Fails(Symptom::cuda_error(driver::STREAM_CAPTURE_INVALIDATED)),
-                cudarc!(safe_api::tracked at "tracked"),
+                cudarc!(safe_api::tracked, anchored),
             )
             .then_shows(Symptom::cuda_error(driver::STREAM_CAPTURE_ISOLATION))
             .also_differs(

@@ -51,7 +51,7 @@ pub fn scenario() -> Scenario {
                 .timeout(std::time::Duration::from_secs(300)),
             Variant::records(
                 "under-racecheck",
-                cudarc!(pinpoint::under_racecheck at "under_racecheck")
+                cudarc!(pinpoint::under_racecheck, anchored)
             )
             .faults_device()
             .timeout(std::time::Duration::from_secs(300))

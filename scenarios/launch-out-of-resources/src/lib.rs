@@ -64,7 +64,7 @@ pub fn scenario() -> Scenario {
                 cudarc!(broken),
                 cudarc!(fixed)
             ),
-            Variant::contrast_clean("bounded", cudarc!(broken::bounded at "bounded")).one_change(
+            Variant::contrast_clean("bounded", cudarc!(broken::bounded, anchored)).one_change(
                 "broken",
                 "the kernel launched with 1024 threads: heavy there, compiled as the compiler sees \
                  fit; heavy_bounded here, the same code compiled with __launch_bounds__(1024)",

@@ -93,7 +93,7 @@ pub fn scenario() -> Scenario {
                 ),
             Variant::contrast_clean(
                 "footprint-one-kernel",
-                cudarc!(footprint::one_kernel at "one_kernel")
+                cudarc!(footprint::one_kernel, anchored)
             )
             .alone()
             .also_differs(

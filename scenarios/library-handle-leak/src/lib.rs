@@ -64,12 +64,12 @@ pub fn scenario() -> Scenario {
             // Where the leak check says each leaked allocation was made.
             Variant::records(
                 "handles-under-leak-check",
-                cudarc!(tools::handles_under_leak_check at "handles_under_leak_check")
+                cudarc!(tools::handles_under_leak_check, anchored)
             )
             .timeout(std::time::Duration::from_secs(360)),
             Variant::records(
                 "own-leak-under-leak-check",
-                cudarc!(tools::own_leak_under_leak_check at "own_leak_under_leak_check")
+                cudarc!(tools::own_leak_under_leak_check, anchored)
             )
             .timeout(std::time::Duration::from_secs(360))
             .one_change(

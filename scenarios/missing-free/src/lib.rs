@@ -102,7 +102,7 @@ pub fn scenario() -> Scenario {
                 .timeout(std::time::Duration::from_secs(360)),
             Variant::records(
                 "under-leak-check",
-                cudarc!(tools::under_leak_check at "under_leak_check")
+                cudarc!(tools::under_leak_check, anchored)
             )
             .timeout(std::time::Duration::from_secs(360))
             .one_change(

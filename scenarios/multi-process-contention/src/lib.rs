@@ -84,7 +84,7 @@ pub fn scenario() -> Scenario {
             Variant::as_written("free-then-tell", cudarc!(handover::free_then_tell)),
             Variant::records(
                 "tell-then-free",
-                cudarc!(handover::tell_then_free at "tell_then_free")
+                cudarc!(handover::tell_then_free, anchored)
             )
             .one_change(
                 "free-then-tell",
@@ -95,11 +95,11 @@ pub fn scenario() -> Scenario {
             ),
             Variant::records(
                 "free-async-then-tell",
-                cudarc!(handover::free_async_then_tell at "free_async_then_tell")
+                cudarc!(handover::free_async_then_tell, anchored)
             ),
             Variant::records(
                 "free-async-synced-then-tell",
-                cudarc!(handover::free_async_synced_then_tell at "free_async_synced_then_tell")
+                cudarc!(handover::free_async_synced_then_tell, anchored)
             )
             .one_change(
                 "free-async-then-tell",
@@ -109,11 +109,7 @@ pub fn scenario() -> Scenario {
                 "handover(rec, Order::FreeAsyncSyncedThenTell)",
             ),
             Variant::as_written("rounds", cudarc!(rounds::two_processes)),
-            Variant::records(
-                "rounds-alone",
-                cudarc!(rounds::one_process at "one_process")
-            )
-            .one_change(
+            Variant::records("rounds-alone", cudarc!(rounds::one_process, anchored)).one_change(
                 "rounds",
                 "how many processes share the GPU for the rounds: two there, one here",
                 "rounds(rec, 2)",

@@ -107,7 +107,7 @@ pub fn scenario() -> Scenario {
             ),
             Variant::records(
                 "default-threshold",
-                cudarc!(thresholds::default_both at "default_both")
+                cudarc!(thresholds::default_both, anchored)
             )
             .one_change(
                 "broken",
@@ -118,7 +118,7 @@ pub fn scenario() -> Scenario {
             ),
             Variant::records(
                 "raised-threshold",
-                cudarc!(thresholds::raised_both at "raised_both")
+                cudarc!(thresholds::raised_both, anchored)
             )
             .one_change(
                 "broken",

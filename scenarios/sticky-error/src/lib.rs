@@ -64,17 +64,14 @@ pub fn scenario() -> Scenario {
                      device reset) is gone: the fix is the process boundary, so \
                      the program is shaped around it.",
             )),
-            Variant::records(
-                "refused-launch",
-                cudarc!(broken::refused_launch at "refused_launch")
-            )
-            .one_change(
-                "broken",
-                "how the first call fails: its kernel faults there; its launch is refused \
+            Variant::records("refused-launch", cudarc!(broken::refused_launch, anchored))
+                .one_change(
+                    "broken",
+                    "how the first call fails: its kernel faults there; its launch is refused \
                  here (2048 threads a block), leaving the context as it was",
-                "after_the_first_call(rec, FirstCall::Faults)",
-                "after_the_first_call(rec, FirstCall::LaunchRefused)",
-            ),
+                    "after_the_first_call(rec, FirstCall::Faults)",
+                    "after_the_first_call(rec, FirstCall::LaunchRefused)",
+                ),
             Variant::as_written("as-written-cpp", cpp::as_written).faults_device(),
             Variant::broken(
                 "trap-cpp",

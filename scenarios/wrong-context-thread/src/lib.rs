@@ -45,10 +45,10 @@ pub fn scenario() -> Scenario {
             Pair::new(
                 Symptom::cuda_error(driver::INVALID_CONTEXT),
                 cudarc!(broken),
-                cudarc!(fixed::bind at "bind")
+                cudarc!(fixed::bind, anchored)
             )
             .then_shows(Symptom::check_failed(THREAD_ALLOCATES)),
-            Variant::fixed("safe-api", cudarc!(fixed::safe_api at "safe_api")),
+            Variant::fixed("safe-api", cudarc!(fixed::safe_api, anchored)),
             Pair::new(
                 Symptom::cuda_error(driver::INVALID_CONTEXT),
                 cpp::broken,
