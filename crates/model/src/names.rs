@@ -240,6 +240,27 @@ macro_rules! cudarc {
     };
 }
 
+/// The case's broken program and its fix through cudarc, as every case
+/// names them: `src/broken.rs` and `src/fixed.rs`, each its `run`.
+/// `cudarc_pair!(symptom)` is `Pair::new(symptom, cudarc!(broken),
+/// cudarc!(fixed))`.
+#[macro_export]
+macro_rules! cudarc_pair {
+    ($symptom:expr) => {
+        $crate::Pair::new($symptom, $crate::cudarc!(broken), $crate::cudarc!(fixed))
+    };
+}
+
+/// The case's broken program and its fix in C++, the anchors `broken` and
+/// `fixed` of its [`cpp_variants!`](crate::cpp_variants): `cpp_pair!(symptom)`
+/// is `Pair::new(symptom, cpp::broken, cpp::fixed)`.
+#[macro_export]
+macro_rules! cpp_pair {
+    ($symptom:expr) => {
+        $crate::Pair::new($symptom, cpp::broken, cpp::fixed)
+    };
+}
+
 /// Names every scenario may record: declared here once, and written into
 /// every scenario's C++ header too (see `kernels/build`).
 pub mod global {

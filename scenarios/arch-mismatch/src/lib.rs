@@ -57,16 +57,8 @@ pub fn scenario() -> Scenario {
         reports: REPORTS,
         claims: CLAIMS,
         variants: variants![
-            Pair::new(
-                Symptom::cuda_error(driver::NO_BINARY_FOR_GPU),
-                cudarc!(broken),
-                cudarc!(fixed)
-            ),
-            Pair::new(
-                Symptom::cuda_error(runtime::NO_KERNEL_IMAGE_FOR_DEVICE),
-                cpp::broken,
-                cpp::fixed
-            ),
+            cudarc_pair!(Symptom::cuda_error(driver::NO_BINARY_FOR_GPU)),
+            cpp_pair!(Symptom::cuda_error(runtime::NO_KERNEL_IMAGE_FOR_DEVICE)),
             Variant::broken(
                 "newer-ptx",
                 Symptom::cuda_error(driver::UNSUPPORTED_PTX_VERSION),

@@ -137,12 +137,8 @@ pub fn scenario() -> Scenario {
                 ),
             )
             .creates_contexts(),
-            Pair::new(
-                Symptom::check_failed(OWN_MEMORY_RETURNS_TO_ITS_BASELINE),
-                cpp::broken,
-                cpp::fixed
-            )
-            .both(Variant::creates_contexts),
+            cpp_pair!(Symptom::check_failed(OWN_MEMORY_RETURNS_TO_ITS_BASELINE))
+                .both(Variant::creates_contexts),
             Variant::fixed("fixed-cust", Program::cust("fixed"))
                 .creates_contexts()
                 .states(

@@ -58,12 +58,7 @@ pub fn scenario() -> Scenario {
         reports: REPORTS,
         claims: CLAIMS,
         variants: variants![
-            Pair::new(
-                Symptom::cuda_error(driver::ASSERT),
-                cudarc!(broken),
-                cudarc!(fixed)
-            )
-            .with_broken(|v| v.faults_device()),
+            cudarc_pair!(Symptom::cuda_error(driver::ASSERT)).with_broken(|v| v.faults_device()),
             Variant::contrast_clean("in-range", cudarc!(broken::in_range)).one_change(
                 "broken",
                 "whether one index is past the table's end: yes there, so the kernel asserts; no \
@@ -71,15 +66,11 @@ pub fn scenario() -> Scenario {
                 "lookup_then_retry(rec, true)",
                 "lookup_then_retry(rec, false)",
             ),
-            Pair::new(
-                Symptom::cuda_error(runtime::ASSERT),
-                cpp::broken,
-                cpp::fixed
-            )
-            // What the runtime returns on the first call after cudaDeviceReset in a
-            // process whose device asserted.
-            .then_shows(Symptom::cuda_error(runtime::DEVICES_UNAVAILABLE))
-            .with_broken(|v| v.faults_device()),
+            cpp_pair!(Symptom::cuda_error(runtime::ASSERT))
+                // What the runtime returns on the first call after cudaDeviceReset in a
+                // process whose device asserted.
+                .then_shows(Symptom::cuda_error(runtime::DEVICES_UNAVAILABLE))
+                .with_broken(|v| v.faults_device()),
             Variant::contrast_clean("in-range-cpp", cpp::in_range).one_change(
                 "broken-cpp",
                 "whether one index is past the table's end: yes there, so the kernel asserts; no \

@@ -71,12 +71,8 @@ pub fn scenario() -> Scenario {
         reports: &[],
         claims: CLAIMS,
         variants: variants![
-            Pair::new(
-                Symptom::cuda_error(driver::ILLEGAL_ADDRESS),
-                cudarc!(broken),
-                cudarc!(fixed)
-            )
-            .with_broken(|v| v.faults_device()),
+            cudarc_pair!(Symptom::cuda_error(driver::ILLEGAL_ADDRESS))
+                .with_broken(|v| v.faults_device()),
             // 64M device-side new[] and delete[], one a thread: 105 s beside
             // light trials on an H100, over 120 s under a full run's load.
             Variant::as_written("as-written-cpp", cpp::as_written)
@@ -86,12 +82,8 @@ pub fn scenario() -> Scenario {
                      of that value after the kernel.",
                 )
                 .timeout(std::time::Duration::from_secs(300)),
-            Pair::new(
-                Symptom::cuda_error(runtime::ILLEGAL_ADDRESS),
-                cpp::broken,
-                cpp::fixed
-            )
-            .with_broken(|v| v.faults_device()),
+            cpp_pair!(Symptom::cuda_error(runtime::ILLEGAL_ADDRESS))
+                .with_broken(|v| v.faults_device()),
             Variant::records("heap-fragmentation-cpp", cpp::heap_fragmentation).alone(),
             Variant::records("hole-sized-request-cpp", cpp::hole_sized_request)
                 .alone()

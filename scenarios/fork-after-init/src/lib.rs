@@ -47,20 +47,12 @@ pub fn scenario() -> Scenario {
         variants: variants![
             Pair::pytorch(FILE, Symptom::cuda_error(pytorch::FORKED))
                 .then_shows(Symptom::check_failed(WORKER_COMPUTED)),
-            Pair::new(
-                // What the worker's first driver call returns in the copy.
-                Symptom::cuda_error(driver::NOT_INITIALIZED),
-                cudarc!(broken),
-                cudarc!(fixed)
-            )
-            .then_shows(Symptom::check_failed(WORKER_COMPUTED)),
-            Pair::new(
-                // What the worker's first runtime call returns in the copy.
-                Symptom::cuda_error(runtime::INITIALIZATION_ERROR),
-                cpp::broken,
-                cpp::fixed
-            )
-            .then_shows(Symptom::check_failed(WORKER_COMPUTED)),
+            // What the worker's first driver call returns in the copy.
+            cudarc_pair!(Symptom::cuda_error(driver::NOT_INITIALIZED))
+                .then_shows(Symptom::check_failed(WORKER_COMPUTED)),
+            // What the worker's first runtime call returns in the copy.
+            cpp_pair!(Symptom::cuda_error(runtime::INITIALIZATION_ERROR))
+                .then_shows(Symptom::check_failed(WORKER_COMPUTED)),
         ],
     }
 }

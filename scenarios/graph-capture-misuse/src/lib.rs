@@ -88,18 +88,10 @@ pub fn scenario() -> Scenario {
         reports: REPORTS,
         claims: CLAIMS,
         variants: variants![
-            Pair::new(
-                Symptom::cuda_error(driver::STREAM_CAPTURE_UNSUPPORTED),
-                cudarc!(broken),
-                cudarc!(fixed)
-            )
-            .then_shows(Symptom::cuda_error(driver::STREAM_CAPTURE_INVALIDATED)),
-            Pair::new(
-                Symptom::cuda_error(runtime::STREAM_CAPTURE_UNSUPPORTED),
-                cpp::broken,
-                cpp::fixed
-            )
-            .then_shows(Symptom::cuda_error(runtime::STREAM_CAPTURE_INVALIDATED)),
+            cudarc_pair!(Symptom::cuda_error(driver::STREAM_CAPTURE_UNSUPPORTED))
+                .then_shows(Symptom::cuda_error(driver::STREAM_CAPTURE_INVALIDATED)),
+            cpp_pair!(Symptom::cuda_error(runtime::STREAM_CAPTURE_UNSUPPORTED))
+                .then_shows(Symptom::cuda_error(runtime::STREAM_CAPTURE_INVALIDATED)),
             Variant::broken(
                 "captured-event",
                 Symptom::cuda_error(driver::INVALID_VALUE),

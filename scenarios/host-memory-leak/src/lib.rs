@@ -47,8 +47,8 @@ pub fn scenario() -> Scenario {
         reports: &[],
         claims: CLAIMS,
         variants: variants![
-            Pair::new(Symptom::check_failed(BACK), cudarc!(broken), cudarc!(fixed)),
-            Pair::new(Symptom::check_failed(BACK), cpp::broken, cpp::fixed),
+            cudarc_pair!(Symptom::check_failed(BACK)),
+            cpp_pair!(Symptom::check_failed(BACK)),
             Variant::as_written("limited-host-cpp", cpp::limited_host).also_differs(
                 "the article's example 2 (without the pinned buffer the other C++ variants add), \
                  called again and again with the process's data limited (RLIMIT_DATA) to what it \

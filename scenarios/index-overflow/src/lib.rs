@@ -63,22 +63,14 @@ pub fn scenario() -> Scenario {
         reports: REPORTS,
         claims: CLAIMS,
         variants: variants![
-            Pair::new(
-                Symptom::cuda_error(driver::ILLEGAL_ADDRESS),
-                cudarc!(broken),
-                cudarc!(fixed)
-            )
-            .both(|v| v.holds_memory(HOLDS))
-            .with_broken(|v| v.sanitizer_time_limit(broken_limit).faults_device())
-            .with_fixed(|v| v.sanitizer_time_limit(fixed_limit)),
-            Pair::new(
-                Symptom::cuda_error(runtime::ILLEGAL_ADDRESS),
-                cpp::broken,
-                cpp::fixed
-            )
-            .both(|v| v.holds_memory(HOLDS))
-            .with_broken(|v| v.sanitizer_time_limit(broken_limit).faults_device())
-            .with_fixed(|v| v.sanitizer_time_limit(fixed_limit)),
+            cudarc_pair!(Symptom::cuda_error(driver::ILLEGAL_ADDRESS))
+                .both(|v| v.holds_memory(HOLDS))
+                .with_broken(|v| v.sanitizer_time_limit(broken_limit).faults_device())
+                .with_fixed(|v| v.sanitizer_time_limit(fixed_limit)),
+            cpp_pair!(Symptom::cuda_error(runtime::ILLEGAL_ADDRESS))
+                .both(|v| v.holds_memory(HOLDS))
+                .with_broken(|v| v.sanitizer_time_limit(broken_limit).faults_device())
+                .with_fixed(|v| v.sanitizer_time_limit(fixed_limit)),
             Variant::contrast_clean("signed-product-cpp", cpp::signed_product)
                 .holds_memory(HOLDS)
                 .sanitizer_time_limit(fixed_limit)

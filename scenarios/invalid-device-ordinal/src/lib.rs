@@ -46,20 +46,12 @@ pub fn scenario() -> Scenario {
         variants: variants![
             Pair::pytorch(FILE, Symptom::cuda_error(INVALID_DEVICE_PY))
                 .then_shows(Symptom::check_failed(RAN)),
-            Pair::new(
-                // What cuDeviceGet returns for an ordinal the process does not see.
-                Symptom::cuda_error(driver::INVALID_DEVICE),
-                cudarc!(broken),
-                cudarc!(fixed)
-            )
-            .then_shows(Symptom::check_failed(RAN)),
-            Pair::new(
-                // What cudaSetDevice returns for it.
-                Symptom::cuda_error(runtime::INVALID_DEVICE),
-                cpp::broken,
-                cpp::fixed
-            )
-            .then_shows(Symptom::check_failed(RAN)),
+            // What cuDeviceGet returns for an ordinal the process does not see.
+            cudarc_pair!(Symptom::cuda_error(driver::INVALID_DEVICE))
+                .then_shows(Symptom::check_failed(RAN)),
+            // What cudaSetDevice returns for it.
+            cpp_pair!(Symptom::cuda_error(runtime::INVALID_DEVICE))
+                .then_shows(Symptom::check_failed(RAN)),
         ],
     }
 }

@@ -77,14 +77,10 @@ pub fn scenario() -> Scenario {
             // Raising the limit reserves it for every thread the GPU can
             // hold: gigabytes, so the fixes run alone.
             Variant::fixed("fixed", cudarc!(fixed)).alone(),
-            Pair::new(
-                Symptom::cuda_error(runtime::ILLEGAL_ADDRESS),
-                cpp::broken,
-                cpp::fixed
-            )
-            .then_shows(Symptom::check_failed(MATCHES))
-            .with_broken(|v| v.faults_device())
-            .with_fixed(|v| v.alone()),
+            cpp_pair!(Symptom::cuda_error(runtime::ILLEGAL_ADDRESS))
+                .then_shows(Symptom::check_failed(MATCHES))
+                .with_broken(|v| v.faults_device())
+                .with_fixed(|v| v.alone()),
         ],
     }
 }

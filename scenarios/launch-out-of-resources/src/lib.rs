@@ -59,11 +59,7 @@ pub fn scenario() -> Scenario {
         reports: REPORTS,
         claims: CLAIMS,
         variants: variants![
-            Pair::new(
-                Symptom::cuda_error(driver::LAUNCH_OUT_OF_RESOURCES),
-                cudarc!(broken),
-                cudarc!(fixed)
-            ),
+            cudarc_pair!(Symptom::cuda_error(driver::LAUNCH_OUT_OF_RESOURCES)),
             Variant::contrast_clean("bounded", cudarc!(broken::bounded, anchored)).one_change(
                 "broken",
                 "the kernel launched with 1024 threads: heavy there, compiled as the compiler sees \
@@ -77,11 +73,7 @@ pub fn scenario() -> Scenario {
                 Symptom::cuda_error(driver::INVALID_VALUE),
                 cudarc!(too_many_threads),
             ),
-            Pair::new(
-                Symptom::cuda_error(runtime::LAUNCH_OUT_OF_RESOURCES),
-                cpp::broken,
-                cpp::fixed
-            ),
+            cpp_pair!(Symptom::cuda_error(runtime::LAUNCH_OUT_OF_RESOURCES)),
             Variant::broken(
                 "too-many-threads-cpp",
                 // What the runtime of CUDA 13.0 returns for a block of more than 1024

@@ -50,20 +50,12 @@ pub fn scenario() -> Scenario {
         reports: &[],
         claims: CLAIMS,
         variants: variants![
-            Pair::new(
-                Symptom::cuda_error(driver::MISALIGNED_ADDRESS),
-                cudarc!(broken),
-                cudarc!(fixed)
-            )
-            .then_shows(Symptom::check_failed(MATCHES))
-            .with_broken(|v| v.faults_device()),
-            Pair::new(
-                Symptom::cuda_error(runtime::MISALIGNED_ADDRESS),
-                cpp::broken,
-                cpp::fixed
-            )
-            .then_shows(Symptom::check_failed(MATCHES))
-            .with_broken(|v| v.faults_device()),
+            cudarc_pair!(Symptom::cuda_error(driver::MISALIGNED_ADDRESS))
+                .then_shows(Symptom::check_failed(MATCHES))
+                .with_broken(|v| v.faults_device()),
+            cpp_pair!(Symptom::cuda_error(runtime::MISALIGNED_ADDRESS))
+                .then_shows(Symptom::check_failed(MATCHES))
+                .with_broken(|v| v.faults_device()),
         ],
     }
 }

@@ -48,30 +48,22 @@ pub fn scenario() -> Scenario {
         reports: &[],
         claims: CLAIMS,
         variants: variants![
-            Pair::new(
-                Symptom::cuda_error(driver::OUT_OF_MEMORY),
-                cudarc!(broken),
-                cudarc!(fixed)
-            )
-            .with_broken(|v| v.states(
-                "A raw cuMemAlloc that is never freed leaks until cuMemAlloc \
+            cudarc_pair!(Symptom::cuda_error(driver::OUT_OF_MEMORY))
+                .with_broken(|v| v.states(
+                    "A raw cuMemAlloc that is never freed leaks until cuMemAlloc \
                      fails.",
-                |o| o.first_error_is(driver::OUT_OF_MEMORY),
-                Outcome::first_error_text,
-            ))
-            .with_fixed(|v| v.also_differs(
-                "its buffer is a cudarc `CudaSlice`, so it comes from the \
+                    |o| o.first_error_is(driver::OUT_OF_MEMORY),
+                    Outcome::first_error_text,
+                ))
+                .with_fixed(|v| v.also_differs(
+                    "its buffer is a cudarc `CudaSlice`, so it comes from the \
                      stream-ordered pool (cuMemAllocAsync) and its copies run \
                      asynchronously on the model's stream, where `broken` calls \
                      cuMemAlloc and copies synchronously. The safe layer is what \
                      frees it on every path; the C++ pair differs by the \
                      `cudaFree` alone.",
-            )),
-            Pair::new(
-                Symptom::cuda_error(runtime::MEMORY_ALLOCATION),
-                cpp::broken,
-                cpp::fixed
-            ),
+                )),
+            cpp_pair!(Symptom::cuda_error(runtime::MEMORY_ALLOCATION)),
             Variant::broken(
                 "second-call-large-cpp",
                 Symptom::cuda_error(runtime::MEMORY_ALLOCATION),

@@ -50,14 +50,14 @@ pub fn scenario() -> Scenario {
         reports: &[],
         claims: CLAIMS,
         variants: variants![
-            Pair::new(Symptom::check_failed(BOTH), cudarc!(broken), cudarc!(fixed)),
+            cudarc_pair!(Symptom::check_failed(BOTH)),
             Variant::broken(
                 "broken-py",
                 Symptom::check_failed(BOTH),
                 Program::pytorch(PYTHON, "broken"),
             )
             .then_shows(Symptom::cuda_error(pytorch::OUT_OF_MEMORY)),
-            Pair::new(Symptom::check_failed(BOTH), cpp::broken, cpp::fixed),
+            cpp_pair!(Symptom::check_failed(BOTH)),
             Variant::broken(
                 "jax-preallocates-py",
                 Symptom::cuda_error(pytorch::OUT_OF_MEMORY),

@@ -52,20 +52,12 @@ pub fn scenario() -> Scenario {
         variants: variants![
             Pair::pytorch(FILE, Symptom::cuda_error(NO_DEVICE_PY))
                 .then_shows(Symptom::check_failed(RAN)),
-            Pair::new(
-                // What cuInit returns where CUDA sees no GPU.
-                Symptom::cuda_error(driver::NO_DEVICE),
-                cudarc!(broken),
-                cudarc!(fixed)
-            )
-            .then_shows(Symptom::check_failed(RAN)),
-            Pair::new(
-                // What the runtime returns for it ("no CUDA-capable device is detected").
-                Symptom::cuda_error(runtime::NO_DEVICE),
-                cpp::broken,
-                cpp::fixed
-            )
-            .then_shows(Symptom::check_failed(RAN)),
+            // What cuInit returns where CUDA sees no GPU.
+            cudarc_pair!(Symptom::cuda_error(driver::NO_DEVICE))
+                .then_shows(Symptom::check_failed(RAN)),
+            // What the runtime returns for it ("no CUDA-capable device is detected").
+            cpp_pair!(Symptom::cuda_error(runtime::NO_DEVICE))
+                .then_shows(Symptom::check_failed(RAN)),
             Variant::broken(
                 "invalid-first-cpp",
                 Symptom::cuda_error(runtime::NO_DEVICE),

@@ -112,11 +112,7 @@ pub fn scenario() -> Scenario {
                 "arms(rec, true, Exit::Destroyed)",
                 "arms(rec, false, Exit::Destroyed)",
             ),
-            Pair::new(
-                Symptom::check_failed(RETURNS),
-                cudarc!(broken),
-                cudarc!(fixed)
-            ),
+            cudarc_pair!(Symptom::check_failed(RETURNS)),
         ],
     }
 }

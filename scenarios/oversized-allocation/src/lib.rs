@@ -60,7 +60,7 @@ pub fn scenario() -> Scenario {
         reports: &[],
         claims: CLAIMS,
         variants: variants![
-            Pair::new(Symptom::cuda_error(driver::OUT_OF_MEMORY), cudarc!(broken), cudarc!(fixed)),
+            cudarc_pair!(Symptom::cuda_error(driver::OUT_OF_MEMORY)),
             Variant::as_written("as-written-cpp", cpp::as_written).also_differs(
                 "added to the article's program: its two calls' results kept \
                  for the record (g_malloc =, g_free =); it runs twice, on the \
@@ -68,7 +68,7 @@ pub fn scenario() -> Scenario {
                  there a 64 MiB allocation and memset stand for its \"further \
                  operations\".",
             ),
-            Pair::new(Symptom::cuda_error(runtime::MEMORY_ALLOCATION), cpp::broken, cpp::fixed),
+            cpp_pair!(Symptom::cuda_error(runtime::MEMORY_ALLOCATION)),
             Variant::as_written("room-for-it-cpp", cpp::room_for_it)
                 .also_differs(
                     "added to the article's program, as in as-written-cpp: its \

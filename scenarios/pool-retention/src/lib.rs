@@ -100,11 +100,7 @@ pub fn scenario() -> Scenario {
                 "at_once(rec, Allocator::Pool)",
                 "at_once(rec, Allocator::Plain)",
             ),
-            Pair::new(
-                Symptom::check_failed(NEIGHBOUR),
-                cudarc!(broken),
-                cudarc!(fixed)
-            ),
+            cudarc_pair!(Symptom::check_failed(NEIGHBOUR)),
             Variant::records(
                 "default-threshold",
                 cudarc!(thresholds::default_both, anchored)

@@ -52,18 +52,14 @@ pub fn scenario() -> Scenario {
         reports: &[],
         claims: CLAIMS,
         variants: variants![
-            Pair::new(
-                Symptom::cuda_error(driver::ILLEGAL_ADDRESS),
-                cudarc!(broken),
-                cudarc!(fixed)
-            )
-            .both(|v| v.faults_device())
-            .with_fixed(|v| v.also_differs(
-                "the risky call runs in a child process started before the \
+            cudarc_pair!(Symptom::cuda_error(driver::ILLEGAL_ADDRESS))
+                .both(|v| v.faults_device())
+                .with_fixed(|v| v.also_differs(
+                    "the risky call runs in a child process started before the \
                      parent touches CUDA, and `broken`'s attempt at recovery (the \
                      device reset) is gone: the fix is the process boundary, so \
                      the program is shaped around it.",
-            )),
+                )),
             Variant::records("refused-launch", cudarc!(broken::refused_launch, anchored))
                 .one_change(
                     "broken",

@@ -62,19 +62,14 @@ pub fn scenario() -> Scenario {
         reports: &[],
         claims: CLAIMS,
         variants: variants![
-            Pair::new(
-                Symptom::check_failed(FRESH),
-                cudarc!(broken),
-                cudarc!(fixed)
-            )
-            .with_broken(|v| v.states(
+            cudarc_pair!(Symptom::check_failed(FRESH)).with_broken(|v| v.states(
                 "Reading pinned memory after an asynchronous copy, before \
                  synchronising, reads stale data.",
                 |o| o.check(FRESH).map(|fresh| !fresh),
                 |o| o.measure_text(STALE_READS, " of 10"),
             )),
             Variant::contrast_clean("safe-api", cudarc!(safe_api)),
-            Pair::new(Symptom::check_failed(FRESH), cpp::broken, cpp::fixed),
+            cpp_pair!(Symptom::check_failed(FRESH)),
             Pair::new(
                 Symptom::check_failed(FRESH),
                 Program::cust("broken"),

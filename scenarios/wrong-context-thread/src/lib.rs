@@ -49,12 +49,8 @@ pub fn scenario() -> Scenario {
             )
             .then_shows(Symptom::check_failed(THREAD_ALLOCATES)),
             Variant::fixed("safe-api", cudarc!(fixed::safe_api, anchored)),
-            Pair::new(
-                Symptom::cuda_error(driver::INVALID_CONTEXT),
-                cpp::broken,
-                cpp::fixed
-            )
-            .then_shows(Symptom::check_failed(THREAD_ALLOCATES)),
+            cpp_pair!(Symptom::cuda_error(driver::INVALID_CONTEXT))
+                .then_shows(Symptom::check_failed(THREAD_ALLOCATES)),
             // It reads free memory before and after the thread's call.
             Variant::contrast(
                 "silent-primary-cpp",

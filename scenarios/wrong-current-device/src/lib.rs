@@ -60,12 +60,8 @@ pub fn scenario() -> Scenario {
         reports: REPORTS,
         claims: CLAIMS,
         variants: variants![
-            Pair::new(
-                Symptom::cuda_error(runtime::ILLEGAL_ADDRESS),
-                cpp::broken,
-                cpp::fixed
-            )
-            .then_shows(Symptom::check_failed(MATCHES)),
+            cpp_pair!(Symptom::cuda_error(runtime::ILLEGAL_ADDRESS))
+                .then_shows(Symptom::check_failed(MATCHES)),
             Variant::records("peer-cpp", cpp::peer).one_change(
                 "broken-cpp",
                 "peer access from device 0 to device 1, enabled before the launch",
@@ -74,12 +70,8 @@ pub fn scenario() -> Scenario {
                  memory)\", cudaDeviceEnablePeerAccess(1, 0));\n\
                  cudaError_t launched = twice_unguarded(r, data, kN);",
             ),
-            Pair::new(
-                Symptom::cuda_error(driver::ILLEGAL_ADDRESS),
-                cudarc!(broken),
-                cudarc!(fixed)
-            )
-            .then_shows(Symptom::check_failed(MATCHES)),
+            cudarc_pair!(Symptom::cuda_error(driver::ILLEGAL_ADDRESS))
+                .then_shows(Symptom::check_failed(MATCHES)),
         ],
     }
 }
