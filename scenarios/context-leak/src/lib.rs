@@ -422,15 +422,11 @@ mod tests {
     const CONTEXT: u64 = 518 << 20;
 
     fn owned(buffer: bool, goes: bool, stream: bool) -> Outcome {
-        [
+        Outcome::empty().with_facts([
             (BUFFER_IN_THE_CONTEXT, buffer),
             (BUFFER_GOES_WITH_THE_CONTEXT, goes),
             (STREAM_IN_THE_CONTEXT, stream),
-        ]
-        .into_iter()
-        .fold(Outcome::empty(), |o, (name, value)| {
-            o.with_fact(name, value)
-        })
+        ])
     }
 
     #[test]

@@ -514,17 +514,16 @@ mod tests {
     use super::*;
 
     fn refused(calls: [bool; 4]) -> Outcome {
-        [
-            STREAM_SYNCHRONIZE_REFUSED,
-            STREAM_QUERY_REFUSED,
-            EVENT_SYNCHRONIZE_REFUSED,
-            EVENT_QUERY_REFUSED,
-        ]
-        .into_iter()
-        .zip(calls)
-        .fold(Outcome::empty(), |o, (name, value)| {
-            o.with_fact(name, value)
-        })
+        Outcome::empty().with_facts(
+            [
+                STREAM_SYNCHRONIZE_REFUSED,
+                STREAM_QUERY_REFUSED,
+                EVENT_SYNCHRONIZE_REFUSED,
+                EVENT_QUERY_REFUSED,
+            ]
+            .into_iter()
+            .zip(calls),
+        )
     }
 
     #[test]

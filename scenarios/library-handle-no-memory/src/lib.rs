@@ -277,18 +277,14 @@ mod tests {
     use super::*;
 
     fn workspaces(first: bool, again_none: bool, other: bool, gemv: bool) -> Outcome {
-        [
+        Outcome::empty().with_facts([
             (THE_FIRST_PRODUCT_ADDS_MEMORY, first),
             (THE_NEXT_PRODUCT_ON_THE_SAME_STREAM_ADDS_NONE, again_none),
             (THE_FIRST_PRODUCT_ON_A_SECOND_STREAM_ADDS_MEMORY, other),
             (THE_FIRST_PRODUCT_OF_A_SECOND_HANDLE_ADDS_MEMORY, other),
             (A_MATRIX_VECTOR_PRODUCT_ON_A_FOURTH_STREAM_ADDS_MEMORY, gemv),
             (THE_MATRIX_VECTOR_PRODUCT_RUNS, true),
-        ]
-        .into_iter()
-        .fold(Outcome::empty(), |o, (name, value)| {
-            o.with_fact(name, value)
-        })
+        ])
     }
 
     #[test]
