@@ -9,6 +9,7 @@
 
 use casebook_model::cuda_errors::{driver, runtime};
 use casebook_model::prelude::*;
+use casebook_model::pytorch;
 use cudarc::driver::{DriverError, sys};
 
 mod broken;
@@ -22,9 +23,6 @@ casebook_model::cpp_variants! {
         fixed,
     }
 }
-
-/// What PyTorch raises for it.
-const INVALID_DEVICE_PY: &str = "torch.AcceleratorError: CUDA error: invalid device ordinal";
 
 const FILE: &str = "python/ordinal.py";
 
@@ -44,7 +42,7 @@ pub fn scenario() -> Scenario {
         reports: REPORTS,
         claims: CLAIMS,
         variants: variants![
-            Pair::pytorch(FILE, Symptom::cuda_error(INVALID_DEVICE_PY))
+            Pair::pytorch(FILE, Symptom::cuda_error(pytorch::INVALID_DEVICE_ORDINAL))
                 .then_shows(Symptom::check_failed(RAN)),
             // What cuDeviceGet returns for an ordinal the process does not see.
             cudarc_pair!(Symptom::cuda_error(driver::INVALID_DEVICE))

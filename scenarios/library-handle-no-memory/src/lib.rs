@@ -15,13 +15,6 @@ casebook_model::names_module!();
 
 const FILE: &str = "python/handles.py";
 
-/// What PyTorch 2.11 raises when cuBLAS cannot create its handle.
-const CUBLAS_ALLOC_FAILED: &str =
-    "RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`";
-/// What PyTorch 2.11 raises when cuDNN cannot (its status says nothing of
-/// memory).
-const CUDNN_INTERNAL_ERROR: &str = "RuntimeError: cuDNN error: CUDNN_STATUS_INTERNAL_ERROR";
-
 pub fn scenario() -> Scenario {
     Scenario {
         slug: "library-handle-no-memory",
@@ -42,13 +35,13 @@ pub fn scenario() -> Scenario {
         variants: vec![
             Variant::broken(
                 "broken-py",
-                Symptom::cuda_error(CUBLAS_ALLOC_FAILED),
+                Symptom::cuda_error(pytorch::CUBLAS_ALLOC_FAILED),
                 Program::pytorch(FILE, "broken"),
             )
             .then_shows(Symptom::check_failed(PRODUCT)),
             Variant::broken(
                 "cudnn-py",
-                Symptom::cuda_error(CUDNN_INTERNAL_ERROR),
+                Symptom::cuda_error(pytorch::CUDNN_INTERNAL_ERROR),
                 Program::pytorch(FILE, "broken_cudnn"),
             )
             .then_shows(Symptom::check_failed(CONVOLUTION)),

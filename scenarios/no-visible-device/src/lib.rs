@@ -9,6 +9,7 @@
 
 use casebook_model::cuda_errors::{driver, runtime};
 use casebook_model::prelude::*;
+use casebook_model::pytorch;
 use cudarc::driver::result;
 
 mod broken;
@@ -24,9 +25,6 @@ casebook_model::cpp_variants! {
         invalid_last,
     }
 }
-
-/// What PyTorch raises for it.
-const NO_DEVICE_PY: &str = "RuntimeError: No CUDA GPUs are available";
 
 const FILE: &str = "python/visible.py";
 
@@ -50,7 +48,7 @@ pub fn scenario() -> Scenario {
         reports: REPORTS,
         claims: CLAIMS,
         variants: variants![
-            Pair::pytorch(FILE, Symptom::cuda_error(NO_DEVICE_PY))
+            Pair::pytorch(FILE, Symptom::cuda_error(pytorch::NO_GPUS))
                 .then_shows(Symptom::check_failed(RAN)),
             // What cuInit returns where CUDA sees no GPU.
             cudarc_pair!(Symptom::cuda_error(driver::NO_DEVICE))

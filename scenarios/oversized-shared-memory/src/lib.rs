@@ -9,6 +9,7 @@
 
 use casebook_model::cuda_errors::runtime;
 use casebook_model::prelude::*;
+use casebook_model::pytorch;
 
 casebook_model::names_module!();
 
@@ -20,11 +21,6 @@ casebook_model::cpp_variants! {
         varying_sizes,
     }
 }
-
-/// What Triton raises at the launch of a kernel whose shared memory exceeds
-/// the block's limit, cut before its figures.
-const TRITON_OUT_OF_RESOURCES: &str =
-    "triton.OutOfResources: out of resource: shared memory, Required: …";
 
 const TRITON: &str = "python/triton_matmul.py";
 
@@ -56,7 +52,7 @@ pub fn scenario() -> Scenario {
             ),
             Variant::broken(
                 "triton-py",
-                Symptom::cuda_error(TRITON_OUT_OF_RESOURCES),
+                Symptom::cuda_error(pytorch::TRITON_OUT_OF_RESOURCES),
                 Program::pytorch(TRITON, "broken"),
             )
             .then_shows(Symptom::check_failed(PRODUCT_IS_RIGHT))

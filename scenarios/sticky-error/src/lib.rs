@@ -28,10 +28,6 @@ casebook_model::cpp_variants! {
 
 const PYTHON: &str = "python/device_assert.py";
 
-/// What PyTorch says on the first call after `cudaDeviceReset` under it.
-const AFTER_RESET_IN_PYTORCH: &str =
-    "torch.AcceleratorError: CUDA error: CUDA-capable device(s) is/are busy or unavailable";
-
 pub fn scenario() -> Scenario {
     Scenario {
         slug: "sticky-error",
@@ -94,7 +90,7 @@ pub fn scenario() -> Scenario {
                 Symptom::cuda_error(pytorch::DEVICE_ASSERT),
                 Program::pytorch(PYTHON, "broken"),
             )
-            .then_shows(Symptom::cuda_error(AFTER_RESET_IN_PYTORCH))
+            .then_shows(Symptom::cuda_error(pytorch::DEVICES_UNAVAILABLE))
             .faults_device(),
             Variant::fixed("validated-py", Program::pytorch(PYTHON, "fixed")).also_differs(
                 "no device reset at the end: under a healthy PyTorch a reset \
