@@ -435,23 +435,15 @@ mod tests {
             .iter()
             .find(|c| c.id == "000-context-holds-memory-and-streams")
             .unwrap();
-        assert_eq!(
-            claim.verdict(&owned(true, true, true)),
-            ClaimVerdict::Confirmed
-        );
-        assert_eq!(
-            claim.verdict(&owned(false, false, false)),
-            ClaimVerdict::Refuted
-        );
-        // The driver names the context, but its destroy gives nothing back.
-        assert_eq!(
-            claim.verdict(&owned(true, false, true)),
-            ClaimVerdict::Partly
-        );
-        assert_eq!(
-            claim.verdict(&owned(true, true, false)),
-            ClaimVerdict::Partly
-        );
+        for (buffer, goes, stream, verdict) in [
+            (true, true, true, ClaimVerdict::Confirmed),
+            (false, false, false, ClaimVerdict::Refuted),
+            // The driver names the context, but its destroy gives nothing back.
+            (true, false, true, ClaimVerdict::Partly),
+            (true, true, false, ClaimVerdict::Partly),
+        ] {
+            assert_eq!(claim.verdict(&owned(buffer, goes, stream)), verdict);
+        }
         assert_eq!(claim.verdict(&Outcome::empty()), ClaimVerdict::Undecided);
     }
 

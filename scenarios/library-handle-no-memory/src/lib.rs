@@ -283,23 +283,16 @@ mod tests {
     #[test]
     fn the_workspace_claim_turns_on_what_each_first_product_adds() {
         let claim = &CLAIMS[2];
-        assert_eq!(
-            claim.verdict(&workspaces(true, true, true, false)),
-            ClaimVerdict::Confirmed
-        );
-        assert_eq!(
-            claim.verdict(&workspaces(true, true, true, true)),
-            ClaimVerdict::Partly
-        );
-        assert_eq!(
-            claim.verdict(&workspaces(false, true, false, false)),
-            ClaimVerdict::Refuted
-        );
-        // The control: the first combination's workspace, and no other.
-        assert_eq!(
-            claim.verdict(&workspaces(true, true, false, false)),
-            ClaimVerdict::Refuted
-        );
+        for (first, again_none, other, gemv, verdict) in [
+            (true, true, true, false, ClaimVerdict::Confirmed),
+            (true, true, true, true, ClaimVerdict::Partly),
+            (false, true, false, false, ClaimVerdict::Refuted),
+            // The control: the first combination's workspace, and no other.
+            (true, true, false, false, ClaimVerdict::Refuted),
+        ] {
+            let outcome = workspaces(first, again_none, other, gemv);
+            assert_eq!(claim.verdict(&outcome), verdict);
+        }
         assert_eq!(claim.verdict(&Outcome::empty()), ClaimVerdict::Undecided);
     }
 }
