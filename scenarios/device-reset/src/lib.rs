@@ -40,7 +40,7 @@ pub fn scenario() -> Scenario {
         reports: &[],
         claims: CLAIMS,
         variants: variants![
-            Pair::new(Symptom::check_failed(BACK), cpp::broken, cpp::fixed),
+            cpp_pair!(Symptom::check_failed(BACK)),
             Variant::records("library-in-primary-cpp", cpp::library_in_primary).one_change(
                 "broken-cpp",
                 "where the library keeps its 4 GiB: in a context it created \

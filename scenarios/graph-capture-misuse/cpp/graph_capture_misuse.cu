@@ -23,6 +23,15 @@ static cudaGraph_t end_capture(const casebook_recorder *r, cudaStream_t s) {
   return err == cudaSuccess ? graph : nullptr;
 }
 
+// Copies the buffer back: did the graph's memset fill all of it?
+static void check_graph_ran(const casebook_recorder *r, const int *d) {
+  std::vector<int> host(kWords, 0);
+  rec(r, "cudaMemcpy", cudaMemcpy(host.data(), d, kWords * sizeof(int), cudaMemcpyDeviceToHost));
+  bool all = true;
+  for (int v : host) all = all && v == 0x2a2a2a2a;
+  check(r, names::GRAPH_RAN, all);
+}
+
 static void later_call(const casebook_recorder *r) {
   void *p = nullptr;
   cudaError_t err = rec(r, "later call: cudaMalloc", cudaMalloc(&p, 1 << 20));
@@ -65,11 +74,7 @@ extern "C" int casebook_graph_capture_misuse_fixed_cpp(const casebook_recorder *
   rec(r, "cudaGraphLaunch", cudaGraphLaunch(exec, s));
   rec(r, "cudaStreamSynchronize", cudaStreamSynchronize(s));  // after the capture: allowed
   // ANCHOR_END: fixed
-  std::vector<int> host(kWords, 0);
-  rec(r, "cudaMemcpy", cudaMemcpy(host.data(), d, kWords * sizeof(int), cudaMemcpyDeviceToHost));
-  bool all = true;
-  for (int v : host) all = all && v == 0x2a2a2a2a;
-  check(r, names::GRAPH_RAN, all);
+  check_graph_ran(r, d);
   rec(r, "cudaGraphExecDestroy", cudaGraphExecDestroy(exec));
   rec(r, "cudaGraphDestroy", cudaGraphDestroy(graph));
   rec(r, "cudaFree (scratch)", cudaFree(scratch));
@@ -128,11 +133,7 @@ static void tracked_buffer(const casebook_recorder *r, bool track_in_capture) {
   // ANCHOR_END: event_outside_capture
   // ANCHOR_END: captured_event
   rec(r, "cudaStreamSynchronize", cudaStreamSynchronize(s));
-  std::vector<int> host(kWords, 0);
-  rec(r, "cudaMemcpy", cudaMemcpy(host.data(), d, kWords * sizeof(int), cudaMemcpyDeviceToHost));
-  bool all = true;
-  for (int v : host) all = all && v == 0x2a2a2a2a;
-  check(r, names::GRAPH_RAN, all);
+  check_graph_ran(r, d);
   rec(r, "cudaEventDestroy", cudaEventDestroy(tracking));
   rec(r, "cudaFree (another buffer)", cudaFree(other));
   rec(r, "cudaFree", cudaFree(d));

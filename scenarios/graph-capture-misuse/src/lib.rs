@@ -12,6 +12,7 @@
 //! from a call that looks harmless, or from a later one that checks.
 
 use casebook_model::ResultName;
+use casebook_model::cuda_errors::{driver, runtime};
 use casebook_model::device::event;
 use casebook_model::prelude::*;
 use std::sync::Arc;
@@ -37,13 +38,6 @@ casebook_model::cpp_variants! {
     }
 }
 
-const UNSUPPORTED: &str = "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED";
-const INVALIDATED: &str = "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED";
-const UNSUPPORTED_CPP: &str = "cudaErrorStreamCaptureUnsupported";
-const INVALIDATED_CPP: &str = "cudaErrorStreamCaptureInvalidated";
-const INVALID_VALUE: &str = "CUDA_ERROR_INVALID_VALUE";
-const ISOLATION: &str = "CUDA_ERROR_STREAM_CAPTURE_ISOLATION";
-
 const TRACKING_OFF_SAFE: &str = "With event tracking off, a buffer used inside a capture and \
                                  dropped after its graph leaves no error behind (cudarc#590, \
                                  fixed by cudarc#591).";
@@ -64,7 +58,6 @@ fn graph_text(o: &Outcome) -> String {
         _ => format!("the capture gave no graph: {}", o.first_error_text()),
     }
 }
-const INVALID_VALUE_CPP: &str = "cudaErrorInvalidValue";
 
 /// The captured work fills this many 32-bit words with [`PATTERN`].
 pub const WORDS: usize = 1 << 20;
@@ -95,21 +88,13 @@ pub fn scenario() -> Scenario {
         reports: REPORTS,
         claims: CLAIMS,
         variants: variants![
-            Pair::new(
-                Symptom::cuda_error(UNSUPPORTED),
-                cudarc!(broken),
-                cudarc!(fixed)
-            )
-            .then_shows(Symptom::cuda_error(INVALIDATED)),
-            Pair::new(
-                Symptom::cuda_error(UNSUPPORTED_CPP),
-                cpp::broken,
-                cpp::fixed
-            )
-            .then_shows(Symptom::cuda_error(INVALIDATED_CPP)),
+            cudarc_pair!(Symptom::cuda_error(driver::STREAM_CAPTURE_UNSUPPORTED))
+                .then_shows(Symptom::cuda_error(driver::STREAM_CAPTURE_INVALIDATED)),
+            cpp_pair!(Symptom::cuda_error(runtime::STREAM_CAPTURE_UNSUPPORTED))
+                .then_shows(Symptom::cuda_error(runtime::STREAM_CAPTURE_INVALIDATED)),
             Variant::broken(
                 "captured-event",
-                Symptom::cuda_error(INVALID_VALUE),
+                Symptom::cuda_error(driver::INVALID_VALUE),
                 cudarc!(captured_event),
             ),
             Variant::fixed("event-outside-capture", cudarc!(event_outside_capture)),
@@ -129,10 +114,10 @@ pub fn scenario() -> Scenario {
                 ),
             Variant::contrast(
                 "safe-api-tracked",
-                Expect::Fails(Symptom::cuda_error(INVALIDATED)),
-                cudarc!(safe_api::tracked at "tracked"),
+                Expect::Fails(Symptom::cuda_error(driver::STREAM_CAPTURE_INVALIDATED)),
+                cudarc!(safe_api::tracked, anchored),
             )
-            .then_shows(Symptom::cuda_error(ISOLATION))
+            .then_shows(Symptom::cuda_error(driver::STREAM_CAPTURE_ISOLATION))
             .also_differs(
                 "safe-api's program with cudarc's default: the context tracks every use of the \
                  buffer with events, including the uses inside the capture.",
@@ -178,7 +163,7 @@ pub fn scenario() -> Scenario {
             ),
             Variant::broken(
                 "captured-event-cpp",
-                Symptom::cuda_error(INVALID_VALUE_CPP),
+                Symptom::cuda_error(runtime::INVALID_VALUE),
                 cpp::captured_event,
             ),
             Variant::fixed("event-outside-capture-cpp", cpp::event_outside_capture),
@@ -529,17 +514,16 @@ mod tests {
     use super::*;
 
     fn refused(calls: [bool; 4]) -> Outcome {
-        [
-            STREAM_SYNCHRONIZE_REFUSED,
-            STREAM_QUERY_REFUSED,
-            EVENT_SYNCHRONIZE_REFUSED,
-            EVENT_QUERY_REFUSED,
-        ]
-        .into_iter()
-        .zip(calls)
-        .fold(Outcome::empty(), |o, (name, value)| {
-            o.with_fact(name, value)
-        })
+        Outcome::empty().with_facts(
+            [
+                STREAM_SYNCHRONIZE_REFUSED,
+                STREAM_QUERY_REFUSED,
+                EVENT_SYNCHRONIZE_REFUSED,
+                EVENT_QUERY_REFUSED,
+            ]
+            .into_iter()
+            .zip(calls),
+        )
     }
 
     #[test]
