@@ -52,5 +52,6 @@ pub mod runtime {
     pub const NO_DEVICE: &str = "cudaErrorNoDevice";
     pub const NO_KERNEL_IMAGE_FOR_DEVICE: &str = "cudaErrorNoKernelImageForDevice";
     pub const STREAM_CAPTURE_INVALIDATED: &str = "cudaErrorStreamCaptureInvalidated";
+    pub const STREAM_CAPTURE_UNJOINED: &str = "cudaErrorStreamCaptureUnjoined";
     pub const STREAM_CAPTURE_UNSUPPORTED: &str = "cudaErrorStreamCaptureUnsupported";
 }

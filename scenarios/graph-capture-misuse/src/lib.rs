@@ -35,6 +35,8 @@ casebook_model::cpp_variants! {
         fixed,
         captured_event,
         event_outside_capture,
+        unjoined_fork,
+        joined_fork,
     }
 }
 
@@ -71,14 +73,18 @@ pub fn scenario() -> Scenario {
                 a call that waits for it (a stream or device synchronisation) or that cannot be \
                 recorded (cudaMalloc, a synchronous copy) is refused, and the capture is \
                 invalidated: ending it returns an error and no graph. Make such calls before \
-                the capture begins or after it ends. Events follow the same rule: one recorded \
+                the capture begins or after it ends. A stream forked into the capture (it \
+                waits on an event recorded there) must be joined back before the capture ends, \
+                or ending it returns \"capturing stream has unjoined work\" and no graph. Events \
+                follow the same rule: one recorded \
                 during a capture stands for a node of the graph, and once the graph is \
                 destroyed a stream that is not capturing gets CUDA_ERROR_INVALID_VALUE when \
                 it waits on it; a capturing stream cannot wait on one recorded outside it. A wrapper that records a buffer's uses with events must leave \
                 them alone while a stream captures.",
         fix: "Between cudaStreamBeginCapture and EndCapture enqueue only capturable async work: \
               cudaMalloc before the capture, cudaStreamSynchronize after cudaGraphLaunch, and no event \
-              records while cudaStreamIsCapturing reports capturing.",
+              records while cudaStreamIsCapturing reports capturing; a side stream forked into the \
+              capture ends with an event the origin stream waits on.",
         symptoms: &[
             "operation not permitted when stream is capturing",
             "an error on the second call",
@@ -92,6 +98,12 @@ pub fn scenario() -> Scenario {
                 .then_shows(Symptom::cuda_error(driver::STREAM_CAPTURE_INVALIDATED)),
             cpp_pair!(Symptom::cuda_error(runtime::STREAM_CAPTURE_UNSUPPORTED))
                 .then_shows(Symptom::cuda_error(runtime::STREAM_CAPTURE_INVALIDATED)),
+            Variant::broken(
+                "unjoined-fork-cpp",
+                Symptom::cuda_error(runtime::STREAM_CAPTURE_UNJOINED),
+                cpp::unjoined_fork,
+            ),
+            Variant::fixed("joined-fork-cpp", cpp::joined_fork),
             Variant::broken(
                 "captured-event",
                 Symptom::cuda_error(driver::INVALID_VALUE),
