@@ -193,6 +193,25 @@ static bool one_block(const casebook_recorder *r, const char *call, double share
   return err == cudaSuccess;
 }
 
+// The allocator the churns use: cudaMalloc and cudaFree, or, where g_pool
+// is set, the stream-ordered cudaMallocAsync and cudaFreeAsync on the
+// default stream, from the device's default pool (which gives back what no
+// block uses at each synchronisation: its release threshold is 0).
+static bool g_pool = false;
+
+static cudaError_t churn_alloc(void **p, size_t size) {
+  return g_pool ? cudaMallocAsync(p, size, 0) : cudaMalloc(p, size);
+}
+
+static cudaError_t churn_free(void *p) { return g_pool ? cudaFreeAsync(p, 0) : cudaFree(p); }
+
+// The free memory, once the pool (where the churns use it) has given back
+// what it keeps.
+static size_t churn_free_bytes(const casebook_recorder *r) {
+  if (g_pool) rec(r, "cudaStreamSynchronize", cudaStreamSynchronize(0));
+  return free_bytes(r);
+}
+
 // One churn: `rounds` cudaMalloc and cudaFree of sizes from kMin to kMax in
 // a random order, with up to half the free memory live at a time (with
 // `vary` false, every block is kMin). The blocks still live stay where the
@@ -213,7 +232,7 @@ static Churned churn_rounds(size_t kMin, size_t kMax, bool vary, int rounds, siz
     bool release = !c.live.empty() && (next_random() % 2 == 0 || c.held > budget);
     if (release) {
       size_t k = next_random() % c.live.size();
-      keep_first_error(c.first_error, cudaFree(c.live[k].first));
+      keep_first_error(c.first_error, churn_free(c.live[k].first));
       c.held -= c.live[k].second;
       c.live[k] = c.live.back();
       c.live.pop_back();
@@ -226,7 +245,7 @@ static Churned churn_rounds(size_t kMin, size_t kMax, bool vary, int rounds, siz
       }
       if (kMin >= kPage) size = (size + kPage - 1) / kPage * kPage;  // whole pages only
       void *p = nullptr;
-      cudaError_t e = cudaMalloc(&p, size);
+      cudaError_t e = churn_alloc(&p, size);
       if (e != cudaSuccess) {
         keep_first_error(c.first_error, e);
         break;
@@ -253,7 +272,7 @@ static double page_padding(const Churned &c) {
 static cudaError_t free_live(Churned &c) {
   cudaError_t rest = cudaSuccess;
   for (auto &b : c.live) {
-    keep_first_error(rest, cudaFree(b.first));
+    keep_first_error(rest, churn_free(b.first));
   }
   c.live.clear();
   c.held = 0;
@@ -272,16 +291,16 @@ static double excess_over_fresh(const casebook_recorder *r, size_t before, size_
   std::vector<size_t> sizes;
   for (auto &b : c.live) sizes.push_back(b.second);
   keep_first_error(err, free_live(c));
-  const size_t from = free_bytes(r);
+  const size_t from = churn_free_bytes(r);
   Churned fresh;
   for (size_t size : sizes) {
     void *p = nullptr;
-    cudaError_t e = cudaMalloc(&p, size);
+    cudaError_t e = churn_alloc(&p, size);
     keep_first_error(err, e);
     if (e != cudaSuccess) break;
     fresh.live.push_back({p, size});
   }
-  const double once = (double)from - (double)free_bytes(r);
+  const double once = (double)from - (double)churn_free_bytes(r);
   keep_first_error(err, free_live(fresh));
   return churned - once;
 }
@@ -308,10 +327,10 @@ static std::vector<double> one_size_excess(const casebook_recorder *r, size_t si
   cudaError_t err = cudaSuccess;
   for (int s = 0; s < kSeedCount; ++s) {
     g_state = kSeeds[s];
-    const size_t before = free_bytes(r);
+    const size_t before = churn_free_bytes(r);
     Churned one = churn_rounds(size, size, false, rounds, before / 2);
     keep_first_error(err, one.first_error);
-    excess.push_back(excess_over_fresh(r, before, free_bytes(r), one, err));
+    excess.push_back(excess_over_fresh(r, before, churn_free_bytes(r), one, err));
     point(r, series, s, excess.back());
   }
   rec(r, call, err);
@@ -343,13 +362,13 @@ static int churn(const casebook_recorder *r) {
   const bool reduced = under_sanitizer(r);
   const int kRounds = reduced ? 2000 : 100000;
   g_state = kSeeds[0];
-  const size_t before = free_bytes(r);
+  const size_t before = churn_free_bytes(r);
   Churned c = churn_rounds(kMin, kMax, kVary, kRounds, before / 2);
   rec(r, "cudaMalloc and cudaFree (the churn)", c.first_error);
   measure(r, names::ALLOCATIONS_MADE, c.allocations);
   measure(r, names::BLOCKS_LIVE_AFTER_THE_CHURN, (double)c.live.size());
   measure(r, names::BYTES_LIVE_AFTER_THE_CHURN, (double)c.held);
-  const size_t after = free_bytes(r);
+  const size_t after = churn_free_bytes(r);
   const double trapped = (double)before - (double)after - (double)c.held;
   measure(r, names::BYTES_NEITHER_LIVE_NOR_FREE_AFTER_THE_CHURN, trapped > 0 ? trapped : 0.0);
   measure(r, names::PAGE_PADDING_OF_THE_LIVE_BLOCKS, page_padding(c));
@@ -379,10 +398,10 @@ static int churn(const casebook_recorder *r) {
   again = cudaSuccess;
   for (int s = 1; s < kSeedCount; ++s) {
     g_state = kSeeds[s];
-    const size_t from = free_bytes(r);
+    const size_t from = churn_free_bytes(r);
     Churned more = churn_rounds(kMin, kMax, kVary, kRounds, from / 2);
     keep_first_error(again, more.first_error);
-    varied.push_back(excess_over_fresh(r, from, free_bytes(r), more, again));
+    varied.push_back(excess_over_fresh(r, from, churn_free_bytes(r), more, again));
     point(r, names::TRAPPED_BY_THE_CHURN, s, varied.back());
   }
   rec(r, "cudaMalloc and cudaFree (the churn, nine more seeds)", again);
@@ -432,6 +451,27 @@ extern "C" int casebook_fragmentation_churn_over_half_page_cpp(const casebook_re
   return churn<size_t(1088) << 10, size_t(1984) << 10>(r);
 }
 // ANCHOR_END: churn_over_half_page
+
+// ANCHOR: churn_small
+// churn-small-cpp: sizes from 4 KiB to 64 KiB, many to a page.
+extern "C" int casebook_fragmentation_churn_small_cpp(const casebook_recorder *r) {
+  return churn<size_t(4) << 10, size_t(64) << 10>(r);
+}
+// ANCHOR_END: churn_small
+
+// The same churns from the default pool of stream-ordered allocation.
+template <size_t kMin>
+static int churn_from_pool(const casebook_recorder *r) {
+  g_pool = true;
+  return churn<kMin>(r);
+}
+
+// ANCHOR: churn_pool
+// churn-pool-cpp: the churn's blocks from cudaMallocAsync, freed with cudaFreeAsync.
+extern "C" int casebook_fragmentation_churn_pool_cpp(const casebook_recorder *r) {
+  return churn_from_pool<size_t(4) << 10>(r);
+}
+// ANCHOR_END: churn_pool
 
 // ANCHOR: churn_one_size
 // churn-one-size-cpp: the same churn, every block 256 KiB.

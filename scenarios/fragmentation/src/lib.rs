@@ -33,6 +33,8 @@ casebook_model::cpp_variants! {
         churn_sub_page,
         churn_one_size,
         churn_over_half_page,
+        churn_small,
+        churn_pool,
         random_order_free,
         sub_page_holes,
         page_holes,
@@ -111,6 +113,26 @@ pub fn scenario() -> Scenario {
                      KiB, each more than half the driver's 2 MiB page and less than the page",
                     "return churn<size_t(4) << 10>(r);",
                     "return churn<size_t(1088) << 10, size_t(1984) << 10>(r);",
+                )
+                .timeout(CHURN_TIMEOUT),
+            Variant::records("churn-small-cpp", cpp::churn_small)
+                .one_change(
+                    "churn-cpp",
+                    "the largest size the churn allocates: 64 MiB there; 64 KiB here, so that \
+                     many of its blocks share each of the driver's 2 MiB pages",
+                    "return churn<size_t(4) << 10>(r);",
+                    "return churn<size_t(4) << 10, size_t(64) << 10>(r);",
+                )
+                .timeout(CHURN_TIMEOUT),
+            Variant::records("churn-pool-cpp", cpp::churn_pool)
+                .one_change(
+                    "churn-cpp",
+                    "the allocator of the churns: cudaMalloc and cudaFree there; here \
+                     cudaMallocAsync and cudaFreeAsync on the default stream, from the device's \
+                     default pool, read after a synchronisation (when the pool gives back what no \
+                     block uses)",
+                    "return churn<size_t(4) << 10>(r);",
+                    "return churn_from_pool<size_t(4) << 10>(r);",
                 )
                 .timeout(CHURN_TIMEOUT),
             Variant::records("churn-one-size-cpp", cpp::churn_one_size)
