@@ -186,11 +186,13 @@ const CLAIMS: &[Claim] = &[
         judged_by: "broken-cpp",
         control: Control::Parts(&[
             Part {
-                part: "what the first call made with cudaMalloc is usable after the reset",
+                part: "the first call's buffer is usable after the reset",
                 control: Control::Run("buffer-from-pool-cpp"),
             },
             Part {
-                part: "a context the program made itself (cuCtxCreate) is usable after the reset",
+                part: "a buffer in a context the program made (cuCtxCreate) is usable after the \
+                       reset; the control moves the same buffer into the primary context, the one \
+                       the reset tears down",
                 control: Control::Run("library-in-primary-cpp"),
             },
         ]),
