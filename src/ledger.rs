@@ -875,4 +875,11 @@ pub const HISTORY: &[Change] = &[
         to: Standing::Partly,
         why: "the fourteenth and fifteenth audits: the control pool (every size cut from the same chunks) ran out of room in its first round, since it packs 93.75% of a chunk and the rounds filled 97%; they now fill 90%, and it refuses in its second round after reusing 2,595 blocks, for the pieces its freed blocks leave. Capped at partly: the sentence's pool describes both pools, and only a chunk for each size minimizes fragmentation",
     },
+    Change {
+        id: "004-free-does-not-defragment",
+        commit: "7dc0748",
+        from: Standing::Confirmed,
+        to: Standing::Partly,
+        why: "the sixteenth audit: the sentence follows Example 1, whose blocks are each freed right after use, and in that sequence the frees give everything back (as-written-cpp, sub-page-all-freed-cpp); what stays unserved in sub-page-holes-cpp is beside blocks below the page kept live, which the example does not have. Capped at partly",
+    },
 ];

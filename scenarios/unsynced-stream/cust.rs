@@ -19,7 +19,7 @@ use cust::stream::{Stream, StreamFlags};
 use scenario_unsynced_stream::names::*;
 use scenario_unsynced_stream::{
     FRESH, N, PIPELINE_PAIRS, PIPELINE_SPIN_NS, RATE, RUNS, SENTINEL, SPIN_NS, record_overlap,
-    stale_runs, stale_words,
+    stale_runs,
 };
 
 use crate::common::{cu, module, new_stream, primary_context};
@@ -97,7 +97,7 @@ fn drive(
     rec.step("cuStreamSynchronize", cu(p.stream.synchronize()))?;
     rec.measure(RUNS_MADE, RUNS as f64);
     rec.measure(STALE_READS, stale as f64);
-    rec.fact(RATE, stale_words(stale));
+    rec.fact(RATE, casebook_model::runs_in_words(stale, RUNS));
     rec.check(FRESH, stale == 0);
     Ok(())
 }

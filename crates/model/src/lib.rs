@@ -7,6 +7,7 @@
 //! that outcome.
 
 mod c_abi;
+pub mod cuda_errors;
 pub mod device;
 pub mod ledger;
 pub mod names;
@@ -33,12 +34,13 @@ pub use trial_id::TrialId;
 
 /// What a case's declaration names, in one line: `use
 /// casebook_model::prelude::*;`. The scenario, its variants and claims, the
-/// recorder, the `cudarc!` macro and the recorded set-up calls (`device`).
+/// recorder, the `cudarc!`, `cudarc_pair!` and `cpp_pair!` macros and the
+/// recorded set-up calls (`device`).
 pub mod prelude {
     pub use crate::{
         Claim, ClaimVerdict, Control, Expect, Outcome, Pair, Part, Passage, Program, Reach,
-        Recorder, Report, Requirement, Scenario, Source, Symptom, Variant, cudarc, device,
-        variants,
+        Recorder, Report, Requirement, Scenario, Source, Symptom, Variant, cpp_pair, cudarc,
+        cudarc_pair, device, variants,
     };
 }
 

@@ -207,12 +207,18 @@ macro_rules! cpp_variants {
 /// A Rust variant through cudarc, in the scenario's `src/<module>.rs`:
 /// `cudarc!(broken)` runs `broken::run` and shows the whole of
 /// `src/broken.rs`; `cudarc!(fixed::primary)` runs `fixed::primary`, and
-/// `cudarc!(fixed::destroy at "destroy")` shows only the lines between
-/// `// ANCHOR: destroy` and `// ANCHOR_END: destroy`.
+/// `cudarc!(fixed::destroy at "region")` shows only the lines between
+/// `// ANCHOR: region` and `// ANCHOR_END: region`. Where the anchor is
+/// named after the function, as the C++ variants' anchors are,
+/// `cudarc!(fixed::destroy, anchored)` says so without writing the name
+/// twice: the lines between `// ANCHOR: destroy` and `// ANCHOR_END: destroy`.
 #[macro_export]
 macro_rules! cudarc {
     ($module:ident) => {
         $crate::cudarc!($module::run)
+    };
+    ($module:ident :: $f:ident, anchored) => {
+        $crate::cudarc!($module::$f at (stringify!($f)))
     };
     ($module:ident :: $f:ident) => {
         $crate::Program::cudarc(
@@ -223,7 +229,7 @@ macro_rules! cudarc {
             },
         )
     };
-    ($module:ident :: $f:ident at $anchor:literal) => {
+    ($module:ident :: $f:ident at $anchor:expr) => {
         $crate::Program::cudarc(
             $module::$f,
             $crate::Code {
@@ -231,6 +237,27 @@ macro_rules! cudarc {
                 anchor: Some($anchor),
             },
         )
+    };
+}
+
+/// The case's broken program and its fix through cudarc, as every case
+/// names them: `src/broken.rs` and `src/fixed.rs`, each its `run`.
+/// `cudarc_pair!(symptom)` is `Pair::new(symptom, cudarc!(broken),
+/// cudarc!(fixed))`.
+#[macro_export]
+macro_rules! cudarc_pair {
+    ($symptom:expr) => {
+        $crate::Pair::new($symptom, $crate::cudarc!(broken), $crate::cudarc!(fixed))
+    };
+}
+
+/// The case's broken program and its fix in C++, the anchors `broken` and
+/// `fixed` of its [`cpp_variants!`](crate::cpp_variants): `cpp_pair!(symptom)`
+/// is `Pair::new(symptom, cpp::broken, cpp::fixed)`.
+#[macro_export]
+macro_rules! cpp_pair {
+    ($symptom:expr) => {
+        $crate::Pair::new($symptom, cpp::broken, cpp::fixed)
     };
 }
 

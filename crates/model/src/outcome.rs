@@ -278,6 +278,17 @@ impl Outcome {
         self
     }
 
+    /// With facts recorded, in the order given (see [`Outcome::with_step`]):
+    /// a judge's test builds its outcome from a table of them.
+    pub fn with_facts<V: Into<serde_json::Value>>(
+        self,
+        facts: impl IntoIterator<Item = (FactName, V)>,
+    ) -> Self {
+        facts
+            .into_iter()
+            .fold(self, |o, (name, value)| o.with_fact(name, value))
+    }
+
     /// With a measure recorded, in its declared unit (see
     /// [`Outcome::with_step`]).
     pub fn with_measure(mut self, name: MeasureName, value: f64) -> Self {

@@ -9,6 +9,7 @@
 
 use std::sync::Arc;
 
+use casebook_model::cuda_errors::{driver, runtime};
 use casebook_model::prelude::*;
 use cudarc::driver::{CudaContext, CudaFunction, DriverError, LaunchConfig, PushKernelArg, sys};
 
@@ -34,10 +35,6 @@ pub mod fatbin {
     include!(concat!(env!("OUT_DIR"), "/fatbins.rs"));
 }
 
-const NO_BINARY: &str = "CUDA_ERROR_NO_BINARY_FOR_GPU";
-const NO_IMAGE: &str = "cudaErrorNoKernelImageForDevice";
-const NEWER_PTX: &str = "CUDA_ERROR_UNSUPPORTED_PTX_VERSION";
-
 /// Elements the kernel scales.
 const N: usize = 1 << 20;
 
@@ -60,15 +57,11 @@ pub fn scenario() -> Scenario {
         reports: REPORTS,
         claims: CLAIMS,
         variants: variants![
-            Pair::new(
-                Symptom::cuda_error(NO_BINARY),
-                cudarc!(broken),
-                cudarc!(fixed)
-            ),
-            Pair::new(Symptom::cuda_error(NO_IMAGE), cpp::broken, cpp::fixed),
+            cudarc_pair!(Symptom::cuda_error(driver::NO_BINARY_FOR_GPU)),
+            cpp_pair!(Symptom::cuda_error(runtime::NO_KERNEL_IMAGE_FOR_DEVICE)),
             Variant::broken(
                 "newer-ptx",
-                Symptom::cuda_error(NEWER_PTX),
+                Symptom::cuda_error(driver::UNSUPPORTED_PTX_VERSION),
                 cudarc!(newer_ptx),
             ),
             // Alone: its fact compares two load times.

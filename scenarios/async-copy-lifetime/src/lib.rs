@@ -80,11 +80,7 @@ pub fn scenario() -> Scenario {
         reports: REPORTS,
         claims: CLAIMS,
         variants: variants![
-            Pair::new(
-                Symptom::check_failed(DEVICE_HOLDS_SENT),
-                cudarc!(broken),
-                cudarc!(fixed)
-            ),
+            cudarc_pair!(Symptom::check_failed(DEVICE_HOLDS_SENT)),
             Variant::contrast_clean("pageable", cudarc!(pageable)).also_differs(
                 "the source is pageable memory (a Vec) instead of pinned memory; the copy call \
                  and the reuse are the broken program's.",
@@ -108,11 +104,7 @@ pub fn scenario() -> Scenario {
                 |o| o.check(DEVICE_HOLDS_SENT),
                 device_holds_text,
             ),
-            Pair::new(
-                Symptom::check_failed(DEVICE_HOLDS_SENT),
-                cpp::broken,
-                cpp::fixed
-            ),
+            cpp_pair!(Symptom::check_failed(DEVICE_HOLDS_SENT)),
         ],
     }
 }

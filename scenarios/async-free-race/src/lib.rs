@@ -49,19 +49,14 @@ pub fn scenario() -> Scenario {
         reports: &[],
         claims: CLAIMS,
         variants: variants![
-            Pair::new(
-                Symptom::check_failed(READER_OK),
-                cudarc!(broken),
-                cudarc!(fixed)
-            )
-            .with_broken(|v| v.states(
+            cudarc_pair!(Symptom::check_failed(READER_OK)).with_broken(|v| v.states(
                 "cuMemFreeAsync on one stream while another still reads hands \
                  the block to the next allocation.",
                 |o| o.check(READER_OK).map(|ok| !ok),
                 |o| o.measure_text(CORRUPTED_READS, " of 5"),
             )),
             Variant::contrast_clean("safe-api", cudarc!(safe_api)),
-            Pair::new(Symptom::check_failed(READER_OK), cpp::broken, cpp::fixed),
+            cpp_pair!(Symptom::check_failed(READER_OK)),
             Variant::contrast_clean("trimmed-cpp", cpp::trimmed).one_change(
                 "fixed-cpp",
                 "whether the pool is emptied before the next request (stream 0 waited for, then \

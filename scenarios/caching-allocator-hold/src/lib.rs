@@ -43,11 +43,7 @@ pub fn scenario() -> Scenario {
         requires: Requirement::GPU_FILLED,
         reports: &[],
         claims: &[],
-        variants: variants![Pair::new(
-            Symptom::check_failed(OTHER),
-            cudarc!(broken),
-            cudarc!(fixed)
-        ),],
+        variants: variants![cudarc_pair!(Symptom::check_failed(OTHER)),],
     }
 }
 

@@ -23,6 +23,7 @@
 //! H100, 131 s to the limit beside device-heap-exhaustion's as-written
 //! kernel and a full run's load, against 46 s beside light trials).
 
+use casebook_model::cuda_errors::driver;
 use casebook_model::device::{measure_bytes, own_memory, own_memory_bytes};
 use casebook_model::prelude::*;
 use cudarc::driver::{result, sys};
@@ -77,8 +78,6 @@ pub const LEAK_HOLDS: u64 = 60 << 30;
 /// contexts.
 pub const OWNS_HOLDS: u64 = 6 << 30;
 
-pub const OOM: &str = "CUDA_ERROR_OUT_OF_MEMORY";
-
 pub fn scenario() -> Scenario {
     Scenario {
         slug: "context-leak",
@@ -96,7 +95,7 @@ pub fn scenario() -> Scenario {
         claims: CLAIMS,
         variants: variants![
             Pair::new(
-                Symptom::cuda_error(OOM),
+                Symptom::cuda_error(driver::OUT_OF_MEMORY),
                 cudarc!(broken),
                 cudarc!(fixed::primary)
             )
@@ -104,14 +103,14 @@ pub fn scenario() -> Scenario {
                 .states(
                     "cuCtxCreate per call without cuCtxDestroy fails with \
                      CUDA_ERROR_OUT_OF_MEMORY.",
-                    |o| o.first_error_is("CUDA_ERROR_OUT_OF_MEMORY"),
+                    |o| o.first_error_is(driver::OUT_OF_MEMORY),
                     |o| o.measure_text(CALLS_COMPLETED, " contexts"),
                 )
                 .timeout(std::time::Duration::from_secs(300))
                 .holds_memory(LEAK_HOLDS)
                 .creates_contexts()
                 .alone()),
-            Variant::fixed("fixed-destroy", cudarc!(fixed::destroy at "destroy"))
+            Variant::fixed("fixed-destroy", cudarc!(fixed::destroy, anchored))
                 .also_differs(
                     "besides the cuCtxDestroy after each call's work: 128 calls (past the 101 at \
                      which broken fails) where broken makes up to 2000, a first context made \
@@ -138,12 +137,8 @@ pub fn scenario() -> Scenario {
                 ),
             )
             .creates_contexts(),
-            Pair::new(
-                Symptom::check_failed(OWN_MEMORY_RETURNS_TO_ITS_BASELINE),
-                cpp::broken,
-                cpp::fixed
-            )
-            .both(Variant::creates_contexts),
+            cpp_pair!(Symptom::check_failed(OWN_MEMORY_RETURNS_TO_ITS_BASELINE))
+                .both(Variant::creates_contexts),
             Variant::fixed("fixed-cust", Program::cust("fixed"))
                 .creates_contexts()
                 .states(
@@ -255,7 +250,10 @@ const CLAIMS: &[Claim] = &[
         // on fixed-destroy's page.
         control: Control::Run("fixed-destroy"),
         // cuCtxCreate reports out of memory: with how much still free?
-        judge: |o: &Outcome| match (o.first_error_is(OOM), o.measure(FREE_WHEN_IT_FAILED)) {
+        judge: |o: &Outcome| match (
+            o.first_error_is(driver::OUT_OF_MEMORY),
+            o.measure(FREE_WHEN_IT_FAILED),
+        ) {
             (Some(true), Some(free)) => {
                 ClaimVerdict::confirmed_if(Some(free >= (1u64 << 30) as f64))
             }
@@ -424,15 +422,11 @@ mod tests {
     const CONTEXT: u64 = 518 << 20;
 
     fn owned(buffer: bool, goes: bool, stream: bool) -> Outcome {
-        [
+        Outcome::empty().with_facts([
             (BUFFER_IN_THE_CONTEXT, buffer),
             (BUFFER_GOES_WITH_THE_CONTEXT, goes),
             (STREAM_IN_THE_CONTEXT, stream),
-        ]
-        .into_iter()
-        .fold(Outcome::empty(), |o, (name, value)| {
-            o.with_fact(name, value)
-        })
+        ])
     }
 
     #[test]
@@ -441,23 +435,15 @@ mod tests {
             .iter()
             .find(|c| c.id == "000-context-holds-memory-and-streams")
             .unwrap();
-        assert_eq!(
-            claim.verdict(&owned(true, true, true)),
-            ClaimVerdict::Confirmed
-        );
-        assert_eq!(
-            claim.verdict(&owned(false, false, false)),
-            ClaimVerdict::Refuted
-        );
-        // The driver names the context, but its destroy gives nothing back.
-        assert_eq!(
-            claim.verdict(&owned(true, false, true)),
-            ClaimVerdict::Partly
-        );
-        assert_eq!(
-            claim.verdict(&owned(true, true, false)),
-            ClaimVerdict::Partly
-        );
+        for (buffer, goes, stream, verdict) in [
+            (true, true, true, ClaimVerdict::Confirmed),
+            (false, false, false, ClaimVerdict::Refuted),
+            // The driver names the context, but its destroy gives nothing back.
+            (true, false, true, ClaimVerdict::Partly),
+            (true, true, false, ClaimVerdict::Partly),
+        ] {
+            assert_eq!(claim.verdict(&owned(buffer, goes, stream)), verdict);
+        }
         assert_eq!(claim.verdict(&Outcome::empty()), ClaimVerdict::Undecided);
     }
 

@@ -10,6 +10,7 @@
 use std::sync::Arc;
 
 use casebook_model::ResultName;
+use casebook_model::cuda_errors::{driver, runtime};
 use casebook_model::prelude::*;
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaSlice, DriverError, LaunchConfig, PushKernelArg,
@@ -32,12 +33,6 @@ casebook_model::cpp_variants! {
 pub mod fatbin {
     include!(concat!(env!("OUT_DIR"), "/fatbins.rs"));
 }
-
-const ASSERT: &str = "CUDA_ERROR_ASSERT";
-const ASSERT_CPP: &str = "cudaErrorAssert";
-/// What the runtime returns on the first call after cudaDeviceReset in a
-/// process whose device asserted.
-const AFTER_RESET_CPP: &str = "cudaErrorDevicesUnavailable";
 
 /// Entries in the table (as `kTableLen` in `device/gather.cuh`).
 pub(crate) const TABLE_LEN: i32 = 1024;
@@ -63,8 +58,7 @@ pub fn scenario() -> Scenario {
         reports: REPORTS,
         claims: CLAIMS,
         variants: variants![
-            Pair::new(Symptom::cuda_error(ASSERT), cudarc!(broken), cudarc!(fixed))
-                .with_broken(|v| v.faults_device()),
+            cudarc_pair!(Symptom::cuda_error(driver::ASSERT)).with_broken(|v| v.faults_device()),
             Variant::contrast_clean("in-range", cudarc!(broken::in_range)).one_change(
                 "broken",
                 "whether one index is past the table's end: yes there, so the kernel asserts; no \
@@ -72,8 +66,10 @@ pub fn scenario() -> Scenario {
                 "lookup_then_retry(rec, true)",
                 "lookup_then_retry(rec, false)",
             ),
-            Pair::new(Symptom::cuda_error(ASSERT_CPP), cpp::broken, cpp::fixed)
-                .then_shows(Symptom::cuda_error(AFTER_RESET_CPP))
+            cpp_pair!(Symptom::cuda_error(runtime::ASSERT))
+                // What the runtime returns on the first call after cudaDeviceReset in a
+                // process whose device asserted.
+                .then_shows(Symptom::cuda_error(runtime::DEVICES_UNAVAILABLE))
                 .with_broken(|v| v.faults_device()),
             Variant::contrast_clean("in-range-cpp", cpp::in_range).one_change(
                 "broken-cpp",

@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use casebook_model::cuda_errors::{driver, runtime};
 use casebook_model::device::{self, measure_bytes};
 use casebook_model::prelude::*;
 use cudarc::driver::{
@@ -52,9 +53,6 @@ pub(crate) fn threads(rec: &mut Recorder) -> usize {
 }
 pub const FLOATS: usize = 1024;
 
-const FAULT: &str = "CUDA_ERROR_ILLEGAL_ADDRESS";
-const FAULT_CPP: &str = "cudaErrorIllegalAddress";
-
 pub fn scenario() -> Scenario {
     Scenario {
         slug: "device-heap-exhaustion",
@@ -73,7 +71,7 @@ pub fn scenario() -> Scenario {
         reports: &[],
         claims: CLAIMS,
         variants: variants![
-            Pair::new(Symptom::cuda_error(FAULT), cudarc!(broken), cudarc!(fixed))
+            cudarc_pair!(Symptom::cuda_error(driver::ILLEGAL_ADDRESS))
                 .with_broken(|v| v.faults_device()),
             // 64M device-side new[] and delete[], one a thread: 105 s beside
             // light trials on an H100, over 120 s under a full run's load.
@@ -84,7 +82,7 @@ pub fn scenario() -> Scenario {
                      of that value after the kernel.",
                 )
                 .timeout(std::time::Duration::from_secs(300)),
-            Pair::new(Symptom::cuda_error(FAULT_CPP), cpp::broken, cpp::fixed)
+            cpp_pair!(Symptom::cuda_error(runtime::ILLEGAL_ADDRESS))
                 .with_broken(|v| v.faults_device()),
             Variant::records("heap-fragmentation-cpp", cpp::heap_fragmentation).alone(),
             Variant::records("hole-sized-request-cpp", cpp::hole_sized_request)

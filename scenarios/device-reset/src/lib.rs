@@ -40,7 +40,7 @@ pub fn scenario() -> Scenario {
         reports: &[],
         claims: CLAIMS,
         variants: variants![
-            Pair::new(Symptom::check_failed(BACK), cpp::broken, cpp::fixed),
+            cpp_pair!(Symptom::check_failed(BACK)),
             Variant::records("library-in-primary-cpp", cpp::library_in_primary).one_change(
                 "broken-cpp",
                 "where the library keeps its 4 GiB: in a context it created \
@@ -186,11 +186,13 @@ const CLAIMS: &[Claim] = &[
         judged_by: "broken-cpp",
         control: Control::Parts(&[
             Part {
-                part: "what the first call made with cudaMalloc is usable after the reset",
+                part: "the first call's buffer is usable after the reset",
                 control: Control::Run("buffer-from-pool-cpp"),
             },
             Part {
-                part: "a context the program made itself (cuCtxCreate) is usable after the reset",
+                part: "a buffer in a context the program made (cuCtxCreate) is usable after the \
+                       reset; the control moves the same buffer into the primary context, the one \
+                       the reset tears down",
                 control: Control::Run("library-in-primary-cpp"),
             },
         ]),

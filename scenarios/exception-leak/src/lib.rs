@@ -63,12 +63,8 @@ pub fn scenario() -> Scenario {
         reports: &[],
         claims: CLAIMS,
         variants: variants![
-            Pair::new(
-                Symptom::check_failed(NO_LEAK),
-                cudarc!(broken),
-                cudarc!(fixed)
-            ),
-            Pair::new(Symptom::check_failed(NO_LEAK), cpp::broken, cpp::fixed),
+            cudarc_pair!(Symptom::check_failed(NO_LEAK)),
+            cpp_pair!(Symptom::check_failed(NO_LEAK)),
         ],
     }
 }

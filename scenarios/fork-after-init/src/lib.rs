@@ -8,6 +8,7 @@
 //! `spawn` start method (a fresh interpreter), gives a worker that starts
 //! CUDA itself.
 
+use casebook_model::cuda_errors::{driver, runtime};
 use casebook_model::prelude::*;
 use casebook_model::pytorch;
 
@@ -23,11 +24,6 @@ casebook_model::cpp_variants! {
         fixed,
     }
 }
-
-/// What the worker's first driver call returns in the copy.
-const NOT_INITIALIZED: &str = "CUDA_ERROR_NOT_INITIALIZED";
-/// What the worker's first runtime call returns in the copy.
-const NOT_INITIALIZED_CPP: &str = "cudaErrorInitializationError";
 
 const FILE: &str = "python/workers.py";
 
@@ -51,18 +47,12 @@ pub fn scenario() -> Scenario {
         variants: variants![
             Pair::pytorch(FILE, Symptom::cuda_error(pytorch::FORKED))
                 .then_shows(Symptom::check_failed(WORKER_COMPUTED)),
-            Pair::new(
-                Symptom::cuda_error(NOT_INITIALIZED),
-                cudarc!(broken),
-                cudarc!(fixed)
-            )
-            .then_shows(Symptom::check_failed(WORKER_COMPUTED)),
-            Pair::new(
-                Symptom::cuda_error(NOT_INITIALIZED_CPP),
-                cpp::broken,
-                cpp::fixed
-            )
-            .then_shows(Symptom::check_failed(WORKER_COMPUTED)),
+            // What the worker's first driver call returns in the copy.
+            cudarc_pair!(Symptom::cuda_error(driver::NOT_INITIALIZED))
+                .then_shows(Symptom::check_failed(WORKER_COMPUTED)),
+            // What the worker's first runtime call returns in the copy.
+            cpp_pair!(Symptom::cuda_error(runtime::INITIALIZATION_ERROR))
+                .then_shows(Symptom::check_failed(WORKER_COMPUTED)),
         ],
     }
 }
@@ -123,7 +113,10 @@ const CLAIMS: &[Claim] = &[Claim {
     // The parent has a working context when it forks. If the copy had
     // CUDA's state, the worker's job would run; it fails at its first call
     // (confirmed) or runs (refuted).
-    judge: |o: &Outcome| match (o.first_error_is(NOT_INITIALIZED), o.check(WORKER_COMPUTED)) {
+    judge: |o: &Outcome| match (
+        o.first_error_is(driver::NOT_INITIALIZED),
+        o.check(WORKER_COMPUTED),
+    ) {
         (_, Some(true)) => ClaimVerdict::Refuted,
         (Some(true), Some(false)) => ClaimVerdict::Confirmed,
         (Some(false), Some(false)) => ClaimVerdict::Partly,

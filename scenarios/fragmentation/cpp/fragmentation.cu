@@ -193,6 +193,25 @@ static bool one_block(const casebook_recorder *r, const char *call, double share
   return err == cudaSuccess;
 }
 
+// The allocator the churns use: cudaMalloc and cudaFree, or, where g_pool
+// is set, the stream-ordered cudaMallocAsync and cudaFreeAsync on the
+// default stream, from the device's default pool (which gives back what no
+// block uses at each synchronisation: its release threshold is 0).
+static bool g_pool = false;
+
+static cudaError_t churn_alloc(void **p, size_t size) {
+  return g_pool ? cudaMallocAsync(p, size, 0) : cudaMalloc(p, size);
+}
+
+static cudaError_t churn_free(void *p) { return g_pool ? cudaFreeAsync(p, 0) : cudaFree(p); }
+
+// The free memory, once the pool (where the churns use it) has given back
+// what it keeps.
+static size_t churn_free_bytes(const casebook_recorder *r) {
+  if (g_pool) rec(r, "cudaStreamSynchronize", cudaStreamSynchronize(0));
+  return free_bytes(r);
+}
+
 // One churn: `rounds` cudaMalloc and cudaFree of sizes from kMin to kMax in
 // a random order, with up to half the free memory live at a time (with
 // `vary` false, every block is kMin). The blocks still live stay where the
@@ -213,7 +232,7 @@ static Churned churn_rounds(size_t kMin, size_t kMax, bool vary, int rounds, siz
     bool release = !c.live.empty() && (next_random() % 2 == 0 || c.held > budget);
     if (release) {
       size_t k = next_random() % c.live.size();
-      keep_first_error(c.first_error, cudaFree(c.live[k].first));
+      keep_first_error(c.first_error, churn_free(c.live[k].first));
       c.held -= c.live[k].second;
       c.live[k] = c.live.back();
       c.live.pop_back();
@@ -226,7 +245,7 @@ static Churned churn_rounds(size_t kMin, size_t kMax, bool vary, int rounds, siz
       }
       if (kMin >= kPage) size = (size + kPage - 1) / kPage * kPage;  // whole pages only
       void *p = nullptr;
-      cudaError_t e = cudaMalloc(&p, size);
+      cudaError_t e = churn_alloc(&p, size);
       if (e != cudaSuccess) {
         keep_first_error(c.first_error, e);
         break;
@@ -253,49 +272,88 @@ static double page_padding(const Churned &c) {
 static cudaError_t free_live(Churned &c) {
   cudaError_t rest = cudaSuccess;
   for (auto &b : c.live) {
-    keep_first_error(rest, cudaFree(b.first));
+    keep_first_error(rest, churn_free(b.first));
   }
   c.live.clear();
   c.held = 0;
   return rest;
 }
 
-// What a churn traps beside its live blocks' page padding: memory neither
-// live nor reported free.
-static double trapped_beside_padding(size_t before, size_t after, const Churned &c) {
-  const double gaps = (double)before - (double)after - (double)c.held - page_padding(c);
-  return gaps > 0 ? gaps : 0.0;
-}
-
-// The same churn with every block `size`, from the memory free now: what it
-// traps beside its live blocks' page padding; its blocks are freed after.
-static double one_size_trapped(const casebook_recorder *r, size_t size, int rounds, const char *call) {
-  const size_t before = free_bytes(r);
-  Churned one = churn_rounds(size, size, false, rounds, before / 2);
-  rec(r, call, one.first_error);
-  const double trapped = trapped_beside_padding(before, free_bytes(r), one);
-  rec(r, "cudaFree (the blocks still live)", free_live(one));
-  return trapped;
+// What the churn's history adds: the memory its live blocks take from the
+// free memory (`before` the churn, `after` it), less what the same sizes
+// take when allocated once, in the same order, with no frees between. Any
+// padding a size gets from the driver's pages is in both, and cancels; what
+// is left is memory the churn's frees left where no block of the same sizes
+// would. Frees the churn's blocks and the fresh ones.
+static double excess_over_fresh(const casebook_recorder *r, size_t before, size_t after, Churned &c,
+                                cudaError_t &err) {
+  const double churned = (double)before - (double)after;
+  std::vector<size_t> sizes;
+  for (auto &b : c.live) sizes.push_back(b.second);
+  keep_first_error(err, free_live(c));
+  const size_t from = churn_free_bytes(r);
+  Churned fresh;
+  for (size_t size : sizes) {
+    void *p = nullptr;
+    cudaError_t e = churn_alloc(&p, size);
+    keep_first_error(err, e);
+    if (e != cudaSuccess) break;
+    fresh.live.push_back({p, size});
+  }
+  const double once = (double)from - (double)churn_free_bytes(r);
+  keep_first_error(err, free_live(fresh));
+  return churned - once;
 }
 
 // The seeds every churn runs with: which sizes come, in which order, and
-// which live block each free takes. Each reading is the median of the three.
-static const unsigned long long kSeeds[] = {0x9E3779B97F4A7C15ULL, 0xD1B54A32D192ED03ULL, 0x8CB92BA72F3D8DD7ULL};
-static const int kSeedCount = 3;
+// which live block each free takes.
+static const unsigned long long kSeeds[] = {
+    0x9E3779B97F4A7C15ULL, 0xD1B54A32D192ED03ULL, 0x8CB92BA72F3D8DD7ULL, 0xA0761D6478BD642FULL,
+    0xE7037ED1A0B428DBULL, 0x8EBC6AF09C88C6E3ULL, 0x589965CC75374CC3ULL, 0x1D8E4E27C47D124FULL,
+    0xBF58476D1CE4E5B9ULL, 0x94D049BB133111EBULL};
+static const int kSeedCount = 10;
 
-static double median_of_three(double a, double b, double c) {
-  return std::max(std::min(a, b), std::min(std::max(a, b), c));
+static double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// The churn of `size` blocks alone, from the memory free now, with each
+// seed: the excess over the same blocks allocated once, a reading a seed.
+static std::vector<double> one_size_excess(const casebook_recorder *r, size_t size, int rounds, const char *call,
+                                           SeriesName series) {
+  std::vector<double> excess;
+  cudaError_t err = cudaSuccess;
+  for (int s = 0; s < kSeedCount; ++s) {
+    g_state = kSeeds[s];
+    const size_t before = churn_free_bytes(r);
+    Churned one = churn_rounds(size, size, false, rounds, before / 2);
+    keep_first_error(err, one.first_error);
+    excess.push_back(excess_over_fresh(r, before, churn_free_bytes(r), one, err));
+    point(r, series, s, excess.back());
+  }
+  rec(r, call, err);
+  return excess;
+}
+
+// "Significantly" more than the churn of one size: at least four times its
+// median, and beyond the largest of its readings, so that no seed of the
+// one-size churn reaches it.
+static bool beyond(double varied_median, const std::vector<double> &one) {
+  return varied_median > 0 && varied_median >= 4 * median_of(one) &&
+         varied_median > *std::max_element(one.begin(), one.end());
 }
 
 // Seed 004's "allocations frequently created and destroyed with varying
-// sizes": 100,000 rounds of the churn above. Then: how much memory is
-// neither live nor reported free (trapped in pages the live blocks share),
-// and is one block of 90% of the memory still free served? Then the same
-// churn again with two sizes declared beforehand, each block of one size:
-// 256 KiB, which tiles the driver's 2 MiB page, and 320 KiB, which does not
-// (six fill 1,920 KiB of a page). Each churn runs with three seeds, and each
-// is read by its median: what the sizes' variety adds to what a churn of one
-// size traps, against each of the two.
+// sizes": 100,000 rounds of the churn above, with each of ten seeds. After
+// each, what its history adds: the memory its live blocks take beyond what
+// the same sizes take allocated once (after the first seed's, is one block
+// of 90% of the memory still free served?). Then the same churn with two
+// sizes declared beforehand, each block of one size: 256 KiB, which tiles
+// the driver's 2 MiB page, and 320 KiB, which does not (six fill 1,920 KiB
+// of a page), each with the same ten seeds: what the sizes' variety adds,
+// against each of the two.
 template <size_t kMin, size_t kMax = (size_t(64) << 20), bool kVary = true>
 static int churn(const casebook_recorder *r) {
   // Under the sanitizer, every cudaMalloc is tracked and this trial shares
@@ -304,67 +362,63 @@ static int churn(const casebook_recorder *r) {
   const bool reduced = under_sanitizer(r);
   const int kRounds = reduced ? 2000 : 100000;
   g_state = kSeeds[0];
-  const size_t before = free_bytes(r);
+  const size_t before = churn_free_bytes(r);
   Churned c = churn_rounds(kMin, kMax, kVary, kRounds, before / 2);
   rec(r, "cudaMalloc and cudaFree (the churn)", c.first_error);
   measure(r, names::ALLOCATIONS_MADE, c.allocations);
   measure(r, names::BLOCKS_LIVE_AFTER_THE_CHURN, (double)c.live.size());
   measure(r, names::BYTES_LIVE_AFTER_THE_CHURN, (double)c.held);
-  const size_t after = free_bytes(r);
+  const size_t after = churn_free_bytes(r);
   const double trapped = (double)before - (double)after - (double)c.held;
   measure(r, names::BYTES_NEITHER_LIVE_NOR_FREE_AFTER_THE_CHURN, trapped > 0 ? trapped : 0.0);
   measure(r, names::PAGE_PADDING_OF_THE_LIVE_BLOCKS, page_padding(c));
-  double varied[kSeedCount] = {trapped_beside_padding(before, after, c)};
+  if (!reduced) {
+    fact(r, names::ONE_BLOCK_OF_90_OF_THE_FREE_MEMORY_IS_SERVED_AFTER_THE_CHURN,
+         one_block(r, "cudaMalloc (90% of the free memory, after the churn)", 0.9));
+    // 90% of what the live blocks leave of the memory free before the
+    // churn: memory trapped between them, reported free or not, counts
+    // against it.
+    size_t ask = (size_t)(((double)before - (double)c.held) * 0.9) / kBlock * kBlock;
+    void *p = nullptr;
+    cudaError_t err = tolerate(r, "cudaMalloc (90% of what the live blocks leave)", cudaMalloc(&p, ask));
+    if (err == cudaSuccess) rec(r, "cudaFree", cudaFree(p));
+    cudaGetLastError();
+    fact(r, names::ONE_BLOCK_OF_90_OF_WHAT_THE_LIVE_BLOCKS_LEAVE_IS_SERVED, err == cudaSuccess);
+  }
+  cudaError_t again = cudaSuccess;
+  std::vector<double> varied = {excess_over_fresh(r, before, after, c, again)};
   point(r, names::TRAPPED_BY_THE_CHURN, 0, varied[0]);
+  rec(r, "cudaFree, and the same sizes allocated once (the churn's blocks)", again);
   if (reduced) {
     measure(r, names::BYTES_TRAPPED_BESIDE_THE_PADDING, varied[0]);
-    rec(r, "cudaFree (the blocks still live)", free_live(c));
     return 0;
   }
-  fact(r, names::ONE_BLOCK_OF_90_OF_THE_FREE_MEMORY_IS_SERVED_AFTER_THE_CHURN,
-       one_block(r, "cudaMalloc (90% of the free memory, after the churn)", 0.9));
-  // 90% of what the live blocks leave of the memory free before the
-  // churn: memory trapped between them, reported free or not, counts
-  // against it.
-  size_t ask = (size_t)(((double)before - (double)c.held) * 0.9) / kBlock * kBlock;
-  void *p = nullptr;
-  cudaError_t err = tolerate(r, "cudaMalloc (90% of what the live blocks leave)", cudaMalloc(&p, ask));
-  if (err == cudaSuccess) rec(r, "cudaFree", cudaFree(p));
-  cudaGetLastError();
-  fact(r, names::ONE_BLOCK_OF_90_OF_WHAT_THE_LIVE_BLOCKS_LEAVE_IS_SERVED, err == cudaSuccess);
-  rec(r, "cudaFree (the blocks still live)", free_live(c));
 
-  // The same churn with the other two seeds.
-  cudaError_t again = cudaSuccess;
+  // The same churn with the other seeds.
+  again = cudaSuccess;
   for (int s = 1; s < kSeedCount; ++s) {
     g_state = kSeeds[s];
-    const size_t from = free_bytes(r);
+    const size_t from = churn_free_bytes(r);
     Churned more = churn_rounds(kMin, kMax, kVary, kRounds, from / 2);
     keep_first_error(again, more.first_error);
-    varied[s] = trapped_beside_padding(from, free_bytes(r), more);
-    point(r, names::TRAPPED_BY_THE_CHURN, s, varied[s]);
-    keep_first_error(again, free_live(more));
+    varied.push_back(excess_over_fresh(r, from, churn_free_bytes(r), more, again));
+    point(r, names::TRAPPED_BY_THE_CHURN, s, varied.back());
   }
-  rec(r, "cudaMalloc and cudaFree (the churn, two more seeds)", again);
+  rec(r, "cudaMalloc and cudaFree (the churn, nine more seeds)", again);
 
   // The same churn of one size, 256 KiB and 320 KiB, with each seed.
-  double tiling[kSeedCount], odd[kSeedCount];
-  for (int s = 0; s < kSeedCount; ++s) {
-    g_state = kSeeds[s];
-    tiling[s] = one_size_trapped(r, size_t(256) << 10, kRounds, "cudaMalloc and cudaFree (the same churn, 256 KiB)");
-    point(r, names::TRAPPED_BY_THE_CHURN_OF_256_KIB, s, tiling[s]);
-    g_state = kSeeds[s];
-    odd[s] = one_size_trapped(r, size_t(320) << 10, kRounds, "cudaMalloc and cudaFree (the same churn, 320 KiB)");
-    point(r, names::TRAPPED_BY_THE_CHURN_OF_320_KIB, s, odd[s]);
-  }
-  const double gaps = median_of_three(varied[0], varied[1], varied[2]);
-  const double tiling_median = median_of_three(tiling[0], tiling[1], tiling[2]);
-  const double odd_median = median_of_three(odd[0], odd[1], odd[2]);
+  std::vector<double> tiling = one_size_excess(r, size_t(256) << 10, kRounds,
+                                               "cudaMalloc and cudaFree (the same churn, 256 KiB)",
+                                               names::TRAPPED_BY_THE_CHURN_OF_256_KIB);
+  std::vector<double> odd = one_size_excess(r, size_t(320) << 10, kRounds,
+                                            "cudaMalloc and cudaFree (the same churn, 320 KiB)",
+                                            names::TRAPPED_BY_THE_CHURN_OF_320_KIB);
+  const double gaps = median_of(varied);
   measure(r, names::BYTES_TRAPPED_BESIDE_THE_PADDING, gaps);
-  measure(r, names::BYTES_TRAPPED_BY_THE_SAME_CHURN_OF_ONE_SIZE, tiling_median);
-  measure(r, names::BYTES_TRAPPED_BY_THE_SAME_CHURN_OF_320_KIB, odd_median);
-  fact(r, names::THE_CHURN_TRAPS_FOUR_TIMES_THE_256_KIB_CHURN, gaps > 0 && gaps >= 4 * tiling_median);
-  fact(r, names::THE_CHURN_TRAPS_FOUR_TIMES_THE_320_KIB_CHURN, gaps > 0 && gaps >= 4 * odd_median);
+  measure(r, names::BYTES_TRAPPED_BY_THE_SAME_CHURN_OF_ONE_SIZE, median_of(tiling));
+  measure(r, names::BYTES_TRAPPED_BY_THE_SAME_CHURN_OF_320_KIB, median_of(odd));
+  fact(r, names::THE_CHURN_TRAPS_FOUR_TIMES_THE_256_KIB_CHURN, beyond(gaps, tiling));
+  fact(r, names::THE_CHURN_TRAPS_FOUR_TIMES_THE_320_KIB_CHURN, beyond(gaps, odd));
   return 0;
 }
 
@@ -397,6 +451,27 @@ extern "C" int casebook_fragmentation_churn_over_half_page_cpp(const casebook_re
   return churn<size_t(1088) << 10, size_t(1984) << 10>(r);
 }
 // ANCHOR_END: churn_over_half_page
+
+// ANCHOR: churn_small
+// churn-small-cpp: sizes from 4 KiB to 64 KiB, many to a page.
+extern "C" int casebook_fragmentation_churn_small_cpp(const casebook_recorder *r) {
+  return churn<size_t(4) << 10, size_t(64) << 10>(r);
+}
+// ANCHOR_END: churn_small
+
+// The same churns from the default pool of stream-ordered allocation.
+template <size_t kMin>
+static int churn_from_pool(const casebook_recorder *r) {
+  g_pool = true;
+  return churn<kMin>(r);
+}
+
+// ANCHOR: churn_pool
+// churn-pool-cpp: the churn's blocks from cudaMallocAsync, freed with cudaFreeAsync.
+extern "C" int casebook_fragmentation_churn_pool_cpp(const casebook_recorder *r) {
+  return churn_from_pool<size_t(4) << 10>(r);
+}
+// ANCHOR_END: churn_pool
 
 // ANCHOR: churn_one_size
 // churn-one-size-cpp: the same churn, every block 256 KiB.

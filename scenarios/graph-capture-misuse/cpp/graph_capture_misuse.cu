@@ -23,6 +23,15 @@ static cudaGraph_t end_capture(const casebook_recorder *r, cudaStream_t s) {
   return err == cudaSuccess ? graph : nullptr;
 }
 
+// Copies the buffer's `words` back: did the graph's memsets fill all of them?
+static void check_graph_ran(const casebook_recorder *r, const int *d, size_t words = kWords) {
+  std::vector<int> host(words, 0);
+  rec(r, "cudaMemcpy", cudaMemcpy(host.data(), d, words * sizeof(int), cudaMemcpyDeviceToHost));
+  bool all = true;
+  for (int v : host) all = all && v == 0x2a2a2a2a;
+  check(r, names::GRAPH_RAN, all);
+}
+
 static void later_call(const casebook_recorder *r) {
   void *p = nullptr;
   cudaError_t err = rec(r, "later call: cudaMalloc", cudaMalloc(&p, 1 << 20));
@@ -65,11 +74,7 @@ extern "C" int casebook_graph_capture_misuse_fixed_cpp(const casebook_recorder *
   rec(r, "cudaGraphLaunch", cudaGraphLaunch(exec, s));
   rec(r, "cudaStreamSynchronize", cudaStreamSynchronize(s));  // after the capture: allowed
   // ANCHOR_END: fixed
-  std::vector<int> host(kWords, 0);
-  rec(r, "cudaMemcpy", cudaMemcpy(host.data(), d, kWords * sizeof(int), cudaMemcpyDeviceToHost));
-  bool all = true;
-  for (int v : host) all = all && v == 0x2a2a2a2a;
-  check(r, names::GRAPH_RAN, all);
+  check_graph_ran(r, d);
   rec(r, "cudaGraphExecDestroy", cudaGraphExecDestroy(exec));
   rec(r, "cudaGraphDestroy", cudaGraphDestroy(graph));
   rec(r, "cudaFree (scratch)", cudaFree(scratch));
@@ -128,11 +133,7 @@ static void tracked_buffer(const casebook_recorder *r, bool track_in_capture) {
   // ANCHOR_END: event_outside_capture
   // ANCHOR_END: captured_event
   rec(r, "cudaStreamSynchronize", cudaStreamSynchronize(s));
-  std::vector<int> host(kWords, 0);
-  rec(r, "cudaMemcpy", cudaMemcpy(host.data(), d, kWords * sizeof(int), cudaMemcpyDeviceToHost));
-  bool all = true;
-  for (int v : host) all = all && v == 0x2a2a2a2a;
-  check(r, names::GRAPH_RAN, all);
+  check_graph_ran(r, d);
   rec(r, "cudaEventDestroy", cudaEventDestroy(tracking));
   rec(r, "cudaFree (another buffer)", cudaFree(other));
   rec(r, "cudaFree", cudaFree(d));
@@ -146,5 +147,66 @@ extern "C" int casebook_graph_capture_misuse_captured_event_cpp(const casebook_r
 
 extern "C" int casebook_graph_capture_misuse_event_outside_capture_cpp(const casebook_recorder *r) {
   tracked_buffer(r, /*track_in_capture=*/false);
+  return 0;
+}
+
+// A fork inside the capture: a second stream joins it by waiting on an
+// event recorded in the capturing stream, and its work becomes a branch of
+// the graph. The branch must be joined back (the origin stream waits on an
+// event recorded after it) before the capture ends; `join` says whether it is.
+static void forked_capture(const casebook_recorder *r, bool join) {
+  cudaStream_t s, side;
+  rec(r, "cudaStreamCreateWithFlags", cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  rec(r, "cudaStreamCreateWithFlags (side stream)", cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
+  cudaEvent_t forked, joined;
+  rec(r, "cudaEventCreateWithFlags (fork)", cudaEventCreateWithFlags(&forked, cudaEventDisableTiming));
+  rec(r, "cudaEventCreateWithFlags (join)", cudaEventCreateWithFlags(&joined, cudaEventDisableTiming));
+  int *d = nullptr;
+  rec(r, "cudaMalloc", cudaMalloc((void **)&d, 2 * kWords * sizeof(int)));
+  // ANCHOR: unjoined_fork
+  // ANCHOR: joined_fork
+  rec(r, "cudaStreamBeginCapture", cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  rec(r, "cudaMemsetAsync (captured)", cudaMemsetAsync(d, 0x2a, kWords * sizeof(int), s));
+  rec(r, "cudaEventRecord (fork, in the capture)", cudaEventRecord(forked, s));
+  rec(r, "cudaStreamWaitEvent (the side stream joins the capture)", cudaStreamWaitEvent(side, forked, 0));
+  rec(r, "cudaMemsetAsync (captured, side stream)",
+      cudaMemsetAsync(d + kWords, 0x2a, kWords * sizeof(int), side));
+  if (join) {
+    // FIX: the side stream's branch is joined back before the capture ends.
+    rec(r, "cudaEventRecord (join, on the side stream)", cudaEventRecord(joined, side));
+    rec(r, "cudaStreamWaitEvent (the origin waits on the branch)", cudaStreamWaitEvent(s, joined, 0));
+  }
+  // BUG (unjoined): without the join, the capture ends with the branch open.
+  cudaGraph_t graph = end_capture(r, s);
+  // ANCHOR_END: joined_fork
+  // ANCHOR_END: unjoined_fork
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  if (rec(r, "cudaStreamIsCapturing (side stream)", cudaStreamIsCapturing(side, &status)) == cudaSuccess)
+    fact_text(r, names::SIDE_STREAM_AFTER,
+              status == cudaStreamCaptureStatusNone ? "out of capture mode" : "still capturing");
+  if (graph != nullptr) {
+    cudaGraphExec_t exec = nullptr;
+    rec(r, "cudaGraphInstantiate", cudaGraphInstantiate(&exec, graph, 0));
+    rec(r, "cudaGraphLaunch", cudaGraphLaunch(exec, s));
+    rec(r, "cudaStreamSynchronize", cudaStreamSynchronize(s));
+    check_graph_ran(r, d, 2 * kWords);
+    rec(r, "cudaGraphExecDestroy", cudaGraphExecDestroy(exec));
+    rec(r, "cudaGraphDestroy", cudaGraphDestroy(graph));
+  }
+  later_call(r);
+  rec(r, "cudaEventDestroy (join)", cudaEventDestroy(joined));
+  rec(r, "cudaEventDestroy (fork)", cudaEventDestroy(forked));
+  rec(r, "cudaFree", cudaFree(d));
+  rec(r, "cudaStreamDestroy (side stream)", cudaStreamDestroy(side));
+  rec(r, "cudaStreamDestroy", cudaStreamDestroy(s));
+}
+
+extern "C" int casebook_graph_capture_misuse_unjoined_fork_cpp(const casebook_recorder *r) {
+  forked_capture(r, /*join=*/false);
+  return 0;
+}
+
+extern "C" int casebook_graph_capture_misuse_joined_fork_cpp(const casebook_recorder *r) {
+  forked_capture(r, /*join=*/true);
   return 0;
 }

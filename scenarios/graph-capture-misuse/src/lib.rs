@@ -12,6 +12,7 @@
 //! from a call that looks harmless, or from a later one that checks.
 
 use casebook_model::ResultName;
+use casebook_model::cuda_errors::{driver, runtime};
 use casebook_model::device::event;
 use casebook_model::prelude::*;
 use std::sync::Arc;
@@ -34,15 +35,10 @@ casebook_model::cpp_variants! {
         fixed,
         captured_event,
         event_outside_capture,
+        unjoined_fork,
+        joined_fork,
     }
 }
-
-const UNSUPPORTED: &str = "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED";
-const INVALIDATED: &str = "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED";
-const UNSUPPORTED_CPP: &str = "cudaErrorStreamCaptureUnsupported";
-const INVALIDATED_CPP: &str = "cudaErrorStreamCaptureInvalidated";
-const INVALID_VALUE: &str = "CUDA_ERROR_INVALID_VALUE";
-const ISOLATION: &str = "CUDA_ERROR_STREAM_CAPTURE_ISOLATION";
 
 const TRACKING_OFF_SAFE: &str = "With event tracking off, a buffer used inside a capture and \
                                  dropped after its graph leaves no error behind (cudarc#590, \
@@ -64,7 +60,6 @@ fn graph_text(o: &Outcome) -> String {
         _ => format!("the capture gave no graph: {}", o.first_error_text()),
     }
 }
-const INVALID_VALUE_CPP: &str = "cudaErrorInvalidValue";
 
 /// The captured work fills this many 32-bit words with [`PATTERN`].
 pub const WORDS: usize = 1 << 20;
@@ -78,14 +73,18 @@ pub fn scenario() -> Scenario {
                 a call that waits for it (a stream or device synchronisation) or that cannot be \
                 recorded (cudaMalloc, a synchronous copy) is refused, and the capture is \
                 invalidated: ending it returns an error and no graph. Make such calls before \
-                the capture begins or after it ends. Events follow the same rule: one recorded \
+                the capture begins or after it ends. A stream forked into the capture (it \
+                waits on an event recorded there) must be joined back before the capture ends, \
+                or ending it returns \"capturing stream has unjoined work\" and no graph. Events \
+                follow the same rule: one recorded \
                 during a capture stands for a node of the graph, and once the graph is \
                 destroyed a stream that is not capturing gets CUDA_ERROR_INVALID_VALUE when \
                 it waits on it; a capturing stream cannot wait on one recorded outside it. A wrapper that records a buffer's uses with events must leave \
                 them alone while a stream captures.",
         fix: "Between cudaStreamBeginCapture and EndCapture enqueue only capturable async work: \
               cudaMalloc before the capture, cudaStreamSynchronize after cudaGraphLaunch, and no event \
-              records while cudaStreamIsCapturing reports capturing.",
+              records while cudaStreamIsCapturing reports capturing; a side stream forked into the \
+              capture ends with an event the origin stream waits on.",
         symptoms: &[
             "operation not permitted when stream is capturing",
             "an error on the second call",
@@ -95,21 +94,19 @@ pub fn scenario() -> Scenario {
         reports: REPORTS,
         claims: CLAIMS,
         variants: variants![
-            Pair::new(
-                Symptom::cuda_error(UNSUPPORTED),
-                cudarc!(broken),
-                cudarc!(fixed)
-            )
-            .then_shows(Symptom::cuda_error(INVALIDATED)),
-            Pair::new(
-                Symptom::cuda_error(UNSUPPORTED_CPP),
-                cpp::broken,
-                cpp::fixed
-            )
-            .then_shows(Symptom::cuda_error(INVALIDATED_CPP)),
+            cudarc_pair!(Symptom::cuda_error(driver::STREAM_CAPTURE_UNSUPPORTED))
+                .then_shows(Symptom::cuda_error(driver::STREAM_CAPTURE_INVALIDATED)),
+            cpp_pair!(Symptom::cuda_error(runtime::STREAM_CAPTURE_UNSUPPORTED))
+                .then_shows(Symptom::cuda_error(runtime::STREAM_CAPTURE_INVALIDATED)),
+            Variant::broken(
+                "unjoined-fork-cpp",
+                Symptom::cuda_error(runtime::STREAM_CAPTURE_UNJOINED),
+                cpp::unjoined_fork,
+            ),
+            Variant::fixed("joined-fork-cpp", cpp::joined_fork),
             Variant::broken(
                 "captured-event",
-                Symptom::cuda_error(INVALID_VALUE),
+                Symptom::cuda_error(driver::INVALID_VALUE),
                 cudarc!(captured_event),
             ),
             Variant::fixed("event-outside-capture", cudarc!(event_outside_capture)),
@@ -129,10 +126,10 @@ pub fn scenario() -> Scenario {
                 ),
             Variant::contrast(
                 "safe-api-tracked",
-                Expect::Fails(Symptom::cuda_error(INVALIDATED)),
-                cudarc!(safe_api::tracked at "tracked"),
+                Expect::Fails(Symptom::cuda_error(driver::STREAM_CAPTURE_INVALIDATED)),
+                cudarc!(safe_api::tracked, anchored),
             )
-            .then_shows(Symptom::cuda_error(ISOLATION))
+            .then_shows(Symptom::cuda_error(driver::STREAM_CAPTURE_ISOLATION))
             .also_differs(
                 "safe-api's program with cudarc's default: the context tracks every use of the \
                  buffer with events, including the uses inside the capture.",
@@ -178,7 +175,7 @@ pub fn scenario() -> Scenario {
             ),
             Variant::broken(
                 "captured-event-cpp",
-                Symptom::cuda_error(INVALID_VALUE_CPP),
+                Symptom::cuda_error(runtime::INVALID_VALUE),
                 cpp::captured_event,
             ),
             Variant::fixed("event-outside-capture-cpp", cpp::event_outside_capture),
@@ -529,17 +526,16 @@ mod tests {
     use super::*;
 
     fn refused(calls: [bool; 4]) -> Outcome {
-        [
-            STREAM_SYNCHRONIZE_REFUSED,
-            STREAM_QUERY_REFUSED,
-            EVENT_SYNCHRONIZE_REFUSED,
-            EVENT_QUERY_REFUSED,
-        ]
-        .into_iter()
-        .zip(calls)
-        .fold(Outcome::empty(), |o, (name, value)| {
-            o.with_fact(name, value)
-        })
+        Outcome::empty().with_facts(
+            [
+                STREAM_SYNCHRONIZE_REFUSED,
+                STREAM_QUERY_REFUSED,
+                EVENT_SYNCHRONIZE_REFUSED,
+                EVENT_QUERY_REFUSED,
+            ]
+            .into_iter()
+            .zip(calls),
+        )
     }
 
     #[test]

@@ -47,8 +47,8 @@ pub fn scenario() -> Scenario {
         reports: &[],
         claims: CLAIMS,
         variants: variants![
-            Pair::new(Symptom::check_failed(BACK), cudarc!(broken), cudarc!(fixed)),
-            Pair::new(Symptom::check_failed(BACK), cpp::broken, cpp::fixed),
+            cudarc_pair!(Symptom::check_failed(BACK)),
+            cpp_pair!(Symptom::check_failed(BACK)),
             Variant::as_written("limited-host-cpp", cpp::limited_host).also_differs(
                 "the article's example 2 (without the pinned buffer the other C++ variants add), \
                  called again and again with the process's data limited (RLIMIT_DATA) to what it \
@@ -78,12 +78,12 @@ pub fn scenario() -> Scenario {
             // A host short of physical memory: a memory cgroup's limit.
             Variant::records(
                 "physical-limit",
-                cudarc!(physical::physical_limit at "physical_limit")
+                cudarc!(physical::physical_limit, anchored)
             )
             .needs_memory_cgroup(),
             Variant::records(
                 "physical-limit-fixed",
-                cudarc!(physical::physical_limit_fixed at "physical_limit_fixed")
+                cudarc!(physical::physical_limit_fixed, anchored)
             )
             .needs_memory_cgroup()
             .one_change(
@@ -96,7 +96,7 @@ pub fn scenario() -> Scenario {
             // pinned (cuMemHostAlloc) and kept.
             Variant::records(
                 "pinned-physical-limit",
-                cudarc!(physical::pinned_physical_limit at "pinned_physical_limit")
+                cudarc!(physical::pinned_physical_limit, anchored)
             )
             .needs_memory_cgroup()
             .one_change(
@@ -108,7 +108,7 @@ pub fn scenario() -> Scenario {
             ),
             Variant::records(
                 "pinned-physical-limit-fixed",
-                cudarc!(physical::pinned_physical_limit_fixed at "pinned_physical_limit_fixed")
+                cudarc!(physical::pinned_physical_limit_fixed, anchored)
             )
             .needs_memory_cgroup()
             .one_change(
@@ -120,7 +120,7 @@ pub fn scenario() -> Scenario {
             Variant::contrast_clean("pinned-transfers", cudarc!(pinned::pinned at "transfers")),
             Variant::contrast_clean(
                 "pageable-transfers",
-                cudarc!(pinned::pageable_both at "pageable_both")
+                cudarc!(pinned::pageable_both, anchored)
             )
             .one_change(
                 "pinned-transfers",
@@ -131,7 +131,7 @@ pub fn scenario() -> Scenario {
             Variant::contrast_clean("pinned-leak", cudarc!(pinned::leak at "pieces")),
             Variant::contrast_clean(
                 "pinned-given-back",
-                cudarc!(pinned::given_back at "given_back")
+                cudarc!(pinned::given_back, anchored)
             )
             .one_change(
                 "pinned-leak",

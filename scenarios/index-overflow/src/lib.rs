@@ -9,6 +9,7 @@
 
 use std::sync::Arc;
 
+use casebook_model::cuda_errors::{driver, runtime};
 use casebook_model::prelude::*;
 use cudarc::driver::{CudaContext, CudaFunction, DriverError, LaunchConfig};
 
@@ -37,9 +38,6 @@ pub const THREADS: u32 = 256;
 /// Each variant holds the array (8.6 GB) and a little more.
 pub const HOLDS: u64 = 9 << 30;
 
-const ILLEGAL: &str = "CUDA_ERROR_ILLEGAL_ADDRESS";
-const ILLEGAL_CPP: &str = "cudaErrorIllegalAddress";
-
 pub fn scenario() -> Scenario {
     // A broken variant may reach its limit under the tool (its cell then
     // says so); a fixed one must finish, and racecheck on the 2^31-thread
@@ -65,15 +63,11 @@ pub fn scenario() -> Scenario {
         reports: REPORTS,
         claims: CLAIMS,
         variants: variants![
-            Pair::new(
-                Symptom::cuda_error(ILLEGAL),
-                cudarc!(broken),
-                cudarc!(fixed)
-            )
-            .both(|v| v.holds_memory(HOLDS))
-            .with_broken(|v| v.sanitizer_time_limit(broken_limit).faults_device())
-            .with_fixed(|v| v.sanitizer_time_limit(fixed_limit)),
-            Pair::new(Symptom::cuda_error(ILLEGAL_CPP), cpp::broken, cpp::fixed)
+            cudarc_pair!(Symptom::cuda_error(driver::ILLEGAL_ADDRESS))
+                .both(|v| v.holds_memory(HOLDS))
+                .with_broken(|v| v.sanitizer_time_limit(broken_limit).faults_device())
+                .with_fixed(|v| v.sanitizer_time_limit(fixed_limit)),
+            cpp_pair!(Symptom::cuda_error(runtime::ILLEGAL_ADDRESS))
                 .both(|v| v.holds_memory(HOLDS))
                 .with_broken(|v| v.sanitizer_time_limit(broken_limit).faults_device())
                 .with_fixed(|v| v.sanitizer_time_limit(fixed_limit)),

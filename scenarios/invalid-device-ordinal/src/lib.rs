@@ -7,7 +7,9 @@
 //! the ordinal one past the last GPU it sees, which is `cuda:1` on a
 //! machine with one GPU, so that it fails the same way on every machine.
 
+use casebook_model::cuda_errors::{driver, runtime};
 use casebook_model::prelude::*;
+use casebook_model::pytorch;
 use cudarc::driver::{DriverError, sys};
 
 mod broken;
@@ -21,13 +23,6 @@ casebook_model::cpp_variants! {
         fixed,
     }
 }
-
-/// What cuDeviceGet returns for an ordinal the process does not see.
-const INVALID_DEVICE: &str = "CUDA_ERROR_INVALID_DEVICE";
-/// What cudaSetDevice returns for it.
-const INVALID_DEVICE_CPP: &str = "cudaErrorInvalidDevice";
-/// What PyTorch raises for it.
-const INVALID_DEVICE_PY: &str = "torch.AcceleratorError: CUDA error: invalid device ordinal";
 
 const FILE: &str = "python/ordinal.py";
 
@@ -47,20 +42,14 @@ pub fn scenario() -> Scenario {
         reports: REPORTS,
         claims: CLAIMS,
         variants: variants![
-            Pair::pytorch(FILE, Symptom::cuda_error(INVALID_DEVICE_PY))
+            Pair::pytorch(FILE, Symptom::cuda_error(pytorch::INVALID_DEVICE_ORDINAL))
                 .then_shows(Symptom::check_failed(RAN)),
-            Pair::new(
-                Symptom::cuda_error(INVALID_DEVICE),
-                cudarc!(broken),
-                cudarc!(fixed)
-            )
-            .then_shows(Symptom::check_failed(RAN)),
-            Pair::new(
-                Symptom::cuda_error(INVALID_DEVICE_CPP),
-                cpp::broken,
-                cpp::fixed
-            )
-            .then_shows(Symptom::check_failed(RAN)),
+            // What cuDeviceGet returns for an ordinal the process does not see.
+            cudarc_pair!(Symptom::cuda_error(driver::INVALID_DEVICE))
+                .then_shows(Symptom::check_failed(RAN)),
+            // What cudaSetDevice returns for it.
+            cpp_pair!(Symptom::cuda_error(runtime::INVALID_DEVICE))
+                .then_shows(Symptom::check_failed(RAN)),
         ],
     }
 }
@@ -105,7 +94,7 @@ const CLAIMS: &[Claim] = &[Claim {
     // sentence's second case, an action invalid for a device that exists,
     // is not run: the same error, and the message "invalid device
     // ordinal", can come with an ordinal that is valid.
-    judge: |o: &Outcome| match (o.first_error_is(INVALID_DEVICE_CPP), o.check(RAN)) {
+    judge: |o: &Outcome| match (o.first_error_is(runtime::INVALID_DEVICE), o.check(RAN)) {
         (Some(true), Some(false)) => ClaimVerdict::Confirmed,
         (_, Some(true)) => ClaimVerdict::Refuted,
         (Some(false), Some(false)) => ClaimVerdict::Partly,
@@ -138,7 +127,7 @@ mod tests {
     fn the_claim_turns_on_the_refusal() {
         let judge = CLAIMS[0].judge;
         assert_eq!(
-            judge(&outcome(INVALID_DEVICE_CPP, false)),
+            judge(&outcome(runtime::INVALID_DEVICE, false)),
             ClaimVerdict::Confirmed
         );
         assert_eq!(judge(&outcome("cudaSuccess", true)), ClaimVerdict::Refuted);

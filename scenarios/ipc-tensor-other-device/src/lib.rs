@@ -12,14 +12,11 @@
 use std::time::Duration;
 
 use casebook_model::prelude::*;
+use casebook_model::pytorch;
 
 casebook_model::names_module!();
 
 const FILE: &str = "python/share.py";
-
-/// What the consumer's op records: PyTorch's device check, by the start of
-/// its message (the whole of it goes to the report).
-const SAME_DEVICE: &str = "RuntimeError: Expected all tensors to be on the same device";
 
 /// What the producer writes to its stderr as it exits with a tensor still
 /// held, from its first words (a log prefix with the time comes before).
@@ -45,7 +42,7 @@ pub fn scenario() -> Scenario {
         reports: REPORTS,
         claims: &[],
         variants: variants![
-            Pair::pytorch(FILE, Symptom::cuda_error(SAME_DEVICE))
+            Pair::pytorch(FILE, Symptom::cuda_error(pytorch::SAME_DEVICE))
                 .then_shows(Symptom::check_failed(RESULT_RIGHT))
                 .both(|v| v.timeout(PROCESSES_TIMEOUT))
                 .with_fixed(|v| v.one_change(

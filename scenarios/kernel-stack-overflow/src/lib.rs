@@ -12,6 +12,7 @@
 
 use std::sync::Arc;
 
+use casebook_model::cuda_errors::{driver, runtime};
 use casebook_model::device;
 use casebook_model::prelude::*;
 use cudarc::driver::{CudaContext, DriverError, PushKernelArg, sys};
@@ -38,10 +39,6 @@ pub const DEPTH: i32 = 24;
 pub const FRAME: usize = 64;
 const THREADS: usize = 32;
 
-/// What the overflow returns on an H100 with driver 580 (older GPUs, in
-/// the threads users filed, returned CUDA_ERROR_LAUNCH_FAILED).
-const OVERFLOW: &str = "CUDA_ERROR_ILLEGAL_ADDRESS";
-const OVERFLOW_CPP: &str = "cudaErrorIllegalAddress";
 /// Stack allowed per call in the fix: ptxas reports 568 bytes per frame
 /// for sm_90 with nvcc 13.0, and another compiler or GPU may need more.
 pub const PER_CALL: usize = 1024;
@@ -68,13 +65,19 @@ pub fn scenario() -> Scenario {
         reports: &[],
         claims: CLAIMS,
         variants: variants![
-            Variant::broken("broken", Symptom::cuda_error(OVERFLOW), cudarc!(broken))
-                .then_shows(Symptom::check_failed(MATCHES))
-                .faults_device(),
+            Variant::broken(
+                "broken",
+                // What the overflow returns on an H100 with driver 580 (older GPUs, in
+                // the threads users filed, returned CUDA_ERROR_LAUNCH_FAILED).
+                Symptom::cuda_error(driver::ILLEGAL_ADDRESS),
+                cudarc!(broken)
+            )
+            .then_shows(Symptom::check_failed(MATCHES))
+            .faults_device(),
             // Raising the limit reserves it for every thread the GPU can
             // hold: gigabytes, so the fixes run alone.
             Variant::fixed("fixed", cudarc!(fixed)).alone(),
-            Pair::new(Symptom::cuda_error(OVERFLOW_CPP), cpp::broken, cpp::fixed)
+            cpp_pair!(Symptom::cuda_error(runtime::ILLEGAL_ADDRESS))
                 .then_shows(Symptom::check_failed(MATCHES))
                 .with_broken(|v| v.faults_device())
                 .with_fixed(|v| v.alone()),
@@ -101,7 +104,7 @@ const CLAIMS: &[Claim] = &[Claim {
     // limit, is the control: there the walk faults.
     judge: |o: &Outcome| match (o.first_error(), o.check(MATCHES)) {
         (None, Some(true)) => ClaimVerdict::Confirmed,
-        (Some(e), _) if e.result == OVERFLOW_CPP => ClaimVerdict::Refuted,
+        (Some(e), _) if e.result == runtime::ILLEGAL_ADDRESS => ClaimVerdict::Refuted,
         (Some(_), _) => ClaimVerdict::Partly,
         _ => ClaimVerdict::Undecided,
     },

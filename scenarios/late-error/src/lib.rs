@@ -39,19 +39,14 @@ pub fn scenario() -> Scenario {
         reports: &[],
         claims: CLAIMS,
         variants: variants![
-            Pair::new(
-                Symptom::check_failed(AT_LAUNCH),
-                cudarc!(broken),
-                cudarc!(fixed)
-            )
-            .both(|v| v.faults_device()),
+            cudarc_pair!(Symptom::check_failed(AT_LAUNCH)).both(|v| v.faults_device()),
             Variant::records("launch-blocking", cudarc!(launch_blocking)).faults_device(),
             Variant::records("under-tools", cudarc!(pinpoint::under_tools at "pinpoint"))
                 .faults_device()
                 .timeout(std::time::Duration::from_secs(300)),
             Variant::records(
                 "under-racecheck",
-                cudarc!(pinpoint::under_racecheck at "under_racecheck")
+                cudarc!(pinpoint::under_racecheck, anchored)
             )
             .faults_device()
             .timeout(std::time::Duration::from_secs(300))

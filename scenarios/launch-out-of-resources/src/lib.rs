@@ -11,6 +11,7 @@
 
 use std::sync::Arc;
 
+use casebook_model::cuda_errors::{driver, runtime};
 use casebook_model::prelude::*;
 use cudarc::driver::{CudaContext, CudaFunction, DriverError, PushKernelArg, sys};
 
@@ -33,13 +34,6 @@ casebook_model::cpp_variants! {
 pub mod fatbin {
     include!(concat!(env!("OUT_DIR"), "/fatbins.rs"));
 }
-
-const OUT_OF_RESOURCES: &str = "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES";
-const OUT_OF_RESOURCES_CPP: &str = "cudaErrorLaunchOutOfResources";
-const INVALID_VALUE: &str = "CUDA_ERROR_INVALID_VALUE";
-/// What the runtime of CUDA 13.0 returns for a block of more than 1024
-/// threads (older reports show cudaErrorInvalidConfiguration).
-const INVALID_VALUE_CPP: &str = "cudaErrorInvalidValue";
 
 /// Elements each launch computes.
 pub(crate) const N: usize = 1 << 16;
@@ -65,12 +59,8 @@ pub fn scenario() -> Scenario {
         reports: REPORTS,
         claims: CLAIMS,
         variants: variants![
-            Pair::new(
-                Symptom::cuda_error(OUT_OF_RESOURCES),
-                cudarc!(broken),
-                cudarc!(fixed)
-            ),
-            Variant::contrast_clean("bounded", cudarc!(broken::bounded at "bounded")).one_change(
+            cudarc_pair!(Symptom::cuda_error(driver::LAUNCH_OUT_OF_RESOURCES)),
+            Variant::contrast_clean("bounded", cudarc!(broken::bounded, anchored)).one_change(
                 "broken",
                 "the kernel launched with 1024 threads: heavy there, compiled as the compiler sees \
                  fit; heavy_bounded here, the same code compiled with __launch_bounds__(1024)",
@@ -80,17 +70,15 @@ pub fn scenario() -> Scenario {
             Variant::fixed("launch-bounds", cudarc!(launch_bounds)),
             Variant::broken(
                 "too-many-threads",
-                Symptom::cuda_error(INVALID_VALUE),
+                Symptom::cuda_error(driver::INVALID_VALUE),
                 cudarc!(too_many_threads),
             ),
-            Pair::new(
-                Symptom::cuda_error(OUT_OF_RESOURCES_CPP),
-                cpp::broken,
-                cpp::fixed
-            ),
+            cpp_pair!(Symptom::cuda_error(runtime::LAUNCH_OUT_OF_RESOURCES)),
             Variant::broken(
                 "too-many-threads-cpp",
-                Symptom::cuda_error(INVALID_VALUE_CPP),
+                // What the runtime of CUDA 13.0 returns for a block of more than 1024
+                // threads (older reports show cudaErrorInvalidConfiguration).
+                Symptom::cuda_error(runtime::INVALID_VALUE),
                 cpp::too_many_threads,
             ),
         ],

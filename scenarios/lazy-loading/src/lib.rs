@@ -79,7 +79,7 @@ pub fn scenario() -> Scenario {
                 "the broken program, unchanged, run in a worker process with \
                  CUDA_MODULE_LOADING=EAGER: the variable is read when CUDA starts.",
             ),
-            Pair::new(Symptom::check_failed(RELEASED), cpp::broken, cpp::fixed),
+            cpp_pair!(Symptom::check_failed(RELEASED)),
             Variant::contrast_clean("footprint", cudarc!(footprint::run at "measure"))
                 // Its times compare milliseconds: a neighbour's work on the GPU
                 // or the CPU stretches one side of a pair.
@@ -93,7 +93,7 @@ pub fn scenario() -> Scenario {
                 ),
             Variant::contrast_clean(
                 "footprint-one-kernel",
-                cudarc!(footprint::one_kernel at "one_kernel")
+                cudarc!(footprint::one_kernel, anchored)
             )
             .alone()
             .also_differs(

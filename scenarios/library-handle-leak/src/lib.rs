@@ -54,22 +54,18 @@ pub fn scenario() -> Scenario {
         reports: &[],
         claims: CLAIMS,
         variants: variants![
-            Pair::new(
-                Symptom::cuda_error("CUBLAS_STATUS_ALLOC_FAILED"),
-                cudarc!(broken),
-                cudarc!(fixed)
-            )
-            .then_shows(Symptom::check_failed(EVERY_CALL))
-            .with_broken(|v| v.timeout(std::time::Duration::from_secs(240))),
+            cudarc_pair!(Symptom::cuda_error("CUBLAS_STATUS_ALLOC_FAILED"))
+                .then_shows(Symptom::check_failed(EVERY_CALL))
+                .with_broken(|v| v.timeout(std::time::Duration::from_secs(240))),
             // Where the leak check says each leaked allocation was made.
             Variant::records(
                 "handles-under-leak-check",
-                cudarc!(tools::handles_under_leak_check at "handles_under_leak_check")
+                cudarc!(tools::handles_under_leak_check, anchored)
             )
             .timeout(std::time::Duration::from_secs(360)),
             Variant::records(
                 "own-leak-under-leak-check",
-                cudarc!(tools::own_leak_under_leak_check at "own_leak_under_leak_check")
+                cudarc!(tools::own_leak_under_leak_check, anchored)
             )
             .timeout(std::time::Duration::from_secs(360))
             .one_change(

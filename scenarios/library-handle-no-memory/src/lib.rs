@@ -15,13 +15,6 @@ casebook_model::names_module!();
 
 const FILE: &str = "python/handles.py";
 
-/// What PyTorch 2.11 raises when cuBLAS cannot create its handle.
-const CUBLAS_ALLOC_FAILED: &str =
-    "RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`";
-/// What PyTorch 2.11 raises when cuDNN cannot (its status says nothing of
-/// memory).
-const CUDNN_INTERNAL_ERROR: &str = "RuntimeError: cuDNN error: CUDNN_STATUS_INTERNAL_ERROR";
-
 pub fn scenario() -> Scenario {
     Scenario {
         slug: "library-handle-no-memory",
@@ -42,13 +35,13 @@ pub fn scenario() -> Scenario {
         variants: vec![
             Variant::broken(
                 "broken-py",
-                Symptom::cuda_error(CUBLAS_ALLOC_FAILED),
+                Symptom::cuda_error(pytorch::CUBLAS_ALLOC_FAILED),
                 Program::pytorch(FILE, "broken"),
             )
             .then_shows(Symptom::check_failed(PRODUCT)),
             Variant::broken(
                 "cudnn-py",
-                Symptom::cuda_error(CUDNN_INTERNAL_ERROR),
+                Symptom::cuda_error(pytorch::CUDNN_INTERNAL_ERROR),
                 Program::pytorch(FILE, "broken_cudnn"),
             )
             .then_shows(Symptom::check_failed(CONVOLUTION)),
@@ -277,40 +270,29 @@ mod tests {
     use super::*;
 
     fn workspaces(first: bool, again_none: bool, other: bool, gemv: bool) -> Outcome {
-        [
+        Outcome::empty().with_facts([
             (THE_FIRST_PRODUCT_ADDS_MEMORY, first),
             (THE_NEXT_PRODUCT_ON_THE_SAME_STREAM_ADDS_NONE, again_none),
             (THE_FIRST_PRODUCT_ON_A_SECOND_STREAM_ADDS_MEMORY, other),
             (THE_FIRST_PRODUCT_OF_A_SECOND_HANDLE_ADDS_MEMORY, other),
             (A_MATRIX_VECTOR_PRODUCT_ON_A_FOURTH_STREAM_ADDS_MEMORY, gemv),
             (THE_MATRIX_VECTOR_PRODUCT_RUNS, true),
-        ]
-        .into_iter()
-        .fold(Outcome::empty(), |o, (name, value)| {
-            o.with_fact(name, value)
-        })
+        ])
     }
 
     #[test]
     fn the_workspace_claim_turns_on_what_each_first_product_adds() {
         let claim = &CLAIMS[2];
-        assert_eq!(
-            claim.verdict(&workspaces(true, true, true, false)),
-            ClaimVerdict::Confirmed
-        );
-        assert_eq!(
-            claim.verdict(&workspaces(true, true, true, true)),
-            ClaimVerdict::Partly
-        );
-        assert_eq!(
-            claim.verdict(&workspaces(false, true, false, false)),
-            ClaimVerdict::Refuted
-        );
-        // The control: the first combination's workspace, and no other.
-        assert_eq!(
-            claim.verdict(&workspaces(true, true, false, false)),
-            ClaimVerdict::Refuted
-        );
+        for (first, again_none, other, gemv, verdict) in [
+            (true, true, true, false, ClaimVerdict::Confirmed),
+            (true, true, true, true, ClaimVerdict::Partly),
+            (false, true, false, false, ClaimVerdict::Refuted),
+            // The control: the first combination's workspace, and no other.
+            (true, true, false, false, ClaimVerdict::Refuted),
+        ] {
+            let outcome = workspaces(first, again_none, other, gemv);
+            assert_eq!(claim.verdict(&outcome), verdict);
+        }
         assert_eq!(claim.verdict(&Outcome::empty()), ClaimVerdict::Undecided);
     }
 }

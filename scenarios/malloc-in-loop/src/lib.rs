@@ -40,7 +40,7 @@ pub fn scenario() -> Scenario {
         reports: &[],
         claims: CLAIMS,
         variants: variants![
-            Pair::new(Symptom::check_failed(WAITS), cpp::broken, cpp::fixed),
+            cpp_pair!(Symptom::check_failed(WAITS)),
             Variant::fixed("pool-cpp", cpp::pool),
             Variant::records("pool-emptied-cpp", cpp::pool_emptied)
                 .one_change(

@@ -9,6 +9,7 @@
 
 use std::sync::Arc;
 
+use casebook_model::cuda_errors::{driver, runtime};
 use casebook_model::device;
 use casebook_model::prelude::*;
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, CudaView, DriverError, PushKernelArg};
@@ -34,9 +35,6 @@ pub const N: usize = 1 << 20;
 /// Floats before the data in the same buffer.
 pub const HEADER: usize = 1;
 
-const MISALIGNED: &str = "CUDA_ERROR_MISALIGNED_ADDRESS";
-const MISALIGNED_CPP: &str = "cudaErrorMisalignedAddress";
-
 pub fn scenario() -> Scenario {
     Scenario {
         slug: "misaligned-address",
@@ -52,14 +50,10 @@ pub fn scenario() -> Scenario {
         reports: &[],
         claims: CLAIMS,
         variants: variants![
-            Pair::new(
-                Symptom::cuda_error(MISALIGNED),
-                cudarc!(broken),
-                cudarc!(fixed)
-            )
-            .then_shows(Symptom::check_failed(MATCHES))
-            .with_broken(|v| v.faults_device()),
-            Pair::new(Symptom::cuda_error(MISALIGNED_CPP), cpp::broken, cpp::fixed)
+            cudarc_pair!(Symptom::cuda_error(driver::MISALIGNED_ADDRESS))
+                .then_shows(Symptom::check_failed(MATCHES))
+                .with_broken(|v| v.faults_device()),
+            cpp_pair!(Symptom::cuda_error(runtime::MISALIGNED_ADDRESS))
                 .then_shows(Symptom::check_failed(MATCHES))
                 .with_broken(|v| v.faults_device()),
         ],
@@ -88,7 +82,10 @@ const CLAIMS: &[Claim] = &[
         // kernel's first error is cudaErrorMisalignedAddress (confirmed), or
         // it runs and its result matches (refuted). fixed-cpp, the same data
         // read with 4-byte loads, is the control.
-        judge: |o: &Outcome| match (o.first_error_is(MISALIGNED_CPP), o.check(MATCHES)) {
+        judge: |o: &Outcome| match (
+            o.first_error_is(runtime::MISALIGNED_ADDRESS),
+            o.check(MATCHES),
+        ) {
             (Some(true), _) => ClaimVerdict::Confirmed,
             (None, Some(true)) => ClaimVerdict::Refuted,
             (Some(false), _) => ClaimVerdict::Partly,
@@ -110,7 +107,7 @@ const CLAIMS: &[Claim] = &[
         // The unrelated cudaMalloc after the fault returns the same error
         // (confirmed, capped at partly), or succeeds (refuted).
         judge: |o: &Outcome| match o.fact(LATER_CALL).and_then(|v| v.as_str()) {
-            Some(MISALIGNED_CPP) => ClaimVerdict::Confirmed,
+            Some(runtime::MISALIGNED_ADDRESS) => ClaimVerdict::Confirmed,
             Some("cudaSuccess") => ClaimVerdict::Refuted,
             Some(_) => ClaimVerdict::Partly,
             None => ClaimVerdict::Undecided,

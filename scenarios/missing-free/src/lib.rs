@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use casebook_kernels::fatbin;
+use casebook_model::cuda_errors::{driver, runtime};
 use casebook_model::device::{self, PAGE};
 use casebook_model::prelude::*;
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream};
@@ -34,9 +35,6 @@ pub const SAMPLE: usize = 1 << 20;
 /// How far free memory may end from its baseline and still count as back.
 pub const TOLERANCE: usize = 64 << 20;
 
-pub const OOM: &str = "CUDA_ERROR_OUT_OF_MEMORY";
-const OOM_CPP: &str = "cudaErrorMemoryAllocation";
-
 pub fn scenario() -> Scenario {
     Scenario {
         slug: "missing-free",
@@ -50,11 +48,11 @@ pub fn scenario() -> Scenario {
         reports: &[],
         claims: CLAIMS,
         variants: variants![
-            Pair::new(Symptom::cuda_error(OOM), cudarc!(broken), cudarc!(fixed))
+            cudarc_pair!(Symptom::cuda_error(driver::OUT_OF_MEMORY))
                 .with_broken(|v| v.states(
                     "A raw cuMemAlloc that is never freed leaks until cuMemAlloc \
                      fails.",
-                    |o| o.first_error_is("CUDA_ERROR_OUT_OF_MEMORY"),
+                    |o| o.first_error_is(driver::OUT_OF_MEMORY),
                     Outcome::first_error_text,
                 ))
                 .with_fixed(|v| v.also_differs(
@@ -65,10 +63,10 @@ pub fn scenario() -> Scenario {
                      frees it on every path; the C++ pair differs by the \
                      `cudaFree` alone.",
                 )),
-            Pair::new(Symptom::cuda_error(OOM_CPP), cpp::broken, cpp::fixed),
+            cpp_pair!(Symptom::cuda_error(runtime::MEMORY_ALLOCATION)),
             Variant::broken(
                 "second-call-large-cpp",
-                Symptom::cuda_error(OOM_CPP),
+                Symptom::cuda_error(runtime::MEMORY_ALLOCATION),
                 cpp::second_call_large,
             )
             .one_change(
@@ -81,7 +79,7 @@ pub fn scenario() -> Scenario {
             ),
             Variant::contrast(
                 "second-call-large-reset-cpp",
-                Expect::Fails(Symptom::cuda_error(OOM_CPP)),
+                Expect::Fails(Symptom::cuda_error(runtime::MEMORY_ALLOCATION)),
                 cpp::second_call_large_reset,
             )
             .one_change(
@@ -96,7 +94,7 @@ pub fn scenario() -> Scenario {
                 .timeout(std::time::Duration::from_secs(360)),
             Variant::records(
                 "under-leak-check",
-                cudarc!(tools::under_leak_check at "under_leak_check")
+                cudarc!(tools::under_leak_check, anchored)
             )
             .timeout(std::time::Duration::from_secs(360))
             .one_change(
@@ -107,14 +105,14 @@ pub fn scenario() -> Scenario {
                 "report(rec, LEAK_CHECK)",
             ),
             Pair::new(
-                Symptom::cuda_error(OOM),
+                Symptom::cuda_error(driver::OUT_OF_MEMORY),
                 Program::cust("broken"),
                 Program::cust("fixed")
             )
             .with_broken(|v| v.states(
                 "A DeviceBuffer kept beyond its call (a cache that nothing \
                  evicts) leaks exactly as much.",
-                |o| o.first_error_is("CUDA_ERROR_OUT_OF_MEMORY"),
+                |o| o.first_error_is(driver::OUT_OF_MEMORY),
                 Outcome::first_error_text,
             ))
             .with_fixed(|v| v.states(
@@ -216,7 +214,7 @@ const CLAIMS: &[Claim] = &[
         // calls had used the memory, or not back though they completed:
         // neither avoided it (refuted).
         judge: |o| {
-            if o.shows(&Symptom::cuda_error(OOM_CPP)) {
+            if o.shows(&Symptom::cuda_error(runtime::MEMORY_ALLOCATION)) {
                 match o.flag(FAILED_AFTER_FILL) {
                     Some(true) => ClaimVerdict::Partly,
                     Some(false) => ClaimVerdict::Refuted,
@@ -241,7 +239,7 @@ const CLAIMS: &[Claim] = &[
         // cudaFree alone (the Rust pair also differs in how it allocates).
         judged_by: "broken-cpp",
         control: Control::Run("fixed-cpp"),
-        judge: |o| leak_verdict(o, OOM_CPP),
+        judge: |o| leak_verdict(o, runtime::MEMORY_ALLOCATION),
         ..Claim::EITHER
     },
     Claim {
@@ -275,7 +273,7 @@ const CLAIMS: &[Claim] = &[
         // says nothing of it. Allocating again: the second call's
         // cudaMalloc, the first call's buffer still held, refused.
         judge: |o: &Outcome| {
-            let exceeding = if o.shows(&Symptom::cuda_error(OOM_CPP)) {
+            let exceeding = if o.shows(&Symptom::cuda_error(runtime::MEMORY_ALLOCATION)) {
                 o.flag(FAILED_AFTER_FILL)
             } else {
                 None
@@ -308,7 +306,7 @@ const CLAIMS: &[Claim] = &[
              prescribes), shows that the reading sees memory come back: free memory ends where \
              it started.",
         ),
-        judge: |o| leak_verdict(o, OOM_CPP),
+        judge: |o| leak_verdict(o, runtime::MEMORY_ALLOCATION),
         ..Claim::EITHER
     },
     Claim {
@@ -384,7 +382,9 @@ const CLAIMS: &[Claim] = &[
         // frees what it allocated, and none fails. Another error is not the
         // failure the comment gives a reason for: undecided.
         judge: |o| match o.first_error() {
-            Some(_) if o.shows(&Symptom::cuda_error(OOM_CPP)) => ClaimVerdict::Confirmed,
+            Some(_) if o.shows(&Symptom::cuda_error(runtime::MEMORY_ALLOCATION)) => {
+                ClaimVerdict::Confirmed
+            }
             Some(_) => ClaimVerdict::Undecided,
             None if o.termination == casebook_model::Termination::Completed => {
                 ClaimVerdict::Refuted
@@ -407,7 +407,7 @@ const CLAIMS: &[Claim] = &[
              nothing of what it allocates; fragmentation is 001-incomplete-free-fragments, and \
              \"driver-level conflicts\" names nothing a run can provoke or read",
         ),
-        judge: |o| leak_verdict(o, OOM_CPP),
+        judge: |o| leak_verdict(o, runtime::MEMORY_ALLOCATION),
     },
     Claim {
         id: "002-silent-accumulation-to-oom",
@@ -418,7 +418,7 @@ const CLAIMS: &[Claim] = &[
         reach: Reach::AtBestPartly(
             "the article's \"frustrating error\" is out of memory with no process running; once the leaking process exits, its memory is back (orphaned-process, exit-and-kill), unless a child it forked after CUDA started still holds its context (forked-child)",
         ),
-        judge: |o| leak_verdict(o, OOM_CPP),
+        judge: |o| leak_verdict(o, runtime::MEMORY_ALLOCATION),
     },
     Claim {
         id: "002-nsight-compute-finds-leaks",

@@ -50,14 +50,14 @@ pub fn scenario() -> Scenario {
         reports: &[],
         claims: CLAIMS,
         variants: variants![
-            Pair::new(Symptom::check_failed(BOTH), cudarc!(broken), cudarc!(fixed)),
+            cudarc_pair!(Symptom::check_failed(BOTH)),
             Variant::broken(
                 "broken-py",
                 Symptom::check_failed(BOTH),
                 Program::pytorch(PYTHON, "broken"),
             )
             .then_shows(Symptom::cuda_error(pytorch::OUT_OF_MEMORY)),
-            Pair::new(Symptom::check_failed(BOTH), cpp::broken, cpp::fixed),
+            cpp_pair!(Symptom::check_failed(BOTH)),
             Variant::broken(
                 "jax-preallocates-py",
                 Symptom::cuda_error(pytorch::OUT_OF_MEMORY),
@@ -84,7 +84,7 @@ pub fn scenario() -> Scenario {
             Variant::as_written("free-then-tell", cudarc!(handover::free_then_tell)),
             Variant::records(
                 "tell-then-free",
-                cudarc!(handover::tell_then_free at "tell_then_free")
+                cudarc!(handover::tell_then_free, anchored)
             )
             .one_change(
                 "free-then-tell",
@@ -95,11 +95,11 @@ pub fn scenario() -> Scenario {
             ),
             Variant::records(
                 "free-async-then-tell",
-                cudarc!(handover::free_async_then_tell at "free_async_then_tell")
+                cudarc!(handover::free_async_then_tell, anchored)
             ),
             Variant::records(
                 "free-async-synced-then-tell",
-                cudarc!(handover::free_async_synced_then_tell at "free_async_synced_then_tell")
+                cudarc!(handover::free_async_synced_then_tell, anchored)
             )
             .one_change(
                 "free-async-then-tell",
@@ -109,11 +109,7 @@ pub fn scenario() -> Scenario {
                 "handover(rec, Order::FreeAsyncSyncedThenTell)",
             ),
             Variant::as_written("rounds", cudarc!(rounds::two_processes)),
-            Variant::records(
-                "rounds-alone",
-                cudarc!(rounds::one_process at "one_process")
-            )
-            .one_change(
+            Variant::records("rounds-alone", cudarc!(rounds::one_process, anchored)).one_change(
                 "rounds",
                 "how many processes share the GPU for the rounds: two there, one here",
                 "rounds(rec, 2)",

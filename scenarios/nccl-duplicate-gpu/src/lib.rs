@@ -8,16 +8,11 @@
 //! and its all_reduce completes.
 
 use casebook_model::prelude::*;
+use casebook_model::pytorch;
 
 casebook_model::names_module!();
 
 const FILE: &str = "python/ranks.py";
-
-/// What each rank records: PyTorch's exception and NCCL's own lines, with
-/// the device's bus id and the ranks as `…`.
-const DUPLICATE_GPU: &str = "torch.DistBackendError: ncclInvalidUsage: This usually \
-                             reflects invalid usage of NCCL library. Duplicate GPU detected : rank … and rank … both on \
-                             CUDA device …";
 
 pub fn scenario() -> Scenario {
     Scenario {
@@ -37,7 +32,7 @@ pub fn scenario() -> Scenario {
         reports: &[],
         claims: CLAIMS,
         variants: variants![
-            Pair::pytorch(FILE, Symptom::cuda_error(DUPLICATE_GPU))
+            Pair::pytorch(FILE, Symptom::cuda_error(pytorch::NCCL_DUPLICATE_GPU))
                 .then_shows(Symptom::check_failed(ALL_REDUCED))
                 .both(|v| v.sanitizer_sees(NCCL_PROBES_ITS_KERNELS, NCCL_PROBES_WHY)),
         ],
@@ -80,7 +75,10 @@ const CLAIMS: &[Claim] = &[Claim {
     // Two ranks on one device: NCCL refuses them (confirmed, shown as
     // partly), or both all_reduces complete (refuted). fixed-py, the two
     // ranks on two devices, is the control.
-    judge: |o: &Outcome| match (o.first_error_is(DUPLICATE_GPU), o.check(ALL_REDUCED)) {
+    judge: |o: &Outcome| match (
+        o.first_error_is(pytorch::NCCL_DUPLICATE_GPU),
+        o.check(ALL_REDUCED),
+    ) {
         (Some(true), Some(false)) => ClaimVerdict::Confirmed,
         (None, Some(true)) => ClaimVerdict::Refuted,
         (Some(false), _) => ClaimVerdict::Partly,

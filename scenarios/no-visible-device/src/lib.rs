@@ -7,7 +7,9 @@
 //! and the GPU are fine; the same program with a GPU the launcher gave runs.
 //! Every variant names only the GPU the harness gave it, or none.
 
+use casebook_model::cuda_errors::{driver, runtime};
 use casebook_model::prelude::*;
+use casebook_model::pytorch;
 use cudarc::driver::result;
 
 mod broken;
@@ -23,13 +25,6 @@ casebook_model::cpp_variants! {
         invalid_last,
     }
 }
-
-/// What cuInit returns where CUDA sees no GPU.
-const NO_DEVICE: &str = "CUDA_ERROR_NO_DEVICE";
-/// What the runtime returns for it ("no CUDA-capable device is detected").
-const NO_DEVICE_CPP: &str = "cudaErrorNoDevice";
-/// What PyTorch raises for it.
-const NO_DEVICE_PY: &str = "RuntimeError: No CUDA GPUs are available";
 
 const FILE: &str = "python/visible.py";
 
@@ -53,19 +48,17 @@ pub fn scenario() -> Scenario {
         reports: REPORTS,
         claims: CLAIMS,
         variants: variants![
-            Pair::pytorch(FILE, Symptom::cuda_error(NO_DEVICE_PY))
+            Pair::pytorch(FILE, Symptom::cuda_error(pytorch::NO_GPUS))
                 .then_shows(Symptom::check_failed(RAN)),
-            Pair::new(
-                Symptom::cuda_error(NO_DEVICE),
-                cudarc!(broken),
-                cudarc!(fixed)
-            )
-            .then_shows(Symptom::check_failed(RAN)),
-            Pair::new(Symptom::cuda_error(NO_DEVICE_CPP), cpp::broken, cpp::fixed)
+            // What cuInit returns where CUDA sees no GPU.
+            cudarc_pair!(Symptom::cuda_error(driver::NO_DEVICE))
+                .then_shows(Symptom::check_failed(RAN)),
+            // What the runtime returns for it ("no CUDA-capable device is detected").
+            cpp_pair!(Symptom::cuda_error(runtime::NO_DEVICE))
                 .then_shows(Symptom::check_failed(RAN)),
             Variant::broken(
                 "invalid-first-cpp",
-                Symptom::cuda_error(NO_DEVICE_CPP),
+                Symptom::cuda_error(runtime::NO_DEVICE),
                 cpp::invalid_first,
             )
             .then_shows(Symptom::check_failed(RAN)),
@@ -132,7 +125,7 @@ const CLAIMS: &[Claim] = &[
         // says cudaErrorNoDevice (confirmed), or sees the GPU (refuted).
         // fixed-cpp, the same program with the launcher's GPU named, is the
         // control, in which the GPU is seen.
-        judge: |o: &Outcome| match (saw_the_gpu(o), o.first_error_is(NO_DEVICE_CPP)) {
+        judge: |o: &Outcome| match (saw_the_gpu(o), o.first_error_is(runtime::NO_DEVICE)) {
             (Some(false), Some(true)) => ClaimVerdict::Confirmed,
             (Some(true), _) => ClaimVerdict::Refuted,
             (Some(false), _) => ClaimVerdict::Partly,
@@ -229,7 +222,10 @@ mod tests {
     #[test]
     fn the_empty_string_claim_turns_on_the_count() {
         let judge = CLAIMS[0].judge;
-        assert_eq!(judge(&outcome(NO_DEVICE_CPP, 0.0)), ClaimVerdict::Confirmed);
+        assert_eq!(
+            judge(&outcome(runtime::NO_DEVICE, 0.0)),
+            ClaimVerdict::Confirmed
+        );
         assert_eq!(judge(&outcome("cudaSuccess", 1.0)), ClaimVerdict::Refuted);
         assert_eq!(
             judge(&outcome("cudaErrorInsufficientDriver", 0.0)),
@@ -246,7 +242,7 @@ mod tests {
         };
         // -1 first: none seen, none listed before it.
         assert_eq!(
-            judge(&listed(NO_DEVICE_CPP, 0.0, 0.0)),
+            judge(&listed(runtime::NO_DEVICE, 0.0, 0.0)),
             ClaimVerdict::Confirmed
         );
         // The GPU first: seen, as listed before -1.
@@ -260,9 +256,12 @@ mod tests {
             ClaimVerdict::Refuted
         );
         assert_eq!(
-            judge(&listed(NO_DEVICE_CPP, 0.0, 1.0)),
+            judge(&listed(runtime::NO_DEVICE, 0.0, 1.0)),
             ClaimVerdict::Refuted
         );
-        assert_eq!(judge(&outcome(NO_DEVICE_CPP, 0.0)), ClaimVerdict::Undecided);
+        assert_eq!(
+            judge(&outcome(runtime::NO_DEVICE, 0.0)),
+            ClaimVerdict::Undecided
+        );
     }
 }

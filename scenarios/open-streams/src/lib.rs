@@ -46,8 +46,7 @@ pub fn scenario() -> Scenario {
         variants: variants![
             // Alone, as are its controls: a neighbour's work on the GPU
             // would slow the next calls they time in microseconds.
-            Pair::new(Symptom::check_failed(NO_WAIT), cpp::broken, cpp::fixed)
-                .with_broken(|v| v.alone()),
+            cpp_pair!(Symptom::check_failed(NO_WAIT)).with_broken(|v| v.alone()),
             Variant::records("destroy-only-cpp", cpp::destroy_only).one_change(
                 "fixed-cpp",
                 "whether the call waits for its stream before destroying it: \

@@ -59,7 +59,7 @@ pub fn scenario() -> Scenario {
             Variant::records("exit-and-kill", cudarc!(exit_and_kill)),
             Variant::records(
                 "forked-child",
-                cudarc!(exit_and_kill::forked_child at "forked_child")
+                cudarc!(exit_and_kill::forked_child, anchored)
             )
             .one_change(
                 "exit-and-kill",
@@ -70,7 +70,7 @@ pub fn scenario() -> Scenario {
             ),
             Variant::records(
                 "forked-child-torn-down",
-                cudarc!(exit_and_kill::torn_down at "torn_down")
+                cudarc!(exit_and_kill::torn_down, anchored)
             )
             .one_change(
                 "forked-child",
@@ -81,7 +81,7 @@ pub fn scenario() -> Scenario {
             ),
             Variant::records(
                 "forked-child-freed-only",
-                cudarc!(exit_and_kill::freed_only at "freed_only")
+                cudarc!(exit_and_kill::freed_only, anchored)
             )
             .one_change(
                 "forked-child-torn-down",
@@ -92,7 +92,7 @@ pub fn scenario() -> Scenario {
             ),
             Variant::records(
                 "forked-child-destroyed",
-                cudarc!(exit_and_kill::destroyed at "destroyed")
+                cudarc!(exit_and_kill::destroyed, anchored)
             )
             .one_change(
                 "forked-child-torn-down",
@@ -103,7 +103,7 @@ pub fn scenario() -> Scenario {
             ),
             Variant::records(
                 "destroyed-no-fork",
-                cudarc!(exit_and_kill::destroyed_no_fork at "destroyed_no_fork")
+                cudarc!(exit_and_kill::destroyed_no_fork, anchored)
             )
             .one_change(
                 "forked-child-destroyed",
@@ -112,11 +112,7 @@ pub fn scenario() -> Scenario {
                 "arms(rec, true, Exit::Destroyed)",
                 "arms(rec, false, Exit::Destroyed)",
             ),
-            Pair::new(
-                Symptom::check_failed(RETURNS),
-                cudarc!(broken),
-                cudarc!(fixed)
-            ),
+            cudarc_pair!(Symptom::check_failed(RETURNS)),
         ],
     }
 }

@@ -9,6 +9,7 @@
 use std::sync::Arc;
 
 use casebook_kernels::fatbin;
+use casebook_model::cuda_errors::{driver, runtime};
 use casebook_model::device::{self, PAGE, measure_bytes};
 use casebook_model::prelude::*;
 use casebook_model::pytorch;
@@ -42,9 +43,7 @@ fn size_text(bytes: usize) -> String {
         format!("{} MiB", bytes >> 20)
     }
 }
-const OOM: &str = "CUDA_ERROR_OUT_OF_MEMORY";
 const PYTHON: &str = "python/one_batch.py";
-const OOM_CPP: &str = "cudaErrorMemoryAllocation";
 
 pub fn scenario() -> Scenario {
     Scenario {
@@ -61,7 +60,7 @@ pub fn scenario() -> Scenario {
         reports: &[],
         claims: CLAIMS,
         variants: variants![
-            Pair::new(Symptom::cuda_error(OOM), cudarc!(broken), cudarc!(fixed)),
+            cudarc_pair!(Symptom::cuda_error(driver::OUT_OF_MEMORY)),
             Variant::as_written("as-written-cpp", cpp::as_written).also_differs(
                 "added to the article's program: its two calls' results kept \
                  for the record (g_malloc =, g_free =); it runs twice, on the \
@@ -69,7 +68,7 @@ pub fn scenario() -> Scenario {
                  there a 64 MiB allocation and memset stand for its \"further \
                  operations\".",
             ),
-            Pair::new(Symptom::cuda_error(OOM_CPP), cpp::broken, cpp::fixed),
+            cpp_pair!(Symptom::cuda_error(runtime::MEMORY_ALLOCATION)),
             Variant::as_written("room-for-it-cpp", cpp::room_for_it)
                 .also_differs(
                     "added to the article's program, as in as-written-cpp: its \

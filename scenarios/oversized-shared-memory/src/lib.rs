@@ -7,7 +7,9 @@
 //! kernel in to the GPU's maximum dynamic shared memory, tiles the loop to
 //! fit, and checks the launch.
 
+use casebook_model::cuda_errors::runtime;
 use casebook_model::prelude::*;
+use casebook_model::pytorch;
 
 casebook_model::names_module!();
 
@@ -19,13 +21,6 @@ casebook_model::cpp_variants! {
         varying_sizes,
     }
 }
-
-const INVALID: &str = "cudaErrorInvalidValue";
-
-/// What Triton raises at the launch of a kernel whose shared memory exceeds
-/// the block's limit, cut before its figures.
-const TRITON_OUT_OF_RESOURCES: &str =
-    "triton.OutOfResources: out of resource: shared memory, Required: …";
 
 const TRITON: &str = "python/triton_matmul.py";
 
@@ -46,7 +41,7 @@ pub fn scenario() -> Scenario {
         reports: &[],
         claims: CLAIMS,
         variants: variants![
-            Pair::new(Symptom::cuda_error(INVALID), cpp::broken, cpp::fixed)
+            cpp_pair!(Symptom::cuda_error(runtime::INVALID_VALUE))
                 .then_shows(Symptom::check_failed(OUTPUT_HOLDS_INPUT_2_1)),
             Variant::contrast_clean("fits-cpp", cpp::fits).one_change(
                 "broken-cpp",
@@ -57,7 +52,7 @@ pub fn scenario() -> Scenario {
             ),
             Variant::broken(
                 "triton-py",
-                Symptom::cuda_error(TRITON_OUT_OF_RESOURCES),
+                Symptom::cuda_error(pytorch::TRITON_OUT_OF_RESOURCES),
                 Program::pytorch(TRITON, "broken"),
             )
             .then_shows(Symptom::check_failed(PRODUCT_IS_RIGHT))

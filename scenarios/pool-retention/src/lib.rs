@@ -100,14 +100,10 @@ pub fn scenario() -> Scenario {
                 "at_once(rec, Allocator::Pool)",
                 "at_once(rec, Allocator::Plain)",
             ),
-            Pair::new(
-                Symptom::check_failed(NEIGHBOUR),
-                cudarc!(broken),
-                cudarc!(fixed)
-            ),
+            cudarc_pair!(Symptom::check_failed(NEIGHBOUR)),
             Variant::records(
                 "default-threshold",
-                cudarc!(thresholds::default_both at "default_both")
+                cudarc!(thresholds::default_both, anchored)
             )
             .one_change(
                 "broken",
@@ -118,7 +114,7 @@ pub fn scenario() -> Scenario {
             ),
             Variant::records(
                 "raised-threshold",
-                cudarc!(thresholds::raised_both at "raised_both")
+                cudarc!(thresholds::raised_both, anchored)
             )
             .one_change(
                 "broken",

@@ -10,6 +10,10 @@ and the two runs do not fit together: then the error is PyTorch's out of
 memory, and `torch.cuda.empty_cache()` does not help, because that memory is
 in use. Dropping the references does.
 
+A ResNet-50, the model the article's author debugged, trained at a batch
+that fills most of what PyTorch may use, keeps little of its first run: its
+parameters and gradients, a few percent of the budget.
+
 The sized variants hold PyTorch to a budget (its per-process memory
 fraction), which stands for a GPU of that size: they read only their own
 process's figures, so they run beside other trials, and they fill a GiB,
@@ -150,18 +154,29 @@ def _failed(rec, attempt, allocated_before):
     return False
 
 
+def _cnn(width, depth, head_on="cpu"):
+    """The small CNN at `width` and `depth` (see `Net`), and its data."""
+    return (lambda: Net(width, depth, head_on)), _dataloader
+
+
 def _example(rec, width, depth, cleanup, head_on="cpu"):
-    """The article's two runs, in its order; returns whether the second ran
-    to its end."""
+    """The article's two runs of the small CNN; returns whether the second
+    ran to its end."""
+    return _two_runs(rec, *_cnn(width, depth, head_on), cleanup=cleanup)
+
+
+def _two_runs(rec, new_model, dataloader, cleanup):
+    """The article's two runs, in its order, of the model `new_model` makes,
+    on `dataloader`'s data; returns whether the second ran to its end."""
     reduced_for_sanitizer(rec)
     rec.fact(
         names.CUDNN_ENABLED, torch.backends.cudnn.is_available() and torch.backends.cudnn.enabled
     )
     # First run
-    model = Net(width, depth, head_on)  # Define your model
+    model = new_model()  # Define your model
     model.cuda()  # Move model to GPU
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
-    rec.step("first run: training loop", lambda: _train(model, optimizer, _dataloader()))
+    rec.step("first run: training loop", lambda: _train(model, optimizer, dataloader()))
     _memory(rec, AFTER_FIRST, 0)
     allocated_first = torch.cuda.memory_allocated()
     optimizer, model = cleanup(optimizer, model)
@@ -170,14 +185,14 @@ def _example(rec, width, depth, cleanup, head_on="cpu"):
     rec.fact(names.FIRST_RUN_MEMORY_STILL_ALLOCATED, allocated_before >= 0.9 * allocated_first)
     # Second run
     # Redefine the model, and move it to the GPU
-    moved = rec.attempt("second run: Net().cuda()", lambda: Net(width, depth, head_on).cuda())
+    moved = rec.attempt("second run: Net().cuda()", lambda: new_model().cuda())
     if not moved.ok:
         return _failed(rec, moved, allocated_before)
     model = moved.value
     del moved
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
     trained = rec.attempt(
-        "second run: training loop", lambda: _train(model, optimizer, _dataloader())
+        "second run: training loop", lambda: _train(model, optimizer, dataloader())
     )
     if not trained.ok:
         return _failed(rec, trained, allocated_before)
@@ -192,8 +207,8 @@ def as_written(rec):
         return optimizer, model
 
     # The model, its size against the memory PyTorch may use:
-    size = 256, 2  # a small CNN
-    rec.fact(names.SECOND_RUN_COMPLETES, _example(rec, *size, cleanup=nothing))
+    size = _cnn(256, 2)  # a small CNN
+    rec.fact(names.SECOND_RUN_COMPLETES, _two_runs(rec, *size, cleanup=nothing))
     # ANCHOR_END: as_written
 
 
@@ -204,9 +219,123 @@ def as_written_sized(rec):
         return optimizer, model
 
     # The model, its size against the memory PyTorch may use:
-    size = _sized(0.4)  # layers taking 40% of 1 GiB, PyTorch held to 1 GiB
-    rec.fact(names.SECOND_RUN_COMPLETES, _example(rec, *size, cleanup=nothing))
+    size = _cnn(*_sized(0.4))  # layers taking 40% of 1 GiB, PyTorch held to 1 GiB
+    rec.fact(names.SECOND_RUN_COMPLETES, _two_runs(rec, *size, cleanup=nothing))
     # ANCHOR_END: as_written_sized
+
+
+# The realistic arm: a ResNet-50, the model the article's author debugged,
+# trained at a batch that fills most of what PyTorch may use, a budget that
+# stands for a GPU of that size (as in the sized variants).
+RESNET_BUDGET = 8 << 30
+RESNET_IMAGE = 128  # 3 x 128 x 128 images
+RESNET_SHARE = 0.85  # of the budget, one training step's peak at the batch chosen
+RESNET_PROBE_BATCHES = (4, 8)
+# Under compute-sanitizer: smaller images and budget, the same share.
+RESNET_BUDGET_UNDER_SANITIZER = 1 << 30
+RESNET_IMAGE_UNDER_SANITIZER = 32
+
+
+class Bottleneck(torch.nn.Module):
+    """ResNet-50's block: 1x1, 3x3 and 1x1 convolutions with batch norm, and
+    the input added back (through a 1x1 convolution where the shape changes)."""
+
+    def __init__(self, cin, width, stride):
+        super().__init__()
+        cout = width * 4
+        self.body = torch.nn.Sequential(
+            torch.nn.Conv2d(cin, width, 1, bias=False),
+            torch.nn.BatchNorm2d(width),
+            torch.nn.ReLU(inplace=True),
+            torch.nn.Conv2d(width, width, 3, stride, 1, bias=False),
+            torch.nn.BatchNorm2d(width),
+            torch.nn.ReLU(inplace=True),
+            torch.nn.Conv2d(width, cout, 1, bias=False),
+            torch.nn.BatchNorm2d(cout),
+        )
+        self.skip = torch.nn.Identity()
+        if stride != 1 or cin != cout:
+            self.skip = torch.nn.Sequential(
+                torch.nn.Conv2d(cin, cout, 1, stride, bias=False), torch.nn.BatchNorm2d(cout)
+            )
+
+    def forward(self, x):
+        return torch.relu(self.body(x) + self.skip(x))
+
+
+def resnet50(classes=10):
+    """ResNet-50 (stages of 3, 4, 6 and 3 bottleneck blocks), as torchvision
+    builds it, with `classes` outputs."""
+    layers = [
+        torch.nn.Conv2d(3, 64, 7, 2, 3, bias=False),
+        torch.nn.BatchNorm2d(64),
+        torch.nn.ReLU(inplace=True),
+        torch.nn.MaxPool2d(3, 2, 1),
+    ]
+    cin = 64
+    for width, blocks, stride in ((64, 3, 1), (128, 4, 2), (256, 6, 2), (512, 3, 2)):
+        for i in range(blocks):
+            layers.append(Bottleneck(cin, width, stride if i == 0 else 1))
+            cin = width * 4
+    layers += [torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(cin, classes)]
+    return torch.nn.Sequential(*layers)
+
+
+def _images(batch, image):
+    batches = BATCHES_UNDER_SANITIZER if _reduced() else BATCHES
+    images = torch.randn(batches * batch, 3, image, image)
+    labels = torch.randint(0, 10, (batches * batch,))
+    return lambda: torch.utils.data.DataLoader(
+        torch.utils.data.TensorDataset(images, labels), batch_size=batch
+    )
+
+
+def _resnet50_filling(rec, share):
+    """Holds PyTorch to its budget, and returns a ResNet-50 and data at the
+    batch whose training step peaks at `share` of it: the peak grows with
+    the batch by the same amount an image, measured on two small probe
+    batches (their models dropped and the cache emptied before the first
+    run)."""
+    budget, image = RESNET_BUDGET, RESNET_IMAGE
+    if _reduced():
+        budget, image = RESNET_BUDGET_UNDER_SANITIZER, RESNET_IMAGE_UNDER_SANITIZER
+    _, total = torch.cuda.mem_get_info()
+    torch.cuda.set_per_process_memory_fraction(budget / total)
+    peaks = []
+    for batch in RESNET_PROBE_BATCHES:
+        model = resnet50().cuda()
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+        data = torch.randn(batch, 3, image, image, device="cuda")
+        target = torch.randint(0, 10, (batch,), device="cuda")
+        torch.cuda.reset_peak_memory_stats()
+        optimizer.zero_grad()
+        torch.nn.functional.cross_entropy(model(data), target).backward()
+        optimizer.step()
+        torch.cuda.synchronize()
+        peaks.append(torch.cuda.max_memory_allocated())
+        del model, optimizer, data, target
+        gc.collect()
+        torch.cuda.empty_cache()
+    (small, large), (small_peak, large_peak) = RESNET_PROBE_BATCHES, peaks
+    per_image = (large_peak - small_peak) / (large - small)
+    fixed = small_peak - small * per_image
+    batch = max(1, int((share * budget - fixed) // per_image))
+    rec.measure(names.RESNET_BATCH, batch)
+    rec.measure(names.RESNET_PEAK_PER_IMAGE, per_image)
+    rec.measure(names.BUDGET_BYTES, budget)
+    return resnet50, _images(batch, image)
+
+
+def as_written_resnet(rec):
+    # ANCHOR: as_written_resnet
+    def nothing(optimizer, model):
+        # *MISSING*: torch.cuda.empty_cache() or context cleanup
+        return optimizer, model
+
+    # The model, its size against the memory PyTorch may use:
+    size = _resnet50_filling(rec, RESNET_SHARE)  # a ResNet-50, its batch filling 85% of 8 GiB
+    rec.fact(names.SECOND_RUN_COMPLETES, _two_runs(rec, *size, cleanup=nothing))
+    # ANCHOR_END: as_written_resnet
 
 
 def broken(rec):

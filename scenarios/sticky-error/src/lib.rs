@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use casebook_model::cuda_errors::{driver, runtime};
 use casebook_model::prelude::*;
 use casebook_model::{ResultName, pytorch};
 use cudarc::driver::{CudaContext, CudaFunction, DriverError, PushKernelArg};
@@ -25,15 +26,7 @@ casebook_model::cpp_variants! {
     }
 }
 
-pub(crate) const FAULT: &str = "CUDA_ERROR_ILLEGAL_ADDRESS";
-/// What a kernel that traps gives.
-const TRAP_CPP: &str = "cudaErrorLaunchFailure";
-
 const PYTHON: &str = "python/device_assert.py";
-
-/// What PyTorch says on the first call after `cudaDeviceReset` under it.
-const AFTER_RESET_IN_PYTORCH: &str =
-    "torch.AcceleratorError: CUDA error: CUDA-capable device(s) is/are busy or unavailable";
 
 pub fn scenario() -> Scenario {
     Scenario {
@@ -55,7 +48,7 @@ pub fn scenario() -> Scenario {
         reports: &[],
         claims: CLAIMS,
         variants: variants![
-            Pair::new(Symptom::cuda_error(FAULT), cudarc!(broken), cudarc!(fixed))
+            cudarc_pair!(Symptom::cuda_error(driver::ILLEGAL_ADDRESS))
                 .both(|v| v.faults_device())
                 .with_fixed(|v| v.also_differs(
                     "the risky call runs in a child process started before the \
@@ -63,26 +56,28 @@ pub fn scenario() -> Scenario {
                      device reset) is gone: the fix is the process boundary, so \
                      the program is shaped around it.",
                 )),
-            Variant::records(
-                "refused-launch",
-                cudarc!(broken::refused_launch at "refused_launch")
-            )
-            .one_change(
-                "broken",
-                "how the first call fails: its kernel faults there; its launch is refused \
+            Variant::records("refused-launch", cudarc!(broken::refused_launch, anchored))
+                .one_change(
+                    "broken",
+                    "how the first call fails: its kernel faults there; its launch is refused \
                  here (2048 threads a block), leaving the context as it was",
-                "after_the_first_call(rec, FirstCall::Faults)",
-                "after_the_first_call(rec, FirstCall::LaunchRefused)",
-            ),
+                    "after_the_first_call(rec, FirstCall::Faults)",
+                    "after_the_first_call(rec, FirstCall::LaunchRefused)",
+                ),
             Variant::as_written("as-written-cpp", cpp::as_written).faults_device(),
-            Variant::broken("trap-cpp", Symptom::cuda_error(TRAP_CPP), cpp::trap)
-                .faults_device()
-                .also_differs(
-                    "the first model call's kernel traps (__trap(), as a \
+            Variant::broken(
+                "trap-cpp",
+                // What a kernel that traps gives.
+                Symptom::cuda_error(runtime::LAUNCH_FAILURE),
+                cpp::trap
+            )
+            .faults_device()
+            .also_differs(
+                "the first model call's kernel traps (__trap(), as a \
                  device-side check that gives up without an assert's message) \
                  instead of writing through a null pointer; the driver calls \
                  that fault \"unspecified launch failure\".",
-                ),
+            ),
             Variant::fixed("fixed-cpp", cpp::fixed)
                 .faults_device()
                 .also_differs(
@@ -95,7 +90,7 @@ pub fn scenario() -> Scenario {
                 Symptom::cuda_error(pytorch::DEVICE_ASSERT),
                 Program::pytorch(PYTHON, "broken"),
             )
-            .then_shows(Symptom::cuda_error(AFTER_RESET_IN_PYTORCH))
+            .then_shows(Symptom::cuda_error(pytorch::DEVICES_UNAVAILABLE))
             .faults_device(),
             Variant::fixed("validated-py", Program::pytorch(PYTHON, "fixed")).also_differs(
                 "no device reset at the end: under a healthy PyTorch a reset \

@@ -9,15 +9,11 @@
 //! Needs two GPUs.
 
 use casebook_model::prelude::*;
+use casebook_model::pytorch;
 
 casebook_model::names_module!();
 
 const FILE: &str = "python/mask.py";
-
-/// What the broken variant records: PyTorch's device check, by the start of
-/// its message (the rest, which names the two devices, has been worded in
-/// more than one way and goes whole to the report).
-const SAME_DEVICE: &str = "RuntimeError: Expected all tensors to be on the same device";
 
 pub fn scenario() -> Scenario {
     Scenario {
@@ -40,13 +36,13 @@ pub fn scenario() -> Scenario {
         variants: vec![
             Variant::broken(
                 "broken-py",
-                Symptom::cuda_error(SAME_DEVICE),
+                Symptom::cuda_error(pytorch::SAME_DEVICE),
                 Program::pytorch(FILE, "broken"),
             )
             .then_shows(Symptom::check_failed(FORWARD_RAN)),
             Variant::broken(
                 "cpu-tensor-py",
-                Symptom::cuda_error(SAME_DEVICE),
+                Symptom::cuda_error(pytorch::SAME_DEVICE),
                 Program::pytorch(FILE, "cpu_tensor"),
             )
             .then_shows(Symptom::check_failed(FORWARD_RAN)),
@@ -119,7 +115,7 @@ const CLAIMS: &[Claim] = &[Claim {
     // error first decides nothing. fixed-py, the same product with both on
     // cuda:1, is the control: it raises nothing. peer-enabled-py records the
     // same product with peer access enabled, the sentence's "unless".
-    judge: |o: &Outcome| match (o.first_error_is(SAME_DEVICE), o.check(FORWARD_RAN)) {
+    judge: |o: &Outcome| match (o.first_error_is(pytorch::SAME_DEVICE), o.check(FORWARD_RAN)) {
         (Some(true), Some(false)) => ClaimVerdict::Confirmed,
         (None, Some(_)) => ClaimVerdict::Refuted,
         _ => ClaimVerdict::Undecided,
@@ -140,7 +136,7 @@ mod tests {
     fn the_claim_turns_on_the_device_check() {
         let claim = &CLAIMS[0];
         assert_eq!(
-            claim.verdict(&forward(SAME_DEVICE, false)),
+            claim.verdict(&forward(pytorch::SAME_DEVICE, false)),
             ClaimVerdict::Partly
         );
         assert_eq!(claim.verdict(&forward("ok", true)), ClaimVerdict::Refuted);

@@ -33,12 +33,7 @@ pub fn scenario() -> Scenario {
         reports: &[],
         claims: &[],
         variants: variants![
-            Pair::new(
-                Symptom::check_failed(RETRY_OK),
-                cudarc!(broken),
-                cudarc!(fixed)
-            )
-            .with_fixed(|v| v.also_differs(
+            cudarc_pair!(Symptom::check_failed(RETRY_OK)).with_fixed(|v| v.also_differs(
                 "each layer is a cudarc `CudaSlice`, allocated from the stream-ordered pool \
                  (cuMemAllocAsync) where `broken` calls cuMemAlloc: dropping the slices on \
                  the error path is the fix, and the safe layer is what provides it.",

@@ -72,7 +72,7 @@ static int drive(const casebook_recorder *r, OneRun one_run) {
   measure(r, names::RUNS_MADE, kRuns);
   measure(r, names::STALE_READS, stale);
   measure(r, names::REPRODUCTION_RATE, (double)stale / kRuns);
-  fact_text(r, names::RATE, stale == 0 ? "none" : stale == kRuns ? "every run" : "some runs (flaky: the scenario is not deterministic)");
+  fact_text(r, names::RATE, runs_in_words(stale, kRuns));
   check(r, names::FRESH, stale == 0);
   return 0;
 }
@@ -120,7 +120,7 @@ static int device_sync_reads(const casebook_recorder *r) {
   }
   measure(r, names::READS, 2 * kRuns);
   measure(r, names::STALE_READS, stale);
-  fact_text(r, names::RATE, stale == 0 ? "none" : stale == 2 * kRuns ? "every run" : "some runs (flaky: the scenario is not deterministic)");
+  fact_text(r, names::RATE, runs_in_words(stale, 2 * kRuns));
   check(r, names::FRESH, stale == 0);
   return 0;
 }

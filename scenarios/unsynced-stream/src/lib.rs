@@ -62,19 +62,14 @@ pub fn scenario() -> Scenario {
         reports: &[],
         claims: CLAIMS,
         variants: variants![
-            Pair::new(
-                Symptom::check_failed(FRESH),
-                cudarc!(broken),
-                cudarc!(fixed)
-            )
-            .with_broken(|v| v.states(
+            cudarc_pair!(Symptom::check_failed(FRESH)).with_broken(|v| v.states(
                 "Reading pinned memory after an asynchronous copy, before \
                  synchronising, reads stale data.",
                 |o| o.check(FRESH).map(|fresh| !fresh),
                 |o| o.measure_text(STALE_READS, " of 10"),
             )),
             Variant::contrast_clean("safe-api", cudarc!(safe_api)),
-            Pair::new(Symptom::check_failed(FRESH), cpp::broken, cpp::fixed),
+            cpp_pair!(Symptom::check_failed(FRESH)),
             Pair::new(
                 Symptom::check_failed(FRESH),
                 Program::cust("broken"),
@@ -314,7 +309,7 @@ pub(crate) fn drive(
     rec.measure(RUNS_MADE, RUNS as f64);
     rec.measure(STALE_READS, stale as f64);
     rec.measure(REPRODUCTION_RATE, stale as f64 / RUNS as f64);
-    rec.fact(RATE, stale_words(stale));
+    rec.fact(RATE, casebook_model::runs_in_words(stale, RUNS));
     rec.check(FRESH, stale == 0);
     Ok(())
 }
@@ -360,16 +355,6 @@ pub fn stale_runs(
         }
     }
     Ok(stale)
-}
-
-/// The reproduction rate in words that are the same on every GPU when the
-/// reproduction is deterministic.
-pub fn stale_words(stale: usize) -> &'static str {
-    match stale {
-        0 => "none",
-        n if n == RUNS => "every run",
-        _ => "some runs (flaky: the scenario is not deterministic)",
-    }
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use casebook_model::{Recorder, device};
 use cudarc::driver::PushKernelArg;
 
 use crate::names::*;
-use crate::{FRESH, N, RATE, RUNS, SENTINEL, SPIN_NS, stale_words};
+use crate::{FRESH, N, RATE, RUNS, SENTINEL, SPIN_NS};
 
 // ANCHOR: safe_api
 pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
@@ -39,7 +39,7 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
         stale += usize::from(!fresh);
     }
     rec.measure(STALE_READS, stale as f64);
-    rec.fact(RATE, stale_words(stale));
+    rec.fact(RATE, casebook_model::runs_in_words(stale, RUNS));
     rec.check(FRESH, stale == 0);
     Ok(())
 }

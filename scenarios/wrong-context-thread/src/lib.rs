@@ -6,6 +6,7 @@
 //! primary context, and if the process works in a context of its own it
 //! silently makes the primary one, with its device memory, beside it.
 
+use casebook_model::cuda_errors::driver;
 use casebook_model::prelude::*;
 use cudarc::driver::{DriverError, result};
 
@@ -22,8 +23,6 @@ casebook_model::cpp_variants! {
         own_current,
     }
 }
-
-const INVALID_CONTEXT: &str = "CUDA_ERROR_INVALID_CONTEXT";
 
 pub fn scenario() -> Scenario {
     Scenario {
@@ -44,18 +43,14 @@ pub fn scenario() -> Scenario {
         claims: CLAIMS,
         variants: variants![
             Pair::new(
-                Symptom::cuda_error(INVALID_CONTEXT),
+                Symptom::cuda_error(driver::INVALID_CONTEXT),
                 cudarc!(broken),
-                cudarc!(fixed::bind at "bind")
+                cudarc!(fixed::bind, anchored)
             )
             .then_shows(Symptom::check_failed(THREAD_ALLOCATES)),
-            Variant::fixed("safe-api", cudarc!(fixed::safe_api at "safe_api")),
-            Pair::new(
-                Symptom::cuda_error(INVALID_CONTEXT),
-                cpp::broken,
-                cpp::fixed
-            )
-            .then_shows(Symptom::check_failed(THREAD_ALLOCATES)),
+            Variant::fixed("safe-api", cudarc!(fixed::safe_api, anchored)),
+            cpp_pair!(Symptom::cuda_error(driver::INVALID_CONTEXT))
+                .then_shows(Symptom::check_failed(THREAD_ALLOCATES)),
             // It reads free memory before and after the thread's call.
             Variant::contrast(
                 "silent-primary-cpp",
@@ -156,7 +151,7 @@ const CLAIMS: &[Claim] = &[
             ClaimVerdict::provided(
                 o.fact(CURRENT_ON_THE_THREAD).and_then(|v| v.as_str()) == Some("none"),
                 ClaimVerdict::confirmed_if_all([
-                    o.first_error_is(INVALID_CONTEXT),
+                    o.first_error_is(driver::INVALID_CONTEXT),
                     o.check(THREAD_ALLOCATES).map(|ok| !ok),
                 ]),
             )

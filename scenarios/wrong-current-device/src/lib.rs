@@ -12,6 +12,7 @@
 
 use std::sync::Arc;
 
+use casebook_model::cuda_errors::{driver, runtime};
 use casebook_model::device;
 use casebook_model::prelude::*;
 use cudarc::driver::{
@@ -39,9 +40,6 @@ casebook_model::cpp_variants! {
 /// Floats of data.
 pub const N: usize = 1 << 20;
 
-const ILLEGAL_ADDRESS: &str = "CUDA_ERROR_ILLEGAL_ADDRESS";
-const ILLEGAL_ADDRESS_CPP: &str = "cudaErrorIllegalAddress";
-
 pub fn scenario() -> Scenario {
     Scenario {
         slug: "wrong-current-device",
@@ -62,12 +60,8 @@ pub fn scenario() -> Scenario {
         reports: REPORTS,
         claims: CLAIMS,
         variants: variants![
-            Pair::new(
-                Symptom::cuda_error(ILLEGAL_ADDRESS_CPP),
-                cpp::broken,
-                cpp::fixed
-            )
-            .then_shows(Symptom::check_failed(MATCHES)),
+            cpp_pair!(Symptom::cuda_error(runtime::ILLEGAL_ADDRESS))
+                .then_shows(Symptom::check_failed(MATCHES)),
             Variant::records("peer-cpp", cpp::peer).one_change(
                 "broken-cpp",
                 "peer access from device 0 to device 1, enabled before the launch",
@@ -76,12 +70,8 @@ pub fn scenario() -> Scenario {
                  memory)\", cudaDeviceEnablePeerAccess(1, 0));\n\
                  cudaError_t launched = twice_unguarded(r, data, kN);",
             ),
-            Pair::new(
-                Symptom::cuda_error(ILLEGAL_ADDRESS),
-                cudarc!(broken),
-                cudarc!(fixed)
-            )
-            .then_shows(Symptom::check_failed(MATCHES)),
+            cudarc_pair!(Symptom::cuda_error(driver::ILLEGAL_ADDRESS))
+                .then_shows(Symptom::check_failed(MATCHES)),
         ],
     }
 }
