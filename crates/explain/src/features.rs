@@ -1014,8 +1014,8 @@ impl OomSizes {
 /// - `fig:unallocated-reserve-holds-request`: memory PyTorch reserved but
 ///   left unallocated would hold the request by itself (and the allocator
 ///   still could not serve it), or it and the free memory together would,
-///   and the unallocated part is a twentieth of the GPU or more. The memory
-///   is there, in pieces.
+///   and the unallocated part is half the request or a twentieth of the GPU
+///   or more. The memory is there, in pieces.
 /// - `fig:memory-held-outside-this-process`: a quarter of the GPU or more
 ///   is neither free nor this process's: another process holds it. Read
 ///   before the pieces: it says more.
@@ -1349,9 +1349,13 @@ fn figure(m: &OomSizes) -> Option<&'static str> {
     {
         return Some("fig:memory-held-outside-this-process");
     }
+    // The reserve in pieces: it holds the request, or with the free memory
+    // it does and is itself no crumb (half the request, or a twentieth of
+    // the GPU).
     let pieces = m.unallocated.is_some_and(|u| {
         u >= m.request
-            || (u + m.free.unwrap_or(0.0) >= m.request && capacity.is_none_or(|c| u >= c / 20.0))
+            || (u + m.free.unwrap_or(0.0) >= m.request
+                && (u >= m.request / 2.0 || capacity.is_none_or(|c| u >= c / 20.0)))
     });
     if pieces {
         return Some("fig:unallocated-reserve-holds-request");
@@ -1763,6 +1767,22 @@ mod tests {
         assert_eq!(
             figures(cached),
             vec!["fig:unallocated-reserve-holds-request"]
+        );
+        // A reserve of 1.83 GiB is little of an 80 GB GPU but most of a
+        // 1.96 GiB request, and with the free 1.08 GiB would hold it.
+        let most_of_it = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.96 GiB. GPU 0 has a total capacity of 79.18 GiB of which 1.08 GiB is free. Including non-PyTorch memory, this process has 78.09 GiB memory in use. Of the allocated memory 75.31 GiB is allocated by PyTorch, and 1.83 GiB is reserved by PyTorch but unallocated.";
+        assert_eq!(
+            figures(most_of_it),
+            vec!["fig:unallocated-reserve-holds-request"]
+        );
+        // A crumb beside the free memory is no reserve in pieces.
+        assert_eq!(
+            figures(
+                &most_of_it
+                    .replace("and 1.83 GiB is reserved", "and 0.50 GiB is reserved")
+                    .replace("1.08 GiB is free", "1.50 GiB is free")
+            ),
+            vec!["fig:this-process-holds-the-gpu"]
         );
         let elsewhere = "Tried to allocate 216.00 MiB (GPU 0; 7.92 GiB total capacity; 69.17 MiB already allocated; 24.56 MiB free; 86.00 MiB reserved in total by PyTorch)";
         assert_eq!(

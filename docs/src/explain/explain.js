@@ -745,7 +745,7 @@
     }
     var pieces = u !== null && (u >= m.request ||
       (u + (m.free === null ? 0 : m.free) >= m.request &&
-        (m.capacity === null || u >= m.capacity / 20.0)));
+        (u >= m.request / 2.0 || m.capacity === null || u >= m.capacity / 20.0)));
     if (pieces) return ["fig:unallocated-reserve-holds-request"];
     // What the process may hold: the GPU, or the share the program allowed.
     var room = m.capacity;
