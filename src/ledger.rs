@@ -882,4 +882,11 @@ pub const HISTORY: &[Change] = &[
         to: Standing::Partly,
         why: "the sixteenth audit: the sentence follows Example 1, whose blocks are each freed right after use, and in that sequence the frees give everything back (as-written-cpp, sub-page-all-freed-cpp); what stays unserved in sub-page-holes-cpp is beside blocks below the page kept live, which the example does not have. Capped at partly",
     },
+    Change {
+        id: "004-free-does-not-defragment",
+        commit: "350fd77",
+        from: Standing::Partly,
+        to: Standing::Refuted,
+        why: "the seventeenth audit: \"partly\" credited this sentence with its sibling's finding. The sentence's frees are Example 1's, each block freed right after use; decided now on that condition, every block below the page freed (sub-page-all-freed-cpp): all 4,166,057,984 B freed show as free memory and 90% of them is served as one block. The control keeps every other block live (sub-page-holes-cpp, one change): the freed memory stays in shared pages and the request is refused, the condition of 001-incomplete-free-fragments, which that run confirms",
+    },
 ];

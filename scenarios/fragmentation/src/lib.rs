@@ -569,23 +569,20 @@ const CLAIMS: &[Claim] = &[
         id: "004-free-does-not-defragment",
         source: Source::SEED_004,
         quote: "The immediate free operations don't always lead to defragmentation.",
-        judged_by: "sub-page-holes-cpp",
-        control: Control::Run("page-holes-cpp"),
-        // "Don't always": a case where freeing does not give back what was
-        // freed as one block, if there is one. The article's example frees
-        // with cudaFree; blocks below the driver's page, every other one
-        // freed, then one block of 90% of the bytes freed. (random-order-free
-        // frees every block, where nothing can stay fragmented: recorded
-        // beside it.)
+        judged_by: "sub-page-all-freed-cpp",
+        control: Control::Run("sub-page-holes-cpp"),
+        // "Don't always": a case where the immediate frees do not give back
+        // what was freed as one block, if there is one. The sentence follows
+        // Example 1, whose blocks are each freed right after use: here
+        // blocks below the driver's page fill a stretch and every one is
+        // freed, then one block of 90% of the bytes freed is asked for (the
+        // article's own sizes, as-written-cpp, read the same). The control
+        // keeps every other block live (one change): then the freed memory
+        // stays in pages its live neighbours share and the request is
+        // refused, the condition of 001-incomplete-free-fragments ("the
+        // failure to completely free"), which that run decides.
         judge: holes_verdict,
-        reach: Reach::AtBestPartly(
-            "the sentence follows Example 1, whose blocks are each freed right after use, and in \
-             that sequence the frees give everything back: as-written-cpp's free memory is the \
-             same before and after and its large allocation is served, and sub-page-all-freed-cpp \
-             (every 64 KiB block freed) gets back all it freed and serves 90% of it as one block. \
-             What stays unserved here is beside blocks below the page kept live, which the \
-             example does not have",
-        ),
+        ..Claim::EITHER
     },
 ];
 
