@@ -446,7 +446,13 @@ const CLAIMS: &[Claim] = &[
             (Some(true), Some(false), Some(true)) => ClaimVerdict::Refuted,
             _ => ClaimVerdict::Undecided,
         },
-        ..Claim::EITHER
+        reach: Reach::AtBestPartly(
+            "only Nsight Compute, the tool the article names, is run: Nsight Systems, the profiler \
+             that traces cudaMalloc and cudaFree, is on neither the GPU machines nor PyPI (Debian's \
+             2022.4 package collected a trace on the H100, but its importer was not carried there), \
+             so \"these tools\" are not tested beyond Nsight Compute: a report that named the leak \
+             would confirm the sentence for that tool alone",
+        ),
     },
 ];
 
