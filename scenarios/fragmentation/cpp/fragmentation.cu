@@ -319,20 +319,28 @@ static double median_of(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-// The churn of `size` blocks alone, from the memory free now, with each
-// seed: the excess over the same blocks allocated once, a reading a seed.
-static std::vector<double> one_size_excess(const casebook_recorder *r, size_t size, int rounds, const char *call,
-                                           SeriesName series) {
+// The churn of sizes from kMin to kMax (every block kMin where `vary` is
+// false), from the memory free now, with each seed from `first` on: the
+// excess over the same blocks allocated once, a reading a seed.
+static std::vector<double> excess_by_seed(const casebook_recorder *r, size_t kMin, size_t kMax, bool vary,
+                                          int rounds, int first, SeriesName series, cudaError_t &err) {
   std::vector<double> excess;
-  cudaError_t err = cudaSuccess;
-  for (int s = 0; s < kSeedCount; ++s) {
+  for (int s = first; s < kSeedCount; ++s) {
     g_state = kSeeds[s];
     const size_t before = churn_free_bytes(r);
-    Churned one = churn_rounds(size, size, false, rounds, before / 2);
-    keep_first_error(err, one.first_error);
-    excess.push_back(excess_over_fresh(r, before, churn_free_bytes(r), one, err));
+    Churned c = churn_rounds(kMin, kMax, vary, rounds, before / 2);
+    keep_first_error(err, c.first_error);
+    excess.push_back(excess_over_fresh(r, before, churn_free_bytes(r), c, err));
     point(r, series, s, excess.back());
   }
+  return excess;
+}
+
+// The churn of `size` blocks alone, with every seed.
+static std::vector<double> one_size_excess(const casebook_recorder *r, size_t size, int rounds, const char *call,
+                                           SeriesName series) {
+  cudaError_t err = cudaSuccess;
+  std::vector<double> excess = excess_by_seed(r, size, size, false, rounds, 0, series, err);
   rec(r, call, err);
   return excess;
 }
@@ -396,14 +404,8 @@ static int churn(const casebook_recorder *r) {
 
   // The same churn with the other seeds.
   again = cudaSuccess;
-  for (int s = 1; s < kSeedCount; ++s) {
-    g_state = kSeeds[s];
-    const size_t from = churn_free_bytes(r);
-    Churned more = churn_rounds(kMin, kMax, kVary, kRounds, from / 2);
-    keep_first_error(again, more.first_error);
-    varied.push_back(excess_over_fresh(r, from, churn_free_bytes(r), more, again));
-    point(r, names::TRAPPED_BY_THE_CHURN, s, varied.back());
-  }
+  std::vector<double> more = excess_by_seed(r, kMin, kMax, kVary, kRounds, 1, names::TRAPPED_BY_THE_CHURN, again);
+  varied.insert(varied.end(), more.begin(), more.end());
   rec(r, "cudaMalloc and cudaFree (the churn, nine more seeds)", again);
 
   // The same churn of one size, 256 KiB and 320 KiB, with each seed.

@@ -86,13 +86,18 @@ class Net(torch.nn.Module):
         return self.head(self.features(x))
 
 
-def _dataloader():
+def _loader(batch, image):
+    """Random `image` x `image` images and labels, in batches of `batch`."""
     batches = BATCHES_UNDER_SANITIZER if _reduced() else BATCHES
-    images = torch.randn(batches * 16, 3, 32, 32)
-    labels = torch.randint(0, 10, (batches * 16,))
+    images = torch.randn(batches * batch, 3, image, image)
+    labels = torch.randint(0, 10, (batches * batch,))
     return torch.utils.data.DataLoader(
-        torch.utils.data.TensorDataset(images, labels), batch_size=16
+        torch.utils.data.TensorDataset(images, labels), batch_size=batch
     )
+
+
+def _dataloader():
+    return _loader(16, 32)
 
 
 def _train(model, optimizer, dataloader):
@@ -281,15 +286,6 @@ def resnet50(classes=10):
     return torch.nn.Sequential(*layers)
 
 
-def _images(batch, image):
-    batches = BATCHES_UNDER_SANITIZER if _reduced() else BATCHES
-    images = torch.randn(batches * batch, 3, image, image)
-    labels = torch.randint(0, 10, (batches * batch,))
-    return lambda: torch.utils.data.DataLoader(
-        torch.utils.data.TensorDataset(images, labels), batch_size=batch
-    )
-
-
 def _resnet50_filling(rec, share):
     """Holds PyTorch to its budget, and returns a ResNet-50 and data at the
     batch whose training step peaks at `share` of it: the peak grows with
@@ -323,7 +319,8 @@ def _resnet50_filling(rec, share):
     rec.measure(names.RESNET_BATCH, batch)
     rec.measure(names.RESNET_PEAK_PER_IMAGE, per_image)
     rec.measure(names.BUDGET_BYTES, budget)
-    return resnet50, _images(batch, image)
+    data = _loader(batch, image)
+    return resnet50, lambda: data
 
 
 def as_written_resnet(rec):
