@@ -1040,11 +1040,65 @@ pub fn figures(text: &str) -> Vec<String> {
     if text.lines().any(is_device_assertion) {
         out.push(DEVICE_ASSERTION.to_owned());
     }
-    if text.lines().any(first_gpu_holds_memory_for_others) {
+    if text.lines().any(first_gpu_holds_memory_for_others)
+        || process_table_shows_the_first_gpu_for_others(text)
+    {
         out.push(FIRST_GPU_FOR_OTHERS.to_owned());
     }
     out
 }
+
+/// Whether nvidia-smi's process table lists one process on the first GPU and
+/// again on another: the rows `|    0   N/A  N/A   2579941  C  …/python3.9
+/// 414MiB |` and `|    1   N/A  N/A   2579941  C  …  13868MiB |`. A process
+/// that works on GPU 1 and holds memory on GPU 0 made a context there, which
+/// is what the rows say without a word. A row is the GPU's index first, the
+/// process's id before its type (`C`, `G`, `C+G`, `M`, `M+C`) and a size in
+/// MiB last; the instance columns between (`N/A`, or numbers under MIG) are
+/// skipped.
+pub fn process_table_shows_the_first_gpu_for_others(text: &str) -> bool {
+    let mut gpus_of: std::collections::BTreeMap<&str, BTreeSet<u32>> = Default::default();
+    for line in text.lines() {
+        let cells: Vec<&str> = line.trim().trim_matches('|').split_whitespace().collect();
+        let Some(gpu) = cells.first().and_then(|c| c.parse::<u32>().ok()) else {
+            continue;
+        };
+        let Some(kind) = cells
+            .iter()
+            .position(|c| PROCESS_TYPES.contains(c))
+            .filter(|&k| k >= 2)
+        else {
+            continue;
+        };
+        let pid = cells[kind - 1];
+        if pid.bytes().all(|b| b.is_ascii_digit())
+            && cells.last().is_some_and(|c| c.ends_with("MiB"))
+        {
+            gpus_of.entry(pid).or_default().insert(gpu);
+        }
+    }
+    gpus_of
+        .values()
+        .any(|gpus| gpus.contains(&0) && gpus.iter().any(|&g| g > 0))
+}
+
+/// The process types of nvidia-smi's table: compute, graphics, both, and the
+/// MPS forms.
+const PROCESS_TYPES: &[&str] = &["C", "G", "C+G", "M", "M+C"];
+
+/// Whether the text holds a compiler's refusal (`nvcc fatal   : Unsupported
+/// gpu architecture 'compute_89'`, `ptxas fatal`): the program was never
+/// built, so no case's run explains it, and the words around it (an
+/// architecture, an install) are not read against the cases' descriptions.
+pub fn reports_a_build_failure(text: &str) -> bool {
+    text.lines().any(|l| {
+        let lower = l.trim_start().to_ascii_lowercase();
+        BUILD_FAILURES.iter().any(|b| lower.starts_with(b))
+    })
+}
+
+/// How a compiler's refusal begins.
+pub const BUILD_FAILURES: &[&str] = &["nvcc fatal", "ptxas fatal"];
 
 /// What compute-sanitizer's memcheck writes where an access fell outside
 /// every allocation: "Address 0x7f47f601277c is out of bounds", "Access at
@@ -1645,6 +1699,32 @@ mod tests {
             .map(|(f, _)| f)
             .collect();
         assert_eq!(calls, ["id:cudamemcpy2d", "id:cumemcpydtohasync_v2"]);
+    }
+
+    #[test]
+    fn one_process_on_the_first_gpu_and_another_is_read_from_nvidia_smi_s_rows() {
+        let table = "|    0   N/A  N/A   2579940      C   .../bin/python3.9    13724MiB |\n\
+                     |    0   N/A  N/A   2579941      C   .../bin/python3.9      414MiB |\n\
+                     |    1   N/A  N/A   2579941      C   .../bin/python3.9    13868MiB |\n";
+        assert!(process_table_shows_the_first_gpu_for_others(table));
+        assert!(figures(table).contains(&FIRST_GPU_FOR_OTHERS.to_owned()));
+        // Each process on its own GPU: nothing on the first for the others.
+        let apart = "|    0   N/A  N/A   2579940      C   python    13724MiB |\n\
+                     |    1   N/A  N/A   2579941      C   python    13868MiB |\n";
+        assert!(!process_table_shows_the_first_gpu_for_others(apart));
+        // The older table, without the instance columns.
+        let old = "|    0     4242      C   python     414MiB |\n|    2     4242      C   python   9000MiB |";
+        assert!(process_table_shows_the_first_gpu_for_others(old));
+    }
+
+    #[test]
+    fn a_compiler_s_refusal_is_a_build_failure() {
+        assert!(reports_a_build_failure(
+            "nvcc fatal   : Unsupported gpu architecture 'compute_80'\nmake: *** [all] Error 2"
+        ));
+        assert!(!reports_a_build_failure(
+            "RuntimeError: CUDA error: no kernel image is available for execution on the device"
+        ));
     }
 
     #[test]

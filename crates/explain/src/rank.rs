@@ -570,7 +570,9 @@ impl<'a> Ranker<'a> {
         }
         // Prose that matched no case on an error's words: the words of the
         // cases' descriptions decide, before the calls alone.
-        if ranked.iter().all(|(_, _, r)| r.by_calls) {
+        // A compiler's refusal is a build that never ran: no case's
+        // description explains it.
+        if ranked.iter().all(|(_, _, r)| r.by_calls) && !features::reports_a_build_failure(text) {
             let written = description::words_as_written(text);
             let stems: Vec<String> = written.iter().map(|(_, s)| s.clone()).collect();
             for (i, case) in self.index.cases.iter().enumerate() {

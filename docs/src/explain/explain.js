@@ -606,8 +606,43 @@
       return namesALaterDevice(l) && !firstGpuHoldsMemoryForOthers(l);
     })) out.push("fig:a-device-other-than-the-first");
     if (text.split("\n").some(isDeviceAssertion)) out.push("fig:a-kernel-s-assertion-failed");
-    if (text.split("\n").some(firstGpuHoldsMemoryForOthers)) out.push("fig:the-first-gpu-holds-memory-for-others");
+    if (text.split("\n").some(firstGpuHoldsMemoryForOthers) || processTableShowsTheFirstGpuForOthers(text)) {
+      out.push("fig:the-first-gpu-holds-memory-for-others");
+    }
     return out;
+  }
+
+  // As process_table_shows_the_first_gpu_for_others in features.rs: one
+  // process in nvidia-smi's table on the first GPU and again on another.
+  var PROCESS_TYPES = ["C", "G", "C+G", "M", "M+C"];
+  function processTableShowsTheFirstGpuForOthers(text) {
+    var gpusOf = new Map();
+    text.split("\n").forEach(function (line) {
+      var cells = line.trim().replace(/^\|+/, "").replace(/\|+$/, "").split(/\s+/).filter(function (c) {
+        return c.length > 0;
+      });
+      if (cells.length === 0 || !/^[0-9]+$/.test(cells[0])) return;
+      var gpu = parseInt(cells[0], 10);
+      var kind = cells.findIndex(function (c) { return PROCESS_TYPES.indexOf(c) >= 0; });
+      if (kind < 2) return;
+      var pid = cells[kind - 1];
+      if (/^[0-9]+$/.test(pid) && /MiB$/.test(cells[cells.length - 1])) {
+        if (!gpusOf.has(pid)) gpusOf.set(pid, new Set());
+        gpusOf.get(pid).add(gpu);
+      }
+    });
+    return Array.from(gpusOf.values()).some(function (gpus) {
+      return gpus.has(0) && Array.from(gpus).some(function (g) { return g > 0; });
+    });
+  }
+
+  // As reports_a_build_failure in features.rs: a compiler's refusal.
+  var BUILD_FAILURES = ["nvcc fatal", "ptxas fatal"];
+  function reportsABuildFailure(text) {
+    return text.split("\n").some(function (l) {
+      var low = lower_(l.trimStart());
+      return BUILD_FAILURES.some(function (b) { return low.startsWith(b); });
+    });
   }
 
   // As first_gpu_holds_memory_for_others in features.rs: a line that names
@@ -1212,7 +1247,8 @@
     });
     // As rank.rs: prose that matched no case on an error's words is matched
     // on the words of the cases' descriptions, before the calls alone.
-    if (ranked.every(function (r) { return r.byCalls; })) {
+    // A compiler's refusal is a build that never ran (rank.rs).
+    if (ranked.every(function (r) { return r.byCalls; }) && !reportsABuildFailure(text)) {
       var written = descriptionWordsAsWritten(text);
       var stems = written.map(function (o) { return o[1]; });
       this.index.cases.forEach(function (c, i) {
