@@ -298,9 +298,15 @@ const CLAIMS: &[Claim] = &[
         id: "004-example-1-no-contiguous-block",
         source: Source::SEED_004,
         quote: "Although there is memory available, no contiguous block of the correct size is available.",
-        judged_by: "as-written-cpp",
+        // Read where the memory available is in pieces only: free memory
+        // scattered in 2 MiB holes between blocks still allocated, and one
+        // request for 90% of it. The article's own 32 MiB request, beside
+        // tens of GB free (as-written-cpp), could not have been refused.
+        judged_by: "hard-form-cpp",
         control: Control::Impossible(PAGES_SERVE_ANY_REQUEST),
-        judge: |o: &Outcome| ClaimVerdict::refuted_if(o.flag(THE_LARGE_ALLOCATION_SUCCEEDS)),
+        judge: |o: &Outcome| {
+            ClaimVerdict::refuted_if(o.flag(ONE_BLOCK_OF_90_OF_THE_SCATTERED_FREE_MEMORY_IS_SERVED))
+        },
         ..Claim::EITHER
     },
     Claim {

@@ -38,15 +38,52 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
     // The bound is a promise the launch is held to: a kernel bounded to
     // 256 threads, launched with 512.
     let light = kernel(rec, &ctx, "light_bounded")?;
-    let over = over_bound(rec, &ctx, &light);
+    let over = over_bound(
+        rec,
+        &ctx,
+        &light,
+        "cuLaunchKernel light_bounded (512 threads, bound 256)",
+    );
     rec.fact(OVER_BOUND_LAUNCHES, over);
     Ok(())
 }
 // ANCHOR_END: run
 
-/// Launches `light` with 512 threads a block, above its bound of 256; the
-/// refusal is provoked, so it is no symptom. Whether it was accepted.
-fn over_bound(rec: &mut Recorder, ctx: &Arc<CudaContext>, light: &CudaFunction) -> bool {
+// ANCHOR: bound
+/// The light kernel alone, compiled with `__launch_bounds__(256)`, launched
+/// with 512 threads a block.
+pub fn bound(rec: &mut Recorder) -> anyhow::Result<()> {
+    light_at_512(rec, "light_bounded")
+}
+// ANCHOR_END: bound
+
+// ANCHOR: no_bound
+/// The same kernel compiled without a bound, the same launch.
+pub fn no_bound(rec: &mut Recorder) -> anyhow::Result<()> {
+    light_at_512(rec, "light")
+}
+// ANCHOR_END: no_bound
+
+/// Loads `name` and launches it with 512 threads a block: whether the
+/// launch was accepted.
+fn light_at_512(rec: &mut Recorder, name: &str) -> anyhow::Result<()> {
+    let ctx = device::context(rec)?;
+    let light = kernel(rec, &ctx, name)?;
+    let label = format!("cuLaunchKernel {name} (512 threads)");
+    let accepted = over_bound(rec, &ctx, &light, &label);
+    rec.fact(LAUNCHED_512, accepted);
+    Ok(())
+}
+
+/// Launches `light` with 512 threads a block, above its bound of 256 where
+/// it has one; a refusal is provoked, so it is no symptom. Whether it was
+/// accepted.
+fn over_bound(
+    rec: &mut Recorder,
+    ctx: &Arc<CudaContext>,
+    light: &CudaFunction,
+    label: &str,
+) -> bool {
     let stream = ctx.default_stream();
     let Ok(input) = rec.step("cuMemAlloc + cuMemcpyHtoD", stream.clone_htod(&input())) else {
         return false;
@@ -58,9 +95,6 @@ fn over_bound(rec: &mut Recorder, ctx: &Arc<CudaContext>, light: &CudaFunction) 
     let mut builder = stream.launch_builder(light);
     builder.arg(&mut out).arg(&input).arg(&n);
     let config = casebook_model::device::line((N as u32).div_ceil(512), 512);
-    let launched = rec.tolerate(
-        "cuLaunchKernel light_bounded (512 threads, bound 256)",
-        unsafe { builder.launch(config) },
-    );
+    let launched = rec.tolerate(label, unsafe { builder.launch(config) });
     launched.is_ok()
 }

@@ -68,6 +68,14 @@ pub fn scenario() -> Scenario {
                 "big_block(rec, \"heavy_bounded\")",
             ),
             Variant::fixed("launch-bounds", cudarc!(launch_bounds)),
+            Variant::records("bound", cudarc!(launch_bounds::bound, anchored)),
+            Variant::records("no-bound", cudarc!(launch_bounds::no_bound, anchored)).one_change(
+                "bound",
+                "the kernel launched with 512 threads a block: the light kernel compiled with \
+                 __launch_bounds__(256) there; the same code without a bound here",
+                "light_at_512(rec, \"light_bounded\")",
+                "light_at_512(rec, \"light\")",
+            ),
             Variant::broken(
                 "too-many-threads",
                 Symptom::cuda_error(driver::INVALID_VALUE),
@@ -183,11 +191,12 @@ const CLAIMS: &[Claim] = &[
         source: Source::Nvidia(&LAUNCH_BOUNDS),
         quote: "A kernel will fail to launch if it is executed with more threads per block than \
                 its launch bound maxThreadsPerBlock.",
-        judged_by: "launch-bounds",
-        control: Control::Impossible(
-            "the driver holds every launch to the kernel's bound; a run in which a launch above it is accepted would need a driver that ignores the bound. What shows that the same launch path accepts a launch within a bound: this run's heavy_bounded, bound 1024, launched with 1024 threads.",
-        ),
-        judge: |o: &Outcome| ClaimVerdict::refuted_if(o.flag(OVER_BOUND_LAUNCHES)),
+        // The light kernel, bound to 256 threads, launched with 512: refused,
+        // confirmed; accepted, refuted. The control is the same kernel
+        // compiled without a bound, launched the same way.
+        judged_by: "bound",
+        control: Control::Run("no-bound"),
+        judge: |o: &Outcome| ClaimVerdict::refuted_if(o.flag(LAUNCHED_512)),
         ..Claim::EITHER
     },
     Claim {

@@ -159,3 +159,56 @@ extern "C" int casebook_missing_free_second_call_large_reset_cpp(const casebook_
   return drive(r, model_call_broken, FirstCalls::ThreeFifthsOfFreeResetBetween);
 }
 // ANCHOR_END: second_call_large_reset
+
+// "Attempting to reuse the same memory for a second kernel call": the
+// article's call, its buffer never freed, then a second launch of its
+// kernel on that same d_data, the output copied back (each element doubled
+// twice), then more device memory asked for. With `reset_between`, the
+// article's cudaDeviceReset runs between the two kernel calls.
+static int reuse(const casebook_recorder *r, bool reset_between) {
+  const size_t size = kArticleSize;
+  float *h_data = (float *)malloc(size * sizeof(float));
+  float *d_data;
+  cudaError_t err = rec(r, "cudaMalloc", cudaMalloc((void **)&d_data, size * sizeof(float)));
+  if (err != cudaSuccess) {
+    free(h_data);
+    return (int)err;
+  }
+  for (size_t i = 0; i < size; ++i) h_data[i] = (float)i;
+  rec(r, "cudaMemcpy HtoD", cudaMemcpy(d_data, h_data, size * sizeof(float), cudaMemcpyHostToDevice));
+  myKernel<<<(size + 255) / 256, 256>>>(d_data, (int)size);
+  rec(r, "myKernel<<<>>>", cudaGetLastError());
+  rec(r, "cudaMemcpy DtoH", cudaMemcpy(h_data, d_data, size * sizeof(float), cudaMemcpyDeviceToHost));
+  // **Error: Missing cudaFree(d_data)**
+  if (reset_between) {
+    rec(r, "cudaDeviceReset (between the calls)", cudaDeviceReset());
+  }
+  // The second kernel call, on the same memory.
+  myKernel<<<(size + 255) / 256, 256>>>(d_data, (int)size);
+  cudaError_t launched = rec(r, "myKernel<<<>>> (second call, same d_data)", cudaGetLastError());
+  cudaError_t back = rec(r, "cudaMemcpy DtoH (second call)",
+                         cudaMemcpy(h_data, d_data, size * sizeof(float), cudaMemcpyDeviceToHost));
+  bool right = launched == cudaSuccess && back == cudaSuccess;
+  for (size_t i = 0; right && i < size; ++i) right = h_data[i] == 4.0f * (float)i;
+  fact(r, names::A_SECOND_KERNEL_CALL_ON_THE_SAME_MEMORY_SUCCEEDS, right);
+  free(h_data);
+  float *more;
+  cudaError_t served = rec(r, "cudaMalloc (more)", cudaMalloc((void **)&more, size * sizeof(float)));
+  fact(r, names::MORE_DEVICE_MEMORY_IS_SERVED_AFTER_IT, served == cudaSuccess);
+  cudaError_t first = launched;
+  keep_first_error(first, back);
+  keep_first_error(first, served);
+  return (int)first;
+}
+
+// ANCHOR: reuse
+extern "C" int casebook_missing_free_reuse_cpp(const casebook_recorder *r) {
+  return reuse(r, false);
+}
+// ANCHOR_END: reuse
+
+// ANCHOR: reuse_after_reset
+extern "C" int casebook_missing_free_reuse_after_reset_cpp(const casebook_recorder *r) {
+  return reuse(r, true);
+}
+// ANCHOR_END: reuse_after_reset

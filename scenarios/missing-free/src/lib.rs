@@ -22,6 +22,8 @@ casebook_model::cpp_variants! {
         fixed,
         second_call_large,
         second_call_large_reset,
+        reuse,
+        reuse_after_reset,
     }
 }
 
@@ -89,6 +91,19 @@ pub fn scenario() -> Scenario {
                  after them still ends in out of memory)",
                 "return drive(r, model_call_broken, FirstCalls::ThreeFifthsOfFree);",
                 "return drive(r, model_call_broken, FirstCalls::ThreeFifthsOfFreeResetBetween);",
+            ),
+            Variant::as_written("reuse-cpp", cpp::reuse).also_differs(
+                "the article's call, its buffer never freed, then a second launch of its kernel on \
+                 the same d_data (each element doubled twice, copied back and checked), then more \
+                 device memory asked for: \"reuse the same memory for a second kernel call\" as the \
+                 sentence says it, in one process.",
+            ),
+            Variant::records("reuse-after-reset-cpp", cpp::reuse_after_reset).one_change(
+                "reuse-cpp",
+                "whether the article's cudaDeviceReset runs between the two kernel calls: no there, \
+                 yes here, so the memory the second call reuses has been given back",
+                "return reuse(r, false);",
+                "return reuse(r, true);",
             ),
             Variant::records("under-ncu", cudarc!(tools::under_ncu at "report"))
                 .timeout(std::time::Duration::from_secs(360)),
@@ -264,7 +279,14 @@ const CLAIMS: &[Claim] = &[
             Part {
                 part: "the next call, allocating its buffer again beside the leaked one, gets a CUDA \
                        error",
-                control: Control::Run("second-call-large-cpp"),
+                control: Control::Impossible(
+                    "cudaMalloc takes no address: a request within the free memory is served \
+                     wherever that memory lies (fragmentation's hard-form-cpp serves 90% of free memory \
+                     scattered in 2 MiB holes as one block), so the only refusal a call allocating \
+                     again can get is for more than is free, the sentence's other part. What shows \
+                     that the reading sees a call refused: second-call-large-cpp, whose first call \
+                     leaves less free than the second asks for, reads the same fact false.",
+                ),
             },
         ]),
         // Two readings of one run. Exceeding: a cudaMalloc refused with
@@ -287,9 +309,15 @@ const CLAIMS: &[Claim] = &[
         id: "000-second-call-fails",
         source: Source::SEED_000,
         quote: "Attempting to reuse the same memory for a second kernel call will likely fail.",
-        judged_by: "broken-cpp",
-        control: Control::Run("second-call-large-cpp"),
-        judge: |o| ClaimVerdict::refuted_if(o.flag(SECOND_CALL_OK)),
+        // Read as said: a second launch of the kernel on the first call's
+        // d_data, never freed. Its output right: refuted; the call failing:
+        // confirmed. The control resets the device between the two calls,
+        // which gives that memory back.
+        judged_by: "reuse-cpp",
+        control: Control::Run("reuse-after-reset-cpp"),
+        judge: |o| {
+            ClaimVerdict::refuted_if(o.flag(A_SECOND_KERNEL_CALL_ON_THE_SAME_MEMORY_SUCCEEDS))
+        },
         ..Claim::EITHER
     },
     Claim {
@@ -341,11 +369,20 @@ const CLAIMS: &[Claim] = &[
         id: "000-example1-further-allocation-errors",
         source: Source::SEED_000,
         quote: "// ... subsequent code attempting to use d_data or allocate more device memory will result in errors",
-        judged_by: "broken-cpp",
-        control: Control::Run("second-call-large-cpp"),
-        // "Will result in errors": the next call, at the article's size,
-        // uses the same memory and allocates more.
-        judge: |o| ClaimVerdict::refuted_if(o.flag(SECOND_CALL_OK)),
+        // "Will result in errors": code after the call, its buffer never
+        // freed, uses d_data (a second launch of the kernel on it, its output
+        // checked) and allocates more. Both served: refuted; both refused:
+        // confirmed; one: partly. The control resets the device before that
+        // code, which gives d_data back.
+        judged_by: "reuse-cpp",
+        control: Control::Run("reuse-after-reset-cpp"),
+        judge: |o| {
+            ClaimVerdict::of_two_parts(
+                o.flag(A_SECOND_KERNEL_CALL_ON_THE_SAME_MEMORY_SUCCEEDS)
+                    .map(|ok| !ok),
+                o.flag(MORE_DEVICE_MEMORY_IS_SERVED_AFTER_IT).map(|ok| !ok),
+            )
+        },
         ..Claim::EITHER
     },
     Claim {

@@ -239,25 +239,26 @@ const CLAIMS: &[Claim] = &[
         judged_by: "concurrent-streams-cpp",
         control: Control::Impossible(
             "a request within the free memory cudaMemGetInfo reports is served wherever that memory \
-             lies, by the pool and by cudaMalloc alike (fragmentation's hard-form-cpp), so a run in \
-             which such a request is refused would need another allocator. Memory the pool holds after \
-             the frees is not free as the system sees it, and the run records whether the request was \
-             within what it saw.",
+             lies, by the pool and by cudaMalloc alike (fragmentation's hard-form-cpp, 90% of free \
+             memory scattered in 2 MiB holes served as one block), so a run in which such a request is \
+             refused would need another allocator. Memory the pool holds right after the frees is not \
+             free as the system sees it: there the run records cudaMalloc refused and the pool serving \
+             the same request, which is retention, not a fragmented space.",
         ),
-        // Right after the frees: a request within the free memory the system
-        // reports, refused (confirmed); served, or refused only for memory
-        // the system does not report free, held by the pool (refuted).
-        judge: |o: &Outcome| match o.flag(THE_REQUEST_IS_WITHIN_THE_FREE_MEMORY_SEEN) {
-            None => ClaimVerdict::Undecided,
-            Some(within) => match (
-                o.flag(THE_POOL_SERVES_IT_RIGHT_AFTER_THE_FREES),
-                o.flag(CUDAMALLOC_SERVES_IT_RIGHT_AFTER_THE_FREES),
-            ) {
-                (Some(true), Some(true)) => ClaimVerdict::Refuted,
-                (Some(_), Some(_)) if within => ClaimVerdict::Confirmed,
-                (Some(_), Some(_)) => ClaimVerdict::Refuted,
-                _ => ClaimVerdict::Undecided,
-            },
+        // Once the frees are done (a synchronise), what they gave back is
+        // free as the system sees it, and the request, 90% of it, is within
+        // that free memory: refused by the pool or by cudaMalloc, confirmed;
+        // served by both, refuted. Right after the frees, before the
+        // synchronise, the pool still holds what was freed, which the system
+        // does not report free: a request cudaMalloc refuses then is
+        // retention, not fragmentation, and is not read here.
+        judge: |o: &Outcome| match (
+            o.flag(THE_POOL_SERVES_IT_ONCE_THE_FREES_ARE_DONE),
+            o.flag(CUDAMALLOC_SERVES_IT_ONCE_THE_FREES_ARE_DONE),
+        ) {
+            (Some(true), Some(true)) => ClaimVerdict::Refuted,
+            (Some(_), Some(_)) => ClaimVerdict::Confirmed,
+            _ => ClaimVerdict::Undecided,
         },
         ..Claim::EITHER
     },

@@ -231,7 +231,10 @@ const CLAIMS: &[Claim] = &[
         reach: Reach::AtBestPartly(
             "in the article's case, memory the first run still holds, no context cleanup is needed: \
              dropping the references gives it back in the same context (second-training-run, fixed-py); \
-             where it is needed is a context a device-side assert left unusable, this run",
+             where it is needed is a context a device-side assert left unusable, this run. \"Context \
+             cleanup\" is read as ending the process: the only cleanup within it that PyTorch can \
+             reach, cudaDeviceReset, is refused under PyTorch (\"busy or unavailable\"). One PyTorch \
+             version and one CUDA setup were run, so \"depending on\" them is not tested",
         ),
         // After a fault: empty_cache recovers nothing and a new process (a
         // new context) works: confirmed; empty_cache recovers: refuted;
