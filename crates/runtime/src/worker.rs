@@ -10,6 +10,7 @@
 
 use std::time::Duration;
 
+use casebook_driver::RecordSteps;
 use casebook_model::Outcome;
 
 use crate::isolation::{self, ChildCommand};
@@ -205,7 +206,7 @@ pub fn neighbour_allocates(
 pub fn neighbour(rec: &mut casebook_model::Recorder) -> Option<anyhow::Result<()>> {
     (role().as_deref() == Some(NEIGHBOUR)).then(|| {
         let bytes: usize = std::env::var(NEED_ENV)?.parse()?;
-        let _ctx = casebook_model::device::context(rec)?;
+        let _ctx = casebook_driver::device::context(rec)?;
         // What its context left it (a raw figure, unrecorded as a call):
         // against the free memory the parent saw, what the context took.
         if let Ok((free, _)) = cudarc::driver::result::mem_get_info() {

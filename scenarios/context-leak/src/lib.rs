@@ -23,9 +23,9 @@
 //! H100, 131 s to the limit beside device-heap-exhaustion's as-written
 //! kernel and a full run's load, against 46 s beside light trials).
 
+use casebook_driver::device::{measure_bytes, own_memory, own_memory_bytes};
+use casebook_driver::prelude::*;
 use casebook_model::cuda_errors::driver;
-use casebook_model::device::{measure_bytes, own_memory, own_memory_bytes};
-use casebook_model::prelude::*;
 use cudarc::driver::{result, sys};
 
 mod broken;

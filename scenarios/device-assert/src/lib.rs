@@ -9,9 +9,9 @@
 
 use std::sync::Arc;
 
-use casebook_model::ResultName;
+use casebook_driver::ResultName;
+use casebook_driver::prelude::*;
 use casebook_model::cuda_errors::{driver, runtime};
-use casebook_model::prelude::*;
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaSlice, DriverError, LaunchConfig, PushKernelArg,
 };
@@ -275,7 +275,7 @@ pub(crate) fn lookup(
     synced.map(|()| out)
 }
 
-pub(crate) use casebook_model::device::message;
+pub(crate) use casebook_driver::device::message;
 
 /// After the lookup: an unrelated call, allocating and freeing 1 MiB.
 pub(crate) fn later_call(rec: &mut Recorder) {

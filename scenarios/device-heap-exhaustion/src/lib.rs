@@ -5,9 +5,9 @@
 
 use std::sync::Arc;
 
+use casebook_driver::device::{self, measure_bytes};
+use casebook_driver::prelude::*;
 use casebook_model::cuda_errors::{driver, runtime};
-use casebook_model::device::{self, measure_bytes};
-use casebook_model::prelude::*;
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg, sys,
 };

@@ -5,9 +5,9 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
+use casebook_driver::device;
+use casebook_driver::prelude::*;
 use casebook_kernels::fatbin;
-use casebook_model::device;
-use casebook_model::prelude::*;
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream};
 
 mod broken;

@@ -12,8 +12,8 @@
 //! memory fraction), which stands for the device, and read only their own
 //! process's figures: they run beside light trials where the GPU has room.
 
-use casebook_model::device::measure_bytes;
-use casebook_model::prelude::*;
+use casebook_driver::device::measure_bytes;
+use casebook_driver::prelude::*;
 use casebook_model::pytorch;
 use cudarc::driver::sys::CUdeviceptr;
 

@@ -4,7 +4,8 @@
 //! new process first makes its context, which takes memory nvidia-smi
 //! counted as free.
 
-use casebook_model::{Recorder, device};
+use casebook_driver::device;
+use casebook_model::Recorder;
 use casebook_runtime::worker;
 
 use crate::names::*;

@@ -11,10 +11,10 @@
 //! teardown waits on it after the graph is destroyed: "invalid argument",
 //! from a call that looks harmless, or from a later one that checks.
 
-use casebook_model::ResultName;
+use casebook_driver::ResultName;
+use casebook_driver::device::event;
+use casebook_driver::prelude::*;
 use casebook_model::cuda_errors::{driver, runtime};
-use casebook_model::device::event;
-use casebook_model::prelude::*;
 use std::sync::Arc;
 
 use cudarc::driver::{CudaStream, DriverError, result, sys};

@@ -4,7 +4,7 @@
 //! grows by about one call's buffers per call; the device's free memory does
 //! not move.
 
-use casebook_model::device::{self, measure_bytes};
+use casebook_driver::device::{self, measure_bytes};
 use casebook_model::prelude::*;
 use cudarc::driver::CudaContext;
 

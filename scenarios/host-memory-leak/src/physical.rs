@@ -12,7 +12,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use casebook_model::{CGROUP_ROOT, Outcome, Recorder, Termination, device};
+use casebook_driver::{RecordSteps, device};
+use casebook_model::{CGROUP_ROOT, Outcome, Recorder, Termination};
 use casebook_runtime::worker;
 use cudarc::driver::result;
 

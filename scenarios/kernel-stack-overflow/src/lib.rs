@@ -12,9 +12,9 @@
 
 use std::sync::Arc;
 
+use casebook_driver::device;
+use casebook_driver::prelude::*;
 use casebook_model::cuda_errors::{driver, runtime};
-use casebook_model::device;
-use casebook_model::prelude::*;
 use cudarc::driver::{CudaContext, DriverError, PushKernelArg, sys};
 
 mod broken;
@@ -145,7 +145,7 @@ pub(crate) fn walk(rec: &mut Recorder, ctx: &Arc<CudaContext>) -> anyhow::Result
     let x = rec.step("cuMemAlloc + copy (x)", stream.clone_htod(&input()))?;
     let mut out = rec.step("cuMemAlloc (out)", stream.alloc_zeros::<f32>(THREADS))?;
     rec.measure(DEPTH_MEASURE, f64::from(DEPTH));
-    let cfg = casebook_model::device::line(1, THREADS as u32);
+    let cfg = casebook_driver::device::line(1, THREADS as u32);
     let mut b = stream.launch_builder(&f);
     b.arg(&x).arg(&mut out).arg(&DEPTH);
     // SAFETY: the kernel reads FRAME floats of x and writes THREADS of out.

@@ -8,8 +8,8 @@
 
 use std::sync::Arc;
 
+use casebook_driver::prelude::*;
 use casebook_kernels::fatbin;
-use casebook_model::prelude::*;
 use cudarc::driver::{CudaContext, CudaFunction, DriverError, PushKernelArg};
 
 mod broken;
@@ -204,7 +204,7 @@ pub(crate) fn launch_faulty(rec: &mut Recorder, p: &Program, blame: &mut Blame) 
     let stream = p.ctx.default_stream();
     let mut launch = stream.launch_builder(&p.fault);
     launch.arg(&SPIN_NS);
-    let cfg = casebook_model::device::line(1, 32);
+    let cfg = casebook_driver::device::line(1, 32);
     blame.note(rec, LAUNCH, unsafe { launch.launch(cfg) });
 }
 

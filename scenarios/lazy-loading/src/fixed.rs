@@ -2,7 +2,8 @@
 //! cuFuncLoad) before the waiting kernel starts, so its first launch has
 //! nothing to load.
 
-use casebook_model::{Recorder, device};
+use casebook_driver::{RecordSteps, device};
+use casebook_model::Recorder;
 use casebook_runtime::worker;
 use cudarc::driver::sys;
 

@@ -11,7 +11,8 @@
 use std::ffi::c_void;
 use std::time::{Duration, Instant};
 
-use casebook_model::{MeasureName, Outcome, Recorder, Termination, device, timing};
+use casebook_driver::{RecordSteps, device};
+use casebook_model::{MeasureName, Outcome, Recorder, Termination, timing};
 use casebook_runtime::worker;
 use cudarc::driver::{result, sys};
 

@@ -12,7 +12,7 @@
 
 use std::time::{Duration, Instant};
 
-use casebook_model::prelude::*;
+use casebook_driver::prelude::*;
 use std::ffi::{CStr, c_void};
 use std::sync::Arc;
 

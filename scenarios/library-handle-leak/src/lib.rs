@@ -6,8 +6,8 @@
 //! A ballast (the model's weights) leaves 2 GiB free, so the leak reaches
 //! the end in the same number of calls on every GPU.
 
-use casebook_model::device::{self, PAGE, measure_bytes};
-use casebook_model::prelude::*;
+use casebook_driver::device::{self, PAGE, measure_bytes};
+use casebook_driver::prelude::*;
 use cudarc::cublas::{result as blas, sys as blas_sys};
 use cudarc::driver::{CudaContext, result};
 use std::sync::Arc;

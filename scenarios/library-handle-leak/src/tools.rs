@@ -10,6 +10,7 @@
 use std::path::Path;
 use std::time::Duration;
 
+use casebook_driver::RecordSteps;
 use casebook_model::{Recorder, Termination};
 use casebook_runtime::worker::{self, LEAK_CHECK};
 use cudarc::cublas::result as blas;

@@ -9,8 +9,9 @@
 
 use std::time::Duration;
 
+use casebook_driver::{RecordSteps, device};
 use casebook_kernels::fatbin;
-use casebook_model::{Recorder, Termination, device};
+use casebook_model::{Recorder, Termination};
 use casebook_runtime::worker::{self, LEAK_CHECK};
 
 use crate::names::*;

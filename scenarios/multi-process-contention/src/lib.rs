@@ -9,8 +9,8 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use casebook_model::device::{self, PAGE, measure_bytes};
-use casebook_model::prelude::*;
+use casebook_driver::device::{self, PAGE, measure_bytes};
+use casebook_driver::prelude::*;
 use casebook_model::{Termination, pytorch};
 use casebook_runtime::worker;
 use cudarc::driver::result;

@@ -8,10 +8,10 @@
 
 use std::sync::Arc;
 
+use casebook_driver::device::{self, PAGE, measure_bytes};
+use casebook_driver::prelude::*;
 use casebook_kernels::fatbin;
 use casebook_model::cuda_errors::{driver, runtime};
-use casebook_model::device::{self, PAGE, measure_bytes};
-use casebook_model::prelude::*;
 use casebook_model::pytorch;
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream, result};
 

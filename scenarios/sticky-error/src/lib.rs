@@ -5,9 +5,10 @@
 
 use std::sync::Arc;
 
+use casebook_driver::ResultName;
+use casebook_driver::prelude::*;
 use casebook_model::cuda_errors::{driver, runtime};
-use casebook_model::prelude::*;
-use casebook_model::{ResultName, pytorch};
+use casebook_model::pytorch;
 use cudarc::driver::{CudaContext, CudaFunction, DriverError, PushKernelArg};
 
 mod broken;
@@ -312,9 +313,9 @@ pub(crate) fn first_call(
         FirstCall::LaunchRefused => 2048,
     };
     let _ = rec.tolerate("first call: cuLaunchKernel spin_then_fault", unsafe {
-        launch.launch(casebook_model::device::line(1, threads))
+        launch.launch(casebook_driver::device::line(1, threads))
     });
     let _ = rec.tolerate("first call: cuCtxSynchronize", ctx.synchronize());
 }
 
-pub(crate) use casebook_model::device::unrelated_call;
+pub(crate) use casebook_driver::device::unrelated_call;

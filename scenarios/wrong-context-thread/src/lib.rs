@@ -6,8 +6,8 @@
 //! primary context, and if the process works in a context of its own it
 //! silently makes the primary one, with its device memory, beside it.
 
+use casebook_driver::prelude::*;
 use casebook_model::cuda_errors::driver;
-use casebook_model::prelude::*;
 use cudarc::driver::{DriverError, result};
 
 mod broken;
