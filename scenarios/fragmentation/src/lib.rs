@@ -554,14 +554,11 @@ const CLAIMS: &[Claim] = &[
         // carves blocks out of larger chunks and gives a chunk back only
         // when no block is left in it, so the reading can come out the
         // other way through the churn itself.
-        judge: |o: &Outcome| match (
-            o.flag(THE_CHURN_TRAPS_FOUR_TIMES_THE_256_KIB_CHURN),
-            o.flag(THE_CHURN_TRAPS_FOUR_TIMES_THE_320_KIB_CHURN),
-        ) {
-            (Some(true), Some(true)) => ClaimVerdict::Confirmed,
-            (Some(false), Some(false)) => ClaimVerdict::Refuted,
-            (Some(_), Some(_)) => ClaimVerdict::Partly,
-            _ => ClaimVerdict::Undecided,
+        judge: |o: &Outcome| {
+            ClaimVerdict::of_two_parts(
+                o.flag(THE_CHURN_TRAPS_FOUR_TIMES_THE_256_KIB_CHURN),
+                o.flag(THE_CHURN_TRAPS_FOUR_TIMES_THE_320_KIB_CHURN),
+            )
         },
         ..Claim::EITHER
     },
