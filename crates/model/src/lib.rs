@@ -77,6 +77,17 @@ pub fn reduced_for_sanitizer(rec: &mut Recorder) -> bool {
     reduced
 }
 
+/// `normal`, or `reduced` where the variant runs its reduced form under
+/// compute-sanitizer ([`reduced_for_sanitizer`], which records that it
+/// does): a count or a size a variant cuts for the tool.
+pub fn normal_or_reduced<T>(rec: &mut Recorder, normal: T, reduced: T) -> T {
+    if reduced_for_sanitizer(rec) {
+        reduced
+    } else {
+        normal
+    }
+}
+
 /// How many of `runs` runs showed a failure, in words that are the same on
 /// every GPU when the reproduction is deterministic. The C++ variants have
 /// the same words in casebook.h (`runs_in_words`).

@@ -50,11 +50,7 @@ pub const SANITIZER_CALLS: usize = 4;
 /// How many calls a loop makes: `normal`, or the reduced count under the
 /// sanitizer (and then it says so).
 pub fn calls(rec: &mut Recorder, normal: usize) -> usize {
-    if casebook_model::reduced_for_sanitizer(rec) {
-        SANITIZER_CALLS
-    } else {
-        normal
-    }
+    casebook_model::normal_or_reduced(rec, normal, SANITIZER_CALLS)
 }
 /// The leaking variants that do not run to the driver's limit make this
 /// many calls: enough to show the growth call after call.

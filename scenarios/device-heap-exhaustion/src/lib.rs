@@ -45,11 +45,7 @@ pub const SANITIZER_THREADS: usize = 1 << 16;
 
 /// How many threads to launch here, recording the reduced form if it is one.
 pub(crate) fn threads(rec: &mut Recorder) -> usize {
-    if casebook_model::reduced_for_sanitizer(rec) {
-        SANITIZER_THREADS
-    } else {
-        THREADS
-    }
+    casebook_model::normal_or_reduced(rec, THREADS, SANITIZER_THREADS)
 }
 pub const FLOATS: usize = 1024;
 

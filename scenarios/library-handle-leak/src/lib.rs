@@ -30,11 +30,7 @@ pub const SANITIZER_FIXED_CALLS: usize = 20;
 /// How many calls the fixed loop makes (fewer under the sanitizer, and
 /// then it says so).
 pub(crate) fn fixed_calls(rec: &mut Recorder) -> usize {
-    if casebook_model::reduced_for_sanitizer(rec) {
-        SANITIZER_FIXED_CALLS
-    } else {
-        FIXED_CALLS
-    }
+    casebook_model::normal_or_reduced(rec, FIXED_CALLS, SANITIZER_FIXED_CALLS)
 }
 /// The GEMM of each call: N×N floats.
 pub const N: i32 = 256;

@@ -241,11 +241,7 @@ pub(crate) struct Setup {
 pub(crate) fn setup(rec: &mut Recorder) -> anyhow::Result<Setup> {
     let ctx = device::context(rec)?;
     let scale = device::kernel(rec, &ctx, fatbin::SCALE, "scale")?;
-    let divisor = if casebook_model::reduced_for_sanitizer(rec) {
-        SANITIZER_DIVISOR
-    } else {
-        1
-    };
+    let divisor = casebook_model::normal_or_reduced(rec, 1, SANITIZER_DIVISOR);
     let (data_bytes, left_free) = (DATA_BYTES / divisor, LEFT_FREE / divisor);
     let free = device::free_bytes(rec, &ctx)?;
     let ballast = (free - left_free) / PAGE * PAGE;
