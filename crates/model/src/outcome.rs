@@ -408,6 +408,12 @@ impl Outcome {
         self.fact(name).and_then(|v| v.as_bool())
     }
 
+    /// A fact recorded as text (a call's result, a word of the run's), as
+    /// the C++ variants record it with `fact_text`.
+    pub fn fact_text(&self, name: FactName) -> Option<&str> {
+        self.fact(name).and_then(|v| v.as_str())
+    }
+
     pub fn measure(&self, name: MeasureName) -> Option<f64> {
         audit::read(name.key);
         self.measure_named(name.key)

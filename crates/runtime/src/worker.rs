@@ -142,6 +142,19 @@ pub fn report_under(
     Ok((run, report))
 }
 
+/// [`run`], and what the worker recorded copied into `rec` under its role
+/// ([`replay`]): a worker whose record is part of the variant's own.
+pub fn run_replayed(
+    rec: &mut casebook_model::Recorder,
+    role: &str,
+    timeout: Duration,
+    env: &[(&str, &str)],
+) -> std::io::Result<Outcome> {
+    let outcome = run(role, timeout, env)?;
+    replay(rec, role, &outcome);
+    Ok(outcome)
+}
+
 /// Copies what a worker recorded into the variant's own record, as one
 /// iteration labelled `label`: its calls (as provoked, so they are no
 /// symptoms of the variant), its checks and facts prefixed with the label,

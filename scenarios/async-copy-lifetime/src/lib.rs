@@ -307,7 +307,7 @@ pub fn queued_when_the_call_returned(pairs: &[(f64, f64)]) -> bool {
 }
 
 fn device_holds_text(o: &Outcome) -> String {
-    let holds = o.fact(DEVICE_HOLDS).and_then(|v| v.as_str());
+    let holds = o.fact_text(DEVICE_HOLDS);
     format!("the device holds {}", holds.unwrap_or("nothing recorded"))
 }
 

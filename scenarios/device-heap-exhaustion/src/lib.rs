@@ -152,7 +152,7 @@ const CLAIMS: &[Claim] = &[
         // "Potential": the pattern at a size whose product does not overflow,
         // with the default heap. As written, the product wraps (see
         // 003-size-knob-sets-memory-need) and nothing is asked for.
-        judge: |o: &Outcome| match o.fact(NULLS).and_then(|v| v.as_str()) {
+        judge: |o: &Outcome| match o.fact_text(NULLS) {
             Some("none") => ClaimVerdict::Refuted,
             Some(_) => ClaimVerdict::Confirmed,
             None => ClaimVerdict::Undecided,

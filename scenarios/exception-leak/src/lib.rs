@@ -81,10 +81,7 @@ const CLAIMS: &[Claim] = &[Claim {
              the leak measured is a throw after a successful allocation, repeated within one process (a process's \
              memory is back when it exits, unless a child it forked after CUDA started still holds its context: orphaned-process)",
     ),
-    judge: |o: &Outcome| match (
-        o.check(NO_LEAK),
-        o.fact(LEAK_PER_FAILURE).and_then(|v| v.as_str()),
-    ) {
+    judge: |o: &Outcome| match (o.check(NO_LEAK), o.fact_text(LEAK_PER_FAILURE)) {
         (Some(false), Some("exactly one allocation")) => ClaimVerdict::Confirmed,
         (Some(false), _) => ClaimVerdict::Partly,
         (Some(true), _) => ClaimVerdict::Refuted,

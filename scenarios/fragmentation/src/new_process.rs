@@ -33,10 +33,9 @@ fn ask(rec: &mut Recorder, margin: usize) -> anyhow::Result<()> {
     if let Some(done) = worker::neighbour(rec) {
         return done;
     }
-    if casebook_model::under_sanitizer() {
+    if casebook_model::reduced_for_sanitizer(rec) {
         // The tool's own memory shares the GPU, and it would instrument the
         // neighbour's near-whole request too: nothing to read here.
-        rec.fact(casebook_model::REDUCED, true);
         return Ok(());
     }
     // This process makes no context: nvidia-smi's figure is the GPU's with

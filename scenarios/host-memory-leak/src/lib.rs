@@ -189,8 +189,7 @@ const CLAIMS: &[Claim] = &[
         // Efficient, and crucially so: a copy from pageable memory takes
         // longer, by a fifth at least, in four pairs of five.
         judge: |o: &Outcome| match o
-            .fact(THE_COPY_FROM_PAGEABLE_MEMORY_AGAINST_THE_SECOND_BUFFER)
-            .and_then(|v| v.as_str())
+            .fact_text(THE_COPY_FROM_PAGEABLE_MEMORY_AGAINST_THE_SECOND_BUFFER)
         {
             Some("longer from pageable memory") => ClaimVerdict::Confirmed,
             Some(_) => ClaimVerdict::Refuted,

@@ -82,7 +82,7 @@ const CLAIMS: &[Claim] = &[
         // Judged on the kernel launch: its fault is returned by a later,
         // unrelated call (confirmed, capped), or at the launch (refuted;
         // fixed, a synchronise right after the launch, is the control).
-        judge: |o: &Outcome| match (o.check(AT_LAUNCH), o.fact(FIRST).and_then(|v| v.as_str())) {
+        judge: |o: &Outcome| match (o.check(AT_LAUNCH), o.fact_text(FIRST)) {
             (Some(false), Some(_)) => ClaimVerdict::Confirmed,
             (Some(true), _) => ClaimVerdict::Refuted,
             _ => ClaimVerdict::Undecided,

@@ -106,7 +106,7 @@ const CLAIMS: &[Claim] = &[
         ),
         // The unrelated cudaMalloc after the fault returns the same error
         // (confirmed, capped at partly), or succeeds (refuted).
-        judge: |o: &Outcome| match o.fact(LATER_CALL).and_then(|v| v.as_str()) {
+        judge: |o: &Outcome| match o.fact_text(LATER_CALL) {
             Some(runtime::MISALIGNED_ADDRESS) => ClaimVerdict::Confirmed,
             Some("cudaSuccess") => ClaimVerdict::Refuted,
             Some(_) => ClaimVerdict::Partly,

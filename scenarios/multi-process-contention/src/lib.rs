@@ -132,7 +132,7 @@ const CLAIMS: &[Claim] = &[
         // (rounds-alone, the control). Failed allocations with two:
         // confirmed; none: refuted. (broken, where each of two processes
         // plans 90% of the memory, fails by its plan.)
-        judge: |o: &Outcome| match o.fact(FAILURES_ACROSS_THE_ROUNDS).and_then(|v| v.as_str()) {
+        judge: |o: &Outcome| match o.fact_text(FAILURES_ACROSS_THE_ROUNDS) {
             Some("none") => ClaimVerdict::Refuted,
             Some(_) => ClaimVerdict::Confirmed,
             None => ClaimVerdict::Undecided,
@@ -171,7 +171,7 @@ const CLAIMS: &[Claim] = &[
         // Failures in some rounds and not others: intermittent (confirmed);
         // in every round: contention, but not intermittent (partly); none:
         // refuted.
-        judge: |o: &Outcome| match o.fact(FAILURES_ACROSS_THE_ROUNDS).and_then(|v| v.as_str()) {
+        judge: |o: &Outcome| match o.fact_text(FAILURES_ACROSS_THE_ROUNDS) {
             Some("some rounds, not others") => ClaimVerdict::Confirmed,
             Some("every round") => ClaimVerdict::Partly,
             Some(_) => ClaimVerdict::Refuted,

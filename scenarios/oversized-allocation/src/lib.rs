@@ -197,8 +197,7 @@ const CLAIMS: &[Claim] = &[
         // succeeds (refuted: no line errs).
         judge: |o: &Outcome| match (
             o.flag(IT_SUCCEEDS_BESIDE_THE_BALLAST),
-            o.fact(BESIDE_THE_BALLAST_THE_CUDAFREE_AFTER_IT_RETURNS)
-                .and_then(|v| v.as_str()),
+            o.fact_text(BESIDE_THE_BALLAST_THE_CUDAFREE_AFTER_IT_RETURNS),
         ) {
             (Some(true), _) => ClaimVerdict::Refuted,
             (Some(false), Some("cudaSuccess")) => ClaimVerdict::Partly,

@@ -217,7 +217,7 @@ const CLAIMS: &[Claim] = &[
              fails no later call until memory runs out (missing-free), and open streams fail one only once there are \
              enough of them to hold the memory it asks for (open-streams: 100,000 of them)",
         ),
-        judge: |o: &Outcome| match o.fact(SECOND).and_then(|v| v.as_str()) {
+        judge: |o: &Outcome| match o.fact_text(SECOND) {
             Some(r) => ClaimVerdict::confirmed_if(Some(r != "CUDA_SUCCESS")),
             None => ClaimVerdict::Undecided,
         },
@@ -240,8 +240,8 @@ const CLAIMS: &[Claim] = &[
         // control's fault is one empty_cache clears (cuBLAS refused memory
         // PyTorch's cache keeps reserved).
         judge: |o: &Outcome| match (
-            o.fact(THE_FAULT).and_then(|v| v.as_str()),
-            o.fact(AFTER_EMPTY_CACHE).and_then(|v| v.as_str()),
+            o.fact_text(THE_FAULT),
+            o.fact_text(AFTER_EMPTY_CACHE),
             o.flag(NEW_PROCESS_WORKS),
         ) {
             (None | Some("none"), _, _) => ClaimVerdict::Undecided,
@@ -267,7 +267,7 @@ const CLAIMS: &[Claim] = &[
         // The CNN's second run fails with an error that names cuDNN
         // (confirmed), with another (partly: the context, not cuDNN), or
         // works (refuted).
-        judge: |o: &Outcome| match o.fact(THE_CNN_S_SECOND_RUN).and_then(|v| v.as_str()) {
+        judge: |o: &Outcome| match o.fact_text(THE_CNN_S_SECOND_RUN) {
             Some("ok") => ClaimVerdict::Refuted,
             Some(_) => ClaimVerdict::when(
                 o.flag(THE_SECOND_RUN_S_ERROR_NAMES_CUDNN),

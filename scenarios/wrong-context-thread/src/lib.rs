@@ -149,7 +149,7 @@ const CLAIMS: &[Claim] = &[
         // not set up the condition); then its allocation fails so, or not.
         judge: |o: &Outcome| {
             ClaimVerdict::provided(
-                o.fact(CURRENT_ON_THE_THREAD).and_then(|v| v.as_str()) == Some("none"),
+                o.fact_text(CURRENT_ON_THE_THREAD) == Some("none"),
                 ClaimVerdict::confirmed_if_all([
                     o.first_error_is(driver::INVALID_CONTEXT),
                     o.check(THREAD_ALLOCATES).map(|ok| !ok),
