@@ -65,18 +65,14 @@ pub fn scenario() -> Scenario {
         reports: &[],
         claims: CLAIMS,
         variants: variants![
-            Variant::broken(
-                "broken",
-                // What the overflow returns on an H100 with driver 580 (older GPUs, in
-                // the threads users filed, returned CUDA_ERROR_LAUNCH_FAILED).
-                Symptom::cuda_error(driver::ILLEGAL_ADDRESS),
-                cudarc!(broken)
-            )
-            .then_shows(Symptom::check_failed(MATCHES))
-            .faults_device(),
+            // What the overflow returns on an H100 with driver 580 (older GPUs, in
+            // the threads users filed, returned CUDA_ERROR_LAUNCH_FAILED).
             // Raising the limit reserves it for every thread the GPU can
             // hold: gigabytes, so the fixes run alone.
-            Variant::fixed("fixed", cudarc!(fixed)).alone(),
+            cudarc_pair!(Symptom::cuda_error(driver::ILLEGAL_ADDRESS))
+                .then_shows(Symptom::check_failed(MATCHES))
+                .with_broken(|v| v.faults_device())
+                .with_fixed(|v| v.alone()),
             cpp_pair!(Symptom::cuda_error(runtime::ILLEGAL_ADDRESS))
                 .then_shows(Symptom::check_failed(MATCHES))
                 .with_broken(|v| v.faults_device())
