@@ -3,6 +3,7 @@
 //! any binding, so a block another stream still reads can be handed to the
 //! next allocation. cust's plain Drop (cuMemFree) is the contrast.
 
+use casebook_driver::RecordSteps;
 use casebook_kernels::fatbin;
 use casebook_model::{Recorder, VariantFn};
 use cust::event::{Event, EventFlags};

@@ -3,7 +3,8 @@
 //! dropped at the end of the call does not leak. What cust still allows is a
 //! context that outlives its call, kept with the state made in it.
 
-use casebook_model::device::own_memory_bytes;
+use casebook_driver::RecordSteps;
+use casebook_driver::device::own_memory_bytes;
 use casebook_model::{Recorder, VariantFn};
 use cust::CudaFlags;
 use cust::context::legacy::{Context as OwnContext, ContextFlags};

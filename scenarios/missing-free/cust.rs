@@ -5,6 +5,7 @@
 //! which leaks exactly as much. And it adds a failure of its own: the drop
 //! throws away `cuMemFree`'s result, so a free that fails says nothing.
 
+use casebook_driver::RecordSteps;
 use casebook_kernels::fatbin;
 use casebook_model::{Recorder, VariantFn};
 use cust::launch;

@@ -7,6 +7,7 @@
 
 use std::time::Instant;
 
+use casebook_driver::RecordSteps;
 use casebook_kernels::fatbin;
 use casebook_model::{Recorder, VariantFn};
 use cust::launch;

@@ -5,13 +5,15 @@
 //! in expressions: `crate::…`, `super::…`, `casebook_report::…`), with its
 //! `#[cfg(test)]` modules left out. From it:
 //! - which workspace crates each crate's code names: the child side
-//!   (model, runtime, the scenarios) names no parent side (runner, report),
-//!   the readers of reports (cookbook, report) never the runner, and
+//!   (model, driver, runtime, the scenarios) names no parent side (runner,
+//!   report), the readers of reports (cookbook, report) never the runner
+//!   nor the recorded driver calls (`casebook-driver`), and
 //!   `casebook-explain` no crate of the workspace, so it builds alone;
 //! - each crate's modules import one another in no circle.
 //!
 //! Linking is `cargo metadata`'s to say, not the code's: the cookbook, the
-//! report, the runner, the runtime and the model build without nvcc.
+//! report, the runner, the runtime and the model build without nvcc, and
+//! the model, the report and the cookbook without cudarc or NVML.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -602,12 +604,15 @@ pub fn crossings(all: &[Crate]) -> Vec<String> {
     for krate in all {
         let named = crates_named(krate, all);
         let child_side = krate.name.starts_with("scenario_")
-            || matches!(krate.name.as_str(), "casebook_model" | "casebook_runtime");
+            || matches!(
+                krate.name.as_str(),
+                "casebook_model" | "casebook_driver" | "casebook_runtime"
+            );
         let reader = matches!(krate.name.as_str(), "casebook_cookbook" | "casebook_report");
         let forbidden: Vec<&str> = if child_side {
             PARENT_SIDE.to_vec()
         } else if reader {
-            vec!["casebook_harness"]
+            vec!["casebook_harness", "casebook_driver"]
         } else if krate.name == "casebook_explain" {
             named.iter().map(String::as_str).collect()
         } else {
@@ -660,6 +665,20 @@ pub fn closures(metadata: &serde_json::Value) -> BTreeMap<String, BTreeSet<Strin
             (root.to_owned(), seen)
         })
         .collect()
+}
+
+/// The packages that depend on a GPU library (cudarc, NVML) but must not:
+/// what declares cases and reads their reports builds without one.
+pub fn links_a_gpu_library(closures: &BTreeMap<String, BTreeSet<String>>) -> Vec<String> {
+    let mut problems = Vec::new();
+    for package in ["casebook-model", "casebook-report", "casebook-cookbook"] {
+        for d in ["cudarc", "nvml-wrapper"] {
+            if closures.get(package).is_some_and(|deps| deps.contains(d)) {
+                problems.push(format!("{package} depends on {d}"));
+            }
+        }
+    }
+    problems
 }
 
 /// The packages that link the CUDA build (nvcc) but must not.
@@ -731,7 +750,7 @@ mod tests {
     }
 
     #[test]
-    fn nothing_but_the_scenarios_and_the_binaries_links_the_cuda_build() {
+    fn the_cuda_build_and_the_gpu_libraries_are_linked_only_where_needed() {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let out = std::process::Command::new(cargo)
             .args(["metadata", "--format-version", "1"])
@@ -747,6 +766,8 @@ mod tests {
         let closures = closures(&metadata);
         assert!(closures.contains_key("casebook-cookbook"));
         assert_eq!(links_the_cuda_build(&closures), Vec::<String>::new());
+        assert!(closures["casebook-driver"].contains("cudarc"));
+        assert_eq!(links_a_gpu_library(&closures), Vec::<String>::new());
     }
 
     #[test]
@@ -814,6 +835,11 @@ mod tests {
                 "casebook_cookbook",
                 &[("crate", "fn f() { casebook_harness::x(); }")],
             ),
+            code_crate(
+                "casebook_report",
+                &[("crate", "use casebook_driver::device;")],
+            ),
+            code_crate("casebook_driver", &[("crate", "")]),
             code_crate("casebook_harness", &[("crate", "")]),
             code_crate(
                 "casebook_explain",
@@ -826,6 +852,7 @@ mod tests {
             vec![
                 "scenario_x names casebook_harness",
                 "casebook_cookbook names casebook_harness",
+                "casebook_report names casebook_driver",
                 "casebook_explain names casebook_model",
             ]
         );

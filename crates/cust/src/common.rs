@@ -3,7 +3,8 @@
 
 use std::fmt;
 
-use casebook_model::{Recorder, ResultName};
+use casebook_driver::{RecordSteps, ResultName};
+use casebook_model::Recorder;
 use cust::CudaFlags;
 use cust::context::Context;
 use cust::device::Device;

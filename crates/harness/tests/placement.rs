@@ -128,12 +128,7 @@ fn spread() -> Result<(), libtest_mimic::Failed> {
     let mut ran = Vec::new();
     for ((t, r), &place) in trials.iter().zip(&executed.records).zip(&places) {
         let r = r.as_ref().ok_or(format!("{} did not run", t.name()))?;
-        let pinned = r
-            .outcome
-            .fact(PINNED_TO)
-            .and_then(|v| v.as_str())
-            .unwrap_or("")
-            .to_owned();
+        let pinned = r.outcome.fact_text(PINNED_TO).unwrap_or("").to_owned();
         // What the child saw, read back as CUDA reads it: one GPU, or a
         // pair trial's two in the run's order.
         let seen = gpus::select(&gpus(), Some(&pinned));

@@ -1,17 +1,25 @@
 //! The recorder as C++ variants call it: a table of C callbacks
 //! (`CRecorder`, whose layout `kernels/include/casebook.h` declares) over a
 //! [`Recorder`], and the two things a C++ variant asks the Rust side to do
-//! rather than do again: the memory NVML counts for its process, and the
-//! decision over interleaved pairs of timings.
+//! rather than do again: the memory NVML counts for its process (which
+//! `casebook_driver` answers: the model names no NVML), and the decision
+//! over interleaved pairs of timings.
 
 use std::ffi::{CStr, c_char, c_int, c_void};
 
-use crate::{Axes, Check, Event, Recorder, Step, Unit};
+use crate::{Axes, Check, Event, Recorder, Unit};
+
+/// The memory NVML counts for this process, its NVML calls recorded as
+/// steps on the recorder the table was made over (see
+/// [`Recorder::from_c_table`]): 1 and the bytes when NVML counts memory for
+/// this process, 0 when not.
+pub type OwnMemoryFn = extern "C" fn(*mut c_void, *mut u64) -> c_int;
 
 impl Recorder {
-    /// The same recorder for C++ variants, as a table of C callbacks.
-    /// It borrows `self` for as long as the C++ code runs.
-    pub fn c_abi(&mut self) -> CRecorder {
+    /// The same recorder for C++ variants, as a table of C callbacks, with
+    /// `own_memory` for what NVML counts. It borrows `self` for as long as
+    /// the C++ code runs.
+    pub fn c_abi(&mut self, own_memory: OwnMemoryFn) -> CRecorder {
         CRecorder {
             ctx: self as *mut Recorder as *mut c_void,
             step: c_step,
@@ -20,7 +28,7 @@ impl Recorder {
             measure: c_measure,
             point: c_point,
             iteration: c_iteration,
-            own_memory: c_own_memory,
+            own_memory,
             compare_pairs: c_compare_pairs,
         }
     }
@@ -37,9 +45,8 @@ pub struct CRecorder {
     measure: extern "C" fn(*mut c_void, *const c_char, f64, c_int),
     point: extern "C" fn(*mut c_void, *const c_char, *const c_char, c_int, f64, f64),
     iteration: extern "C" fn(*mut c_void, *const c_char),
-    /// [`crate::device::own_memory`], its NVML calls recorded as steps: 1 and
-    /// the bytes when NVML counts memory for this process, 0 when not.
-    own_memory: extern "C" fn(*mut c_void, *mut u64) -> c_int,
+    /// What NVML counts for the process ([`OwnMemoryFn`]).
+    own_memory: OwnMemoryFn,
     /// [`crate::timing::compare_pairs`] on `n` interleaved pairs `(a[i],
     /// b[i])`: 1 when A is the larger, -1 when B is, 0 when neither; the
     /// median ratio a / b goes to `median_ratio` unless it is null. C++
@@ -49,10 +56,21 @@ pub struct CRecorder {
         extern "C" fn(*mut c_void, *const f64, *const f64, usize, f64, f64, *mut f64) -> c_int,
 }
 
+impl Recorder {
+    /// The recorder behind a table's `ctx`, as a callback receives it.
+    ///
+    /// # Safety
+    /// `ctx` is the `Recorder` that made the table, still borrowed by the
+    /// C++ call.
+    pub unsafe fn from_c_table<'a>(ctx: *mut c_void) -> &'a mut Recorder {
+        unsafe { &mut *(ctx as *mut Recorder) }
+    }
+}
+
 /// # Safety
-/// `ctx` is the `Recorder` that made the table, still borrowed by the C++ call.
+/// As [`Recorder::from_c_table`].
 unsafe fn recorder<'a>(ctx: *mut c_void) -> &'a mut Recorder {
-    unsafe { &mut *(ctx as *mut Recorder) }
+    unsafe { Recorder::from_c_table(ctx) }
 }
 
 /// # Safety
@@ -73,13 +91,7 @@ extern "C" fn c_step(
 ) {
     let (call, result) = unsafe { (text(call), text(result)) };
     let message = (!message.is_null()).then(|| unsafe { text(message) });
-    let rec = unsafe { recorder(ctx) };
-    rec.emit(&Event::Step(Step {
-        call,
-        result,
-        tolerated: tolerated != 0,
-        message,
-    }));
+    unsafe { recorder(ctx) }.step_named(&call, result, message, tolerated != 0);
 }
 
 extern "C" fn c_check(ctx: *mut c_void, name: *const c_char, ok: c_int) {
@@ -131,21 +143,6 @@ extern "C" fn c_iteration(ctx: *mut c_void, label: *const c_char) {
     unsafe { recorder(ctx) }.emit(&Event::Iteration { label });
 }
 
-extern "C" fn c_own_memory(ctx: *mut c_void, bytes: *mut u64) -> c_int {
-    match crate::device::own_memory(unsafe { recorder(ctx) }) {
-        Ok(Some(held)) => {
-            if !bytes.is_null() {
-                // SAFETY: the C++ side passes a pointer to one integer.
-                unsafe { *bytes = held };
-            }
-            1
-        }
-        // The failed NVML call is recorded as a step; "no figure" is all
-        // the C++ side needs to know.
-        Ok(None) | Err(_) => 0,
-    }
-}
-
 extern "C" fn c_compare_pairs(
     _ctx: *mut c_void,
     a: *const f64,
@@ -184,11 +181,15 @@ mod tests {
     use super::*;
     use crate::recorder::tests::{Shared, replay};
 
+    extern "C" fn no_own_memory(_ctx: *mut c_void, _bytes: *mut u64) -> c_int {
+        0
+    }
+
     #[test]
     fn the_c_table_records_like_the_rust_side() {
         let shared = Shared::default();
         let mut rec = Recorder::new(shared.clone());
-        let table = rec.c_abi();
+        let table = rec.c_abi(no_own_memory);
         (table.step)(
             table.ctx,
             c"cudaMalloc".as_ptr(),
@@ -237,7 +238,7 @@ mod tests {
     #[test]
     fn the_c_table_decides_pairs_with_the_rust_rule() {
         let mut rec = Recorder::new(Shared::default());
-        let table = rec.c_abi();
+        let table = rec.c_abi(no_own_memory);
         let compare = |a: &[f64], b: &[f64], median: *mut f64| {
             (table.compare_pairs)(table.ctx, a.as_ptr(), b.as_ptr(), a.len(), 0.1, 1.2, median)
         };

@@ -4,37 +4,44 @@
 //! runtime API's `cudaError_t` for the C++ variants. Each case names the
 //! errors it shows from here; PyTorch's texts are in [`crate::pytorch`].
 
-/// `CUresult`, as the recorder writes it: the enum's own name, taken from
-/// the binding's enum, so that a name it does not have does not compile.
+/// `CUresult`, as the recorder writes it: the enum's own name. Each is a
+/// name of cudarc's enum: `casebook_driver` checks them against it as it
+/// compiles, so that a name the enum does not have does not build.
 pub mod driver {
     macro_rules! named {
         ($($name:ident = $variant:ident,)*) => {
-            $(
-                pub const $name: &str = {
-                    let _ = cudarc::driver::sys::CUresult::$variant;
-                    stringify!($variant)
-                };
-            )*
+            $(pub const $name: &str = stringify!($variant);)*
         };
     }
 
-    named! {
-        ASSERT = CUDA_ERROR_ASSERT,
-        ILLEGAL_ADDRESS = CUDA_ERROR_ILLEGAL_ADDRESS,
-        INVALID_CONTEXT = CUDA_ERROR_INVALID_CONTEXT,
-        INVALID_DEVICE = CUDA_ERROR_INVALID_DEVICE,
-        INVALID_VALUE = CUDA_ERROR_INVALID_VALUE,
-        LAUNCH_OUT_OF_RESOURCES = CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES,
-        MISALIGNED_ADDRESS = CUDA_ERROR_MISALIGNED_ADDRESS,
-        NO_BINARY_FOR_GPU = CUDA_ERROR_NO_BINARY_FOR_GPU,
-        NO_DEVICE = CUDA_ERROR_NO_DEVICE,
-        NOT_INITIALIZED = CUDA_ERROR_NOT_INITIALIZED,
-        OUT_OF_MEMORY = CUDA_ERROR_OUT_OF_MEMORY,
-        STREAM_CAPTURE_INVALIDATED = CUDA_ERROR_STREAM_CAPTURE_INVALIDATED,
-        STREAM_CAPTURE_ISOLATION = CUDA_ERROR_STREAM_CAPTURE_ISOLATION,
-        STREAM_CAPTURE_UNSUPPORTED = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
-        UNSUPPORTED_PTX_VERSION = CUDA_ERROR_UNSUPPORTED_PTX_VERSION,
-    }
+    crate::driver_error_names!(named);
+}
+
+/// The driver's error names [`driver`] declares, as `NAME = VARIANT` pairs
+/// handed to the macro `$then`: the model makes its constants from them,
+/// `casebook_driver` checks each against cudarc's `CUresult`.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! driver_error_names {
+    ($then:ident) => {
+        $then! {
+            ASSERT = CUDA_ERROR_ASSERT,
+            ILLEGAL_ADDRESS = CUDA_ERROR_ILLEGAL_ADDRESS,
+            INVALID_CONTEXT = CUDA_ERROR_INVALID_CONTEXT,
+            INVALID_DEVICE = CUDA_ERROR_INVALID_DEVICE,
+            INVALID_VALUE = CUDA_ERROR_INVALID_VALUE,
+            LAUNCH_OUT_OF_RESOURCES = CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES,
+            MISALIGNED_ADDRESS = CUDA_ERROR_MISALIGNED_ADDRESS,
+            NO_BINARY_FOR_GPU = CUDA_ERROR_NO_BINARY_FOR_GPU,
+            NO_DEVICE = CUDA_ERROR_NO_DEVICE,
+            NOT_INITIALIZED = CUDA_ERROR_NOT_INITIALIZED,
+            OUT_OF_MEMORY = CUDA_ERROR_OUT_OF_MEMORY,
+            STREAM_CAPTURE_INVALIDATED = CUDA_ERROR_STREAM_CAPTURE_INVALIDATED,
+            STREAM_CAPTURE_ISOLATION = CUDA_ERROR_STREAM_CAPTURE_ISOLATION,
+            STREAM_CAPTURE_UNSUPPORTED = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
+            UNSUPPORTED_PTX_VERSION = CUDA_ERROR_UNSUPPORTED_PTX_VERSION,
+        }
+    };
 }
 
 /// `cudaError_t`, as the C++ recorder writes it (`cudaGetErrorName`).

@@ -8,7 +8,6 @@
 
 mod c_abi;
 pub mod cuda_errors;
-pub mod device;
 pub mod ledger;
 pub mod names;
 mod outcome;
@@ -23,7 +22,7 @@ pub use names::{CheckName, FactName, MeasureName, Name, SeriesName, Unit};
 pub use outcome::{
     Axes, Check, Event, Iteration, Measure, Outcome, Step, Symptom, Termination, audit,
 };
-pub use recorder::{Recorder, ResultName};
+pub use recorder::Recorder;
 pub use scenario::{
     Binding, CGROUP_ROOT, CUST_PROGRAM, Claim, ClaimVerdict, Code, Control, CppFn, Expect,
     IntoVariants, NEIGHBOURS_ROOM, NOT_WRITTEN, OneChange, PAIR, Pair, Part, Passage, Program,
@@ -34,13 +33,14 @@ pub use trial_id::TrialId;
 
 /// What a case's declaration names, in one line: `use
 /// casebook_model::prelude::*;`. The scenario, its variants and claims, the
-/// recorder, the `cudarc!`, `cudarc_pair!` and `cpp_pair!` macros and the
-/// recorded set-up calls (`device`).
+/// recorder, and the `cudarc!`, `cudarc_pair!` and `cpp_pair!` macros. The
+/// recorded driver calls are `casebook_driver`'s, whose prelude is this one
+/// with them.
 pub mod prelude {
     pub use crate::{
         Claim, ClaimVerdict, Control, Expect, Outcome, Pair, Part, Passage, Program, Reach,
         Recorder, Report, Requirement, Scenario, Source, Symptom, Variant, cpp_pair, cudarc,
-        cudarc_pair, device, variants,
+        cudarc_pair, variants,
     };
 }
 
@@ -77,6 +77,17 @@ pub fn reduced_for_sanitizer(rec: &mut Recorder) -> bool {
     reduced
 }
 
+/// `normal`, or `reduced` where the variant runs its reduced form under
+/// compute-sanitizer ([`reduced_for_sanitizer`], which records that it
+/// does): a count or a size a variant cuts for the tool.
+pub fn normal_or_reduced<T>(rec: &mut Recorder, normal: T, reduced: T) -> T {
+    if reduced_for_sanitizer(rec) {
+        reduced
+    } else {
+        normal
+    }
+}
+
 /// How many of `runs` runs showed a failure, in words that are the same on
 /// every GPU when the reproduction is deterministic. The C++ variants have
 /// the same words in casebook.h (`runs_in_words`).
@@ -85,17 +96,5 @@ pub fn runs_in_words(count: usize, runs: usize) -> &'static str {
         0 => "none",
         n if n == runs => "every run",
         _ => "some runs (flaky: the scenario is not deterministic)",
-    }
-}
-
-/// Runs a C++ variant with `rec` as its recorder. A non-zero return (the
-/// `cudaError_t` that stopped it) becomes an error; the failed call itself
-/// is already recorded as a step.
-pub fn run_cpp(rec: &mut Recorder, variant: CppFn) -> anyhow::Result<()> {
-    let table = rec.c_abi();
-    // SAFETY: the table borrows `rec` for the duration of the call.
-    match unsafe { variant(&table) } {
-        0 => Ok(()),
-        code => anyhow::bail!("the C++ variant stopped with cudaError_t {code}"),
     }
 }

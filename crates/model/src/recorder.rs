@@ -1,79 +1,8 @@
-use std::ffi::CStr;
 use std::io::Write;
 
-use cudarc::driver::DriverError;
 use serde::Serialize;
 
 use crate::{Check, CheckName, Event, FactName, MeasureName, SeriesName, Step, Unit};
-
-/// Names the result of an API call the way CUDA does.
-pub trait ResultName {
-    /// The name of success in this API: `CUDA_SUCCESS`, `cudaSuccess`.
-    const SUCCESS: &'static str;
-    fn result_name(&self) -> String;
-    /// The library's own sentence for the error, as a user reads it.
-    fn message(&self) -> Option<String> {
-        None
-    }
-}
-
-impl ResultName for DriverError {
-    const SUCCESS: &'static str = "CUDA_SUCCESS";
-    fn result_name(&self) -> String {
-        // The enum's own name (`CUDA_ERROR_OUT_OF_MEMORY`): asking the driver
-        // with cuGetErrorName would be one more call into a possibly
-        // poisoned context.
-        format!("{:?}", self.0)
-    }
-    fn message(&self) -> Option<String> {
-        // cuGetErrorString is a lookup in the driver's table: it touches no
-        // context, so it answers in a poisoned one too. Where no driver
-        // library loads (a test of the recorder on a machine without a GPU),
-        // there is no sentence to ask for, and asking would panic.
-        // SAFETY: only loads the library, as any driver call would.
-        if !unsafe { cudarc::driver::sys::is_culib_present() } {
-            return None;
-        }
-        self.error_string()
-            .ok()
-            .map(|s| s.to_string_lossy().into_owned())
-    }
-}
-
-impl ResultName for nvml_wrapper::error::NvmlError {
-    const SUCCESS: &'static str = "NVML_SUCCESS";
-    fn result_name(&self) -> String {
-        // The error's kind (`NotFound`, `LibloadingError`), without the
-        // message some kinds carry.
-        let debug = format!("{self:?}");
-        let kind = debug.split(['(', ' ', '{']).next().unwrap_or_default();
-        format!("NVML {kind}")
-    }
-    fn message(&self) -> Option<String> {
-        Some(self.to_string())
-    }
-}
-
-impl ResultName for cudarc::cublas::result::CublasError {
-    const SUCCESS: &'static str = "CUBLAS_STATUS_SUCCESS";
-    fn result_name(&self) -> String {
-        format!("{:?}", self.0)
-    }
-    fn message(&self) -> Option<String> {
-        // cuBLAS's own sentence, from the library the variant already loaded
-        // (asked only where it loads: asking where it does not would panic).
-        // SAFETY: a lookup in cuBLAS's table of status strings.
-        if !unsafe { cudarc::cublas::sys::is_culib_present() } {
-            return None;
-        }
-        let text = unsafe { cudarc::cublas::sys::cublasGetStatusString(self.0) };
-        (!text.is_null()).then(|| {
-            unsafe { CStr::from_ptr(text) }
-                .to_string_lossy()
-                .into_owned()
-        })
-    }
-}
 
 /// What a variant writes as it runs: steps, checks, facts and figures.
 ///
@@ -101,28 +30,18 @@ impl Recorder {
             .expect("cannot write the event file");
     }
 
-    /// Records a call and its result, and hands the result back.
-    pub fn step<T, E: ResultName>(&mut self, call: &str, result: Result<T, E>) -> Result<T, E> {
-        self.record_step(call, &result, false);
-        result
-    }
-
-    /// Records a call whose error is provoked on purpose, so is no symptom.
-    pub fn tolerate<T, E: ResultName>(&mut self, call: &str, result: Result<T, E>) -> Result<T, E> {
-        self.record_step(call, &result, true);
-        result
-    }
-
-    fn record_step<T, E: ResultName>(
+    /// Records a call and the name of its result (`CUDA_SUCCESS`,
+    /// `cudaErrorMemoryAllocation`), with the library's own sentence for an
+    /// error. A `tolerated` error is provoked on purpose, so is no symptom.
+    /// A Rust variant records a call's typed result through
+    /// `casebook_driver::RecordSteps`, a C++ variant through its table.
+    pub fn step_named(
         &mut self,
         call: &str,
-        result: &Result<T, E>,
+        result: String,
+        message: Option<String>,
         tolerated: bool,
     ) {
-        let (result, message) = match result {
-            Ok(_) => (E::SUCCESS.to_owned(), None),
-            Err(e) => (e.result_name(), e.message()),
-        };
         self.emit(&Event::Step(Step {
             call: call.to_owned(),
             result,
@@ -222,17 +141,5 @@ pub(crate) mod tests {
             outcome.apply(serde_json::from_slice(line).unwrap());
         }
         outcome
-    }
-
-    #[test]
-    fn steps_are_named_by_the_driver_enum() {
-        let shared = Shared::default();
-        let mut rec = Recorder::new(shared.clone());
-        let oom = DriverError(cudarc::driver::sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY);
-        let _ = rec.step::<(), _>("cuMemAlloc", Ok(()).map_err(|()| oom));
-        let _ = rec.step::<(), _>("cuMemAlloc", Err(oom));
-        let outcome = replay(&shared.0.borrow());
-        assert_eq!(outcome.steps[0].result, "CUDA_SUCCESS");
-        assert_eq!(outcome.steps[1].result, "CUDA_ERROR_OUT_OF_MEMORY");
     }
 }

@@ -4,7 +4,8 @@ use std::fs::OpenOptions;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::process::exit;
 
-use casebook_model::{CppFn, Event, Recorder, Runner, Scenario, TrialId, VariantFn, run_cpp};
+use casebook_driver::run_cpp;
+use casebook_model::{CppFn, Event, Recorder, Runner, Scenario, TrialId, VariantFn};
 
 use crate::probe;
 use crate::protocol::{EVENTS_ENV, PANIC_EXIT, PROBE, TARGET_ENV, UNKNOWN_TARGET_EXIT};

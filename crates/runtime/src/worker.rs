@@ -10,6 +10,7 @@
 
 use std::time::Duration;
 
+use casebook_driver::RecordSteps;
 use casebook_model::Outcome;
 
 use crate::isolation::{self, ChildCommand};
@@ -141,6 +142,19 @@ pub fn report_under(
     Ok((run, report))
 }
 
+/// [`run`], and what the worker recorded copied into `rec` under its role
+/// ([`replay`]): a worker whose record is part of the variant's own.
+pub fn run_replayed(
+    rec: &mut casebook_model::Recorder,
+    role: &str,
+    timeout: Duration,
+    env: &[(&str, &str)],
+) -> std::io::Result<Outcome> {
+    let outcome = run(role, timeout, env)?;
+    replay(rec, role, &outcome);
+    Ok(outcome)
+}
+
 /// Copies what a worker recorded into the variant's own record, as one
 /// iteration labelled `label`: its calls (as provoked, so they are no
 /// symptoms of the variant), its checks and facts prefixed with the label,
@@ -205,7 +219,7 @@ pub fn neighbour_allocates(
 pub fn neighbour(rec: &mut casebook_model::Recorder) -> Option<anyhow::Result<()>> {
     (role().as_deref() == Some(NEIGHBOUR)).then(|| {
         let bytes: usize = std::env::var(NEED_ENV)?.parse()?;
-        let _ctx = casebook_model::device::context(rec)?;
+        let _ctx = casebook_driver::device::context(rec)?;
         // What its context left it (a raw figure, unrecorded as a call):
         // against the free memory the parent saw, what the context took.
         if let Ok((free, _)) = cudarc::driver::result::mem_get_info() {

@@ -2,7 +2,8 @@
 //! 7.5 only, as a build with `-arch=sm_75` makes it, and no PTX. Loaded on
 //! a GPU of another architecture, there is nothing the driver can run.
 
-use casebook_model::{Recorder, device};
+use casebook_driver::device;
+use casebook_model::Recorder;
 
 use crate::fatbin;
 use crate::names::*;

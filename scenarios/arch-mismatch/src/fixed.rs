@@ -4,8 +4,9 @@
 //! runs the machine code where it matches, and compiles the PTX where none
 //! does.
 
+use casebook_driver::device;
 use casebook_kernels::fatbin;
-use casebook_model::{Recorder, device};
+use casebook_model::Recorder;
 
 use crate::names::*;
 use crate::{machine_code_for_device, scale_and_check};

@@ -9,8 +9,8 @@
 
 use std::sync::Arc;
 
+use casebook_driver::prelude::*;
 use casebook_model::cuda_errors::{driver, runtime};
-use casebook_model::prelude::*;
 use cudarc::driver::{CudaContext, CudaFunction, DriverError, LaunchConfig, PushKernelArg, sys};
 
 mod broken;
@@ -193,11 +193,11 @@ const CLAIMS: &[Claim] = &[
     },
 ];
 
-pub(crate) use casebook_model::device::message;
+pub(crate) use casebook_driver::device::message;
 
 /// After the failed load: an unrelated call, allocating and freeing 1 MiB.
 pub(crate) fn later_call(rec: &mut Recorder) {
-    let ok = casebook_model::device::unrelated_call(rec, "later call");
+    let ok = casebook_driver::device::unrelated_call(rec, "later call");
     rec.fact(names::LATER_CALL, ok.is_ok());
 }
 

@@ -2,7 +2,8 @@
 //! (`ptx/scale-13.1.ptx`, kept as nvcc wrote it), loaded through a driver
 //! of CUDA 13.0: the driver's compiler does not know that PTX version.
 
-use casebook_model::{Recorder, device};
+use casebook_driver::{RecordSteps, device};
+use casebook_model::Recorder;
 use cudarc::nvrtc::Ptx;
 
 use crate::names::*;

@@ -5,8 +5,9 @@
 
 use std::time::Instant;
 
+use casebook_driver::device;
 use casebook_kernels::fatbin as shared;
-use casebook_model::{Recorder, device};
+use casebook_model::Recorder;
 
 use crate::fatbin;
 use crate::names::*;

@@ -1,8 +1,8 @@
 //! An event is recorded after the copy, and the host waits for it before
 //! it reuses the buffer.
 
+use casebook_driver::device::event;
 use casebook_model::Recorder;
-use casebook_model::device::event;
 
 use crate::{OVERWRITTEN, Pinned, SENT, setup};
 

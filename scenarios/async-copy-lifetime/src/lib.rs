@@ -17,8 +17,8 @@
 
 use std::time::Instant;
 
+use casebook_driver::prelude::*;
 use casebook_kernels::fatbin;
-use casebook_model::prelude::*;
 use casebook_model::timing::{self, Larger};
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaStream, DriverError, PushKernelArg, result, sys,
@@ -307,7 +307,7 @@ pub fn queued_when_the_call_returned(pairs: &[(f64, f64)]) -> bool {
 }
 
 fn device_holds_text(o: &Outcome) -> String {
-    let holds = o.fact(DEVICE_HOLDS).and_then(|v| v.as_str());
+    let holds = o.fact_text(DEVICE_HOLDS);
     format!("the device holds {}", holds.unwrap_or("nothing recorded"))
 }
 
@@ -325,7 +325,7 @@ pub(crate) fn hold_stream(
     launch.arg(&nothing).arg(&n).arg(&value).arg(&SPIN_NS);
     rec.step(
         "cuLaunchKernel spin_then_fill (waits, fills nothing)",
-        unsafe { launch.launch(casebook_model::device::line(1, 1)) },
+        unsafe { launch.launch(casebook_driver::device::line(1, 1)) },
     )?;
     Ok(())
 }

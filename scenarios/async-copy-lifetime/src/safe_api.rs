@@ -5,8 +5,9 @@
 
 use std::sync::Arc;
 
+use casebook_driver::{RecordSteps, device};
 use casebook_kernels::fatbin;
-use casebook_model::{Recorder, device};
+use casebook_model::Recorder;
 use cudarc::driver::{CudaContext, CudaStream};
 
 use crate::{OVERWRITTEN, SENT, WORDS, hold_stream, time_copies, what_device_holds};

@@ -2,6 +2,7 @@
 //! ordered on A only, so A's next allocation gets the same block at once and
 //! A's write lands before B reads. Every call returns CUDA_SUCCESS.
 
+use casebook_driver::RecordSteps;
 use casebook_model::Recorder;
 use cudarc::driver::result;
 

@@ -1,8 +1,9 @@
 //! A waits on an event recorded on B after the reading kernel, then frees.
 //! The free, and so the reuse, now come after B's read.
 
+use casebook_driver::RecordSteps;
+use casebook_driver::device::event;
 use casebook_model::Recorder;
-use casebook_model::device::event;
 use cudarc::driver::{result, sys};
 
 use crate::Streams;

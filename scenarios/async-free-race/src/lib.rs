@@ -8,9 +8,9 @@
 
 use std::sync::Arc;
 
+use casebook_driver::device;
+use casebook_driver::prelude::*;
 use casebook_kernels::fatbin;
-use casebook_model::device;
-use casebook_model::prelude::*;
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream, PushKernelArg, result, sys};
 
 mod broken;
@@ -139,7 +139,7 @@ impl Streams {
         let n = N as i32;
         let mut launch = self.b.launch_builder(&self.copy);
         launch.arg(&x).arg(&self.out).arg(&n).arg(&SPIN_NS);
-        let cfg = casebook_model::device::line(8, 256);
+        let cfg = casebook_driver::device::line(8, 256);
         rec.step("cuLaunchKernel spin_then_copy (B)", unsafe {
             launch.launch(cfg)
         })?;

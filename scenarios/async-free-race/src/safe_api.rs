@@ -3,8 +3,9 @@
 //! `x`, and dropping `x` makes A wait for that event before cuMemFreeAsync.
 //! The broken variant had to step down to raw pointers to race at all.
 
+use casebook_driver::{RecordSteps, device};
 use casebook_kernels::fatbin;
-use casebook_model::{Recorder, device};
+use casebook_model::Recorder;
 use cudarc::driver::PushKernelArg;
 
 use crate::{GIVEN, N, NEXT_OWNER, RUNS, SPIN_NS, tally};
@@ -26,7 +27,7 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
             let n = N as i32;
             let mut launch = b.launch_builder(&copy);
             launch.arg(&x).arg(&mut out).arg(&n).arg(&SPIN_NS);
-            let cfg = casebook_model::device::line(8, 256);
+            let cfg = casebook_driver::device::line(8, 256);
             rec.step("cuLaunchKernel spin_then_copy (B)", unsafe {
                 launch.launch(cfg)
             })?;

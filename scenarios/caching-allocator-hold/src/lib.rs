@@ -12,8 +12,8 @@
 
 use std::collections::HashMap;
 
-use casebook_model::device::{self, PAGE, measure_bytes};
-use casebook_model::prelude::*;
+use casebook_driver::device::{self, PAGE, measure_bytes};
+use casebook_driver::prelude::*;
 use casebook_runtime::worker;
 use cudarc::driver::result;
 use cudarc::driver::sys::CUdeviceptr;

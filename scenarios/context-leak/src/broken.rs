@@ -2,6 +2,7 @@
 //! returns without cuCtxDestroy. Each context keeps its reservation of
 //! device memory until the process ends.
 
+use casebook_driver::RecordSteps;
 use casebook_model::Recorder;
 use cudarc::driver::result;
 

@@ -2,8 +2,9 @@
 //! the runtime API and cudarc's `CudaContext::new` do), retained once.
 //! `destroy`: each call still creates a context, and destroys it.
 
+use casebook_driver::RecordSteps;
+use casebook_driver::device::{self as dev_helpers, own_memory_bytes};
 use casebook_model::Recorder;
-use casebook_model::device::{self as dev_helpers, own_memory_bytes};
 use cudarc::driver::{result, sys};
 
 use crate::names::*;

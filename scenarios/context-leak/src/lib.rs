@@ -23,9 +23,9 @@
 //! H100, 131 s to the limit beside device-heap-exhaustion's as-written
 //! kernel and a full run's load, against 46 s beside light trials).
 
+use casebook_driver::device::{measure_bytes, own_memory, own_memory_bytes};
+use casebook_driver::prelude::*;
 use casebook_model::cuda_errors::driver;
-use casebook_model::device::{measure_bytes, own_memory, own_memory_bytes};
-use casebook_model::prelude::*;
 use cudarc::driver::{result, sys};
 
 mod broken;
@@ -50,11 +50,7 @@ pub const SANITIZER_CALLS: usize = 4;
 /// How many calls a loop makes: `normal`, or the reduced count under the
 /// sanitizer (and then it says so).
 pub fn calls(rec: &mut Recorder, normal: usize) -> usize {
-    if casebook_model::reduced_for_sanitizer(rec) {
-        SANITIZER_CALLS
-    } else {
-        normal
-    }
+    casebook_model::normal_or_reduced(rec, normal, SANITIZER_CALLS)
 }
 /// The leaking variants that do not run to the driver's limit make this
 /// many calls: enough to show the growth call after call.

@@ -6,8 +6,9 @@
 //! stream are made while the created context is current; in its control,
 //! `owns-primary`, while the device's primary context is.
 
+use casebook_driver::RecordSteps;
+use casebook_driver::device::own_memory_bytes;
 use casebook_model::Recorder;
-use casebook_model::device::own_memory_bytes;
 use cudarc::driver::{result, sys};
 
 use crate::device;

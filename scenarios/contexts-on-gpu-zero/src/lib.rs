@@ -128,10 +128,7 @@ const CLAIMS: &[Claim] = &[Claim {
     // elsewhere; refuted where neither half holds. fixed-py, the same load
     // with map_location, is the control.
     judge: |o: &Outcome| {
-        let first_on_cpu = o
-            .fact(RANK1_STORAGES_FIRST_ON)
-            .and_then(|v| v.as_str())
-            .map(|on| on == "cpu");
+        let first_on_cpu = o.fact_text(RANK1_STORAGES_FIRST_ON).map(|on| on == "cpu");
         ClaimVerdict::of_two_parts(first_on_cpu, o.flag(LOADED_WHERE_SAVED))
     },
     ..Claim::EITHER

@@ -3,7 +3,8 @@
 //! Last, it does what the driver's documentation asks: it destroys the
 //! context (the primary context's reset) and tries again in a new one.
 
-use casebook_model::{Recorder, device};
+use casebook_driver::device;
+use casebook_model::Recorder;
 
 use crate::{
     destroy_and_retry, gather, indices, later_call, lookup, lookup_and_check, parked, relaunched,

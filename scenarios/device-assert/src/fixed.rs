@@ -1,7 +1,8 @@
 //! The indices are checked on the host, where a bad one is an ordinary
 //! error the program can report; the lookup runs only on valid indices.
 
-use casebook_model::{Recorder, device};
+use casebook_driver::device;
+use casebook_model::Recorder;
 
 use crate::names::*;
 use crate::{TABLE_LEN, destroy_and_retry, gather, indices, later_call, lookup_and_check, parked};

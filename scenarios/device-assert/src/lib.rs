@@ -9,9 +9,9 @@
 
 use std::sync::Arc;
 
-use casebook_model::ResultName;
+use casebook_driver::ResultName;
+use casebook_driver::prelude::*;
 use casebook_model::cuda_errors::{driver, runtime};
-use casebook_model::prelude::*;
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaSlice, DriverError, LaunchConfig, PushKernelArg,
 };
@@ -157,7 +157,7 @@ const CLAIMS: &[Claim] = &[
         // The control, in-range-cpp, is the same program with every index in
         // range (one change): no assert, the later call and the call after
         // the reset both succeed.
-        judge: |o: &Outcome| match o.fact(LATER_CALL).and_then(|v| v.as_str()) {
+        judge: |o: &Outcome| match o.fact_text(LATER_CALL) {
             Some("cudaSuccess") => ClaimVerdict::Refuted,
             Some(_) => ClaimVerdict::when(
                 o.flag(AFTER_RESET),
@@ -211,7 +211,7 @@ const CLAIMS: &[Claim] = &[
         // going on with CUDA: a call in a new context succeeds
         // ("confirmed"), or it fails too ("partly": destroying is not enough
         // within this process).
-        judge: |o: &Outcome| match o.fact(LATER_CALL).and_then(|v| v.as_str()) {
+        judge: |o: &Outcome| match o.fact_text(LATER_CALL) {
             Some(DriverError::SUCCESS) => ClaimVerdict::Refuted,
             Some(_) => ClaimVerdict::when(
                 o.flag(AFTER_DESTROY),
@@ -275,7 +275,7 @@ pub(crate) fn lookup(
     synced.map(|()| out)
 }
 
-pub(crate) use casebook_model::device::message;
+pub(crate) use casebook_driver::device::message;
 
 /// After the lookup: an unrelated call, allocating and freeing 1 MiB.
 pub(crate) fn later_call(rec: &mut Recorder) {
@@ -346,14 +346,18 @@ pub(crate) fn lookup_and_check(
 /// again ([`relaunched`]). (Not under compute-sanitizer, whose
 /// pass runs the program itself.)
 pub(crate) fn relaunch(rec: &mut Recorder) {
-    if casebook_model::under_sanitizer() {
-        rec.fact(casebook_model::REDUCED, true);
+    if casebook_model::reduced_for_sanitizer(rec) {
         return;
     }
     use casebook_model::Termination;
-    match casebook_runtime::worker::run(RELAUNCHED, std::time::Duration::from_secs(60), &[]) {
+    let relaunched = casebook_runtime::worker::run_replayed(
+        rec,
+        RELAUNCHED,
+        std::time::Duration::from_secs(60),
+        &[],
+    );
+    match relaunched {
         Ok(o) => {
-            casebook_runtime::worker::replay(rec, RELAUNCHED, &o);
             // It computes: it ran to its end, no call failed and its lookup
             // was right. It does not: it ran, and a call or the check
             // failed. A process killed or timed out is no answer.

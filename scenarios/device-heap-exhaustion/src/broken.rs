@@ -2,7 +2,8 @@
 //! null; then the article's kernel, which does not check, writes through it.
 
 use crate::fatbin;
-use casebook_model::{Recorder, device};
+use casebook_driver::{RecordSteps, device};
+use casebook_model::Recorder;
 use cudarc::driver::PushKernelArg;
 
 use crate::{FLOATS, config, input, probe, setup};

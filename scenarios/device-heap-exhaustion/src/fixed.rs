@@ -4,8 +4,9 @@
 //! null. No thread gets null, and the output matches the CPU.
 
 use crate::fatbin;
+use casebook_driver::RecordSteps;
+use casebook_driver::device::{self, measure_bytes};
 use casebook_model::Recorder;
-use casebook_model::device::{self, measure_bytes};
 use cudarc::driver::{PushKernelArg, sys};
 
 use crate::names::*;

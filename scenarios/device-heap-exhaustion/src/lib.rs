@@ -5,9 +5,9 @@
 
 use std::sync::Arc;
 
+use casebook_driver::device::{self, measure_bytes};
+use casebook_driver::prelude::*;
 use casebook_model::cuda_errors::{driver, runtime};
-use casebook_model::device::{self, measure_bytes};
-use casebook_model::prelude::*;
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg, sys,
 };
@@ -45,11 +45,7 @@ pub const SANITIZER_THREADS: usize = 1 << 16;
 
 /// How many threads to launch here, recording the reduced form if it is one.
 pub(crate) fn threads(rec: &mut Recorder) -> usize {
-    if casebook_model::reduced_for_sanitizer(rec) {
-        SANITIZER_THREADS
-    } else {
-        THREADS
-    }
+    casebook_model::normal_or_reduced(rec, THREADS, SANITIZER_THREADS)
 }
 pub const FLOATS: usize = 1024;
 
@@ -156,7 +152,7 @@ const CLAIMS: &[Claim] = &[
         // "Potential": the pattern at a size whose product does not overflow,
         // with the default heap. As written, the product wraps (see
         // 003-size-knob-sets-memory-need) and nothing is asked for.
-        judge: |o: &Outcome| match o.fact(NULLS).and_then(|v| v.as_str()) {
+        judge: |o: &Outcome| match o.fact_text(NULLS) {
             Some("none") => ClaimVerdict::Refuted,
             Some(_) => ClaimVerdict::Confirmed,
             None => ClaimVerdict::Undecided,

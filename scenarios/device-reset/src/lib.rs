@@ -206,8 +206,7 @@ const CLAIMS: &[Claim] = &[
         // buffer cannot). Neither: refuted (library-in-primary-cpp, whose
         // library allocates in the primary context).
         judge: |o: &Outcome| match (
-            o.fact(THE_POINTER_FROM_BEFORE_THE_RESET)
-                .and_then(|v| v.as_str()),
+            o.fact_text(THE_POINTER_FROM_BEFORE_THE_RESET),
             o.flag(THE_LIBRARY_S_BUFFER_IS_USABLE_AFTER_THE_RESET),
         ) {
             (Some("cudaSuccess"), _) => ClaimVerdict::Confirmed,

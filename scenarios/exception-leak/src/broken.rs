@@ -2,6 +2,7 @@
 //! free: an early `?` (the batch fails validation) and a panic (the output
 //! check). Either way the free is never reached, and the pointer is gone.
 
+use casebook_driver::RecordSteps;
 use casebook_model::Recorder;
 use cudarc::driver::{LaunchConfig, PushKernelArg, result};
 

@@ -2,6 +2,7 @@
 //! and while a panic unwinds, as a unique_ptr with a deleter does in C++.
 //! No path can skip the free, so the failed calls leak nothing.
 
+use casebook_driver::RecordSteps;
 use casebook_model::Recorder;
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 

@@ -5,9 +5,9 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
+use casebook_driver::device;
+use casebook_driver::prelude::*;
 use casebook_kernels::fatbin;
-use casebook_model::device;
-use casebook_model::prelude::*;
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream};
 
 mod broken;
@@ -81,10 +81,7 @@ const CLAIMS: &[Claim] = &[Claim {
              the leak measured is a throw after a successful allocation, repeated within one process (a process's \
              memory is back when it exits, unless a child it forked after CUDA started still holds its context: orphaned-process)",
     ),
-    judge: |o: &Outcome| match (
-        o.check(NO_LEAK),
-        o.fact(LEAK_PER_FAILURE).and_then(|v| v.as_str()),
-    ) {
+    judge: |o: &Outcome| match (o.check(NO_LEAK), o.fact_text(LEAK_PER_FAILURE)) {
         (Some(false), Some("exactly one allocation")) => ClaimVerdict::Confirmed,
         (Some(false), _) => ClaimVerdict::Partly,
         (Some(true), _) => ClaimVerdict::Refuted,

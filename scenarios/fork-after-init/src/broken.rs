@@ -1,6 +1,7 @@
 //! The parent uses CUDA, then forks a worker that does CUDA work of its own.
 
-use casebook_model::{Recorder, device};
+use casebook_driver::device;
+use casebook_model::Recorder;
 
 use crate::names::*;
 use crate::worker::fork_worker;

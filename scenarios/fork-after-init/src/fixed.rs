@@ -1,7 +1,8 @@
 //! The worker is forked before the parent makes any CUDA call; each
 //! process then starts CUDA for itself.
 
-use casebook_model::{Recorder, device};
+use casebook_driver::device;
+use casebook_model::Recorder;
 
 use crate::names::*;
 use crate::worker::fork_worker;

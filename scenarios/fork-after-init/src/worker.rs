@@ -9,7 +9,8 @@ use std::io::{BufRead, BufReader, Write};
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::time::{Duration, Instant};
 
-use casebook_model::{Recorder, ResultName};
+use casebook_driver::{RecordSteps, ResultName};
+use casebook_model::Recorder;
 use cudarc::driver::{DriverError, result, sys};
 
 use crate::names::*;

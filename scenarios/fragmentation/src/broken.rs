@@ -7,8 +7,9 @@
 
 use std::collections::HashMap;
 
+use casebook_driver::RecordSteps;
+use casebook_driver::device;
 use casebook_model::Recorder;
-use casebook_model::device;
 use cudarc::driver::result;
 use cudarc::driver::sys::CUdeviceptr;
 

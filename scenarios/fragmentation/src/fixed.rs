@@ -6,8 +6,9 @@
 
 use std::collections::HashMap;
 
+use casebook_driver::RecordSteps;
+use casebook_driver::device::{self, measure_bytes};
 use casebook_model::Recorder;
-use casebook_model::device::{self, measure_bytes};
 use cudarc::driver::DriverError;
 use cudarc::driver::sys::{self, CUdeviceptr, CUmemGenericAllocationHandle};
 

@@ -12,8 +12,8 @@
 //! memory fraction), which stands for the device, and read only their own
 //! process's figures: they run beside light trials where the GPU has room.
 
-use casebook_model::device::measure_bytes;
-use casebook_model::prelude::*;
+use casebook_driver::device::measure_bytes;
+use casebook_driver::prelude::*;
 use casebook_model::pytorch;
 use cudarc::driver::sys::CUdeviceptr;
 
@@ -560,14 +560,11 @@ const CLAIMS: &[Claim] = &[
         // carves blocks out of larger chunks and gives a chunk back only
         // when no block is left in it, so the reading can come out the
         // other way through the churn itself.
-        judge: |o: &Outcome| match (
-            o.flag(THE_CHURN_TRAPS_FOUR_TIMES_THE_256_KIB_CHURN),
-            o.flag(THE_CHURN_TRAPS_FOUR_TIMES_THE_320_KIB_CHURN),
-        ) {
-            (Some(true), Some(true)) => ClaimVerdict::Confirmed,
-            (Some(false), Some(false)) => ClaimVerdict::Refuted,
-            (Some(_), Some(_)) => ClaimVerdict::Partly,
-            _ => ClaimVerdict::Undecided,
+        judge: |o: &Outcome| {
+            ClaimVerdict::of_two_parts(
+                o.flag(THE_CHURN_TRAPS_FOUR_TIMES_THE_256_KIB_CHURN),
+                o.flag(THE_CHURN_TRAPS_FOUR_TIMES_THE_320_KIB_CHURN),
+            )
         },
         ..Claim::EITHER
     },

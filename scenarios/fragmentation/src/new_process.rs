@@ -4,7 +4,8 @@
 //! new process first makes its context, which takes memory nvidia-smi
 //! counted as free.
 
-use casebook_model::{Recorder, device};
+use casebook_driver::device;
+use casebook_model::Recorder;
 use casebook_runtime::worker;
 
 use crate::names::*;
@@ -32,10 +33,9 @@ fn ask(rec: &mut Recorder, margin: usize) -> anyhow::Result<()> {
     if let Some(done) = worker::neighbour(rec) {
         return done;
     }
-    if casebook_model::under_sanitizer() {
+    if casebook_model::reduced_for_sanitizer(rec) {
         // The tool's own memory shares the GPU, and it would instrument the
         // neighbour's near-whole request too: nothing to read here.
-        rec.fact(casebook_model::REDUCED, true);
         return Ok(());
     }
     // This process makes no context: nvidia-smi's figure is the GPU's with

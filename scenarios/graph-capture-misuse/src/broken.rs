@@ -1,6 +1,7 @@
 //! The stream synchronises while it is capturing.
 
-use casebook_model::{Recorder, device};
+use casebook_driver::{RecordSteps, device};
+use casebook_model::Recorder;
 use cudarc::driver::result;
 
 use crate::{WORDS, begin_capture, captured_fill, end_capture, later_call};

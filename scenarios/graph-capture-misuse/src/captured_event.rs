@@ -3,8 +3,9 @@
 //! stream is capturing: it becomes a captured event, a node of the graph.
 //! After the graph is destroyed, the buffer's teardown waits on it.
 
+use casebook_driver::RecordSteps;
+use casebook_driver::device::event;
 use casebook_model::Recorder;
-use casebook_model::device::event;
 use cudarc::driver::result;
 
 use crate::names::*;

@@ -2,8 +2,9 @@
 //! recorded only when the stream is not capturing, so it always stands for
 //! work enqueued, and the teardown's wait is valid after the graph is gone.
 
+use casebook_driver::RecordSteps;
+use casebook_driver::device::event;
 use casebook_model::Recorder;
-use casebook_model::device::event;
 use cudarc::driver::{result, sys};
 
 use crate::names::*;

@@ -3,8 +3,9 @@
 //! the capture began (a non-captured event), with no flag (`wait-default`)
 //! or with CU_EVENT_WAIT_EXTERNAL (`wait-external`, the control).
 
+use casebook_driver::RecordSteps;
+use casebook_driver::device::event;
 use casebook_model::Recorder;
-use casebook_model::device::event;
 use cudarc::driver::{result, sys};
 
 use crate::{

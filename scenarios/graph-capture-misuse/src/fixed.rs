@@ -1,7 +1,8 @@
 //! Only the fill is captured; the synchronisation comes after the graph is
 //! launched, outside the capture.
 
-use casebook_model::{Recorder, device};
+use casebook_driver::{RecordSteps, device};
+use casebook_model::Recorder;
 use cudarc::driver::{result, sys};
 
 use crate::{WORDS, begin_capture, captured_fill, check_graph_ran, end_capture, later_call};

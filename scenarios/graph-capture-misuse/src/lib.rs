@@ -11,10 +11,10 @@
 //! teardown waits on it after the graph is destroyed: "invalid argument",
 //! from a call that looks harmless, or from a later one that checks.
 
-use casebook_model::ResultName;
+use casebook_driver::ResultName;
+use casebook_driver::device::event;
+use casebook_driver::prelude::*;
 use casebook_model::cuda_errors::{driver, runtime};
-use casebook_model::device::event;
-use casebook_model::prelude::*;
 use std::sync::Arc;
 
 use cudarc::driver::{CudaStream, DriverError, result, sys};
@@ -47,7 +47,7 @@ const TRACKING_ON_CAPTURES: &str = "With its default event tracking, a buffer wr
                                     capture can be used inside it.";
 
 fn parked_text(o: &Outcome) -> String {
-    match o.fact(PARKED_ERROR).and_then(|v| v.as_str()) {
+    match o.fact_text(PARKED_ERROR) {
         Some("none") => "no error parked after the drops".to_owned(),
         Some(e) => format!("{e} parked by the drops"),
         None => "the drops were not reached".to_owned(),
@@ -55,7 +55,7 @@ fn parked_text(o: &Outcome) -> String {
 }
 
 fn graph_text(o: &Outcome) -> String {
-    match o.fact(GRAPH).and_then(|v| v.as_str()) {
+    match o.fact_text(GRAPH) {
         Some("a graph") => "the capture gave a graph".to_owned(),
         _ => format!("the capture gave no graph: {}", o.first_error_text()),
     }
@@ -117,11 +117,7 @@ pub fn scenario() -> Scenario {
                 )
                 .states(
                     TRACKING_OFF_SAFE,
-                    |o| {
-                        o.fact(PARKED_ERROR)
-                            .and_then(|v| v.as_str())
-                            .map(|v| v == "none")
-                    },
+                    |o| { o.fact_text(PARKED_ERROR).map(|v| v == "none") },
                     parked_text,
                 ),
             Variant::contrast(
@@ -136,11 +132,7 @@ pub fn scenario() -> Scenario {
             )
             .states(
                 TRACKING_ON_CAPTURES,
-                |o| {
-                    o.fact(GRAPH)
-                        .and_then(|v| v.as_str())
-                        .map(|v| v == "a graph")
-                },
+                |o| { o.fact_text(GRAPH).map(|v| v == "a graph") },
                 graph_text,
             ),
             Variant::records(
@@ -338,8 +330,7 @@ const CLAIMS: &[Claim] = &[
         // confirms, success refutes.
         judge: |o: &Outcome| {
             ClaimVerdict::confirmed_if(
-                o.fact(TEARDOWN_WAIT)
-                    .and_then(|v| v.as_str())
+                o.fact_text(TEARDOWN_WAIT)
                     .map(|r| r != DriverError::SUCCESS),
             )
         },
@@ -360,7 +351,7 @@ const CLAIMS: &[Claim] = &[
         // safe-api-tracked, whose capture is refused with the isolation
         // error.)
         judge: |o: &Outcome| {
-            let graph = o.fact(GRAPH).and_then(|v| v.as_str());
+            let graph = o.fact_text(GRAPH);
             let refused = o.steps.iter().any(|s| s.is_error());
             match (graph, refused) {
                 (Some("a graph"), _) => ClaimVerdict::Refuted,

@@ -7,7 +7,8 @@
 
 use std::sync::Arc;
 
-use casebook_model::{Recorder, device};
+use casebook_driver::{RecordSteps, device};
+use casebook_model::Recorder;
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DriverError, sys};
 
 use crate::names::*;
@@ -93,7 +94,7 @@ fn capture_and_drop(
         PARKED_ERROR,
         match &parked {
             Ok(()) => "none".to_owned(),
-            Err(e) => casebook_model::ResultName::result_name(e),
+            Err(e) => casebook_driver::ResultName::result_name(e),
         },
     );
     rec.step("CudaContext::check_err (after the drops)", parked)?;

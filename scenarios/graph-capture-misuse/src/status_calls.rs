@@ -6,8 +6,9 @@
 //! the same program with the capture left out: the same work enqueued, the
 //! same event recorded, the same four calls.
 
-use casebook_model::device::event;
-use casebook_model::{FactName, Recorder, device};
+use casebook_driver::device::event;
+use casebook_driver::{RecordSteps, device};
+use casebook_model::{FactName, Recorder};
 use cudarc::driver::{DriverError, result, sys};
 
 use crate::names::*;

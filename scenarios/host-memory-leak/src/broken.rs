@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use casebook_driver::RecordSteps;
 use casebook_model::Recorder;
 use cudarc::driver::{CudaContext, result};
 

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use casebook_driver::RecordSteps;
 use casebook_model::Recorder;
 use cudarc::driver::CudaContext;
 

@@ -4,7 +4,7 @@
 //! grows by about one call's buffers per call; the device's free memory does
 //! not move.
 
-use casebook_model::device::{self, measure_bytes};
+use casebook_driver::device::{self, measure_bytes};
 use casebook_model::prelude::*;
 use cudarc::driver::CudaContext;
 
@@ -189,8 +189,7 @@ const CLAIMS: &[Claim] = &[
         // Efficient, and crucially so: a copy from pageable memory takes
         // longer, by a fifth at least, in four pairs of five.
         judge: |o: &Outcome| match o
-            .fact(THE_COPY_FROM_PAGEABLE_MEMORY_AGAINST_THE_SECOND_BUFFER)
-            .and_then(|v| v.as_str())
+            .fact_text(THE_COPY_FROM_PAGEABLE_MEMORY_AGAINST_THE_SECOND_BUFFER)
         {
             Some("longer from pageable memory") => ClaimVerdict::Confirmed,
             Some(_) => ClaimVerdict::Refuted,

@@ -12,7 +12,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use casebook_model::{CGROUP_ROOT, Outcome, Recorder, Termination, device};
+use casebook_driver::{RecordSteps, device};
+use casebook_model::{CGROUP_ROOT, Outcome, Recorder, Termination};
 use casebook_runtime::worker;
 use cudarc::driver::result;
 
@@ -78,12 +79,12 @@ fn under_a_memory_limit(rec: &mut Recorder, calls: Calls) -> anyhow::Result<()> 
     }
     let group = Group::new()?;
     let path = group.0.to_string_lossy().into_owned();
-    let outcome = worker::run(
+    let outcome = worker::run_replayed(
+        rec,
         calls.role(),
         Duration::from_secs(120),
         &[(CGROUP_ENV, path.as_str())],
     )?;
-    worker::replay(rec, calls.role(), &outcome);
     let oom_kills = group.oom_kills();
     drop(group);
     let killed = matches!(&outcome.termination,

@@ -14,7 +14,8 @@
 
 use std::time::Instant;
 
-use casebook_model::{Recorder, device, timing};
+use casebook_driver::{RecordSteps, device};
+use casebook_model::{Recorder, timing};
 use cudarc::driver::result;
 
 use crate::names::*;

@@ -1,5 +1,6 @@
 //! The fill kernel's index is an `int`.
 
+use casebook_driver::RecordSteps;
 use casebook_model::Recorder;
 use cudarc::driver::PushKernelArg;
 

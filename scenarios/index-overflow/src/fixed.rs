@@ -1,6 +1,7 @@
 //! The fill kernel forms its index in 64 bits; a second kernel counts the
 //! elements it did not write.
 
+use casebook_driver::RecordSteps;
 use casebook_model::Recorder;
 use cudarc::driver::PushKernelArg;
 

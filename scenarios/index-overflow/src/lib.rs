@@ -9,8 +9,8 @@
 
 use std::sync::Arc;
 
+use casebook_driver::prelude::*;
 use casebook_model::cuda_errors::{driver, runtime};
-use casebook_model::prelude::*;
 use cudarc::driver::{CudaContext, CudaFunction, DriverError, LaunchConfig};
 
 mod broken;
@@ -181,5 +181,5 @@ pub(crate) fn kernels(rec: &mut Recorder) -> Result<Kernels, DriverError> {
 /// One thread per element.
 pub(crate) fn per_element() -> LaunchConfig {
     let blocks = (ELEMENTS_N as u64).div_ceil(u64::from(THREADS));
-    casebook_model::device::line(u32::try_from(blocks).expect("under 2^31 blocks"), THREADS)
+    casebook_driver::device::line(u32::try_from(blocks).expect("under 2^31 blocks"), THREADS)
 }

@@ -3,6 +3,7 @@
 //! on a machine with one GPU. The driver refuses it at cuDeviceGet, before
 //! any context exists.
 
+use casebook_driver::RecordSteps;
 use casebook_model::Recorder;
 use cudarc::driver::result;
 

@@ -3,6 +3,7 @@
 //! there are). Which physical GPU a process gets is set outside it, with
 //! CUDA_VISIBLE_DEVICES, before it starts.
 
+use casebook_driver::RecordSteps;
 use casebook_model::Recorder;
 use cudarc::driver::result;
 

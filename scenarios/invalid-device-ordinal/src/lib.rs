@@ -109,7 +109,7 @@ pub(crate) fn work(
     rec: &mut Recorder,
     device: Result<sys::CUdevice, DriverError>,
 ) -> anyhow::Result<()> {
-    casebook_model::device::small_job(rec, device?)?;
+    casebook_driver::device::small_job(rec, device?)?;
     Ok(())
 }
 

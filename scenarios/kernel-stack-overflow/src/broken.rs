@@ -1,6 +1,7 @@
 //! The walk runs on the default per-thread stack.
 
-use casebook_model::{Recorder, device};
+use casebook_driver::device;
+use casebook_model::Recorder;
 
 use crate::{record_limit, walk};
 

@@ -1,6 +1,7 @@
 //! The stack limit is raised to what the walk needs before the launch.
 
-use casebook_model::{Recorder, device};
+use casebook_driver::{RecordSteps, device};
+use casebook_model::Recorder;
 use cudarc::driver::sys;
 
 use crate::{DEPTH, PER_CALL, record_limit, walk};

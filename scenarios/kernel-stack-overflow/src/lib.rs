@@ -12,9 +12,9 @@
 
 use std::sync::Arc;
 
+use casebook_driver::device;
+use casebook_driver::prelude::*;
 use casebook_model::cuda_errors::{driver, runtime};
-use casebook_model::device;
-use casebook_model::prelude::*;
 use cudarc::driver::{CudaContext, DriverError, PushKernelArg, sys};
 
 mod broken;
@@ -65,18 +65,14 @@ pub fn scenario() -> Scenario {
         reports: &[],
         claims: CLAIMS,
         variants: variants![
-            Variant::broken(
-                "broken",
-                // What the overflow returns on an H100 with driver 580 (older GPUs, in
-                // the threads users filed, returned CUDA_ERROR_LAUNCH_FAILED).
-                Symptom::cuda_error(driver::ILLEGAL_ADDRESS),
-                cudarc!(broken)
-            )
-            .then_shows(Symptom::check_failed(MATCHES))
-            .faults_device(),
+            // What the overflow returns on an H100 with driver 580 (older GPUs, in
+            // the threads users filed, returned CUDA_ERROR_LAUNCH_FAILED).
             // Raising the limit reserves it for every thread the GPU can
             // hold: gigabytes, so the fixes run alone.
-            Variant::fixed("fixed", cudarc!(fixed)).alone(),
+            cudarc_pair!(Symptom::cuda_error(driver::ILLEGAL_ADDRESS))
+                .then_shows(Symptom::check_failed(MATCHES))
+                .with_broken(|v| v.faults_device())
+                .with_fixed(|v| v.alone()),
             cpp_pair!(Symptom::cuda_error(runtime::ILLEGAL_ADDRESS))
                 .then_shows(Symptom::check_failed(MATCHES))
                 .with_broken(|v| v.faults_device())
@@ -145,7 +141,7 @@ pub(crate) fn walk(rec: &mut Recorder, ctx: &Arc<CudaContext>) -> anyhow::Result
     let x = rec.step("cuMemAlloc + copy (x)", stream.clone_htod(&input()))?;
     let mut out = rec.step("cuMemAlloc (out)", stream.alloc_zeros::<f32>(THREADS))?;
     rec.measure(DEPTH_MEASURE, f64::from(DEPTH));
-    let cfg = casebook_model::device::line(1, THREADS as u32);
+    let cfg = casebook_driver::device::line(1, THREADS as u32);
     let mut b = stream.launch_builder(&f);
     b.arg(&x).arg(&mut out).arg(&DEPTH);
     // SAFETY: the kernel reads FRAME floats of x and writes THREADS of out.

@@ -15,12 +15,12 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
     if worker::role().as_deref() == Some(BLOCKING) {
         return crate::broken::run(rec);
     }
-    let outcome = worker::run(
+    let outcome = worker::run_replayed(
+        rec,
         BLOCKING,
         Duration::from_secs(60),
         &[("CUDA_LAUNCH_BLOCKING", "1")],
     )?;
-    worker::replay(rec, BLOCKING, &outcome);
     rec.fact(FIRST, outcome.fact(FIRST).cloned().unwrap_or_default());
     rec.check(AT_LAUNCH, outcome.check(AT_LAUNCH) == Some(true));
     Ok(())

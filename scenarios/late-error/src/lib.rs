@@ -8,8 +8,8 @@
 
 use std::sync::Arc;
 
+use casebook_driver::prelude::*;
 use casebook_kernels::fatbin;
-use casebook_model::prelude::*;
 use cudarc::driver::{CudaContext, CudaFunction, DriverError, PushKernelArg};
 
 mod broken;
@@ -82,7 +82,7 @@ const CLAIMS: &[Claim] = &[
         // Judged on the kernel launch: its fault is returned by a later,
         // unrelated call (confirmed, capped), or at the launch (refuted;
         // fixed, a synchronise right after the launch, is the control).
-        judge: |o: &Outcome| match (o.check(AT_LAUNCH), o.fact(FIRST).and_then(|v| v.as_str())) {
+        judge: |o: &Outcome| match (o.check(AT_LAUNCH), o.fact_text(FIRST)) {
             (Some(false), Some(_)) => ClaimVerdict::Confirmed,
             (Some(true), _) => ClaimVerdict::Refuted,
             _ => ClaimVerdict::Undecided,
@@ -204,7 +204,7 @@ pub(crate) fn launch_faulty(rec: &mut Recorder, p: &Program, blame: &mut Blame) 
     let stream = p.ctx.default_stream();
     let mut launch = stream.launch_builder(&p.fault);
     launch.arg(&SPIN_NS);
-    let cfg = casebook_model::device::line(1, 32);
+    let cfg = casebook_driver::device::line(1, 32);
     blame.note(rec, LAUNCH, unsafe { launch.launch(cfg) });
 }
 

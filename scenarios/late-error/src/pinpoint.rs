@@ -35,9 +35,8 @@ fn pinpoint(rec: &mut Recorder, tools: &[&[&str]]) -> anyhow::Result<()> {
     if worker::role().as_deref() == Some(PROGRAM) {
         return crate::broken::run(rec);
     }
-    if casebook_model::under_sanitizer() {
+    if casebook_model::reduced_for_sanitizer(rec) {
         // A tool inside the tool: the sanitizer's own pass runs the program.
-        rec.fact(casebook_model::REDUCED, true);
         return Ok(());
     }
     // The program's own report: what its calls' errors say.

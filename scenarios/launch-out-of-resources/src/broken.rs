@@ -1,7 +1,8 @@
 //! The kernel is launched with the largest block the device allows, 1024
 //! threads, as if every kernel could take it.
 
-use casebook_model::{Recorder, device};
+use casebook_driver::device;
+use casebook_model::Recorder;
 
 use crate::names::*;
 use crate::{BIG_BLOCK, kernel, launch, max_threads, registers};

@@ -2,7 +2,8 @@
 //! registers and shared memory and suggests the block that keeps the most
 //! threads resident.
 
-use casebook_model::{Recorder, device};
+use casebook_driver::{RecordSteps, device};
+use casebook_model::Recorder;
 
 use crate::names::*;
 use crate::{kernel, launch, max_threads, right};

@@ -4,7 +4,8 @@
 
 use std::sync::Arc;
 
-use casebook_model::{Recorder, device};
+use casebook_driver::{RecordSteps, device};
+use casebook_model::Recorder;
 use cudarc::driver::{CudaContext, CudaFunction, PushKernelArg, sys};
 
 use crate::names::*;
@@ -94,7 +95,7 @@ fn over_bound(
     let n = N as i32;
     let mut builder = stream.launch_builder(light);
     builder.arg(&mut out).arg(&input).arg(&n);
-    let config = casebook_model::device::line((N as u32).div_ceil(512), 512);
+    let config = casebook_driver::device::line((N as u32).div_ceil(512), 512);
     let launched = rec.tolerate(label, unsafe { builder.launch(config) });
     launched.is_ok()
 }

@@ -11,8 +11,8 @@
 
 use std::sync::Arc;
 
+use casebook_driver::prelude::*;
 use casebook_model::cuda_errors::{driver, runtime};
-use casebook_model::prelude::*;
 use cudarc::driver::{CudaContext, CudaFunction, DriverError, PushKernelArg, sys};
 
 mod broken;
@@ -261,7 +261,7 @@ pub(crate) fn right(out: &[f32]) -> bool {
             .all(|(&x, &y)| (mix(x) - y).abs() <= 1e-4 * mix(x).abs().max(1.0))
 }
 
-pub(crate) use casebook_model::device::message;
+pub(crate) use casebook_driver::device::message;
 
 pub(crate) fn attribute(
     rec: &mut Recorder,
@@ -316,7 +316,7 @@ pub(crate) fn launch(
     let n = N as i32;
     let mut builder = stream.launch_builder(f);
     builder.arg(&mut out).arg(&input).arg(&n);
-    let config = casebook_model::device::line((N as u32).div_ceil(block), block);
+    let config = casebook_driver::device::line((N as u32).div_ceil(block), block);
     let launched = rec.step(label, unsafe { builder.launch(config) });
     if let Err(e) = &launched {
         rec.fact(names::MESSAGE, message(e));

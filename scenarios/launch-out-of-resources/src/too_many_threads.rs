@@ -1,8 +1,9 @@
 //! A light kernel (it scales a buffer) launched with 2048 threads a block:
 //! more than any block may have, whatever the kernel.
 
+use casebook_driver::{RecordSteps, device};
 use casebook_kernels::fatbin;
-use casebook_model::{Recorder, device};
+use casebook_model::Recorder;
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 
 use crate::names::*;

@@ -2,7 +2,8 @@
 //! the releasing kernel's code reaches the context at its first launch:
 //! notice that it runs only once the waiting kernel has given up.
 
-use casebook_model::{Recorder, device};
+use casebook_driver::device;
+use casebook_model::Recorder;
 
 // ANCHOR: run
 pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {

@@ -23,11 +23,10 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
 /// Runs the broken program in a worker under CUDA_MODULE_LOADING=EAGER and
 /// copies what it recorded into this variant's record.
 pub(crate) fn under_eager(rec: &mut Recorder) -> anyhow::Result<Outcome> {
-    let outcome = worker::run(
+    Ok(worker::run_replayed(
+        rec,
         ROLE,
         Duration::from_secs(60),
         &[("CUDA_MODULE_LOADING", "EAGER")],
-    )?;
-    worker::replay(rec, ROLE, &outcome);
-    Ok(outcome)
+    )?)
 }

@@ -2,7 +2,8 @@
 //! cuFuncLoad) before the waiting kernel starts, so its first launch has
 //! nothing to load.
 
-use casebook_model::{Recorder, device};
+use casebook_driver::{RecordSteps, device};
+use casebook_model::Recorder;
 use casebook_runtime::worker;
 use cudarc::driver::sys;
 
@@ -43,7 +44,7 @@ pub fn with_eager(rec: &mut Recorder) -> anyhow::Result<()> {
         UNDER_EAGER_THE_WAITER_IS_RELEASED,
         eager.check(RELEASED) == Some(true),
     );
-    if let Some(returned) = eager.fact(LAUNCH_RETURNED).and_then(|v| v.as_str()) {
+    if let Some(returned) = eager.fact_text(LAUNCH_RETURNED) {
         rec.fact(
             UNDER_EAGER_THE_RELEASING_KERNEL_IS_LOADED_BEFORE_ITS_FIRST_LAUNCH,
             returned == crate::AT_ONCE_TEXT,

@@ -11,7 +11,8 @@
 use std::ffi::c_void;
 use std::time::{Duration, Instant};
 
-use casebook_model::{MeasureName, Outcome, Recorder, Termination, device, timing};
+use casebook_driver::{RecordSteps, device};
+use casebook_model::{MeasureName, Outcome, Recorder, Termination, timing};
 use casebook_runtime::worker;
 use cudarc::driver::{result, sys};
 
@@ -99,12 +100,12 @@ fn footprint(rec: &mut Recorder, library: &Library) -> anyhow::Result<()> {
     for round in 0..WARM_UP + PAIRS {
         let mut pair = Vec::new();
         for (role, mode) in [(LAZY_ROLE, "LAZY"), (EAGER_ROLE, "EAGER")] {
-            let outcome = worker::run(
+            let outcome = worker::run_replayed(
+                rec,
                 role,
                 Duration::from_secs(60),
                 &[("CUDA_MODULE_LOADING", mode)],
             )?;
-            worker::replay(rec, role, &outcome);
             if outcome.termination != Termination::Completed {
                 // Without both workers' figures there is nothing to compare.
                 anyhow::bail!(

@@ -12,7 +12,7 @@
 
 use std::time::{Duration, Instant};
 
-use casebook_model::prelude::*;
+use casebook_driver::prelude::*;
 use std::ffi::{CStr, c_void};
 use std::sync::Arc;
 
@@ -283,8 +283,7 @@ const CLAIMS: &[Claim] = &[
         // confirm, none refutes, some are partly.
         judge: |o: &Outcome| {
             let saved = |name, word: &str| {
-                o.fact(name)
-                    .and_then(|v| v.as_str())
+                o.fact_text(name)
                     .map(|v| v == format!("{word} under EAGER"))
             };
             match (

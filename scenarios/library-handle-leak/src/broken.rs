@@ -2,7 +2,8 @@
 //! without cublasDestroy. cudarc's `CudaBlas` would destroy it on drop; the
 //! bug needs the raw API, as in C++.
 
-use casebook_model::{Recorder, device};
+use casebook_driver::{RecordSteps, device};
+use casebook_model::Recorder;
 use cudarc::cublas::result as blas;
 
 use crate::{EVERY_CALL, MAX_CALLS, gemm, record_series, setup};

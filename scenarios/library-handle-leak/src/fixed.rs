@@ -1,7 +1,8 @@
 //! One handle, created once and destroyed at the end; every call uses it.
 //! Free memory drops once, by the first call's workspace, and stays.
 
-use casebook_model::{Recorder, device};
+use casebook_driver::{RecordSteps, device};
+use casebook_model::Recorder;
 use cudarc::cublas::result as blas;
 
 use crate::{EVERY_CALL, STABLE, TOLERANCE, gemm, record_series, setup};

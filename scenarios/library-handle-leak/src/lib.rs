@@ -6,8 +6,8 @@
 //! A ballast (the model's weights) leaves 2 GiB free, so the leak reaches
 //! the end in the same number of calls on every GPU.
 
-use casebook_model::device::{self, PAGE, measure_bytes};
-use casebook_model::prelude::*;
+use casebook_driver::device::{self, PAGE, measure_bytes};
+use casebook_driver::prelude::*;
 use cudarc::cublas::{result as blas, sys as blas_sys};
 use cudarc::driver::{CudaContext, result};
 use std::sync::Arc;
@@ -30,11 +30,7 @@ pub const SANITIZER_FIXED_CALLS: usize = 20;
 /// How many calls the fixed loop makes (fewer under the sanitizer, and
 /// then it says so).
 pub(crate) fn fixed_calls(rec: &mut Recorder) -> usize {
-    if casebook_model::reduced_for_sanitizer(rec) {
-        SANITIZER_FIXED_CALLS
-    } else {
-        FIXED_CALLS
-    }
+    casebook_model::normal_or_reduced(rec, FIXED_CALLS, SANITIZER_FIXED_CALLS)
 }
 /// The GEMM of each call: N×N floats.
 pub const N: i32 = 256;

@@ -10,6 +10,7 @@
 use std::path::Path;
 use std::time::Duration;
 
+use casebook_driver::RecordSteps;
 use casebook_model::{Recorder, Termination};
 use casebook_runtime::worker::{self, LEAK_CHECK};
 use cudarc::cublas::result as blas;
@@ -61,9 +62,8 @@ fn leak_check(rec: &mut Recorder, leak: Leak) -> anyhow::Result<()> {
     if worker::role().as_deref() == Some(leak.role()) {
         return calls(rec, leak);
     }
-    if casebook_model::under_sanitizer() {
+    if casebook_model::reduced_for_sanitizer(rec) {
         // A tool inside the tool: the sanitizer's own pass runs the program.
-        rec.fact(casebook_model::REDUCED, true);
         return Ok(());
     }
     let Ok((run, report)) = worker::report_under(LEAK_CHECK, leak.role(), Duration::from_secs(300))

@@ -1,6 +1,7 @@
 //! The data is read as float4 from a slice that starts one float into its
 //! buffer: 4 bytes past a multiple of 16.
 
+use casebook_driver::RecordSteps;
 use casebook_model::Recorder;
 
 use crate::names::*;

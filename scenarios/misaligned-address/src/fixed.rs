@@ -1,6 +1,7 @@
 //! The same data; the kernel is chosen by the address: float4 loads only
 //! where the slice starts on a multiple of 16, 4-byte loads otherwise.
 
+use casebook_driver::RecordSteps;
 use casebook_model::Recorder;
 
 use crate::names::*;

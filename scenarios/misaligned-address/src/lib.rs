@@ -9,9 +9,9 @@
 
 use std::sync::Arc;
 
+use casebook_driver::device;
+use casebook_driver::prelude::*;
 use casebook_model::cuda_errors::{driver, runtime};
-use casebook_model::device;
-use casebook_model::prelude::*;
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, CudaView, DriverError, PushKernelArg};
 
 mod broken;
@@ -106,7 +106,7 @@ const CLAIMS: &[Claim] = &[
         ),
         // The unrelated cudaMalloc after the fault returns the same error
         // (confirmed, capped at partly), or succeeds (refuted).
-        judge: |o: &Outcome| match o.fact(LATER_CALL).and_then(|v| v.as_str()) {
+        judge: |o: &Outcome| match o.fact_text(LATER_CALL) {
             Some(runtime::MISALIGNED_ADDRESS) => ClaimVerdict::Confirmed,
             Some("cudaSuccess") => ClaimVerdict::Refuted,
             Some(_) => ClaimVerdict::Partly,
@@ -157,7 +157,7 @@ pub(crate) fn launch(
     per_thread: usize,
 ) -> Result<(), DriverError> {
     let threads = (N / per_thread) as u32;
-    let cfg = casebook_model::device::line(threads.div_ceil(256), 256);
+    let cfg = casebook_driver::device::line(threads.div_ceil(256), 256);
     let n = N as i32;
     let mut b = stream.launch_builder(kernel);
     b.arg(data).arg(out).arg(&n);

@@ -2,6 +2,7 @@
 //! without cuMemFree. Nothing fails yet: each call works, and the leak only
 //! shows when the leaks add up to the free memory.
 
+use casebook_driver::RecordSteps;
 use casebook_model::Recorder;
 use cudarc::driver::{LaunchConfig, PushKernelArg, result};
 

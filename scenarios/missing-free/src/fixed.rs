@@ -2,6 +2,7 @@
 //! on every path: the safe layer fixes the leak by construction. Free memory
 //! ends where it began, after as many calls as the broken variant attempts.
 
+use casebook_driver::RecordSteps;
 use casebook_model::Recorder;
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 

@@ -4,10 +4,10 @@
 
 use std::sync::Arc;
 
+use casebook_driver::device::{self, PAGE};
+use casebook_driver::prelude::*;
 use casebook_kernels::fatbin;
 use casebook_model::cuda_errors::{driver, runtime};
-use casebook_model::device::{self, PAGE};
-use casebook_model::prelude::*;
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream};
 
 mod broken;

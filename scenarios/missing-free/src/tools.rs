@@ -9,8 +9,9 @@
 
 use std::time::Duration;
 
+use casebook_driver::{RecordSteps, device};
 use casebook_kernels::fatbin;
-use casebook_model::{Recorder, Termination, device};
+use casebook_model::{Recorder, Termination};
 use casebook_runtime::worker::{self, LEAK_CHECK};
 
 use crate::names::*;
@@ -35,9 +36,8 @@ fn report(rec: &mut Recorder, tool: &[&str]) -> anyhow::Result<()> {
     if worker::role().as_deref() == Some(PROGRAM) {
         return leak_once(rec);
     }
-    if casebook_model::under_sanitizer() {
+    if casebook_model::reduced_for_sanitizer(rec) {
         // A tool inside the tool: the sanitizer's own pass runs the program.
-        rec.fact(casebook_model::REDUCED, true);
         return Ok(());
     }
     rec.fact(THE_TOOL, tool.join(" "));

@@ -16,8 +16,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use casebook_driver::RecordSteps;
+use casebook_driver::device::{self, PAGE, measure_bytes};
 use casebook_model::Recorder;
-use casebook_model::device::{self, PAGE, measure_bytes};
 use casebook_runtime::worker;
 use cudarc::driver::{CudaContext, result};
 

@@ -9,8 +9,8 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use casebook_model::device::{self, PAGE, measure_bytes};
-use casebook_model::prelude::*;
+use casebook_driver::device::{self, PAGE, measure_bytes};
+use casebook_driver::prelude::*;
 use casebook_model::{Termination, pytorch};
 use casebook_runtime::worker;
 use cudarc::driver::result;
@@ -138,7 +138,7 @@ const CLAIMS: &[Claim] = &[
         // (rounds-alone, the control). Failed allocations with two:
         // confirmed; none: refuted. (broken, where each of two processes
         // plans 90% of the memory, fails by its plan.)
-        judge: |o: &Outcome| match o.fact(FAILURES_ACROSS_THE_ROUNDS).and_then(|v| v.as_str()) {
+        judge: |o: &Outcome| match o.fact_text(FAILURES_ACROSS_THE_ROUNDS) {
             Some("none") => ClaimVerdict::Refuted,
             Some(_) => ClaimVerdict::Confirmed,
             None => ClaimVerdict::Undecided,
@@ -176,7 +176,7 @@ const CLAIMS: &[Claim] = &[
         // Failures in some rounds and not others: intermittent (confirmed);
         // in every round: contention, but not intermittent (partly); none:
         // refuted.
-        judge: |o: &Outcome| match o.fact(FAILURES_ACROSS_THE_ROUNDS).and_then(|v| v.as_str()) {
+        judge: |o: &Outcome| match o.fact_text(FAILURES_ACROSS_THE_ROUNDS) {
             Some("some rounds, not others") => ClaimVerdict::Confirmed,
             Some("every round") => ClaimVerdict::Partly,
             Some(_) => ClaimVerdict::Refuted,

@@ -12,8 +12,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use casebook_driver::RecordSteps;
+use casebook_driver::device::{self, PAGE};
 use casebook_model::Recorder;
-use casebook_model::device::{self, PAGE};
 use casebook_runtime::worker;
 use cudarc::driver::result;
 

@@ -7,8 +7,8 @@
 //! and the GPU are fine; the same program with a GPU the launcher gave runs.
 //! Every variant names only the GPU the harness gave it, or none.
 
+use casebook_driver::prelude::*;
 use casebook_model::cuda_errors::{driver, runtime};
-use casebook_model::prelude::*;
 use casebook_model::pytorch;
 use cudarc::driver::result;
 
@@ -201,7 +201,7 @@ pub(crate) fn work(rec: &mut Recorder) -> anyhow::Result<()> {
         rec.measure(DEVICES_SEEN, f64::from(seen));
         started?;
         let device = rec.step("cuDeviceGet(0)", result::device::get(0))?;
-        casebook_model::device::small_job(rec, device)?;
+        casebook_driver::device::small_job(rec, device)?;
         Ok(())
     })()
     .is_ok();

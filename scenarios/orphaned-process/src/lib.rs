@@ -11,9 +11,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use casebook_driver::device::{self, measure_bytes};
+use casebook_driver::prelude::*;
 use casebook_model::MeasureName;
-use casebook_model::device::{self, measure_bytes};
-use casebook_model::prelude::*;
 use casebook_runtime::worker;
 use cudarc::driver::CudaContext;
 use std::sync::Arc;
@@ -448,7 +448,7 @@ fn announce(dir: &Path) -> anyhow::Result<()> {
 /// (on a machine of several GPUs, trials on the others run beside it);
 /// `None` where nvidia-smi cannot be run or the GPU not read.
 fn compute_apps() -> Option<Vec<u32>> {
-    let gpu = casebook_model::device::gpu_bus()?;
+    let gpu = casebook_driver::device::gpu_bus()?;
     let out = Command::new("nvidia-smi")
         .args([
             "--query-compute-apps=pid,gpu_bus_id",
@@ -462,7 +462,7 @@ fn compute_apps() -> Option<Vec<u32>> {
             .lines()
             .filter_map(|l| {
                 let (pid, bus) = l.split_once(',')?;
-                (casebook_model::device::parse_bus(bus.trim())? == gpu)
+                (casebook_driver::device::parse_bus(bus.trim())? == gpu)
                     .then(|| pid.trim().parse().ok())?
             })
             .collect(),

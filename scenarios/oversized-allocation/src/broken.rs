@@ -2,6 +2,7 @@
 //! the free memory, so it fails, cleanly: a small allocation right after
 //! succeeds.
 
+use casebook_driver::RecordSteps;
 use casebook_model::Recorder;
 use cudarc::driver::result;
 

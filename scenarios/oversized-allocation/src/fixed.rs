@@ -1,8 +1,9 @@
 //! Ask how much is free, allocate one tile that fits (half of it), and
 //! stream the batch through it. The output equals the CPU's.
 
+use casebook_driver::RecordSteps;
+use casebook_driver::device::{self, PAGE, measure_bytes};
 use casebook_model::Recorder;
-use casebook_model::device::{self, PAGE, measure_bytes};
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 
 use crate::names::*;

@@ -8,10 +8,10 @@
 
 use std::sync::Arc;
 
+use casebook_driver::device::{self, PAGE, measure_bytes};
+use casebook_driver::prelude::*;
 use casebook_kernels::fatbin;
 use casebook_model::cuda_errors::{driver, runtime};
-use casebook_model::device::{self, PAGE, measure_bytes};
-use casebook_model::prelude::*;
 use casebook_model::pytorch;
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream, result};
 
@@ -197,8 +197,7 @@ const CLAIMS: &[Claim] = &[
         // succeeds (refuted: no line errs).
         judge: |o: &Outcome| match (
             o.flag(IT_SUCCEEDS_BESIDE_THE_BALLAST),
-            o.fact(BESIDE_THE_BALLAST_THE_CUDAFREE_AFTER_IT_RETURNS)
-                .and_then(|v| v.as_str()),
+            o.fact_text(BESIDE_THE_BALLAST_THE_CUDAFREE_AFTER_IT_RETURNS),
         ) {
             (Some(true), _) => ClaimVerdict::Refuted,
             (Some(false), Some("cudaSuccess")) => ClaimVerdict::Partly,
@@ -241,11 +240,7 @@ pub(crate) struct Setup {
 pub(crate) fn setup(rec: &mut Recorder) -> anyhow::Result<Setup> {
     let ctx = device::context(rec)?;
     let scale = device::kernel(rec, &ctx, fatbin::SCALE, "scale")?;
-    let divisor = if casebook_model::reduced_for_sanitizer(rec) {
-        SANITIZER_DIVISOR
-    } else {
-        1
-    };
+    let divisor = casebook_model::normal_or_reduced(rec, 1, SANITIZER_DIVISOR);
     let (data_bytes, left_free) = (DATA_BYTES / divisor, LEFT_FREE / divisor);
     let free = device::free_bytes(rec, &ctx)?;
     let ballast = (free - left_free) / PAGE * PAGE;

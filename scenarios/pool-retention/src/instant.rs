@@ -8,8 +8,9 @@
 //! the same stream, before any synchronise: does it take memory from the
 //! device, or is it served from what the free left with the allocator?
 
+use casebook_driver::RecordSteps;
+use casebook_driver::device::{self, PAGE, measure_bytes};
 use casebook_model::Recorder;
-use casebook_model::device::{self, PAGE, measure_bytes};
 use cudarc::driver::result;
 
 use crate::names::*;

@@ -11,8 +11,8 @@
 
 use std::sync::Arc;
 
-use casebook_model::device::{self, PAGE, measure_bytes};
-use casebook_model::prelude::*;
+use casebook_driver::device::{self, PAGE, measure_bytes};
+use casebook_driver::prelude::*;
 use casebook_runtime::worker;
 use cudarc::driver::sys::{self, CUmemoryPool};
 use cudarc::driver::{CudaContext, result};

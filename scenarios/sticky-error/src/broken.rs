@@ -4,8 +4,9 @@
 //! first call fails without a fault: its launch is refused, and the context
 //! stays as it was.
 
+use casebook_driver::device;
 use casebook_kernels::fatbin;
-use casebook_model::{Recorder, device};
+use casebook_model::Recorder;
 
 use crate::names::*;
 use crate::{AFTER_RESET, FirstCall, SECOND, first_call, name, unrelated_call};

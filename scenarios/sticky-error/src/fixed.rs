@@ -4,8 +4,9 @@
 
 use std::time::Duration;
 
+use casebook_driver::device;
 use casebook_kernels::fatbin;
-use casebook_model::{Recorder, device};
+use casebook_model::Recorder;
 use casebook_runtime::worker;
 
 use crate::names::*;

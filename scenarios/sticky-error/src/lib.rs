@@ -5,9 +5,10 @@
 
 use std::sync::Arc;
 
+use casebook_driver::ResultName;
+use casebook_driver::prelude::*;
 use casebook_model::cuda_errors::{driver, runtime};
-use casebook_model::prelude::*;
-use casebook_model::{ResultName, pytorch};
+use casebook_model::pytorch;
 use cudarc::driver::{CudaContext, CudaFunction, DriverError, PushKernelArg};
 
 mod broken;
@@ -216,7 +217,7 @@ const CLAIMS: &[Claim] = &[
              fails no later call until memory runs out (missing-free), and open streams fail one only once there are \
              enough of them to hold the memory it asks for (open-streams: 100,000 of them)",
         ),
-        judge: |o: &Outcome| match o.fact(SECOND).and_then(|v| v.as_str()) {
+        judge: |o: &Outcome| match o.fact_text(SECOND) {
             Some(r) => ClaimVerdict::confirmed_if(Some(r != "CUDA_SUCCESS")),
             None => ClaimVerdict::Undecided,
         },
@@ -242,8 +243,8 @@ const CLAIMS: &[Claim] = &[
         // control's fault is one empty_cache clears (cuBLAS refused memory
         // PyTorch's cache keeps reserved).
         judge: |o: &Outcome| match (
-            o.fact(THE_FAULT).and_then(|v| v.as_str()),
-            o.fact(AFTER_EMPTY_CACHE).and_then(|v| v.as_str()),
+            o.fact_text(THE_FAULT),
+            o.fact_text(AFTER_EMPTY_CACHE),
             o.flag(NEW_PROCESS_WORKS),
         ) {
             (None | Some("none"), _, _) => ClaimVerdict::Undecided,
@@ -269,7 +270,7 @@ const CLAIMS: &[Claim] = &[
         // The CNN's second run fails with an error that names cuDNN
         // (confirmed), with another (partly: the context, not cuDNN), or
         // works (refuted).
-        judge: |o: &Outcome| match o.fact(THE_CNN_S_SECOND_RUN).and_then(|v| v.as_str()) {
+        judge: |o: &Outcome| match o.fact_text(THE_CNN_S_SECOND_RUN) {
             Some("ok") => ClaimVerdict::Refuted,
             Some(_) => ClaimVerdict::when(
                 o.flag(THE_SECOND_RUN_S_ERROR_NAMES_CUDNN),
@@ -315,9 +316,9 @@ pub(crate) fn first_call(
         FirstCall::LaunchRefused => 2048,
     };
     let _ = rec.tolerate("first call: cuLaunchKernel spin_then_fault", unsafe {
-        launch.launch(casebook_model::device::line(1, threads))
+        launch.launch(casebook_driver::device::line(1, threads))
     });
     let _ = rec.tolerate("first call: cuCtxSynchronize", ctx.synchronize());
 }
 
-pub(crate) use casebook_model::device::unrelated_call;
+pub(crate) use casebook_driver::device::unrelated_call;

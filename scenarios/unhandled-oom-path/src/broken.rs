@@ -2,6 +2,7 @@
 //! allocation fails, `?` returns the error to the retry loop, and the layers
 //! already allocated are simply forgotten.
 
+use casebook_driver::RecordSteps;
 use casebook_model::Recorder;
 use cudarc::driver::{DriverError, result};
 

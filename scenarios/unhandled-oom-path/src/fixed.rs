@@ -2,6 +2,7 @@
 //! fails, returning drops `layers`, which frees what the attempt had, and
 //! the halved batch fits.
 
+use casebook_driver::RecordSteps;
 use casebook_model::Recorder;
 use cudarc::driver::DriverError;
 

@@ -6,8 +6,8 @@
 //! The first batch needs 1.5 times the free memory, in four layers of
 //! activations; each retry halves the batch.
 
-use casebook_model::device::{self, PAGE, measure_bytes};
-use casebook_model::prelude::*;
+use casebook_driver::device::{self, PAGE, measure_bytes};
+use casebook_driver::prelude::*;
 use cudarc::driver::{CudaStream, DriverError, sys};
 use std::sync::Arc;
 

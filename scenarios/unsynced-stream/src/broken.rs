@@ -2,6 +2,7 @@
 //! copy. Both calls returned CUDA_SUCCESS, and neither has run yet: the host
 //! sees the sentinel it wrote itself.
 
+use casebook_driver::RecordSteps;
 use casebook_model::Recorder;
 
 use crate::Pipeline;

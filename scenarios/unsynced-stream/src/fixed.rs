@@ -1,6 +1,7 @@
 //! The same run, with the stream synchronised before the host reads. The
 //! read now sees what the kernel wrote, every time.
 
+use casebook_driver::RecordSteps;
 use casebook_model::Recorder;
 
 use crate::Pipeline;

@@ -8,9 +8,9 @@
 
 use std::sync::Arc;
 
+use casebook_driver::device;
+use casebook_driver::prelude::*;
 use casebook_kernels::fatbin;
-use casebook_model::device;
-use casebook_model::prelude::*;
 use casebook_model::timing::{self, Larger};
 use cudarc::driver::{CudaFunction, CudaStream, PushKernelArg, result, sys};
 
@@ -252,7 +252,7 @@ impl Pipeline {
         let n = N as i32;
         let mut launch = self.stream.launch_builder(&self.fill);
         launch.arg(&self.out).arg(&n).arg(&value).arg(&SPIN_NS);
-        let cfg = casebook_model::device::line(8, 256);
+        let cfg = casebook_driver::device::line(8, 256);
         rec.step("cuLaunchKernel spin_then_fill", unsafe {
             launch.launch(cfg)
         })?;

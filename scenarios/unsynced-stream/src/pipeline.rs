@@ -11,8 +11,9 @@
 use std::ffi::c_void;
 use std::time::Instant;
 
+use casebook_driver::{RecordSteps, device};
 use casebook_kernels::fatbin;
-use casebook_model::{Recorder, device};
+use casebook_model::Recorder;
 use cudarc::driver::sys::CUstream_flags::{self, CU_STREAM_DEFAULT, CU_STREAM_NON_BLOCKING};
 use cudarc::driver::{DriverError, result, sys};
 
@@ -58,7 +59,7 @@ fn pipeline(rec: &mut Recorder, flags: CUstream_flags) -> anyhow::Result<()> {
                 (&raw mut value).cast(),
                 (&raw mut spin).cast(),
             ];
-            let cfg = casebook_model::device::line(8, 256);
+            let cfg = casebook_driver::device::line(8, 256);
             // SAFETY: the parameters match spin_then_fill's (float *, int,
             // float, unsigned long long) and outlive the launch call.
             rec.step("cuLaunchKernel spin_then_fill", unsafe {

@@ -2,8 +2,9 @@
 //! an event with each copy into it, and `as_slice()` waits for that event
 //! before it hands the host the data.
 
+use casebook_driver::{RecordSteps, device};
 use casebook_kernels::fatbin;
-use casebook_model::{Recorder, device};
+use casebook_model::Recorder;
 use cudarc::driver::PushKernelArg;
 
 use crate::names::*;
@@ -24,7 +25,7 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
             let n = N as i32;
             let mut launch = stream.launch_builder(&fill);
             launch.arg(&mut out).arg(&n).arg(&value).arg(&SPIN_NS);
-            let cfg = casebook_model::device::line(8, 256);
+            let cfg = casebook_driver::device::line(8, 256);
             rec.step("cuLaunchKernel spin_then_fill", unsafe {
                 launch.launch(cfg)
             })?;

@@ -4,7 +4,8 @@
 
 use std::sync::Arc;
 
-use casebook_model::{Recorder, device};
+use casebook_driver::device;
+use casebook_model::Recorder;
 use cudarc::driver::CudaContext;
 
 use crate::{on_a_new_thread, thread_allocates};

@@ -3,7 +3,8 @@
 //! `safe-api`: it goes through cudarc's safe API, which binds the context
 //! before every call it makes.
 
-use casebook_model::{Recorder, device};
+use casebook_driver::device;
+use casebook_model::Recorder;
 use cudarc::driver::DriverError;
 
 use crate::{on_a_new_thread, thread_allocates};

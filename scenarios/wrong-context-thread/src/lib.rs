@@ -6,8 +6,8 @@
 //! primary context, and if the process works in a context of its own it
 //! silently makes the primary one, with its device memory, beside it.
 
+use casebook_driver::prelude::*;
 use casebook_model::cuda_errors::driver;
-use casebook_model::prelude::*;
 use cudarc::driver::{DriverError, result};
 
 mod broken;
@@ -149,7 +149,7 @@ const CLAIMS: &[Claim] = &[
         // not set up the condition); then its allocation fails so, or not.
         judge: |o: &Outcome| {
             ClaimVerdict::provided(
-                o.fact(CURRENT_ON_THE_THREAD).and_then(|v| v.as_str()) == Some("none"),
+                o.fact_text(CURRENT_ON_THE_THREAD) == Some("none"),
                 ClaimVerdict::confirmed_if_all([
                     o.first_error_is(driver::INVALID_CONTEXT),
                     o.check(THREAD_ALLOCATES).map(|ok| !ok),

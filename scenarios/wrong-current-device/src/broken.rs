@@ -3,6 +3,7 @@
 //! pointer an extension gets from `tensor.data_ptr()`, which says nothing of
 //! its device.
 
+use casebook_driver::RecordSteps;
 use casebook_model::Recorder;
 
 use crate::{finish, launch, setup};

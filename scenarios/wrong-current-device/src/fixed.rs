@@ -1,6 +1,7 @@
 //! The same launch on the stream of the device that holds the data, device
 //! 1: the op runs where its pointer points.
 
+use casebook_driver::RecordSteps;
 use casebook_model::Recorder;
 
 use crate::{finish, launch, setup};

@@ -12,9 +12,9 @@
 
 use std::sync::Arc;
 
+use casebook_driver::device;
+use casebook_driver::prelude::*;
 use casebook_model::cuda_errors::{driver, runtime};
-use casebook_model::device;
-use casebook_model::prelude::*;
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, DriverError, LaunchConfig,
     PushKernelArg, sys,

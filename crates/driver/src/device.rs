@@ -2,10 +2,11 @@
 
 use std::sync::Arc;
 
+use casebook_model::{FactName, MeasureName, Recorder, Unit};
 use cudarc::driver::{CudaContext, CudaFunction, DriverError, LaunchConfig, result, sys};
 use cudarc::nvrtc::Ptx;
 
-use crate::{MeasureName, Recorder, Unit};
+use crate::{RecordSteps, ResultName};
 
 /// Retains device 0's primary context, the one the runtime API uses too.
 pub fn context(rec: &mut Recorder) -> Result<Arc<CudaContext>, DriverError> {
@@ -65,7 +66,7 @@ pub fn small_job(rec: &mut Recorder, device: sys::CUdevice) -> Result<(), Driver
 pub fn message(e: &DriverError) -> String {
     e.error_string()
         .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|_| crate::ResultName::result_name(e))
+        .unwrap_or_else(|_| e.result_name())
 }
 
 /// A call that has nothing to do with what went before: allocate and free
@@ -85,7 +86,7 @@ pub fn unrelated_call(rec: &mut Recorder, label: &str) -> Result<(), DriverError
 /// with it (allocate and free 1 MiB), recorded as provoked, and its result's
 /// name recorded as `fact`. Returns whether the context still works; where
 /// it does not, the caller's buffers cannot be freed and are best forgotten.
-pub fn later_call(rec: &mut Recorder, fact: crate::FactName) -> bool {
+pub fn later_call(rec: &mut Recorder, fact: FactName) -> bool {
     // SAFETY: 1 MiB, freed below if it was allocated, never touched.
     let later = rec.tolerate("cuMemAlloc (unrelated, after the kernel)", unsafe {
         cudarc::driver::result::malloc_sync(1 << 20)
@@ -98,7 +99,7 @@ pub fn later_call(rec: &mut Recorder, fact: crate::FactName) -> bool {
             true
         }
         Err(e) => {
-            rec.fact(fact, crate::ResultName::result_name(&e));
+            rec.fact(fact, e.result_name());
             false
         }
     }
@@ -193,9 +194,10 @@ pub const PAGE: usize = 2 << 20;
 /// a case writes to order one stream's work after another's, or the host
 /// after a stream. Timing is off: no case reads an event's time.
 pub mod event {
+    use casebook_model::Recorder;
     use cudarc::driver::{DriverError, result, sys};
 
-    use crate::Recorder;
+    use crate::RecordSteps;
 
     /// `cuEventCreate`, timing off.
     pub fn create(rec: &mut Recorder) -> Result<sys::CUevent, DriverError> {
@@ -244,9 +246,10 @@ pub mod event {
 /// The primary context, as cudarc's `result::primary_ctx` groups it: what a
 /// case does after a fault to try again in a new context.
 pub mod primary_ctx {
+    use casebook_model::Recorder;
     use cudarc::driver::{DriverError, result, sys};
 
-    use crate::Recorder;
+    use crate::RecordSteps;
 
     /// `cuDevicePrimaryCtxReset`: destroys `device`'s primary context, what
     /// the runtime's `cudaDeviceReset` does.
