@@ -98,7 +98,12 @@ pub fn scenario() -> Scenario {
                  device memory asked for: \"reuse the same memory for a second kernel call\" as the \
                  sentence says it, in one process.",
             ),
-            Variant::records("reuse-after-reset-cpp", cpp::reuse_after_reset).one_change(
+            Variant::contrast(
+                "reuse-after-reset-cpp",
+                Expect::Fails(Symptom::cuda_error(runtime::INVALID_VALUE)),
+                cpp::reuse_after_reset,
+            )
+            .one_change(
                 "reuse-cpp",
                 "whether the article's cudaDeviceReset runs between the two kernel calls: no there, \
                  yes here, so the memory the second call reuses has been given back",
