@@ -52,6 +52,11 @@ pub fn also_reproduced_by<'a>(
         }
     }
     let mut found: Vec<_> = by_name.into_iter().collect();
+    // The runs of each text by case and variant, not by where the evidence
+    // files hold them (a full run's record, or a later run's).
+    for (_, runs) in &mut found {
+        runs.sort_by_key(|r| (r.scenario.as_str(), r.variant.as_str()));
+    }
     // A text this page does not show otherwise (PyTorch's, say) first, in
     // the order of the errors it stands for.
     found.sort_by_key(|(name, _)| {
