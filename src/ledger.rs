@@ -889,4 +889,11 @@ pub const HISTORY: &[Change] = &[
         to: Standing::Refuted,
         why: "the seventeenth audit: \"partly\" credited this sentence with its sibling's finding. The sentence's frees are Example 1's, each block freed right after use; decided now on that condition, every block below the page freed (sub-page-all-freed-cpp): all 4,166,057,984 B freed show as free memory and 90% of them is served as one block. The control keeps every other block live (sub-page-holes-cpp, one change): the freed memory stays in shared pages and the request is refused, the condition of 001-incomplete-free-fragments, which that run confirms",
     },
+    Change {
+        id: "001-multiple-processes-exacerbate",
+        commit: "774c1ce",
+        from: Standing::Confirmed,
+        to: Standing::Partly,
+        why: "the eighteenth audit: the sentence names two situations, limited GPU memory and several processes, and the run varies only the number of processes (each process takes a share of what the GPU leaves, so the GPU's size does not enter the rounds). Capped at partly: the failures with two processes at once (3 of 20 rounds) against none alone confirm the second situation only",
+    },
 ];
