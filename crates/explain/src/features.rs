@@ -130,6 +130,11 @@ pub const FUNCTION_WORDS: &[&str] = &[
     // The letters of "e.g." and "i.e.", which the full stops split: they
     // introduce an example, whatever it is of.
     "e", "g",
+    // C's type words, which a kernel's signature spells out in the reports
+    // of compute-sanitizer, cuda-gdb and a device-side assert
+    // ("FWrem_64(int *, int, int *, int, int)"): they say what the
+    // program's own function takes, not what failed.
+    "bool", "char", "const", "double", "float", "int", "long", "short", "unsigned", "void",
 ];
 
 /// Identifiers every framework error carries, whatever the cause: generic
