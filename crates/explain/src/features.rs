@@ -1045,6 +1045,9 @@ pub fn figures(text: &str) -> Vec<String> {
     if text.lines().any(is_device_assertion) {
         out.push(DEVICE_ASSERTION.to_owned());
     }
+    if names_a_stream_capture_state(text) {
+        out.push(STREAM_CAPTURE.to_owned());
+    }
     if text.lines().any(first_gpu_holds_memory_for_others)
         || process_table_shows_the_first_gpu_for_others(text)
     {
@@ -1260,6 +1263,29 @@ pub fn first_gpu_holds_memory_for_others(line: &str) -> bool {
     first && others && memory && !released_first
 }
 
+/// The feature of a text that names a state or an error of stream capture.
+pub const STREAM_CAPTURE: &str = "fig:a-stream-capture-state";
+
+/// How CUDA names stream capture's states and errors, in the runtime and the
+/// driver: `cudaErrorStreamCaptureInvalidated`, `cudaStreamCaptureStatus
+/// Invalidated`, `CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED`. Each is one word to
+/// the matcher, and one capture failure shows under several of them (the
+/// error a call returns, the status PyTorch asserts on), so the family is
+/// read as one.
+const STREAM_CAPTURE_NAMES: &[&str] = &[
+    "cudaerrorstreamcapture",
+    "cudastreamcapturestatus",
+    "cuda_error_stream_capture_",
+    "cu_stream_capture_status_",
+];
+
+/// Whether the text names a state or an error of stream capture
+/// ([`STREAM_CAPTURE_NAMES`]).
+pub fn names_a_stream_capture_state(text: &str) -> bool {
+    let lower = text.to_ascii_lowercase();
+    STREAM_CAPTURE_NAMES.iter().any(|n| lower.contains(n))
+}
+
 /// The feature of a text that holds a kernel's failed assertion.
 pub const DEVICE_ASSERTION: &str = "fig:a-kernel-s-assertion-failed";
 
@@ -1459,6 +1485,10 @@ pub const FIGURE_WORDS: &[(&str, &str)] = &[
     (
         FIRST_GPU_FOR_OTHERS,
         "(the first GPU holds memory beside the other GPUs or their processes)",
+    ),
+    (
+        STREAM_CAPTURE,
+        "(a state or an error of stream capture: cudaStreamCaptureStatus…, cudaErrorStreamCapture…)",
     ),
 ];
 
@@ -1720,6 +1750,20 @@ mod tests {
         // The older table, without the instance columns.
         let old = "|    0     4242      C   python     414MiB |\n|    2     4242      C   python   9000MiB |";
         assert!(process_table_shows_the_first_gpu_for_others(old));
+    }
+
+    #[test]
+    fn stream_capture_s_states_and_errors_are_one_family() {
+        for text in [
+            "RuntimeError: status == cudaStreamCaptureStatusInvalidated INTERNAL ASSERT FAILED",
+            "CUDA error: operation not permitted when stream is capturing (cudaErrorStreamCaptureUnsupported)",
+            "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED",
+        ] {
+            assert!(figures(text).contains(&STREAM_CAPTURE.to_owned()), "{text}");
+        }
+        assert!(!names_a_stream_capture_state(
+            "cudaStreamCreate returned cudaSuccess"
+        ));
     }
 
     #[test]

@@ -606,6 +606,7 @@
       return namesALaterDevice(l) && !firstGpuHoldsMemoryForOthers(l);
     })) out.push("fig:a-device-other-than-the-first");
     if (text.split("\n").some(isDeviceAssertion)) out.push("fig:a-kernel-s-assertion-failed");
+    if (namesAStreamCaptureState(text)) out.push("fig:a-stream-capture-state");
     if (text.split("\n").some(firstGpuHoldsMemoryForOthers) || processTableShowsTheFirstGpuForOthers(text)) {
       out.push("fig:the-first-gpu-holds-memory-for-others");
     }
@@ -634,6 +635,16 @@
     return Array.from(gpusOf.values()).some(function (gpus) {
       return gpus.has(0) && Array.from(gpus).some(function (g) { return g > 0; });
     });
+  }
+
+  // As names_a_stream_capture_state in features.rs: stream capture's
+  // states and errors, read as one family.
+  var STREAM_CAPTURE_NAMES = [
+    "cudaerrorstreamcapture", "cudastreamcapturestatus", "cuda_error_stream_capture_", "cu_stream_capture_status_",
+  ];
+  function namesAStreamCaptureState(text) {
+    var low = lower_(text);
+    return STREAM_CAPTURE_NAMES.some(function (n) { return low.indexOf(n) >= 0; });
   }
 
   // As reports_a_build_failure in features.rs: a compiler's refusal.
