@@ -87,8 +87,10 @@ pub fn scenario() -> Scenario {
                     "as-written-resnet-py",
                     "what the program keeps of the first run: nothing there, since the article's \
                      code rebinds the model and makes a new optimizer before the second loop, so \
-                     its second run meets the first only at `.cuda()` and cannot fail where the \
-                     first run fitted; here the program keeps the first run's model and optimizer \
+                     its second run meets the first only at `.cuda()`, which a ResNet-50's \
+                     parameters, small beside its activations, pass wherever the first run fitted \
+                     (a model whose parameters fill the budget is refused there: \
+                     as-written-sized-py); here the program keeps the first run's model and optimizer \
                      under names of its own, as a script's globals or a notebook's cells do, so \
                      the second run trains beside them: the nearest form of the article's program \
                      that can fail",
@@ -226,11 +228,13 @@ const CLAIMS: &[Claim] = &[
         // (001-model-and-data-memory-remains-occupied). The article leaves
         // the model open ("model = ..."); its author's own was a ResNet-50,
         // and "likely" is read on a ResNet-50 whose batch fills most of the
-        // memory PyTorch may use. As written, the program cannot fail where
-        // its first run fitted: it rebinds the model and makes a new
-        // optimizer before the second loop, so the first run's parameters
-        // are freed before the second trains (as-written-resnet-py, and the
-        // small CNN, as-written-py, read the same). The nearest form that
+        // memory PyTorch may use. As written, the program rebinds the model
+        // and makes a new optimizer before the second loop, so the first
+        // run's parameters are freed before the second trains: a ResNet-50,
+        // whose parameters are small beside its activations, cannot fail
+        // there where its first run fitted (as-written-resnet-py, and the
+        // small CNN, as-written-py, read the same; a model whose parameters
+        // fill the budget is refused at `.cuda()`, as-written-sized-py). The nearest form that
         // can fail keeps the first run's model and optimizer in the
         // program (kept-resnet-py): the second run completing refutes
         // "likely to fail"; it failing confirms. The control is that
