@@ -1263,6 +1263,25 @@ pub fn first_gpu_holds_memory_for_others(line: &str) -> bool {
     first && others && memory && !released_first
 }
 
+/// How PyTorch's other backends begin their out-of-memory errors: Apple's
+/// Metal ("MPS backend out of memory (MPS allocated: …). Tried to allocate
+/// 6.25 MB on private pool") and Intel's ("XPU out of memory"). Their words
+/// are CUDA's ("out of memory", "Tried to allocate"), their memory is not.
+pub const OTHER_BACKENDS_OUT_OF_MEMORY: &[&str] =
+    &["mps backend out of memory", "xpu out of memory"];
+
+/// Whether the text's out-of-memory error is another backend's and nothing
+/// in it names CUDA ([`OTHER_BACKENDS_OUT_OF_MEMORY`]).
+pub fn another_backend_s_out_of_memory(text: &str) -> bool {
+    let lower = text.to_ascii_lowercase();
+    OTHER_BACKENDS_OUT_OF_MEMORY
+        .iter()
+        .any(|b| lower.contains(b))
+        && !lower.contains("cuda")
+        && !lower.contains("cublas")
+        && !lower.contains("cudnn")
+}
+
 /// The feature of a text that names a state or an error of stream capture.
 pub const STREAM_CAPTURE: &str = "fig:a-stream-capture-state";
 
@@ -1750,6 +1769,21 @@ mod tests {
         // The older table, without the instance columns.
         let old = "|    0     4242      C   python     414MiB |\n|    2     4242      C   python   9000MiB |";
         assert!(process_table_shows_the_first_gpu_for_others(old));
+    }
+
+    #[test]
+    fn another_backend_s_out_of_memory_is_not_cuda_s() {
+        assert!(another_backend_s_out_of_memory(
+            "RuntimeError: MPS backend out of memory (MPS allocated: 8.89 GB, other allocations: \
+             172.98 MB, max allowed: 9.07 GB). Tried to allocate 6.25 MB on private pool."
+        ));
+        assert!(!another_backend_s_out_of_memory(
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB."
+        ));
+        // A log that tried MPS and then CUDA names CUDA: read as usual.
+        assert!(!another_backend_s_out_of_memory(
+            "MPS backend out of memory ... then on the GPU: CUDA out of memory"
+        ));
     }
 
     #[test]

@@ -358,7 +358,11 @@ impl<'a> Ranker<'a> {
     /// [`rank`](Self::rank), given the text's errors (as [`errors`](Self::errors)
     /// reads them), for a caller that has them already.
     pub fn rank_with(&self, text: &str, errors: &[ErrorLine]) -> Vec<Ranked<'a>> {
-        if self.only_an_out_of_bounds_access(text) {
+        // Another backend's out of memory (Apple's MPS, Intel's XPU) shares
+        // CUDA's words and none of its causes.
+        if self.only_an_out_of_bounds_access(text)
+            || features::another_backend_s_out_of_memory(text)
+        {
             return Vec::new();
         }
         // The user's code names what it calls, not what failed: the

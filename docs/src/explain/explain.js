@@ -637,6 +637,14 @@
     });
   }
 
+  // As another_backend_s_out_of_memory in features.rs.
+  var OTHER_BACKENDS_OUT_OF_MEMORY = ["mps backend out of memory", "xpu out of memory"];
+  function anotherBackendsOutOfMemory(text) {
+    var low = lower_(text);
+    return OTHER_BACKENDS_OUT_OF_MEMORY.some(function (b) { return low.indexOf(b) >= 0; }) &&
+      low.indexOf("cuda") < 0 && low.indexOf("cublas") < 0 && low.indexOf("cudnn") < 0;
+  }
+
   // As names_a_stream_capture_state in features.rs: stream capture's
   // states and errors, read as one family.
   var STREAM_CAPTURE_NAMES = [
@@ -1130,7 +1138,8 @@
   // rank(), given the text's errors, for a caller that has them already.
   Ranker.prototype.rankWith = function (text, errs) {
     var self = this;
-    if (this.onlyAnOutOfBoundsAccess(text)) return [];
+    // As rank.rs: another backend's out of memory shares CUDA's words.
+    if (this.onlyAnOutOfBoundsAccess(text) || anotherBackendsOutOfMemory(text)) return [];
     // As rank.rs: phrases and words are read without the user's code, its
     // figures with it.
     var prose = withoutCode(text);
