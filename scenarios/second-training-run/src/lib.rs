@@ -31,6 +31,22 @@ const CUDNN_WHY: &str = "initcheck reports reads of memory nothing wrote in cuDN
 /// 60 s alone and over 90 s beside seven other cells.
 const SIZED_UNDER_THE_TOOL: Duration = Duration::from_secs(180);
 
+/// How the variants held to a budget run: beside other trials (they read
+/// only their own process's figures), small under compute-sanitizer, where
+/// cuDNN's own reads are known to it, and with the time the tool needs.
+trait HeldToABudget {
+    fn held_to_a_budget(self) -> Self;
+}
+
+impl HeldToABudget for Variant {
+    fn held_to_a_budget(self) -> Self {
+        self.shares_gpu()
+            .small_when_reduced()
+            .sanitizer_sees_within(CUDNN_READS, CUDNN, CUDNN_WHY)
+            .sanitizer_time_limit(SIZED_UNDER_THE_TOOL)
+    }
+}
+
 pub fn scenario() -> Scenario {
     Scenario {
         slug: "second-training-run",
@@ -63,10 +79,7 @@ pub fn scenario() -> Scenario {
                     "size = _cnn(256, 2)  # a small CNN",
                     "size = _cnn(*_sized(0.4))  # layers taking 40% of 1 GiB, PyTorch held to 1 GiB",
                 )
-                .shares_gpu()
-                .small_when_reduced()
-                .sanitizer_sees_within(CUDNN_READS, CUDNN, CUDNN_WHY)
-                .sanitizer_time_limit(SIZED_UNDER_THE_TOOL),
+                .held_to_a_budget(),
             Variant::records("as-written-resnet-py", Program::pytorch(FILE, "as_written_resnet"))
                 .one_change(
                     "as-written-py",
@@ -78,10 +91,7 @@ pub fn scenario() -> Scenario {
                     "size = _cnn(256, 2)  # a small CNN",
                     "size = _resnet50_filling(rec, RESNET_SHARE)  # a ResNet-50, its batch filling 85% of 8 GiB",
                 )
-                .shares_gpu()
-                .small_when_reduced()
-                .sanitizer_sees_within(CUDNN_READS, CUDNN, CUDNN_WHY)
-                .sanitizer_time_limit(SIZED_UNDER_THE_TOOL),
+                .held_to_a_budget(),
             Variant::records("kept-resnet-py", Program::pytorch(FILE, "kept_resnet"))
                 .one_change(
                     "as-written-resnet-py",
@@ -97,10 +107,7 @@ pub fn scenario() -> Scenario {
                     "return optimizer, model",
                     "PROGRAM_STATE.extend((model, optimizer))\nreturn optimizer, model",
                 )
-                .shares_gpu()
-                .small_when_reduced()
-                .sanitizer_sees_within(CUDNN_READS, CUDNN, CUDNN_WHY)
-                .sanitizer_time_limit(SIZED_UNDER_THE_TOOL),
+                .held_to_a_budget(),
             Variant::records("kept-resnet-near-full-py", Program::pytorch(FILE, "kept_resnet_near_full"))
                 .one_change(
                     "kept-resnet-py",
@@ -112,10 +119,7 @@ pub fn scenario() -> Scenario {
                     "size = _resnet50_filling(rec, RESNET_SHARE)  # a ResNet-50, its batch filling 85% of 8 GiB",
                     "size = _resnet50_filling(rec, RESNET_SHARE_NEAR_FULL)  # its batch filling 89% of 8 GiB",
                 )
-                .shares_gpu()
-                .small_when_reduced()
-                .sanitizer_sees_within(CUDNN_READS, CUDNN, CUDNN_WHY)
-                .sanitizer_time_limit(SIZED_UNDER_THE_TOOL),
+                .held_to_a_budget(),
             Variant::broken(
                 "broken-py",
                 Symptom::cuda_error(pytorch::OUT_OF_MEMORY),
@@ -129,19 +133,13 @@ pub fn scenario() -> Scenario {
                  not. Those layers are made and initialised straight on the GPU, and the second \
                  run's `Net()` and `.cuda()` are one step.",
             )
-            .shares_gpu()
-            .small_when_reduced()
-            .sanitizer_sees_within(CUDNN_READS, CUDNN, CUDNN_WHY)
-            .sanitizer_time_limit(SIZED_UNDER_THE_TOOL),
+            .held_to_a_budget(),
             Variant::as_written("empty-cache-py", Program::pytorch(FILE, "empty_cache"))
                 .also_differs(
                     "`broken` with the article's remedy in the line it marks as missing: \
                      `torch.cuda.empty_cache()`, and nothing else.",
                 )
-                .shares_gpu()
-                .small_when_reduced()
-                .sanitizer_sees_within(CUDNN_READS, CUDNN, CUDNN_WHY)
-                .sanitizer_time_limit(SIZED_UNDER_THE_TOOL),
+                .held_to_a_budget(),
             // Where the article's remedy can act: the first run's memory is
             // only cached, and the second run, in a new thread, needs memory
             // outside PyTorch's cache for its libraries' handles.
@@ -162,10 +160,7 @@ pub fn scenario() -> Scenario {
                 "_unused_cache_then_second_run(rec, empty_cache=False, new_thread=False)",
             ),
             Variant::fixed("fixed-py", Program::pytorch(FILE, "fixed"))
-                .shares_gpu()
-                .small_when_reduced()
-                .sanitizer_sees_within(CUDNN_READS, CUDNN, CUDNN_WHY)
-                .sanitizer_time_limit(SIZED_UNDER_THE_TOOL),
+                .held_to_a_budget(),
             Variant::as_written("first-run-py", Program::pytorch(FILE, "first_run"))
                 .also_differs(
                     "one training step of the article's first run, in a process that has not \
