@@ -39,7 +39,7 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
     // The bound is a promise the launch is held to: a kernel bounded to
     // 256 threads, launched with 512.
     let light = kernel(rec, &ctx, "light_bounded")?;
-    let over = over_bound(
+    let over = accepted_at_512(
         rec,
         &ctx,
         &light,
@@ -71,7 +71,7 @@ fn light_at_512(rec: &mut Recorder, name: &str) -> anyhow::Result<()> {
     let ctx = device::context(rec)?;
     let light = kernel(rec, &ctx, name)?;
     let label = format!("cuLaunchKernel {name} (512 threads)");
-    let accepted = over_bound(rec, &ctx, &light, &label);
+    let accepted = accepted_at_512(rec, &ctx, &light, &label);
     rec.fact(LAUNCHED_512, accepted);
     Ok(())
 }
@@ -79,7 +79,7 @@ fn light_at_512(rec: &mut Recorder, name: &str) -> anyhow::Result<()> {
 /// Launches `light` with 512 threads a block, above its bound of 256 where
 /// it has one; a refusal is provoked, so it is no symptom. Whether it was
 /// accepted.
-fn over_bound(
+fn accepted_at_512(
     rec: &mut Recorder,
     ctx: &Arc<CudaContext>,
     light: &CudaFunction,
@@ -95,7 +95,7 @@ fn over_bound(
     let n = N as i32;
     let mut builder = stream.launch_builder(light);
     builder.arg(&mut out).arg(&input).arg(&n);
-    let config = casebook_driver::device::line((N as u32).div_ceil(512), 512);
+    let config = device::line((N as u32).div_ceil(512), 512);
     let launched = rec.tolerate(label, unsafe { builder.launch(config) });
     launched.is_ok()
 }
