@@ -20,7 +20,9 @@ process's figures, so they run beside other trials, and they fill a GiB,
 not the device.
 """
 
+import contextlib
 import gc
+import multiprocessing
 import os
 import subprocess
 import sys
@@ -30,6 +32,9 @@ import torch
 
 from casebook import (
     SANITIZER_ENV,
+    SUCCESS,
+    Recorded,
+    Recorder,
     fill_device,
     message_of,
     names,
@@ -286,15 +291,19 @@ def resnet50(classes=10):
     return torch.nn.Sequential(*layers)
 
 
-def _resnet50_filling(rec, share):
-    """Holds PyTorch to its budget, and returns a ResNet-50 and data at the
-    batch whose training step peaks at `share` of it: the peak grows with
-    the batch by the same amount an image, measured on two small probe
-    batches (their models dropped and the cache emptied before the first
-    run)."""
-    budget, image = RESNET_BUDGET, RESNET_IMAGE
+def _resnet_budget_and_image():
+    """The ResNet-50 arm's budget and image side (smaller under the tool)."""
     if _reduced():
-        budget, image = RESNET_BUDGET_UNDER_SANITIZER, RESNET_IMAGE_UNDER_SANITIZER
+        return RESNET_BUDGET_UNDER_SANITIZER, RESNET_IMAGE_UNDER_SANITIZER
+    return RESNET_BUDGET, RESNET_IMAGE
+
+
+def _batch_filling(rec, share):
+    """Holds PyTorch to its budget, and returns the batch whose training
+    step peaks at `share` of it: the peak grows with the batch by the same
+    amount an image, measured on two small probe batches (their models
+    dropped and the cache emptied afterwards)."""
+    budget, image = _resnet_budget_and_image()
     _, total = torch.cuda.mem_get_info()
     torch.cuda.set_per_process_memory_fraction(budget / total)
     peaks = []
@@ -319,7 +328,14 @@ def _resnet50_filling(rec, share):
     rec.measure(names.RESNET_BATCH, batch)
     rec.measure(names.RESNET_PEAK_PER_IMAGE, per_image)
     rec.measure(names.BUDGET_BYTES, budget)
-    data = _loader(batch, image)
+    return batch
+
+
+def _resnet50_filling(rec, share):
+    """A ResNet-50 and data at the batch whose training step peaks at
+    `share` of the budget (`_batch_filling`)."""
+    batch = _batch_filling(rec, share)
+    data = _loader(batch, _resnet_budget_and_image()[1])
     return resnet50, lambda: data
 
 
@@ -339,37 +355,146 @@ def as_written_resnet(rec):
 # keeps the first run's model and optimizer under names of its own (or a
 # notebook, whose cells keep them), so the second run trains beside them.
 # The article's own program rebinds both before the second loop, so its
-# second run meets the first only at `.cuda()`. Near a full budget the first
-# run's peak leaves less room than what it keeps.
-RESNET_SHARE_NEAR_FULL = 0.89
+# second run meets the first only at `.cuda()`.
+def _keep(optimizer, model):
+    # *MISSING*: torch.cuda.empty_cache() or context cleanup
+    # kept by the program, as a script's names or a notebook's cells keep them:
+    PROGRAM_STATE.extend((model, optimizer))
+    return optimizer, model
 
 
-def kept_resnet(rec):
-    # ANCHOR: kept_resnet
-    def nothing(optimizer, model):
-        # *MISSING*: torch.cuda.empty_cache() or context cleanup
-        # kept by the program, as a script's names or a notebook's cells keep them:
-        PROGRAM_STATE.extend((model, optimizer))
-        return optimizer, model
-
-    # The model, its size against the memory PyTorch may use:
-    size = _resnet50_filling(rec, RESNET_SHARE)  # a ResNet-50, its batch filling 85% of 8 GiB
-    rec.fact(names.SECOND_RUN_COMPLETES, _two_runs(rec, *size, cleanup=nothing))
-    # ANCHOR_END: kept_resnet
+def _rebind(optimizer, model):
+    # *MISSING*: torch.cuda.empty_cache() or context cleanup
+    return optimizer, model
 
 
-def kept_resnet_near_full(rec):
-    # ANCHOR: kept_resnet_near_full
-    def nothing(optimizer, model):
-        # *MISSING*: torch.cuda.empty_cache() or context cleanup
-        # kept by the program, as a script's names or a notebook's cells keep them:
-        PROGRAM_STATE.extend((model, optimizer))
-        return optimizer, model
+# "Likely" is read over batches, not at one: from half of the largest batch
+# at which the first run fits up to that batch, the one a user who tunes the
+# batch to the GPU ends with. Each batch is a fresh script, in a process of
+# its own, as a user runs it.
+SERIES_FRACTIONS = (0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 
-    # The model, its size against the memory PyTorch may use:
-    size = _resnet50_filling(rec, RESNET_SHARE_NEAR_FULL)  # its batch filling 89% of 8 GiB
-    rec.fact(names.SECOND_RUN_COMPLETES, _two_runs(rec, *size, cleanup=nothing))
-    # ANCHOR_END: kept_resnet_near_full
+
+class _Kept(Recorder):
+    """A recorder that keeps its events, for a script run in a process of
+    its own, which hands them back to the variant."""
+
+    def __init__(self):  # noqa: D107 (no sink: the events stay here)
+        self.events = []
+
+    def emit(self, event):
+        self.events.append(event)
+
+
+def _script_at(batch, keep, first_only=False):
+    """The article's script, its ResNet-50 at `batch`, in this (fresh)
+    process: the first run, then (unless `first_only`) the second, the first
+    run's model and optimizer kept by the program (`keep`) or rebound as the
+    article's code does. Returns its steps: each call and its result."""
+    budget, image = _resnet_budget_and_image()
+    _, total = torch.cuda.mem_get_info()
+    torch.cuda.set_per_process_memory_fraction(budget / total)
+    data = _loader(batch, image)
+    rec = _Kept()
+    if first_only:
+        model = resnet50().cuda()
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+        rec.attempt("first run: training loop", lambda: _train(model, optimizer, data))
+    else:
+        # A first run refused ends the script (Recorded): its step says so.
+        with contextlib.suppress(Recorded):
+            _two_runs(rec, resnet50, lambda: data, cleanup=_keep if keep else _rebind)
+    return [e["step"] for e in rec.events if "step" in e]
+
+
+def _in_a_fresh_process(batch, keep, first_only=False):
+    """`_script_at` in a process of its own, started afresh (spawn)."""
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        return pool.apply(_script_at, (batch, keep, first_only))
+
+
+def _first_run_fits(batch):
+    steps = _in_a_fresh_process(batch, keep=False, first_only=True)
+    return all(s["result"] == SUCCESS for s in steps)
+
+
+def _largest_fitting_batch(rec):
+    """The largest batch at which the first run fits in a fresh process:
+    from the batch whose training step is estimated to peak at the whole
+    budget (two probe batches, as `_resnet50_filling` measures), bisected
+    between one that fits and one that does not."""
+    estimate = _batch_filling(rec, 1.0)
+    low, high = int(estimate * 0.9), int(estimate * 1.05) + 1
+    while not _first_run_fits(low):
+        low, high = low // 2, low
+    while _first_run_fits(high):
+        low, high = high, high * 2
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if _first_run_fits(middle) else (low, middle)
+    rec.measure(names.LARGEST_FITTING_BATCH, low)
+    return low
+
+
+def _series(rec, keep):
+    """The article's script at each batch of the series, each in a fresh
+    process; records each second run's result and what they add up to."""
+    if reduced_for_sanitizer(rec):
+        # Under compute-sanitizer: one script, at the batch estimated to
+        # fill 85% of the smaller budget.
+        batches = {1.0: _batch_filling(rec, RESNET_SHARE)}
+    else:
+        largest = _largest_fitting_batch(rec)
+        batches = {f: max(1, round(f * largest)) for f in SERIES_FRACTIONS}
+    fitted, failed = 0, []
+    for fraction, batch in batches.items():
+        steps = {s["call"]: s for s in _in_a_fresh_process(batch, keep)}
+        first = steps.get("first run: training loop", {"result": "missing"})
+        if first["result"] != SUCCESS:
+            # The first run itself did not fit: not counted (-1 in the series).
+            rec.point(names.SECOND_RUN_FAILED_AT, fraction * 100, -1)
+            continue
+        fitted += 1
+        second = [s for c, s in steps.items() if c.startswith("second run")]
+        refused = [s for s in second if s["result"] != SUCCESS]
+        rec.point(names.SECOND_RUN_FAILED_AT, fraction * 100, 1 if refused else 0)
+        if refused:
+            failed.append(refused[0])
+        if fraction == 1.0:
+            rec.fact(names.SECOND_RUN_COMPLETES_AT_THE_LARGEST_BATCH, not refused)
+    rec.measure(names.SERIES_BATCHES_FITTED, fitted)
+    rec.measure(names.SERIES_SECOND_RUNS_FAILED, len(failed))
+    rec.fact(names.SECOND_RUN_FAILS_AT_SOME_BATCH, bool(failed))
+    rec.fact(names.SECOND_RUN_FAILS_AT_MOST_BATCHES, 2 * len(failed) > fitted)
+    if failed:
+        first_failure = failed[0]
+        rec.step_result(
+            "second run, at the smallest batch where it fails",
+            first_failure["result"],
+            message=first_failure.get("message"),
+        )
+        rec.fact(
+            names.SECOND_RUN_ERROR_MENTIONS_CUDNN,
+            any("cudnn" in (f["result"] + f.get("message", "")).lower() for f in failed),
+        )
+
+
+def as_written_resnet_series(rec):
+    # ANCHOR: as_written_resnet_series
+    # At each batch of the series, in a fresh process, the article's two runs
+    # (_two_runs) of a ResNet-50: the second run rebinds the model and makes a
+    # new optimizer (cleanup=_rebind), as the article's code does.
+    _series(rec, keep=False)
+    # ANCHOR_END: as_written_resnet_series
+
+
+def kept_resnet_series(rec):
+    # ANCHOR: kept_resnet_series
+    # At each batch of the series, in a fresh process, the article's two runs
+    # (_two_runs) of a ResNet-50: the program keeps the first run's model and
+    # optimizer (cleanup=_keep), so the second run trains beside them.
+    _series(rec, keep=True)
+    # ANCHOR_END: kept_resnet_series
 
 
 def broken(rec):
