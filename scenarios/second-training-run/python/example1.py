@@ -407,31 +407,55 @@ def _script_at(batch, keep, first_only=False):
     return [e["step"] for e in rec.events if "step" in e]
 
 
-def _in_a_fresh_process(batch, keep, first_only=False):
-    """`_script_at` in a process of its own, started afresh (spawn)."""
-    with multiprocessing.get_context("spawn").Pool(1) as pool:
-        return pool.apply(_script_at, (batch, keep, first_only))
+# How many scripts run at once, each in a fresh process held to the budget.
+SCRIPTS_AT_ONCE = 3
+# How close the search comes to the largest batch that fits: the kept form's
+# second run needs a ResNet-50's parameters and gradients more (about 200 MB,
+# some eight images of this batch's peak).
+LARGEST_WITHIN = 3
 
 
-def _first_run_fits(batch):
-    steps = _in_a_fresh_process(batch, keep=False, first_only=True)
-    return all(s["result"] == SUCCESS for s in steps)
+def _scripts(pool, batches, keep, first_only=False):
+    """`_script_at` at each of `batches`, each in a fresh process of
+    `pool`; their steps, in the order of `batches`."""
+    return pool.starmap(_script_at, [(b, keep, first_only) for b in batches])
 
 
-def _largest_fitting_batch(rec):
-    """The largest batch at which the first run fits in a fresh process:
-    from the batch whose training step is estimated to peak at the whole
-    budget (two probe batches, as `_resnet50_filling` measures), bisected
-    between one that fits and one that does not."""
+def _fresh_processes():
+    """A pool whose every task runs in a process of its own, forked from a
+    server that has imported PyTorch but never touched the GPU, so that
+    each starts CUDA afresh, as a user's script does, without paying for
+    PyTorch's import each time."""
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload([__name__])
+    return context.Pool(SCRIPTS_AT_ONCE, maxtasksperchild=1)
+
+
+def _largest_fitting_batch(rec, pool):
+    """The largest batch at which the first run fits in a fresh process,
+    to within `LARGEST_WITHIN` images: from the batch whose training step
+    is estimated to peak at the whole budget (two probe batches, as
+    `_batch_filling` measures), `SCRIPTS_AT_ONCE` batches tried at a time
+    between the largest known to fit and the smallest known not to."""
     estimate = _batch_filling(rec, 1.0)
-    low, high = int(estimate * 0.9), int(estimate * 1.05) + 1
-    while not _first_run_fits(low):
-        low, high = low // 2, low
-    while _first_run_fits(high):
-        low, high = high, high * 2
-    while high - low > 1:
-        middle = (low + high) // 2
-        low, high = (middle, high) if _first_run_fits(middle) else (low, middle)
+    torch.cuda.empty_cache()
+    low, high = 0, None  # the largest known to fit, the smallest known not to
+    tries = [int(estimate * f) for f in (0.7, 0.85, 1.0)]
+    while tries:
+        for batch, ran in zip(tries, _scripts(pool, tries, False, True), strict=True):
+            if all(s["result"] == SUCCESS for s in ran):
+                low = max(low, batch)
+            elif high is None or batch < high:
+                high = batch
+        if high is None:  # every batch tried fits: look above
+            tries = [low * 5 // 4, low * 3 // 2, low * 2]
+        elif low == 0:  # none fits: look below
+            tries = [high // 4, high // 2, high * 3 // 4]
+        elif high - low > LARGEST_WITHIN:
+            step = (high - low) / (SCRIPTS_AT_ONCE + 1)
+            tries = sorted({low + round(step * i) for i in range(1, SCRIPTS_AT_ONCE + 1)})
+        else:
+            tries = []
     rec.measure(names.LARGEST_FITTING_BATCH, low)
     return low
 
@@ -440,15 +464,19 @@ def _series(rec, keep):
     """The article's script at each batch of the series, each in a fresh
     process; records each second run's result and what they add up to."""
     if reduced_for_sanitizer(rec):
-        # Under compute-sanitizer: one script, at the batch estimated to
-        # fill 85% of the smaller budget.
-        batches = {1.0: _batch_filling(rec, RESNET_SHARE)}
+        # Under compute-sanitizer: one script, in this process, at the batch
+        # estimated to fill 85% of the smaller budget.
+        batch = _batch_filling(rec, RESNET_SHARE)
+        torch.cuda.empty_cache()
+        results = {1.0: _script_at(batch, keep)}
     else:
-        largest = _largest_fitting_batch(rec)
-        batches = {f: max(1, round(f * largest)) for f in SERIES_FRACTIONS}
+        with _fresh_processes() as pool:
+            largest = _largest_fitting_batch(rec, pool)
+            batches = {f: max(1, round(f * largest)) for f in SERIES_FRACTIONS}
+            results = dict(zip(batches, _scripts(pool, batches.values(), keep), strict=True))
     fitted, failed = 0, []
-    for fraction, batch in batches.items():
-        steps = {s["call"]: s for s in _in_a_fresh_process(batch, keep)}
+    for fraction, ran in results.items():
+        steps = {s["call"]: s for s in ran}
         first = steps.get("first run: training loop", {"result": "missing"})
         if first["result"] != SUCCESS:
             # The first run itself did not fit: not counted (-1 in the series).

@@ -31,6 +31,11 @@ const CUDNN_WHY: &str = "initcheck reports reads of memory nothing wrote in cuDN
 /// 60 s alone and over 90 s beside seven other cells.
 const SIZED_UNDER_THE_TOOL: Duration = Duration::from_secs(180);
 
+/// What the series variants hold at most: three scripts at once
+/// (example1.py's SCRIPTS_AT_ONCE), each a process held to 8 GiB with a
+/// context of its own, and the variant's own process beside them.
+const SERIES_HOLDS: u64 = 30 << 30;
+
 /// How the variants held to a budget run: beside other trials (they read
 /// only their own process's figures), small under compute-sanitizer, where
 /// cuDNN's own reads are known to it, and with the time the tool needs.
@@ -105,7 +110,8 @@ pub fn scenario() -> Scenario {
                 "size = _resnet50_filling(rec, RESNET_SHARE)",
                 "_series(rec, keep=False)",
             )
-            .held_to_a_budget(),
+            .held_to_a_budget()
+            .holds_memory(SERIES_HOLDS),
             Variant::records("kept-resnet-series-py", Program::pytorch(FILE, "kept_resnet_series"))
                 .one_change(
                     "as-written-resnet-series-py",
@@ -117,7 +123,8 @@ pub fn scenario() -> Scenario {
                     "_series(rec, keep=False)",
                     "_series(rec, keep=True)",
                 )
-                .held_to_a_budget(),
+                .held_to_a_budget()
+                .holds_memory(SERIES_HOLDS),
             Variant::broken(
                 "broken-py",
                 Symptom::cuda_error(pytorch::OUT_OF_MEMORY),
