@@ -22,7 +22,6 @@ not the device.
 
 import contextlib
 import gc
-import multiprocessing
 import os
 import subprocess
 import sys
@@ -370,14 +369,19 @@ def _rebind(optimizer, model):
 
 # "Likely" is read over batches, not at one: from half of the largest batch
 # at which the first run fits up to that batch, the one a user who tunes the
-# batch to the GPU ends with. Each batch is a fresh script, in a process of
-# its own, as a user runs it.
+# batch to the GPU ends with. At each, the article's script runs again in
+# this process, as in a notebook re-run, once nothing of the last is left:
+# every tensor dropped and PyTorch's cache emptied.
 SERIES_FRACTIONS = (0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+# How close the search comes to the largest batch that fits: the kept form's
+# second run needs a ResNet-50's parameters and gradients more (about 200 MB,
+# some eight images of this batch's peak).
+LARGEST_WITHIN = 3
 
 
 class _Kept(Recorder):
-    """A recorder that keeps its events, for a script run in a process of
-    its own, which hands them back to the variant."""
+    """A recorder that keeps its events, for one script of the series,
+    whose steps the variant reads."""
 
     def __init__(self):  # noqa: D107 (no sink: the events stay here)
         self.events = []
@@ -387,93 +391,64 @@ class _Kept(Recorder):
 
 
 def _script_at(batch, keep, first_only=False):
-    """The article's script, its ResNet-50 at `batch`, in this (fresh)
-    process: the first run, then (unless `first_only`) the second, the first
-    run's model and optimizer kept by the program (`keep`) or rebound as the
-    article's code does. Returns its steps: each call and its result."""
-    budget, image = _resnet_budget_and_image()
-    _, total = torch.cuda.mem_get_info()
-    torch.cuda.set_per_process_memory_fraction(budget / total)
-    data = _loader(batch, image)
+    """The article's script, its ResNet-50 at `batch`: the first run, then
+    (unless `first_only`) the second, the first run's model and optimizer
+    kept by the program (`keep`) or rebound as the article's code does.
+    Returns its steps, each call and its result, once nothing of it is left
+    on the GPU."""
+    data = _loader(batch, _resnet_budget_and_image()[1])
     rec = _Kept()
     if first_only:
         model = resnet50().cuda()
         optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
         rec.attempt("first run: training loop", lambda: _train(model, optimizer, data))
+        del model, optimizer
     else:
         # A first run refused ends the script (Recorded): its step says so.
         with contextlib.suppress(Recorded):
             _two_runs(rec, resnet50, lambda: data, cleanup=_keep if keep else _rebind)
+    PROGRAM_STATE.clear()
+    gc.collect()
+    torch.cuda.empty_cache()
     return [e["step"] for e in rec.events if "step" in e]
 
 
-# How many scripts run at once, each in a fresh process held to the budget.
-SCRIPTS_AT_ONCE = 3
-# How close the search comes to the largest batch that fits: the kept form's
-# second run needs a ResNet-50's parameters and gradients more (about 200 MB,
-# some eight images of this batch's peak).
-LARGEST_WITHIN = 3
+def _first_run_fits(batch):
+    return all(s["result"] == SUCCESS for s in _script_at(batch, keep=False, first_only=True))
 
 
-def _scripts(pool, batches, keep, first_only=False):
-    """`_script_at` at each of `batches`, each in a fresh process of
-    `pool`; their steps, in the order of `batches`."""
-    return pool.starmap(_script_at, [(b, keep, first_only) for b in batches])
-
-
-def _fresh_processes():
-    """A pool whose every task runs in a process of its own, forked from a
-    server that has imported PyTorch but never touched the GPU, so that
-    each starts CUDA afresh, as a user's script does, without paying for
-    PyTorch's import each time."""
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload([__name__])
-    return context.Pool(SCRIPTS_AT_ONCE, maxtasksperchild=1)
-
-
-def _largest_fitting_batch(rec, pool):
-    """The largest batch at which the first run fits in a fresh process,
-    to within `LARGEST_WITHIN` images: from the batch whose training step
-    is estimated to peak at the whole budget (two probe batches, as
-    `_batch_filling` measures), `SCRIPTS_AT_ONCE` batches tried at a time
-    between the largest known to fit and the smallest known not to."""
+def _largest_fitting_batch(rec):
+    """The largest batch at which the first run fits, to within
+    `LARGEST_WITHIN` images: bisected from the batch whose training step is
+    estimated to peak at the whole budget (two probe batches, as
+    `_batch_filling` measures), between one that fits and one that does
+    not."""
     estimate = _batch_filling(rec, 1.0)
     torch.cuda.empty_cache()
-    low, high = 0, None  # the largest known to fit, the smallest known not to
-    tries = [int(estimate * f) for f in (0.7, 0.85, 1.0)]
-    while tries:
-        for batch, ran in zip(tries, _scripts(pool, tries, False, True), strict=True):
-            if all(s["result"] == SUCCESS for s in ran):
-                low = max(low, batch)
-            elif high is None or batch < high:
-                high = batch
-        if high is None:  # every batch tried fits: look above
-            tries = [low * 5 // 4, low * 3 // 2, low * 2]
-        elif low == 0:  # none fits: look below
-            tries = [high // 4, high // 2, high * 3 // 4]
-        elif high - low > LARGEST_WITHIN:
-            step = (high - low) / (SCRIPTS_AT_ONCE + 1)
-            tries = sorted({low + round(step * i) for i in range(1, SCRIPTS_AT_ONCE + 1)})
-        else:
-            tries = []
+    low, high = int(estimate * 0.85), estimate + 1
+    while not _first_run_fits(low):
+        low, high = low // 2, low
+    while _first_run_fits(high):
+        low, high = high, high * 2
+    while high - low > LARGEST_WITHIN:
+        middle = (low + high) // 2
+        low, high = (middle, high) if _first_run_fits(middle) else (low, middle)
     rec.measure(names.LARGEST_FITTING_BATCH, low)
     return low
 
 
 def _series(rec, keep):
-    """The article's script at each batch of the series, each in a fresh
-    process; records each second run's result and what they add up to."""
+    """The article's script at each batch of the series; records each
+    second run's result and what they add up to."""
     if reduced_for_sanitizer(rec):
-        # Under compute-sanitizer: one script, in this process, at the batch
-        # estimated to fill 85% of the smaller budget.
-        batch = _batch_filling(rec, RESNET_SHARE)
+        # Under compute-sanitizer: one script, at the batch estimated to
+        # fill 85% of the smaller budget.
+        batches = {1.0: _batch_filling(rec, RESNET_SHARE)}
         torch.cuda.empty_cache()
-        results = {1.0: _script_at(batch, keep)}
     else:
-        with _fresh_processes() as pool:
-            largest = _largest_fitting_batch(rec, pool)
-            batches = {f: max(1, round(f * largest)) for f in SERIES_FRACTIONS}
-            results = dict(zip(batches, _scripts(pool, batches.values(), keep), strict=True))
+        largest = _largest_fitting_batch(rec)
+        batches = {f: max(1, round(f * largest)) for f in SERIES_FRACTIONS}
+    results = {f: _script_at(batch, keep) for f, batch in batches.items()}
     fitted, failed = 0, []
     for fraction, ran in results.items():
         steps = {s["call"]: s for s in ran}
@@ -509,8 +484,8 @@ def _series(rec, keep):
 
 def as_written_resnet_series(rec):
     # ANCHOR: as_written_resnet_series
-    # At each batch of the series, in a fresh process, the article's two runs
-    # (_two_runs) of a ResNet-50: the second run rebinds the model and makes a
+    # At each batch of the series, the article's two runs (_two_runs) of a
+    # ResNet-50: the second run rebinds the model and makes a
     # new optimizer (cleanup=_rebind), as the article's code does.
     _series(rec, keep=False)
     # ANCHOR_END: as_written_resnet_series
@@ -518,8 +493,8 @@ def as_written_resnet_series(rec):
 
 def kept_resnet_series(rec):
     # ANCHOR: kept_resnet_series
-    # At each batch of the series, in a fresh process, the article's two runs
-    # (_two_runs) of a ResNet-50: the program keeps the first run's model and
+    # At each batch of the series, the article's two runs (_two_runs) of a
+    # ResNet-50: the program keeps the first run's model and
     # optimizer (cleanup=_keep), so the second run trains beside them.
     _series(rec, keep=True)
     # ANCHOR_END: kept_resnet_series
