@@ -39,10 +39,11 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
     // The bound is a promise the launch is held to: a kernel bounded to
     // 256 threads, launched with 512.
     let light = kernel(rec, &ctx, "light_bounded")?;
-    let over = accepted_at_512(
+    let over = accepted_at(
         rec,
         &ctx,
         &light,
+        512,
         "cuLaunchKernel light_bounded (512 threads, bound 256)",
     );
     rec.fact(OVER_BOUND_LAUNCHES, over);
@@ -52,37 +53,53 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
 
 // ANCHOR: bound
 /// The light kernel alone, compiled with `__launch_bounds__(256)`, launched
-/// with 512 threads a block.
+/// with 512 threads a block (and with 256 and 257, at its bound and just
+/// above it).
 pub fn bound(rec: &mut Recorder) -> anyhow::Result<()> {
-    light_at_512(rec, "light_bounded")
+    light_launches(rec, "light_bounded")
 }
 // ANCHOR_END: bound
 
 // ANCHOR: no_bound
-/// The same kernel compiled without a bound, the same launch.
+/// The same kernel compiled without a bound, the same launches.
 pub fn no_bound(rec: &mut Recorder) -> anyhow::Result<()> {
-    light_at_512(rec, "light")
+    light_launches(rec, "light")
 }
 // ANCHOR_END: no_bound
 
-/// Loads `name` and launches it with 512 threads a block: whether the
-/// launch was accepted.
-fn light_at_512(rec: &mut Recorder, name: &str) -> anyhow::Result<()> {
+/// Loads `name`, reads the most threads a block it allows, and launches it
+/// with 512 threads a block, then with 256 and 257: whether each launch
+/// was accepted.
+fn light_launches(rec: &mut Recorder, name: &str) -> anyhow::Result<()> {
     let ctx = device::context(rec)?;
     let light = kernel(rec, &ctx, name)?;
-    let label = format!("cuLaunchKernel {name} (512 threads)");
-    let accepted = accepted_at_512(rec, &ctx, &light, &label);
-    rec.fact(LAUNCHED_512, accepted);
+    let most = attribute(
+        rec,
+        &light,
+        "max threads per block",
+        sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+    )?;
+    rec.measure(LIGHT_MAX_THREADS, most.into());
+    for (block, fact) in [
+        (512, LAUNCHED_512),
+        (256, LAUNCHED_256),
+        (257, LAUNCHED_257),
+    ] {
+        let label = format!("cuLaunchKernel {name} ({block} threads)");
+        let accepted = accepted_at(rec, &ctx, &light, block, &label);
+        rec.fact(fact, accepted);
+    }
     Ok(())
 }
 
-/// Launches `light` with 512 threads a block, above its bound of 256 where
-/// it has one; a refusal is provoked, so it is no symptom. Whether it was
-/// accepted.
-fn accepted_at_512(
+/// Launches `light` with `block` threads a block, above its bound of 256
+/// where it has one and `block` is; a refusal is provoked, so it is no
+/// symptom. Whether it was accepted.
+fn accepted_at(
     rec: &mut Recorder,
     ctx: &Arc<CudaContext>,
     light: &CudaFunction,
+    block: u32,
     label: &str,
 ) -> bool {
     let stream = ctx.default_stream();
@@ -95,7 +112,7 @@ fn accepted_at_512(
     let n = N as i32;
     let mut builder = stream.launch_builder(light);
     builder.arg(&mut out).arg(&input).arg(&n);
-    let config = device::line((N as u32).div_ceil(512), 512);
+    let config = device::line((N as u32).div_ceil(block), block);
     let launched = rec.tolerate(label, unsafe { builder.launch(config) });
     launched.is_ok()
 }

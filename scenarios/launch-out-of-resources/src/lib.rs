@@ -73,8 +73,8 @@ pub fn scenario() -> Scenario {
                 "bound",
                 "the kernel launched with 512 threads a block: the light kernel compiled with \
                  __launch_bounds__(256) there; the same code without a bound here",
-                "light_at_512(rec, \"light_bounded\")",
-                "light_at_512(rec, \"light\")",
+                "light_launches(rec, \"light_bounded\")",
+                "light_launches(rec, \"light\")",
             ),
             Variant::broken(
                 "too-many-threads",
@@ -191,12 +191,23 @@ const CLAIMS: &[Claim] = &[
         source: Source::Nvidia(&LAUNCH_BOUNDS),
         quote: "A kernel will fail to launch if it is executed with more threads per block than \
                 its launch bound maxThreadsPerBlock.",
-        // The light kernel, bound to 256 threads, launched with 512: refused,
-        // confirmed; accepted, refuted. The control is the same kernel
-        // compiled without a bound, launched the same way.
+        // The light kernel, bound to 256 threads, launched with 512 and with
+        // 257: both refused, confirmed; either accepted, refuted. Read only
+        // where the launch at the bound, 256 threads, is accepted: a kernel
+        // that launches with no block size fails for another reason. The
+        // control is the same kernel compiled without a bound, launched the
+        // same ways.
         judged_by: "bound",
         control: Control::Run("no-bound"),
-        judge: |o: &Outcome| ClaimVerdict::refuted_if(o.flag(LAUNCHED_512)),
+        judge: |o: &Outcome| {
+            ClaimVerdict::provided(
+                o.flag(LAUNCHED_256) == Some(true),
+                ClaimVerdict::confirmed_if_all([
+                    o.flag(LAUNCHED_512).map(|accepted| !accepted),
+                    o.flag(LAUNCHED_257).map(|accepted| !accepted),
+                ]),
+            )
+        },
         ..Claim::EITHER
     },
     Claim {
