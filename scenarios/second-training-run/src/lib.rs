@@ -31,6 +31,12 @@ const CUDNN_WHY: &str = "initcheck reports reads of memory nothing wrote in cuDN
 /// 60 s alone and over 90 s beside seven other cells.
 const SIZED_UNDER_THE_TOOL: Duration = Duration::from_secs(180);
 
+/// The series variants' limit: the search for the largest batch and the
+/// series, some fifteen ResNet-50 trainings in all, took about 30 s on an
+/// H100 alone and over the default 120 s on an H200 beside seven other
+/// trials.
+const SERIES_TIME: Duration = Duration::from_secs(420);
+
 /// How the variants held to a budget run: beside other trials (they read
 /// only their own process's figures), small under compute-sanitizer, where
 /// cuDNN's own reads are known to it, and with the time the tool needs.
@@ -106,7 +112,8 @@ pub fn scenario() -> Scenario {
                 "size = _resnet50_filling(rec, RESNET_SHARE)",
                 "_series(rec, keep=False)",
             )
-            .held_to_a_budget(),
+            .held_to_a_budget()
+            .timeout(SERIES_TIME),
             Variant::records("kept-resnet-series-py", Program::pytorch(FILE, "kept_resnet_series"))
                 .one_change(
                     "as-written-resnet-series-py",
@@ -118,7 +125,8 @@ pub fn scenario() -> Scenario {
                     "_series(rec, keep=False)",
                     "_series(rec, keep=True)",
                 )
-                .held_to_a_budget(),
+                .held_to_a_budget()
+                .timeout(SERIES_TIME),
             Variant::broken(
                 "broken-py",
                 Symptom::cuda_error(pytorch::OUT_OF_MEMORY),
