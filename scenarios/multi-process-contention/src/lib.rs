@@ -16,6 +16,7 @@ use casebook_runtime::worker;
 use cudarc::driver::result;
 
 mod broken;
+mod demand;
 mod fixed;
 mod handover;
 mod rounds;
@@ -108,6 +109,15 @@ pub fn scenario() -> Scenario {
                 "handover(rec, Order::FreeAsyncThenTell)",
                 "handover(rec, Order::FreeAsyncSyncedThenTell)",
             ),
+            Variant::records("crowded", cudarc!(demand::crowded at "rounds")),
+            Variant::records("fitting", cudarc!(demand::fitting, anchored)).one_change(
+                "crowded",
+                "what each process allocates a round: 16 GiB there, against GPUs of 32 and 24 GiB; \
+                 4 GiB here, which every arm holds with room to spare, what it leaves behind \
+                 included",
+                "two_by_two(rec, NEED)",
+                "two_by_two(rec, NEED_THAT_FITS)",
+            ),
             Variant::as_written("rounds", cudarc!(rounds::two_processes)),
             Variant::records("rounds-alone", cudarc!(rounds::one_process, anchored)).one_change(
                 "rounds",
@@ -125,24 +135,25 @@ const CLAIMS: &[Claim] = &[
         source: Source::SEED_001,
         quote: "This is exacerbated in situations with limited GPU memory or when running multiple processes \
                 concurrently that utilize CUDA.",
-        judged_by: "rounds",
-        control: Control::Run("rounds-alone"),
-        reach: Reach::AtBestPartly(
-            "the sentence names two situations, and the run varies one: the number of processes. \
-             Limited GPU memory is not varied: each process takes a share of what the GPU leaves, \
-             so the GPU's size does not enter the rounds, and nothing here shows a smaller GPU making \
-             the failures more frequent",
-        ),
-        // The variable is the number of processes: the same rounds, each
-        // taking what the GPU leaves, by two processes at once and by one
-        // (rounds-alone, the control). Failed allocations with two:
-        // confirmed; none: refuted. (broken, where each of two processes
-        // plans 90% of the memory, fails by its plan.)
-        judge: |o: &Outcome| match o.fact_text(FAILURES_ACROSS_THE_ROUNDS) {
-            Some("none") => ClaimVerdict::Refuted,
-            Some(_) => ClaimVerdict::Confirmed,
-            None => ClaimVerdict::Undecided,
+        // "This": failures from contention or improper cleanup (the
+        // sentence before). Two by two, each situation against its
+        // absence: one process or two, on a GPU of 32 GiB or of 24 GiB (a
+        // ballast leaves that much), each process allocating 16 GiB a round
+        // and leaving a sixteenth of it behind. Part one: one process
+        // fails in more rounds on the smaller GPU; part two: two processes
+        // fail in more rounds than one on the larger. Both: confirmed; one:
+        // partly; neither: refuted. The control asks 4 GiB a round, which
+        // every arm holds: no arm fails, and neither situation adds a
+        // failure to none.
+        judged_by: "crowded",
+        control: Control::Run("fitting"),
+        judge: |o: &Outcome| {
+            ClaimVerdict::of_two_parts(
+                o.flag(LESS_MEMORY_ADDS_FAILED_ROUNDS),
+                o.flag(A_SECOND_PROCESS_ADDS_FAILED_ROUNDS),
+            )
         },
+        ..Claim::EITHER
     },
     Claim {
         id: "001-multi-process-needs-sync",
