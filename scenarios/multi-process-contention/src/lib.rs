@@ -141,7 +141,9 @@ const CLAIMS: &[Claim] = &[
         // ballast leaves that much), each process allocating 16 GiB a round
         // and leaving a sixteenth of it behind. Part one: one process
         // fails in more rounds on the smaller GPU; part two: two processes
-        // fail in more rounds than one on the larger. Both: confirmed; one:
+        // fail in more rounds than one on the larger, where what both leave
+        // behind adds up, and their holds meet when their delays do (the
+        // report's failed rounds by arm tell how many). Both: confirmed; one:
         // partly; neither: refuted. The control asks 4 GiB a round, which
         // every arm holds: no arm fails, and neither situation adds a
         // failure to none.

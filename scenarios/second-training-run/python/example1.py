@@ -16,8 +16,8 @@ parameters and gradients, a few percent of the budget.
 
 The sized variants hold PyTorch to a budget (its per-process memory
 fraction), which stands for a GPU of that size: they read only their own
-process's figures, so they run beside other trials, and they fill a GiB,
-not the device.
+process's figures, so they run beside other trials, and they fill that
+budget (1 GiB for the small CNN, 8 GiB for the ResNet-50), not the device.
 """
 
 import contextlib
@@ -153,10 +153,19 @@ def _sized(share):
     return width, max(1, int(budget * share) // layer)
 
 
+def _names_cudnn(error):
+    """Whether an error is cuDNN's: it names cuDNN (CUDNN_STATUS_..., "cuDNN
+    error"), or it is cuDNN's refusal to run for want of workspace, which
+    PyTorch words as finding no engine ("GET was unable to find an engine
+    to execute this computation")."""
+    error = error.lower()
+    return "cudnn" in error or "unable to find an engine" in error
+
+
 def _failed(rec, attempt, allocated_before):
     """The second run failed and the program caught the error: what it says,
     and whether catching it gave anything back."""
-    rec.fact(names.SECOND_RUN_ERROR_MENTIONS_CUDNN, "cudnn" in attempt.message.lower())
+    rec.fact(names.SECOND_RUN_ERROR_MENTIONS_CUDNN, _names_cudnn(attempt.message))
     allocated = torch.cuda.memory_allocated()
     rec.measure(names.ALLOCATED_AFTER_CATCH, allocated)
     rec.fact(names.MEMORY_STILL_HELD_AFTER_THE_CATCH, allocated >= allocated_before)
@@ -434,6 +443,7 @@ def _largest_fitting_batch(rec):
         middle = (low + high) // 2
         low, high = (middle, high) if _first_run_fits(middle) else (low, middle)
     rec.measure(names.LARGEST_FITTING_BATCH, low)
+    rec.measure(names.SMALLEST_REFUSED_BATCH, high)
     return low
 
 
@@ -478,7 +488,7 @@ def _series(rec, keep):
         )
         rec.fact(
             names.SECOND_RUN_ERROR_MENTIONS_CUDNN,
-            any("cudnn" in (f["result"] + f.get("message", "")).lower() for f in failed),
+            any(_names_cudnn(f["result"] + " " + f.get("message", "")) for f in failed),
         )
 
 
@@ -688,7 +698,7 @@ def _unused_cache_then_second_run(rec, empty_cache, new_thread=True):
     else:
         attempt = rec.attempt("second run, in the same thread: training loop", second_run)
     if not attempt.ok:
-        rec.fact(names.SECOND_RUN_ERROR_MENTIONS_CUDNN, "cudnn" in attempt.message.lower())
+        rec.fact(names.SECOND_RUN_ERROR_MENTIONS_CUDNN, _names_cudnn(attempt.message))
     rec.fact(names.SECOND_RUN_COMPLETES, attempt.ok)
 
 

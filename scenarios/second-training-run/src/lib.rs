@@ -234,7 +234,13 @@ const CLAIMS: &[Claim] = &[
         // to it (the batch a user who tunes it to the GPU ends with), the
         // article's script at each, nothing of the last left. The second run failing
         // at more than half of them confirms; at some, partly; at none,
-        // refuted. The control changes the article's cause, not the batch:
+        // refuted. As written, the second run rebinds the model and makes a
+        // new optimizer before it trains, so it repeats the first run once
+        // the first's memory is released: a ResNet-50, whose parameters are
+        // small beside its activations, fits again wherever the first run
+        // fitted (a model whose parameters fill the budget is refused at
+        // `.cuda()` instead: as-written-sized-py). The control changes the
+        // article's cause, not the batch:
         // the program keeps the first run's model and optimizer
         // (kept-resnet-series-py), as a script's globals or a notebook's
         // cells do.
@@ -286,25 +292,42 @@ const CLAIMS: &[Claim] = &[
         source: Source::SEED_001,
         quote: "This frequently leads to errors related to memory allocation, device synchronization, or \
                 improper handle management, ultimately manifesting as cuDNN errors.",
-        // "Frequently", of the article's second run: read over the same
-        // series of batches as 001-pytorch-second-run-likely-fails, the
-        // article's script at each. No failure: refuted;
-        // failures at more than half of the batches, an error naming cuDNN
-        // among them: confirmed; otherwise partly. The control keeps the
-        // first run's model and optimizer (kept-resnet-series-py). Where the
-        // occupied memory does show as cuDNN's error, a second run in a new
-        // thread whose cuDNN handle must be made with what is left, is
-        // 001-occupied-memory-causes-cudnn-errors (unused-cache-kept-py).
-        judged_by: "as-written-resnet-series-py",
-        control: Control::Run("kept-resnet-series-py"),
+        // "This": the first run's memory not released (the sentence before).
+        // Read where that holds: the program keeps the first run's model
+        // and optimizer (kept-resnet-series-py), over the series of batches
+        // up to the largest at which the first run fits. No failure at any
+        // batch: refuted; failures at more than half of them, an error of
+        // cuDNN's among them: confirmed; otherwise partly. The article's
+        // program, which releases them by rebinding, is the control of the
+        // first part. Where the occupied memory does show as cuDNN's error
+        // (a second run in a new thread whose cuDNN handle must be made
+        // with what is left) is 001-occupied-memory-causes-cudnn-errors.
+        judged_by: "kept-resnet-series-py",
+        control: Control::Parts(&[
+            Part {
+                part: "the memory the first run keeps leads to errors of the second",
+                control: Control::Run("as-written-resnet-series-py"),
+            },
+            Part {
+                part: "frequently, and as cuDNN's errors",
+                control: Control::Impossible(
+                    "in the first run's thread cuDNN's handle was made by the first run, and what the \
+                     second run asks for, cuDNN's workspace included, comes from PyTorch's caching \
+                     allocator, whose refusal is PyTorch's out of memory: no batch of this program makes \
+                     the error cuDNN's, and a batch at which the second run fails is one the first run \
+                     all but fills. What shows that the reading could name cuDNN: unused-cache-kept-py, \
+                     the second run in a new thread whose cuDNN handle must be made with what the kept \
+                     cache leaves, ends on CUDNN_STATUS_INTERNAL_ERROR, and the same fact reads it \
+                     (001-occupied-memory-causes-cudnn-errors).",
+                ),
+            },
+        ]),
         judge: |o| {
-            let frequently_cudnn = match (
-                o.flag(SECOND_RUN_FAILS_AT_MOST_BATCHES),
-                o.flag(SECOND_RUN_ERROR_MENTIONS_CUDNN),
-            ) {
-                (Some(most), Some(cudnn)) => Some(most && cudnn),
-                (Some(false), None) => Some(false),
-                _ => None,
+            // Whether the errors were frequent and cuDNN's: what they were is
+            // read only where the second run fails at most batches.
+            let frequently_cudnn = match o.flag(SECOND_RUN_FAILS_AT_MOST_BATCHES) {
+                Some(true) => o.flag(SECOND_RUN_ERROR_MENTIONS_CUDNN),
+                other => other,
             };
             ClaimVerdict::of_an_effect(o.flag(SECOND_RUN_FAILS_AT_SOME_BATCH), frequently_cudnn)
         },
