@@ -93,13 +93,27 @@ const CLAIMS: &[Claim] = &[
         source: Source::SEED_000,
         quote: "The error messages themselves are often unhelpful, generically pointing to memory allocation issues or invalid device operations, making diagnosis challenging.",
         judged_by: "broken",
-        // The control changes one thing, a synchronise right after the
-        // launch: the error then surfaces there, with the same message. (That
-        // the message names neither kernel nor line has no control: the
-        // driver's text is fixed for each error code, whichever kernel
-        // faulted; under-tools reads compute-sanitizer's report the same way
-        // and finds spin_then_fault named there.)
-        control: Control::Run("fixed"),
+        // Two parts. Where the error surfaces: the control changes one thing,
+        // a synchronise right after the launch, and the error then surfaces
+        // there, with the same message. What the message says: no control,
+        // and the page says why.
+        control: Control::Parts(&[
+            Part {
+                part: "the error surfaces at a call that did nothing wrong, which makes diagnosis hard",
+                control: Control::Run("fixed"),
+            },
+            Part {
+                part: "the message is generic: it names no kernel and no line",
+                control: Control::Impossible(
+                    "the message is the driver's text for the error's code (cuGetErrorString), the \
+                     same whichever kernel faulted and wherever: no run of this or any program can \
+                     make it name the kernel. What shows that the reading would see a kernel's name \
+                     where one is given: the same program under compute-sanitizer (under-tools), \
+                     whose report, read the same way, names the kernel that faulted, while the \
+                     program's own errors still do not.",
+                ),
+            },
+        ]),
         // The messages the program's calls return: do they name the kernel
         // that faulted? And does the error surface at the launch that
         // caused it? Generic, at an unrelated call: confirmed. Generic, but
