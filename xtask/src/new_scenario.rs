@@ -56,7 +56,8 @@ fn skeleton(role: &str) -> String {
     format!(
         "//! The {role} program: NOT WRITTEN YET.\n\
          \n\
-         use casebook_model::Recorder;\n\
+         // The recorded driver calls (`device::context`, `rec.step`, ...).\n\
+         use casebook_driver::prelude::*;\n\
          \n\
          // ANCHOR: run\n\
          pub fn run(_rec: &mut Recorder) -> anyhow::Result<()> {{\n    \
@@ -72,7 +73,7 @@ fn files(slug: &str, order: u32) -> Vec<(&'static str, String)> {
         (
             "Cargo.toml",
             format!(
-                "[package]\nname = \"scenario-{slug}\"\nversion = \"0.1.0\"\ndescription = \"cuda-casebook: {slug} (say what fails, in a line)\"\nedition.workspace = true\nrust-version.workspace = true\nlicense.workspace = true\npublish.workspace = true\nbuild = \"../../kernels/build/scenario.rs\"\n\n[package.metadata.casebook]\n# Where the case stands in the catalogue: `casebook list`, the book.\norder = {order}\n\n[dependencies]\ncasebook-model.workspace = true\ncudarc.workspace = true\nanyhow.workspace = true\n\n[build-dependencies]\ncasebook-build.workspace = true\n"
+                "[package]\nname = \"scenario-{slug}\"\nversion = \"0.1.0\"\ndescription = \"cuda-casebook: {slug} (say what fails, in a line)\"\nedition.workspace = true\nrust-version.workspace = true\nlicense.workspace = true\npublish.workspace = true\nbuild = \"../../kernels/build/scenario.rs\"\n\n[package.metadata.casebook]\n# Where the case stands in the catalogue: `casebook list`, the book.\norder = {order}\n\n[dependencies]\ncasebook-model.workspace = true\ncasebook-driver.workspace = true\ncudarc.workspace = true\nanyhow.workspace = true\n\n[build-dependencies]\ncasebook-build.workspace = true\n"
             ),
         ),
         (
@@ -86,7 +87,7 @@ fn files(slug: &str, order: u32) -> Vec<(&'static str, String)> {
         (
             "src/lib.rs",
             format!(
-                "//! `{slug}`: NOT WRITTEN YET. What fails, how the broken variant provokes\n//! it, and what the fixed one changes.\n\nuse casebook_model::prelude::*;\n\nmod broken;\nmod fixed;\n\ncasebook_model::names_module!();\n\npub fn scenario() -> Scenario {{\n    Scenario {{\n        slug: \"{slug}\",\n        // The error text users see (what the case reproduces).\n        title: casebook_model::NOT_WRITTEN,\n        cause: \"The real cause, in two sentences.\",\n        fix: \"The fix, in a sentence.\",\n        symptoms: &[],\n        requires: Requirement::GPU,\n        reports: &[],\n        claims: &[],\n        variants: variants![cudarc_pair!(Symptom::check_failed(WORKED))],\n    }}\n}}\n"
+                "//! `{slug}`: NOT WRITTEN YET. What fails, how the broken variant provokes\n//! it, and what the fixed one changes.\n\nuse casebook_driver::prelude::*;\n\nmod broken;\nmod fixed;\n\ncasebook_model::names_module!();\n\npub fn scenario() -> Scenario {{\n    Scenario {{\n        slug: \"{slug}\",\n        // The error text users see (what the case reproduces).\n        title: casebook_model::NOT_WRITTEN,\n        cause: \"The real cause, in two sentences.\",\n        fix: \"The fix, in a sentence.\",\n        symptoms: &[],\n        requires: Requirement::GPU,\n        reports: &[],\n        claims: &[],\n        variants: variants![cudarc_pair!(Symptom::check_failed(WORKED))],\n    }}\n}}\n"
             ),
         ),
         ("src/broken.rs", skeleton("broken")),
