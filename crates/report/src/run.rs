@@ -362,6 +362,31 @@ impl Report {
 pub mod fixture {
     use super::*;
 
+    /// A passing result of `scenario::variant`, a cudarc `broken` that
+    /// recorded nothing, for a test to change what it reads: a new field of
+    /// [`ResultEntry`] is written here once, not in every test's fixture.
+    pub fn result(scenario: &str, variant: &str) -> ResultEntry {
+        ResultEntry {
+            scenario: scenario.into(),
+            variant: variant.into(),
+            role: Role::Broken,
+            binding: Binding::Cudarc,
+            expected: String::new(),
+            observed: String::new(),
+            verdict: Verdict::Pass,
+            reason: None,
+            symptoms: vec![],
+            claims: vec![],
+            snapshot: SnapshotStatus::Matched,
+            seconds: 0.0,
+            gpu: None,
+            pair_gpu: None,
+            place: None,
+            outcome: Outcome::empty(),
+            from: None,
+        }
+    }
+
     /// A machine for a test's report: one GPU named `gpu`.
     pub fn environment(gpu: &str) -> Environment {
         Environment {
@@ -382,23 +407,8 @@ mod tests {
 
     fn result(variant: &str, seconds: f64) -> ResultEntry {
         ResultEntry {
-            scenario: "missing-free".into(),
-            variant: variant.into(),
-            role: Role::Broken,
-            binding: Binding::Cudarc,
-            expected: String::new(),
-            observed: String::new(),
-            verdict: Verdict::Pass,
-            reason: None,
-            symptoms: vec![],
-            claims: vec![],
-            snapshot: SnapshotStatus::Matched,
             seconds,
-            gpu: None,
-            pair_gpu: None,
-            place: None,
-            outcome: Outcome::empty(),
-            from: None,
+            ..fixture::result("missing-free", variant)
         }
     }
 

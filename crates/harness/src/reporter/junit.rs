@@ -49,31 +49,19 @@ pub fn junit(report: &Report) -> String {
 
 #[cfg(test)]
 mod tests {
-    use casebook_model::{Binding, Outcome, Role};
-    use casebook_report::run::fixture::environment;
-    use casebook_report::{ResultEntry, SnapshotStatus, Source};
+    use casebook_report::run::fixture::{self, environment};
+    use casebook_report::{ResultEntry, Source};
 
     use super::*;
 
     fn entry(variant: &str, verdict: Verdict) -> ResultEntry {
         ResultEntry {
-            scenario: "missing-free".into(),
-            variant: variant.into(),
-            role: Role::Broken,
-            binding: Binding::Cudarc,
             expected: "fails: CUDA_ERROR_OUT_OF_MEMORY".into(),
             observed: "clean".into(),
             verdict,
             reason: (verdict == Verdict::Fail).then(|| "the bug no longer reproduces".into()),
-            symptoms: vec![],
-            claims: vec![],
-            snapshot: SnapshotStatus::Matched,
             seconds: 0.5,
-            gpu: None,
-            pair_gpu: None,
-            place: None,
-            outcome: Outcome::empty(),
-            from: None,
+            ..fixture::result("missing-free", variant)
         }
     }
 

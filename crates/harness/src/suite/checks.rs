@@ -578,15 +578,6 @@ mod tests {
                 ok: written,
             }));
             casebook_report::ResultEntry {
-                scenario: "s".into(),
-                variant: variant.into(),
-                role: casebook_model::Role::Broken,
-                binding: casebook_model::Binding::Cudarc,
-                expected: String::new(),
-                observed: String::new(),
-                verdict: casebook_report::Verdict::Pass,
-                reason: None,
-                symptoms: vec![],
                 claims: verdict
                     .map(|verdict| casebook_report::ClaimResult {
                         id: "written-means-confirmed".into(),
@@ -594,13 +585,8 @@ mod tests {
                     })
                     .into_iter()
                     .collect(),
-                snapshot: casebook_report::SnapshotStatus::Matched,
-                seconds: 0.0,
-                gpu: None,
-                pair_gpu: None,
-                place: None,
                 outcome,
-                from: None,
+                ..casebook_report::run::fixture::result("s", variant)
             }
         };
         let decided = ClaimVerdict::confirmed_if(Some(broken));
