@@ -896,4 +896,11 @@ pub const HISTORY: &[Change] = &[
         to: Standing::Partly,
         why: "the eighteenth audit: the sentence names two situations, limited GPU memory and several processes, and the run varies only the number of processes (each process takes a share of what the GPU leaves, so the GPU's size does not enter the rounds). Capped at partly: the failures with two processes at once (3 of 20 rounds) against none alone confirm the second situation only",
     },
+    Change {
+        id: "001-multiple-processes-exacerbate",
+        commit: "809c97c",
+        from: Standing::Partly,
+        to: Standing::Confirmed,
+        why: "both situations the sentence names, now varied two by two (crowded): one process or two, on a GPU left with 32 or 24 GiB by a ballast, each round asking 16 GiB and leaving a sixteenth behind. In the H100 run of 462f0cb one process alone had an allocation refused in 4 of 20 rounds on 32 GiB and in 12 on 24 GiB, two processes in 16 and 17; the cap at partly removed. The control, the same arms at 4 GiB a round (fitting), was refused in none",
+    },
 ];
