@@ -16,5 +16,5 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     eprintln!("{USAGE}");
-    ExitCode::from(2)
+    casebook_report::Exit::BadInput.into()
 }

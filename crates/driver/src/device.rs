@@ -243,6 +243,72 @@ pub mod event {
     }
 }
 
+/// Streams, recorded as steps, as cudarc's `result::stream` groups them:
+/// what a case writes to make a stream of its own, to wait for one, or to
+/// order one after an event. Each call is recorded as `label`, where the
+/// case names which stream or which moment it is.
+pub mod stream {
+    use casebook_model::Recorder;
+    use cudarc::driver::{DriverError, result, sys};
+
+    use crate::RecordSteps;
+
+    pub use cudarc::driver::result::stream::StreamKind;
+
+    /// `cuStreamCreate` of `kind`, recorded as `label`.
+    pub fn create(
+        rec: &mut Recorder,
+        label: &str,
+        kind: StreamKind,
+    ) -> Result<sys::CUstream, DriverError> {
+        rec.step(label, result::stream::create(kind))
+    }
+
+    /// `cuStreamSynchronize`: the host waits for what `stream` was given,
+    /// recorded as `label`.
+    ///
+    /// # Safety
+    /// `stream` is live.
+    pub unsafe fn synchronize(
+        rec: &mut Recorder,
+        label: &str,
+        stream: sys::CUstream,
+    ) -> Result<(), DriverError> {
+        // SAFETY: the caller's promise.
+        rec.step(label, unsafe { result::stream::synchronize(stream) })
+    }
+
+    /// `cuStreamWaitEvent`: `stream`'s later work waits for what `event`
+    /// marks, recorded as `label`.
+    ///
+    /// # Safety
+    /// `stream` and `event` are live.
+    pub unsafe fn wait_event(
+        rec: &mut Recorder,
+        label: &str,
+        stream: sys::CUstream,
+        event: sys::CUevent,
+        flags: sys::CUevent_wait_flags,
+    ) -> Result<(), DriverError> {
+        // SAFETY: the caller's promise.
+        rec.step(label, unsafe {
+            result::stream::wait_event(stream, event, flags)
+        })
+    }
+
+    /// `cuStreamDestroy`.
+    ///
+    /// # Safety
+    /// `stream` is live, was made by [`create`] or the driver's own
+    /// `cuStreamCreate`, and is not used after.
+    pub unsafe fn destroy(rec: &mut Recorder, stream: sys::CUstream) -> Result<(), DriverError> {
+        // SAFETY: the caller's promise.
+        rec.step("cuStreamDestroy", unsafe {
+            result::stream::destroy(stream)
+        })
+    }
+}
+
 /// The primary context, as cudarc's `result::primary_ctx` groups it: what a
 /// case does after a fault to try again in a new context.
 pub mod primary_ctx {

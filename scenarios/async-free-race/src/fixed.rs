@@ -2,7 +2,7 @@
 //! The free, and so the reuse, now come after B's read.
 
 use casebook_driver::RecordSteps;
-use casebook_driver::device::event;
+use casebook_driver::device::{event, stream};
 use casebook_model::Recorder;
 use cudarc::driver::{result, sys};
 
@@ -20,13 +20,16 @@ fn one_run(rec: &mut Recorder, s: &Streams) -> anyhow::Result<(bool, bool)> {
     let read_done = event::create(rec)?;
     // SAFETY: a live event and stream; the event is destroyed below.
     unsafe { event::record(rec, "cuEventRecord (B)", read_done, s.b.cu_stream())? };
-    rec.step("cuStreamWaitEvent (A)", unsafe {
-        result::stream::wait_event(
+    // SAFETY: the same live event, and A's live stream.
+    unsafe {
+        stream::wait_event(
+            rec,
+            "cuStreamWaitEvent (A)",
             s.a.cu_stream(),
             read_done,
             sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
-        )
-    })?;
+        )?
+    };
     rec.step("cuMemFreeAsync (A)", unsafe {
         result::free_async(x, s.a.cu_stream())
     })?;

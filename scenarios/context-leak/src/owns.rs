@@ -7,7 +7,8 @@
 //! `owns-primary`, while the device's primary context is.
 
 use casebook_driver::RecordSteps;
-use casebook_driver::device::own_memory_bytes;
+use casebook_driver::device::stream::StreamKind;
+use casebook_driver::device::{self as driver, own_memory_bytes};
 use casebook_model::Recorder;
 use cudarc::driver::{result, sys};
 
@@ -54,10 +55,7 @@ fn owns(rec: &mut Recorder, made_in: MadeIn) -> anyhow::Result<()> {
     let buf = rec.step("cuMemAlloc (4 GiB)", unsafe {
         result::malloc_sync(BUFFER_BYTES)
     })?;
-    let stream = rec.step(
-        "cuStreamCreate",
-        result::stream::create(result::stream::StreamKind::NonBlocking),
-    )?;
+    let stream = driver::stream::create(rec, "cuStreamCreate", StreamKind::NonBlocking)?;
     let mut owner: sys::CUcontext = std::ptr::null_mut();
     rec.step("cuPointerGetAttribute (CONTEXT)", unsafe {
         // SAFETY: the attribute is a CUcontext, written into `owner`.
@@ -95,9 +93,7 @@ fn owns(rec: &mut Recorder, made_in: MadeIn) -> anyhow::Result<()> {
     if made_in == MadeIn::Primary {
         // The primary context outlives the destroy: free what it holds.
         // SAFETY: both are live in the current (primary) context.
-        rec.step("cuStreamDestroy", unsafe {
-            result::stream::destroy(stream)
-        })?;
+        unsafe { driver::stream::destroy(rec, stream)? };
         rec.step("cuMemFree", unsafe { result::free_sync(buf) })?;
     }
     // SAFETY: retained above.

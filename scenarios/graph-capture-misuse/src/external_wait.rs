@@ -4,7 +4,7 @@
 //! or with CU_EVENT_WAIT_EXTERNAL (`wait-external`, the control).
 
 use casebook_driver::RecordSteps;
-use casebook_driver::device::event;
+use casebook_driver::device::{self, event};
 use casebook_model::Recorder;
 use cudarc::driver::{result, sys};
 
@@ -28,10 +28,15 @@ fn wait_in_capture(rec: &mut Recorder, flags: sys::CUevent_wait_flags) -> anyhow
     let s = stream.cu_stream();
     begin_capture(rec, s)?;
     // SAFETY: a live stream and a live event.
-    let waited = rec.step(
-        "cuStreamWaitEvent (in the capture, on the event recorded before it)",
-        unsafe { result::stream::wait_event(s, before_capture, flags) },
-    );
+    let waited = unsafe {
+        device::stream::wait_event(
+            rec,
+            "cuStreamWaitEvent (in the capture, on the event recorded before it)",
+            s,
+            before_capture,
+            flags,
+        )
+    };
     if waited.is_ok() {
         let _ = captured_fill(rec, buf, s);
     }
@@ -44,9 +49,7 @@ fn wait_in_capture(rec: &mut Recorder, flags: sys::CUevent_wait_flags) -> anyhow
         check_graph_ran(rec, buf)?;
     }
     // SAFETY: the stream is out of capture and idle; nothing uses the buffer.
-    rec.step("cuStreamSynchronize", unsafe {
-        result::stream::synchronize(s)
-    })?;
+    unsafe { device::stream::synchronize(rec, "cuStreamSynchronize", s)? };
     rec.step("cuMemFree", unsafe { result::free_sync(buf) })?;
     // SAFETY: no wait on the event is pending; it is not used again.
     unsafe { event::destroy(rec, before_capture)? };

@@ -495,7 +495,7 @@ pub(crate) fn launch_graph(
             result::graph::instantiate(graph, sys::CUgraphInstantiate_flags(0)),
         )?;
         rec.step("cuGraphLaunch", result::graph::launch(exec, stream))?;
-        rec.step("cuStreamSynchronize", result::stream::synchronize(stream))?;
+        device::stream::synchronize(rec, "cuStreamSynchronize", stream)?;
         rec.step("cuGraphExecDestroy", result::graph::exec_destroy(exec))?;
         rec.step("cuGraphDestroy", result::graph::destroy(graph))
     }

@@ -89,9 +89,7 @@ fn status_calls(rec: &mut Recorder, capture: Capture) -> anyhow::Result<()> {
         }
     }
     // SAFETY: the stream is out of capture mode and live.
-    rec.step("cuStreamSynchronize (after)", unsafe {
-        result::stream::synchronize(s)
-    })?;
+    unsafe { device::stream::synchronize(rec, "cuStreamSynchronize (after)", s)? };
     // SAFETY: nothing waits on the event any more.
     unsafe { event::destroy(rec, marker)? };
     // SAFETY: nothing uses the buffer any more.

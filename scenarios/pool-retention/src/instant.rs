@@ -51,9 +51,7 @@ fn at_once(rec: &mut Recorder, allocator: Allocator) -> anyhow::Result<()> {
         result::memset_d8_async(ptr, 1, bytes, s)
     })?;
     // The work is done before the free: nothing uses the memory any more.
-    rec.step("cuStreamSynchronize (the work is done)", unsafe {
-        result::stream::synchronize(s)
-    })?;
+    unsafe { device::stream::synchronize(rec, "cuStreamSynchronize (the work is done)", s)? };
     match allocator {
         Allocator::Pool => rec.step("cuMemFreeAsync", unsafe { result::free_async(ptr, s) })?,
         Allocator::Plain => rec.step("cuMemFree", unsafe { result::free_sync(ptr) })?,
@@ -89,9 +87,7 @@ fn at_once(rec: &mut Recorder, allocator: Allocator) -> anyhow::Result<()> {
         Allocator::Pool => rec.step("cuMemFreeAsync", unsafe { result::free_async(again, s) })?,
         Allocator::Plain => rec.step("cuMemFree", unsafe { result::free_sync(again) })?,
     }
-    rec.step("cuStreamSynchronize", unsafe {
-        result::stream::synchronize(s)
-    })?;
+    unsafe { device::stream::synchronize(rec, "cuStreamSynchronize", s)? };
     let synchronised = device::free_bytes(rec, &ctx)?;
     measure_bytes(rec, FREE_AFTER_A_SYNCHRONISE, synchronised);
     Ok(())

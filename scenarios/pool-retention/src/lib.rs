@@ -312,9 +312,7 @@ fn phase(
         result::memset_d8_async(ptr, 1, bytes, stream)
     })?;
     rec.step("cuMemFreeAsync", unsafe { result::free_async(ptr, stream) })?;
-    rec.step("cuStreamSynchronize", unsafe {
-        result::stream::synchronize(stream)
-    })?;
+    unsafe { device::stream::synchronize(rec, "cuStreamSynchronize", stream)? };
     Ok(device::free_bytes(rec, ctx)?)
 }
 

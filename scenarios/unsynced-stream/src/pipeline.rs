@@ -11,11 +11,12 @@
 use std::ffi::c_void;
 use std::time::Instant;
 
+use casebook_driver::device::stream::{self, StreamKind};
 use casebook_driver::{RecordSteps, device};
 use casebook_kernels::fatbin;
 use casebook_model::Recorder;
 use cudarc::driver::sys::CUstream_flags::{self, CU_STREAM_DEFAULT, CU_STREAM_NON_BLOCKING};
-use cudarc::driver::{DriverError, result, sys};
+use cudarc::driver::{result, sys};
 
 use crate::{N, PIPELINE_PAIRS, PIPELINE_SPIN_NS, record_overlap};
 
@@ -30,14 +31,6 @@ pub fn blocking(rec: &mut Recorder) -> anyhow::Result<()> {
     pipeline(rec, CU_STREAM_DEFAULT)
 }
 
-/// A stream made with `flags`.
-fn stream(flags: CUstream_flags) -> Result<sys::CUstream, DriverError> {
-    let mut stream = std::ptr::null_mut();
-    // SAFETY: a plain create; the caller destroys it.
-    unsafe { sys::cuStreamCreate(&mut stream, flags as u32) }.result()?;
-    Ok(stream)
-}
-
 fn pipeline(rec: &mut Recorder, flags: CUstream_flags) -> anyhow::Result<()> {
     let ctx = device::context(rec)?;
     let fill = device::kernel(rec, &ctx, fatbin::SPIN, "spin_then_fill")?;
@@ -45,8 +38,12 @@ fn pipeline(rec: &mut Recorder, flags: CUstream_flags) -> anyhow::Result<()> {
         CU_STREAM_NON_BLOCKING => "non-blocking",
         _ => "default flag",
     };
-    let a = rec.step(&format!("cuStreamCreate A ({flag})"), stream(flags))?;
-    let b = rec.step(&format!("cuStreamCreate B ({flag})"), stream(flags))?;
+    let kind = || match flags {
+        CU_STREAM_NON_BLOCKING => StreamKind::NonBlocking,
+        _ => StreamKind::Default,
+    };
+    let a = stream::create(rec, &format!("cuStreamCreate A ({flag})"), kind())?;
+    let b = stream::create(rec, &format!("cuStreamCreate B ({flag})"), kind())?;
     let out_a = rec.step("cuMemAlloc", unsafe { result::malloc_sync(N * 4) })?;
     let input_b = rec.step("cuMemAlloc", unsafe { result::malloc_sync(N * 4) })?;
     let host_input = vec![1.0f32; N];
@@ -74,10 +71,8 @@ fn pipeline(rec: &mut Recorder, flags: CUstream_flags) -> anyhow::Result<()> {
             })
         };
     // SAFETY: `a` and `b` are streams this function made and destroys below.
-    let sync = |rec: &mut Recorder, name: &str, s: sys::CUstream| {
-        rec.step(&format!("cuStreamSynchronize ({name})"), unsafe {
-            result::stream::synchronize(s)
-        })
+    let sync = |rec: &mut Recorder, name: &str, s: sys::CUstream| unsafe {
+        stream::synchronize(rec, &format!("cuStreamSynchronize ({name})"), s)
     };
     launch_on(rec, a, out_a, 0.0)?; // warm-up
     sync(rec, "A", a)?;
@@ -109,7 +104,7 @@ fn pipeline(rec: &mut Recorder, flags: CUstream_flags) -> anyhow::Result<()> {
     rec.step("cuMemFree", unsafe { result::free_sync(input_b) })?;
     for s in [a, b] {
         // SAFETY: made above, idle after the synchronises.
-        rec.step("cuStreamDestroy", unsafe { result::stream::destroy(s) })?;
+        unsafe { stream::destroy(rec, s)? };
     }
     Ok(())
 }
