@@ -13,6 +13,8 @@ mod project;
 mod ruff;
 mod run_all;
 mod sanitize;
+#[cfg(test)]
+mod story;
 mod test;
 mod toolkit;
 

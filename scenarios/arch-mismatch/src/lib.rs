@@ -143,56 +143,6 @@ static PTX_ON_OLDER_DRIVERS: Passage = Passage {
            administrators have to upgrade the installed driver.",
 };
 
-const CLAIMS: &[Claim] = &[
-    Claim {
-        id: "nvidia-cubin-runs-only-on-same-major-newer-minor",
-        source: Source::Nvidia(&BINARY_COMPATIBILITY),
-        quote: "In other words, a cubin object generated for compute capability X.y will only \
-                execute on devices of compute capability X.z where z≥y.",
-        judged_by: "broken",
-        control: Control::Impossible(
-            "the judge compares the load with what the rule predicts, so reading \"refuted\" needs a driver that loads a cubin against the rule, and the machines have one driver (580). What shows that the load can come out either way here: a cubin for the device's own architecture loads (fixed), the one for 7.5 does not (this run).",
-        ),
-        // The module is a cubin for 7.5: the rule says whether it may run
-        // on this device; the load says whether it did.
-        judge: |o: &Outcome| match (o.flag(RULE_LETS_IT_RUN), o.flag(LOADED)) {
-            (Some(allowed), Some(loaded)) => ClaimVerdict::confirmed_if(Some(allowed == loaded)),
-            _ => ClaimVerdict::Undecided,
-        },
-        ..Claim::EITHER
-    },
-    Claim {
-        id: "nvidia-driver-compiles-ptx-at-load",
-        source: Source::Nvidia(&JUST_IN_TIME),
-        quote: "Any PTX code loaded by an application at runtime is compiled further to binary \
-                code by the device driver.",
-        judged_by: "ptx-only",
-        control: Control::Impossible(
-            "PTX is never run as PTX: a run in which the driver loads it without compiling it to the device's machine code does not exist. What shows that the reading can tell: the machine code's architecture is read from the driver after the load, and loading the PTX takes longer than loading machine code for the device (both load times are among this run's figures).",
-        ),
-        // A module with PTX for 7.5 and no machine code: the function the
-        // driver hands back either carries machine code for this device's
-        // architecture, or it does not (or the load failed).
-        judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.flag(MACHINE_CODE_FOR_DEVICE)),
-        ..Claim::EITHER
-    },
-    Claim {
-        id: "nvidia-ptx-fails-on-older-drivers",
-        source: Source::Nvidia(&PTX_ON_OLDER_DRIVERS),
-        quote: "Applications that compile device code to PTX will not work on older drivers.",
-        judged_by: "newer-ptx",
-        control: Control::Impossible(
-            "a run in which PTX from a newer toolkit (CUDA 13.1) loads would need a driver at least as new, and the machines have one driver (580, CUDA 13.0). What shows that the same load can succeed on this driver: PTX written by CUDA 13.0 loads (ptx-only).",
-        ),
-        // Only a driver older than the toolkit that wrote the PTX tests it.
-        judge: |o: &Outcome| match o.flag(DRIVER_OLDER) {
-            Some(true) => ClaimVerdict::refuted_if(o.flag(LOADED)),
-            _ => ClaimVerdict::Undecided,
-        },
-        ..Claim::EITHER
-    },
-];
-
 pub(crate) use casebook_driver::device::message;
 
 /// After the failed load: an unrelated call, allocating and freeing 1 MiB.
@@ -272,6 +222,56 @@ pub(crate) fn scale_and_check(
     rec.check(names::SCALED, out.iter().all(|&x| x == 2.0));
     Ok(())
 }
+
+const CLAIMS: &[Claim] = &[
+    Claim {
+        id: "nvidia-cubin-runs-only-on-same-major-newer-minor",
+        source: Source::Nvidia(&BINARY_COMPATIBILITY),
+        quote: "In other words, a cubin object generated for compute capability X.y will only \
+                execute on devices of compute capability X.z where z≥y.",
+        judged_by: "broken",
+        control: Control::Impossible(
+            "the judge compares the load with what the rule predicts, so reading \"refuted\" needs a driver that loads a cubin against the rule, and the machines have one driver (580). What shows that the load can come out either way here: a cubin for the device's own architecture loads (fixed), the one for 7.5 does not (this run).",
+        ),
+        // The module is a cubin for 7.5: the rule says whether it may run
+        // on this device; the load says whether it did.
+        judge: |o: &Outcome| match (o.flag(RULE_LETS_IT_RUN), o.flag(LOADED)) {
+            (Some(allowed), Some(loaded)) => ClaimVerdict::confirmed_if(Some(allowed == loaded)),
+            _ => ClaimVerdict::Undecided,
+        },
+        ..Claim::EITHER
+    },
+    Claim {
+        id: "nvidia-driver-compiles-ptx-at-load",
+        source: Source::Nvidia(&JUST_IN_TIME),
+        quote: "Any PTX code loaded by an application at runtime is compiled further to binary \
+                code by the device driver.",
+        judged_by: "ptx-only",
+        control: Control::Impossible(
+            "PTX is never run as PTX: a run in which the driver loads it without compiling it to the device's machine code does not exist. What shows that the reading can tell: the machine code's architecture is read from the driver after the load, and loading the PTX takes longer than loading machine code for the device (both load times are among this run's figures).",
+        ),
+        // A module with PTX for 7.5 and no machine code: the function the
+        // driver hands back either carries machine code for this device's
+        // architecture, or it does not (or the load failed).
+        judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.flag(MACHINE_CODE_FOR_DEVICE)),
+        ..Claim::EITHER
+    },
+    Claim {
+        id: "nvidia-ptx-fails-on-older-drivers",
+        source: Source::Nvidia(&PTX_ON_OLDER_DRIVERS),
+        quote: "Applications that compile device code to PTX will not work on older drivers.",
+        judged_by: "newer-ptx",
+        control: Control::Impossible(
+            "a run in which PTX from a newer toolkit (CUDA 13.1) loads would need a driver at least as new, and the machines have one driver (580, CUDA 13.0). What shows that the same load can succeed on this driver: PTX written by CUDA 13.0 loads (ptx-only).",
+        ),
+        // Only a driver older than the toolkit that wrote the PTX tests it.
+        judge: |o: &Outcome| match o.flag(DRIVER_OLDER) {
+            Some(true) => ClaimVerdict::refuted_if(o.flag(LOADED)),
+            _ => ClaimVerdict::Undecided,
+        },
+        ..Claim::EITHER
+    },
+];
 
 #[cfg(test)]
 mod tests {

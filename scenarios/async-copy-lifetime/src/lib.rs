@@ -172,48 +172,6 @@ static PAGEABLE_NOTE: Passage = Passage {
            revert to a synchronous behavior which will not overlap with other work.",
 };
 
-/// (the copy was still queued when the call returned, the device holds what was sent)
-fn observed(o: &Outcome) -> Option<(bool, bool)> {
-    Some((o.flag(STILL_QUEUED)?, o.check(DEVICE_HOLDS_SENT)?))
-}
-
-const CLAIMS: &[Claim] = &[
-    Claim {
-        id: "nvidia-pinned-copy-fully-asynchronous",
-        source: Source::Nvidia(&SYNC_BEHAVIOR),
-        quote: "For all other transfers, the function should be fully asynchronous.",
-        judged_by: "broken",
-        control: Control::Run("pageable"),
-        // From pinned memory to the device is one of "all other
-        // transfers": the call must return with the copy still queued
-        // behind the waiting kernel.
-        judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.flag(STILL_QUEUED)),
-        ..Claim::EITHER
-    },
-    Claim {
-        id: "nvidia-pageable-async-copy-reverts-to-synchronous",
-        source: Source::Nvidia(&PAGEABLE_NOTE),
-        quote: "`cudaMemcpyAsync()` will function correctly if host memory which is not pinned \
-                and page-locked is used, but it will revert to a synchronous behavior which will \
-                not overlap with other work.",
-        judged_by: "pageable",
-        control: Control::Run("broken"),
-        // "Function correctly": the device gets what was in the buffer at
-        // the call. "Revert to a synchronous behavior": the call returns
-        // only when the copy is no longer queued. Both: confirmed; correct
-        // data from a call that returned with the copy still queued (the
-        // data was staged, the copy itself is not synchronous): partly;
-        // wrong data: refuted.
-        judge: |o: &Outcome| match observed(o) {
-            Some((false, true)) => ClaimVerdict::Confirmed,
-            Some((true, true)) => ClaimVerdict::Partly,
-            Some((_, false)) => ClaimVerdict::Refuted,
-            None => ClaimVerdict::Undecided,
-        },
-        ..Claim::EITHER
-    },
-];
-
 /// The stream, the device buffer, and the kernel that holds the stream.
 pub(crate) struct Setup {
     pub stream: Arc<CudaStream>,
@@ -374,6 +332,48 @@ impl Drop for Pinned {
         let _ = unsafe { result::free_host(self.ptr.cast()) };
     }
 }
+
+/// (the copy was still queued when the call returned, the device holds what was sent)
+fn observed(o: &Outcome) -> Option<(bool, bool)> {
+    Some((o.flag(STILL_QUEUED)?, o.check(DEVICE_HOLDS_SENT)?))
+}
+
+const CLAIMS: &[Claim] = &[
+    Claim {
+        id: "nvidia-pinned-copy-fully-asynchronous",
+        source: Source::Nvidia(&SYNC_BEHAVIOR),
+        quote: "For all other transfers, the function should be fully asynchronous.",
+        judged_by: "broken",
+        control: Control::Run("pageable"),
+        // From pinned memory to the device is one of "all other
+        // transfers": the call must return with the copy still queued
+        // behind the waiting kernel.
+        judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.flag(STILL_QUEUED)),
+        ..Claim::EITHER
+    },
+    Claim {
+        id: "nvidia-pageable-async-copy-reverts-to-synchronous",
+        source: Source::Nvidia(&PAGEABLE_NOTE),
+        quote: "`cudaMemcpyAsync()` will function correctly if host memory which is not pinned \
+                and page-locked is used, but it will revert to a synchronous behavior which will \
+                not overlap with other work.",
+        judged_by: "pageable",
+        control: Control::Run("broken"),
+        // "Function correctly": the device gets what was in the buffer at
+        // the call. "Revert to a synchronous behavior": the call returns
+        // only when the copy is no longer queued. Both: confirmed; correct
+        // data from a call that returned with the copy still queued (the
+        // data was staged, the copy itself is not synchronous): partly;
+        // wrong data: refuted.
+        judge: |o: &Outcome| match observed(o) {
+            Some((false, true)) => ClaimVerdict::Confirmed,
+            Some((true, true)) => ClaimVerdict::Partly,
+            Some((_, false)) => ClaimVerdict::Refuted,
+            None => ClaimVerdict::Undecided,
+        },
+        ..Claim::EITHER
+    },
+];
 
 #[cfg(test)]
 mod tests {

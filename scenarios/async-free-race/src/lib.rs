@@ -91,20 +91,6 @@ pub fn scenario() -> Scenario {
     }
 }
 
-const CLAIMS: &[Claim] = &[Claim {
-    id: "004-allocator-serves-from-cache-first",
-    source: Source::SEED_004,
-    quote: "When a subsequent allocation request comes, it first attempts to fulfill it from these cached blocks.",
-    judged_by: "fixed-cpp",
-    control: Control::Run("trimmed-cpp"),
-    // The stream-ordered pool: the next request of the size just freed, on
-    // the stream that freed it. Served from the block the pool holds, it
-    // takes no new memory from the device. (That the address is the same
-    // proves less: a block mapped afresh may land at the address freed.)
-    judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.flag(SERVED_FROM_THE_POOL)),
-    ..Claim::EITHER
-}];
-
 /// Two non-blocking streams, the reading kernel and its output buffer.
 pub(crate) struct Streams {
     pub ctx: Arc<CudaContext>,
@@ -199,3 +185,17 @@ pub fn tally(rec: &mut Recorder, corrupted: usize, reused: usize) {
     rec.fact(REUSED, reused == RUNS);
     rec.check(READER_OK, corrupted == 0);
 }
+
+const CLAIMS: &[Claim] = &[Claim {
+    id: "004-allocator-serves-from-cache-first",
+    source: Source::SEED_004,
+    quote: "When a subsequent allocation request comes, it first attempts to fulfill it from these cached blocks.",
+    judged_by: "fixed-cpp",
+    control: Control::Run("trimmed-cpp"),
+    // The stream-ordered pool: the next request of the size just freed, on
+    // the stream that freed it. Served from the block the pool holds, it
+    // takes no new memory from the device. (That the address is the same
+    // proves less: a block mapped afresh may land at the address freed.)
+    judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.flag(SERVED_FROM_THE_POOL)),
+    ..Claim::EITHER
+}];

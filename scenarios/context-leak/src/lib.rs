@@ -168,99 +168,6 @@ pub fn scenario() -> Scenario {
     }
 }
 
-const CLAIMS: &[Claim] = &[
-    Claim {
-        id: "000-context-holds-memory-and-streams",
-        source: Source::SEED_000,
-        quote: "The context encapsulates device memory, streams, and other runtime resources.",
-        judged_by: "owns-created",
-        control: Control::Run("owns-primary"),
-        // Memory: the driver names the created context as the 4 GiB
-        // buffer's, and destroying that context gives the buffer's memory
-        // back with no cuMemFree. Streams: cuStreamGetCtx names it as the
-        // stream's. Both: confirmed; one: partly; neither: refuted. The
-        // control makes the same buffer and stream while the primary context
-        // is current: the created context holds neither. ("Other runtime
-        // resources" names none to read.)
-        judge: |o: &Outcome| {
-            let memory = match (
-                o.flag(BUFFER_IN_THE_CONTEXT),
-                o.flag(BUFFER_GOES_WITH_THE_CONTEXT),
-            ) {
-                (Some(owned), Some(goes)) => Some(owned && goes),
-                _ => None,
-            };
-            ClaimVerdict::of_two_parts(memory, o.flag(STREAM_IN_THE_CONTEXT))
-        },
-        ..Claim::EITHER
-    },
-    Claim {
-        id: "003-context-setup-needs-memory",
-        source: Source::SEED_003,
-        quote: "This highlights a scenario where the initial CUDA context setup requires a significant \
-                amount of memory.",
-        judged_by: "broken",
-        control: Control::Impossible(
-            "what a context takes is set up by the driver when the context is made, before the program can change anything in it: each of the 101 contexts this run makes takes the same 518 MiB, as each does on the H200 (docs/evidence/h200-catalogue-iv.json). A run with a context under the threshold would need another driver or GPU. What shows that the reading sees memory given back: in fixed, the same reading of the process's memory returns to its baseline once its contexts are destroyed.",
-        ),
-        reach: Reach::AtBestPartly(
-            "\"This\" is the article's Example 3, and what fails there is its own 4 GiB cudaMalloc, \
-             not the context: oversized-allocation's as-written-cpp runs the example whole, served on \
-             the whole GPU and refused beside a ballast that leaves 2 GiB free, its context made in \
-             both. The context's own cost is measured here",
-        ),
-        judge: |o: &Outcome| match o.measure(BYTES_PER_CONTEXT) {
-            Some(b) if b >= (64 << 20) as f64 => ClaimVerdict::Confirmed,
-            Some(b) if b > 0.0 => ClaimVerdict::Partly,
-            Some(_) => ClaimVerdict::Refuted,
-            None => ClaimVerdict::Undecided,
-        },
-    },
-    Claim {
-        id: "001-undestroyed-contexts-fail-new-ones",
-        source: Source::SEED_001,
-        quote: "However, if these resources are not properly released or if the context is not destroyed \
-                appropriately after the first run, subsequent attempts to initialize a new context or utilize the \
-                same resources might fail.",
-        judged_by: "broken",
-        // The same calls, each destroying the context it made: past the
-        // call at which broken's new context is refused.
-        control: Control::Run("fixed-destroy"),
-        judge: |o: &Outcome| match o.first_error() {
-            Some(step) if step.call == "cuCtxCreate" => ClaimVerdict::Confirmed,
-            Some(_) => ClaimVerdict::Partly,
-            None if o.termination == casebook_model::Termination::Completed => {
-                ClaimVerdict::Refuted
-            }
-            None => ClaimVerdict::Undecided,
-        },
-        ..Claim::EITHER
-    },
-    Claim {
-        id: "004-oom-with-ample-free-memory",
-        source: Source::SEED_004,
-        quote: "In my experience optimizing high-performance computing applications, I've repeatedly encountered out-of-memory errors even with seemingly ample free memory.",
-        judged_by: "broken",
-        // Each call's context destroyed after its work (128 calls, past the
-        // 101 at which broken fails); what else differs from broken is said
-        // on fixed-destroy's page.
-        control: Control::Run("fixed-destroy"),
-        // cuCtxCreate reports out of memory: with how much still free?
-        judge: |o: &Outcome| match (
-            o.first_error_is(driver::OUT_OF_MEMORY),
-            o.measure(FREE_WHEN_IT_FAILED),
-        ) {
-            (Some(true), Some(free)) => {
-                ClaimVerdict::confirmed_if(Some(free >= (1u64 << 30) as f64))
-            }
-            (Some(false), _) => ClaimVerdict::Refuted,
-            _ if o.termination == casebook_model::Termination::Completed => ClaimVerdict::Refuted,
-            _ => ClaimVerdict::Undecided,
-        },
-        ..Claim::EITHER
-    },
-];
-
 /// Free device memory as the current context sees it.
 pub(crate) fn free_bytes(rec: &mut Recorder) -> Result<usize, cudarc::driver::DriverError> {
     rec.step("cuMemGetInfo", result::mem_get_info())
@@ -410,6 +317,99 @@ pub(crate) fn record_cost(rec: &mut Recorder, per_context: usize, total: usize) 
         },
     );
 }
+
+const CLAIMS: &[Claim] = &[
+    Claim {
+        id: "000-context-holds-memory-and-streams",
+        source: Source::SEED_000,
+        quote: "The context encapsulates device memory, streams, and other runtime resources.",
+        judged_by: "owns-created",
+        control: Control::Run("owns-primary"),
+        // Memory: the driver names the created context as the 4 GiB
+        // buffer's, and destroying that context gives the buffer's memory
+        // back with no cuMemFree. Streams: cuStreamGetCtx names it as the
+        // stream's. Both: confirmed; one: partly; neither: refuted. The
+        // control makes the same buffer and stream while the primary context
+        // is current: the created context holds neither. ("Other runtime
+        // resources" names none to read.)
+        judge: |o: &Outcome| {
+            let memory = match (
+                o.flag(BUFFER_IN_THE_CONTEXT),
+                o.flag(BUFFER_GOES_WITH_THE_CONTEXT),
+            ) {
+                (Some(owned), Some(goes)) => Some(owned && goes),
+                _ => None,
+            };
+            ClaimVerdict::of_two_parts(memory, o.flag(STREAM_IN_THE_CONTEXT))
+        },
+        ..Claim::EITHER
+    },
+    Claim {
+        id: "003-context-setup-needs-memory",
+        source: Source::SEED_003,
+        quote: "This highlights a scenario where the initial CUDA context setup requires a significant \
+                amount of memory.",
+        judged_by: "broken",
+        control: Control::Impossible(
+            "what a context takes is set up by the driver when the context is made, before the program can change anything in it: each of the 101 contexts this run makes takes the same 518 MiB, as each does on the H200 (docs/evidence/h200-catalogue-iv.json). A run with a context under the threshold would need another driver or GPU. What shows that the reading sees memory given back: in fixed, the same reading of the process's memory returns to its baseline once its contexts are destroyed.",
+        ),
+        reach: Reach::AtBestPartly(
+            "\"This\" is the article's Example 3, and what fails there is its own 4 GiB cudaMalloc, \
+             not the context: oversized-allocation's as-written-cpp runs the example whole, served on \
+             the whole GPU and refused beside a ballast that leaves 2 GiB free, its context made in \
+             both. The context's own cost is measured here",
+        ),
+        judge: |o: &Outcome| match o.measure(BYTES_PER_CONTEXT) {
+            Some(b) if b >= (64 << 20) as f64 => ClaimVerdict::Confirmed,
+            Some(b) if b > 0.0 => ClaimVerdict::Partly,
+            Some(_) => ClaimVerdict::Refuted,
+            None => ClaimVerdict::Undecided,
+        },
+    },
+    Claim {
+        id: "001-undestroyed-contexts-fail-new-ones",
+        source: Source::SEED_001,
+        quote: "However, if these resources are not properly released or if the context is not destroyed \
+                appropriately after the first run, subsequent attempts to initialize a new context or utilize the \
+                same resources might fail.",
+        judged_by: "broken",
+        // The same calls, each destroying the context it made: past the
+        // call at which broken's new context is refused.
+        control: Control::Run("fixed-destroy"),
+        judge: |o: &Outcome| match o.first_error() {
+            Some(step) if step.call == "cuCtxCreate" => ClaimVerdict::Confirmed,
+            Some(_) => ClaimVerdict::Partly,
+            None if o.termination == casebook_model::Termination::Completed => {
+                ClaimVerdict::Refuted
+            }
+            None => ClaimVerdict::Undecided,
+        },
+        ..Claim::EITHER
+    },
+    Claim {
+        id: "004-oom-with-ample-free-memory",
+        source: Source::SEED_004,
+        quote: "In my experience optimizing high-performance computing applications, I've repeatedly encountered out-of-memory errors even with seemingly ample free memory.",
+        judged_by: "broken",
+        // Each call's context destroyed after its work (128 calls, past the
+        // 101 at which broken fails); what else differs from broken is said
+        // on fixed-destroy's page.
+        control: Control::Run("fixed-destroy"),
+        // cuCtxCreate reports out of memory: with how much still free?
+        judge: |o: &Outcome| match (
+            o.first_error_is(driver::OUT_OF_MEMORY),
+            o.measure(FREE_WHEN_IT_FAILED),
+        ) {
+            (Some(true), Some(free)) => {
+                ClaimVerdict::confirmed_if(Some(free >= (1u64 << 30) as f64))
+            }
+            (Some(false), _) => ClaimVerdict::Refuted,
+            _ if o.termination == casebook_model::Termination::Completed => ClaimVerdict::Refuted,
+            _ => ClaimVerdict::Undecided,
+        },
+        ..Claim::EITHER
+    },
+];
 
 #[cfg(test)]
 mod tests {

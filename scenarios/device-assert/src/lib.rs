@@ -143,87 +143,6 @@ static CUDA_ERROR_ASSERT_RUNTIME: Passage = Passage {
            be terminated and relaunched.",
 };
 
-const CLAIMS: &[Claim] = &[
-    Claim {
-        id: "nvidia-assert-reset-reinitialises",
-        source: Source::Nvidia(&ASSERTION),
-        quote: "No more commands can be sent to this device until cudaDeviceReset() is called to \
-                reinitialize the device.",
-        judged_by: "broken-cpp",
-        control: Control::Run("in-range-cpp"),
-        // No more commands: an unrelated call after the assert fails. Until
-        // the reset: after cudaDeviceReset a call succeeds ("confirmed"),
-        // or it still fails ("partly": the reset does not bring it back).
-        // The control, in-range-cpp, is the same program with every index in
-        // range (one change): no assert, the later call and the call after
-        // the reset both succeed.
-        judge: |o: &Outcome| match o.fact_text(LATER_CALL) {
-            Some("cudaSuccess") => ClaimVerdict::Refuted,
-            Some(_) => ClaimVerdict::when(
-                o.flag(AFTER_RESET),
-                ClaimVerdict::Confirmed,
-                ClaimVerdict::Partly,
-            ),
-            None => ClaimVerdict::Undecided,
-        },
-        ..Claim::EITHER
-    },
-    Claim {
-        id: "nvidia-assert-process-must-be-relaunched",
-        source: Source::Nvidia(&CUDA_ERROR_ASSERT_RUNTIME),
-        quote: "To continue using CUDA, the process must be terminated and relaunched.",
-        judged_by: "broken",
-        control: Control::Run("in-range"),
-        // The process after the assert: does a call in a new context, once
-        // the old one is destroyed, or in one it creates, work? And does the
-        // same program,
-        // started again as a process of its own, compute? No and yes:
-        // confirmed, the process had to be relaunched. The call in the new
-        // context works: refuted, the process could go on (in-range, the
-        // same program with every index in range, is the control). Neither
-        // works: partly, relaunching did not help either. (The Rust variant
-        // destroys the
-        // primary context with cuDevicePrimaryCtxReset, what the runtime's
-        // cudaDeviceReset does; broken-cpp's call after cudaDeviceReset is
-        // refused the same way.)
-        judge: |o: &Outcome| match (
-            o.flag(AFTER_DESTROY),
-            o.flag(A_CREATED_CONTEXT_WORKS),
-            o.flag(A_NEW_PROCESS_COMPUTES),
-        ) {
-            (Some(true), _, _) | (_, Some(true), _) => ClaimVerdict::Refuted,
-            (Some(false), Some(false), Some(true)) => ClaimVerdict::Confirmed,
-            (Some(false), Some(false), Some(false)) => ClaimVerdict::Partly,
-            _ => ClaimVerdict::Undecided,
-        },
-        ..Claim::EITHER
-    },
-    Claim {
-        id: "nvidia-assert-context-unusable-until-destroyed",
-        source: Source::Nvidia(&CUDA_ERROR_ASSERT),
-        quote: "The context cannot be used anymore, and must be destroyed. All existing device \
-                memory allocations from this context are invalid and must be reconstructed if the \
-                program is to continue using CUDA.",
-        judged_by: "broken",
-        control: Control::Run("in-range"),
-        // Unusable: an unrelated call after the assert fails. Destroying it
-        // and reconstructing the allocations is what the passage gives for
-        // going on with CUDA: a call in a new context succeeds
-        // ("confirmed"), or it fails too ("partly": destroying is not enough
-        // within this process).
-        judge: |o: &Outcome| match o.fact_text(LATER_CALL) {
-            Some(DriverError::SUCCESS) => ClaimVerdict::Refuted,
-            Some(_) => ClaimVerdict::when(
-                o.flag(AFTER_DESTROY),
-                ClaimVerdict::Confirmed,
-                ClaimVerdict::Partly,
-            ),
-            None => ClaimVerdict::Undecided,
-        },
-        ..Claim::EITHER
-    },
-];
-
 /// The indices of one call: every entry of the table in turn, and, where
 /// `past_the_end` says, one index equal to the table's length.
 pub(crate) fn indices(past_the_end: bool) -> Vec<i32> {
@@ -393,3 +312,84 @@ pub(crate) fn gather(
 ) -> Result<CudaFunction, DriverError> {
     device::kernel(rec, ctx, fatbin::GATHER, "gather")
 }
+
+const CLAIMS: &[Claim] = &[
+    Claim {
+        id: "nvidia-assert-reset-reinitialises",
+        source: Source::Nvidia(&ASSERTION),
+        quote: "No more commands can be sent to this device until cudaDeviceReset() is called to \
+                reinitialize the device.",
+        judged_by: "broken-cpp",
+        control: Control::Run("in-range-cpp"),
+        // No more commands: an unrelated call after the assert fails. Until
+        // the reset: after cudaDeviceReset a call succeeds ("confirmed"),
+        // or it still fails ("partly": the reset does not bring it back).
+        // The control, in-range-cpp, is the same program with every index in
+        // range (one change): no assert, the later call and the call after
+        // the reset both succeed.
+        judge: |o: &Outcome| match o.fact_text(LATER_CALL) {
+            Some("cudaSuccess") => ClaimVerdict::Refuted,
+            Some(_) => ClaimVerdict::when(
+                o.flag(AFTER_RESET),
+                ClaimVerdict::Confirmed,
+                ClaimVerdict::Partly,
+            ),
+            None => ClaimVerdict::Undecided,
+        },
+        ..Claim::EITHER
+    },
+    Claim {
+        id: "nvidia-assert-process-must-be-relaunched",
+        source: Source::Nvidia(&CUDA_ERROR_ASSERT_RUNTIME),
+        quote: "To continue using CUDA, the process must be terminated and relaunched.",
+        judged_by: "broken",
+        control: Control::Run("in-range"),
+        // The process after the assert: does a call in a new context, once
+        // the old one is destroyed, or in one it creates, work? And does the
+        // same program,
+        // started again as a process of its own, compute? No and yes:
+        // confirmed, the process had to be relaunched. The call in the new
+        // context works: refuted, the process could go on (in-range, the
+        // same program with every index in range, is the control). Neither
+        // works: partly, relaunching did not help either. (The Rust variant
+        // destroys the
+        // primary context with cuDevicePrimaryCtxReset, what the runtime's
+        // cudaDeviceReset does; broken-cpp's call after cudaDeviceReset is
+        // refused the same way.)
+        judge: |o: &Outcome| match (
+            o.flag(AFTER_DESTROY),
+            o.flag(A_CREATED_CONTEXT_WORKS),
+            o.flag(A_NEW_PROCESS_COMPUTES),
+        ) {
+            (Some(true), _, _) | (_, Some(true), _) => ClaimVerdict::Refuted,
+            (Some(false), Some(false), Some(true)) => ClaimVerdict::Confirmed,
+            (Some(false), Some(false), Some(false)) => ClaimVerdict::Partly,
+            _ => ClaimVerdict::Undecided,
+        },
+        ..Claim::EITHER
+    },
+    Claim {
+        id: "nvidia-assert-context-unusable-until-destroyed",
+        source: Source::Nvidia(&CUDA_ERROR_ASSERT),
+        quote: "The context cannot be used anymore, and must be destroyed. All existing device \
+                memory allocations from this context are invalid and must be reconstructed if the \
+                program is to continue using CUDA.",
+        judged_by: "broken",
+        control: Control::Run("in-range"),
+        // Unusable: an unrelated call after the assert fails. Destroying it
+        // and reconstructing the allocations is what the passage gives for
+        // going on with CUDA: a call in a new context succeeds
+        // ("confirmed"), or it fails too ("partly": destroying is not enough
+        // within this process).
+        judge: |o: &Outcome| match o.fact_text(LATER_CALL) {
+            Some(DriverError::SUCCESS) => ClaimVerdict::Refuted,
+            Some(_) => ClaimVerdict::when(
+                o.flag(AFTER_DESTROY),
+                ClaimVerdict::Confirmed,
+                ClaimVerdict::Partly,
+            ),
+            None => ClaimVerdict::Undecided,
+        },
+        ..Claim::EITHER
+    },
+];

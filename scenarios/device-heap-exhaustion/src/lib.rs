@@ -111,6 +111,66 @@ pub fn scenario() -> Scenario {
     }
 }
 
+pub(crate) struct Kernels {
+    /// Threads per launch: THREADS, or fewer under the sanitizer.
+    pub threads: usize,
+    pub ctx: Arc<CudaContext>,
+    pub stream: Arc<CudaStream>,
+    pub probe: CudaFunction,
+    pub nulls: CudaSlice<u32>,
+}
+
+pub(crate) fn setup(rec: &mut Recorder) -> anyhow::Result<Kernels> {
+    let ctx = device::context(rec)?;
+    let probe = device::kernel(rec, &ctx, fatbin::HEAP, "heap_probe")?;
+    let stream = ctx.default_stream();
+    let nulls = rec.step("cuMemAllocAsync", stream.alloc_zeros::<u32>(1))?;
+    let heap = rec.step(
+        "cuCtxGetLimit MALLOC_HEAP_SIZE",
+        ctx.get_limit(sys::CUlimit::CU_LIMIT_MALLOC_HEAP_SIZE),
+    )?;
+    measure_bytes(rec, HEAP_LIMIT_BEFORE, heap);
+    rec.fact(HEAP, format!("{} MiB", heap >> 20));
+    let threads = threads(rec);
+    Ok(Kernels {
+        threads,
+        ctx,
+        stream,
+        probe,
+        nulls,
+    })
+}
+
+pub(crate) fn config(threads: usize) -> LaunchConfig {
+    LaunchConfig::for_num_elems(threads as u32)
+}
+
+/// Counts the threads whose allocation returns null; writes through none.
+pub(crate) fn probe(rec: &mut Recorder, k: &mut Kernels) -> anyhow::Result<u32> {
+    rec.step("cuMemsetD8Async", k.stream.memset_zeros(&mut k.nulls))?;
+    let (n, floats) = (k.threads as i32, FLOATS as i32);
+    let mut launch = k.stream.launch_builder(&k.probe);
+    launch.arg(&n).arg(&floats).arg(&mut k.nulls);
+    rec.step("cuLaunchKernel heap_probe", unsafe {
+        launch.launch(config(k.threads))
+    })?;
+    let nulls = rec.step("cuMemcpyDtoH", k.stream.clone_dtoh(&k.nulls))?[0];
+    rec.measure(NULL_ALLOCATIONS, nulls as f64);
+    rec.fact(
+        NULLS,
+        match nulls {
+            0 => "none",
+            n if n as usize == k.threads => "all",
+            _ => "some",
+        },
+    );
+    Ok(nulls)
+}
+
+pub(crate) fn input(threads: usize) -> Vec<f32> {
+    (0..threads).map(|i| (i % 1000) as f32).collect()
+}
+
 const CLAIMS: &[Claim] = &[
     Claim {
         id: "003-in-kernel-new-fragments-into-oom",
@@ -253,63 +313,3 @@ const CLAIMS: &[Claim] = &[
         ..Claim::EITHER
     },
 ];
-
-pub(crate) struct Kernels {
-    /// Threads per launch: THREADS, or fewer under the sanitizer.
-    pub threads: usize,
-    pub ctx: Arc<CudaContext>,
-    pub stream: Arc<CudaStream>,
-    pub probe: CudaFunction,
-    pub nulls: CudaSlice<u32>,
-}
-
-pub(crate) fn setup(rec: &mut Recorder) -> anyhow::Result<Kernels> {
-    let ctx = device::context(rec)?;
-    let probe = device::kernel(rec, &ctx, fatbin::HEAP, "heap_probe")?;
-    let stream = ctx.default_stream();
-    let nulls = rec.step("cuMemAllocAsync", stream.alloc_zeros::<u32>(1))?;
-    let heap = rec.step(
-        "cuCtxGetLimit MALLOC_HEAP_SIZE",
-        ctx.get_limit(sys::CUlimit::CU_LIMIT_MALLOC_HEAP_SIZE),
-    )?;
-    measure_bytes(rec, HEAP_LIMIT_BEFORE, heap);
-    rec.fact(HEAP, format!("{} MiB", heap >> 20));
-    let threads = threads(rec);
-    Ok(Kernels {
-        threads,
-        ctx,
-        stream,
-        probe,
-        nulls,
-    })
-}
-
-pub(crate) fn config(threads: usize) -> LaunchConfig {
-    LaunchConfig::for_num_elems(threads as u32)
-}
-
-/// Counts the threads whose allocation returns null; writes through none.
-pub(crate) fn probe(rec: &mut Recorder, k: &mut Kernels) -> anyhow::Result<u32> {
-    rec.step("cuMemsetD8Async", k.stream.memset_zeros(&mut k.nulls))?;
-    let (n, floats) = (k.threads as i32, FLOATS as i32);
-    let mut launch = k.stream.launch_builder(&k.probe);
-    launch.arg(&n).arg(&floats).arg(&mut k.nulls);
-    rec.step("cuLaunchKernel heap_probe", unsafe {
-        launch.launch(config(k.threads))
-    })?;
-    let nulls = rec.step("cuMemcpyDtoH", k.stream.clone_dtoh(&k.nulls))?[0];
-    rec.measure(NULL_ALLOCATIONS, nulls as f64);
-    rec.fact(
-        NULLS,
-        match nulls {
-            0 => "none",
-            n if n as usize == k.threads => "all",
-            _ => "some",
-        },
-    );
-    Ok(nulls)
-}
-
-pub(crate) fn input(threads: usize) -> Vec<f32> {
-    (0..threads).map(|i| (i % 1000) as f32).collect()
-}

@@ -69,26 +69,6 @@ pub fn scenario() -> Scenario {
     }
 }
 
-const CLAIMS: &[Claim] = &[Claim {
-    id: "002-exception-skips-free",
-    source: Source::SEED_002,
-    quote: "If an exception is thrown within the `try` block, `cudaFree(dev_ptr)` is not executed. This \
-                leaves the allocated device memory unreleased, contributing to memory exhaustion over multiple runs.",
-    judged_by: "broken-cpp",
-    control: Control::Run("fixed-cpp"),
-    reach: Reach::AtBestPartly(
-        "in the article's own code the only throw follows a failed cudaMalloc, so nothing was allocated to leak; \
-             the leak measured is a throw after a successful allocation, repeated within one process (a process's \
-             memory is back when it exits, unless a child it forked after CUDA started still holds its context: orphaned-process)",
-    ),
-    judge: |o: &Outcome| match (o.check(NO_LEAK), o.fact_text(LEAK_PER_FAILURE)) {
-        (Some(false), Some("exactly one allocation")) => ClaimVerdict::Confirmed,
-        (Some(false), _) => ClaimVerdict::Partly,
-        (Some(true), _) => ClaimVerdict::Refuted,
-        (None, _) => ClaimVerdict::Undecided,
-    },
-}];
-
 pub(crate) struct Model {
     pub ctx: Arc<CudaContext>,
     pub stream: Arc<CudaStream>,
@@ -164,3 +144,23 @@ pub(crate) fn drive(
     rec.check(NO_LEAK, lost.abs() < tolerance);
     Ok(())
 }
+
+const CLAIMS: &[Claim] = &[Claim {
+    id: "002-exception-skips-free",
+    source: Source::SEED_002,
+    quote: "If an exception is thrown within the `try` block, `cudaFree(dev_ptr)` is not executed. This \
+                leaves the allocated device memory unreleased, contributing to memory exhaustion over multiple runs.",
+    judged_by: "broken-cpp",
+    control: Control::Run("fixed-cpp"),
+    reach: Reach::AtBestPartly(
+        "in the article's own code the only throw follows a failed cudaMalloc, so nothing was allocated to leak; \
+             the leak measured is a throw after a successful allocation, repeated within one process (a process's \
+             memory is back when it exits, unless a child it forked after CUDA started still holds its context: orphaned-process)",
+    ),
+    judge: |o: &Outcome| match (o.check(NO_LEAK), o.fact_text(LEAK_PER_FAILURE)) {
+        (Some(false), Some("exactly one allocation")) => ClaimVerdict::Confirmed,
+        (Some(false), _) => ClaimVerdict::Partly,
+        (Some(true), _) => ClaimVerdict::Refuted,
+        (None, _) => ClaimVerdict::Undecided,
+    },
+}];

@@ -239,6 +239,82 @@ pub fn scenario() -> Scenario {
     }
 }
 
+/// A pool that hands out blocks from a region of [`REGION`] bytes.
+pub(crate) trait Pool {
+    fn alloc(&mut self, rec: &mut Recorder, bytes: usize) -> Option<CUdeviceptr>;
+    fn free(&mut self, rec: &mut Recorder, ptr: CUdeviceptr);
+    /// Bytes of the region not handed out.
+    fn free_bytes(&self) -> usize;
+    /// The largest single request it would serve now.
+    fn largest_request(&self) -> usize;
+}
+
+/// The workload: fill the region with kept blocks between temporaries, free
+/// the temporaries, then ask for [`LARGE`] bytes and write to them.
+pub(crate) fn workload(rec: &mut Recorder, pool: &mut dyn Pool) -> anyhow::Result<()> {
+    let mut kept = Vec::new();
+    let mut temporaries = Vec::new();
+    loop {
+        let pair = rec.iteration("a kept block and a temporary", |rec| {
+            let k = pool.alloc(rec, KEPT)?;
+            Some((k, pool.alloc(rec, TEMPORARY)))
+        });
+        let Some((k, t)) = pair else { break };
+        kept.push(k);
+        let Some(t) = t else { break };
+        temporaries.push(t);
+    }
+    rec.fact(KEPT_BLOCKS, kept.len());
+    rec.fact(TEMPORARIES, temporaries.len());
+    for (i, t) in temporaries.into_iter().enumerate() {
+        rec.iteration("free a temporary", |rec| pool.free(rec, t));
+        rec.point(FREE_BYTES_CURVE, (i + 1) as f64, pool.free_bytes() as f64);
+        rec.point(
+            LARGEST_REQUEST_BYTES,
+            (i + 1) as f64,
+            pool.largest_request() as f64,
+        );
+    }
+    let (free, largest) = (pool.free_bytes(), pool.largest_request());
+    measure_bytes(rec, FREE_BYTES_FIGURE, free);
+    measure_bytes(rec, LARGEST_REQUEST, largest);
+    rec.measure(LARGEST_OVER_FREE, largest as f64 / free as f64);
+    rec.fact(
+        FREE_BYTES_IN_THE_REGION,
+        format!("{} MiB of {}", free / MIB, REGION / MIB),
+    );
+    rec.fact(
+        LARGEST_REQUEST_THE_POOL_SERVES,
+        format!("{} MiB", largest / MIB),
+    );
+    rec.fact(
+        FREE_BYTES_EXCEED_THE_LARGEST_REQUEST_THE_POOL_SERVES,
+        free > largest,
+    );
+    let large = pool.alloc(rec, LARGE);
+    rec.check(SERVED, large.is_some());
+    if let Some(ptr) = large {
+        let usable = rec
+            .step("cuMemsetD8 (the large block)", unsafe {
+                cudarc::driver::result::memset_d8_sync(ptr, 0xab, LARGE)
+            })
+            .is_ok();
+        let mut tail = [0u8; 16];
+        rec.step("cuMemcpyDtoH (its last bytes)", unsafe {
+            cudarc::driver::result::memcpy_dtoh_sync(&mut tail, ptr + (LARGE - 16) as u64)
+        })?;
+        rec.check(
+            THE_LARGE_BLOCK_HOLDS_WHAT_WAS_WRITTEN,
+            usable && tail.iter().all(|&b| b == 0xab),
+        );
+        pool.free(rec, ptr);
+    }
+    for k in kept {
+        rec.iteration("free a kept block", |rec| pool.free(rec, k));
+    }
+    Ok(())
+}
+
 /// PyTorch's caching allocator: free pieces that together exceed the
 /// request four times, none of them fits, and the request is refused:
 /// confirmed; served on the same pieces: refuted.
@@ -588,79 +664,3 @@ const CLAIMS: &[Claim] = &[
         ..Claim::EITHER
     },
 ];
-
-/// A pool that hands out blocks from a region of [`REGION`] bytes.
-pub(crate) trait Pool {
-    fn alloc(&mut self, rec: &mut Recorder, bytes: usize) -> Option<CUdeviceptr>;
-    fn free(&mut self, rec: &mut Recorder, ptr: CUdeviceptr);
-    /// Bytes of the region not handed out.
-    fn free_bytes(&self) -> usize;
-    /// The largest single request it would serve now.
-    fn largest_request(&self) -> usize;
-}
-
-/// The workload: fill the region with kept blocks between temporaries, free
-/// the temporaries, then ask for [`LARGE`] bytes and write to them.
-pub(crate) fn workload(rec: &mut Recorder, pool: &mut dyn Pool) -> anyhow::Result<()> {
-    let mut kept = Vec::new();
-    let mut temporaries = Vec::new();
-    loop {
-        let pair = rec.iteration("a kept block and a temporary", |rec| {
-            let k = pool.alloc(rec, KEPT)?;
-            Some((k, pool.alloc(rec, TEMPORARY)))
-        });
-        let Some((k, t)) = pair else { break };
-        kept.push(k);
-        let Some(t) = t else { break };
-        temporaries.push(t);
-    }
-    rec.fact(KEPT_BLOCKS, kept.len());
-    rec.fact(TEMPORARIES, temporaries.len());
-    for (i, t) in temporaries.into_iter().enumerate() {
-        rec.iteration("free a temporary", |rec| pool.free(rec, t));
-        rec.point(FREE_BYTES_CURVE, (i + 1) as f64, pool.free_bytes() as f64);
-        rec.point(
-            LARGEST_REQUEST_BYTES,
-            (i + 1) as f64,
-            pool.largest_request() as f64,
-        );
-    }
-    let (free, largest) = (pool.free_bytes(), pool.largest_request());
-    measure_bytes(rec, FREE_BYTES_FIGURE, free);
-    measure_bytes(rec, LARGEST_REQUEST, largest);
-    rec.measure(LARGEST_OVER_FREE, largest as f64 / free as f64);
-    rec.fact(
-        FREE_BYTES_IN_THE_REGION,
-        format!("{} MiB of {}", free / MIB, REGION / MIB),
-    );
-    rec.fact(
-        LARGEST_REQUEST_THE_POOL_SERVES,
-        format!("{} MiB", largest / MIB),
-    );
-    rec.fact(
-        FREE_BYTES_EXCEED_THE_LARGEST_REQUEST_THE_POOL_SERVES,
-        free > largest,
-    );
-    let large = pool.alloc(rec, LARGE);
-    rec.check(SERVED, large.is_some());
-    if let Some(ptr) = large {
-        let usable = rec
-            .step("cuMemsetD8 (the large block)", unsafe {
-                cudarc::driver::result::memset_d8_sync(ptr, 0xab, LARGE)
-            })
-            .is_ok();
-        let mut tail = [0u8; 16];
-        rec.step("cuMemcpyDtoH (its last bytes)", unsafe {
-            cudarc::driver::result::memcpy_dtoh_sync(&mut tail, ptr + (LARGE - 16) as u64)
-        })?;
-        rec.check(
-            THE_LARGE_BLOCK_HOLDS_WHAT_WAS_WRITTEN,
-            usable && tail.iter().all(|&b| b == 0xab),
-        );
-        pool.free(rec, ptr);
-    }
-    for k in kept {
-        rec.iteration("free a kept block", |rec| pool.free(rec, k));
-    }
-    Ok(())
-}

@@ -263,106 +263,6 @@ static GENERAL_RULE: Passage = Passage {
            transition.",
 };
 
-const CLAIMS: &[Claim] = &[
-    Claim {
-        id: "nvidia-sync-during-capture-is-invalid",
-        source: Source::Nvidia(&PROHIBITED),
-        quote: "It is invalid to synchronize or query the execution status of a stream which is \
-                being captured or a captured event, because they do not represent items \
-                scheduled for execution.",
-        judged_by: "status-calls",
-        control: Control::Run("status-calls-uncaptured"),
-        // The sentence names four calls: the stream synchronised or
-        // queried, a captured event synchronised or queried. Each is made
-        // in a capture of its own. All four refused: confirmed; none:
-        // refuted; some: partly. The control makes the same calls on the
-        // same work enqueued uncaptured.
-        judge: |o: &Outcome| {
-            let refused = [
-                STREAM_SYNCHRONIZE_REFUSED,
-                STREAM_QUERY_REFUSED,
-                EVENT_SYNCHRONIZE_REFUSED,
-                EVENT_QUERY_REFUSED,
-            ]
-            .map(|f| o.flag(f));
-            match refused.iter().copied().collect::<Option<Vec<bool>>>() {
-                Some(r) if r.iter().all(|&x| x) => ClaimVerdict::Confirmed,
-                Some(r) if r.iter().any(|&x| x) => ClaimVerdict::Partly,
-                Some(_) => ClaimVerdict::Refuted,
-                None => ClaimVerdict::Undecided,
-            }
-        },
-        ..Claim::EITHER
-    },
-    Claim {
-        id: "nvidia-end-capture-after-invalidation",
-        source: Source::Nvidia(&INVALIDATION),
-        quote: "This call will take the associated streams out of capture mode, but will also \
-                return an error value and a NULL graph.",
-        judged_by: "broken",
-        control: Control::Run("fixed"),
-        judge: |o: &Outcome| {
-            let text = |name| o.fact(name).and_then(|v| v.as_str().map(str::to_owned));
-            match (text(END_CAPTURE), text(GRAPH), text(STREAM_AFTER)) {
-                (Some(end), Some(graph), Some(after)) => {
-                    let error = end != DriverError::SUCCESS;
-                    match (error && graph == "none", after == "out of capture mode") {
-                        (true, true) => ClaimVerdict::Confirmed,
-                        (true, false) => ClaimVerdict::Partly,
-                        (false, _) => ClaimVerdict::Refuted,
-                    }
-                }
-                _ => ClaimVerdict::Undecided,
-            }
-        },
-        ..Claim::EITHER
-    },
-    Claim {
-        id: "nvidia-captured-and-enqueued-dependency-is-an-error",
-        source: Source::Nvidia(&GENERAL_RULE),
-        quote: "As a general rule, when a dependency relation would connect something that is \
-                captured with something that was not captured and instead enqueued for \
-                execution, CUDA prefers to return an error rather than ignore the dependency.",
-        judged_by: "captured-event",
-        control: Control::Run("event-outside-capture"),
-        // The teardown's wait connects work enqueued on the stream with an
-        // event that stands for a node of the (destroyed) graph: an error
-        // confirms, success refutes.
-        judge: |o: &Outcome| {
-            ClaimVerdict::confirmed_if(
-                o.fact_text(TEARDOWN_WAIT)
-                    .map(|r| r != DriverError::SUCCESS),
-            )
-        },
-        ..Claim::EITHER
-    },
-    Claim {
-        id: "nvidia-non-captured-event-wait-is-invalid",
-        source: Source::Nvidia(&NON_CAPTURED_WAIT),
-        quote: "It is invalid to wait on a non-captured event from a stream which is being \
-                captured without specifying the `cudaEventWaitExternal` flag.",
-        judged_by: "wait-default",
-        control: Control::Run("wait-external"),
-        // In driver calls: inside a capture, the stream waits on an event
-        // recorded before the capture began, with no flag. The capture gives
-        // a graph: refuted. It gives none, the wait or its end refused:
-        // confirmed. The control passes CU_EVENT_WAIT_EXTERNAL, the flag the
-        // passage names. (cudarc's tracking makes the same wait inside
-        // safe-api-tracked, whose capture is refused with the isolation
-        // error.)
-        judge: |o: &Outcome| {
-            let graph = o.fact_text(GRAPH);
-            let refused = o.steps.iter().any(|s| s.is_error());
-            match (graph, refused) {
-                (Some("a graph"), _) => ClaimVerdict::Refuted,
-                (Some("none"), true) => ClaimVerdict::Confirmed,
-                _ => ClaimVerdict::Undecided,
-            }
-        },
-        ..Claim::EITHER
-    },
-];
-
 /// Ends the capture on `stream` with cuStreamEndCapture itself, to see both
 /// what it returns and whether it hands back a graph; records both, and
 /// whether the stream is still capturing afterwards.
@@ -511,6 +411,106 @@ pub(crate) fn check_graph_ran(rec: &mut Recorder, buf: sys::CUdeviceptr) -> anyh
     rec.check(GRAPH_RAN, host.iter().all(|&w| w == PATTERN));
     Ok(())
 }
+
+const CLAIMS: &[Claim] = &[
+    Claim {
+        id: "nvidia-sync-during-capture-is-invalid",
+        source: Source::Nvidia(&PROHIBITED),
+        quote: "It is invalid to synchronize or query the execution status of a stream which is \
+                being captured or a captured event, because they do not represent items \
+                scheduled for execution.",
+        judged_by: "status-calls",
+        control: Control::Run("status-calls-uncaptured"),
+        // The sentence names four calls: the stream synchronised or
+        // queried, a captured event synchronised or queried. Each is made
+        // in a capture of its own. All four refused: confirmed; none:
+        // refuted; some: partly. The control makes the same calls on the
+        // same work enqueued uncaptured.
+        judge: |o: &Outcome| {
+            let refused = [
+                STREAM_SYNCHRONIZE_REFUSED,
+                STREAM_QUERY_REFUSED,
+                EVENT_SYNCHRONIZE_REFUSED,
+                EVENT_QUERY_REFUSED,
+            ]
+            .map(|f| o.flag(f));
+            match refused.iter().copied().collect::<Option<Vec<bool>>>() {
+                Some(r) if r.iter().all(|&x| x) => ClaimVerdict::Confirmed,
+                Some(r) if r.iter().any(|&x| x) => ClaimVerdict::Partly,
+                Some(_) => ClaimVerdict::Refuted,
+                None => ClaimVerdict::Undecided,
+            }
+        },
+        ..Claim::EITHER
+    },
+    Claim {
+        id: "nvidia-end-capture-after-invalidation",
+        source: Source::Nvidia(&INVALIDATION),
+        quote: "This call will take the associated streams out of capture mode, but will also \
+                return an error value and a NULL graph.",
+        judged_by: "broken",
+        control: Control::Run("fixed"),
+        judge: |o: &Outcome| {
+            let text = |name| o.fact(name).and_then(|v| v.as_str().map(str::to_owned));
+            match (text(END_CAPTURE), text(GRAPH), text(STREAM_AFTER)) {
+                (Some(end), Some(graph), Some(after)) => {
+                    let error = end != DriverError::SUCCESS;
+                    match (error && graph == "none", after == "out of capture mode") {
+                        (true, true) => ClaimVerdict::Confirmed,
+                        (true, false) => ClaimVerdict::Partly,
+                        (false, _) => ClaimVerdict::Refuted,
+                    }
+                }
+                _ => ClaimVerdict::Undecided,
+            }
+        },
+        ..Claim::EITHER
+    },
+    Claim {
+        id: "nvidia-captured-and-enqueued-dependency-is-an-error",
+        source: Source::Nvidia(&GENERAL_RULE),
+        quote: "As a general rule, when a dependency relation would connect something that is \
+                captured with something that was not captured and instead enqueued for \
+                execution, CUDA prefers to return an error rather than ignore the dependency.",
+        judged_by: "captured-event",
+        control: Control::Run("event-outside-capture"),
+        // The teardown's wait connects work enqueued on the stream with an
+        // event that stands for a node of the (destroyed) graph: an error
+        // confirms, success refutes.
+        judge: |o: &Outcome| {
+            ClaimVerdict::confirmed_if(
+                o.fact_text(TEARDOWN_WAIT)
+                    .map(|r| r != DriverError::SUCCESS),
+            )
+        },
+        ..Claim::EITHER
+    },
+    Claim {
+        id: "nvidia-non-captured-event-wait-is-invalid",
+        source: Source::Nvidia(&NON_CAPTURED_WAIT),
+        quote: "It is invalid to wait on a non-captured event from a stream which is being \
+                captured without specifying the `cudaEventWaitExternal` flag.",
+        judged_by: "wait-default",
+        control: Control::Run("wait-external"),
+        // In driver calls: inside a capture, the stream waits on an event
+        // recorded before the capture began, with no flag. The capture gives
+        // a graph: refuted. It gives none, the wait or its end refused:
+        // confirmed. The control passes CU_EVENT_WAIT_EXTERNAL, the flag the
+        // passage names. (cudarc's tracking makes the same wait inside
+        // safe-api-tracked, whose capture is refused with the isolation
+        // error.)
+        judge: |o: &Outcome| {
+            let graph = o.fact_text(GRAPH);
+            let refused = o.steps.iter().any(|s| s.is_error());
+            match (graph, refused) {
+                (Some("a graph"), _) => ClaimVerdict::Refuted,
+                (Some("none"), true) => ClaimVerdict::Confirmed,
+                _ => ClaimVerdict::Undecided,
+            }
+        },
+        ..Claim::EITHER
+    },
+];
 
 #[cfg(test)]
 mod tests {

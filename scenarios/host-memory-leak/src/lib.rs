@@ -143,6 +143,51 @@ pub fn scenario() -> Scenario {
     }
 }
 
+/// Runs CALLS calls and measures host and device memory around them.
+pub(crate) fn drive(
+    rec: &mut Recorder,
+    call: fn(&mut Recorder, &std::sync::Arc<CudaContext>) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let ctx = device::context(rec)?;
+    call(rec, &ctx)?; // one warm-up call, so the baseline includes the runtime's own buffers
+    let host_before = device::resident_bytes();
+    let device_before = device::free_bytes(rec, &ctx)?;
+    for i in 0..CALLS {
+        rec.iteration("model call", |rec| call(rec, &ctx))?;
+        rec.point(
+            RESIDENT_BYTES,
+            (i + 1) as f64,
+            device::resident_bytes() as f64,
+        );
+    }
+    let host_after = device::resident_bytes();
+    let device_after = device::free_bytes(rec, &ctx)?;
+    measure_bytes(rec, RESIDENT_BEFORE, host_before);
+    measure_bytes(rec, RESIDENT_AFTER, host_after);
+    measure_bytes(rec, DEVICE_FREE_BEFORE, device_before);
+    measure_bytes(rec, DEVICE_FREE_AFTER, device_after);
+    let grown = host_after.saturating_sub(host_before);
+    let per_call = grown as f64 / CALLS as f64;
+    rec.measure(RESIDENT_GROWTH_PER_CALL, per_call);
+    let one_call = (2 * FLOATS * 4) as f64; // the host buffer and the pinned one
+    rec.fact(
+        PER_CALL,
+        if grown < TOLERANCE {
+            "nothing"
+        } else if (per_call - one_call).abs() < one_call / 4.0 {
+            "about one call's host and pinned buffers"
+        } else {
+            "something other than one call's buffers"
+        },
+    );
+    rec.fact(
+        DEVICE_MOVED,
+        device_before.abs_diff(device_after) > TOLERANCE,
+    );
+    rec.check(BACK, grown < TOLERANCE);
+    Ok(())
+}
+
 /// Under the memory cgroup's limit, after the calls: the kernel killed the
 /// worker for its request of pinned memory (confirmed), or served it
 /// (refuted).
@@ -231,48 +276,3 @@ const CLAIMS: &[Claim] = &[
         ..Claim::EITHER
     },
 ];
-
-/// Runs CALLS calls and measures host and device memory around them.
-pub(crate) fn drive(
-    rec: &mut Recorder,
-    call: fn(&mut Recorder, &std::sync::Arc<CudaContext>) -> anyhow::Result<()>,
-) -> anyhow::Result<()> {
-    let ctx = device::context(rec)?;
-    call(rec, &ctx)?; // one warm-up call, so the baseline includes the runtime's own buffers
-    let host_before = device::resident_bytes();
-    let device_before = device::free_bytes(rec, &ctx)?;
-    for i in 0..CALLS {
-        rec.iteration("model call", |rec| call(rec, &ctx))?;
-        rec.point(
-            RESIDENT_BYTES,
-            (i + 1) as f64,
-            device::resident_bytes() as f64,
-        );
-    }
-    let host_after = device::resident_bytes();
-    let device_after = device::free_bytes(rec, &ctx)?;
-    measure_bytes(rec, RESIDENT_BEFORE, host_before);
-    measure_bytes(rec, RESIDENT_AFTER, host_after);
-    measure_bytes(rec, DEVICE_FREE_BEFORE, device_before);
-    measure_bytes(rec, DEVICE_FREE_AFTER, device_after);
-    let grown = host_after.saturating_sub(host_before);
-    let per_call = grown as f64 / CALLS as f64;
-    rec.measure(RESIDENT_GROWTH_PER_CALL, per_call);
-    let one_call = (2 * FLOATS * 4) as f64; // the host buffer and the pinned one
-    rec.fact(
-        PER_CALL,
-        if grown < TOLERANCE {
-            "nothing"
-        } else if (per_call - one_call).abs() < one_call / 4.0 {
-            "about one call's host and pinned buffers"
-        } else {
-            "something other than one call's buffers"
-        },
-    );
-    rec.fact(
-        DEVICE_MOVED,
-        device_before.abs_diff(device_after) > TOLERANCE,
-    );
-    rec.check(BACK, grown < TOLERANCE);
-    Ok(())
-}

@@ -125,6 +125,30 @@ static BUILT_IN_VARIABLES: Passage = Passage {
            structures consisting of three unsigned values named x, y, and z.",
 };
 
+pub(crate) struct Kernels {
+    pub ctx: Arc<CudaContext>,
+    pub fill_int_index: CudaFunction,
+    pub fill_64bit_index: CudaFunction,
+    pub count_unset: CudaFunction,
+}
+
+pub(crate) fn kernels(rec: &mut Recorder) -> Result<Kernels, DriverError> {
+    let ctx = device::context(rec)?;
+    rec.measure(ELEMENTS, ELEMENTS_N as f64);
+    Ok(Kernels {
+        fill_int_index: device::kernel(rec, &ctx, fatbin::FILL, "fill_int_index")?,
+        fill_64bit_index: device::kernel(rec, &ctx, fatbin::FILL, "fill_64bit_index")?,
+        count_unset: device::kernel(rec, &ctx, fatbin::FILL, "count_unset")?,
+        ctx,
+    })
+}
+
+/// One thread per element.
+pub(crate) fn per_element() -> LaunchConfig {
+    let blocks = (ELEMENTS_N as u64).div_ceil(u64::from(THREADS));
+    casebook_driver::device::line(u32::try_from(blocks).expect("under 2^31 blocks"), THREADS)
+}
+
 const CLAIMS: &[Claim] = &[Claim {
     id: "nvidia-block-index-is-unsigned",
     source: Source::Nvidia(&BUILT_IN_VARIABLES),
@@ -159,27 +183,3 @@ const CLAIMS: &[Claim] = &[Claim {
     },
     ..Claim::EITHER
 }];
-
-pub(crate) struct Kernels {
-    pub ctx: Arc<CudaContext>,
-    pub fill_int_index: CudaFunction,
-    pub fill_64bit_index: CudaFunction,
-    pub count_unset: CudaFunction,
-}
-
-pub(crate) fn kernels(rec: &mut Recorder) -> Result<Kernels, DriverError> {
-    let ctx = device::context(rec)?;
-    rec.measure(ELEMENTS, ELEMENTS_N as f64);
-    Ok(Kernels {
-        fill_int_index: device::kernel(rec, &ctx, fatbin::FILL, "fill_int_index")?,
-        fill_64bit_index: device::kernel(rec, &ctx, fatbin::FILL, "fill_64bit_index")?,
-        count_unset: device::kernel(rec, &ctx, fatbin::FILL, "count_unset")?,
-        ctx,
-    })
-}
-
-/// One thread per element.
-pub(crate) fn per_element() -> LaunchConfig {
-    let blocks = (ELEMENTS_N as u64).div_ceil(u64::from(THREADS));
-    casebook_driver::device::line(u32::try_from(blocks).expect("under 2^31 blocks"), THREADS)
-}

@@ -80,6 +80,16 @@ static INVALID_DEVICE_DOC: Passage = Passage {
            valid CUDA device or that the action requested is invalid for the specified device.",
 };
 
+/// The job's work on the device it got: its primary context, a buffer
+/// written and freed. Nothing runs where the device was refused.
+pub(crate) fn work(
+    rec: &mut Recorder,
+    device: Result<sys::CUdevice, DriverError>,
+) -> anyhow::Result<()> {
+    casebook_driver::device::small_job(rec, device?)?;
+    Ok(())
+}
+
 const CLAIMS: &[Claim] = &[Claim {
     id: "nvidia-invalid-device-is-the-ordinal",
     source: Source::Nvidia(&INVALID_DEVICE_DOC),
@@ -102,16 +112,6 @@ const CLAIMS: &[Claim] = &[Claim {
     },
     ..Claim::EITHER
 }];
-
-/// The job's work on the device it got: its primary context, a buffer
-/// written and freed. Nothing runs where the device was refused.
-pub(crate) fn work(
-    rec: &mut Recorder,
-    device: Result<sys::CUdevice, DriverError>,
-) -> anyhow::Result<()> {
-    casebook_driver::device::small_job(rec, device?)?;
-    Ok(())
-}
 
 #[cfg(test)]
 mod tests {

@@ -88,25 +88,6 @@ static STACK_LIMIT_DOC: Passage = Passage {
     text: "cudaLimitStackSize controls the stack size in bytes of each GPU thread.",
 };
 
-const CLAIMS: &[Claim] = &[Claim {
-    id: "nvidia-stack-size-limit-is-per-thread-stack",
-    source: Source::Nvidia(&STACK_LIMIT_DOC),
-    quote: "cudaLimitStackSize controls the stack size in bytes of each GPU thread.",
-    judged_by: "fixed-cpp",
-    control: Control::Run("broken-cpp"),
-    // The walk that overflows the default stack, with cudaLimitStackSize
-    // raised to a KiB per call: it runs and matches the CPU (confirmed), or
-    // faults as before (refuted). broken-cpp, the same walk on the default
-    // limit, is the control: there the walk faults.
-    judge: |o: &Outcome| match (o.first_error(), o.check(MATCHES)) {
-        (None, Some(true)) => ClaimVerdict::Confirmed,
-        (Some(e), _) if e.result == runtime::ILLEGAL_ADDRESS => ClaimVerdict::Refuted,
-        (Some(_), _) => ClaimVerdict::Partly,
-        _ => ClaimVerdict::Undecided,
-    },
-    ..Claim::EITHER
-}];
-
 fn input() -> Vec<f32> {
     (0..FRAME).map(|i| (i % 7) as f32 * 0.5).collect()
 }
@@ -160,3 +141,22 @@ pub(crate) fn walk(rec: &mut Recorder, ctx: &Arc<CudaContext>) -> anyhow::Result
     }
     Ok(())
 }
+
+const CLAIMS: &[Claim] = &[Claim {
+    id: "nvidia-stack-size-limit-is-per-thread-stack",
+    source: Source::Nvidia(&STACK_LIMIT_DOC),
+    quote: "cudaLimitStackSize controls the stack size in bytes of each GPU thread.",
+    judged_by: "fixed-cpp",
+    control: Control::Run("broken-cpp"),
+    // The walk that overflows the default stack, with cudaLimitStackSize
+    // raised to a KiB per call: it runs and matches the CPU (confirmed), or
+    // faults as before (refuted). broken-cpp, the same walk on the default
+    // limit, is the control: there the walk faults.
+    judge: |o: &Outcome| match (o.first_error(), o.check(MATCHES)) {
+        (None, Some(true)) => ClaimVerdict::Confirmed,
+        (Some(e), _) if e.result == runtime::ILLEGAL_ADDRESS => ClaimVerdict::Refuted,
+        (Some(_), _) => ClaimVerdict::Partly,
+        _ => ClaimVerdict::Undecided,
+    },
+    ..Claim::EITHER
+}];

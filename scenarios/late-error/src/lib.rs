@@ -63,6 +63,86 @@ pub fn scenario() -> Scenario {
     }
 }
 
+pub(crate) struct Program {
+    pub ctx: Arc<CudaContext>,
+    pub fault: CudaFunction,
+}
+
+pub(crate) fn setup(rec: &mut Recorder) -> anyhow::Result<Program> {
+    let ctx = device::context(rec)?;
+    let fault = device::kernel(rec, &ctx, fatbin::FAULT, KERNEL)?;
+    Ok(Program { ctx, fault })
+}
+
+/// The kernel that faults, as a report that names it spells it.
+pub(crate) const KERNEL: &str = "spin_then_fault";
+
+/// Records which call first reports the (provoked) fault, and whether any
+/// error the program's calls return names the kernel that faulted.
+#[derive(Default)]
+pub(crate) struct Blame {
+    first: Option<String>,
+    names_the_kernel: bool,
+}
+
+impl Blame {
+    /// Records a call; every error here is the provoked fault, so it is
+    /// noted as provoked and judged by [`Blame::finish`] instead.
+    pub fn note<T>(
+        &mut self,
+        rec: &mut Recorder,
+        call: &str,
+        result: Result<T, DriverError>,
+    ) -> Option<T> {
+        let result = rec.tolerate(call, result);
+        if let Err(e) = &result {
+            self.names_the_kernel |= e.to_string().contains(KERNEL);
+            if self.first.is_none() {
+                self.first = Some(call.to_owned());
+            }
+        }
+        result.ok()
+    }
+
+    pub fn caught(&self) -> bool {
+        self.first.is_some()
+    }
+
+    pub fn finish(self, rec: &mut Recorder) {
+        let first = self.first.unwrap_or_else(|| "none".to_owned());
+        rec.check(AT_LAUNCH, first == LAUNCH || first == CHECK);
+        rec.fact(FIRST, first);
+        rec.fact(
+            THE_PROGRAM_S_OWN_ERRORS_NAME_THE_FAULTING_KERNEL,
+            self.names_the_kernel,
+        );
+    }
+}
+
+/// The faulty launch. It returns at once, and (almost always) successfully.
+pub(crate) fn launch_faulty(rec: &mut Recorder, p: &Program, blame: &mut Blame) {
+    let stream = p.ctx.default_stream();
+    let mut launch = stream.launch_builder(&p.fault);
+    launch.arg(&SPIN_NS);
+    let cfg = casebook_driver::device::line(1, 32);
+    blame.note(rec, LAUNCH, unsafe { launch.launch(cfg) });
+}
+
+/// What the program does next, none of it related to the faulty kernel.
+pub(crate) fn unrelated_work(rec: &mut Recorder, p: &Program, blame: &mut Blame) {
+    use cudarc::driver::result;
+    let data = vec![1.0f32; 1 << 18];
+    let Some(buf) = blame.note(rec, "cuMemAlloc (unrelated)", unsafe {
+        result::malloc_sync(data.len() * 4)
+    }) else {
+        return;
+    };
+    blame.note(rec, "cuMemcpyHtoD (unrelated)", unsafe {
+        result::memcpy_htod_sync(buf, &data)
+    });
+    blame.note(rec, "cuCtxSynchronize (end of step)", p.ctx.synchronize());
+}
+
 const CLAIMS: &[Claim] = &[
     Claim {
         id: "000-errors-on-subsequent-calls",
@@ -156,83 +236,3 @@ const CLAIMS: &[Claim] = &[
         },
     },
 ];
-
-pub(crate) struct Program {
-    pub ctx: Arc<CudaContext>,
-    pub fault: CudaFunction,
-}
-
-pub(crate) fn setup(rec: &mut Recorder) -> anyhow::Result<Program> {
-    let ctx = device::context(rec)?;
-    let fault = device::kernel(rec, &ctx, fatbin::FAULT, KERNEL)?;
-    Ok(Program { ctx, fault })
-}
-
-/// The kernel that faults, as a report that names it spells it.
-pub(crate) const KERNEL: &str = "spin_then_fault";
-
-/// Records which call first reports the (provoked) fault, and whether any
-/// error the program's calls return names the kernel that faulted.
-#[derive(Default)]
-pub(crate) struct Blame {
-    first: Option<String>,
-    names_the_kernel: bool,
-}
-
-impl Blame {
-    /// Records a call; every error here is the provoked fault, so it is
-    /// noted as provoked and judged by [`Blame::finish`] instead.
-    pub fn note<T>(
-        &mut self,
-        rec: &mut Recorder,
-        call: &str,
-        result: Result<T, DriverError>,
-    ) -> Option<T> {
-        let result = rec.tolerate(call, result);
-        if let Err(e) = &result {
-            self.names_the_kernel |= e.to_string().contains(KERNEL);
-            if self.first.is_none() {
-                self.first = Some(call.to_owned());
-            }
-        }
-        result.ok()
-    }
-
-    pub fn caught(&self) -> bool {
-        self.first.is_some()
-    }
-
-    pub fn finish(self, rec: &mut Recorder) {
-        let first = self.first.unwrap_or_else(|| "none".to_owned());
-        rec.check(AT_LAUNCH, first == LAUNCH || first == CHECK);
-        rec.fact(FIRST, first);
-        rec.fact(
-            THE_PROGRAM_S_OWN_ERRORS_NAME_THE_FAULTING_KERNEL,
-            self.names_the_kernel,
-        );
-    }
-}
-
-/// The faulty launch. It returns at once, and (almost always) successfully.
-pub(crate) fn launch_faulty(rec: &mut Recorder, p: &Program, blame: &mut Blame) {
-    let stream = p.ctx.default_stream();
-    let mut launch = stream.launch_builder(&p.fault);
-    launch.arg(&SPIN_NS);
-    let cfg = casebook_driver::device::line(1, 32);
-    blame.note(rec, LAUNCH, unsafe { launch.launch(cfg) });
-}
-
-/// What the program does next, none of it related to the faulty kernel.
-pub(crate) fn unrelated_work(rec: &mut Recorder, p: &Program, blame: &mut Blame) {
-    use cudarc::driver::result;
-    let data = vec![1.0f32; 1 << 18];
-    let Some(buf) = blame.note(rec, "cuMemAlloc (unrelated)", unsafe {
-        result::malloc_sync(data.len() * 4)
-    }) else {
-        return;
-    };
-    blame.note(rec, "cuMemcpyHtoD (unrelated)", unsafe {
-        result::memcpy_htod_sync(buf, &data)
-    });
-    blame.note(rec, "cuCtxSynchronize (end of step)", p.ctx.synchronize());
-}

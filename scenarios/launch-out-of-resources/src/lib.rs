@@ -170,82 +170,6 @@ static OCCUPANCY_CALCULATOR: Passage = Passage {
            configuration that achieves the maximum multiprocessor-level occupancy.",
 };
 
-const CLAIMS: &[Claim] = &[
-    Claim {
-        id: "nvidia-block-up-to-1024-threads",
-        source: Source::Nvidia(&THREAD_HIERARCHY),
-        quote: "On current GPUs, a thread block may contain up to 1024 threads.",
-        judged_by: "too-many-threads",
-        control: Control::Impossible(
-            "1024 threads a block is the limit of every GPU the machines have (H100 and H200); a run that reads otherwise would need a GPU with another limit. The run reads both answers itself: a block of 1024 threads launches, one of 2048 does not.",
-        ),
-        // Up to 1024: a block of 1024 launches and one of 2048 does not.
-        judge: |o: &Outcome| match (o.flag(BLOCK_1024_LAUNCHES), o.flag(BLOCK_2048_LAUNCHES)) {
-            (Some(at), Some(over)) => ClaimVerdict::confirmed_if(Some(at && !over)),
-            _ => ClaimVerdict::Undecided,
-        },
-        ..Claim::EITHER
-    },
-    Claim {
-        id: "nvidia-launch-above-bound-fails",
-        source: Source::Nvidia(&LAUNCH_BOUNDS),
-        quote: "A kernel will fail to launch if it is executed with more threads per block than \
-                its launch bound maxThreadsPerBlock.",
-        // The light kernel, bound to 256 threads, launched with 512 and with
-        // 257: both refused, confirmed; either accepted, refuted. Read only
-        // where the launch at the bound, 256 threads, is accepted: a kernel
-        // that launches with no block size fails for another reason. The
-        // control is the same kernel compiled without a bound, launched the
-        // same ways.
-        judged_by: "bound",
-        control: Control::Run("no-bound"),
-        judge: |o: &Outcome| {
-            ClaimVerdict::provided(
-                o.flag(LAUNCHED_256) == Some(true),
-                ClaimVerdict::confirmed_if_all([
-                    o.flag(LAUNCHED_512).map(|accepted| !accepted),
-                    o.flag(LAUNCHED_257).map(|accepted| !accepted),
-                ]),
-            )
-        },
-        ..Claim::EITHER
-    },
-    Claim {
-        id: "nvidia-no-launch-bounds-too-many-resources",
-        source: Source::Nvidia(&LAUNCH_BOUNDS_ADVICE),
-        quote: "Failure to do so could result in “too many resources requested for launch” errors.",
-        judged_by: "broken",
-        control: Control::Run("bounded"),
-        // Tested where it applies: a kernel without bounds whose registers
-        // do not allow the block it is launched with. The driver refuses
-        // the launch (confirmed), or it accepts it (refuted). Where the
-        // kernel carries its bound, the block fits and the launch is
-        // accepted: no such error, the other answer. A launch refused
-        // although the block fits failed for another reason.
-        judge: |o: &Outcome| match (o.flag(OVER_LIMIT), o.flag(LAUNCHED_1024)) {
-            (Some(true), Some(false)) => ClaimVerdict::Confirmed,
-            (Some(_), Some(true)) => ClaimVerdict::Refuted,
-            _ => ClaimVerdict::Undecided,
-        },
-        ..Claim::EITHER
-    },
-    Claim {
-        id: "nvidia-occupancy-api-maximises-occupancy",
-        source: Source::Nvidia(&OCCUPANCY_CALCULATOR),
-        quote: "The occupancy-based launch configurator APIs, cudaOccupancyMaxPotentialBlockSize \
-                and cudaOccupancyMaxPotentialBlockSizeVariableSMem, heuristically calculate an \
-                execution configuration that achieves the maximum multiprocessor-level occupancy.",
-        judged_by: "fixed-cpp",
-        control: Control::Impossible(
-            "the sentence is about the occupancy the runtime's model computes, and the run compares each configurator's suggested block (cudaOccupancyMaxPotentialBlockSize, and cudaOccupancyMaxPotentialBlockSizeVariableSMem with 16 bytes of dynamic shared memory a thread) with every block size the kernel allows under that same model (cudaOccupancyMaxActiveBlocksPerMultiprocessor): a run that reads \"refuted\" would need the API to disagree with the model it is built on. Occupancy measured on the GPU (a profiler's achieved occupancy) is not read here.",
-        ),
-        // Every block size the kernel allows, against the suggested one, for
-        // both configurators the sentence names, through the runtime API.
-        judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.flag(SUGGESTED_IS_BEST)),
-        ..Claim::EITHER
-    },
-];
-
 /// The host's version of `casebook_mix` (`device/heavy.cuh`).
 pub(crate) fn mix(x: f32) -> f32 {
     const LIVE: usize = 96;
@@ -335,6 +259,82 @@ pub(crate) fn launch(
     launched?;
     rec.step("cuMemcpyDtoH", stream.clone_dtoh(&out))
 }
+
+const CLAIMS: &[Claim] = &[
+    Claim {
+        id: "nvidia-block-up-to-1024-threads",
+        source: Source::Nvidia(&THREAD_HIERARCHY),
+        quote: "On current GPUs, a thread block may contain up to 1024 threads.",
+        judged_by: "too-many-threads",
+        control: Control::Impossible(
+            "1024 threads a block is the limit of every GPU the machines have (H100 and H200); a run that reads otherwise would need a GPU with another limit. The run reads both answers itself: a block of 1024 threads launches, one of 2048 does not.",
+        ),
+        // Up to 1024: a block of 1024 launches and one of 2048 does not.
+        judge: |o: &Outcome| match (o.flag(BLOCK_1024_LAUNCHES), o.flag(BLOCK_2048_LAUNCHES)) {
+            (Some(at), Some(over)) => ClaimVerdict::confirmed_if(Some(at && !over)),
+            _ => ClaimVerdict::Undecided,
+        },
+        ..Claim::EITHER
+    },
+    Claim {
+        id: "nvidia-launch-above-bound-fails",
+        source: Source::Nvidia(&LAUNCH_BOUNDS),
+        quote: "A kernel will fail to launch if it is executed with more threads per block than \
+                its launch bound maxThreadsPerBlock.",
+        // The light kernel, bound to 256 threads, launched with 512 and with
+        // 257: both refused, confirmed; either accepted, refuted. Read only
+        // where the launch at the bound, 256 threads, is accepted: a kernel
+        // that launches with no block size fails for another reason. The
+        // control is the same kernel compiled without a bound, launched the
+        // same ways.
+        judged_by: "bound",
+        control: Control::Run("no-bound"),
+        judge: |o: &Outcome| {
+            ClaimVerdict::provided(
+                o.flag(LAUNCHED_256) == Some(true),
+                ClaimVerdict::confirmed_if_all([
+                    o.flag(LAUNCHED_512).map(|accepted| !accepted),
+                    o.flag(LAUNCHED_257).map(|accepted| !accepted),
+                ]),
+            )
+        },
+        ..Claim::EITHER
+    },
+    Claim {
+        id: "nvidia-no-launch-bounds-too-many-resources",
+        source: Source::Nvidia(&LAUNCH_BOUNDS_ADVICE),
+        quote: "Failure to do so could result in “too many resources requested for launch” errors.",
+        judged_by: "broken",
+        control: Control::Run("bounded"),
+        // Tested where it applies: a kernel without bounds whose registers
+        // do not allow the block it is launched with. The driver refuses
+        // the launch (confirmed), or it accepts it (refuted). Where the
+        // kernel carries its bound, the block fits and the launch is
+        // accepted: no such error, the other answer. A launch refused
+        // although the block fits failed for another reason.
+        judge: |o: &Outcome| match (o.flag(OVER_LIMIT), o.flag(LAUNCHED_1024)) {
+            (Some(true), Some(false)) => ClaimVerdict::Confirmed,
+            (Some(_), Some(true)) => ClaimVerdict::Refuted,
+            _ => ClaimVerdict::Undecided,
+        },
+        ..Claim::EITHER
+    },
+    Claim {
+        id: "nvidia-occupancy-api-maximises-occupancy",
+        source: Source::Nvidia(&OCCUPANCY_CALCULATOR),
+        quote: "The occupancy-based launch configurator APIs, cudaOccupancyMaxPotentialBlockSize \
+                and cudaOccupancyMaxPotentialBlockSizeVariableSMem, heuristically calculate an \
+                execution configuration that achieves the maximum multiprocessor-level occupancy.",
+        judged_by: "fixed-cpp",
+        control: Control::Impossible(
+            "the sentence is about the occupancy the runtime's model computes, and the run compares each configurator's suggested block (cudaOccupancyMaxPotentialBlockSize, and cudaOccupancyMaxPotentialBlockSizeVariableSMem with 16 bytes of dynamic shared memory a thread) with every block size the kernel allows under that same model (cudaOccupancyMaxActiveBlocksPerMultiprocessor): a run that reads \"refuted\" would need the API to disagree with the model it is built on. Occupancy measured on the GPU (a profiler's achieved occupancy) is not read here.",
+        ),
+        // Every block size the kernel allows, against the suggested one, for
+        // both configurators the sentence names, through the runtime API.
+        judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.flag(SUGGESTED_IS_BEST)),
+        ..Claim::EITHER
+    },
+];
 
 #[cfg(test)]
 mod tests {

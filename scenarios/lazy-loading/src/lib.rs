@@ -188,119 +188,6 @@ fn released(o: &Outcome) -> Option<bool> {
     }
 }
 
-const CLAIMS: &[Claim] = &[
-    Claim {
-        id: "nvidia-lazy-loading-first-launch-deadlock",
-        source: Source::Nvidia(&LEGACY_DEADLOCK),
-        quote: "If kernel A will be spinning in an infinite loop until kernel B is executing. In \
-                such case launching kernel B will trigger lazy loading of kernel B. If this \
-                loading will require context synchronization, then we have a deadlock: kernel A \
-                is waiting for kernel B, but loading kernel B is stuck waiting for kernel A to \
-                finish to synchronize the context.",
-        judged_by: "broken",
-        control: Control::Run("fixed"),
-        // Confirmed if the releasing kernel ran only once the waiting kernel
-        // had given up (each waited for the other until the waiter's own
-        // limit broke the tie); refuted if it ran while the waiter waited:
-        // its first launch then did not wait for the running kernel.
-        judge: |o: &Outcome| ClaimVerdict::refuted_if(released(o)),
-        ..Claim::EITHER
-    },
-    Claim {
-        id: "nvidia-lazy-loading-preload-remedy",
-        source: Source::Nvidia(&REMEDY),
-        quote: "To minimize the impact of lazy loading on concurrent kernel execution, do the \
-                following: preload all kernels that you hope to execute concurrently prior to \
-                launching them or run application with `CUDA_MODULE_LOADING = EAGER` to force \
-                loading data eagerly without forcing each function to load eagerly",
-        judged_by: "fixed",
-        control: Control::Parts(&[
-            Part {
-                part: "preloading the kernels, or CUDA_MODULE_LOADING=EAGER, lets them run side by side",
-                control: Control::Run("broken"),
-            },
-            Part {
-                part: "EAGER does so without forcing each function to load eagerly",
-                control: Control::Impossible(
-                    "CUDA_MODULE_LOADING=EAGER is documented to load every module and kernel at \
-                     initialisation (nvidia-eager-loads-kernels-at-start), and no value of it \
-                     leaves a function's code out; the clause reads as the legacy \
-                     CUDA_MODULE_DATA_LOADING=EAGER's. What shows that the reading can see a \
-                     function not yet loaded: under lazy loading (broken) the same first launch, \
-                     made while the waiting kernel runs, returns only after a wait, its code \
-                     loaded then.",
-                ),
-            },
-        ]),
-        // Both remedies in one run: the fix preloads the releasing kernel
-        // (cuFuncLoad) and the waiter is released; then the broken program
-        // runs in a worker under CUDA_MODULE_LOADING=EAGER, where the
-        // releasing kernel's first launch, made while the waiter runs,
-        // returns at once (its code loaded before) or after a wait. Both
-        // release the waiter and EAGER leaves the function to load at its
-        // launch: confirmed. Both release it, but
-        // EAGER loaded the function with its module (the clause "without
-        // forcing each function to load eagerly" does not hold): partly.
-        // Either remedy leaves the waiter waiting: refuted, as the control
-        // (broken, neither remedy) reads.
-        judge: |o: &Outcome| match (
-            released(o),
-            o.flag(UNDER_EAGER_THE_WAITER_IS_RELEASED),
-            o.flag(UNDER_EAGER_THE_RELEASING_KERNEL_IS_LOADED_BEFORE_ITS_FIRST_LAUNCH),
-        ) {
-            (Some(false), _, _) | (_, Some(false), _) => ClaimVerdict::Refuted,
-            (Some(true), Some(true), Some(false)) => ClaimVerdict::Confirmed,
-            (Some(true), Some(true), Some(true)) => ClaimVerdict::Partly,
-            _ => ClaimVerdict::Undecided,
-        },
-        ..Claim::EITHER
-    },
-    Claim {
-        id: "nvidia-eager-loads-kernels-at-start",
-        source: Source::Nvidia(&EAGER_MODE),
-        quote: "`EAGER`: Fully loads CUDA modules and kernels at program initialization.",
-        judged_by: "eager",
-        control: Control::Run("broken"),
-        // Loaded at start, the releasing kernel has nothing to load at its
-        // first launch, so it runs while the waiter waits: the variant's
-        // check is the worker's.
-        judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.check(RELEASED)),
-        ..Claim::EITHER
-    },
-    Claim {
-        id: "nvidia-lazy-loading-saves-time-and-memory",
-        source: Source::Nvidia(&WHAT_IT_SAVES),
-        quote: "Thanks to Lazy Loading, programs are able to only load kernels they are actually \
-                going to use, saving time on initialization. This reduces memory overhead, both \
-                on GPU memory and host memory.",
-        judged_by: "footprint",
-        control: Control::Run("footprint-one-kernel"),
-        // The program the passage describes: it launches one kernel of a
-        // library of many. Three savings are claimed: the load's time, and the
-        // device and host memory the library adds by the time the program
-        // has run; each counts when it is larger under EAGER by a margin
-        // (and a fifth, for the time: footprint::compared). All three
-        // confirm, none refutes, some are partly.
-        judge: |o: &Outcome| {
-            let saved = |name, word: &str| {
-                o.fact_text(name)
-                    .map(|v| v == format!("{word} under EAGER"))
-            };
-            match (
-                saved(START_TIME, "longer"),
-                saved(DEVICE_MEMORY, "more"),
-                saved(HOST_MEMORY, "more"),
-            ) {
-                (Some(true), Some(true), Some(true)) => ClaimVerdict::Confirmed,
-                (Some(false), Some(false), Some(false)) => ClaimVerdict::Refuted,
-                (Some(_), Some(_), Some(_)) => ClaimVerdict::Partly,
-                _ => ClaimVerdict::Undecided,
-            }
-        },
-        ..Claim::EITHER
-    },
-];
-
 /// The two kernels, each from a library of its own, loaded at start the
 /// way the runtime loads a program's modules (cuLibraryLoadData): under lazy
 /// loading a kernel's code reaches the context at its first launch.
@@ -509,6 +396,119 @@ pub(crate) fn run_pair(
     }
     Ok(())
 }
+
+const CLAIMS: &[Claim] = &[
+    Claim {
+        id: "nvidia-lazy-loading-first-launch-deadlock",
+        source: Source::Nvidia(&LEGACY_DEADLOCK),
+        quote: "If kernel A will be spinning in an infinite loop until kernel B is executing. In \
+                such case launching kernel B will trigger lazy loading of kernel B. If this \
+                loading will require context synchronization, then we have a deadlock: kernel A \
+                is waiting for kernel B, but loading kernel B is stuck waiting for kernel A to \
+                finish to synchronize the context.",
+        judged_by: "broken",
+        control: Control::Run("fixed"),
+        // Confirmed if the releasing kernel ran only once the waiting kernel
+        // had given up (each waited for the other until the waiter's own
+        // limit broke the tie); refuted if it ran while the waiter waited:
+        // its first launch then did not wait for the running kernel.
+        judge: |o: &Outcome| ClaimVerdict::refuted_if(released(o)),
+        ..Claim::EITHER
+    },
+    Claim {
+        id: "nvidia-lazy-loading-preload-remedy",
+        source: Source::Nvidia(&REMEDY),
+        quote: "To minimize the impact of lazy loading on concurrent kernel execution, do the \
+                following: preload all kernels that you hope to execute concurrently prior to \
+                launching them or run application with `CUDA_MODULE_LOADING = EAGER` to force \
+                loading data eagerly without forcing each function to load eagerly",
+        judged_by: "fixed",
+        control: Control::Parts(&[
+            Part {
+                part: "preloading the kernels, or CUDA_MODULE_LOADING=EAGER, lets them run side by side",
+                control: Control::Run("broken"),
+            },
+            Part {
+                part: "EAGER does so without forcing each function to load eagerly",
+                control: Control::Impossible(
+                    "CUDA_MODULE_LOADING=EAGER is documented to load every module and kernel at \
+                     initialisation (nvidia-eager-loads-kernels-at-start), and no value of it \
+                     leaves a function's code out; the clause reads as the legacy \
+                     CUDA_MODULE_DATA_LOADING=EAGER's. What shows that the reading can see a \
+                     function not yet loaded: under lazy loading (broken) the same first launch, \
+                     made while the waiting kernel runs, returns only after a wait, its code \
+                     loaded then.",
+                ),
+            },
+        ]),
+        // Both remedies in one run: the fix preloads the releasing kernel
+        // (cuFuncLoad) and the waiter is released; then the broken program
+        // runs in a worker under CUDA_MODULE_LOADING=EAGER, where the
+        // releasing kernel's first launch, made while the waiter runs,
+        // returns at once (its code loaded before) or after a wait. Both
+        // release the waiter and EAGER leaves the function to load at its
+        // launch: confirmed. Both release it, but
+        // EAGER loaded the function with its module (the clause "without
+        // forcing each function to load eagerly" does not hold): partly.
+        // Either remedy leaves the waiter waiting: refuted, as the control
+        // (broken, neither remedy) reads.
+        judge: |o: &Outcome| match (
+            released(o),
+            o.flag(UNDER_EAGER_THE_WAITER_IS_RELEASED),
+            o.flag(UNDER_EAGER_THE_RELEASING_KERNEL_IS_LOADED_BEFORE_ITS_FIRST_LAUNCH),
+        ) {
+            (Some(false), _, _) | (_, Some(false), _) => ClaimVerdict::Refuted,
+            (Some(true), Some(true), Some(false)) => ClaimVerdict::Confirmed,
+            (Some(true), Some(true), Some(true)) => ClaimVerdict::Partly,
+            _ => ClaimVerdict::Undecided,
+        },
+        ..Claim::EITHER
+    },
+    Claim {
+        id: "nvidia-eager-loads-kernels-at-start",
+        source: Source::Nvidia(&EAGER_MODE),
+        quote: "`EAGER`: Fully loads CUDA modules and kernels at program initialization.",
+        judged_by: "eager",
+        control: Control::Run("broken"),
+        // Loaded at start, the releasing kernel has nothing to load at its
+        // first launch, so it runs while the waiter waits: the variant's
+        // check is the worker's.
+        judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.check(RELEASED)),
+        ..Claim::EITHER
+    },
+    Claim {
+        id: "nvidia-lazy-loading-saves-time-and-memory",
+        source: Source::Nvidia(&WHAT_IT_SAVES),
+        quote: "Thanks to Lazy Loading, programs are able to only load kernels they are actually \
+                going to use, saving time on initialization. This reduces memory overhead, both \
+                on GPU memory and host memory.",
+        judged_by: "footprint",
+        control: Control::Run("footprint-one-kernel"),
+        // The program the passage describes: it launches one kernel of a
+        // library of many. Three savings are claimed: the load's time, and the
+        // device and host memory the library adds by the time the program
+        // has run; each counts when it is larger under EAGER by a margin
+        // (and a fifth, for the time: footprint::compared). All three
+        // confirm, none refutes, some are partly.
+        judge: |o: &Outcome| {
+            let saved = |name, word: &str| {
+                o.fact_text(name)
+                    .map(|v| v == format!("{word} under EAGER"))
+            };
+            match (
+                saved(START_TIME, "longer"),
+                saved(DEVICE_MEMORY, "more"),
+                saved(HOST_MEMORY, "more"),
+            ) {
+                (Some(true), Some(true), Some(true)) => ClaimVerdict::Confirmed,
+                (Some(false), Some(false), Some(false)) => ClaimVerdict::Refuted,
+                (Some(_), Some(_), Some(_)) => ClaimVerdict::Partly,
+                _ => ClaimVerdict::Undecided,
+            }
+        },
+        ..Claim::EITHER
+    },
+];
 
 #[cfg(test)]
 mod tests {

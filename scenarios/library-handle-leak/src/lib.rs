@@ -90,68 +90,6 @@ pub fn scenario() -> Scenario {
     }
 }
 
-const CLAIMS: &[Claim] = &[
-    Claim {
-        id: "002-library-leaks-invisible-in-app",
-        source: Source::SEED_002,
-        quote: "In real-world scenarios, memory leaks can easily occur within third-party libraries or even \
-                within complex CUDA applications if memory allocation and deallocation aren't carefully paired \
-                within every function.",
-        judged_by: "broken",
-        control: Control::Run("fixed"),
-        judge: |o: &Outcome| match (o.check(EVERY_CALL), o.measure(BYTES_PER_HANDLE)) {
-            (Some(false), Some(b)) if b > 0.0 => ClaimVerdict::Confirmed,
-            (Some(false), _) => ClaimVerdict::Partly,
-            (Some(true), _) => ClaimVerdict::Refuted,
-            (None, _) => ClaimVerdict::Undecided,
-        },
-        ..Claim::EITHER
-    },
-    Claim {
-        id: "003-libraries-add-significant-memory",
-        source: Source::SEED_003,
-        quote: "Additionally, carefully consider the memory requirements of all libraries and dependencies used in your project, as these can significantly contribute to overall memory consumption.",
-        judged_by: "library-py",
-        control: Control::Run("large-batch-py"),
-        // The article's case: a PyTorch model at batch size 1. What its
-        // step's first cuBLAS and cuDNN calls add beyond the step's results
-        // (handles, workspaces, kernels), as a share of the device memory
-        // NVML counts for the process after it: a tenth or more is
-        // significant. The control is the same step at a batch whose data
-        // is gigabytes. A step whose results are wrong decides nothing.
-        judge: |o: &Outcome| match (
-            o.check(STEP_RIGHT),
-            o.measure(LIBRARIES_SHARE_OF_PROCESS_MEMORY),
-        ) {
-            (Some(true), Some(share)) if share >= 0.10 => ClaimVerdict::Confirmed,
-            (Some(true), Some(_)) => ClaimVerdict::Refuted,
-            _ => ClaimVerdict::Undecided,
-        },
-        ..Claim::EITHER
-    },
-    Claim {
-        id: "002-library-leak-not-apparent",
-        source: Source::SEED_002,
-        quote: "This is especially insidious because the leak might not be apparent within the main application's code.",
-        judged_by: "handles-under-leak-check",
-        control: Control::Run("own-leak-under-leak-check"),
-        // Where the leak was made, as compute-sanitizer's leak check reports
-        // it: each leak of 1 MiB or more allocated inside cuBLAS (the program's code
-        // calls cublasCreate and allocates nothing itself): confirmed; in
-        // the program's own code: refuted. A report that names none of the
-        // three leaks decides nothing.
-        judge: |o: &Outcome| match (
-            o.measure(LEAKS_OF_A_MIB_OR_MORE_REPORTED),
-            o.flag(EVERY_LARGE_LEAK_WAS_ALLOCATED_INSIDE_CUBLAS),
-        ) {
-            (Some(n), Some(true)) if n >= 3.0 => ClaimVerdict::Confirmed,
-            (Some(n), Some(false)) if n >= 3.0 => ClaimVerdict::Refuted,
-            _ => ClaimVerdict::Undecided,
-        },
-        ..Claim::EITHER
-    },
-];
-
 /// The GEMM's operands, and the ballast that leaves LEFT_FREE.
 pub(crate) struct Gemm {
     pub ctx: Arc<CudaContext>,
@@ -245,3 +183,65 @@ pub(crate) fn record_series(rec: &mut Recorder, frees: &[usize]) {
         rec.point(FREE_BYTES, (i + 1) as f64, *free as f64);
     }
 }
+
+const CLAIMS: &[Claim] = &[
+    Claim {
+        id: "002-library-leaks-invisible-in-app",
+        source: Source::SEED_002,
+        quote: "In real-world scenarios, memory leaks can easily occur within third-party libraries or even \
+                within complex CUDA applications if memory allocation and deallocation aren't carefully paired \
+                within every function.",
+        judged_by: "broken",
+        control: Control::Run("fixed"),
+        judge: |o: &Outcome| match (o.check(EVERY_CALL), o.measure(BYTES_PER_HANDLE)) {
+            (Some(false), Some(b)) if b > 0.0 => ClaimVerdict::Confirmed,
+            (Some(false), _) => ClaimVerdict::Partly,
+            (Some(true), _) => ClaimVerdict::Refuted,
+            (None, _) => ClaimVerdict::Undecided,
+        },
+        ..Claim::EITHER
+    },
+    Claim {
+        id: "003-libraries-add-significant-memory",
+        source: Source::SEED_003,
+        quote: "Additionally, carefully consider the memory requirements of all libraries and dependencies used in your project, as these can significantly contribute to overall memory consumption.",
+        judged_by: "library-py",
+        control: Control::Run("large-batch-py"),
+        // The article's case: a PyTorch model at batch size 1. What its
+        // step's first cuBLAS and cuDNN calls add beyond the step's results
+        // (handles, workspaces, kernels), as a share of the device memory
+        // NVML counts for the process after it: a tenth or more is
+        // significant. The control is the same step at a batch whose data
+        // is gigabytes. A step whose results are wrong decides nothing.
+        judge: |o: &Outcome| match (
+            o.check(STEP_RIGHT),
+            o.measure(LIBRARIES_SHARE_OF_PROCESS_MEMORY),
+        ) {
+            (Some(true), Some(share)) if share >= 0.10 => ClaimVerdict::Confirmed,
+            (Some(true), Some(_)) => ClaimVerdict::Refuted,
+            _ => ClaimVerdict::Undecided,
+        },
+        ..Claim::EITHER
+    },
+    Claim {
+        id: "002-library-leak-not-apparent",
+        source: Source::SEED_002,
+        quote: "This is especially insidious because the leak might not be apparent within the main application's code.",
+        judged_by: "handles-under-leak-check",
+        control: Control::Run("own-leak-under-leak-check"),
+        // Where the leak was made, as compute-sanitizer's leak check reports
+        // it: each leak of 1 MiB or more allocated inside cuBLAS (the program's code
+        // calls cublasCreate and allocates nothing itself): confirmed; in
+        // the program's own code: refuted. A report that names none of the
+        // three leaks decides nothing.
+        judge: |o: &Outcome| match (
+            o.measure(LEAKS_OF_A_MIB_OR_MORE_REPORTED),
+            o.flag(EVERY_LARGE_LEAK_WAS_ALLOCATED_INSIDE_CUBLAS),
+        ) {
+            (Some(n), Some(true)) if n >= 3.0 => ClaimVerdict::Confirmed,
+            (Some(n), Some(false)) if n >= 3.0 => ClaimVerdict::Refuted,
+            _ => ClaimVerdict::Undecided,
+        },
+        ..Claim::EITHER
+    },
+];

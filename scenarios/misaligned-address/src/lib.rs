@@ -70,51 +70,6 @@ static MISALIGNED_DOC: Passage = Passage {
            and relaunched.",
 };
 
-const CLAIMS: &[Claim] = &[
-    Claim {
-        id: "nvidia-misaligned-address-is-an-unaligned-load",
-        source: Source::Nvidia(&MISALIGNED_DOC),
-        quote: "The device encountered a load or store instruction on a memory address which is \
-                not aligned.",
-        judged_by: "broken-cpp",
-        control: Control::Run("fixed-cpp"),
-        // float4 loads from an address 4 bytes past a multiple of 16: the
-        // kernel's first error is cudaErrorMisalignedAddress (confirmed), or
-        // it runs and its result matches (refuted). fixed-cpp, the same data
-        // read with 4-byte loads, is the control.
-        judge: |o: &Outcome| match (
-            o.first_error_is(runtime::MISALIGNED_ADDRESS),
-            o.check(MATCHES),
-        ) {
-            (Some(true), _) => ClaimVerdict::Confirmed,
-            (None, Some(true)) => ClaimVerdict::Refuted,
-            (Some(false), _) => ClaimVerdict::Partly,
-            _ => ClaimVerdict::Undecided,
-        },
-        ..Claim::EITHER
-    },
-    Claim {
-        id: "nvidia-misaligned-address-poisons-the-process",
-        source: Source::Nvidia(&MISALIGNED_DOC),
-        quote: "This leaves the process in an inconsistent state and any further CUDA work will \
-                return the same error.",
-        judged_by: "broken-cpp",
-        control: Control::Run("fixed-cpp"),
-        reach: Reach::AtBestPartly(
-            "one further call is tried (a cudaMalloc that has nothing to do with the kernel), \
-             not any further CUDA work",
-        ),
-        // The unrelated cudaMalloc after the fault returns the same error
-        // (confirmed, capped at partly), or succeeds (refuted).
-        judge: |o: &Outcome| match o.fact_text(LATER_CALL) {
-            Some(runtime::MISALIGNED_ADDRESS) => ClaimVerdict::Confirmed,
-            Some("cudaSuccess") => ClaimVerdict::Refuted,
-            Some(_) => ClaimVerdict::Partly,
-            None => ClaimVerdict::Undecided,
-        },
-    },
-];
-
 /// The program's buffers: a record (a header float, then the data) and
 /// the output.
 pub(crate) struct Program {
@@ -190,3 +145,48 @@ pub(crate) fn finish(rec: &mut Recorder, p: Program, synced: Result<(), DriverEr
         std::mem::forget(p);
     }
 }
+
+const CLAIMS: &[Claim] = &[
+    Claim {
+        id: "nvidia-misaligned-address-is-an-unaligned-load",
+        source: Source::Nvidia(&MISALIGNED_DOC),
+        quote: "The device encountered a load or store instruction on a memory address which is \
+                not aligned.",
+        judged_by: "broken-cpp",
+        control: Control::Run("fixed-cpp"),
+        // float4 loads from an address 4 bytes past a multiple of 16: the
+        // kernel's first error is cudaErrorMisalignedAddress (confirmed), or
+        // it runs and its result matches (refuted). fixed-cpp, the same data
+        // read with 4-byte loads, is the control.
+        judge: |o: &Outcome| match (
+            o.first_error_is(runtime::MISALIGNED_ADDRESS),
+            o.check(MATCHES),
+        ) {
+            (Some(true), _) => ClaimVerdict::Confirmed,
+            (None, Some(true)) => ClaimVerdict::Refuted,
+            (Some(false), _) => ClaimVerdict::Partly,
+            _ => ClaimVerdict::Undecided,
+        },
+        ..Claim::EITHER
+    },
+    Claim {
+        id: "nvidia-misaligned-address-poisons-the-process",
+        source: Source::Nvidia(&MISALIGNED_DOC),
+        quote: "This leaves the process in an inconsistent state and any further CUDA work will \
+                return the same error.",
+        judged_by: "broken-cpp",
+        control: Control::Run("fixed-cpp"),
+        reach: Reach::AtBestPartly(
+            "one further call is tried (a cudaMalloc that has nothing to do with the kernel), \
+             not any further CUDA work",
+        ),
+        // The unrelated cudaMalloc after the fault returns the same error
+        // (confirmed, capped at partly), or succeeds (refuted).
+        judge: |o: &Outcome| match o.fact_text(LATER_CALL) {
+            Some(runtime::MISALIGNED_ADDRESS) => ClaimVerdict::Confirmed,
+            Some("cudaSuccess") => ClaimVerdict::Refuted,
+            Some(_) => ClaimVerdict::Partly,
+            None => ClaimVerdict::Undecided,
+        },
+    },
+];

@@ -168,6 +168,105 @@ pub fn scenario() -> Scenario {
 /// The model call's kernel, as the driver and a tool's report name it.
 pub(crate) const KERNEL: &str = "scale";
 
+/// What a model call works with.
+pub(crate) struct Model {
+    pub ctx: Arc<CudaContext>,
+    pub stream: Arc<CudaStream>,
+    pub scale: CudaFunction,
+    /// The working buffer's size: 1/CALLS_TO_FILL of the free memory.
+    pub bytes: usize,
+    pub input: Vec<f32>,
+    pub expected: Vec<f32>,
+}
+
+/// Makes CALLS model calls, and records how far they got and where free
+/// memory ended. Both Rust variants run this; only the call differs.
+pub(crate) fn drive(
+    rec: &mut Recorder,
+    model_call: fn(&mut Recorder, &Model) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let ctx = device::context(rec)?;
+    let scale = device::kernel(rec, &ctx, fatbin::SCALE, KERNEL)?;
+    let baseline = device::free_bytes(rec, &ctx)?;
+    let bytes = bytes_per_call(rec, baseline);
+    let (input, expected) = sample();
+    let model = Model {
+        stream: ctx.default_stream(),
+        ctx,
+        scale,
+        bytes,
+        input,
+        expected,
+    };
+    model_calls(rec, baseline, bytes, |rec| {
+        model_call(rec, &model)?;
+        Ok(device::free_bytes(rec, &model.ctx)?)
+    })?;
+    rec.step("cuCtxSynchronize", model.ctx.synchronize())?;
+    let after = device::free_bytes(rec, &model.ctx)?;
+    back_to_baseline(rec, baseline, after);
+    Ok(())
+}
+
+/// The working buffer's size for free memory `baseline`: 1/CALLS_TO_FILL
+/// of it, in whole pages. Records both figures and the rule.
+pub fn bytes_per_call(rec: &mut Recorder, baseline: usize) -> usize {
+    let bytes = baseline / CALLS_TO_FILL / PAGE * PAGE;
+    device::measure_bytes(rec, FREE_BEFORE, baseline);
+    device::measure_bytes(rec, BYTES_PER_CALL, bytes);
+    rec.fact(BUFFER_PER_CALL, format!("1/{CALLS_TO_FILL} of free memory"));
+    bytes
+}
+
+/// A model call's input, SAMPLE floats, and the output the kernel must give.
+pub fn sample() -> (Vec<f32>, Vec<f32>) {
+    let input: Vec<f32> = (0..SAMPLE).map(|i| i as f32).collect();
+    let expected = input.iter().map(|x| 2.0 * x).collect();
+    (input, expected)
+}
+
+/// Makes up to CALLS model calls, each `call` returning the free memory
+/// after it, and records that memory call by call and how many calls
+/// completed. A failed call ends the loop; its error is returned, with
+/// whether it came once the calls of `bytes` each had filled `baseline`.
+/// The cudarc and the cust drives both run it.
+pub fn model_calls(
+    rec: &mut Recorder,
+    baseline: usize,
+    bytes: usize,
+    mut call: impl FnMut(&mut Recorder) -> anyhow::Result<usize>,
+) -> anyhow::Result<()> {
+    let mut completed: usize = 0;
+    let mut failure = None;
+    for _ in 0..CALLS {
+        let made = rec.iteration("model call", |rec| {
+            let free = call(rec)?;
+            rec.point(FREE_BYTES, (completed + 1) as f64, free as f64);
+            anyhow::Ok(())
+        });
+        if let Err(e) = made {
+            failure = Some(e);
+            break;
+        }
+        completed += 1;
+    }
+    rec.measure(CALLS_COMPLETED, completed as f64);
+    if let Some(e) = failure {
+        rec.fact(FAILED_AFTER_FILL, completed.abs_diff(baseline / bytes) <= 2);
+        return Err(e);
+    }
+    Ok(())
+}
+
+/// Free memory once the calls are done (`after`), against `baseline`.
+pub fn back_to_baseline(rec: &mut Recorder, baseline: usize, after: usize) {
+    device::measure_bytes(rec, FREE_AFTER, after);
+    rec.check(
+        FREE_MEMORY_RETURNS_TO_ITS_BASELINE,
+        after + TOLERANCE >= baseline,
+    );
+}
+
 const CLAIMS: &[Claim] = &[
     Claim {
         id: "000-no-reset-remnants-cause-errors",
@@ -519,103 +618,4 @@ fn leak_verdict(o: &Outcome, oom: &str) -> ClaimVerdict {
         }
         (false, _) => ClaimVerdict::Undecided,
     }
-}
-
-/// What a model call works with.
-pub(crate) struct Model {
-    pub ctx: Arc<CudaContext>,
-    pub stream: Arc<CudaStream>,
-    pub scale: CudaFunction,
-    /// The working buffer's size: 1/CALLS_TO_FILL of the free memory.
-    pub bytes: usize,
-    pub input: Vec<f32>,
-    pub expected: Vec<f32>,
-}
-
-/// Makes CALLS model calls, and records how far they got and where free
-/// memory ended. Both Rust variants run this; only the call differs.
-pub(crate) fn drive(
-    rec: &mut Recorder,
-    model_call: fn(&mut Recorder, &Model) -> anyhow::Result<()>,
-) -> anyhow::Result<()> {
-    let ctx = device::context(rec)?;
-    let scale = device::kernel(rec, &ctx, fatbin::SCALE, KERNEL)?;
-    let baseline = device::free_bytes(rec, &ctx)?;
-    let bytes = bytes_per_call(rec, baseline);
-    let (input, expected) = sample();
-    let model = Model {
-        stream: ctx.default_stream(),
-        ctx,
-        scale,
-        bytes,
-        input,
-        expected,
-    };
-    model_calls(rec, baseline, bytes, |rec| {
-        model_call(rec, &model)?;
-        Ok(device::free_bytes(rec, &model.ctx)?)
-    })?;
-    rec.step("cuCtxSynchronize", model.ctx.synchronize())?;
-    let after = device::free_bytes(rec, &model.ctx)?;
-    back_to_baseline(rec, baseline, after);
-    Ok(())
-}
-
-/// The working buffer's size for free memory `baseline`: 1/CALLS_TO_FILL
-/// of it, in whole pages. Records both figures and the rule.
-pub fn bytes_per_call(rec: &mut Recorder, baseline: usize) -> usize {
-    let bytes = baseline / CALLS_TO_FILL / PAGE * PAGE;
-    device::measure_bytes(rec, FREE_BEFORE, baseline);
-    device::measure_bytes(rec, BYTES_PER_CALL, bytes);
-    rec.fact(BUFFER_PER_CALL, format!("1/{CALLS_TO_FILL} of free memory"));
-    bytes
-}
-
-/// A model call's input, SAMPLE floats, and the output the kernel must give.
-pub fn sample() -> (Vec<f32>, Vec<f32>) {
-    let input: Vec<f32> = (0..SAMPLE).map(|i| i as f32).collect();
-    let expected = input.iter().map(|x| 2.0 * x).collect();
-    (input, expected)
-}
-
-/// Makes up to CALLS model calls, each `call` returning the free memory
-/// after it, and records that memory call by call and how many calls
-/// completed. A failed call ends the loop; its error is returned, with
-/// whether it came once the calls of `bytes` each had filled `baseline`.
-/// The cudarc and the cust drives both run it.
-pub fn model_calls(
-    rec: &mut Recorder,
-    baseline: usize,
-    bytes: usize,
-    mut call: impl FnMut(&mut Recorder) -> anyhow::Result<usize>,
-) -> anyhow::Result<()> {
-    let mut completed: usize = 0;
-    let mut failure = None;
-    for _ in 0..CALLS {
-        let made = rec.iteration("model call", |rec| {
-            let free = call(rec)?;
-            rec.point(FREE_BYTES, (completed + 1) as f64, free as f64);
-            anyhow::Ok(())
-        });
-        if let Err(e) = made {
-            failure = Some(e);
-            break;
-        }
-        completed += 1;
-    }
-    rec.measure(CALLS_COMPLETED, completed as f64);
-    if let Some(e) = failure {
-        rec.fact(FAILED_AFTER_FILL, completed.abs_diff(baseline / bytes) <= 2);
-        return Err(e);
-    }
-    Ok(())
-}
-
-/// Free memory once the calls are done (`after`), against `baseline`.
-pub fn back_to_baseline(rec: &mut Recorder, baseline: usize, after: usize) {
-    device::measure_bytes(rec, FREE_AFTER, after);
-    rec.check(
-        FREE_MEMORY_RETURNS_TO_ITS_BASELINE,
-        after + TOLERANCE >= baseline,
-    );
 }

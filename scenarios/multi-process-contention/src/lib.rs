@@ -129,75 +129,6 @@ pub fn scenario() -> Scenario {
     }
 }
 
-const CLAIMS: &[Claim] = &[
-    Claim {
-        id: "001-multiple-processes-exacerbate",
-        source: Source::SEED_001,
-        quote: "This is exacerbated in situations with limited GPU memory or when running multiple processes \
-                concurrently that utilize CUDA.",
-        // "This": failures from contention or improper cleanup (the
-        // sentence before). Two by two, each situation against its
-        // absence: one process or two, on a GPU of 32 GiB or of 24 GiB (a
-        // ballast leaves that much), each process allocating 16 GiB a round
-        // and leaving a sixteenth of it behind. Part one: one process
-        // fails in more rounds on the smaller GPU; part two: two processes
-        // fail in more rounds than one on the larger, where what both leave
-        // behind adds up, and their holds meet when their delays do (the
-        // report's failed rounds by arm tell how many). Both: confirmed; one:
-        // partly; neither: refuted. The control asks 4 GiB a round, which
-        // every arm holds: no arm fails, and neither situation adds a
-        // failure to none.
-        judged_by: "crowded",
-        control: Control::Run("fitting"),
-        judge: |o: &Outcome| {
-            ClaimVerdict::of_two_parts(
-                o.flag(LESS_MEMORY_ADDS_FAILED_ROUNDS),
-                o.flag(A_SECOND_PROCESS_ADDS_FAILED_ROUNDS),
-            )
-        },
-        ..Claim::EITHER
-    },
-    Claim {
-        id: "001-multi-process-needs-sync",
-        source: Source::SEED_001,
-        quote: "For multi-process scenarios, proper synchronization mechanisms using CUDA events or streams \
-                might be required to ensure that memory is released before another process attempts to \
-                allocate it.",
-        judged_by: "free-async-then-tell",
-        control: Control::Run("free-async-synced-then-tell"),
-        // "Might be required": decided where a synchronise can matter, the
-        // stream-ordered free (cuMemFreeAsync), whose memory the pool gives
-        // back at a synchronise. A word on the host after it returns, with no
-        // stream or event waited for, is not enough for the other process's
-        // allocation (confirmed), or it is (refuted). With cuMemFree, as the
-        // article's example frees, the word alone is enough: free-then-tell
-        // records it, and its control tell-then-free shows the order matters.
-        judge: |o: &Outcome| ClaimVerdict::refuted_if(o.flag(THE_TAKER_S_ALLOCATION_SUCCEEDS)),
-        ..Claim::EITHER
-    },
-    Claim {
-        id: "001-shared-resource-contention-intermittent",
-        source: Source::SEED_001,
-        quote: "Furthermore, the seemingly random nature of the failures often indicates that the issue is \
-                related to shared resources, where contention or improper cleanup causes intermittent problems.",
-        judged_by: "rounds",
-        control: Control::Run("rounds-alone"),
-        reach: Reach::AtBestPartly(
-            "how often random failures come from shared resources, no run measures; the run shows \
-             whether contention for one GPU makes failures come and go",
-        ),
-        // Failures in some rounds and not others: intermittent (confirmed);
-        // in every round: contention, but not intermittent (partly); none:
-        // refuted.
-        judge: |o: &Outcome| match o.fact_text(FAILURES_ACROSS_THE_ROUNDS) {
-            Some("some rounds, not others") => ClaimVerdict::Confirmed,
-            Some("every round") => ClaimVerdict::Partly,
-            Some(_) => ClaimVerdict::Refuted,
-            None => ClaimVerdict::Undecided,
-        },
-    },
-];
-
 /// The parent: starts the workers (before it touches CUDA, which it never
 /// does), waits for both, and records them in a fixed order: those whose
 /// allocation succeeded first, so which one won the race does not show.
@@ -278,3 +209,72 @@ pub(crate) fn arrive(
         std::thread::sleep(Duration::from_millis(1));
     }
 }
+
+const CLAIMS: &[Claim] = &[
+    Claim {
+        id: "001-multiple-processes-exacerbate",
+        source: Source::SEED_001,
+        quote: "This is exacerbated in situations with limited GPU memory or when running multiple processes \
+                concurrently that utilize CUDA.",
+        // "This": failures from contention or improper cleanup (the
+        // sentence before). Two by two, each situation against its
+        // absence: one process or two, on a GPU of 32 GiB or of 24 GiB (a
+        // ballast leaves that much), each process allocating 16 GiB a round
+        // and leaving a sixteenth of it behind. Part one: one process
+        // fails in more rounds on the smaller GPU; part two: two processes
+        // fail in more rounds than one on the larger, where what both leave
+        // behind adds up, and their holds meet when their delays do (the
+        // report's failed rounds by arm tell how many). Both: confirmed; one:
+        // partly; neither: refuted. The control asks 4 GiB a round, which
+        // every arm holds: no arm fails, and neither situation adds a
+        // failure to none.
+        judged_by: "crowded",
+        control: Control::Run("fitting"),
+        judge: |o: &Outcome| {
+            ClaimVerdict::of_two_parts(
+                o.flag(LESS_MEMORY_ADDS_FAILED_ROUNDS),
+                o.flag(A_SECOND_PROCESS_ADDS_FAILED_ROUNDS),
+            )
+        },
+        ..Claim::EITHER
+    },
+    Claim {
+        id: "001-multi-process-needs-sync",
+        source: Source::SEED_001,
+        quote: "For multi-process scenarios, proper synchronization mechanisms using CUDA events or streams \
+                might be required to ensure that memory is released before another process attempts to \
+                allocate it.",
+        judged_by: "free-async-then-tell",
+        control: Control::Run("free-async-synced-then-tell"),
+        // "Might be required": decided where a synchronise can matter, the
+        // stream-ordered free (cuMemFreeAsync), whose memory the pool gives
+        // back at a synchronise. A word on the host after it returns, with no
+        // stream or event waited for, is not enough for the other process's
+        // allocation (confirmed), or it is (refuted). With cuMemFree, as the
+        // article's example frees, the word alone is enough: free-then-tell
+        // records it, and its control tell-then-free shows the order matters.
+        judge: |o: &Outcome| ClaimVerdict::refuted_if(o.flag(THE_TAKER_S_ALLOCATION_SUCCEEDS)),
+        ..Claim::EITHER
+    },
+    Claim {
+        id: "001-shared-resource-contention-intermittent",
+        source: Source::SEED_001,
+        quote: "Furthermore, the seemingly random nature of the failures often indicates that the issue is \
+                related to shared resources, where contention or improper cleanup causes intermittent problems.",
+        judged_by: "rounds",
+        control: Control::Run("rounds-alone"),
+        reach: Reach::AtBestPartly(
+            "how often random failures come from shared resources, no run measures; the run shows \
+             whether contention for one GPU makes failures come and go",
+        ),
+        // Failures in some rounds and not others: intermittent (confirmed);
+        // in every round: contention, but not intermittent (partly); none:
+        // refuted.
+        judge: |o: &Outcome| match o.fact_text(FAILURES_ACROSS_THE_ROUNDS) {
+            Some("some rounds, not others") => ClaimVerdict::Confirmed,
+            Some("every round") => ClaimVerdict::Partly,
+            Some(_) => ClaimVerdict::Refuted,
+            None => ClaimVerdict::Undecided,
+        },
+    },
+];

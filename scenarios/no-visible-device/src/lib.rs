@@ -108,6 +108,51 @@ static VISIBLE_DEVICES_DOC: Passage = Passage {
            visible because it appears after the invalid index -1.",
 };
 
+/// How many GPUs the machine has, as nvidia-smi numbers them (NVML reads
+/// them all, whatever CUDA_VISIBLE_DEVICES says).
+pub(crate) fn machine_gpus() -> anyhow::Result<u32> {
+    Ok(nvml_wrapper::Nvml::init()?.device_count()?)
+}
+
+/// The GPUs the launcher gave this process, as it named them (the harness
+/// names one by UUID), or every index where it named none.
+pub(crate) fn launcher_gpus() -> anyhow::Result<Vec<String>> {
+    match std::env::var("CUDA_VISIBLE_DEVICES") {
+        Ok(given) if !given.is_empty() => {
+            Ok(given.split(',').map(|e| e.trim().to_owned()).collect())
+        }
+        _ => Ok((0..machine_gpus()?).map(|i| i.to_string()).collect()),
+    }
+}
+
+/// Sets CUDA_VISIBLE_DEVICES in this process, as the job's script does,
+/// before its first CUDA call.
+pub(crate) fn set_visible(value: &str) {
+    // SAFETY: set before the first CUDA call, while this process has one
+    // thread; the driver reads it when it initialises.
+    unsafe { std::env::set_var("CUDA_VISIBLE_DEVICES", value) };
+}
+
+/// The job's work: start CUDA, count the GPUs it sees, write a buffer on
+/// the first. Nothing runs where CUDA sees none.
+pub(crate) fn work(rec: &mut Recorder) -> anyhow::Result<()> {
+    let ran = (|| -> anyhow::Result<()> {
+        let started = rec.step("cuInit", result::init());
+        let seen = match started {
+            Ok(()) => rec.step("cuDeviceGetCount", result::device::get_count())?,
+            Err(_) => 0,
+        };
+        rec.measure(DEVICES_SEEN, f64::from(seen));
+        started?;
+        let device = rec.step("cuDeviceGet(0)", result::device::get(0))?;
+        casebook_driver::device::small_job(rec, device)?;
+        Ok(())
+    })()
+    .is_ok();
+    rec.check(RAN, ran);
+    Ok(())
+}
+
 /// Whether CUDA saw the GPU: the count it returned, 0 where it returned an
 /// error. `None` where the count was not recorded.
 fn saw_the_gpu(o: &Outcome) -> Option<bool> {
@@ -163,51 +208,6 @@ const CLAIMS: &[Claim] = &[
         ..Claim::EITHER
     },
 ];
-
-/// How many GPUs the machine has, as nvidia-smi numbers them (NVML reads
-/// them all, whatever CUDA_VISIBLE_DEVICES says).
-pub(crate) fn machine_gpus() -> anyhow::Result<u32> {
-    Ok(nvml_wrapper::Nvml::init()?.device_count()?)
-}
-
-/// The GPUs the launcher gave this process, as it named them (the harness
-/// names one by UUID), or every index where it named none.
-pub(crate) fn launcher_gpus() -> anyhow::Result<Vec<String>> {
-    match std::env::var("CUDA_VISIBLE_DEVICES") {
-        Ok(given) if !given.is_empty() => {
-            Ok(given.split(',').map(|e| e.trim().to_owned()).collect())
-        }
-        _ => Ok((0..machine_gpus()?).map(|i| i.to_string()).collect()),
-    }
-}
-
-/// Sets CUDA_VISIBLE_DEVICES in this process, as the job's script does,
-/// before its first CUDA call.
-pub(crate) fn set_visible(value: &str) {
-    // SAFETY: set before the first CUDA call, while this process has one
-    // thread; the driver reads it when it initialises.
-    unsafe { std::env::set_var("CUDA_VISIBLE_DEVICES", value) };
-}
-
-/// The job's work: start CUDA, count the GPUs it sees, write a buffer on
-/// the first. Nothing runs where CUDA sees none.
-pub(crate) fn work(rec: &mut Recorder) -> anyhow::Result<()> {
-    let ran = (|| -> anyhow::Result<()> {
-        let started = rec.step("cuInit", result::init());
-        let seen = match started {
-            Ok(()) => rec.step("cuDeviceGetCount", result::device::get_count())?,
-            Err(_) => 0,
-        };
-        rec.measure(DEVICES_SEEN, f64::from(seen));
-        started?;
-        let device = rec.step("cuDeviceGet(0)", result::device::get(0))?;
-        casebook_driver::device::small_job(rec, device)?;
-        Ok(())
-    })()
-    .is_ok();
-    rec.check(RAN, ran);
-    Ok(())
-}
 
 #[cfg(test)]
 mod tests {

@@ -143,156 +143,6 @@ const REPORTS: &[Report] = &[
     },
 ];
 
-/// Why the claims that an ended application's context keeps its memory are
-/// at best partly: where it does, a process still holds the context.
-const FORKED_CHILD_ONLY: &str = "the memory stays after the process that allocated it has ended \
-     only while a child it forked lives: a process that makes no CUDA call but inherited the \
-     driver's descriptors, and with them the context; once every process that held them has ended, \
-     the memory is back (exit-and-kill)";
-
-/// Why the claim that the memory nobody holds is the driver's own leak has
-/// no control run.
-const NO_DRIVER_KEEPS_IT: &str = "a run in which memory stays taken with no live process holding \
-     its context would need a driver that leaks it, and the machines have one driver (580), which \
-     frees a context's memory when the last process holding it ends, however it ends \
-     (exit-and-kill; in forked-child the memory stays only while a forked child holds the context). \
-     What shows that the watch could read memory still held: in this run it reads the 4 GiB and the \
-     context still taken after the holder has exited, while nvidia-smi lists no live process that \
-     holds them, and back once the forked child ends.";
-
-const CLAIMS: &[Claim] = &[
-    Claim {
-        id: "002-context-survives-termination",
-        source: Source::SEED_002,
-        quote: "Its lifespan is critical; an improperly managed context can retain memory even after application termination.",
-        judged_by: "forked-child",
-        control: Control::Run("exit-and-kill"),
-        reach: Reach::AtBestPartly(FORKED_CHILD_ONLY),
-        judge: back_after_exit_and_kill,
-    },
-    Claim {
-        id: "002-driver-leak-root-cause",
-        source: Source::SEED_002,
-        quote: "The error message misleadingly points to a lack of free memory, but the root cause is often a memory leak or \
-                unreleased resources within the CUDA driver itself, rather than a problem with active user processes.",
-        judged_by: "forked-child",
-        control: Control::Impossible(NO_DRIVER_KEEPS_IT),
-        // Decided where the article's condition holds: the process that
-        // allocated has exited, and nvidia-smi lists no live process that
-        // holds the memory (only a pid that is no longer alive), yet the
-        // memory stays taken. It comes back once the child the holder
-        // forked ends: a user process held it (refuted); never back: the
-        // driver's own (confirmed). (In broken, a grandchild holds it, and
-        // nvidia-smi lists that one.)
-        judge: |o: &Outcome| {
-            ClaimVerdict::provided(
-                o.flag(AFTER_EXIT) == Some(false),
-                ClaimVerdict::refuted_if(o.flag(BACK_ONCE_THE_CHILD_ENDS)),
-            )
-        },
-        ..Claim::EITHER
-    },
-    Claim {
-        id: "002-lingering-context-holds-memory",
-        source: Source::SEED_002,
-        quote: "A lingering CUDA context might hold onto memory from previous allocations, resulting in the error even if no active processes are using CUDA.",
-        judged_by: "forked-child",
-        control: Control::Run("exit-and-kill"),
-        reach: Reach::AtBestPartly(FORKED_CHILD_ONLY),
-        // The condition is the point: no process alive. Contexts a live process
-        // leaves open do hold memory (context-leak); once it exits or is killed,
-        // is the memory back?
-        judge: back_after_exit_and_kill,
-    },
-    Claim {
-        id: "002-oom-without-processes-from-driver-context",
-        source: Source::SEED_002,
-        quote: "The CUDA out-of-memory error, even in the absence of overtly visible processes, stems from persistent allocations within the CUDA driver's context.",
-        judged_by: "forked-child",
-        control: Control::Run("exit-and-kill"),
-        reach: Reach::AtBestPartly(FORKED_CHILD_ONLY),
-        judge: back_after_exit_and_kill,
-    },
-    Claim {
-        id: "002-device-allocations-persist-until-freed",
-        source: Source::SEED_002,
-        quote: "Allocations here persist until explicitly freed.",
-        judged_by: "exit-and-kill",
-        control: Control::Parts(&[
-            Part {
-                part: "never freed, the allocation stays taken while its process lives",
-                control: Control::Impossible(
-                    "within a living process only an explicit call gives a cudaMalloc allocation \
-                     back (cudaFree, or cudaDeviceReset, which device-reset's broken-cpp shows \
-                     releasing 4 GiB): a run in which it comes back unasked cannot be written. \
-                     What shows that the reading sees memory come back: the same reading after the \
-                     process has ended, in this run.",
-                ),
-            },
-            Part {
-                part: "never freed, it stays taken once its process has ended",
-                control: Control::Impossible(
-                    "the driver gives a process's memory back once nothing holds its context any \
-                     more; it stays past the process's end only while a child the process forked \
-                     keeps the context open (forked-child: the 4 GiB still taken after the holder \
-                     ended), and comes back when that child ends, still without a free, so no run \
-                     can keep it until an explicit free once every holder has ended. What shows \
-                     that the reading sees memory kept: forked-child, read the same way.",
-                ),
-            },
-        ]),
-        // While the holder lives, unfreed, its 4 GiB stay taken (the kill
-        // arm reads them before the kill); once the process has ended they
-        // are back: partly. Still taken after it ends: confirmed.
-        judge: |o: &Outcome| match (
-            o.flag(TAKEN_WHILE_THE_HOLDER_LIVES),
-            back_after_exit_and_kill(o),
-        ) {
-            (Some(false), _) => ClaimVerdict::Refuted,
-            (Some(true), ClaimVerdict::Refuted) => ClaimVerdict::Partly,
-            (Some(true), ClaimVerdict::Confirmed) => ClaimVerdict::Confirmed,
-            _ => ClaimVerdict::Undecided,
-        },
-        ..Claim::EITHER
-    },
-    Claim {
-        id: "002-residual-allocations-from-previous-sessions",
-        source: Source::SEED_002,
-        quote: "If this system detects insufficient free memory – a condition influenced not only by currently running processes but also by residual allocations from previous sessions or improperly closed contexts – the out-of-memory error is raised.",
-        judged_by: "forked-child",
-        control: Control::Run("exit-and-kill"),
-        reach: Reach::AtBestPartly(FORKED_CHILD_ONLY),
-        judge: back_after_exit_and_kill,
-    },
-    Claim {
-        id: "002-implicit-cleanup-unreliable",
-        source: Source::SEED_002,
-        quote: "After all CUDA operations are complete, ensure that the context is destroyed using appropriate functions.  Avoid relying solely on implicit cleanup.",
-        judged_by: "forked-child-destroyed",
-        control: Control::Run("destroyed-no-fork"),
-        reach: Reach::AtBestPartly(
-            "implicit cleanup fails only while a child the process forked holds its context: without \
-             one, the driver gives every byte back when the process exits or is killed (exit-and-kill)",
-        ),
-        // One run, two holders that exit beside a forked child: the first
-        // leaves its cleanup to the driver, the second destroys its context
-        // first, as the sentence says (its memory not freed). Implicit
-        // cleanup leaves the memory taken and the destroyed context gives it
-        // back: confirmed. Implicit cleanup gives it back already (the
-        // advice is not needed): refuted; so too if destroying the context
-        // does not give it back. The control is the same run without the
-        // forked child (destroyed-no-fork), where the driver's own cleanup
-        // is complete. forked-child-torn-down, which frees the memory before
-        // destroying the context, is recorded beside it.
-        judge: |o: &Outcome| {
-            ClaimVerdict::confirmed_if_all([
-                o.flag(AFTER_AN_IMPLICIT_EXIT).map(|back| !back),
-                o.flag(AFTER_EXIT),
-            ])
-        },
-    },
-];
-
 /// The parent's view: its own context, and the free memory it starts from.
 pub(crate) struct Watch {
     ctx: Arc<CudaContext>,
@@ -525,3 +375,153 @@ fn zombie(pid: u32) -> bool {
         })
         .unwrap_or(false)
 }
+
+/// Why the claims that an ended application's context keeps its memory are
+/// at best partly: where it does, a process still holds the context.
+const FORKED_CHILD_ONLY: &str = "the memory stays after the process that allocated it has ended \
+     only while a child it forked lives: a process that makes no CUDA call but inherited the \
+     driver's descriptors, and with them the context; once every process that held them has ended, \
+     the memory is back (exit-and-kill)";
+
+/// Why the claim that the memory nobody holds is the driver's own leak has
+/// no control run.
+const NO_DRIVER_KEEPS_IT: &str = "a run in which memory stays taken with no live process holding \
+     its context would need a driver that leaks it, and the machines have one driver (580), which \
+     frees a context's memory when the last process holding it ends, however it ends \
+     (exit-and-kill; in forked-child the memory stays only while a forked child holds the context). \
+     What shows that the watch could read memory still held: in this run it reads the 4 GiB and the \
+     context still taken after the holder has exited, while nvidia-smi lists no live process that \
+     holds them, and back once the forked child ends.";
+
+const CLAIMS: &[Claim] = &[
+    Claim {
+        id: "002-context-survives-termination",
+        source: Source::SEED_002,
+        quote: "Its lifespan is critical; an improperly managed context can retain memory even after application termination.",
+        judged_by: "forked-child",
+        control: Control::Run("exit-and-kill"),
+        reach: Reach::AtBestPartly(FORKED_CHILD_ONLY),
+        judge: back_after_exit_and_kill,
+    },
+    Claim {
+        id: "002-driver-leak-root-cause",
+        source: Source::SEED_002,
+        quote: "The error message misleadingly points to a lack of free memory, but the root cause is often a memory leak or \
+                unreleased resources within the CUDA driver itself, rather than a problem with active user processes.",
+        judged_by: "forked-child",
+        control: Control::Impossible(NO_DRIVER_KEEPS_IT),
+        // Decided where the article's condition holds: the process that
+        // allocated has exited, and nvidia-smi lists no live process that
+        // holds the memory (only a pid that is no longer alive), yet the
+        // memory stays taken. It comes back once the child the holder
+        // forked ends: a user process held it (refuted); never back: the
+        // driver's own (confirmed). (In broken, a grandchild holds it, and
+        // nvidia-smi lists that one.)
+        judge: |o: &Outcome| {
+            ClaimVerdict::provided(
+                o.flag(AFTER_EXIT) == Some(false),
+                ClaimVerdict::refuted_if(o.flag(BACK_ONCE_THE_CHILD_ENDS)),
+            )
+        },
+        ..Claim::EITHER
+    },
+    Claim {
+        id: "002-lingering-context-holds-memory",
+        source: Source::SEED_002,
+        quote: "A lingering CUDA context might hold onto memory from previous allocations, resulting in the error even if no active processes are using CUDA.",
+        judged_by: "forked-child",
+        control: Control::Run("exit-and-kill"),
+        reach: Reach::AtBestPartly(FORKED_CHILD_ONLY),
+        // The condition is the point: no process alive. Contexts a live process
+        // leaves open do hold memory (context-leak); once it exits or is killed,
+        // is the memory back?
+        judge: back_after_exit_and_kill,
+    },
+    Claim {
+        id: "002-oom-without-processes-from-driver-context",
+        source: Source::SEED_002,
+        quote: "The CUDA out-of-memory error, even in the absence of overtly visible processes, stems from persistent allocations within the CUDA driver's context.",
+        judged_by: "forked-child",
+        control: Control::Run("exit-and-kill"),
+        reach: Reach::AtBestPartly(FORKED_CHILD_ONLY),
+        judge: back_after_exit_and_kill,
+    },
+    Claim {
+        id: "002-device-allocations-persist-until-freed",
+        source: Source::SEED_002,
+        quote: "Allocations here persist until explicitly freed.",
+        judged_by: "exit-and-kill",
+        control: Control::Parts(&[
+            Part {
+                part: "never freed, the allocation stays taken while its process lives",
+                control: Control::Impossible(
+                    "within a living process only an explicit call gives a cudaMalloc allocation \
+                     back (cudaFree, or cudaDeviceReset, which device-reset's broken-cpp shows \
+                     releasing 4 GiB): a run in which it comes back unasked cannot be written. \
+                     What shows that the reading sees memory come back: the same reading after the \
+                     process has ended, in this run.",
+                ),
+            },
+            Part {
+                part: "never freed, it stays taken once its process has ended",
+                control: Control::Impossible(
+                    "the driver gives a process's memory back once nothing holds its context any \
+                     more; it stays past the process's end only while a child the process forked \
+                     keeps the context open (forked-child: the 4 GiB still taken after the holder \
+                     ended), and comes back when that child ends, still without a free, so no run \
+                     can keep it until an explicit free once every holder has ended. What shows \
+                     that the reading sees memory kept: forked-child, read the same way.",
+                ),
+            },
+        ]),
+        // While the holder lives, unfreed, its 4 GiB stay taken (the kill
+        // arm reads them before the kill); once the process has ended they
+        // are back: partly. Still taken after it ends: confirmed.
+        judge: |o: &Outcome| match (
+            o.flag(TAKEN_WHILE_THE_HOLDER_LIVES),
+            back_after_exit_and_kill(o),
+        ) {
+            (Some(false), _) => ClaimVerdict::Refuted,
+            (Some(true), ClaimVerdict::Refuted) => ClaimVerdict::Partly,
+            (Some(true), ClaimVerdict::Confirmed) => ClaimVerdict::Confirmed,
+            _ => ClaimVerdict::Undecided,
+        },
+        ..Claim::EITHER
+    },
+    Claim {
+        id: "002-residual-allocations-from-previous-sessions",
+        source: Source::SEED_002,
+        quote: "If this system detects insufficient free memory – a condition influenced not only by currently running processes but also by residual allocations from previous sessions or improperly closed contexts – the out-of-memory error is raised.",
+        judged_by: "forked-child",
+        control: Control::Run("exit-and-kill"),
+        reach: Reach::AtBestPartly(FORKED_CHILD_ONLY),
+        judge: back_after_exit_and_kill,
+    },
+    Claim {
+        id: "002-implicit-cleanup-unreliable",
+        source: Source::SEED_002,
+        quote: "After all CUDA operations are complete, ensure that the context is destroyed using appropriate functions.  Avoid relying solely on implicit cleanup.",
+        judged_by: "forked-child-destroyed",
+        control: Control::Run("destroyed-no-fork"),
+        reach: Reach::AtBestPartly(
+            "implicit cleanup fails only while a child the process forked holds its context: without \
+             one, the driver gives every byte back when the process exits or is killed (exit-and-kill)",
+        ),
+        // One run, two holders that exit beside a forked child: the first
+        // leaves its cleanup to the driver, the second destroys its context
+        // first, as the sentence says (its memory not freed). Implicit
+        // cleanup leaves the memory taken and the destroyed context gives it
+        // back: confirmed. Implicit cleanup gives it back already (the
+        // advice is not needed): refuted; so too if destroying the context
+        // does not give it back. The control is the same run without the
+        // forked child (destroyed-no-fork), where the driver's own cleanup
+        // is complete. forked-child-torn-down, which frees the memory before
+        // destroying the context, is recorded beside it.
+        judge: |o: &Outcome| {
+            ClaimVerdict::confirmed_if_all([
+                o.flag(AFTER_AN_IMPLICIT_EXIT).map(|back| !back),
+                o.flag(AFTER_EXIT),
+            ])
+        },
+    },
+];

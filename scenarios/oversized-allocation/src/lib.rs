@@ -112,6 +112,53 @@ pub fn scenario() -> Scenario {
     }
 }
 
+pub(crate) struct Setup {
+    pub weights: cudarc::driver::sys::CUdeviceptr,
+    pub ctx: Arc<CudaContext>,
+    pub stream: Arc<CudaStream>,
+    pub scale: CudaFunction,
+    pub input: Vec<f32>,
+    /// The batch's size in bytes.
+    pub data_bytes: usize,
+}
+
+/// The model's weights take all but LEFT_FREE of the device; the batch is
+/// DATA_BYTES of floats on the host (an eighth of each under the sanitizer).
+pub(crate) fn setup(rec: &mut Recorder) -> anyhow::Result<Setup> {
+    let ctx = device::context(rec)?;
+    let scale = device::kernel(rec, &ctx, fatbin::SCALE, "scale")?;
+    let divisor = casebook_model::normal_or_reduced(rec, 1, SANITIZER_DIVISOR);
+    let (data_bytes, left_free) = (DATA_BYTES / divisor, LEFT_FREE / divisor);
+    let free = device::free_bytes(rec, &ctx)?;
+    let ballast = (free - left_free) / PAGE * PAGE;
+    let weights = rec.step("cuMemAlloc (the model's weights)", unsafe {
+        result::malloc_sync(ballast)
+    })?;
+    let left = device::free_bytes(rec, &ctx)?;
+    measure_bytes(rec, FREE_FOR_THE_BATCH, left);
+    rec.fact(FREE_MEMORY_LEFT_FOR_THE_BATCH, size_text(left_free));
+    rec.fact(BATCH_SIZE, size_text(data_bytes));
+    let input = (0..data_bytes / 4).map(|i| (i % 4096) as f32).collect();
+    Ok(Setup {
+        data_bytes,
+        weights,
+        stream: ctx.default_stream(),
+        ctx,
+        scale,
+        input,
+    })
+}
+
+impl Setup {
+    /// Frees the model's weights: the program ends with nothing allocated.
+    pub fn release(self, rec: &mut Recorder) -> anyhow::Result<()> {
+        rec.step("cuMemFree (the model's weights)", unsafe {
+            result::free_sync(self.weights)
+        })?;
+        Ok(())
+    }
+}
+
 const CLAIMS: &[Claim] = &[
     Claim {
         id: "003-bs1-footprint-exceeds-memory",
@@ -224,50 +271,3 @@ const CLAIMS: &[Claim] = &[
         ..Claim::EITHER
     },
 ];
-
-pub(crate) struct Setup {
-    pub weights: cudarc::driver::sys::CUdeviceptr,
-    pub ctx: Arc<CudaContext>,
-    pub stream: Arc<CudaStream>,
-    pub scale: CudaFunction,
-    pub input: Vec<f32>,
-    /// The batch's size in bytes.
-    pub data_bytes: usize,
-}
-
-/// The model's weights take all but LEFT_FREE of the device; the batch is
-/// DATA_BYTES of floats on the host (an eighth of each under the sanitizer).
-pub(crate) fn setup(rec: &mut Recorder) -> anyhow::Result<Setup> {
-    let ctx = device::context(rec)?;
-    let scale = device::kernel(rec, &ctx, fatbin::SCALE, "scale")?;
-    let divisor = casebook_model::normal_or_reduced(rec, 1, SANITIZER_DIVISOR);
-    let (data_bytes, left_free) = (DATA_BYTES / divisor, LEFT_FREE / divisor);
-    let free = device::free_bytes(rec, &ctx)?;
-    let ballast = (free - left_free) / PAGE * PAGE;
-    let weights = rec.step("cuMemAlloc (the model's weights)", unsafe {
-        result::malloc_sync(ballast)
-    })?;
-    let left = device::free_bytes(rec, &ctx)?;
-    measure_bytes(rec, FREE_FOR_THE_BATCH, left);
-    rec.fact(FREE_MEMORY_LEFT_FOR_THE_BATCH, size_text(left_free));
-    rec.fact(BATCH_SIZE, size_text(data_bytes));
-    let input = (0..data_bytes / 4).map(|i| (i % 4096) as f32).collect();
-    Ok(Setup {
-        data_bytes,
-        weights,
-        stream: ctx.default_stream(),
-        ctx,
-        scale,
-        input,
-    })
-}
-
-impl Setup {
-    /// Frees the model's weights: the program ends with nothing allocated.
-    pub fn release(self, rec: &mut Recorder) -> anyhow::Result<()> {
-        rec.step("cuMemFree (the model's weights)", unsafe {
-            result::free_sync(self.weights)
-        })?;
-        Ok(())
-    }
-}

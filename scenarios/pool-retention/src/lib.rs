@@ -127,6 +127,139 @@ pub fn scenario() -> Scenario {
     }
 }
 
+/// The default pool of device 0.
+fn default_pool(rec: &mut Recorder, ctx: &CudaContext) -> anyhow::Result<CUmemoryPool> {
+    let mut pool = std::ptr::null_mut();
+    rec.step("cuDeviceGetDefaultMemPool", unsafe {
+        sys::cuDeviceGetDefaultMemPool(&mut pool, ctx.cu_device()).result()
+    })?;
+    Ok(pool)
+}
+
+pub(crate) fn set_threshold(
+    rec: &mut Recorder,
+    pool: CUmemoryPool,
+    bytes: u64,
+) -> anyhow::Result<()> {
+    let mut value = bytes;
+    rec.step("cuMemPoolSetAttribute (RELEASE_THRESHOLD)", unsafe {
+        sys::cuMemPoolSetAttribute(
+            pool,
+            sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+            &mut value as *mut u64 as *mut std::ffi::c_void,
+        )
+        .result()
+    })?;
+    Ok(())
+}
+
+pub(crate) fn trim(rec: &mut Recorder, pool: CUmemoryPool) -> anyhow::Result<()> {
+    rec.step("cuMemPoolTrimTo (0)", unsafe {
+        sys::cuMemPoolTrimTo(pool, 0).result()
+    })?;
+    Ok(())
+}
+
+/// One phase of work: `bytes` from the pool on `stream`, used, freed with
+/// cuMemFreeAsync, and a synchronise. Returns the free memory after it.
+fn phase(
+    rec: &mut Recorder,
+    ctx: &Arc<CudaContext>,
+    stream: sys::CUstream,
+    bytes: usize,
+) -> anyhow::Result<usize> {
+    let ptr = rec.step("cuMemAllocAsync", unsafe {
+        result::malloc_async(stream, bytes)
+    })?;
+    rec.step("cuMemsetD8Async", unsafe {
+        result::memset_d8_async(ptr, 1, bytes, stream)
+    })?;
+    rec.step("cuMemFreeAsync", unsafe { result::free_async(ptr, stream) })?;
+    unsafe { device::stream::synchronize(rec, "cuStreamSynchronize", stream)? };
+    Ok(device::free_bytes(rec, ctx)?)
+}
+
+/// A phase's release threshold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Threshold {
+    /// The pool's default, 0: a synchronise returns what is freed.
+    Default,
+    /// The most there is: the pool keeps what is freed.
+    Raised,
+}
+
+impl Threshold {
+    fn bytes(self) -> u64 {
+        match self {
+            Threshold::Default => 0,
+            Threshold::Raised => u64::MAX,
+        }
+    }
+
+    fn words(self) -> &'static str {
+        match self {
+            Threshold::Default => "the default, 0",
+            Threshold::Raised => "raised to the most there is",
+        }
+    }
+}
+
+/// The variant: two phases at the thresholds given (broken and fixed: the
+/// default, then raised), with `after_phase` run once the second is over
+/// (nothing for broken, the trim for fixed).
+pub(crate) fn run(
+    rec: &mut Recorder,
+    thresholds: [Threshold; 2],
+    after_phase: fn(&mut Recorder, CUmemoryPool) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    if let Some(done) = worker::neighbour(rec) {
+        return done;
+    }
+    let ctx = device::context(rec)?;
+    let stream = ctx.default_stream();
+    let pool = default_pool(rec, &ctx)?;
+    let baseline = device::free_bytes(rec, &ctx)?;
+    let bytes = (baseline as f64 * SHARE) as usize / PAGE * PAGE;
+    measure_bytes(rec, FREE_AT_START, baseline);
+    measure_bytes(rec, PHASE_BYTES, bytes);
+
+    rec.fact(FIRST_PHASE_THRESHOLD, thresholds[0].words());
+    rec.fact(SECOND_PHASE_THRESHOLD, thresholds[1].words());
+    if thresholds[0] == Threshold::Raised {
+        set_threshold(rec, pool, thresholds[0].bytes())?;
+    }
+    let after_first = phase(rec, &ctx, stream.cu_stream(), bytes)?;
+    measure_bytes(rec, FREE_AFTER_FIRST_PHASE, after_first);
+    rec.fact(FIRST_PHASE_RETURNED, after_first + TOLERANCE >= baseline);
+
+    // ANCHOR: raised
+    set_threshold(rec, pool, thresholds[1].bytes())?; // keep freed memory for the next phase
+    let after_second = phase(rec, &ctx, stream.cu_stream(), bytes)?;
+    after_phase(rec, pool)?;
+    // ANCHOR_END: raised
+    let now = device::free_bytes(rec, &ctx)?;
+    measure_bytes(rec, FREE_AFTER_SECOND_PHASE, after_second);
+    measure_bytes(rec, FREE_WHEN_THE_NEIGHBOUR_ASKS, now);
+    rec.fact(SECOND_PHASE_KEPT, after_second + bytes / 2 < baseline);
+
+    // Another process asks for the same share now.
+    let served = worker::neighbour_allocates(rec, bytes)?;
+    rec.check(NEIGHBOUR, served);
+
+    // This process, outside the pool.
+    let own = rec.tolerate("cuMemAlloc (the same share, this process)", unsafe {
+        result::malloc_sync(bytes)
+    });
+    rec.fact(CUMEMALLOC_IN_THIS_PROCESS_IS_SERVED, own.is_ok());
+    if let Ok(ptr) = own {
+        rec.step("cuMemFree", unsafe { result::free_sync(ptr) })?;
+    }
+    // Leave the pool as the process found it.
+    trim(rec, pool)?;
+    set_threshold(rec, pool, 0)?;
+    Ok(())
+}
+
 const CLAIMS: &[Claim] = &[
     Claim {
         id: "004-allocator-caches-blocks",
@@ -263,136 +396,3 @@ const CLAIMS: &[Claim] = &[
         ..Claim::EITHER
     },
 ];
-
-/// The default pool of device 0.
-fn default_pool(rec: &mut Recorder, ctx: &CudaContext) -> anyhow::Result<CUmemoryPool> {
-    let mut pool = std::ptr::null_mut();
-    rec.step("cuDeviceGetDefaultMemPool", unsafe {
-        sys::cuDeviceGetDefaultMemPool(&mut pool, ctx.cu_device()).result()
-    })?;
-    Ok(pool)
-}
-
-pub(crate) fn set_threshold(
-    rec: &mut Recorder,
-    pool: CUmemoryPool,
-    bytes: u64,
-) -> anyhow::Result<()> {
-    let mut value = bytes;
-    rec.step("cuMemPoolSetAttribute (RELEASE_THRESHOLD)", unsafe {
-        sys::cuMemPoolSetAttribute(
-            pool,
-            sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
-            &mut value as *mut u64 as *mut std::ffi::c_void,
-        )
-        .result()
-    })?;
-    Ok(())
-}
-
-pub(crate) fn trim(rec: &mut Recorder, pool: CUmemoryPool) -> anyhow::Result<()> {
-    rec.step("cuMemPoolTrimTo (0)", unsafe {
-        sys::cuMemPoolTrimTo(pool, 0).result()
-    })?;
-    Ok(())
-}
-
-/// One phase of work: `bytes` from the pool on `stream`, used, freed with
-/// cuMemFreeAsync, and a synchronise. Returns the free memory after it.
-fn phase(
-    rec: &mut Recorder,
-    ctx: &Arc<CudaContext>,
-    stream: sys::CUstream,
-    bytes: usize,
-) -> anyhow::Result<usize> {
-    let ptr = rec.step("cuMemAllocAsync", unsafe {
-        result::malloc_async(stream, bytes)
-    })?;
-    rec.step("cuMemsetD8Async", unsafe {
-        result::memset_d8_async(ptr, 1, bytes, stream)
-    })?;
-    rec.step("cuMemFreeAsync", unsafe { result::free_async(ptr, stream) })?;
-    unsafe { device::stream::synchronize(rec, "cuStreamSynchronize", stream)? };
-    Ok(device::free_bytes(rec, ctx)?)
-}
-
-/// A phase's release threshold.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Threshold {
-    /// The pool's default, 0: a synchronise returns what is freed.
-    Default,
-    /// The most there is: the pool keeps what is freed.
-    Raised,
-}
-
-impl Threshold {
-    fn bytes(self) -> u64 {
-        match self {
-            Threshold::Default => 0,
-            Threshold::Raised => u64::MAX,
-        }
-    }
-
-    fn words(self) -> &'static str {
-        match self {
-            Threshold::Default => "the default, 0",
-            Threshold::Raised => "raised to the most there is",
-        }
-    }
-}
-
-/// The variant: two phases at the thresholds given (broken and fixed: the
-/// default, then raised), with `after_phase` run once the second is over
-/// (nothing for broken, the trim for fixed).
-pub(crate) fn run(
-    rec: &mut Recorder,
-    thresholds: [Threshold; 2],
-    after_phase: fn(&mut Recorder, CUmemoryPool) -> anyhow::Result<()>,
-) -> anyhow::Result<()> {
-    if let Some(done) = worker::neighbour(rec) {
-        return done;
-    }
-    let ctx = device::context(rec)?;
-    let stream = ctx.default_stream();
-    let pool = default_pool(rec, &ctx)?;
-    let baseline = device::free_bytes(rec, &ctx)?;
-    let bytes = (baseline as f64 * SHARE) as usize / PAGE * PAGE;
-    measure_bytes(rec, FREE_AT_START, baseline);
-    measure_bytes(rec, PHASE_BYTES, bytes);
-
-    rec.fact(FIRST_PHASE_THRESHOLD, thresholds[0].words());
-    rec.fact(SECOND_PHASE_THRESHOLD, thresholds[1].words());
-    if thresholds[0] == Threshold::Raised {
-        set_threshold(rec, pool, thresholds[0].bytes())?;
-    }
-    let after_first = phase(rec, &ctx, stream.cu_stream(), bytes)?;
-    measure_bytes(rec, FREE_AFTER_FIRST_PHASE, after_first);
-    rec.fact(FIRST_PHASE_RETURNED, after_first + TOLERANCE >= baseline);
-
-    // ANCHOR: raised
-    set_threshold(rec, pool, thresholds[1].bytes())?; // keep freed memory for the next phase
-    let after_second = phase(rec, &ctx, stream.cu_stream(), bytes)?;
-    after_phase(rec, pool)?;
-    // ANCHOR_END: raised
-    let now = device::free_bytes(rec, &ctx)?;
-    measure_bytes(rec, FREE_AFTER_SECOND_PHASE, after_second);
-    measure_bytes(rec, FREE_WHEN_THE_NEIGHBOUR_ASKS, now);
-    rec.fact(SECOND_PHASE_KEPT, after_second + bytes / 2 < baseline);
-
-    // Another process asks for the same share now.
-    let served = worker::neighbour_allocates(rec, bytes)?;
-    rec.check(NEIGHBOUR, served);
-
-    // This process, outside the pool.
-    let own = rec.tolerate("cuMemAlloc (the same share, this process)", unsafe {
-        result::malloc_sync(bytes)
-    });
-    rec.fact(CUMEMALLOC_IN_THIS_PROCESS_IS_SERVED, own.is_ok());
-    if let Ok(ptr) = own {
-        rec.step("cuMemFree", unsafe { result::free_sync(ptr) })?;
-    }
-    // Leave the pool as the process found it.
-    trim(rec, pool)?;
-    set_threshold(rec, pool, 0)?;
-    Ok(())
-}

@@ -169,6 +169,47 @@ pub fn scenario() -> Scenario {
     }
 }
 
+pub(crate) fn name<T>(result: &Result<T, DriverError>) -> String {
+    match result {
+        Ok(_) => DriverError::SUCCESS.to_owned(),
+        Err(e) => e.result_name(),
+    }
+}
+
+/// How the first model call fails.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FirstCall {
+    /// Its kernel writes through a null pointer: a fault.
+    Faults,
+    /// Its launch asks for 2048 threads a block, more than a block may
+    /// have: refused before it runs, with no fault.
+    LaunchRefused,
+}
+
+/// The first model call. The fault (or the refusal) is provoked, so its
+/// error is recorded as such.
+pub(crate) fn first_call(
+    rec: &mut Recorder,
+    ctx: &Arc<CudaContext>,
+    fault: &CudaFunction,
+    first: FirstCall,
+) {
+    let stream = ctx.default_stream();
+    let no_wait = 0u64;
+    let mut launch = stream.launch_builder(fault);
+    launch.arg(&no_wait);
+    let threads = match first {
+        FirstCall::Faults => 32,
+        FirstCall::LaunchRefused => 2048,
+    };
+    let _ = rec.tolerate("first call: cuLaunchKernel spin_then_fault", unsafe {
+        launch.launch(casebook_driver::device::line(1, threads))
+    });
+    let _ = rec.tolerate("first call: cuCtxSynchronize", ctx.synchronize());
+}
+
+pub(crate) use casebook_driver::device::unrelated_call;
+
 const CLAIMS: &[Claim] = &[
     Claim {
         id: "000-reset-gives-a-clean-context",
@@ -281,44 +322,3 @@ const CLAIMS: &[Claim] = &[
         },
     },
 ];
-
-pub(crate) fn name<T>(result: &Result<T, DriverError>) -> String {
-    match result {
-        Ok(_) => DriverError::SUCCESS.to_owned(),
-        Err(e) => e.result_name(),
-    }
-}
-
-/// How the first model call fails.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum FirstCall {
-    /// Its kernel writes through a null pointer: a fault.
-    Faults,
-    /// Its launch asks for 2048 threads a block, more than a block may
-    /// have: refused before it runs, with no fault.
-    LaunchRefused,
-}
-
-/// The first model call. The fault (or the refusal) is provoked, so its
-/// error is recorded as such.
-pub(crate) fn first_call(
-    rec: &mut Recorder,
-    ctx: &Arc<CudaContext>,
-    fault: &CudaFunction,
-    first: FirstCall,
-) {
-    let stream = ctx.default_stream();
-    let no_wait = 0u64;
-    let mut launch = stream.launch_builder(fault);
-    launch.arg(&no_wait);
-    let threads = match first {
-        FirstCall::Faults => 32,
-        FirstCall::LaunchRefused => 2048,
-    };
-    let _ = rec.tolerate("first call: cuLaunchKernel spin_then_fault", unsafe {
-        launch.launch(casebook_driver::device::line(1, threads))
-    });
-    let _ = rec.tolerate("first call: cuCtxSynchronize", ctx.synchronize());
-}
-
-pub(crate) use casebook_driver::device::unrelated_call;

@@ -162,82 +162,6 @@ pub fn scenario() -> Scenario {
     }
 }
 
-const CLAIMS: &[Claim] = &[
-    Claim {
-        id: "000-premature-host-access-errors",
-        source: Source::SEED_000,
-        quote: "If the CPU attempts to access GPU memory before the kernel has completed execution, it can \
-                result in errors.",
-        judged_by: "broken-cpp",
-        control: Control::Run("fixed-cpp"),
-        // "Errors" after "unexpected behavior": wrong results count, whether
-        // or not a CUDA call reports one (none does).
-        judge: |o: &Outcome| ClaimVerdict::refuted_if(o.check(FRESH)),
-        ..Claim::EITHER
-    },
-    Claim {
-        id: "000-stream-sync-prevents-races",
-        source: Source::SEED_000,
-        quote: "By ensuring all operations within a stream have concluded before proceeding, we prevent \
-                potential race conditions and errors caused by premature CPU access to GPU memory.",
-        judged_by: "fixed-cpp",
-        control: Control::Run("broken-cpp"),
-        judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.check(FRESH)),
-        ..Claim::EITHER
-    },
-    Claim {
-        id: "000-unsynced-streams-random-errors",
-        source: Source::SEED_000,
-        quote: "Failure to synchronize streams can easily lead to seemingly random errors, especially during \
-                repeated model invocations.",
-        judged_by: "repeated-cpp",
-        control: Control::Run("repeated-synced-cpp"),
-        // Wrong results that come and go between invocations of one program
-        // are "seemingly random"; wrong every time, they are not random.
-        judge: |o: &Outcome| {
-            ClaimVerdict::of_an_effect(
-                o.flag(SOME_RESULT_IS_WRONG),
-                o.flag(WRONG_RESULTS_COME_AND_GO_AT_SOME_SIZE),
-            )
-        },
-        ..Claim::EITHER
-    },
-    Claim {
-        id: "000-device-sync-waits-for-all",
-        source: Source::SEED_000,
-        quote: "This emphasizes the necessity for correctly using synchronization primitives like \
-                `cudaDeviceSynchronize()`, which ensures the GPU completes all pending operations before the CPU proceeds.",
-        judged_by: "device-sync-cpp",
-        control: Control::Run("device-sync-after-cpp"),
-        // Two streams' kernels and copies, one cudaDeviceSynchronize, then
-        // the host reads both results.
-        judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.check(FRESH)),
-        ..Claim::EITHER
-    },
-    Claim {
-        id: "000-stream-sync-completes-stream",
-        source: Source::SEED_000,
-        quote: "cudaStreamSynchronize(stream); // Ensure all operations on the stream have completed",
-        judged_by: "fixed-cpp",
-        control: Control::Run("broken-cpp"),
-        judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.check(FRESH)),
-        ..Claim::EITHER
-    },
-    Claim {
-        id: "001-streams-run-kernels-concurrently",
-        source: Source::SEED_001,
-        quote: "Streams, within a context, manage the execution of multiple kernels concurrently.",
-        judged_by: "pipeline",
-        // Two streams' kernels with a synchronous copy between them: they
-        // overlap (confirmed) or run one after the other (refuted). The
-        // control makes the same two streams with the default flag (one
-        // change), which wait for the legacy stream the copy runs on.
-        control: Control::Run("pipeline-blocking"),
-        judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.check(OVERLAP)),
-        ..Claim::EITHER
-    },
-];
-
 /// The pipeline: a kernel writes `out`, a copy brings it to pinned `host`.
 pub(crate) struct Pipeline {
     pub stream: Arc<CudaStream>,
@@ -356,6 +280,82 @@ pub fn stale_runs(
     }
     Ok(stale)
 }
+
+const CLAIMS: &[Claim] = &[
+    Claim {
+        id: "000-premature-host-access-errors",
+        source: Source::SEED_000,
+        quote: "If the CPU attempts to access GPU memory before the kernel has completed execution, it can \
+                result in errors.",
+        judged_by: "broken-cpp",
+        control: Control::Run("fixed-cpp"),
+        // "Errors" after "unexpected behavior": wrong results count, whether
+        // or not a CUDA call reports one (none does).
+        judge: |o: &Outcome| ClaimVerdict::refuted_if(o.check(FRESH)),
+        ..Claim::EITHER
+    },
+    Claim {
+        id: "000-stream-sync-prevents-races",
+        source: Source::SEED_000,
+        quote: "By ensuring all operations within a stream have concluded before proceeding, we prevent \
+                potential race conditions and errors caused by premature CPU access to GPU memory.",
+        judged_by: "fixed-cpp",
+        control: Control::Run("broken-cpp"),
+        judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.check(FRESH)),
+        ..Claim::EITHER
+    },
+    Claim {
+        id: "000-unsynced-streams-random-errors",
+        source: Source::SEED_000,
+        quote: "Failure to synchronize streams can easily lead to seemingly random errors, especially during \
+                repeated model invocations.",
+        judged_by: "repeated-cpp",
+        control: Control::Run("repeated-synced-cpp"),
+        // Wrong results that come and go between invocations of one program
+        // are "seemingly random"; wrong every time, they are not random.
+        judge: |o: &Outcome| {
+            ClaimVerdict::of_an_effect(
+                o.flag(SOME_RESULT_IS_WRONG),
+                o.flag(WRONG_RESULTS_COME_AND_GO_AT_SOME_SIZE),
+            )
+        },
+        ..Claim::EITHER
+    },
+    Claim {
+        id: "000-device-sync-waits-for-all",
+        source: Source::SEED_000,
+        quote: "This emphasizes the necessity for correctly using synchronization primitives like \
+                `cudaDeviceSynchronize()`, which ensures the GPU completes all pending operations before the CPU proceeds.",
+        judged_by: "device-sync-cpp",
+        control: Control::Run("device-sync-after-cpp"),
+        // Two streams' kernels and copies, one cudaDeviceSynchronize, then
+        // the host reads both results.
+        judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.check(FRESH)),
+        ..Claim::EITHER
+    },
+    Claim {
+        id: "000-stream-sync-completes-stream",
+        source: Source::SEED_000,
+        quote: "cudaStreamSynchronize(stream); // Ensure all operations on the stream have completed",
+        judged_by: "fixed-cpp",
+        control: Control::Run("broken-cpp"),
+        judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.check(FRESH)),
+        ..Claim::EITHER
+    },
+    Claim {
+        id: "001-streams-run-kernels-concurrently",
+        source: Source::SEED_001,
+        quote: "Streams, within a context, manage the execution of multiple kernels concurrently.",
+        judged_by: "pipeline",
+        // Two streams' kernels with a synchronous copy between them: they
+        // overlap (confirmed) or run one after the other (refuted). The
+        // control makes the same two streams with the default flag (one
+        // change), which wait for the legacy stream the copy runs on.
+        control: Control::Run("pipeline-blocking"),
+        judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.check(OVERLAP)),
+        ..Claim::EITHER
+    },
+];
 
 #[cfg(test)]
 mod tests {

@@ -136,6 +136,50 @@ static DRIVER_VS_RUNTIME: Passage = Passage {
            reference-counted, and are then destroyed when there are no more references to them.",
 };
 
+/// The calls a worker thread made, in order, each with its result.
+pub type Calls = Vec<(&'static str, Result<(), DriverError>)>;
+
+/// Runs `work` on a new thread; records, as steps of this variant, which
+/// context was current there when it started and every call it made, and
+/// whether its allocation succeeded.
+pub fn on_a_new_thread(
+    rec: &mut Recorder,
+    work: impl FnOnce(&mut Calls) -> Result<bool, DriverError> + Send + 'static,
+) -> anyhow::Result<()> {
+    let (current, calls, allocated) = std::thread::spawn(move || {
+        // Which context this thread has, if any; binds nothing.
+        let current = result::ctx::get_current().map(|c| c.is_some());
+        let mut calls = Calls::new();
+        let allocated = work(&mut calls);
+        (current, calls, allocated)
+    })
+    .join()
+    .map_err(|_| anyhow::anyhow!("the worker thread panicked"))?;
+    let current = rec.step("thread: cuCtxGetCurrent", current)?;
+    rec.fact(
+        CURRENT_ON_THE_THREAD,
+        if current { "a context" } else { "none" },
+    );
+    for (call, result) in calls {
+        let _ = rec.step(&format!("thread: {call}"), result);
+    }
+    rec.check(THREAD_ALLOCATES, allocated.unwrap_or(false));
+    Ok(())
+}
+
+/// The worker's work: allocate and free 1 MiB through the raw driver layer,
+/// which binds nothing. Whether the allocation succeeded.
+pub fn thread_allocates(calls: &mut Calls) -> Result<bool, DriverError> {
+    // SAFETY: the buffer is freed at once and never touched.
+    let buf = unsafe { result::malloc_sync(1 << 20) };
+    calls.push(("cuMemAlloc", buf.map(drop)));
+    let Ok(buf) = buf else { return Ok(false) };
+    // SAFETY: as above.
+    let freed = unsafe { result::free_sync(buf) };
+    calls.push(("cuMemFree", freed));
+    Ok(true)
+}
+
 const CLAIMS: &[Claim] = &[
     Claim {
         id: "nvidia-no-current-context-invalid-context",
@@ -200,50 +244,6 @@ const CLAIMS: &[Claim] = &[
         ..Claim::EITHER
     },
 ];
-
-/// The calls a worker thread made, in order, each with its result.
-pub type Calls = Vec<(&'static str, Result<(), DriverError>)>;
-
-/// Runs `work` on a new thread; records, as steps of this variant, which
-/// context was current there when it started and every call it made, and
-/// whether its allocation succeeded.
-pub fn on_a_new_thread(
-    rec: &mut Recorder,
-    work: impl FnOnce(&mut Calls) -> Result<bool, DriverError> + Send + 'static,
-) -> anyhow::Result<()> {
-    let (current, calls, allocated) = std::thread::spawn(move || {
-        // Which context this thread has, if any; binds nothing.
-        let current = result::ctx::get_current().map(|c| c.is_some());
-        let mut calls = Calls::new();
-        let allocated = work(&mut calls);
-        (current, calls, allocated)
-    })
-    .join()
-    .map_err(|_| anyhow::anyhow!("the worker thread panicked"))?;
-    let current = rec.step("thread: cuCtxGetCurrent", current)?;
-    rec.fact(
-        CURRENT_ON_THE_THREAD,
-        if current { "a context" } else { "none" },
-    );
-    for (call, result) in calls {
-        let _ = rec.step(&format!("thread: {call}"), result);
-    }
-    rec.check(THREAD_ALLOCATES, allocated.unwrap_or(false));
-    Ok(())
-}
-
-/// The worker's work: allocate and free 1 MiB through the raw driver layer,
-/// which binds nothing. Whether the allocation succeeded.
-pub fn thread_allocates(calls: &mut Calls) -> Result<bool, DriverError> {
-    // SAFETY: the buffer is freed at once and never touched.
-    let buf = unsafe { result::malloc_sync(1 << 20) };
-    calls.push(("cuMemAlloc", buf.map(drop)));
-    let Ok(buf) = buf else { return Ok(false) };
-    // SAFETY: as above.
-    let freed = unsafe { result::free_sync(buf) };
-    calls.push(("cuMemFree", freed));
-    Ok(true)
-}
 
 #[cfg(test)]
 mod tests {

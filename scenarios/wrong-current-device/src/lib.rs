@@ -117,27 +117,6 @@ static ENABLE_PEER_DOC: Passage = Passage {
            cudaDeviceDisablePeerAccess() or either device is reset using cudaDeviceReset().",
 };
 
-const CLAIMS: &[Claim] = &[Claim {
-    id: "nvidia-enabled-peer-memory-is-accessible",
-    source: Source::Nvidia(&ENABLE_PEER_DOC),
-    quote: "On success, all allocations from peerDevice will immediately be accessible by the \
-            current device.",
-    judged_by: "peer-cpp",
-    control: Control::Run("broken-cpp"),
-    // cudaDeviceEnablePeerAccess(1) succeeds on device 0 and device 0's
-    // kernel then doubles device 1's data (confirmed), or faults or leaves it
-    // (refuted); where it does not succeed (cudaDeviceCanAccessPeer says no),
-    // the sentence's condition is not met. broken-cpp, the same launch
-    // without the enabling line, is the control: there device 0's kernel
-    // does not reach the data.
-    judge: |o: &Outcome| match (o.flag(PEER_ENABLED), o.check(MATCHES)) {
-        (Some(true), Some(true)) => ClaimVerdict::Confirmed,
-        (Some(true) | None, Some(false)) => ClaimVerdict::Refuted,
-        _ => ClaimVerdict::Undecided,
-    },
-    ..Claim::EITHER
-}];
-
 fn value(i: usize) -> f32 {
     (i % 1000) as f32
 }
@@ -218,6 +197,27 @@ pub(crate) fn finish(rec: &mut Recorder, p: Program, synced: Result<(), DriverEr
         std::mem::forget(p);
     }
 }
+
+const CLAIMS: &[Claim] = &[Claim {
+    id: "nvidia-enabled-peer-memory-is-accessible",
+    source: Source::Nvidia(&ENABLE_PEER_DOC),
+    quote: "On success, all allocations from peerDevice will immediately be accessible by the \
+            current device.",
+    judged_by: "peer-cpp",
+    control: Control::Run("broken-cpp"),
+    // cudaDeviceEnablePeerAccess(1) succeeds on device 0 and device 0's
+    // kernel then doubles device 1's data (confirmed), or faults or leaves it
+    // (refuted); where it does not succeed (cudaDeviceCanAccessPeer says no),
+    // the sentence's condition is not met. broken-cpp, the same launch
+    // without the enabling line, is the control: there device 0's kernel
+    // does not reach the data.
+    judge: |o: &Outcome| match (o.flag(PEER_ENABLED), o.check(MATCHES)) {
+        (Some(true), Some(true)) => ClaimVerdict::Confirmed,
+        (Some(true) | None, Some(false)) => ClaimVerdict::Refuted,
+        _ => ClaimVerdict::Undecided,
+    },
+    ..Claim::EITHER
+}];
 
 #[cfg(test)]
 mod tests {
