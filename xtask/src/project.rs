@@ -11,6 +11,15 @@ pub fn root() -> std::path::PathBuf {
         .to_path_buf()
 }
 
+/// Where cargo puts what it builds: `CARGO_TARGET_DIR` where it is set
+/// (relative to the root, as cargo reads it), else the root's `target/`.
+pub fn target_dir() -> std::path::PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) if !dir.is_empty() => root().join(dir),
+        _ => root().join("target"),
+    }
+}
+
 /// The exit of a finished command, as this process's exit.
 pub fn exit_of(status: std::process::ExitStatus) -> ExitCode {
     match status.code() {

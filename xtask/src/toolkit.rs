@@ -142,7 +142,7 @@ pub fn build_casebook() -> anyhow::Result<PathBuf> {
     if !build.status()?.success() {
         bail!("building casebook failed");
     }
-    Ok(root.join("target/release/casebook"))
+    Ok(crate::project::target_dir().join("release/casebook"))
 }
 
 #[cfg(test)]
