@@ -5,10 +5,11 @@
 //! or what a new thread starts with), so the kernel runs on device 0 and
 //! dereferences device 1's memory: "an illegal memory access was
 //! encountered", which no run on the first GPU shows. Device 0's context is
-//! then lost; device 1's is not. The fix is a device guard: run the op on
-//! the device that holds its data. With peer access enabled from device 0
-//! to device 1 (where `cuDeviceCanAccessPeer` says it can be), the same
-//! launch reaches the memory. Needs two GPUs.
+//! then lost, and in the two-GPU runs a later, unrelated call on device 1
+//! fails with the same error too (both forms record it). The fix is a
+//! device guard: run the op on the device that holds its data. With peer
+//! access enabled from device 0 to device 1 (where `cuDeviceCanAccessPeer`
+//! says it can be), the same launch reaches the memory. Needs two GPUs.
 
 use std::sync::Arc;
 
