@@ -183,14 +183,18 @@ const CLAIMS: &[Claim] = &[
                 control: Control::Run("fixed"),
             },
             Part {
-                part: "the message is generic: it names no kernel and no line",
+                part: "the error a call returns is generic: its message names no kernel and no line",
                 control: Control::Impossible(
-                    "the message is the driver's text for the error's code (cuGetErrorString), the \
-                     same whichever kernel faulted and wherever: no run of this or any program can \
-                     make it name the kernel. What shows that the reading would see a kernel's name \
-                     where one is given: the same program under compute-sanitizer (under-tools), \
-                     whose report, read the same way, names the kernel that faulted, while the \
-                     program's own errors still do not.",
+                    "the message a call returns is the driver's text for the error's code \
+                     (cuGetErrorString), the same whichever kernel faulted and wherever: no run can \
+                     make a call's error name the kernel. What a user reads can name it where the \
+                     kernel itself writes it: a device-side assert prints the kernel, the file and \
+                     the line to the program's output beside the generic \"device-side assert \
+                     triggered\" (device-assert's runs record both), and compute-sanitizer's report \
+                     names the kernel that faulted. That is what shows the reading would see a \
+                     kernel's name where one is given: the same program under compute-sanitizer \
+                     (under-tools), its report read the same way, while the program's own errors \
+                     still do not.",
                 ),
             },
         ]),
