@@ -153,6 +153,13 @@ pub const GENERIC_IDENTIFIERS: &[&str] = &[
     "valueerror",
     "typeerror",
     "exception",
+    // Julia's wrapper around whatever a script raised ("ERROR: LoadError:
+    // CUDA error: …", "ERROR: LoadError: Number of threads per block …").
+    "loaderror",
+    // Thrust's wrapper of whatever error its kernel met ("parallel_for
+    // failed: an illegal memory access …", "parallel_for failed:
+    // cudaErrorInvalidDeviceFunction"), PyTorch's and every Thrust user's.
+    "parallel_for",
     // What C++ allocators throw for any failed allocation (RMM's memory
     // resources for every CUDA error they meet, out of memory or not).
     "bad_alloc",
