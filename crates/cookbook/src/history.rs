@@ -132,8 +132,9 @@ pub fn page(
          and list what changed after them, `claims-audit-15.md`, which re-read eighteen \
          of audit 14's doubtful, unfair and changed claims: none unfair, six doubtful, \
          `claims-audit-16.md` to `claims-audit-20.md` (the eighteenth re-read every claim; \
-         the others, the claims changed or newly run since the one before), and `claims-audit-21.md`, which re-read every claim again \
-         and the articles for sentences no claim quotes: of 150, none unfair, 22 doubtful.\n\n\
+         the others, the claims changed or newly run since the one before), and \
+         `claims-audit-21.md`, which re-read every claim again and the articles for sentences \
+         no claim quotes: of 150, none unfair, 22 doubtful.\n\n\
          | claim | was | became | at | why | now |\n|---|---|---|---|---|---|\n",
     );
     for (i, change) in history.iter().enumerate() {
