@@ -111,6 +111,26 @@ pub fn free_bytes(rec: &mut Recorder, ctx: &Arc<CudaContext>) -> Result<usize, D
         .map(|(free, _total)| free)
 }
 
+/// Waits, up to `within`, until the device's free memory is at least
+/// `back_to` (what the driver takes back from ended processes and freed
+/// blocks comes back in its own time); returns the free memory it read
+/// last. The polls are not recorded as steps: how many it takes varies from
+/// run to run.
+pub fn wait_for_free(
+    ctx: &CudaContext,
+    back_to: usize,
+    within: std::time::Duration,
+) -> Result<usize, DriverError> {
+    let deadline = std::time::Instant::now() + within;
+    loop {
+        let (free, _total) = ctx.mem_get_info()?;
+        if free >= back_to || std::time::Instant::now() >= deadline {
+            return Ok(free);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 /// The device memory this process holds, as NVML counts it: the figure
 /// nvidia-smi lists for the process, summed over the GPUs. Unlike free
 /// memory it is this process's own, whatever else runs on the GPU, so a

@@ -12,14 +12,13 @@
 //! of 4 GiB, which fits all four, are the control.
 
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use casebook_driver::RecordSteps;
 use casebook_driver::device::{self, PAGE};
 use casebook_model::Recorder;
 use casebook_runtime::worker;
-use cudarc::driver::{CudaContext, result};
+use cudarc::driver::result;
 
 use crate::names::*;
 
@@ -96,7 +95,10 @@ fn parent(rec: &mut Recorder, need: usize) -> anyhow::Result<()> {
     let at_start = device::free_bytes(rec, &ctx)?;
     let mut failed = [0usize; 4];
     for (i, arm) in ARMS.iter().enumerate() {
-        let free = free_again(&ctx, at_start)?;
+        // Once the last arm's workers have ended and the driver has taken
+        // back what they held, to within a page of the start.
+        let free =
+            device::wait_for_free(&ctx, at_start.saturating_sub(PAGE), Duration::from_secs(10))?;
         let ballast = (free.saturating_sub(arm.gpu)) / PAGE * PAGE;
         rec.point(ARM_GPU_BYTES, i as f64, (free - ballast) as f64);
         // SAFETY: freed below, used by nothing.
@@ -115,21 +117,6 @@ fn parent(rec: &mut Recorder, need: usize) -> anyhow::Result<()> {
     rec.fact(LESS_MEMORY_ADDS_FAILED_ROUNDS, one_smaller > one_larger);
     rec.fact(A_SECOND_PROCESS_ADDS_FAILED_ROUNDS, two_larger > one_larger);
     Ok(())
-}
-
-/// The free memory once the last arm's workers have ended and the driver
-/// has taken back what they held, to within a page of what it was at the
-/// start, waiting up to ten seconds; what it is then. The polls are not
-/// recorded as steps: how many it takes varies from run to run.
-fn free_again(ctx: &Arc<CudaContext>, at_start: usize) -> anyhow::Result<usize> {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let (free, _) = ctx.mem_get_info()?;
-        if free + PAGE >= at_start || Instant::now() >= deadline {
-            return Ok(free);
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 /// Runs `processes` workers through the rounds; how many rounds had an

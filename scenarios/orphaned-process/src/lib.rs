@@ -202,10 +202,7 @@ impl Watch {
     /// Whether free memory comes back to the baseline within [`SETTLE`];
     /// records the free memory it saw last under `key`.
     pub fn back(&self, rec: &mut Recorder, key: MeasureName) -> anyhow::Result<bool> {
-        let deadline = Instant::now() + SETTLE;
-        while self.ctx.mem_get_info()?.0 + TOLERANCE < self.baseline && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        device::wait_for_free(&self.ctx, self.baseline.saturating_sub(TOLERANCE), SETTLE)?;
         let free = device::free_bytes(rec, &self.ctx)?;
         measure_bytes(rec, key, free);
         Ok(free + TOLERANCE >= self.baseline)
