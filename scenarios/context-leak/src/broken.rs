@@ -4,7 +4,7 @@
 
 use casebook_driver::RecordSteps;
 use casebook_model::Recorder;
-use cudarc::driver::result;
+use cudarc::driver::{result, sys};
 
 use crate::{MAX_CALLS, calls, device, free_bytes, leak_until_failure, work};
 
@@ -25,3 +25,25 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
     })
 }
 // ANCHOR_END: run
+
+// The control of broken's claims: the same loop, each call's context
+// destroyed once its work is done and the free memory read in it.
+// ANCHOR: destroyed
+pub fn destroyed(rec: &mut Recorder) -> anyhow::Result<()> {
+    let dev = device(rec)?;
+    let total = rec.step("cuDeviceTotalMem", unsafe {
+        result::device::total_mem(dev)
+    })?;
+    let n = calls(rec, MAX_CALLS);
+    leak_until_failure(rec, n, total, |rec| {
+        let ctx = rec.step("cuCtxCreate", unsafe {
+            result::ctx::create_v4(std::ptr::null_mut(), 0, dev)
+        })?;
+        work(rec)?;
+        let free = free_bytes(rec)?;
+        let destroy = unsafe { sys::cuCtxDestroy_v2(ctx) }.result();
+        rec.step("cuCtxDestroy", destroy)?; // FIX
+        Ok::<_, cudarc::driver::DriverError>(free)
+    })
+}
+// ANCHOR_END: destroyed

@@ -41,8 +41,11 @@ casebook_model::cpp_variants! {
     }
 }
 
-/// The broken loop stops here if nothing has failed by then.
-pub const MAX_CALLS: usize = 2000;
+/// The broken loop stops here if nothing has failed by then: past the 101
+/// contexts at which the driver refuses one on an H100 and an H200, and
+/// few enough that `destroyed`, the same loop destroying each context,
+/// ends in its time (about 0.4 s a call on an H100).
+pub const MAX_CALLS: usize = 256;
 /// Under compute-sanitizer both loops are cut to this: a hundred contexts
 /// would take minutes there, and the matrix needs the pattern, not the end.
 pub const SANITIZER_CALLS: usize = 4;
@@ -59,8 +62,7 @@ pub const LEAK_CALLS: usize = 5;
 pub const FIXED_CALLS: usize = 200;
 /// Creating and destroying a context is slow (about 0.4 s on an H100): the
 /// fixed variant that does it makes fewer calls, but more than the 101 at
-/// which broken's contexts, never destroyed, are refused on an H100, so that
-/// it is the control of 001-undestroyed-contexts-fail-new-ones.
+/// which broken's contexts, never destroyed, are refused on an H100.
 pub const DESTROY_CALLS: usize = 128;
 /// What a process's memory may drift by and still count as back at its
 /// baseline; a call whose context stays grows it by more (a context holds
@@ -106,6 +108,17 @@ pub fn scenario() -> Scenario {
                 .holds_memory(LEAK_HOLDS)
                 .creates_contexts()
                 .alone()),
+            Variant::fixed("destroyed", cudarc!(broken::destroyed, anchored))
+                .one_change(
+                    "broken",
+                    "what becomes of each call's context once its free memory \
+                     is read: left there; destroyed here",
+                    "// BUG: the context is never destroyed (no cuCtxDestroy).",
+                    "let destroy = unsafe { sys::cuCtxDestroy_v2(ctx) }.result();\n\
+                     rec.step(\"cuCtxDestroy\", destroy)?; // FIX",
+                )
+                .timeout(std::time::Duration::from_secs(400))
+                .creates_contexts(),
             Variant::fixed("fixed-destroy", cudarc!(fixed::destroy, anchored))
                 .also_differs(
                     "besides the cuCtxDestroy after each call's work: 128 calls (past the 101 at \
@@ -205,7 +218,12 @@ pub fn leak_until_failure<E: Into<anyhow::Error>>(
     for n in 0..calls {
         let called = rec.iteration("call", |rec| -> anyhow::Result<(usize, u64)> {
             let free = call(rec).map_err(Into::into)?;
-            Ok((free, own_memory_bytes(rec)?))
+            // A call that destroys its context leaves the process with
+            // none, and NVML then lists no memory for it: none held. (Where
+            // NVML cannot see this process at all, a container without the
+            // host's pid namespace, the variants that read the memory of a
+            // live context say so: `own_memory_bytes`.)
+            Ok((free, own_memory(rec)?.unwrap_or(0)))
         });
         match called {
             Ok((free, own)) => {
@@ -373,16 +391,42 @@ const CLAIMS: &[Claim] = &[
                 appropriately after the first run, subsequent attempts to initialize a new context or utilize the \
                 same resources might fail.",
         judged_by: "broken",
-        // The same calls, each destroying the context it made: past the
-        // call at which broken's new context is refused.
-        control: Control::Run("fixed-destroy"),
-        judge: |o: &Outcome| match o.first_error() {
-            Some(step) if step.call == "cuCtxCreate" => ClaimVerdict::Confirmed,
-            Some(_) => ClaimVerdict::Partly,
-            None if o.termination == casebook_model::Termination::Completed => {
+        control: Control::Parts(&[
+            Part {
+                part: "the context of the first run left undestroyed makes the next attempt fail",
+                control: Control::Impossible(
+                    "one context left behind takes 518 MiB of an 80 GB H100 (141 GB on the H200), \
+                     and the next cuCtxCreate is served beside it; for the next attempt to be \
+                     refused after one context, the GPU would have to hold less than two contexts \
+                     and their work, and the machines here have no such GPU. What shows that the \
+                     reading can say \"refused\": the same loop's attempt after 101 contexts left \
+                     behind is refused (the other part)",
+                ),
+            },
+            Part {
+                part: "contexts left undestroyed run after run make a later attempt fail",
+                // The same loop, each call destroying its context once its
+                // free memory is read (one change).
+                control: Control::Run("destroyed"),
+            },
+        ]),
+        // The article's case is the first run's context left behind: is
+        // the attempt after it refused? Runs that each leave theirs: is a
+        // later attempt refused? The first refused: confirmed; only a later
+        // one: partly; none, the loop run to its end: refuted.
+        judge: |o: &Outcome| match (o.first_error(), o.measure(CALLS_COMPLETED)) {
+            (Some(step), Some(done)) if step.call == "cuCtxCreate" => {
+                if done <= 1.0 {
+                    ClaimVerdict::Confirmed
+                } else {
+                    ClaimVerdict::Partly
+                }
+            }
+            (Some(_), _) => ClaimVerdict::Undecided,
+            (None, _) if o.termination == casebook_model::Termination::Completed => {
                 ClaimVerdict::Refuted
             }
-            None => ClaimVerdict::Undecided,
+            _ => ClaimVerdict::Undecided,
         },
         ..Claim::EITHER
     },
@@ -391,10 +435,9 @@ const CLAIMS: &[Claim] = &[
         source: Source::SEED_004,
         quote: "In my experience optimizing high-performance computing applications, I've repeatedly encountered out-of-memory errors even with seemingly ample free memory.",
         judged_by: "broken",
-        // Each call's context destroyed after its work (128 calls, past the
-        // 101 at which broken fails); what else differs from broken is said
-        // on fixed-destroy's page.
-        control: Control::Run("fixed-destroy"),
+        // The same loop, each call's context destroyed once its free memory
+        // is read (one change): no call is refused.
+        control: Control::Run("destroyed"),
         // cuCtxCreate reports out of memory: with how much still free?
         judge: |o: &Outcome| match (
             o.first_error_is(driver::OUT_OF_MEMORY),
