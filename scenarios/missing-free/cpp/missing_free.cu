@@ -151,6 +151,14 @@ extern "C" int casebook_missing_free_second_call_large_cpp(const casebook_record
 }
 // ANCHOR_END: second_call_large
 
+// ANCHOR: second_call_large_freed
+// The control of "this may fail due to remaining allocations":
+// second_call_large with the article's call as written, its buffer freed.
+extern "C" int casebook_missing_free_second_call_large_freed_cpp(const casebook_recorder *r) {
+  return drive(r, model_call_fixed, FirstCalls::ThreeFifthsOfFree);
+}
+// ANCHOR_END: second_call_large_freed
+
 // ANCHOR: second_call_large_reset
 // The control of "if the context isn't reset between calls, remnants lead to
 // errors": second_call_large with the article's cudaDeviceReset between the

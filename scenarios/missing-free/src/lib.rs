@@ -21,6 +21,7 @@ casebook_model::cpp_variants! {
         broken,
         fixed,
         second_call_large,
+        second_call_large_freed,
         second_call_large_reset,
         reuse,
         reuse_after_reset,
@@ -79,6 +80,17 @@ pub fn scenario() -> Scenario {
                 "return drive(r, model_call_broken, FirstCalls::Article);",
                 "return drive(r, model_call_broken, FirstCalls::ThreeFifthsOfFree);",
             ),
+            Variant::fixed("second-call-large-freed-cpp", cpp::second_call_large_freed)
+                .one_change(
+                    "second-call-large-cpp",
+                    "the model call: its buffer never freed there, so the first \
+                 call's allocation remains when the second asks; freed by its \
+                 cudaFree here, as the first run of seed 001's Example 3 frees \
+                 it (the leak that fills the GPU after the first two calls is \
+                 gone with it)",
+                    "return drive(r, model_call_broken, FirstCalls::ThreeFifthsOfFree);",
+                    "return drive(r, model_call_fixed, FirstCalls::ThreeFifthsOfFree);",
+                ),
             Variant::contrast(
                 "second-call-large-reset-cpp",
                 Expect::Fails(Symptom::cuda_error(runtime::MEMORY_ALLOCATION)),
@@ -511,27 +523,22 @@ const CLAIMS: &[Claim] = &[
         id: "001-raw-second-run-may-fail",
         source: Source::SEED_001,
         quote: "// ... kernel launch ... // this may fail due to remaining allocations or driver issues",
-        judged_by: "broken-cpp",
-        control: Control::Run("fixed-cpp"),
+        // The article's second run follows a first run that frees its
+        // memory, so as written nothing remains, and on an 80 GB GPU its
+        // data_size (unstated) cannot make the second run fail: the run
+        // asks the nearest form that can, each of the first two calls
+        // asking 3/5 of the free memory. Decided where the first call's
+        // allocation remains (its cudaFree missing): is the second refused?
+        // Refused: confirmed (capped); served: refuted.
+        judged_by: "second-call-large-cpp",
+        // The same two calls, the first one's buffer freed as the article's
+        // first run frees it (one change).
+        control: Control::Run("second-call-large-freed-cpp"),
         reach: Reach::AtBestPartly(
-            "of the two causes the comment names, the run leaves allocations behind; \"driver \
+            "of the two causes the comment names, the run leaves an allocation behind; \"driver \
              issues\" names nothing a run can provoke or read",
         ),
-        // Run after run, each leaving its allocation behind (the comment's
-        // "remaining allocations"): does a later one fail for them, refused
-        // memory? Confirmed (capped) where one does; in the control each run
-        // frees what it allocated, and none fails. Another error is not the
-        // failure the comment gives a reason for: undecided.
-        judge: |o| match o.first_error() {
-            Some(_) if o.shows(&Symptom::cuda_error(runtime::MEMORY_ALLOCATION)) => {
-                ClaimVerdict::Confirmed
-            }
-            Some(_) => ClaimVerdict::Undecided,
-            None if o.termination == casebook_model::Termination::Completed => {
-                ClaimVerdict::Refuted
-            }
-            None => ClaimVerdict::Undecided,
-        },
+        judge: |o| ClaimVerdict::refuted_if(o.flag(SECOND_CALL_OK)),
     },
     Claim {
         id: "001-incomplete-free-exhausts",
