@@ -88,6 +88,18 @@ def broken(rec):
     _afterwards(rec, reset=True)
 
 
+def ids_on_host(rec):
+    # ANCHOR: ids_on_host
+    embedding = torch.nn.Embedding(VOCABULARY, WIDTH).cuda()
+    ids = torch.tensor([3, 7, VOCABULARY])  # on the host: PyTorch refuses the lookup itself
+    lookup = rec.attempt("embedding(ids)", lambda: embedding(ids))
+    rec.fact(names.LOOKUP_RETURNS, lookup.ok)
+    synced = rec.attempt("torch.cuda.synchronize()", torch.cuda.synchronize)
+    # ANCHOR_END: ids_on_host
+    rec.fact(names.THE_FAULT, lookup.error or synced.error or "none")
+    _afterwards(rec, reset=True)
+
+
 def fixed(rec):
     # ANCHOR: fixed
     embedding = torch.nn.Embedding(VOCABULARY, WIDTH).cuda()

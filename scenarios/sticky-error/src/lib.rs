@@ -93,6 +93,22 @@ pub fn scenario() -> Scenario {
             )
             .then_shows(Symptom::cuda_error(pytorch::DEVICES_UNAVAILABLE))
             .faults_device(),
+            // The control of 001-context-cleanup-beyond-empty-cache: the
+            // same bad id, refused by PyTorch on the host before any kernel
+            // runs, so the context is left usable.
+            Variant::records("ids-on-host-py", Program::pytorch(PYTHON, "ids_on_host"))
+                .one_change(
+                    "device-assert-py",
+                    "where the ids are made: on the GPU there, so the lookup's \
+                 kernel asserts; on the host here, so PyTorch refuses the \
+                 lookup before any kernel runs",
+                    "ids = torch.tensor([3, 7, VOCABULARY], device=\"cuda\")",
+                    "ids = torch.tensor([3, 7, VOCABULARY])",
+                )
+                // Its cudaDeviceReset, as in device-assert-py, runs under a
+                // live PyTorch: what PyTorch does with memory the reset took
+                // back is not declared.
+                .faults_device(),
             Variant::fixed("validated-py", Program::pytorch(PYTHON, "fixed")).also_differs(
                 "no device reset at the end: under a healthy PyTorch a reset \
                  frees memory its allocator still hands out.",
@@ -269,7 +285,9 @@ const CLAIMS: &[Claim] = &[
         quote: "However, for more robust management, context cleanup might be necessary, depending on the \
                 specific PyTorch version and CUDA setup.",
         judged_by: "device-assert-py",
-        control: Control::Run("cache-held-py"),
+        // The same program, its ids made on the host (one change): PyTorch
+        // refuses the lookup, and the context stays usable.
+        control: Control::Run("ids-on-host-py"),
         reach: Reach::AtBestPartly(
             "in the article's case, memory the first run still holds, no context cleanup is needed: \
              dropping the references gives it back in the same context (second-training-run, fixed-py); \
@@ -280,9 +298,7 @@ const CLAIMS: &[Claim] = &[
         ),
         // After a fault: empty_cache recovers nothing and a new process (a
         // new context) works: confirmed; empty_cache recovers: refuted;
-        // neither does: partly. A run without a fault decides nothing. The
-        // control's fault is one empty_cache clears (cuBLAS refused memory
-        // PyTorch's cache keeps reserved).
+        // neither does: partly. A run without a fault decides nothing.
         judge: |o: &Outcome| match (
             o.fact_text(THE_FAULT),
             o.fact_text(AFTER_EMPTY_CACHE),
