@@ -218,39 +218,18 @@ const CLAIMS: &[Claim] = &[
         source: Source::SEED_003,
         quote: "// If your GPU doesn't have enough memory this line will generate error",
         judged_by: "as-written-cpp",
-        control: Control::Parts(&[
-            Part {
-                part: "the cudaMalloc above the comment errs when memory is short",
-                control: Control::Run("room-for-it-cpp"),
-            },
-            Part {
-                part: "the cudaFree the comment sits above errs",
-                control: Control::Impossible(
-                    "that line frees whatever the failed cudaMalloc left in d_data, and the memory \
-                     the GPU has does not decide what that is: no amount of memory makes it err for \
-                     lack of memory. (The run reads the line's result all the same: cudaSuccess.)",
-                ),
-            },
-        ]),
-        reach: Reach::AtBestPartly(
-            "the comment sits above cudaFree(d_data), and the error that too little memory \
-             generates comes from the cudaMalloc above it: the run reads both lines, and the \
-             sentence holds in full only if the line it sits above errs too",
-        ),
-        // Beside a ballast that leaves 2 GiB: the article's cudaMalloc of 4 GiB fails (the error
-        // the comment means) and the cudaFree under the comment fails too
-        // (confirmed); the cudaMalloc fails and the cudaFree returns success
-        // (partly: the error is there, on the line above); the cudaMalloc
-        // succeeds (refuted: no line errs).
-        judge: |o: &Outcome| match (
-            o.flag(IT_SUCCEEDS_BESIDE_THE_BALLAST),
-            o.fact_text(BESIDE_THE_BALLAST_THE_CUDAFREE_AFTER_IT_RETURNS),
-        ) {
-            (Some(true), _) => ClaimVerdict::Refuted,
-            (Some(false), Some("cudaSuccess")) => ClaimVerdict::Partly,
-            (Some(false), Some(_)) => ClaimVerdict::Confirmed,
-            _ => ClaimVerdict::Undecided,
-        },
+        // The same program with room for its 4 GiB: the ballast leaves
+        // 8 GiB.
+        control: Control::Run("room-for-it-cpp"),
+        // "This line" is read as the cudaMalloc the comment follows, the
+        // only line of the example that asks for memory: the cudaFree the
+        // comment sits above frees whatever that call left in d_data, and
+        // no amount of memory makes it err for lack of memory (the run
+        // reads its result all the same, and the page shows it). Beside a
+        // ballast that leaves 2 GiB, the article's 4 GiB cudaMalloc is
+        // refused (confirmed) or served (refuted).
+        judge: |o: &Outcome| ClaimVerdict::refuted_if(o.flag(IT_SUCCEEDS_BESIDE_THE_BALLAST)),
+        ..Claim::EITHER
     },
     Claim {
         id: "003-worse-on-limited-vram",
