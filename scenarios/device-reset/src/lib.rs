@@ -91,6 +91,21 @@ const CLAIMS: &[Claim] = &[
         ..Claim::EITHER
     },
     Claim {
+        id: "002-reset-not-always-enough",
+        source: Source::SEED_002,
+        quote: "cudaDeviceReset(); // Attempting to reset the context is not always enough.",
+        judged_by: "broken-cpp",
+        // The same program, the library's 4 GiB kept in the primary context,
+        // the one the reset tears down (one change).
+        control: Control::Run("library-in-primary-cpp"),
+        // Enough is every allocation of the process given back. After the
+        // reset, is memory the process allocated still held (the library's
+        // 4 GiB in the driver-API context it made)? Held: confirmed; all of
+        // it back: refuted.
+        judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.flag(SURVIVED)),
+        ..Claim::EITHER
+    },
+    Claim {
         id: "003-reset-only-reclaims-runtime-memory",
         source: Source::SEED_003,
         quote: "Clearing the cache using functions like `cudaFree(0)` or `cudaDeviceReset()` only reclaims \

@@ -249,6 +249,21 @@ const CLAIMS: &[Claim] = &[
         ..Claim::EITHER
     },
     Claim {
+        id: "001-pytorch-second-training-loop-likely-crashes",
+        source: Source::SEED_001,
+        quote: "# ... (Training loop will likely crash) ...",
+        // The second run's training loop, the comment under its `.cuda()`:
+        // read as 001-pytorch-second-run-likely-fails is, over the same
+        // series of batches (the loop failing at more than half of them
+        // confirms; at some, partly; at none, refuted), with the same
+        // control, the program that keeps the first run's model and
+        // optimizer.
+        judged_by: "as-written-resnet-series-py",
+        control: Control::Run("kept-resnet-series-py"),
+        judge: series_verdict,
+        ..Claim::EITHER
+    },
+    Claim {
         id: "001-model-and-data-memory-remains-occupied",
         source: Source::SEED_001,
         // The sentence's first part; its last words, "causing cuDNN
