@@ -903,4 +903,25 @@ pub const HISTORY: &[Change] = &[
         to: Standing::Confirmed,
         why: "both situations the sentence names, now varied two by two (crowded): one process or two, on a GPU left with 32 or 24 GiB by a ballast, each round asking 16 GiB and leaving a sixteenth behind. In the H100 run of 462f0cb one process alone had an allocation refused in 4 of 20 rounds on 32 GiB and in 12 on 24 GiB, two processes in 16 and 17; the cap at partly removed. The control, the same arms at 4 GiB a round (fitting), was refused in none",
     },
+    Change {
+        id: "001-undestroyed-contexts-fail-new-ones",
+        commit: "f2c68f3",
+        from: Standing::Confirmed,
+        to: Standing::Partly,
+        why: "the twenty-first audit: the article's case is the first run's context left behind, and in the same run the attempt after it is served; only contexts left call after call are refused (the 102nd). Two parts now, that one without a control on these GPUs (one context is 518 MiB of 80 GB), and its control fixed-destroy, which differed in four ways, replaced by destroyed, broken's own loop with cuCtxDestroy added",
+    },
+    Change {
+        id: "001-raw-second-run-may-fail",
+        commit: "d4c131d",
+        from: Standing::Partly,
+        to: Standing::Run,
+        why: "the twenty-first audit: the comment is on Example 3's second run, and it was judged on call 41 of seed 000's leak loop. Decided now on the second of two calls, the first's allocation remaining (second-call-large-cpp), with Example 3's own cudaFree as the control (second-call-large-freed-cpp)",
+    },
+    Change {
+        id: "003-insufficient-memory-line-errors",
+        commit: "8f3e486",
+        from: Standing::Partly,
+        to: Standing::Confirmed,
+        why: "the twenty-first audit: the cap at partly held the comment to the line under it, the cudaFree, which no amount of memory makes err for lack of memory; the author means the cudaMalloc the comment follows, the only line of Example 3 that asks for memory, refused beside a ballast that leaves 2 GiB and served beside 8 GiB (room-for-it-cpp, the control)",
+    },
 ];
