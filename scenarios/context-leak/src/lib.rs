@@ -72,9 +72,9 @@ pub const TOLERANCE: u64 = 64 << 20;
 /// most: 101 contexts of 524 MiB on an H100 and an H200 (52 GiB), with
 /// room to spare.
 pub const LEAK_HOLDS: u64 = 60 << 30;
-/// What owns-created and owns-primary hold at most: the 4 GiB buffer and two
-/// contexts.
-pub const OWNS_HOLDS: u64 = 6 << 30;
+/// What owns-created and owns-primary hold at most: the 4 GiB buffer, the
+/// pool's 2 GiB block and two contexts.
+pub const OWNS_HOLDS: u64 = 8 << 30;
 
 pub fn scenario() -> Scenario {
     Scenario {
@@ -161,17 +161,17 @@ pub fn scenario() -> Scenario {
                         )
                     },
                 ),
-            // What a context holds, and its control: the same buffer and
-            // stream made in the primary context instead.
+            // What a context holds, and its control: the same buffer,
+            // stream and pool block made in the primary context instead.
             Variant::records("owns-created", cudarc!(owns::created at "owns"))
                 .holds_memory(OWNS_HOLDS)
                 .creates_contexts(),
             Variant::records("owns-primary", cudarc!(owns::primary at "owns"))
                 .one_change(
                     "owns-created",
-                    "the context current while the buffer and the stream are \
-                 made: the created one there, the device's primary context \
-                 here",
+                    "the context current while the buffer, the stream and the \
+                 pool's block are made: the created one there, the device's \
+                 primary context here",
                     "owns(rec, MadeIn::Created)",
                     "owns(rec, MadeIn::Primary)",
                 )
@@ -343,19 +343,23 @@ const CLAIMS: &[Claim] = &[
         quote: "The context encapsulates device memory, streams, and other runtime resources.",
         judged_by: "owns-created",
         control: Control::Run("owns-primary"),
-        // Memory: the driver names the created context as the 4 GiB
-        // buffer's, and destroying that context gives the buffer's memory
-        // back with no cuMemFree. Streams: cuStreamGetCtx names it as the
-        // stream's. Both: confirmed; one: partly; neither: refuted. The
-        // control makes the same buffer and stream while the primary context
-        // is current: the created context holds neither. ("Other runtime
+        // Memory, of both kinds a program asks the driver for: the driver
+        // names the created context as the 4 GiB cuMemAlloc buffer's, and
+        // destroying that context gives back the buffer's memory with no
+        // cuMemFree, and the 2 GiB block from the device's stream-ordered
+        // pool, asked on the context's stream, with no cuMemFreeAsync.
+        // Streams: cuStreamGetCtx names it as the stream's. Both parts:
+        // confirmed; one: partly; neither: refuted. The control makes the
+        // same buffer, stream and block while the primary context is
+        // current: the created context holds none of them. ("Other runtime
         // resources" names none to read.)
         judge: |o: &Outcome| {
             let memory = match (
                 o.flag(BUFFER_IN_THE_CONTEXT),
                 o.flag(BUFFER_GOES_WITH_THE_CONTEXT),
+                o.flag(POOL_BLOCK_GOES_WITH_THE_CONTEXT),
             ) {
-                (Some(owned), Some(goes)) => Some(owned && goes),
+                (Some(owned), Some(goes), Some(block_goes)) => Some(owned && goes && block_goes),
                 _ => None,
             };
             ClaimVerdict::of_two_parts(memory, o.flag(STREAM_IN_THE_CONTEXT))
@@ -460,10 +464,11 @@ mod tests {
 
     const CONTEXT: u64 = 518 << 20;
 
-    fn owned(buffer: bool, goes: bool, stream: bool) -> Outcome {
+    fn owned(buffer: bool, goes: bool, block_goes: bool, stream: bool) -> Outcome {
         Outcome::empty().with_facts([
             (BUFFER_IN_THE_CONTEXT, buffer),
             (BUFFER_GOES_WITH_THE_CONTEXT, goes),
+            (POOL_BLOCK_GOES_WITH_THE_CONTEXT, block_goes),
             (STREAM_IN_THE_CONTEXT, stream),
         ])
     }
@@ -474,14 +479,19 @@ mod tests {
             .iter()
             .find(|c| c.id == "000-context-holds-memory-and-streams")
             .unwrap();
-        for (buffer, goes, stream, verdict) in [
-            (true, true, true, ClaimVerdict::Confirmed),
-            (false, false, false, ClaimVerdict::Refuted),
+        for (buffer, goes, block_goes, stream, verdict) in [
+            (true, true, true, true, ClaimVerdict::Confirmed),
+            (false, false, false, false, ClaimVerdict::Refuted),
             // The driver names the context, but its destroy gives nothing back.
-            (true, false, true, ClaimVerdict::Partly),
-            (true, true, false, ClaimVerdict::Partly),
+            (true, false, false, true, ClaimVerdict::Partly),
+            (true, true, true, false, ClaimVerdict::Partly),
+            // The buffer goes with the context, the pool's block stays.
+            (true, true, false, true, ClaimVerdict::Partly),
         ] {
-            assert_eq!(claim.verdict(&owned(buffer, goes, stream)), verdict);
+            assert_eq!(
+                claim.verdict(&owned(buffer, goes, block_goes, stream)),
+                verdict
+            );
         }
         assert_eq!(claim.verdict(&Outcome::empty()), ClaimVerdict::Undecided);
     }

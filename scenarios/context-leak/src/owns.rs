@@ -1,8 +1,10 @@
-//! What a context holds: a context is created, a buffer of 4 GiB and a
-//! stream are made, and the driver is asked which context each belongs to
-//! (cuPointerGetAttribute, cuStreamGetCtx). Then the created context is
-//! destroyed with the buffer never freed, and the memory the process holds
-//! (NVML) is read before and after. In `owns-created` the buffer and the
+//! What a context holds: a context is created, a buffer of 4 GiB
+//! (cuMemAlloc), a stream, and a block of 2 GiB from the device's
+//! stream-ordered pool on that stream (cuMemAllocAsync) are made, and the
+//! driver is asked which context each belongs to (cuPointerGetAttribute,
+//! cuStreamGetCtx). Then the created context is destroyed with nothing
+//! freed, and the memory the process holds (NVML) is read before and after:
+//! what it gives back tells which of the two allocations went with it. In `owns-created` the buffer and the
 //! stream are made while the created context is current; in its control,
 //! `owns-primary`, while the device's primary context is.
 
@@ -18,6 +20,9 @@ use crate::names::*;
 /// The buffer: far more than a context's own 518 MiB, so that what the
 /// destroy gives back tells the two apart.
 pub const BUFFER_BYTES: usize = 4 << 30;
+/// The pool's block: half the buffer, so that what the destroy gives back
+/// tells which of the two went with the context.
+pub const POOL_BYTES: usize = 2 << 30;
 
 /// Which context is current while the buffer and the stream are made.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -56,6 +61,13 @@ fn owns(rec: &mut Recorder, made_in: MadeIn) -> anyhow::Result<()> {
         result::malloc_sync(BUFFER_BYTES)
     })?;
     let stream = driver::stream::create(rec, "cuStreamCreate", StreamKind::NonBlocking)?;
+    // SAFETY: a live stream of the current context; freed only where its
+    // context outlives this function.
+    let block = rec.step("cuMemAllocAsync (2 GiB)", unsafe {
+        result::malloc_async(stream, POOL_BYTES)
+    })?;
+    // SAFETY: the stream is live.
+    unsafe { driver::stream::synchronize(rec, "cuStreamSynchronize", stream)? };
     let mut owner: sys::CUcontext = std::ptr::null_mut();
     rec.step("cuPointerGetAttribute (CONTEXT)", unsafe {
         // SAFETY: the attribute is a CUcontext, written into `owner`.
@@ -67,6 +79,27 @@ fn owns(rec: &mut Recorder, made_in: MadeIn) -> anyhow::Result<()> {
         .result()
     })?;
     rec.fact(BUFFER_IN_THE_CONTEXT, owner == created);
+    // Which context the driver names for the pool's block, read without
+    // stopping the run where it names none.
+    let mut block_owner: sys::CUcontext = std::ptr::null_mut();
+    // SAFETY: the attribute is a CUcontext, written into `block_owner`.
+    let asked = unsafe {
+        sys::cuPointerGetAttribute(
+            (&raw mut block_owner).cast(),
+            sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_CONTEXT,
+            block,
+        )
+    };
+    rec.fact(
+        POOL_BLOCK_S_CONTEXT,
+        match asked {
+            sys::cudaError_enum::CUDA_SUCCESS if block_owner == created => "the created context",
+            sys::cudaError_enum::CUDA_SUCCESS if block_owner == primary => "the primary context",
+            sys::cudaError_enum::CUDA_SUCCESS if block_owner.is_null() => "none",
+            sys::cudaError_enum::CUDA_SUCCESS => "another context",
+            _ => "the driver refuses the question",
+        },
+    );
     let mut stream_owner: sys::CUcontext = std::ptr::null_mut();
     rec.step("cuStreamGetCtx", unsafe {
         // SAFETY: a live stream and an out-pointer to a local.
@@ -90,9 +123,17 @@ fn owns(rec: &mut Recorder, made_in: MadeIn) -> anyhow::Result<()> {
         BUFFER_GOES_WITH_THE_CONTEXT,
         released >= BUFFER_BYTES as u64,
     );
+    rec.fact(
+        POOL_BLOCK_GOES_WITH_THE_CONTEXT,
+        released >= (BUFFER_BYTES + POOL_BYTES) as u64,
+    );
     if made_in == MadeIn::Primary {
         // The primary context outlives the destroy: free what it holds.
-        // SAFETY: both are live in the current (primary) context.
+        // SAFETY: all three are live in the current (primary) context.
+        rec.step("cuMemFreeAsync", unsafe {
+            result::free_async(block, stream)
+        })?;
+        unsafe { driver::stream::synchronize(rec, "cuStreamSynchronize", stream)? };
         unsafe { driver::stream::destroy(rec, stream)? };
         rec.step("cuMemFree", unsafe { result::free_sync(buf) })?;
     }
