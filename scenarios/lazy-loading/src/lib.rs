@@ -432,34 +432,36 @@ const CLAIMS: &[Claim] = &[
                 part: "EAGER does so without forcing each function to load eagerly",
                 control: Control::Impossible(
                     "CUDA_MODULE_LOADING=EAGER is documented to load every module and kernel at \
-                     initialisation (nvidia-eager-loads-kernels-at-start), and no value of it \
-                     leaves a function's code out; the clause reads as the legacy \
-                     CUDA_MODULE_DATA_LOADING=EAGER's. What shows that the reading can see a \
-                     function not yet loaded: under lazy loading (broken) the same first launch, \
-                     made while the waiting kernel runs, returns only after a wait, its code \
-                     loaded then.",
+                     initialisation (nvidia-eager-loads-kernels-at-start): no value of it is \
+                     meant to leave a function's code out, and the clause reads as the legacy \
+                     CUDA_MODULE_DATA_LOADING=EAGER's, whose reading the page shows beside it. \
+                     What shows that the reading can say \"not loaded\": the same reading, in \
+                     the same run, in a worker under CUDA_MODULE_LOADING=LAZY.",
                 ),
             },
         ]),
         // Both remedies in one run: the fix preloads the releasing kernel
         // (cuFuncLoad) and the waiter is released; then the broken program
-        // runs in a worker under CUDA_MODULE_LOADING=EAGER, where the
-        // releasing kernel's first launch, made while the waiter runs,
-        // returns at once (its code loaded before) or after a wait. Both
-        // release the waiter and EAGER leaves the function to load at its
-        // launch: confirmed. Both release it, but
-        // EAGER loaded the function with its module (the clause "without
+        // runs in a worker under CUDA_MODULE_LOADING=EAGER, and the waiter
+        // is released there or not. Whether EAGER forces each function to
+        // load is read from the driver, not from a launch's time:
+        // cuFuncIsLoaded in fresh workers that launch nothing, under EAGER
+        // and, as the reading's own check, under LAZY. Both remedies release
+        // the waiter and EAGER leaves the function unloaded: confirmed; both
+        // release it, but EAGER loaded the function (the clause "without
         // forcing each function to load eagerly" does not hold): partly.
         // Either remedy leaves the waiter waiting: refuted, as the control
-        // (broken, neither remedy) reads.
+        // (broken, neither remedy) reads. Where LAZY too reads "loaded", the
+        // reading cannot tell, and the clause is not decided.
         judge: |o: &Outcome| match (
             released(o),
             o.flag(UNDER_EAGER_THE_WAITER_IS_RELEASED),
             o.flag(UNDER_EAGER_THE_RELEASING_KERNEL_IS_LOADED_BEFORE_ITS_FIRST_LAUNCH),
+            o.flag(UNDER_LAZY_THE_RELEASING_KERNEL_IS_LOADED_BEFORE_ITS_FIRST_LAUNCH),
         ) {
-            (Some(false), _, _) | (_, Some(false), _) => ClaimVerdict::Refuted,
-            (Some(true), Some(true), Some(false)) => ClaimVerdict::Confirmed,
-            (Some(true), Some(true), Some(true)) => ClaimVerdict::Partly,
+            (Some(false), _, _, _) | (_, Some(false), _, _) => ClaimVerdict::Refuted,
+            (Some(true), Some(true), Some(false), Some(false)) => ClaimVerdict::Confirmed,
+            (Some(true), Some(true), Some(true), Some(false)) => ClaimVerdict::Partly,
             _ => ClaimVerdict::Undecided,
         },
         ..Claim::EITHER
