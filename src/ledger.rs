@@ -924,4 +924,11 @@ pub const HISTORY: &[Change] = &[
         to: Standing::Confirmed,
         why: "the twenty-first audit: the cap at partly held the comment to the line under it, the cudaFree, which no amount of memory makes err for lack of memory; the author means the cudaMalloc the comment follows, the only line of Example 3 that asks for memory, refused beside a ballast that leaves 2 GiB and served beside 8 GiB (room-for-it-cpp, the control)",
     },
+    Change {
+        id: "003-reset-only-reclaims-runtime-memory",
+        commit: "88e77ef",
+        from: Standing::Partly,
+        to: Standing::Run,
+        why: "the twenty-first audit: \"true of cudaDeviceReset\" was read on the one layout where the runtime's memory and the primary context's coincide. The line \"only\" draws is crossed where a library keeps driver-API memory in the primary context (library-in-primary-cpp): decided there, with the library in a context of its own (broken-cpp) as the control",
+    },
 ];
