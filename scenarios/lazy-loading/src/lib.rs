@@ -423,48 +423,29 @@ const CLAIMS: &[Claim] = &[
                 launching them or run application with `CUDA_MODULE_LOADING = EAGER` to force \
                 loading data eagerly without forcing each function to load eagerly",
         judged_by: "fixed",
-        control: Control::Parts(&[
-            Part {
-                part: "preloading the kernels, or CUDA_MODULE_LOADING=EAGER, lets them run side by side",
-                control: Control::Run("broken"),
-            },
-            Part {
-                part: "EAGER does so without forcing each function to load eagerly",
-                control: Control::Impossible(
-                    "CUDA_MODULE_LOADING=EAGER is documented to load every module and kernel at \
-                     initialisation (nvidia-eager-loads-kernels-at-start): no value of it is \
-                     meant to leave a function's code out, and the clause reads as the legacy \
-                     CUDA_MODULE_DATA_LOADING=EAGER's, whose reading the page shows beside it. \
-                     What shows that the reading can say \"not loaded\": the same reading, in \
-                     the same run, in a worker under CUDA_MODULE_LOADING=LAZY.",
-                ),
-            },
-        ]),
+        // Neither remedy: the waiter is never released.
+        control: Control::Run("broken"),
+        reach: Reach::AtBestPartly(
+            "the clause \"without forcing each function to load eagerly\" cannot be read on driver \
+             580: the run asks the driver whether the releasing kernel's code is in the context \
+             before any launch (cuFuncIsLoaded, in fresh workers), and under LAZY too every handle \
+             a program can get reads \"loaded\" (asking for the function, by cuKernelGetFunction or \
+             cuModuleGetFunction, loads it) or is refused (the kernel's own handle: \
+             CUDA_ERROR_INVALID_HANDLE); a first launch that returns at once under EAGER fits a \
+             function loaded before it as well as one loaded at it",
+        ),
         // Both remedies in one run: the fix preloads the releasing kernel
         // (cuFuncLoad) and the waiter is released; then the broken program
         // runs in a worker under CUDA_MODULE_LOADING=EAGER, and the waiter
-        // is released there or not. Whether EAGER forces each function to
-        // load is read from the driver, not from a launch's time:
-        // cuFuncIsLoaded in fresh workers that launch nothing, under EAGER
-        // and, as the reading's own check, under LAZY. Both remedies release
-        // the waiter and EAGER leaves the function unloaded: confirmed; both
-        // release it, but EAGER loaded the function (the clause "without
-        // forcing each function to load eagerly" does not hold): partly.
-        // Either remedy leaves the waiter waiting: refuted, as the control
-        // (broken, neither remedy) reads. Where LAZY too reads "loaded", the
-        // reading cannot tell, and the clause is not decided.
-        judge: |o: &Outcome| match (
-            released(o),
-            o.flag(UNDER_EAGER_THE_WAITER_IS_RELEASED),
-            o.flag(UNDER_EAGER_THE_RELEASING_KERNEL_IS_LOADED_BEFORE_ITS_FIRST_LAUNCH),
-            o.flag(UNDER_LAZY_THE_RELEASING_KERNEL_IS_LOADED_BEFORE_ITS_FIRST_LAUNCH),
-        ) {
-            (Some(false), _, _, _) | (_, Some(false), _, _) => ClaimVerdict::Refuted,
-            (Some(true), Some(true), Some(false), Some(false)) => ClaimVerdict::Confirmed,
-            (Some(true), Some(true), Some(true), Some(false)) => ClaimVerdict::Partly,
+        // is released there or not. Both release it: confirmed (capped);
+        // either leaves the waiter waiting: refuted, as the control (broken,
+        // neither remedy) reads. The loading-state readings the workers
+        // make are on the page: they cannot tell.
+        judge: |o: &Outcome| match (released(o), o.flag(UNDER_EAGER_THE_WAITER_IS_RELEASED)) {
+            (Some(false), _) | (_, Some(false)) => ClaimVerdict::Refuted,
+            (Some(true), Some(true)) => ClaimVerdict::Confirmed,
             _ => ClaimVerdict::Undecided,
         },
-        ..Claim::EITHER
     },
     Claim {
         id: "nvidia-eager-loads-kernels-at-start",
