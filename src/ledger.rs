@@ -931,4 +931,25 @@ pub const HISTORY: &[Change] = &[
         to: Standing::Run,
         why: "the twenty-first audit: \"true of cudaDeviceReset\" was read on the one layout where the runtime's memory and the primary context's coincide. The line \"only\" draws is crossed where a library keeps driver-API memory in the primary context (library-in-primary-cpp): decided there, with the library in a context of its own (broken-cpp) as the control",
     },
+    Change {
+        id: "000-context-holds-memory-and-streams",
+        commit: "3ad849a",
+        from: Standing::Confirmed,
+        to: Standing::Partly,
+        why: "the twenty-first audit: confirmed on a cuMemAlloc buffer alone, while the stream-ordered pool's memory outlives a reset of its context. Both kinds are now made in the created context: in the H100 run of 2edb1f8 its destroy gives back the 4 GiB buffer (4,838,129,664 B with the context's own) and not the pool's 2 GiB block, for which the driver names no context. The context holds the stream and the buffer, not all device memory made in it",
+    },
+    Change {
+        id: "nvidia-lazy-loading-preload-remedy",
+        commit: "634b7ca",
+        from: Standing::Partly,
+        to: Standing::Run,
+        why: "the twenty-first audit: \"partly\" rested on a launch returning in under a second, which cannot tell a function loaded before its launch from one loaded at it. Read from the driver instead (cuFuncIsLoaded, in fresh workers that launch nothing), the H100 run of 2edb1f8 reads \"loaded\" under LAZY too: asking for the function (cuKernelGetFunction) loads it, so the reading cannot tell, and the clause is not decided",
+    },
+    Change {
+        id: "nvidia-lazy-loading-preload-remedy",
+        commit: "59a5364",
+        from: Standing::Run,
+        to: Standing::Partly,
+        why: "the clause cannot be read on this driver, a finding rather than a verdict: in the H100 run of 272fef2 every reading of the loading state before any launch reads \"loaded\" under LAZY as under EAGER (the function asked for by cuKernelGetFunction or, with the image as a module, by cuModuleGetFunction) or is refused (the kernel handle: CUDA_ERROR_INVALID_HANDLE). Judged on the remedies, which both release the waiter (control broken, neither remedy: refuted), and capped at partly for the clause, with the reason on the page",
+    },
 ];
