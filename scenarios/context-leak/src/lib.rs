@@ -342,7 +342,25 @@ const CLAIMS: &[Claim] = &[
         source: Source::SEED_000,
         quote: "The context encapsulates device memory, streams, and other runtime resources.",
         judged_by: "owns-created",
-        control: Control::Run("owns-primary"),
+        control: Control::Parts(&[
+            Part {
+                part: "the context holds the device memory made in it, the cuMemAlloc buffer and \
+                       the stream-ordered pool's block alike",
+                control: Control::Impossible(
+                    "the stream-ordered pool's block is the device's pool's, not the context's: \
+                     the driver names no context for it (cuPointerGetAttribute), and destroying \
+                     the context it was asked in gives it back to no one; no program makes that \
+                     destroy return it. What shows that the reading can say \"given back\": the \
+                     cuMemAlloc buffer beside it, returned by the same destroy",
+                ),
+            },
+            Part {
+                part: "the context holds the streams made in it",
+                // The same buffer, stream and block made while the primary
+                // context is current (one change).
+                control: Control::Run("owns-primary"),
+            },
+        ]),
         // Memory, of both kinds a program asks the driver for: the driver
         // names the created context as the 4 GiB cuMemAlloc buffer's, and
         // destroying that context gives back the buffer's memory with no
