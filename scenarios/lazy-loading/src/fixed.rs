@@ -15,16 +15,11 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
     let ctx = device::context(rec)?;
     let kernels = crate::load(rec)?;
     // FIX: load every kernel that must run side by side before starting any.
-    let mut release: sys::CUfunction = std::ptr::null_mut();
-    // SAFETY: a live kernel handle, an out-pointer to a local; the context
-    // is current on this thread.
-    unsafe {
-        rec.step(
-            "cuKernelGetFunction release",
-            sys::cuKernelGetFunction(&mut release, kernels.release).result(),
-        )?;
-        rec.step("cuFuncLoad release", sys::cuFuncLoad(release).result())?;
-    }
+    let release = crate::release_function(rec, &kernels)?;
+    // SAFETY: a live function handle of the current context.
+    rec.step("cuFuncLoad release", unsafe {
+        sys::cuFuncLoad(release).result()
+    })?;
     let state = crate::loading_state(rec, release)?;
     rec.fact(PRELOADED, state);
     crate::run_pair(rec, &ctx, &kernels)
@@ -148,15 +143,7 @@ fn probe(rec: &mut Recorder) -> anyhow::Result<()> {
             Err(e) => format!("refused: {:?}", e.0),
         },
     );
-    let mut release: sys::CUfunction = std::ptr::null_mut();
-    // SAFETY: a live kernel handle, an out-pointer to a local; the context
-    // is current on this thread.
-    unsafe {
-        rec.step(
-            "cuKernelGetFunction release",
-            sys::cuKernelGetFunction(&mut release, kernels.release).result(),
-        )?;
-    }
+    let release = crate::release_function(rec, &kernels)?;
     let state = crate::loading_state(rec, release)?;
     rec.fact(LOADING_STATE, state);
     Ok(())

@@ -273,6 +273,21 @@ pub(crate) fn library_kernel(
     Ok((library, kernel))
 }
 
+/// The releasing kernel's function for the current context
+/// (cuKernelGetFunction), which on driver 580 loads its code.
+pub(crate) fn release_function(
+    rec: &mut Recorder,
+    kernels: &Kernels,
+) -> anyhow::Result<sys::CUfunction> {
+    let mut release: sys::CUfunction = std::ptr::null_mut();
+    // SAFETY: a live kernel handle, an out-pointer to a local; the context
+    // is current on this thread.
+    rec.step("cuKernelGetFunction release", unsafe {
+        sys::cuKernelGetFunction(&mut release, kernels.release).result()
+    })?;
+    Ok(release)
+}
+
 /// Whether `f`'s code is in the context now (cuFuncIsLoaded).
 pub(crate) fn loading_state(
     rec: &mut Recorder,
