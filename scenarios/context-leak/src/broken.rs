@@ -8,13 +8,18 @@ use cudarc::driver::{result, sys};
 
 use crate::{MAX_CALLS, calls, device, free_bytes, leak_until_failure, work};
 
-// ANCHOR: run
 pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
+    left(rec, MAX_CALLS)
+}
+
+// ANCHOR: run
+/// Up to `max_calls` calls, each leaving its context behind.
+pub fn left(rec: &mut Recorder, max_calls: usize) -> anyhow::Result<()> {
     let dev = device(rec)?;
     let total = rec.step("cuDeviceTotalMem", unsafe {
         result::device::total_mem(dev)
     })?;
-    let n = calls(rec, MAX_CALLS);
+    let n = calls(rec, max_calls);
     leak_until_failure(rec, n, total, |rec| {
         let _ctx = rec.step("cuCtxCreate", unsafe {
             result::ctx::create_v4(std::ptr::null_mut(), 0, dev)
@@ -28,13 +33,18 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
 
 // The control of broken's claims: the same loop, each call's context
 // destroyed once its work is done and the free memory read in it.
-// ANCHOR: destroyed
 pub fn destroyed(rec: &mut Recorder) -> anyhow::Result<()> {
+    destroying(rec, MAX_CALLS)
+}
+
+// ANCHOR: destroyed
+/// Up to `max_calls` calls, each destroying its context.
+pub fn destroying(rec: &mut Recorder, max_calls: usize) -> anyhow::Result<()> {
     let dev = device(rec)?;
     let total = rec.step("cuDeviceTotalMem", unsafe {
         result::device::total_mem(dev)
     })?;
-    let n = calls(rec, MAX_CALLS);
+    let n = calls(rec, max_calls);
     leak_until_failure(rec, n, total, |rec| {
         let ctx = rec.step("cuCtxCreate", unsafe {
             result::ctx::create_v4(std::ptr::null_mut(), 0, dev)
