@@ -459,7 +459,7 @@ def _series(rec, keep):
         largest = _largest_fitting_batch(rec)
         batches = {f: max(1, round(f * largest)) for f in SERIES_FRACTIONS}
     results = {f: _script_at(batch, keep) for f, batch in batches.items()}
-    fitted, failed = 0, []
+    fitted, failed, loop_failed = 0, [], 0
     for fraction, ran in results.items():
         steps = {s["call"]: s for s in ran}
         first = steps.get("first run: training loop", {"result": "missing"})
@@ -473,16 +473,19 @@ def _series(rec, keep):
         rec.point(names.SECOND_RUN_FAILED_AT, fraction * 100, 1 if refused else 0)
         if refused:
             failed.append(refused[0])
+            loop_failed += refused[0]["call"] == "second run: training loop"
         if fraction == 1.0:
             rec.fact(names.SECOND_RUN_COMPLETES_AT_THE_LARGEST_BATCH, not refused)
     rec.measure(names.SERIES_BATCHES_FITTED, fitted)
     rec.measure(names.SERIES_SECOND_RUNS_FAILED, len(failed))
     rec.fact(names.SECOND_RUN_FAILS_AT_SOME_BATCH, bool(failed))
     rec.fact(names.SECOND_RUN_FAILS_AT_MOST_BATCHES, 2 * len(failed) > fitted)
+    rec.fact(names.SECOND_TRAINING_LOOP_FAILS_AT_SOME_BATCH, loop_failed > 0)
+    rec.fact(names.SECOND_TRAINING_LOOP_FAILS_AT_MOST_BATCHES, 2 * loop_failed > fitted)
     if failed:
         first_failure = failed[0]
         rec.step_result(
-            "second run, at the smallest batch where it fails",
+            f"at the smallest batch where the second run fails: {first_failure['call']}",
             first_failure["result"],
             message=first_failure.get("message"),
         )
