@@ -103,6 +103,7 @@ static int drive(const casebook_recorder *r, ModelCall call, FirstCalls first_ca
     Iteration it(r, "second call");
     second = call(r, first_size);
   }
+  fact(r, names::FIRST_CALL_OK, first == cudaSuccess);
   fact(r, names::SECOND_CALL_OK, first == cudaSuccess && second == cudaSuccess);
   // A refused cudaMalloc leaves its error as the runtime's last error until
   // something reads it; read it here, so the next launch's cudaGetLastError
@@ -144,8 +145,8 @@ extern "C" int casebook_missing_free_fixed_cpp(const casebook_recorder *r) {
 }
 
 // ANCHOR: second_call_large
-// The control of "a second call will likely fail": the broken program, its
-// first two calls each asking for 3/5 of the free memory.
+// The broken program, its first two calls each asking for 3/5 of the free
+// memory, so that what the first leaks leaves too little for the second.
 extern "C" int casebook_missing_free_second_call_large_cpp(const casebook_recorder *r) {
   return drive(r, model_call_broken, FirstCalls::ThreeFifthsOfFree);
 }

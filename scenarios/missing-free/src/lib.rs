@@ -538,7 +538,12 @@ const CLAIMS: &[Claim] = &[
             "of the two causes the comment names, the run leaves an allocation behind; \"driver \
              issues\" names nothing a run can provoke or read",
         ),
-        judge: |o| ClaimVerdict::refuted_if(o.flag(SECOND_CALL_OK)),
+        // (A first call refused decides nothing: the second run follows a
+        // first that ran.)
+        judge: |o| match o.flag(FIRST_CALL_OK) {
+            Some(true) => ClaimVerdict::refuted_if(o.flag(SECOND_CALL_OK)),
+            _ => ClaimVerdict::Undecided,
+        },
     },
     Claim {
         id: "001-incomplete-free-exhausts",
