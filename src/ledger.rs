@@ -922,7 +922,7 @@ pub const HISTORY: &[Change] = &[
         commit: "8f3e486",
         from: Standing::Partly,
         to: Standing::Confirmed,
-        why: "the twenty-first audit: the cap at partly held the comment to the line under it, the cudaFree, which no amount of memory makes err for lack of memory; the author means the cudaMalloc the comment follows, the only line of Example 3 that asks for memory, refused beside a ballast that leaves 2 GiB and served beside 8 GiB (room-for-it-cpp, the control)",
+        why: "the twenty-first audit: the cap at partly held the comment to the line under it, the cudaFree, which frees whatever the failed cudaMalloc left in d_data and returned cudaSuccess beside the ballast; the author means the cudaMalloc the comment follows, the only line of Example 3 that asks for memory, refused beside a ballast that leaves 2 GiB and served beside 8 GiB (room-for-it-cpp, the control)",
     },
     Change {
         id: "003-reset-only-reclaims-runtime-memory",

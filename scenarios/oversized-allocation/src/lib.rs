@@ -222,12 +222,12 @@ const CLAIMS: &[Claim] = &[
         // 8 GiB.
         control: Control::Run("room-for-it-cpp"),
         // "This line" is read as the cudaMalloc the comment follows, the
-        // only line of the example that asks for memory: the cudaFree the
+        // only line of the example that asks for memory (the commentary
+        // speaks only of "the allocation attempt"): the cudaFree the
         // comment sits above frees whatever that call left in d_data, and
-        // no amount of memory makes it err for lack of memory (the run
-        // reads its result all the same, and the page shows it). Beside a
-        // ballast that leaves 2 GiB, the article's 4 GiB cudaMalloc is
-        // refused (confirmed) or served (refuted).
+        // returned cudaSuccess beside the ballast (the run reads it, and the
+        // page shows it). Beside a ballast that leaves 2 GiB, the article's
+        // 4 GiB cudaMalloc is refused (confirmed) or served (refuted).
         judge: |o: &Outcome| ClaimVerdict::refuted_if(o.flag(IT_SUCCEEDS_BESIDE_THE_BALLAST)),
         ..Claim::EITHER
     },

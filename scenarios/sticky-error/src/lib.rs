@@ -293,12 +293,14 @@ const CLAIMS: &[Claim] = &[
              dropping the references gives it back in the same context (second-training-run, fixed-py); \
              where it is needed is a context a device-side assert left unusable, this run. \"Context \
              cleanup\" is read as ending the process: the only cleanup within it that PyTorch can \
-             reach, cudaDeviceReset, is refused under PyTorch (\"busy or unavailable\"). One PyTorch \
+             reach, cudaDeviceReset, returns cudaSuccess under PyTorch and leaves its next call \
+             failing (\"busy or unavailable\"). One PyTorch \
              version and one CUDA setup were run, so \"depending on\" them is not tested",
         ),
         // After a fault: empty_cache recovers nothing and a new process (a
         // new context) works: confirmed; empty_cache recovers: refuted;
-        // neither does: partly. A run without a fault decides nothing.
+        // neither does: partly. A run in which nothing failed decides
+        // nothing.
         judge: |o: &Outcome| match (
             o.fact_text(THE_FAULT),
             o.fact_text(AFTER_EMPTY_CACHE),
