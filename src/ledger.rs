@@ -952,4 +952,25 @@ pub const HISTORY: &[Change] = &[
         to: Standing::Partly,
         why: "the clause cannot be read on this driver, a finding rather than a verdict: in the H100 run of 272fef2 every reading of the loading state before any launch reads \"loaded\" under LAZY as under EAGER (the function asked for by cuKernelGetFunction or, with the image as a module, by cuModuleGetFunction) or is refused (the kernel handle: CUDA_ERROR_INVALID_HANDLE). Judged on the remedies, which both release the waiter (control broken, neither remedy: refuted), and capped at partly for the clause, with the reason on the page",
     },
+    Change {
+        id: "002-reset-not-always-enough",
+        commit: "a72724a",
+        from: Standing::NotYetTested,
+        to: Standing::Confirmed,
+        why: "a testable sentence no claim quoted (the twenty-first audit's recall list): Example 2's comment on its cudaDeviceReset, decided on device-reset's broken-cpp, where a library's 4 GiB in a context of its own is still held after the reset; the control keeps it in the primary context, and the reset gives all of it back",
+    },
+    Change {
+        id: "001-pytorch-second-training-loop-likely-crashes",
+        commit: "a72724a",
+        from: Standing::NotYetTested,
+        to: Standing::Refuted,
+        why: "a testable sentence no claim quoted (the twenty-first audit's recall list): Example 1's comment on its second training loop, read over the same ResNet-50 series as its second run's comment; the article's program completes at every batch, the control (the first run's model and optimizer kept) is refused at the largest",
+    },
+    Change {
+        id: "001-undestroyed-contexts-fail-new-ones",
+        commit: "bf124bf",
+        from: Standing::Partly,
+        to: Standing::Run,
+        why: "the twenty-second audit: part 1's \"no control can exist\" was false, since a smaller GPU is what a ballast makes. Decided now on the article's own case on a GPU with room for a context and a half (one-context-left): is the attempt after the first run's context refused? Its control destroys each context beside the same ballast (one-context-destroyed). The sentence's other cause, resources not released, is missing-free's second-call-large-cpp",
+    },
 ];
