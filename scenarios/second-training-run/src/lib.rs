@@ -41,8 +41,9 @@ const SERIES_TIME: Duration = Duration::from_secs(420);
 /// on an H100 (full runs of 462f0cb and 2edb1f8), and slowed the trial
 /// beside them past its limit (as-written-resnet-py, in the first call of
 /// 2edb1f8's run); alone, in the harness, 25 s and 23 s, with the same
-/// outcome (docs/evidence/series-alone-h100-aebafe5.json). Their figures are
-/// their own process's, so only the time changes.
+/// outcome (docs/evidence/series-alone-h100-aebafe5-as-written.json and
+/// -kept.json), and 33 s and 29 s in the full run of 848aca6. Their figures
+/// are their own process's, so only the time changes.
 trait Series {
     fn series(self) -> Self;
 }
