@@ -14,6 +14,12 @@
 //! holds grows by a context with every call, and none of it is given back
 //! when the call returns.
 //!
+//! The article's own case, one context left behind after a first run, is
+//! run on a GPU where one context matters: `one-context-left` runs broken's
+//! loop beside a ballast that leaves free memory for a context and a half,
+//! and its control `one-context-destroyed` the same loop destroying each
+//! context.
+//!
 //! What a context costs is read from NVML's count of the memory this
 //! process holds, not from free memory, so the variants that leak for a few
 //! calls, and the fixed ones, share the GPU with other trials, one that
