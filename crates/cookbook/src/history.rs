@@ -134,7 +134,9 @@ pub fn page(
          `claims-audit-16.md` to `claims-audit-20.md` (the eighteenth re-read every claim; \
          the others, the claims changed or newly run since the one before), and \
          `claims-audit-21.md`, which re-read every claim again and the articles for sentences \
-         no claim quotes: of 150, none unfair, 22 doubtful.\n\n\
+         no claim quotes: of 150, none unfair, 22 doubtful, and `claims-audit-22.md`, which \
+         re-read the ten claims changed or new after it: none unfair, two doubtful, both changed \
+         since.\n\n\
          | claim | was | became | at | why | now |\n|---|---|---|---|---|---|\n",
     );
     for (i, change) in history.iter().enumerate() {
