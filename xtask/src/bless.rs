@@ -60,8 +60,47 @@ fn keep_only(run: &mut serde_json::Value, only: &[String]) -> anyhow::Result<()>
     Ok(())
 }
 
+/// The trials (`<slug>@<variant>`, as snapshot files name them) that did
+/// not pass in a run's report: their pending snapshots record a failure and
+/// are not taken from that run's tar.
+fn not_passed(run: &serde_json::Value) -> std::collections::BTreeSet<String> {
+    run["results"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|r| r["verdict"] != "pass")
+        .filter_map(|r| {
+            Some(format!(
+                "{}@{}",
+                r["scenario"].as_str()?,
+                r["variant"].as_str()?
+            ))
+        })
+        .collect()
+}
+
+/// The trial a pending snapshot's path names:
+/// `scenarios/<slug>/snapshots/<slug>@<variant>.snap.new` gives
+/// `<slug>@<variant>`.
+fn trial_of(path: &std::path::Path) -> Option<&str> {
+    path.file_name()?.to_str()?.strip_suffix(".snap.new")
+}
+
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let root = crate::project::root();
+    // The report the tar comes with: a trial that did not pass there (it
+    // failed, or ran past its limit, and was run again later) leaves its
+    // pending snapshot out.
+    let failed = match args.report.as_ref().or(args.later.as_ref()) {
+        Some(report) if args.from.is_some() => not_passed(
+            &serde_json::from_str(
+                &std::fs::read_to_string(report)
+                    .with_context(|| format!("reading {}", report.display()))?,
+            )
+            .with_context(|| format!("{} is not a run's report", report.display()))?,
+        ),
+        _ => Default::default(),
+    };
     if let Some(tar) = &args.from {
         let file =
             std::fs::File::open(tar).with_context(|| format!("opening {}", tar.display()))?;
@@ -76,6 +115,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     tar.display(),
                     path.display()
                 );
+            }
+            if trial_of(&path).is_some_and(|t| failed.contains(t)) {
+                println!(
+                    "left out {}: the trial did not pass in the report given",
+                    path.display()
+                );
+                continue;
             }
             let dest = root.join(&path);
             if let Some(dir) = dest.parent() {
@@ -170,6 +216,26 @@ mod tests {
     #[test]
     fn the_folder_of_later_runs_is_the_report_crate_s() {
         assert_eq!(super::SINCE_DIR, casebook_report::run::SINCE_DIR);
+    }
+
+    #[test]
+    fn a_trial_that_did_not_pass_leaves_its_pending_snapshot_out() {
+        let run = serde_json::json!({
+            "results": [
+                {"scenario": "a", "variant": "broken", "verdict": "pass"},
+                {"scenario": "a", "variant": "slow-py", "verdict": "fail"},
+            ],
+        });
+        let failed = super::not_passed(&run);
+        let path = |p: &str| std::path::PathBuf::from(p);
+        let trial = |p: &str| super::trial_of(&path(p)).map(str::to_owned);
+        assert_eq!(
+            trial("scenarios/a/snapshots/a@slow-py.snap.new").as_deref(),
+            Some("a@slow-py")
+        );
+        assert!(failed.contains("a@slow-py"));
+        assert!(!failed.contains("a@broken"));
+        assert_eq!(trial("scenarios/a/snapshots/a@broken.snap"), None);
     }
 
     #[test]
