@@ -279,6 +279,16 @@ pub fn back_to_baseline(rec: &mut Recorder, baseline: usize, after: usize) {
     );
 }
 
+/// Whether the second of the two calls drive() starts with was served,
+/// read only where the first was: a run whose first call was refused has no
+/// second call after a first that ran, and decides nothing of it.
+fn second_call_ok(o: &Outcome) -> Option<bool> {
+    match o.flag(FIRST_CALL_OK)? {
+        true => o.flag(SECOND_CALL_OK),
+        false => None,
+    }
+}
+
 const CLAIMS: &[Claim] = &[
     Claim {
         id: "000-no-reset-remnants-cause-errors",
@@ -291,7 +301,7 @@ const CLAIMS: &[Claim] = &[
         // beside it). Without a reset between the calls, the second call is
         // refused (confirmed) or served (refuted); the control resets
         // between them, as the article's Example 3 does.
-        judge: |o| ClaimVerdict::refuted_if(o.flag(SECOND_CALL_OK)),
+        judge: |o| ClaimVerdict::refuted_if(second_call_ok(o)),
         ..Claim::EITHER
     },
     Claim {
@@ -312,7 +322,7 @@ const CLAIMS: &[Claim] = &[
         // memory, left allocated. The second call refused: the error stems
         // from it (confirmed, capped); served: refuted. The control resets
         // between the two calls (one change), and the second call is served.
-        judge: |o| ClaimVerdict::refuted_if(o.flag(SECOND_CALL_OK)),
+        judge: |o| ClaimVerdict::refuted_if(second_call_ok(o)),
     },
     Claim {
         id: "001-check-every-call",
@@ -416,7 +426,7 @@ const CLAIMS: &[Claim] = &[
             } else {
                 None
             };
-            let again_refused = o.flag(SECOND_CALL_OK).map(|ok| !ok);
+            let again_refused = second_call_ok(o).map(|ok| !ok);
             ClaimVerdict::of_two_parts(exceeding, again_refused)
         },
         ..Claim::EITHER
@@ -538,12 +548,7 @@ const CLAIMS: &[Claim] = &[
             "of the two causes the comment names, the run leaves an allocation behind; \"driver \
              issues\" names nothing a run can provoke or read",
         ),
-        // (A first call refused decides nothing: the second run follows a
-        // first that ran.)
-        judge: |o| match o.flag(FIRST_CALL_OK) {
-            Some(true) => ClaimVerdict::refuted_if(o.flag(SECOND_CALL_OK)),
-            _ => ClaimVerdict::Undecided,
-        },
+        judge: |o| ClaimVerdict::refuted_if(second_call_ok(o)),
     },
     Claim {
         id: "001-incomplete-free-exhausts",
