@@ -4,9 +4,10 @@
 //! driver is asked which context each belongs to (cuPointerGetAttribute,
 //! cuStreamGetCtx). Then the created context is destroyed with nothing
 //! freed, and the memory the process holds (NVML) is read before and after:
-//! what it gives back tells which of the two allocations went with it. In `owns-created` the buffer and the
-//! stream are made while the created context is current; in its control,
-//! `owns-primary`, while the device's primary context is.
+//! what it gives back tells which of the two allocations went with it. In
+//! `owns-created` the buffer, the stream and the block are made while the
+//! created context is current; in its control, `owns-primary`, while the
+//! device's primary context is.
 
 use casebook_driver::RecordSteps;
 use casebook_driver::device::stream::StreamKind;

@@ -155,10 +155,7 @@ fn state_of(f: sys::CUfunction) -> String {
     let mut state = sys::CUfunctionLoadingState::CU_FUNCTION_LOADING_STATE_UNLOADED;
     // SAFETY: an out-pointer to a local; the driver checks the handle.
     match unsafe { sys::cuFuncIsLoaded(&mut state, f) } {
-        sys::cudaError_enum::CUDA_SUCCESS => match state {
-            sys::CUfunctionLoadingState::CU_FUNCTION_LOADING_STATE_LOADED => "loaded".to_owned(),
-            _ => "not loaded".to_owned(),
-        },
+        sys::cudaError_enum::CUDA_SUCCESS => crate::state_words(state).to_owned(),
         e => format!("refused: {e:?}"),
     }
 }

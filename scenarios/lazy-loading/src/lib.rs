@@ -298,10 +298,15 @@ pub(crate) fn loading_state(
     rec.step("cuFuncIsLoaded", unsafe {
         sys::cuFuncIsLoaded(&mut state, f).result()
     })?;
-    Ok(match state {
+    Ok(state_words(state))
+}
+
+/// A function's loading state in the words the facts record.
+pub(crate) fn state_words(state: sys::CUfunctionLoadingState) -> &'static str {
+    match state {
         sys::CUfunctionLoadingState::CU_FUNCTION_LOADING_STATE_LOADED => "loaded",
         _ => "not loaded",
-    })
+    }
 }
 
 /// Launches `kernel` as a single thread on `stream` (a CUkernel may be
