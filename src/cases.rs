@@ -50,5 +50,6 @@ pub fn all() -> Vec<Scenario> {
         scenario_library_handle_no_memory::scenario(),
         scenario_kernel_stack_overflow::scenario(),
         scenario_no_visible_device::scenario(),
+        scenario_invalid_launch_config::scenario(),
     ]
 }

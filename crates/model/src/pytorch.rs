@@ -45,3 +45,8 @@ pub const DEVICES_UNAVAILABLE: &str =
 /// cut before its figures.
 pub const TRITON_OUT_OF_RESOURCES: &str =
     "triton.OutOfResources: out of resource: shared memory, Required: …";
+
+/// A launch PyTorch checked and the runtime refused: under CUDA 13.0, a grid
+/// or block outside the device's limits (older CUDA: "invalid configuration
+/// argument").
+pub const INVALID_ARGUMENT: &str = "torch.AcceleratorError: CUDA error: invalid argument";
