@@ -161,13 +161,17 @@ int reset_cleanup(const casebook_recorder *r, LibraryContext where, Buffer buffe
   measure(r, names::HELD_AFTER_FREE_NULL, (double)after_free_null);
   measure(r, names::HELD_AFTER_RESET, (double)after_reset);
   fact(r, names::FREE_NULL, before > after_free_null + kBuffer / 2);
-  fact(r, names::RESET, after_free_null > after_reset + kBuffer * 9 / 10);
-  fact(r, names::SURVIVED, after_reset + kTolerance > kLibrary);
 
-  // What else the reset did to the primary context.
+  // Each allocation read on its own, then with the memory held: the
+  // runtime's is released where its pointer is refused and the memory held
+  // fell by about its size; the library's survived where its buffer can
+  // still be written and the memory held still covers it.
   cudaError_t old = tolerate(r, "cudaMemset (the pointer from before the reset)", cudaMemset(s.buffer, 0, 4));
   fact_text(r, names::THE_POINTER_FROM_BEFORE_THE_RESET, cudaGetErrorName(old));
-  fact(r, names::THE_LIBRARY_S_BUFFER_IS_USABLE_AFTER_THE_RESET, library_buffer_usable(r, d, s.lib));
+  bool usable = library_buffer_usable(r, d, s.lib);
+  fact(r, names::THE_LIBRARY_S_BUFFER_IS_USABLE_AFTER_THE_RESET, usable);
+  fact(r, names::RESET, old != cudaSuccess && after_free_null > after_reset + kBuffer * 9 / 10);
+  fact(r, names::SURVIVED, usable && after_reset + kTolerance > kLibrary);
   size_t heap = 0;
   rec(r, "cudaDeviceGetLimit cudaLimitMallocHeapSize", cudaDeviceGetLimit(&heap, cudaLimitMallocHeapSize));
   fact(r, names::THE_DEVICE_HEAP_LIMIT_IS_BACK_TO_ITS_DEFAULT, heap == s.default_heap);
