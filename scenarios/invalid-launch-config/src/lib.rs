@@ -130,29 +130,6 @@ const REPORTS: &[Report] = &[
     },
 ];
 
-static GRID_LIMITS: Passage = Passage {
-    document: "CUDA C++ Programming Guide",
-    section: "Compute Capabilities: Technical Specifications per Compute Capability",
-    url: "https://docs.nvidia.com/cuda/cuda-c-programming-guide/#features-and-technical-specifications",
-    text: "Maximum y- or z-dimension of a grid of thread blocks: 65535",
-};
-
-const CLAIMS: &[Claim] = &[Claim {
-    id: "nvidia-grid-y-up-to-65535",
-    source: Source::Nvidia(&GRID_LIMITS),
-    quote: "Maximum y- or z-dimension of a grid of thread blocks: 65535",
-    judged_by: "broken",
-    control: Control::Impossible(
-        "65535 block rows is the limit of every GPU the machines have (H100 and H200); a run that reads otherwise would need a GPU with another limit. The run reads both answers itself: the same kernel launches with 65535 block rows and is refused with 65536.",
-    ),
-    // Up to 65535: 65535 block rows run and 65536 are refused.
-    judge: |o: &Outcome| match (o.flag(AT_LIMIT_RUNS), o.flag(OVER_LIMIT_RUNS)) {
-        (Some(at), Some(over)) => ClaimVerdict::confirmed_if(Some(at && !over)),
-        _ => ClaimVerdict::Undecided,
-    },
-    ..Claim::EITHER
-}];
-
 /// The program's input and output: [`broken::MAX_ROWS`] + 1 rows of
 /// [`COLS`] floats, each element its column; the output filled with -1.
 pub(crate) struct Rows {
@@ -230,3 +207,26 @@ pub(crate) fn add_rows(
 }
 
 pub(crate) use casebook_driver::device::message;
+
+static GRID_LIMITS: Passage = Passage {
+    document: "CUDA C++ Programming Guide",
+    section: "Compute Capabilities: Technical Specifications per Compute Capability",
+    url: "https://docs.nvidia.com/cuda/cuda-c-programming-guide/#features-and-technical-specifications",
+    text: "Maximum y- or z-dimension of a grid of thread blocks: 65535",
+};
+
+const CLAIMS: &[Claim] = &[Claim {
+    id: "nvidia-grid-y-up-to-65535",
+    source: Source::Nvidia(&GRID_LIMITS),
+    quote: "Maximum y- or z-dimension of a grid of thread blocks: 65535",
+    judged_by: "broken",
+    control: Control::Impossible(
+        "65535 block rows is the limit of every GPU the machines have (H100 and H200); a run that reads otherwise would need a GPU with another limit. The run reads both answers itself: the same kernel launches with 65535 block rows and is refused with 65536.",
+    ),
+    // Up to 65535: 65535 block rows run and 65536 are refused.
+    judge: |o: &Outcome| match (o.flag(AT_LIMIT_RUNS), o.flag(OVER_LIMIT_RUNS)) {
+        (Some(at), Some(over)) => ClaimVerdict::confirmed_if(Some(at && !over)),
+        _ => ClaimVerdict::Undecided,
+    },
+    ..Claim::EITHER
+}];
