@@ -15,6 +15,7 @@
 
 #include "casebook.h"
 #include "names.h"
+#include "spin.cuh"
 
 using namespace casebook;
 
@@ -229,3 +230,65 @@ extern "C" int casebook_pool_retention_survivors_all_freed_cpp(const casebook_re
   return survivors<size_t(64) << 10, false>(r);
 }
 // ANCHOR_END: survivors_all_freed
+
+// ANCHOR: busy_streams
+// The sentence read while the frees are still queued: eight streams, each
+// kept busy by a kernel that spins for two seconds, each take a block of
+// 512 MiB from the pool and free it, on the stream that made it, behind
+// that kernel. Before any synchronise, another stream asks the pool for one
+// block of 90% of the 4 GiB freed; a ballast leaves 256 MiB free beside the
+// pool, so only the freed blocks can serve it. The same request is asked
+// again after a synchronise, once every free is done. The control
+// (`OneStream`) makes and frees the same eight blocks on one busy stream.
+static __global__ void busy(unsigned long long ns) { casebook_spin_ns(ns); }
+
+template <bool OneStream>
+static int busy_streams(const casebook_recorder *r) {
+  if (under_sanitizer(r)) return 0;  // it fills the GPU this trial shares under the sanitizer
+  const size_t block = size_t(512) << 20, freed = block * kStreams, beside = size_t(256) << 20;
+  cudaMemPool_t pool;
+  rec(r, "cudaDeviceGetDefaultMemPool", cudaDeviceGetDefaultMemPool(&pool, 0));
+  void *ballast = nullptr;
+  if (rec(r, "cudaMalloc (ballast: all but 4 GiB and 256 MiB)",
+          cudaMalloc(&ballast, free_bytes(r) - freed - beside)) != cudaSuccess)
+    return 0;
+  cudaStream_t streams[kStreams], asker;
+  for (cudaStream_t &s : streams) rec(r, "cudaStreamCreateWithFlags", cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  rec(r, "cudaStreamCreateWithFlags (the asking stream)", cudaStreamCreateWithFlags(&asker, cudaStreamNonBlocking));
+  const int used = OneStream ? 1 : kStreams;
+  for (int i = 0; i < used; ++i) busy<<<1, 1, 0, streams[i]>>>(2000000000ull);
+  rec(r, OneStream ? "busy<<<1, 1, 0, stream 0>>> (2 s)" : "busy<<<1, 1, 0, stream i>>> (2 s, each stream)", cudaGetLastError());
+  void *blocks[kStreams];
+  cudaError_t made = cudaSuccess, gone = cudaSuccess;
+  for (int i = 0; i < kStreams; ++i) keep_first_error(made, cudaMallocAsync(&blocks[i], block, streams[OneStream ? 0 : i]));
+  for (int i = 0; i < kStreams; ++i) keep_first_error(gone, cudaFreeAsync(blocks[i], streams[OneStream ? 0 : i]));
+  rec(r, OneStream ? "cudaMallocAsync (8 x 512 MiB, stream 0)" : "cudaMallocAsync (512 MiB, each stream)", made);
+  rec(r, OneStream ? "cudaFreeAsync (the 8 blocks, stream 0)" : "cudaFreeAsync (each block, on its stream)", gone);
+  // ANCHOR_END: busy_streams
+  bool pending = true;
+  for (int i = 0; i < used; ++i) pending = pending && cudaStreamQuery(streams[i]) == cudaErrorNotReady;
+  cudaGetLastError();
+  fact(r, names::THE_FREES_ARE_STILL_QUEUED_WHEN_IT_IS_ASKED, pending);
+  measure(r, names::FREE_BESIDE_THE_POOL, (double)free_bytes(r));
+  const size_t ask = freed / 10 * 9;
+  fact(r, names::SERVED_WHILE_THE_FREES_ARE_QUEUED, one_block(r, true, ask, asker, "while the frees are queued"));
+  rec(r, "cudaDeviceSynchronize", cudaDeviceSynchronize());
+  fact(r, names::SERVED_ONCE_THE_FREES_ARE_DONE, one_block(r, true, ask, asker, "after a synchronise"));
+  rec(r, "cudaDeviceSynchronize", cudaDeviceSynchronize());
+  rec(r, "cudaMemPoolTrimTo (0)", cudaMemPoolTrimTo(pool, 0));
+  for (cudaStream_t s : streams) rec(r, "cudaStreamDestroy", cudaStreamDestroy(s));
+  rec(r, "cudaStreamDestroy (the asking stream)", cudaStreamDestroy(asker));
+  rec(r, "cudaFree (ballast)", cudaFree(ballast));
+  return 0;
+}
+
+extern "C" int casebook_pool_retention_busy_streams_cpp(const casebook_recorder *r) {
+  return busy_streams<false>(r);
+}
+
+// ANCHOR: busy_one_stream
+// The control: the same eight blocks, made and freed on one busy stream.
+extern "C" int casebook_pool_retention_busy_one_stream_cpp(const casebook_recorder *r) {
+  return busy_streams<true>(r);
+}
+// ANCHOR_END: busy_one_stream

@@ -35,6 +35,8 @@ casebook_model::cpp_variants! {
         page_survivors,
         sparse_survivors,
         survivors_all_freed,
+        busy_streams,
+        busy_one_stream,
     }
 }
 
@@ -88,6 +90,14 @@ pub fn scenario() -> Scenario {
                  freed",
                 "return survivors<size_t(64) << 10, true>(r);",
                 "return survivors<size_t(64) << 10, false>(r);",
+            ),
+            Variant::records("busy-streams-cpp", cpp::busy_streams),
+            Variant::records("busy-one-stream-cpp", cpp::busy_one_stream).one_change(
+                "busy-streams-cpp",
+                "which stream makes and frees each 512 MiB block, behind a kernel that keeps it \
+                 busy: its own of eight there; stream 0 for all eight here",
+                "return busy_streams<false>(r);",
+                "return busy_streams<true>(r);",
             ),
             Variant::records(
                 "free-async-at-once",
@@ -336,31 +346,34 @@ const CLAIMS: &[Claim] = &[
         source: Source::SEED_004,
         quote: "Concurrent allocations from different streams and then freeing those concurrently can cause \
                 significant fragmentation.",
-        judged_by: "sparse-survivors-cpp",
-        control: Control::Impossible(
-            "a run that reads confirmed would need memory trapped by frees spread over streams and not by \
-             the same frees on one stream; no setting of this program is known to do that: the pool's \
-             chunks are pinned by blocks that survive, whatever the stream. What shows that the reading \
-             sees trapped memory, and could tell the arms apart: with one survivor in 1,024 blocks, half \
-             of what was freed stays out of use (2,143,289,344 of 4,290,772,992 bytes), on eight streams \
-             and on one alike; with every eighth block surviving (survivors-cpp) all of it does, in both \
-             arms; with every block freed (survivors-all-freed-cpp), none.",
-        ),
-        // Eight streams take 64 KiB blocks in turn and free all but one in
-        // 1,024 (stream 0's), each on the next stream; then the same layout
-        // made and freed on one stream. Once the frees are done, how much of
-        // what was freed is neither live nor back as free memory, in each
-        // arm? At least 128 MiB (above the reading's noise) more with eight
-        // streams than with one: confirmed, the streams cause it. Less: the
-        // streams add nothing, refuted, whether survivors trap memory (they
-        // do, on one stream as on eight) or every block is freed, the
-        // sentence's own form, and nothing stays.
+        judged_by: "busy-streams-cpp",
+        control: Control::Run("busy-one-stream-cpp"),
+        // Read while the frees are concurrent, as the sentence has them:
+        // eight streams, each kept busy by a spinning kernel, make and free
+        // a 512 MiB block each; before any synchronise, another stream asks
+        // the pool for one block of 90% of the 4 GiB freed, with 256 MiB
+        // free beside the pool. Refused: the freed memory is there but not
+        // in a piece the request can have, confirmed; and only "partly"
+        // where the same request is served once the frees are done (the
+        // pieces last only while the frees are queued). Served while they
+        // are queued: refuted. The control makes and frees the same eight
+        // blocks on one busy stream (one change). Read only where the frees
+        // were still queued when the request was made. (Read after a
+        // synchronise instead, survivors-cpp and its kin show trapped
+        // memory on one stream as on eight: there the streams add nothing.)
         judge: |o: &Outcome| {
-            let added = o
-                .measure(BYTES_NEITHER_LIVE_NOR_FREE_AFTER_THE_FREES)
-                .zip(o.measure(BYTES_NEITHER_LIVE_NOR_FREE_WITH_ONE_STREAM))
-                .map(|(many, one)| many - one >= (128u64 << 20) as f64);
-            ClaimVerdict::when(added, ClaimVerdict::Confirmed, ClaimVerdict::Refuted)
+            ClaimVerdict::provided(
+                o.flag(THE_FREES_ARE_STILL_QUEUED_WHEN_IT_IS_ASKED) == Some(true),
+                match (
+                    o.flag(SERVED_WHILE_THE_FREES_ARE_QUEUED),
+                    o.flag(SERVED_ONCE_THE_FREES_ARE_DONE),
+                ) {
+                    (Some(true), _) => ClaimVerdict::Refuted,
+                    (Some(false), Some(true)) => ClaimVerdict::Partly,
+                    (Some(false), Some(false)) => ClaimVerdict::Confirmed,
+                    _ => ClaimVerdict::Undecided,
+                },
+            )
         },
         ..Claim::EITHER
     },
