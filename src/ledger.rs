@@ -973,4 +973,11 @@ pub const HISTORY: &[Change] = &[
         to: Standing::Run,
         why: "the twenty-second audit: part 1's \"no control can exist\" was false, since a smaller GPU is what a ballast makes. Decided now on the article's own case on a GPU with room for a context and a half (one-context-left): is the attempt after the first run's context refused? Its control destroys each context beside the same ballast (one-context-destroyed). The sentence's other cause, resources not released, is missing-free's second-call-large-cpp",
     },
+    Change {
+        id: "004-concurrent-streams-fragment",
+        commit: "f2cebac",
+        from: Standing::Refuted,
+        to: Standing::Partly,
+        why: "the twenty-first audit: both arms were read after a device-wide synchronise, which completes every free and leaves nothing in which streams could differ, and the \"no control can exist\" was untested. Read now while the frees are concurrent (busy-streams-cpp): eight streams, each busy with a spinning kernel, make and free a 512 MiB block each; in the H100 run of f2cebac one block of 90% of the 4 GiB freed is refused while the frees are queued and served once they are done. The control makes and frees the same eight blocks on one busy stream (busy-one-stream-cpp): served while they are queued",
+    },
 ];
