@@ -49,6 +49,14 @@ struct Batch {
     keep_first_error(err, rec(r, "cudaMemcpy (out, -1)", cudaMemcpy(out, unset.data(), n * sizeof(float), cudaMemcpyHostToDevice)));
     return err;
   }
+  // Whether every row still holds the -1 it was filled with: no kernel wrote it.
+  bool untouched(const casebook_recorder *r) {
+    size_t n = size_t(rows) * kCols;
+    std::vector<float> got(n);
+    if (rec(r, "cudaMemcpy (out)", cudaMemcpy(got.data(), out, n * sizeof(float), cudaMemcpyDeviceToHost)) != cudaSuccess)
+      return false;
+    return std::all_of(got.begin(), got.end(), [](float x) { return x == -1.0f; });
+  }
   // Whether every row holds its input plus its index.
   bool right(const casebook_recorder *r) {
     size_t n = size_t(rows) * kCols;
@@ -76,6 +84,7 @@ extern "C" int casebook_invalid_launch_config_broken_cpp(const casebook_recorder
   cudaError_t err = rec(r, "addRow<<<(1, 65536), 64>>>", cudaGetLastError());
   if (err != cudaSuccess) fact_text(r, names::MESSAGE, cudaGetErrorString(err));
   // ANCHOR_END: broken
+  if (err != cudaSuccess) fact(r, names::NOTHING_RAN, batch.untouched(r));
   check(r, names::RESULTS_RIGHT, err == cudaSuccess && batch.right(r));
   // The same kernel with the largest batch its grid holds, in the same process.
   Batch at_limit{kMaxRows};

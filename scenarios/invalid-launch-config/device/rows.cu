@@ -17,3 +17,10 @@ extern "C" __global__ void add_row_strided(float *out, const float *in, int rows
   for (int row = blockIdx.y; row < rows; row += gridDim.y)
     out[(long long)row * cols + col] = in[(long long)row * cols + col] + float(row);
 }
+
+// add_row with the rows on the grid's z dimension, whose limit is y's.
+extern "C" __global__ void add_row_z(float *out, const float *in, int rows, int cols) {
+  int row = blockIdx.z;
+  int col = blockIdx.x * blockDim.x + threadIdx.x;
+  if (row < rows && col < cols) out[(long long)row * cols + col] = in[(long long)row * cols + col] + float(row);
+}

@@ -2,13 +2,17 @@
 //! one block row per row of a batch (`blockIdx.y` is the row), works until
 //! the batch has more than 65535 rows, the most block rows a grid may have;
 //! an empty batch asks for a grid of zero rows. Either launch is refused
-//! before anything runs: under CUDA 13.0 with "invalid argument"
-//! (cudaErrorInvalidValue, CUDA_ERROR_INVALID_VALUE), where reports from
-//! older CUDA show "invalid configuration argument". The context is not
-//! touched, so an unchecked launch's error is reported by the check of the
-//! next, valid launch. PyTorch's own flash-attention kernel puts the batch on
-//! a grid dimension too. The fix: a fixed number of block rows striding over
-//! the rows, no launch for an empty batch, and every launch checked.
+//! and writes nothing, with "invalid argument": CUDA_ERROR_INVALID_VALUE
+//! from the driver API, and cudaErrorInvalidValue from the runtime of CUDA
+//! 13.0, where the runtimes of the cited reports returned
+//! cudaErrorInvalidConfiguration ("invalid configuration argument"); which
+//! release changed it was not run here. The context is not touched: in the
+//! runtime API, an unchecked launch's error is what the next
+//! cudaGetLastError returns, after another kernel's valid launch. PyTorch
+//! 2.11's flash-attention kernel puts the batch on a grid dimension too (its
+//! efficient-attention kernel now takes the batch, and still refuses 65536
+//! heads). The fix: a fixed number of block rows striding over the rows, no
+//! launch for an empty batch, and every launch checked.
 
 use std::sync::Arc;
 
@@ -51,8 +55,10 @@ pub fn scenario() -> Scenario {
                 than 65535 rows, or of none, on a grid dimension",
         cause: "A grid has at most 65535 blocks in its y and z dimensions (2^31 - 1 in x), and at \
                 least one in each; a kernel that puts a batch's rows (or heads) on y or z fails to \
-                launch once the batch passes 65535, or when it is empty. Nothing runs; the context \
-                is unharmed, and an unchecked launch's error is reported by the next check.",
+                launch once the batch passes 65535, or when it is empty: \"invalid argument\" \
+                under CUDA 13.0, \"invalid configuration argument\" from the runtimes of older \
+                reports. Nothing runs and the context is unharmed; unchecked, the error is what the \
+                next cudaGetLastError returns.",
         fix: "Keep the grid's y and z at most 65535 and let each block stride over the rows (or put \
               the batch on x, or split it), skip the launch for an empty batch, and check every \
               launch with cudaGetLastError.",
@@ -101,7 +107,7 @@ const REPORTS: &[Report] = &[
     Report {
         id: "pytorch/pytorch#146704",
         shows: "scaled_dot_product_attention with the efficient or flash backend runs a batch of \
-                2**16 - 1 and fails on 2**16 with `CUDA error: invalid configuration argument`.",
+                `2**16 - 1` and fails on `2**16` with `CUDA error: invalid configuration argument`.",
     },
     Report {
         id: "pytorch/pytorch#142228",
@@ -125,8 +131,10 @@ const REPORTS: &[Report] = &[
     },
     Report {
         id: "Dao-AILab/flash-attention#1812",
-        shows: "flash_attn_func on a tensor of 71280 heads fails with `CUDA error: invalid \
-                configuration argument`; the variable-length entry point avoids it.",
+        shows: "flash_attn_func on q, k and v of shape [1, 3, 71280, 128] fails with `CUDA error: \
+                invalid configuration argument`; the reporter avoided it with flash_attn_varlen_func. \
+                No one in the thread names the cause: in flash_attn_func's (batch, seqlen, nheads, \
+                headdim) layout that shape has 71280 heads.",
     },
 ];
 
@@ -136,6 +144,7 @@ pub(crate) struct Rows {
     stream: Arc<CudaStream>,
     add_row: CudaFunction,
     add_row_strided: CudaFunction,
+    add_row_z: CudaFunction,
     input: CudaSlice<f32>,
     out: CudaSlice<f32>,
 }
@@ -149,6 +158,7 @@ impl Rows {
         let ctx = device::context(rec)?;
         let add_row = device::kernel(rec, &ctx, fatbin::ROWS, "add_row")?;
         let add_row_strided = device::kernel(rec, &ctx, fatbin::ROWS, "add_row_strided")?;
+        let add_row_z = device::kernel(rec, &ctx, fatbin::ROWS, "add_row_z")?;
         let stream = ctx.default_stream();
         let n = len(broken::MAX_ROWS + 1);
         let host: Vec<f32> = (0..n).map(|i| (i % COLS as usize) as f32).collect();
@@ -161,9 +171,17 @@ impl Rows {
             stream,
             add_row,
             add_row_strided,
+            add_row_z,
             input,
             out,
         })
+    }
+
+    /// Whether the first `rows` rows of the output still hold the -1 they
+    /// were filled with: no kernel wrote them.
+    pub(crate) fn untouched(&self, rec: &mut Recorder, rows: u32) -> Result<bool, DriverError> {
+        let got = rec.step("cuMemcpyDtoH (out)", self.stream.clone_dtoh(&self.out))?;
+        Ok(got[..len(rows)].iter().all(|&y| y == -1.0))
     }
 
     /// Whether the first `rows` rows hold their input plus their index.
@@ -176,8 +194,9 @@ impl Rows {
     }
 }
 
-/// Launches `kernel` (`add_row` or `add_row_strided`) over `rows` rows on a
-/// grid of `block_rows` block rows, and waits for it.
+/// Launches `kernel` (`add_row`, `add_row_strided`, or `add_row_z`, whose
+/// rows are on the grid's z dimension) over `rows` rows on a grid of
+/// `block_rows` block rows, and waits for it.
 pub(crate) fn add_rows(
     rec: &mut Recorder,
     p: &Rows,
@@ -185,13 +204,15 @@ pub(crate) fn add_rows(
     rows: u32,
     block_rows: u32,
 ) -> Result<(), DriverError> {
-    let f = if kernel.ends_with("add_row_strided") {
-        &p.add_row_strided
+    let (f, grid_dim) = if kernel.ends_with("add_row_strided") {
+        (&p.add_row_strided, (1, block_rows, 1))
+    } else if kernel.ends_with("add_row_z") {
+        (&p.add_row_z, (1, 1, block_rows))
     } else {
-        &p.add_row
+        (&p.add_row, (1, block_rows, 1))
     };
     let config = LaunchConfig {
-        grid_dim: (1, block_rows, 1),
+        grid_dim,
         block_dim: (COLS, 1, 1),
         shared_mem_bytes: 0,
     };
@@ -200,17 +221,22 @@ pub(crate) fn add_rows(
     launch.arg(&p.out).arg(&p.input).arg(&n_rows).arg(&cols);
     // SAFETY: the kernel writes at most `rows` rows of COLS floats of `out`
     // and reads as many of `input`, both that long.
-    rec.step(&format!("cuLaunchKernel {kernel} ({rows} rows)"), unsafe {
-        launch.launch(config)
-    })?;
+    let (when, name) = kernel
+        .strip_prefix("later: ")
+        .map_or(("", kernel), |name| ("later: ", name));
+    rec.step(
+        &format!("{when}cuLaunchKernel {name} ({rows} rows)"),
+        unsafe { launch.launch(config) },
+    )?;
     rec.step("cuStreamSynchronize", p.stream.synchronize())
 }
 
 pub(crate) use casebook_driver::device::message;
 
+// A row of NVIDIA's table and its cell, joined by a colon.
 static GRID_LIMITS: Passage = Passage {
     document: "CUDA C++ Programming Guide",
-    section: "Compute Capabilities: Technical Specifications per Compute Capability",
+    section: "Compute Capabilities: Technical Specifications per Compute Capability (a row and its value)",
     url: "https://docs.nvidia.com/cuda/cuda-c-programming-guide/#features-and-technical-specifications",
     text: "Maximum y- or z-dimension of a grid of thread blocks: 65535",
 };
@@ -221,12 +247,23 @@ const CLAIMS: &[Claim] = &[Claim {
     quote: "Maximum y- or z-dimension of a grid of thread blocks: 65535",
     judged_by: "broken",
     control: Control::Impossible(
-        "65535 block rows is the limit of every GPU the machines have (H100 and H200); a run that reads otherwise would need a GPU with another limit. The run reads both answers itself: the same kernel launches with 65535 block rows and is refused with 65536.",
+        "65535 blocks in y and in z is the limit of every compute capability NVIDIA's table lists, 9.0 (the H100 this ran on) among them; a run that reads otherwise would need a GPU with another limit. The run reads both answers itself, in each dimension: the same kernel launches with 65535 blocks there and is refused with 65536.",
     ),
-    // Up to 65535: 65535 block rows run and 65536 are refused.
-    judge: |o: &Outcome| match (o.flag(AT_LIMIT_RUNS), o.flag(OVER_LIMIT_RUNS)) {
-        (Some(at), Some(over)) => ClaimVerdict::confirmed_if(Some(at && !over)),
-        _ => ClaimVerdict::Undecided,
+    // Up to 65535 in y and in z: 65535 blocks run and 65536 are refused,
+    // in each dimension (the kernel indexes its row by blockIdx.y, or by
+    // blockIdx.z); either dimension reading otherwise refutes it.
+    judge: |o: &Outcome| {
+        let up_to = |at: casebook_model::FactName, over: casebook_model::FactName| match (
+            o.flag(at),
+            o.flag(over),
+        ) {
+            (Some(at), Some(over)) => Some(at && !over),
+            _ => None,
+        };
+        ClaimVerdict::confirmed_if_all([
+            up_to(AT_LIMIT_RUNS, OVER_LIMIT_RUNS),
+            up_to(Z_AT_LIMIT_RUNS, Z_OVER_LIMIT_RUNS),
+        ])
     },
     ..Claim::EITHER
 }];
