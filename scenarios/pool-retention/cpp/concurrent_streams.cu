@@ -11,6 +11,7 @@
 // more between the pool's request and cudaMalloc's, so that each finds
 // every free done).
 
+#include <cstdint>
 #include <vector>
 
 #include "casebook.h"
@@ -272,6 +273,21 @@ static int busy_streams(const casebook_recorder *r) {
   measure(r, names::FREE_BESIDE_THE_POOL, (double)free_bytes(r));
   const size_t ask = freed / 10 * 9;
   fact(r, names::SERVED_WHILE_THE_FREES_ARE_QUEUED, one_block(r, true, ask, asker, "while the frees are queued"));
+  // Whether the pool made the asking stream wait for the frees it served
+  // the request from (cudaErrorNotReady: its work is queued behind them).
+  cudaError_t waits = cudaStreamQuery(asker);
+  cudaGetLastError();
+  fact_text(r, names::THE_ASKING_STREAM_AFTER_THE_REQUEST, cudaGetErrorName(waits));
+  uint64_t reserved = 0;
+  rec(r, "cudaMemPoolGetAttribute (ReservedMemCurrent)", cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved));
+  measure(r, names::POOL_RESERVED_WHILE_THE_FREES_ARE_QUEUED, (double)reserved);
+  // One piece: a block the size of one that was freed, still before any
+  // synchronise.
+  void *piece = nullptr;
+  cudaError_t one = tolerate(r, "cudaMallocAsync (512 MiB, while the frees are queued)", cudaMallocAsync(&piece, block, asker));
+  if (one == cudaSuccess) rec(r, "cudaFreeAsync", cudaFreeAsync(piece, asker));
+  cudaGetLastError();
+  fact(r, names::ONE_PIECE_IS_SERVED_WHILE_THE_FREES_ARE_QUEUED, one == cudaSuccess);
   rec(r, "cudaDeviceSynchronize", cudaDeviceSynchronize());
   fact(r, names::SERVED_ONCE_THE_FREES_ARE_DONE, one_block(r, true, ask, asker, "after a synchronise"));
   rec(r, "cudaDeviceSynchronize", cudaDeviceSynchronize());
