@@ -980,4 +980,11 @@ pub const HISTORY: &[Change] = &[
         to: Standing::Partly,
         why: "the twenty-first audit: both arms were read after a device-wide synchronise, which completes every free and leaves nothing in which streams could differ, and the \"no control can exist\" was untested. Read now while the frees are concurrent (busy-streams-cpp): eight streams, each busy with a spinning kernel, make and free a 512 MiB block each; in the H100 run of f2cebac one block of 90% of the 4 GiB freed is refused while the frees are queued and served once they are done. The control makes and frees the same eight blocks on one busy stream (busy-one-stream-cpp): served while they are queued",
     },
+    Change {
+        id: "nvidia-grid-y-up-to-65535",
+        commit: "4f058c3",
+        from: Standing::NotYetTested,
+        to: Standing::Confirmed,
+        why: "a new claim with the new case invalid-launch-config: the same kernel launches with 65535 blocks in y and is refused with 65536, in one process; the z dimension read beside it since c0444bc (the run of 00efb08)",
+    },
 ];
