@@ -64,7 +64,10 @@ pub fn history_problems(inputs: &Inputs) -> anyhow::Result<Vec<String>> {
 
 pub fn generate(inputs: &Inputs) -> anyhow::Result<Book> {
     let report: Option<Report> = evidence(inputs.root)?;
-    let sanitize: Option<SanitizeReport> = load(inputs.root, SANITIZE_JSON)?;
+    let sanitize = page::Sanitized {
+        matrix: load(inputs.root, SANITIZE_JSON)?,
+        passes: sanitize_passes(inputs.root)?,
+    };
     let mut files = BTreeMap::new();
     for scenario in inputs.catalog {
         let plots = plot::plots(scenario, report.as_ref());
@@ -74,13 +77,7 @@ pub fn generate(inputs: &Inputs) -> anyhow::Result<Book> {
         let names: Vec<&String> = plots.keys().collect();
         files.insert(
             PathBuf::from(format!("docs/src/scenarios/{}.md", scenario.slug)),
-            page::scenario_page(
-                inputs.root,
-                scenario,
-                report.as_ref(),
-                sanitize.as_ref(),
-                &names,
-            )?,
+            page::scenario_page(inputs.root, scenario, report.as_ref(), &sanitize, &names)?,
         );
         files.insert(
             PathBuf::from(format!("scenarios/{}/README.md", scenario.slug)),
@@ -185,6 +182,28 @@ pub const REPRODUCE_JSON: &[&str] = &[
 /// in their places (see [`casebook_report::run::evidence`]).
 fn evidence(root: &Path) -> anyhow::Result<Option<Report>> {
     casebook_report::run::evidence(root).map_err(anyhow::Error::msg)
+}
+
+/// The committed passes of a few cases' variants under compute-sanitizer
+/// (`docs/evidence/sanitize-subset-*.json`), each with its file, by name.
+fn sanitize_passes(root: &Path) -> anyhow::Result<Vec<(String, SanitizeReport)>> {
+    let mut files: Vec<String> = std::fs::read_dir(root.join("docs/evidence"))
+        .map(|dir| {
+            dir.flatten()
+                .filter_map(|e| e.file_name().into_string().ok())
+                .filter(|n| n.starts_with("sanitize-subset-") && n.ends_with(".json"))
+                .map(|n| format!("docs/evidence/{n}"))
+                .collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    let mut passes = Vec::new();
+    for file in files {
+        if let Some(report) = load(root, &file)? {
+            passes.push((file, report));
+        }
+    }
+    Ok(passes)
 }
 
 fn load<T: serde::de::DeserializeOwned>(root: &Path, file: &str) -> anyhow::Result<Option<T>> {

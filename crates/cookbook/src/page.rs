@@ -172,7 +172,7 @@ pub fn scenario_page(
     root: &Path,
     scenario: &Scenario,
     report: Option<&Report>,
-    sanitize: Option<&SanitizeReport>,
+    sanitize: &Sanitized,
     plots: &[&String],
 ) -> anyhow::Result<String> {
     let slug = scenario.slug;
@@ -372,21 +372,58 @@ pub fn scenario_page(
     Ok(md)
 }
 
-fn detection(md: &mut String, scenario: &Scenario, sanitize: Option<&SanitizeReport>) {
-    let cells: Vec<_> = sanitize
-        .into_iter()
-        .flat_map(|r| r.cells.iter())
-        .filter(|c| c.scenario == scenario.slug)
-        .collect();
-    let Some(report) = sanitize.filter(|_| !cells.is_empty()) else {
+/// What compute-sanitizer's passes recorded, as the pages read it: the
+/// committed matrix, and the passes of a few cases' variants alone
+/// (`docs/evidence/sanitize-subset-*.json`, each with its file), for the cases
+/// the matrix predates.
+pub struct Sanitized {
+    pub matrix: Option<SanitizeReport>,
+    pub passes: Vec<(String, SanitizeReport)>,
+}
+
+impl Sanitized {
+    /// The report that holds `slug`'s cells: the matrix where it has them,
+    /// or else the newest pass that does, with its file.
+    fn for_case(&self, slug: &str) -> Option<(Option<&str>, &SanitizeReport)> {
+        let holds = |r: &SanitizeReport| r.cells.iter().any(|c| c.scenario == slug);
+        if let Some(matrix) = self.matrix.as_ref().filter(|r| holds(r)) {
+            return Some((None, matrix));
+        }
+        self.passes
+            .iter()
+            .filter(|(_, r)| holds(r))
+            .max_by(|(_, a), (_, b)| a.created.cmp(&b.created))
+            .map(|(file, r)| (Some(file.as_str()), r))
+    }
+}
+
+fn detection(md: &mut String, scenario: &Scenario, sanitize: &Sanitized) {
+    let Some((file, report)) = sanitize.for_case(scenario.slug) else {
         md.push_str(
             "Which of compute-sanitizer's tools flag this bug is not measured yet: `cargo xtask sanitize` \
              on a GPU machine records it here.\n\n",
         );
         return;
     };
+    let cells: Vec<_> = report
+        .cells
+        .iter()
+        .filter(|c| c.scenario == scenario.slug)
+        .collect();
     let tools: Vec<&str> = casebook_report::sanitizer::tool_names().collect();
-    let _ = writeln!(md, "{}, run of {}:\n", report.sanitizer, report.created);
+    match file {
+        None => {
+            let _ = writeln!(md, "{}, run of {}:\n", report.sanitizer, report.created);
+        }
+        Some(file) => {
+            let _ = writeln!(
+                md,
+                "{}, run of {}, in a pass of this case's variants alone (`{file}`): the committed \
+                 matrix predates the case.\n",
+                report.sanitizer, report.created
+            );
+        }
+    }
     let _ = writeln!(
         md,
         "| variant | {} |\n|---|{}",
@@ -692,5 +729,67 @@ mod also_reproduced_tests {
         // cnn-after-fault-py no longer records the synchronise after the
         // assert, whose words changed from run to run.
         assert_eq!(names, ["device-assert-py", "launch-blocking-py"]);
+    }
+}
+
+#[cfg(test)]
+mod detection_tests {
+    use super::*;
+
+    /// A committed pass with its `created` and its cells' cases replaced:
+    /// one cell of each of `slugs`, copied from its first cell.
+    fn report(created: &str, slugs: &[&str]) -> SanitizeReport {
+        let mut value: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(
+                std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("../../docs/evidence/sanitize-subset-h100-00efb08.json"),
+            )
+            .unwrap(),
+        )
+        .unwrap();
+        let cell = value["cells"][0].clone();
+        let cells: Vec<serde_json::Value> = slugs
+            .iter()
+            .map(|slug| {
+                let mut c = cell.clone();
+                c["scenario"] = (*slug).into();
+                c
+            })
+            .collect();
+        value["created"] = created.into();
+        value["cells"] = cells.into();
+        serde_json::from_value(value).unwrap()
+    }
+
+    #[test]
+    fn a_case_the_matrix_predates_is_read_from_its_newest_pass() {
+        let sanitized = Sanitized {
+            matrix: Some(report("2026-01-01T00:00:00Z", &["old-case"])),
+            passes: vec![
+                (
+                    "a-newer.json".into(),
+                    report("2026-03-01T00:00:00Z", &["new-case"]),
+                ),
+                (
+                    "b-older.json".into(),
+                    report("2026-02-01T00:00:00Z", &["new-case", "old-case"]),
+                ),
+            ],
+        };
+        // The matrix wins where it holds the case, even beside a newer pass.
+        assert_eq!(sanitized.for_case("old-case").unwrap().0, None);
+        // Else the newest pass that holds it, by when it ran, not by its name.
+        assert_eq!(
+            sanitized.for_case("new-case").unwrap().0,
+            Some("a-newer.json")
+        );
+        assert!(sanitized.for_case("no-case").is_none());
+        let mut md = String::new();
+        detection(
+            &mut md,
+            &crate::words::symptom_tests::scenario(&[]),
+            &sanitized,
+        );
+        assert!(md.contains("not measured yet"), "{md}");
     }
 }
