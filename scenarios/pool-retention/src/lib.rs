@@ -390,7 +390,11 @@ const CLAIMS: &[Claim] = &[
              memory scattered in 2 MiB holes served as one block), so a run in which such a request is \
              refused would need another allocator. Memory the pool holds right after the frees is not \
              free as the system sees it: there the run records cudaMalloc refused and the pool serving \
-             the same request, which is retention, not a fragmented space.",
+             the same request, which is retention, not a fragmented space. The same holds while frees \
+             are still queued on eight busy streams (busy-streams-cpp, where \
+             004-concurrent-streams-fragment is read): the pool refuses a block of 90% of what they \
+             freed, and serves it from the same memory freed on one stream, but the system sees none of \
+             that memory free there either.",
         ),
         // Once the frees are done (a synchronise), what they gave back is
         // free as the system sees it, and the request, 90% of it, is within
