@@ -83,6 +83,10 @@ pub const GENERIC_WORDS: &[&str] = &[
     "smi",
     "system",
     "torch",
+    // Triton's wrapper of whatever the driver returned ("Triton Error
+    // [CUDA]: invalid device context", "Triton Error [CUDA]: invalid
+    // argument"): the framework's name, as "torch" is.
+    "triton",
     "try",
     "unhandled",
     "use",
