@@ -22,6 +22,11 @@ casebook_model::cpp_variants! {
     }
 }
 
+/// What the library allocates in its context (`kLibrary` in the C++).
+const LIBRARY_BYTES: f64 = (4u64 << 30) as f64;
+/// Context bookkeeping and rounding (`kTolerance` in the C++).
+const RESET_TOLERANCE: f64 = (128u64 << 20) as f64;
+
 pub fn scenario() -> Scenario {
     Scenario {
         slug: "device-reset",
@@ -123,10 +128,20 @@ const CLAIMS: &[Claim] = &[
         // The same program, the library's 4 GiB in a context it created
         // (one change): the reset leaves it.
         control: Control::Run("broken-cpp"),
-        judge: |o: &Outcome| match (o.flag(RESET), o.flag(SURVIVED)) {
-            (Some(true), Some(true)) => ClaimVerdict::Confirmed,
-            (Some(_), Some(_)) => ClaimVerdict::Refuted,
-            _ => ClaimVerdict::Undecided,
+        // "Reclaimed" is read as the memory gone, not only the buffer
+        // unusable: the library's buffer lost and less than its 4 GiB held
+        // after the reset. A buffer lost whose memory is still held is
+        // neither kept nor reclaimed: undecided.
+        judge: |o: &Outcome| {
+            let library_gone = o
+                .measure(HELD_AFTER_RESET)
+                .map(|held| held + RESET_TOLERANCE < LIBRARY_BYTES);
+            match (o.flag(RESET), o.flag(SURVIVED), library_gone) {
+                (Some(true), Some(true), _) => ClaimVerdict::Confirmed,
+                (Some(false), Some(_), _) => ClaimVerdict::Refuted,
+                (Some(true), Some(false), Some(true)) => ClaimVerdict::Refuted,
+                _ => ClaimVerdict::Undecided,
+            }
         },
         ..Claim::EITHER
     },
