@@ -136,7 +136,8 @@ pub fn page(
          `claims-audit-21.md`, which re-read every claim again and the articles for sentences \
          no claim quotes: of 150, none unfair, 22 doubtful, and `claims-audit-22.md`, which \
          re-read the ten claims changed or new after it: none unfair, two doubtful, both changed \
-         since.\n\n\
+         since, and `claims-audit-23.md`, which re-read the claims and the case changed or new \
+         after it: none unfair, two doubtful, both changed since.\n\n\
          | claim | was | became | at | why | now |\n|---|---|---|---|---|---|\n",
     );
     for (i, change) in history.iter().enumerate() {
