@@ -34,6 +34,9 @@ static __global__ void scale(float *data, int n, float factor) {
   if (i < n) data[i] *= factor;
 }
 
+// The grid of one block row per row.
+static dim3 grid_of(int rows) { return dim3((kCols + kBlock - 1) / kBlock, rows); }
+
 // A batch on the device: its input (each element its column), and its
 // output filled with -1 so that rows no kernel wrote can be told.
 struct Batch {
@@ -49,31 +52,40 @@ struct Batch {
     keep_first_error(err, rec(r, "cudaMemcpy (out, -1)", cudaMemcpy(out, unset.data(), n * sizeof(float), cudaMemcpyHostToDevice)));
     return err;
   }
+  // The output, copied back into `got`: whether the copy succeeded.
+  bool read(const casebook_recorder *r, std::vector<float> &got) {
+    got.resize(size_t(rows) * kCols);
+    return rec(r, "cudaMemcpy (out)", cudaMemcpy(got.data(), out, got.size() * sizeof(float), cudaMemcpyDeviceToHost)) ==
+           cudaSuccess;
+  }
   // Whether every row still holds the -1 it was filled with: no kernel wrote it.
   bool untouched(const casebook_recorder *r) {
-    size_t n = size_t(rows) * kCols;
-    std::vector<float> got(n);
-    if (rec(r, "cudaMemcpy (out)", cudaMemcpy(got.data(), out, n * sizeof(float), cudaMemcpyDeviceToHost)) != cudaSuccess)
-      return false;
-    return std::all_of(got.begin(), got.end(), [](float x) { return x == -1.0f; });
+    std::vector<float> got;
+    return read(r, got) && std::all_of(got.begin(), got.end(), [](float x) { return x == -1.0f; });
   }
   // Whether every row holds its input plus its index.
   bool right(const casebook_recorder *r) {
-    size_t n = size_t(rows) * kCols;
-    std::vector<float> got(n);
-    if (rec(r, "cudaMemcpy (out)", cudaMemcpy(got.data(), out, n * sizeof(float), cudaMemcpyDeviceToHost)) != cudaSuccess)
-      return false;
-    for (size_t i = 0; i < n; ++i)
+    std::vector<float> got;
+    if (!read(r, got)) return false;
+    for (size_t i = 0; i < got.size(); ++i)
       if (got[i] != float(i % kCols) + float(i / kCols)) return false;
     return true;
+  }
+  // A batch made and run later in the process, the kernel launched with one
+  // block row per row whatever the allocation did: whether it was made, ran
+  // and wrote every row right.
+  static bool later(const casebook_recorder *r, int rows, const char *label) {
+    Batch batch{rows};
+    bool made = batch.alloc(r) == cudaSuccess;
+    addRow<<<grid_of(rows), kBlock>>>(batch.out, batch.in, batch.rows, kCols);
+    bool launched = rec(r, label, cudaGetLastError()) == cudaSuccess;
+    return made && launched && batch.right(r);
   }
   ~Batch() {
     cudaFree(in);
     cudaFree(out);
   }
 };
-
-static dim3 grid_of(int rows) { return dim3((kCols + kBlock - 1) / kBlock, rows); }
 
 // ANCHOR: broken
 extern "C" int casebook_invalid_launch_config_broken_cpp(const casebook_recorder *r) {
@@ -87,11 +99,7 @@ extern "C" int casebook_invalid_launch_config_broken_cpp(const casebook_recorder
   if (err != cudaSuccess) fact(r, names::NOTHING_RAN, batch.untouched(r));
   check(r, names::RESULTS_RIGHT, err == cudaSuccess && batch.right(r));
   // The same kernel with the largest batch its grid holds, in the same process.
-  Batch at_limit{kMaxRows};
-  bool launched = at_limit.alloc(r) == cudaSuccess;
-  addRow<<<grid_of(at_limit.rows), kBlock>>>(at_limit.out, at_limit.in, at_limit.rows, kCols);
-  launched = rec(r, "later: addRow<<<(1, 65535), 64>>>", cudaGetLastError()) == cudaSuccess && launched;
-  fact(r, names::AT_LIMIT_RUNS, launched && at_limit.right(r));
+  fact(r, names::AT_LIMIT_RUNS, Batch::later(r, kMaxRows, "later: addRow<<<(1, 65535), 64>>>"));
   return 0;
 }
 
@@ -104,11 +112,7 @@ extern "C" int casebook_invalid_launch_config_empty_batch_cpp(const casebook_rec
   cudaError_t err = rec(r, "addRow<<<(1, 0), 64>>>", cudaGetLastError());
   if (err != cudaSuccess) fact_text(r, names::MESSAGE, cudaGetErrorString(err));
   // ANCHOR_END: empty_batch
-  Batch one{1};
-  bool launched = one.alloc(r) == cudaSuccess;
-  addRow<<<grid_of(one.rows), kBlock>>>(one.out, one.in, one.rows, kCols);
-  launched = rec(r, "later: addRow<<<(1, 1), 64>>>", cudaGetLastError()) == cudaSuccess && launched;
-  fact(r, names::LATER_CALL, launched && one.right(r));
+  fact(r, names::LATER_CALL, Batch::later(r, 1, "later: addRow<<<(1, 1), 64>>>"));
   return 0;
 }
 

@@ -1,18 +1,19 @@
 //! A batch of 65536 rows, one block row each: one more than a grid's y
 //! dimension holds. The launch is refused and writes nothing; the same
 //! kernel with 65535 rows, launched after it in the same process, runs. The
-//! same rows on the grid's z dimension read the same.
+//! same rows on the grid's z dimension read the same. The output is filled
+//! with -1 again before each launch, so each reading is that launch's own.
 
 use casebook_driver::prelude::*;
 
 use crate::names::*;
-use crate::{Rows, add_rows, message};
+use crate::{Kernel, Rows, add_rows, message};
 
 // ANCHOR: run
 pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
-    let rows = Rows::setup(rec)?;
+    let mut rows = Rows::setup(rec)?;
     // BUG: one block row per row of the batch; a grid has at most 65535.
-    let launched = add_rows(rec, &rows, "add_row", MAX_ROWS + 1, MAX_ROWS + 1);
+    let launched = add_rows(rec, &rows, Kernel::Row, MAX_ROWS + 1, MAX_ROWS + 1, false);
     // ANCHOR_END: run
     if let Err(e) = &launched {
         rec.fact(MESSAGE, message(e));
@@ -25,16 +26,23 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
     let right = launched.is_ok() && rows.right(rec, MAX_ROWS + 1)?;
     rec.check(RESULTS_RIGHT, right);
     // The largest batch this kernel's grid holds, in the same process.
-    let at_limit = add_rows(rec, &rows, "later: add_row", MAX_ROWS, MAX_ROWS);
-    let at_limit_right = at_limit.is_ok() && rows.right(rec, MAX_ROWS)?;
-    rec.fact(AT_LIMIT_RUNS, at_limit_right);
+    let y_at = at_limit(rec, &mut rows, Kernel::Row)?;
+    rec.fact(AT_LIMIT_RUNS, y_at);
     // The same rows on the grid's z dimension, whose limit is the same.
-    let z_over = add_rows(rec, &rows, "later: add_row_z", MAX_ROWS + 1, MAX_ROWS + 1);
+    rows.clear(rec)?;
+    let z_over = add_rows(rec, &rows, Kernel::RowZ, MAX_ROWS + 1, MAX_ROWS + 1, true);
     rec.fact(Z_OVER_LIMIT_RUNS, z_over.is_ok());
-    let z_at = add_rows(rec, &rows, "later: add_row_z", MAX_ROWS, MAX_ROWS);
-    let z_at_right = z_at.is_ok() && rows.right(rec, MAX_ROWS)?;
-    rec.fact(Z_AT_LIMIT_RUNS, z_at_right);
+    let z_at = at_limit(rec, &mut rows, Kernel::RowZ)?;
+    rec.fact(Z_AT_LIMIT_RUNS, z_at);
     Ok(())
+}
+
+/// Whether `kernel` runs over the largest batch a grid dimension holds,
+/// launched later in the process onto a cleared output, its output right.
+fn at_limit(rec: &mut Recorder, rows: &mut Rows, kernel: Kernel) -> anyhow::Result<bool> {
+    rows.clear(rec)?;
+    let launched = add_rows(rec, rows, kernel, MAX_ROWS, MAX_ROWS, true);
+    Ok(launched.is_ok() && rows.right(rec, MAX_ROWS)?)
 }
 
 /// The rows a grid's y dimension holds (cudaDevAttrMaxGridDimY).

@@ -177,39 +177,75 @@ impl Rows {
         })
     }
 
+    /// Fills the output with -1 again, so that what a launch writes is told
+    /// from what an earlier one left.
+    pub(crate) fn clear(&mut self, rec: &mut Recorder) -> Result<(), DriverError> {
+        let unset = vec![-1.0f32; self.out.len()];
+        rec.step(
+            "cuMemcpyHtoD (out, -1)",
+            self.stream.memcpy_htod(&unset, &mut self.out),
+        )
+    }
+
+    /// The first `rows` rows of the output.
+    fn read(&self, rec: &mut Recorder, rows: u32) -> Result<Vec<f32>, DriverError> {
+        let mut got = rec.step("cuMemcpyDtoH (out)", self.stream.clone_dtoh(&self.out))?;
+        got.truncate(len(rows));
+        Ok(got)
+    }
+
     /// Whether the first `rows` rows of the output still hold the -1 they
     /// were filled with: no kernel wrote them.
     pub(crate) fn untouched(&self, rec: &mut Recorder, rows: u32) -> Result<bool, DriverError> {
-        let got = rec.step("cuMemcpyDtoH (out)", self.stream.clone_dtoh(&self.out))?;
-        Ok(got[..len(rows)].iter().all(|&y| y == -1.0))
+        Ok(self.read(rec, rows)?.iter().all(|&y| y == -1.0))
     }
 
     /// Whether the first `rows` rows hold their input plus their index.
     pub(crate) fn right(&self, rec: &mut Recorder, rows: u32) -> Result<bool, DriverError> {
-        let got = rec.step("cuMemcpyDtoH (out)", self.stream.clone_dtoh(&self.out))?;
-        Ok(got[..len(rows)]
+        Ok(self
+            .read(rec, rows)?
             .iter()
             .enumerate()
             .all(|(i, &y)| y == (i % COLS as usize) as f32 + (i / COLS as usize) as f32))
     }
 }
 
-/// Launches `kernel` (`add_row`, `add_row_strided`, or `add_row_z`, whose
-/// rows are on the grid's z dimension) over `rows` rows on a grid of
-/// `block_rows` block rows, and waits for it.
+/// The kernels of `device/rows.cu`.
+#[derive(Clone, Copy)]
+pub(crate) enum Kernel {
+    /// One block row per row: the row is blockIdx.y.
+    Row,
+    /// At most 65535 block rows, each striding over the rows.
+    Strided,
+    /// One block per row on the grid's z dimension: the row is blockIdx.z.
+    RowZ,
+}
+
+impl Kernel {
+    fn name(self) -> &'static str {
+        match self {
+            Kernel::Row => "add_row",
+            Kernel::Strided => "add_row_strided",
+            Kernel::RowZ => "add_row_z",
+        }
+    }
+}
+
+/// Launches `kernel` over `rows` rows on a grid of `block_rows` block rows
+/// (in z for [`Kernel::RowZ`], in y for the others), and waits for it.
+/// `later`: a launch after the one the variant is about, so labelled.
 pub(crate) fn add_rows(
     rec: &mut Recorder,
     p: &Rows,
-    kernel: &str,
+    kernel: Kernel,
     rows: u32,
     block_rows: u32,
+    later: bool,
 ) -> Result<(), DriverError> {
-    let (f, grid_dim) = if kernel.ends_with("add_row_strided") {
-        (&p.add_row_strided, (1, block_rows, 1))
-    } else if kernel.ends_with("add_row_z") {
-        (&p.add_row_z, (1, 1, block_rows))
-    } else {
-        (&p.add_row, (1, block_rows, 1))
+    let (f, grid_dim) = match kernel {
+        Kernel::Row => (&p.add_row, (1, block_rows, 1)),
+        Kernel::Strided => (&p.add_row_strided, (1, block_rows, 1)),
+        Kernel::RowZ => (&p.add_row_z, (1, 1, block_rows)),
     };
     let config = LaunchConfig {
         grid_dim,
@@ -219,13 +255,11 @@ pub(crate) fn add_rows(
     let (n_rows, cols) = (rows as i32, COLS as i32);
     let mut launch = p.stream.launch_builder(f);
     launch.arg(&p.out).arg(&p.input).arg(&n_rows).arg(&cols);
+    let when = if later { "later: " } else { "" };
     // SAFETY: the kernel writes at most `rows` rows of COLS floats of `out`
     // and reads as many of `input`, both that long.
-    let (when, name) = kernel
-        .strip_prefix("later: ")
-        .map_or(("", kernel), |name| ("later: ", name));
     rec.step(
-        &format!("{when}cuLaunchKernel {name} ({rows} rows)"),
+        &format!("{when}cuLaunchKernel {} ({rows} rows)", kernel.name()),
         unsafe { launch.launch(config) },
     )?;
     rec.step("cuStreamSynchronize", p.stream.synchronize())
