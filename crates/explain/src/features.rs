@@ -459,10 +459,16 @@ pub const RUNNING_OUT_WORDS: &[&str] = &[
     "is", "was", "has", "had", "have", "ran", "run", "runs", "running", "went", "goes", "got",
 ];
 
+/// The words that deny an out-of-memory right before it ("This is not OOM",
+/// "no OOM", "it isn't an OOM"; "isn't" is split at its apostrophe), with at
+/// most one article between.
+pub const OUT_OF_MEMORY_DENIALS: &[&str] = &["not", "never", "t", "no"];
+
 /// Step 3, last: the ways a text says "out of memory" in other words, read as
 /// those three words, so that a user's "OOMs" or "ran out of GPU RAM" shares
 /// the phrase of the message every out-of-memory case holds. A case's texts
-/// are read the same way.
+/// are read the same way. An out-of-memory the text denies ("This is not
+/// OOM — VRAM sits at 68%") is no such phrase: it leaves a break.
 pub fn out_of_memory_in_words(tokens: Vec<Token>) -> Vec<Token> {
     let lower = |t: &Token| match t {
         Token::Word(w) => w.to_ascii_lowercase(),
@@ -476,12 +482,30 @@ pub fn out_of_memory_in_words(tokens: Vec<Token>) -> Vec<Token> {
             .map(|w| Token::Word((*w).to_owned()))
             .collect::<Vec<_>>()
     };
+    // Whether the words just read deny what comes next: a denial, or a
+    // denial and an article.
+    let denied = |out: &[Token]| {
+        let mut back = out.iter().rev();
+        let last = back.next();
+        if is(last, &["a", "an"]) {
+            is(back.next(), OUT_OF_MEMORY_DENIALS)
+        } else {
+            is(last, OUT_OF_MEMORY_DENIALS)
+        }
+    };
     let mut out = Vec::with_capacity(tokens.len());
     let mut i = 0;
     while i < tokens.len() {
         let at = |k: usize| tokens.get(i + k);
+        let said = |out: &mut Vec<Token>| {
+            if denied(out) {
+                out.push(Token::Break);
+            } else {
+                out.extend(out_of_memory());
+            }
+        };
         if is(at(0), OUT_OF_MEMORY_ABBREVIATIONS) {
-            out.extend(out_of_memory());
+            said(&mut out);
             i += 1;
             continue;
         }
@@ -489,7 +513,7 @@ pub fn out_of_memory_in_words(tokens: Vec<Token>) -> Vec<Token> {
         if is(at(0), &["out"]) && is(at(1), &["of"]) {
             let qualified = usize::from(is(at(2), MEMORY_QUALIFIERS));
             if is(at(2 + qualified), MEMORY_WORDS) {
-                out.extend(out_of_memory());
+                said(&mut out);
                 i += 3 + qualified;
                 continue;
             }
@@ -2157,6 +2181,24 @@ mod tests {
         assert!(!features("the memory is out of sync").contains("w:out of memory"));
         assert!(!features("OOM_SCORE_ADJ is set").contains("w:out of memory"));
         assert!(line_features("subsequent OOMs").contains("w:out of memory"));
+    }
+
+    #[test]
+    fn an_out_of_memory_the_text_denies_is_not_read() {
+        for text in [
+            "This is not OOM, VRAM sits at 68%",
+            "it isn't an OOM",
+            "no OOM in the log",
+            "we are not out of GPU memory",
+        ] {
+            assert!(
+                !features_of(&tokens(text), Reading::Pasted).contains("w:out of memory"),
+                "{text}"
+            );
+        }
+        // A denial further back denies something else.
+        assert!(features("not after the first OOM").contains("w:out of memory"));
+        assert!(features("CUDA error: out of memory").contains("w:out of memory"));
     }
 
     #[test]

@@ -55,6 +55,9 @@ pub struct Matcher {
     /// ([`features::out_of_memory_in_words`](crate::features::out_of_memory_in_words)).
     #[serde(default)]
     pub out_of_memory_abbreviations: Vec<String>,
+    /// What denies an out-of-memory right before it ("not OOM").
+    #[serde(default)]
+    pub out_of_memory_denials: Vec<String>,
     #[serde(default)]
     pub memory_words: Vec<String>,
     #[serde(default)]

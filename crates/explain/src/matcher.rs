@@ -24,6 +24,7 @@ impl Matcher {
             library_errors: owned(features::LIBRARY_ERRORS),
             code_starts: owned(features::CODE_STARTS),
             out_of_memory_abbreviations: owned(features::OUT_OF_MEMORY_ABBREVIATIONS),
+            out_of_memory_denials: owned(features::OUT_OF_MEMORY_DENIALS),
             memory_words: owned(features::MEMORY_WORDS),
             memory_qualifiers: owned(features::MEMORY_QUALIFIERS),
             running_out_words: owned(features::RUNNING_OUT_WORDS),

@@ -27,6 +27,7 @@
   var LIBRARY_ERRORS = [];
   var CODE_STARTS = [];
   var OUT_OF_MEMORY_ABBREVIATIONS = [];
+  var OUT_OF_MEMORY_DENIALS = [];
   var MEMORY_WORDS = [];
   var MEMORY_QUALIFIERS = [];
   var RUNNING_OUT_WORDS = [];
@@ -65,6 +66,7 @@
     LIBRARY_ERRORS = matcher.library_errors;
     CODE_STARTS = matcher.code_starts;
     OUT_OF_MEMORY_ABBREVIATIONS = matcher.out_of_memory_abbreviations;
+    OUT_OF_MEMORY_DENIALS = matcher.out_of_memory_denials;
     MEMORY_WORDS = matcher.memory_words;
     MEMORY_QUALIFIERS = matcher.memory_qualifiers;
     RUNNING_OUT_WORDS = matcher.running_out_words;
@@ -278,17 +280,27 @@
       return k < toks.length && toks[k] !== BREAK && list.indexOf(lower(toks[k])) >= 0;
     }
     var out = [];
+    function isOut(k, list) {
+      return k >= 0 && out[k] !== BREAK && list.indexOf(lower(out[k])) >= 0;
+    }
+    // A denial, or a denial and an article, just before ("not OOM", "not an OOM").
+    function said() {
+      var last = out.length - 1;
+      var denied = isOut(last, ["a", "an"]) ? isOut(last - 1, OUT_OF_MEMORY_DENIALS) : isOut(last, OUT_OF_MEMORY_DENIALS);
+      if (denied) out.push(BREAK);
+      else out.push("out", "of", "memory");
+    }
     var i = 0;
     while (i < toks.length) {
       if (is(i, OUT_OF_MEMORY_ABBREVIATIONS)) {
-        out.push("out", "of", "memory");
+        said();
         i += 1;
         continue;
       }
       if (is(i, ["out"]) && is(i + 1, ["of"])) {
         var qualified = is(i + 2, MEMORY_QUALIFIERS) ? 1 : 0;
         if (is(i + 2 + qualified, MEMORY_WORDS)) {
-          out.push("out", "of", "memory");
+          said();
           i += 3 + qualified;
           continue;
         }
