@@ -126,3 +126,133 @@ extern "C" int casebook_launch_out_of_resources_too_many_threads_cpp(const caseb
   return 0;
 }
 // ANCHOR_END: too_many_threads
+
+// The occupancy guide's configurators, measured on the multiprocessors
+// rather than read back from the model they are built on. residencyProbe's
+// first thread counts its block in and out of the multiprocessor it runs on
+// (%smid) and keeps the most blocks that were in at once; every block stays
+// for kResidentNs, long enough that the blocks resident together overlap.
+// Its dynamic shared memory is what limits how many blocks fit, so the block
+// size decides the threads resident.
+static const int kSmIds = 1024;                      // more than any %smid
+static const unsigned long long kResidentNs = 200000;  // 0.2 ms a block
+static const size_t kSharedPerBlock = 40 << 10;      // the fixed form's bytes a block
+static const size_t kSharedPerThread = 128;          // the VariableSMem form's bytes a thread
+
+static __device__ unsigned long long global_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+static __global__ void residencyProbe(unsigned *live, unsigned *most) {
+  extern __shared__ unsigned char scratch[];
+  unsigned sm;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+  if (threadIdx.x == 0) {
+    unsigned now = atomicAdd(&live[sm], 1u) + 1u;
+    atomicMax(&most[sm], now);
+    scratch[0] = (unsigned char)now;
+  }
+  __syncthreads();
+  unsigned long long start = global_ns();
+  while (global_ns() - start < kResidentNs) {
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) atomicSub(&live[sm], 1u);
+}
+
+// The most blocks of `block` threads, with `shared` bytes of dynamic shared
+// memory each, that were resident on one multiprocessor at once.
+static int measured_blocks(const casebook_recorder *r, unsigned *live, unsigned *most, int sms, int block,
+                           size_t shared, cudaError_t *err) {
+  keep_first_error(*err, cudaMemset(live, 0, kSmIds * sizeof(unsigned)));
+  keep_first_error(*err, cudaMemset(most, 0, kSmIds * sizeof(unsigned)));
+  // More blocks than every multiprocessor can hold at once (32 each at most).
+  residencyProbe<<<sms * 34, block, shared>>>(live, most);
+  keep_first_error(*err, cudaGetLastError());
+  keep_first_error(*err, cudaDeviceSynchronize());
+  std::vector<unsigned> host(kSmIds);
+  keep_first_error(*err, cudaMemcpy(host.data(), most, kSmIds * sizeof(unsigned), cudaMemcpyDeviceToHost));
+  (void)r;
+  return (int)*std::max_element(host.begin(), host.end());
+}
+
+// The threads resident at `taken`, measured, against those at every block
+// size, a multiple of 32 up to the kernel's limit, with `smem(b)` bytes of
+// dynamic shared memory a block of b threads; whether the model
+// (cudaOccupancyMaxActiveBlocksPerMultiprocessor) gave the blocks measured
+// at every size goes to `model_held`.
+template <class SharedBytes>
+static bool taken_keeps_the_most(const casebook_recorder *r, int taken, SharedBytes smem, int limit, int sms,
+                                 SeriesName series, bool *model_held, const char *label) {
+  unsigned *live = nullptr, *most = nullptr;
+  cudaError_t err = cudaSuccess;
+  keep_first_error(err, cudaMalloc((void **)&live, kSmIds * sizeof(unsigned)));
+  keep_first_error(err, cudaMalloc((void **)&most, kSmIds * sizeof(unsigned)));
+  int best = 0, at_taken = 0;
+  for (int b = 32; b <= limit; b += 32) {
+    int blocks = measured_blocks(r, live, most, sms, b, smem(b), &err);
+    int modelled = 0;
+    keep_first_error(err, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&modelled, residencyProbe, b, smem(b)));
+    *model_held = *model_held && modelled == blocks;
+    point(r, series, b, blocks * b);
+    best = std::max(best, blocks * b);
+    if (b == taken) at_taken = blocks * b;
+  }
+  if (taken % 32 != 0) at_taken = measured_blocks(r, live, most, sms, taken, smem(taken), &err) * taken;
+  keep_first_error(err, cudaFree(live));
+  keep_first_error(err, cudaFree(most));
+  rec(r, label, err);
+  return err == cudaSuccess && at_taken >= best;
+}
+
+// Both configurators' blocks for residencyProbe (the fixed form with 40 KiB
+// of dynamic shared memory a block, the VariableSMem form with 128 bytes a
+// thread), or, with `fixed_block`, that block for both, each measured.
+static int occupancy_measured(const casebook_recorder *r, int fixed_block) {
+  int device = 0, sms = 0, limit = 0;
+  rec(r, "cudaGetDevice", cudaGetDevice(&device));
+  rec(r, "cudaDeviceGetAttribute (multiprocessors)",
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  int optin = 0;
+  rec(r, "cudaDeviceGetAttribute (shared memory a block, opt-in)",
+      cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  // The VariableSMem form's larger blocks ask for more than the default 48 KiB.
+  rec(r, "cudaFuncSetAttribute (max dynamic shared memory)",
+      cudaFuncSetAttribute(residencyProbe, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
+  cudaFuncAttributes attributes{};
+  rec(r, "cudaFuncGetAttributes", cudaFuncGetAttributes(&attributes, residencyProbe));
+  limit = attributes.maxThreadsPerBlock;
+  auto per_block = [](int) { return kSharedPerBlock; };
+  auto per_thread = [](int b) { return size_t(b) * kSharedPerThread; };
+  int grid = 0, block = 0, v_grid = 0, v_block = 0;
+  rec(r, "cudaOccupancyMaxPotentialBlockSize",
+      cudaOccupancyMaxPotentialBlockSize(&grid, &block, residencyProbe, kSharedPerBlock, 0));
+  rec(r, "cudaOccupancyMaxPotentialBlockSizeVariableSMem",
+      cudaOccupancyMaxPotentialBlockSizeVariableSMem(&v_grid, &v_block, residencyProbe, per_thread, 0));
+  measure(r, names::PROBE_BLOCK, block);
+  measure(r, names::PROBE_BLOCK_VARIABLE_SMEM, v_block);
+  if (fixed_block > 0) block = v_block = fixed_block;
+  measure(r, names::TAKEN_BLOCK, block);
+  bool model_held = true;
+  bool most = taken_keeps_the_most(r, block, per_block, limit, sms, names::RESIDENT_THREADS, &model_held,
+                                   "residencyProbe<<<>>> (each block size, 40 KiB a block)") &&
+              taken_keeps_the_most(r, v_block, per_thread, limit, sms, names::RESIDENT_THREADS_VARIABLE_SMEM,
+                                   &model_held, "residencyProbe<<<>>> (each block size, 128 bytes a thread)");
+  fact(r, names::TAKEN_KEEPS_THE_MOST_RESIDENT, most);
+  fact(r, names::MODEL_GIVES_THE_MEASURED_BLOCKS, model_held);
+  return 0;
+}
+
+// ANCHOR: occupancy_measured
+extern "C" int casebook_launch_out_of_resources_occupancy_measured_cpp(const casebook_recorder *r) {
+  return occupancy_measured(r, 0);
+}
+// ANCHOR_END: occupancy_measured
+
+// ANCHOR: occupancy_fixed_block
+extern "C" int casebook_launch_out_of_resources_occupancy_fixed_block_cpp(const casebook_recorder *r) {
+  return occupancy_measured(r, 96);
+}
+// ANCHOR_END: occupancy_fixed_block

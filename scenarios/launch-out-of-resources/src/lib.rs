@@ -27,6 +27,8 @@ casebook_model::cpp_variants! {
         broken,
         fixed,
         too_many_threads,
+        occupancy_measured,
+        occupancy_fixed_block,
     }
 }
 
@@ -88,6 +90,20 @@ pub fn scenario() -> Scenario {
                 // threads (older reports show cudaErrorInvalidConfiguration).
                 Symptom::cuda_error(runtime::INVALID_VALUE),
                 cpp::too_many_threads,
+            ),
+            Variant::records("occupancy-measured-cpp", cpp::occupancy_measured).also_differs(
+                "a kernel of its own, residencyProbe, whose dynamic shared memory limits how many \
+                 of its blocks fit on a multiprocessor: each block counts itself in and out of \
+                 the multiprocessor it runs on (%smid) and stays 0.2 ms, so the most blocks \
+                 counted at once are the blocks resident. Both configurators' blocks (40 KiB a \
+                 block; 128 bytes a thread) are measured against every multiple of 32.",
+            ),
+            Variant::records("occupancy-fixed-block-cpp", cpp::occupancy_fixed_block).one_change(
+                "occupancy-measured-cpp",
+                "the block judged against every other size: the configurators' there, a block \
+                 of 96 threads chosen by hand here (the same sweep measured)",
+                "return occupancy_measured(r, 0);",
+                "return occupancy_measured(r, 96);",
             ),
         ],
     }
@@ -325,13 +341,19 @@ const CLAIMS: &[Claim] = &[
         quote: "The occupancy-based launch configurator APIs, cudaOccupancyMaxPotentialBlockSize \
                 and cudaOccupancyMaxPotentialBlockSizeVariableSMem, heuristically calculate an \
                 execution configuration that achieves the maximum multiprocessor-level occupancy.",
-        judged_by: "fixed-cpp",
-        control: Control::Impossible(
-            "the sentence is about the occupancy the runtime's model computes, and the run compares each configurator's suggested block (cudaOccupancyMaxPotentialBlockSize, and cudaOccupancyMaxPotentialBlockSizeVariableSMem with 16 bytes of dynamic shared memory a thread) with every block size the kernel allows under that same model (cudaOccupancyMaxActiveBlocksPerMultiprocessor): a run that reads \"refuted\" would need the API to disagree with the model it is built on. Occupancy measured on the GPU (a profiler's achieved occupancy) is not read here.",
-        ),
-        // Every block size the kernel allows, against the suggested one, for
-        // both configurators the sentence names, through the runtime API.
-        judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.flag(SUGGESTED_IS_BEST)),
+        // Occupancy as the multiprocessors hold it, not as the model the
+        // configurators are built on computes it: residencyProbe's blocks
+        // counted resident at once on the GPU, × block size, at each
+        // configurator's block against every multiple of 32 up to the
+        // kernel's limit. Its dynamic shared memory is what limits the
+        // blocks a multiprocessor holds (40 KiB a block for the fixed form,
+        // 128 bytes a thread for the VariableSMem form), so the block size
+        // decides the threads resident. No size keeps more resident than
+        // the suggested ones: confirmed; one does: refuted. The control
+        // judges a block of 96 threads the same way.
+        judged_by: "occupancy-measured-cpp",
+        control: Control::Run("occupancy-fixed-block-cpp"),
+        judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.flag(TAKEN_KEEPS_THE_MOST_RESIDENT)),
         ..Claim::EITHER
     },
 ];

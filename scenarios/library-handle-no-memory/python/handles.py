@@ -188,6 +188,7 @@ def workspace_none(rec):
 LOADER_BATCH = 32  # images a batch
 LOADER_SIDE = 512  # pixels a side: 96 MiB of float32 images a batch
 LOADER_MORE = 64  # steps beyond the batches the GPU's memory holds
+SMALL_SIDE = 128  # pixels a side of the small batches: 6 MiB a batch
 
 
 def _network():
@@ -211,27 +212,28 @@ FROM_THE_HOST = "from the host"
 ALREADY_ON_THE_GPU = "already on the GPU"
 
 
-def _pipeline(rec, keep, grow=False, next_run_on=FROM_THE_HOST):
+def _pipeline(rec, keep, grow=False, next_run_on=FROM_THE_HOST, side=LOADER_SIDE):
     """As many steps as the GPU's memory holds batches, and LOADER_MORE
     more, each copying the next batch from the host and training on it.
     `keep`: the pipeline keeps a reference to every batch it loaded (the
     bug). `grow`: each batch's images are a pixel larger than the last (a
-    new shape each step, as in a pipeline of images of every size). The
+    new shape each step, as in a pipeline of images of every size). `side`:
+    the images' pixels a side, which sets how much a batch holds. The
     steps are not recorded one by one: the loop is one call, and its error,
     if any, the one that ended it."""
     model = _network()
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
     labels = torch.zeros(LOADER_BATCH, dtype=torch.long, device="cuda")
     _, total = torch.cuda.mem_get_info()
-    count = total // (LOADER_BATCH * 3 * LOADER_SIDE * LOADER_SIDE * 4) + LOADER_MORE
-    largest = LOADER_SIDE + (count if grow else 0)
+    count = total // (LOADER_BATCH * 3 * side * side * 4) + LOADER_MORE
+    largest = side + (count if grow else 0)
     host = torch.rand(LOADER_BATCH * 3 * largest * largest).pin_memory()
     loaded, done = [], [0]
 
     def steps():
         for step in range(count):
-            side = LOADER_SIDE + (step if grow else 0)
-            shape = (LOADER_BATCH, 3, side, side)
+            grown = side + (step if grow else 0)
+            shape = (LOADER_BATCH, 3, grown, grown)
             images = host[: math.prod(shape)].view(shape).to("cuda")  # the next batch
             if keep:
                 loaded.append(images)  # BUG: the batch is never let go
@@ -250,13 +252,13 @@ def _pipeline(rec, keep, grow=False, next_run_on=FROM_THE_HOST):
     _ran_out(rec, ran)
     rec.check(names.EVERY_STEP_RUNS, ran.ok and done[0] == count)
     if next_run_on == ALREADY_ON_THE_GPU and loaded:
-        _next_run(rec, loaded[-1][:1], labels[:1])
+        _next_run(rec, loaded[-1][:1], labels[:1], side)
     else:
-        _next_run(rec, host[: LOADER_BATCH * 3 * LOADER_SIDE * LOADER_SIDE], labels)
+        _next_run(rec, host[: LOADER_BATCH * 3 * side * side], labels, side)
     del loaded[:]
 
 
-def _next_run(rec, images, labels):
+def _next_run(rec, images, labels, side):
     """What comes after the pipeline, in the same process, the batches it
     kept (if any) still held: a new model trained one step on a batch, in a
     thread of its own, as a next run or an evaluation would be. PyTorch
@@ -267,7 +269,7 @@ def _next_run(rec, images, labels):
     def one_step():
         try:
             model = _network()
-            batch = images.view(-1, 3, LOADER_SIDE, LOADER_SIDE).to("cuda")
+            batch = images.view(-1, 3, side, side).to("cuda")
             torch.nn.functional.cross_entropy(model(batch), labels).backward()
             torch.cuda.synchronize()
         except Exception as e:  # the step's error, whatever it is
@@ -299,6 +301,12 @@ def leaky_loader(rec):
     # ANCHOR: leaky_loader
     _pipeline(rec, keep=True)
     # ANCHOR_END: leaky_loader
+
+
+def leaky_loader_small_batches(rec):
+    # ANCHOR: leaky_loader_small_batches
+    _pipeline(rec, keep=True, side=SMALL_SIDE)
+    # ANCHOR_END: leaky_loader_small_batches
 
 
 def leaky_loader_next_on_the_gpu(rec):

@@ -79,6 +79,53 @@ static cudaError_t model_call_fixed(const casebook_recorder *r, size_t size) {
 }
 // ANCHOR_END: fixed
 
+// ANCHOR: unchecked
+// The broken call without the check after cudaMalloc: the call goes on with
+// whatever cudaMalloc returned. d_data starts null, so that what a refused
+// cudaMalloc leaves in it is known (the article leaves it unset, and an
+// unset pointer holds whatever the stack held).
+static cudaError_t model_call_unchecked(const casebook_recorder *r, size_t size) {
+  size_t sample = size < kArticleSize ? size : kArticleSize;
+  float *h_data = (float *)malloc(sample * sizeof(float));
+  float *d_data = nullptr;
+  rec(r, "cudaMalloc", cudaMalloc((void **)&d_data, size * sizeof(float)));
+  for (size_t i = 0; i < sample; ++i) h_data[i] = (float)i;
+  rec(r, "cudaMemcpy HtoD", cudaMemcpy(d_data, h_data, sample * sizeof(float), cudaMemcpyHostToDevice));
+  myKernel<<<(sample + 255) / 256, 256>>>(d_data, (int)sample);
+  rec(r, "myKernel<<<>>>", cudaGetLastError());
+  cudaError_t err =
+      rec(r, "cudaMemcpy DtoH", cudaMemcpy(h_data, d_data, sample * sizeof(float), cudaMemcpyDeviceToHost));
+  bool right = true;
+  for (size_t i = 0; i < sample; ++i) right = right && h_data[i] == 2.0f * (float)i;
+  check(r, names::MODEL_OUTPUT_IS_RIGHT, right);
+  // **Error: Missing cudaFree(d_data)**
+  free(h_data);
+  return err;
+}
+// ANCHOR_END: unchecked
+
+// ANCHOR: fixed_unchecked
+// The fixed call without the check after cudaMalloc, the same way.
+static cudaError_t model_call_fixed_unchecked(const casebook_recorder *r, size_t size) {
+  size_t sample = size < kArticleSize ? size : kArticleSize;
+  float *h_data = (float *)malloc(sample * sizeof(float));
+  float *d_data = nullptr;
+  rec(r, "cudaMalloc", cudaMalloc((void **)&d_data, size * sizeof(float)));
+  for (size_t i = 0; i < sample; ++i) h_data[i] = (float)i;
+  rec(r, "cudaMemcpy HtoD", cudaMemcpy(d_data, h_data, sample * sizeof(float), cudaMemcpyHostToDevice));
+  myKernel<<<(sample + 255) / 256, 256>>>(d_data, (int)sample);
+  rec(r, "myKernel<<<>>>", cudaGetLastError());
+  cudaError_t err =
+      rec(r, "cudaMemcpy DtoH", cudaMemcpy(h_data, d_data, sample * sizeof(float), cudaMemcpyDeviceToHost));
+  bool right = true;
+  for (size_t i = 0; i < sample; ++i) right = right && h_data[i] == 2.0f * (float)i;
+  check(r, names::MODEL_OUTPUT_IS_RIGHT, right);
+  rec(r, "cudaFree", cudaFree(d_data));  // FIX
+  free(h_data);
+  return err;
+}
+// ANCHOR_END: fixed_unchecked
+
 // The buffer of the two calls the program starts with: the article's 1M
 // floats, or 3/5 of the free memory, so that what the first call leaks
 // leaves too little for the second; and in the last form, the article's
@@ -127,6 +174,10 @@ static int drive(const casebook_recorder *r, ModelCall call, FirstCalls first_ca
   if (err != cudaSuccess) {
     long long expected = (long long)(baseline / bytes);
     fact(r, names::FAILED_AFTER_FILL, llabs(completed - expected) <= 2);
+    // Whether the failed call left a refusal or a fault: a fault (an access
+    // through a pointer no cudaMalloc set) fails every call after it.
+    fact(r, names::THE_PROCESS_SYNCHRONISES_AFTER_THE_FAILED_CALL,
+         rec(r, "cudaDeviceSynchronize (after the failed call)", cudaDeviceSynchronize()) == cudaSuccess);
     return (int)err;
   }
   rec(r, "cudaDeviceSynchronize", cudaDeviceSynchronize());
@@ -142,6 +193,14 @@ extern "C" int casebook_missing_free_broken_cpp(const casebook_recorder *r) {
 
 extern "C" int casebook_missing_free_fixed_cpp(const casebook_recorder *r) {
   return drive(r, model_call_fixed, FirstCalls::Article);
+}
+
+extern "C" int casebook_missing_free_unchecked_cpp(const casebook_recorder *r) {
+  return drive(r, model_call_unchecked, FirstCalls::Article);
+}
+
+extern "C" int casebook_missing_free_fixed_unchecked_cpp(const casebook_recorder *r) {
+  return drive(r, model_call_fixed_unchecked, FirstCalls::Article);
 }
 
 // ANCHOR: second_call_large

@@ -20,6 +20,8 @@ casebook_model::cpp_variants! {
     "cpp/missing_free.cu" {
         broken,
         fixed,
+        unchecked,
+        fixed_unchecked,
         second_call_large,
         second_call_large_freed,
         second_call_large_reset,
@@ -67,6 +69,21 @@ pub fn scenario() -> Scenario {
                      `cudaFree` alone.",
                 )),
             cpp_pair!(Symptom::cuda_error(runtime::MEMORY_ALLOCATION)),
+            Variant::records("unchecked-cpp", cpp::unchecked).one_change(
+                "broken-cpp",
+                "the check after cudaMalloc: there a refused cudaMalloc returns its error; here \
+                 the call goes on, copying to and launching through the pointer no cudaMalloc \
+                 set (null, set before the call, so that what it holds is known)",
+                "return drive(r, model_call_broken, FirstCalls::Article);",
+                "return drive(r, model_call_unchecked, FirstCalls::Article);",
+            ),
+            Variant::contrast_clean("fixed-unchecked-cpp", cpp::fixed_unchecked).one_change(
+                "fixed-cpp",
+                "the check after cudaMalloc, removed as in unchecked-cpp: whether the calls \
+                 that free their buffers need it to avoid the exhaustion",
+                "return drive(r, model_call_fixed, FirstCalls::Article);",
+                "return drive(r, model_call_fixed_unchecked, FirstCalls::Article);",
+            ),
             Variant::broken(
                 "second-call-large-cpp",
                 Symptom::cuda_error(runtime::MEMORY_ALLOCATION),
@@ -329,8 +346,10 @@ const CLAIMS: &[Claim] = &[
         source: Source::SEED_001,
         quote: "Proper error checking after every CUDA call (including `cudaMalloc`, `cudaFree`, and kernel \
                 launches) and rigorous memory management are essential to avoid this.",
-        // The article's raw C++ checks every call's result, as the sentence
-        // asks; what it lacks is the cudaFree.
+        // "This" is the sentence before's "fragmentation, resource
+        // exhaustion, or driver-level conflicts"; "essential", that each is
+        // needed. The article's raw C++ checks every call's result, as the
+        // sentence asks; what it lacks is the cudaFree.
         judged_by: "broken-cpp",
         control: Control::Parts(&[
             Part {
@@ -338,35 +357,34 @@ const CLAIMS: &[Claim] = &[
                 control: Control::Run("fixed-cpp"),
             },
             Part {
-                part: "error checking after every call avoids the exhaustion",
-                control: Control::Impossible(
-                    "a check reads a call's result once the call has returned: it reports the \
-                     refusal, and no run can have it prevent one. What shows that the reading \
-                     sees the exhaustion avoided: fixed-cpp, where each call frees its buffer, \
-                     read the same way.",
-                ),
+                part: "the check after cudaMalloc keeps its refusal from becoming a fault",
+                control: Control::Run("unchecked-cpp"),
             },
         ]),
-        // Every call's result checked, and still a cudaMalloc refused once
-        // the calls had leaked the free memory: checking reports the failure
-        // and does not avoid it, the missing free causes it: partly. The
-        // calls checked and freeing their buffers, free memory back where it
-        // started: the two together avoid it (confirmed). Refused before the
-        // calls had used the memory, or not back though they completed:
-        // neither avoided it (refuted).
+        // How much of "this" the run avoided. The calls checked and freeing
+        // their buffers, free memory back where it started: all of it
+        // (confirmed). Every call checked, the buffers never freed: a
+        // cudaMalloc refused once the calls had leaked the free memory, and
+        // the process still synchronises after it: the check kept the
+        // refusal from becoming a fault, and did not avoid the exhaustion,
+        // which the missing free caused: partly. A refusal after which the
+        // process no longer synchronises (unchecked-cpp: the call went on
+        // through the pointer no cudaMalloc set), or one that came before
+        // the calls had used the memory: nothing avoided (refuted). Checking
+        // is not needed for the exhaustion itself: fixed-unchecked-cpp, the
+        // fixed calls without the check, ends at its baseline too.
         judge: |o| {
             if o.shows(&Symptom::cuda_error(runtime::MEMORY_ALLOCATION)) {
-                match o.flag(FAILED_AFTER_FILL) {
-                    Some(true) => ClaimVerdict::Partly,
-                    Some(false) => ClaimVerdict::Refuted,
-                    None => ClaimVerdict::Undecided,
+                match (
+                    o.flag(FAILED_AFTER_FILL),
+                    o.flag(THE_PROCESS_SYNCHRONISES_AFTER_THE_FAILED_CALL),
+                ) {
+                    (Some(true), Some(true)) => ClaimVerdict::Partly,
+                    (Some(false), _) | (Some(true), Some(false)) => ClaimVerdict::Refuted,
+                    _ => ClaimVerdict::Undecided,
                 }
             } else {
-                match o.check(FREE_MEMORY_RETURNS_TO_ITS_BASELINE) {
-                    Some(true) => ClaimVerdict::Confirmed,
-                    Some(false) => ClaimVerdict::Refuted,
-                    None => ClaimVerdict::Undecided,
-                }
+                ClaimVerdict::confirmed_if(o.check(FREE_MEMORY_RETURNS_TO_ITS_BASELINE))
             }
         },
         ..Claim::EITHER
