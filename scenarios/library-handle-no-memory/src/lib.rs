@@ -177,7 +177,20 @@ const CLAIMS: &[Claim] = &[
             },
             Part {
                 part: "cuDNN fails after the memory is exhausted",
-                control: Control::Run("leaky-loader-small-batches-py"),
+                control: Control::Impossible(
+                    "not reached by this pipeline at either batch size it was run with: no run \
+                     of it has ended on an error that names cuDNN. After PyTorch's out-of-memory \
+                     error the next run fails on PyTorch's own allocation: 128 MiB with 68 MiB \
+                     free at 96 MiB batches (leaky-loader-py), 20 MiB with 4 MiB free at 6 MiB \
+                     batches (leaky-loader-small-batches-py, 11 GiB reserved but unallocated in \
+                     the caching allocator's 20 MiB pieces); its convolutions done, on cuBLAS's \
+                     handle (leaky-loader-sizes-py); trained on an image already on the GPU, so \
+                     that cuDNN's handle and workspace come first, the next run trains without \
+                     an error (leaky-loader-next-on-the-gpu-py), the pipeline's batches still \
+                     held. What shows that the reading could name cuDNN: cudnn-py, where cuDNN's \
+                     first call comes with no memory left at all, ends on \
+                     CUDNN_STATUS_INTERNAL_ERROR, and the same fact reads it.",
+                ),
             },
         ]),
         // The pipeline ends on an error: the memory ran out. Then, the

@@ -69,7 +69,12 @@ pub fn scenario() -> Scenario {
                      `cudaFree` alone.",
                 )),
             cpp_pair!(Symptom::cuda_error(runtime::MEMORY_ALLOCATION)),
-            Variant::records("unchecked-cpp", cpp::unchecked).one_change(
+            Variant::contrast(
+                "unchecked-cpp",
+                Expect::Fails(Symptom::cuda_error(runtime::ILLEGAL_ADDRESS)),
+                cpp::unchecked,
+            )
+            .one_change(
                 "broken-cpp",
                 "the check after cudaMalloc: there a refused cudaMalloc returns its error; here \
                  the call goes on, copying to and launching through the pointer no cudaMalloc \
