@@ -74,6 +74,12 @@ pub fn scenario() -> Scenario {
                 Expect::Fails(Symptom::cuda_error(runtime::ILLEGAL_ADDRESS)),
                 cpp::unchecked,
             )
+            // The refusal itself, then the copies and the launch's check
+            // through the pointer no cudaMalloc set, and the output not
+            // computed.
+            .then_shows(Symptom::cuda_error(runtime::MEMORY_ALLOCATION))
+            .then_shows(Symptom::cuda_error(runtime::INVALID_VALUE))
+            .then_shows(Symptom::check_failed(MODEL_OUTPUT_IS_RIGHT))
             .one_change(
                 "broken-cpp",
                 "the check after cudaMalloc: there a refused cudaMalloc returns its error; here \
