@@ -127,6 +127,7 @@ extern "C" int casebook_launch_out_of_resources_too_many_threads_cpp(const caseb
 }
 // ANCHOR_END: too_many_threads
 
+// ANCHOR: occupancy_measured
 // The occupancy guide's configurators, measured on the multiprocessors
 // rather than read back from the model they are built on. residencyProbe's
 // first thread counts its block in and out of the multiprocessor it runs on
@@ -245,7 +246,6 @@ static int occupancy_measured(const casebook_recorder *r, int fixed_block) {
   return 0;
 }
 
-// ANCHOR: occupancy_measured
 extern "C" int casebook_launch_out_of_resources_occupancy_measured_cpp(const casebook_recorder *r) {
   return occupancy_measured(r, 0);
 }
