@@ -137,7 +137,9 @@ pub fn page(
          no claim quotes: of 150, none unfair, 22 doubtful, and `claims-audit-22.md`, which \
          re-read the ten claims changed or new after it: none unfair, two doubtful, both changed \
          since, and `claims-audit-23.md`, which re-read the claims and the case changed or new \
-         after it: none unfair, two doubtful, both changed since.\n\n\
+         after it: none unfair, two doubtful, both changed since, and `claims-audit-24.md`, \
+         which re-read the three claims given new runs after it: none unfair, two doubtful, \
+         what they need listed for the next run.\n\n\
          | claim | was | became | at | why | now |\n|---|---|---|---|---|---|\n",
     );
     for (i, change) in history.iter().enumerate() {

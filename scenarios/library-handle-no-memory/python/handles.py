@@ -206,8 +206,8 @@ def _network():
 
 # What the next run trains on: a batch copied from the host, as the
 # pipeline's steps do, or the first image of the last batch the pipeline
-# kept, already on the GPU, so that nothing is copied and cuDNN's handle
-# and workspace come first among the next run's allocations.
+# kept, already on the GPU, so that no batch is copied before the next
+# run's first convolution (its model's parameters are still made first).
 FROM_THE_HOST = "from the host"
 ALREADY_ON_THE_GPU = "already on the GPU"
 

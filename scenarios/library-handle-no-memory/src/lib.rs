@@ -88,8 +88,9 @@ pub fn scenario() -> Scenario {
             .one_change(
                 "leaky-loader-py",
                 "what the next run trains on: a batch copied from the host there; here the first \
-                 image of the last batch the pipeline kept, already on the GPU, so that cuDNN's \
-                 handle and workspace are the next run's first allocations",
+                 image of the last batch the pipeline kept, already on the GPU, so that no batch is \
+                 copied before the next run's first convolution (its model's parameters are still \
+                 made first)",
                 "_pipeline(rec, keep=True)",
                 "_pipeline(rec, keep=True, next_run_on=ALREADY_ON_THE_GPU)",
             ),
@@ -182,10 +183,10 @@ const CLAIMS: &[Claim] = &[
                      of it has ended on an error that names cuDNN. After PyTorch's out-of-memory \
                      error the next run fails on PyTorch's own allocation: 128 MiB with 68 MiB \
                      free at 96 MiB batches (leaky-loader-py), 20 MiB with 4 MiB free at 6 MiB \
-                     batches (leaky-loader-small-batches-py, 11 GiB reserved but unallocated in \
-                     the caching allocator's 20 MiB pieces); its convolutions done, on cuBLAS's \
+                     batches (leaky-loader-small-batches-py, whose message counts 11.19 GiB \
+                     reserved by PyTorch but unallocated); its convolutions done, on cuBLAS's \
                      handle (leaky-loader-sizes-py); trained on an image already on the GPU, so \
-                     that cuDNN's handle and workspace come first, the next run trains without \
+                     that no batch is copied before its first convolution, the next run trains without \
                      an error (leaky-loader-next-on-the-gpu-py), the pipeline's batches still \
                      held. What shows that the reading could name cuDNN: cudnn-py, where cuDNN's \
                      first call comes with no memory left at all, ends on \

@@ -74,9 +74,12 @@ pub fn scenario() -> Scenario {
                 Expect::Fails(Symptom::cuda_error(runtime::ILLEGAL_ADDRESS)),
                 cpp::unchecked,
             )
-            // The refusal itself, then the copies and the launch's check
-            // through the pointer no cudaMalloc set, and the output not
-            // computed.
+            // The refusal itself; then the copies through the pointer no
+            // cudaMalloc set, refused (the launch's cudaGetLastError returns
+            // the first copy's error, still the runtime's last error: the
+            // launch itself is accepted, and its fault is the illegal address
+            // at the synchronise after the call); and the output not copied
+            // back.
             .then_shows(Symptom::cuda_error(runtime::MEMORY_ALLOCATION))
             .then_shows(Symptom::cuda_error(runtime::INVALID_VALUE))
             .then_shows(Symptom::check_failed(MODEL_OUTPUT_IS_RIGHT))
@@ -359,8 +362,10 @@ const CLAIMS: &[Claim] = &[
                 launches) and rigorous memory management are essential to avoid this.",
         // "This" is the sentence before's "fragmentation, resource
         // exhaustion, or driver-level conflicts"; "essential", that each is
-        // needed. The article's raw C++ checks every call's result, as the
-        // sentence asks; what it lacks is the cudaFree.
+        // needed. Neither seed 000's Example 1 nor seed 001's Example 3
+        // checks a result: the check after cudaMalloc is the project's own.
+        // broken-cpp acts on cudaMalloc's result and records the copies' and
+        // the launch's; what it lacks is the cudaFree.
         judged_by: "broken-cpp",
         control: Control::Parts(&[
             Part {
@@ -374,7 +379,7 @@ const CLAIMS: &[Claim] = &[
         ]),
         // How much of "this" the run avoided. The calls checked and freeing
         // their buffers, free memory back where it started: all of it
-        // (confirmed). Every call checked, the buffers never freed: a
+        // (confirmed). cudaMalloc's result checked, the buffers never freed: a
         // cudaMalloc refused once the calls had leaked the free memory, and
         // the process still synchronises after it: the check kept the
         // refusal from becoming a fault, and did not avoid the exhaustion,
@@ -383,7 +388,12 @@ const CLAIMS: &[Claim] = &[
         // through the pointer no cudaMalloc set), or one that came before
         // the calls had used the memory: nothing avoided (refuted). Checking
         // is not needed for the exhaustion itself: fixed-unchecked-cpp, the
-        // fixed calls without the check, ends at its baseline too.
+        // fixed calls without the check, ends at its baseline too. Read so,
+        // broken-cpp, whose calls never free, can read at best partly; and
+        // the judge cannot tell a run that checked from one that did not
+        // (it would read fixed-unchecked-cpp "confirmed"): deciding "checking
+        // is essential" on fixed-unchecked-cpp needs the runs to record
+        // whether the program acted on cudaMalloc's result.
         judge: |o| {
             if o.shows(&Symptom::cuda_error(runtime::MEMORY_ALLOCATION)) {
                 match (
