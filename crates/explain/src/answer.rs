@@ -118,7 +118,7 @@ pub fn explain(index: &Index, text: &str) -> Answer {
         ranked
             .iter()
             .take_while(|r| {
-                r.score == best.score
+                crate::rank::score_key(r.score) == crate::rank::score_key(best.score)
                     && r.names_the_error == best.names_the_error
                     && r.by_calls == best.by_calls
                     && r.by_description == best.by_description

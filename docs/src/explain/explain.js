@@ -320,6 +320,12 @@
     return out;
   }
 
+  // As score_key in rank.rs: a score to a millionth, so that the same
+  // features summed in another order tie.
+  function scoreKey(score) {
+    return Math.round(score * 1e6);
+  }
+
   function isIdentifier(word) {
     var inner = word.replace(/^_+|_+$/g, "").indexOf("_") >= 0;
     var humps = (word.match(/[a-z](?=[A-Z])/g) || []).length;
@@ -1309,7 +1315,7 @@
     }
     ranked.sort(function (a, b) {
       return (b.namesTheError - a.namesTheError) || (a.byCalls - b.byCalls) ||
-        (a.byDescription - b.byDescription) || b.score - a.score ||
+        (a.byDescription - b.byDescription) || scoreKey(b.score) - scoreKey(a.score) ||
         (b.case.reproduced - a.case.reproduced) || b.ownWeight - a.ownWeight ||
         b.total - a.total || a.i - b.i;
     });
@@ -1377,7 +1383,7 @@
     var first = errs.length ? lower(errs[0].line) : null;
     var matches = ranker.rankWith(text, errs);
     var tied = 0;
-    while (tied < matches.length && matches[tied].score === matches[0].score &&
+    while (tied < matches.length && scoreKey(matches[tied].score) === scoreKey(matches[0].score) &&
       matches[tied].namesTheError === matches[0].namesTheError &&
       matches[tied].byCalls === matches[0].byCalls &&
       matches[tied].byDescription === matches[0].byDescription) tied++;
