@@ -218,7 +218,12 @@ const CLAIMS: &[Claim] = &[
         source: Source::SEED_000,
         quote: "Using a debugger to pinpoint the exact location of errors is crucial, and learning how to analyze the CUDA profilerâ€™s output allows for optimal performance tuning and resource allocation.",
         judged_by: "under-tools",
-        control: Control::Run("under-racecheck"),
+        // The same broken program with its launches made blocking
+        // (CUDA_LAUNCH_BLOCKING=1) and no tool: the launch that faulted
+        // returns the fault itself, so nothing is left for a tool to find
+        // (racecheck, the control before, checks shared-memory races only,
+        // and could not have seen the fault).
+        control: Control::Run("launch-blocking"),
         reach: Reach::AtBestPartly(
             "the sentence's second half, that learning to read the profiler's output allows optimal \
              tuning, is advice no run decides; the run tests the first: a tool names the kernel that \
@@ -227,16 +232,23 @@ const CLAIMS: &[Claim] = &[
              kernel in one run of ten and in the others let the program run to its end with every \
              call returning success (docs/evidence/cuda-gdb.md), so it is not run. The tool that names the kernel in every run \
              is compute-sanitizer. Where cuda-gdb works, it stops at the faulting kernel and names \
-             it (its output quoted in tile-ai/tilelang#3249)",
+             it (its output quoted in tile-ai/tilelang#3249). And a tool is not all that finds \
+             the launch: with CUDA_LAUNCH_BLOCKING=1 (the control) the launch that faulted returns \
+             the fault itself",
         ),
         // A report that names the kernel that faulted, where the program's
         // own errors name none of it: the tool pinpoints what nothing else
         // did (confirmed). No report names it: refuted. The program's own
-        // errors name it already: nothing for a debugger to add (refuted).
+        // errors name the kernel already, or, run without a tool, put the
+        // fault at the launch that caused it (the control): nothing for a
+        // debugger to add (refuted).
         judge: |o: &Outcome| match o.flag(THE_PROGRAM_S_OWN_ERRORS_NAME_THE_FAULTING_KERNEL) {
             Some(true) => ClaimVerdict::Refuted,
             Some(false) => ClaimVerdict::confirmed_if(o.flag(A_REPORT_NAMES_THE_FAULTING_KERNEL)),
-            None => ClaimVerdict::Undecided,
+            None => match o.check(AT_LAUNCH) {
+                Some(true) => ClaimVerdict::Refuted,
+                _ => ClaimVerdict::Undecided,
+            },
         },
     },
 ];
