@@ -482,28 +482,26 @@ pub fn out_of_memory_in_words(tokens: Vec<Token>) -> Vec<Token> {
             .map(|w| Token::Word((*w).to_owned()))
             .collect::<Vec<_>>()
     };
-    // Whether the words just read deny what comes next: a denial, or a
-    // denial and an article.
-    let denied = |out: &[Token]| {
+    // The phrase, where the words just read do not deny it (a denial, or a
+    // denial and an article); a break where they do.
+    let said = |out: &mut Vec<Token>| {
         let mut back = out.iter().rev();
         let last = back.next();
-        if is(last, &["a", "an"]) {
+        let denied = if is(last, &["a", "an"]) {
             is(back.next(), OUT_OF_MEMORY_DENIALS)
         } else {
             is(last, OUT_OF_MEMORY_DENIALS)
+        };
+        if denied {
+            out.push(Token::Break);
+        } else {
+            out.extend(out_of_memory());
         }
     };
     let mut out = Vec::with_capacity(tokens.len());
     let mut i = 0;
     while i < tokens.len() {
         let at = |k: usize| tokens.get(i + k);
-        let said = |out: &mut Vec<Token>| {
-            if denied(out) {
-                out.push(Token::Break);
-            } else {
-                out.extend(out_of_memory());
-            }
-        };
         if is(at(0), OUT_OF_MEMORY_ABBREVIATIONS) {
             said(&mut out);
             i += 1;

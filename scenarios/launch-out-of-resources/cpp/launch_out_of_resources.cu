@@ -3,6 +3,7 @@
 #include "casebook.h"
 #include "heavy.cuh"
 #include "names.h"
+#include "spin.cuh"
 
 #include <algorithm>
 #include <cmath>
@@ -140,12 +141,6 @@ static const unsigned long long kResidentNs = 200000;  // 0.2 ms a block
 static const size_t kSharedPerBlock = 40 << 10;      // the fixed form's bytes a block
 static const size_t kSharedPerThread = 128;          // the VariableSMem form's bytes a thread
 
-static __device__ unsigned long long global_ns() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-
 static __global__ void residencyProbe(unsigned *live, unsigned *most) {
   extern __shared__ unsigned char scratch[];
   unsigned sm;
@@ -156,17 +151,14 @@ static __global__ void residencyProbe(unsigned *live, unsigned *most) {
     scratch[0] = (unsigned char)now;
   }
   __syncthreads();
-  unsigned long long start = global_ns();
-  while (global_ns() - start < kResidentNs) {
-  }
+  casebook_spin_ns(kResidentNs);
   __syncthreads();
   if (threadIdx.x == 0) atomicSub(&live[sm], 1u);
 }
 
 // The most blocks of `block` threads, with `shared` bytes of dynamic shared
 // memory each, that were resident on one multiprocessor at once.
-static int measured_blocks(const casebook_recorder *r, unsigned *live, unsigned *most, int sms, int block,
-                           size_t shared, cudaError_t *err) {
+static int measured_blocks(unsigned *live, unsigned *most, int sms, int block, size_t shared, cudaError_t *err) {
   keep_first_error(*err, cudaMemset(live, 0, kSmIds * sizeof(unsigned)));
   keep_first_error(*err, cudaMemset(most, 0, kSmIds * sizeof(unsigned)));
   // More blocks than every multiprocessor can hold at once (32 each at most).
@@ -175,7 +167,6 @@ static int measured_blocks(const casebook_recorder *r, unsigned *live, unsigned 
   keep_first_error(*err, cudaDeviceSynchronize());
   std::vector<unsigned> host(kSmIds);
   keep_first_error(*err, cudaMemcpy(host.data(), most, kSmIds * sizeof(unsigned), cudaMemcpyDeviceToHost));
-  (void)r;
   return (int)*std::max_element(host.begin(), host.end());
 }
 
@@ -193,7 +184,7 @@ static bool taken_keeps_the_most(const casebook_recorder *r, int taken, SharedBy
   keep_first_error(err, cudaMalloc((void **)&most, kSmIds * sizeof(unsigned)));
   int best = 0, at_taken = 0;
   for (int b = 32; b <= limit; b += 32) {
-    int blocks = measured_blocks(r, live, most, sms, b, smem(b), &err);
+    int blocks = measured_blocks(live, most, sms, b, smem(b), &err);
     int modelled = 0;
     keep_first_error(err, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&modelled, residencyProbe, b, smem(b)));
     *model_held = *model_held && modelled == blocks;
@@ -201,7 +192,7 @@ static bool taken_keeps_the_most(const casebook_recorder *r, int taken, SharedBy
     best = std::max(best, blocks * b);
     if (b == taken) at_taken = blocks * b;
   }
-  if (taken % 32 != 0) at_taken = measured_blocks(r, live, most, sms, taken, smem(taken), &err) * taken;
+  if (taken % 32 != 0) at_taken = measured_blocks(live, most, sms, taken, smem(taken), &err) * taken;
   keep_first_error(err, cudaFree(live));
   keep_first_error(err, cudaFree(most));
   rec(r, label, err);
@@ -212,7 +203,7 @@ static bool taken_keeps_the_most(const casebook_recorder *r, int taken, SharedBy
 // of dynamic shared memory a block, the VariableSMem form with 128 bytes a
 // thread), or, with `fixed_block`, that block for both, each measured.
 static int occupancy_measured(const casebook_recorder *r, int fixed_block) {
-  int device = 0, sms = 0, limit = 0;
+  int device = 0, sms = 0;
   rec(r, "cudaGetDevice", cudaGetDevice(&device));
   rec(r, "cudaDeviceGetAttribute (multiprocessors)",
       cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
@@ -224,7 +215,7 @@ static int occupancy_measured(const casebook_recorder *r, int fixed_block) {
       cudaFuncSetAttribute(residencyProbe, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
   cudaFuncAttributes attributes{};
   rec(r, "cudaFuncGetAttributes", cudaFuncGetAttributes(&attributes, residencyProbe));
-  limit = attributes.maxThreadsPerBlock;
+  int limit = attributes.maxThreadsPerBlock;
   auto per_block = [](int) { return kSharedPerBlock; };
   auto per_thread = [](int b) { return size_t(b) * kSharedPerThread; };
   int grid = 0, block = 0, v_grid = 0, v_block = 0;
