@@ -590,6 +590,20 @@ const CLAIMS: &[Claim] = &[
         judge: |o| ClaimVerdict::refuted_if(second_call_ok(o)),
     },
     Claim {
+        id: "001-example3-second-run-potential-failure",
+        source: Source::SEED_001,
+        quote: "// Second run (potential failure)",
+        // Example 3 as written: its first run frees what it allocated
+        // before the second asks. At 3/5 of the free memory each, the second
+        // run is served (refuted: nothing the first run leaves makes it
+        // fail); refused, confirmed. The control drops the first run's
+        // cudaFree (one change), and the second run is refused.
+        judged_by: "second-call-large-freed-cpp",
+        control: Control::Run("second-call-large-cpp"),
+        judge: |o| ClaimVerdict::refuted_if(second_call_ok(o)),
+        ..Claim::EITHER
+    },
+    Claim {
         id: "001-incomplete-free-exhausts",
         source: Source::SEED_001,
         // The sentence's second part, after "In this raw CUDA example, the
