@@ -235,9 +235,16 @@ pub fn evidence(root: &Path) -> Result<Option<Report>, String> {
                 }
                 report.run.not_run.remove(at);
                 report.results.push(result);
+            } else if run.source.commit != report.source.commit {
+                // A variant added since the full run: the later run of the
+                // build that has it supplies its result, as for a trial the
+                // full run did not reach (the catalogue check refuses a
+                // result no variant of the catalogue stands for).
+                report.results.push(result);
             } else {
                 return Err(format!(
-                    "{file}: {trial} is not in {EVIDENCE_JSON}: a trial the full run lacks needs a full run"
+                    "{file}: {trial} is not in {EVIDENCE_JSON}, and this run is of the same commit: \
+                     a trial the full run lacks needs a run of the build that added it"
                 ));
             }
         }
@@ -474,14 +481,25 @@ mod tests {
         let run = fixed.from.as_ref().unwrap();
         assert_eq!(run.source.commit, "ccccccc");
         assert_eq!(run.file, "docs/evidence/since-latest/02-ccccccc.json");
-        // A trial the full run lacks is no stand-in: it needs a full run.
+        // A trial the full run lacks, run by a later build (a variant added
+        // since), joins the evidence and names its run.
         write(
             &since.join("03-ddddddd.json"),
             "ddddddd",
             vec![result("new", 1.0)],
         );
+        let now = evidence(root).unwrap().unwrap();
+        let new = now.results.iter().find(|r| r.variant == "new").unwrap();
+        assert_eq!(new.from.as_ref().unwrap().source.commit, "ddddddd");
+        // Run by the full run's own build, it is a trial that build skipped
+        // without saying so: refused.
+        write(
+            &since.join("04-aaaaaaa.json"),
+            "aaaaaaa",
+            vec![result("other", 1.0)],
+        );
         let err = evidence(root).unwrap_err();
-        assert!(err.contains("missing-free::new is not in"), "{err}");
+        assert!(err.contains("missing-free::other is not in"), "{err}");
     }
 
     #[test]

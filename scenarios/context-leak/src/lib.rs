@@ -372,6 +372,23 @@ pub(crate) fn record_cost(rec: &mut Recorder, per_context: usize, total: usize) 
     );
 }
 
+/// Whether the created context holds the memory made in it (the driver
+/// names it as the 4 GiB cuMemAlloc buffer's, and its destroy gives back the
+/// buffer and the 2 GiB block from the stream-ordered pool asked on its
+/// stream, with no free) and the stream made in it (cuStreamGetCtx): both
+/// confirmed, one partly, neither refuted.
+fn context_holds_memory_and_streams(o: &Outcome) -> ClaimVerdict {
+    let memory = match (
+        o.flag(BUFFER_IN_THE_CONTEXT),
+        o.flag(BUFFER_GOES_WITH_THE_CONTEXT),
+        o.flag(POOL_BLOCK_GOES_WITH_THE_CONTEXT),
+    ) {
+        (Some(owned), Some(goes), Some(block_goes)) => Some(owned && goes && block_goes),
+        _ => None,
+    };
+    ClaimVerdict::of_two_parts(memory, o.flag(STREAM_IN_THE_CONTEXT))
+}
+
 const CLAIMS: &[Claim] = &[
     Claim {
         id: "000-context-holds-memory-and-streams",
@@ -407,17 +424,35 @@ const CLAIMS: &[Claim] = &[
         // same buffer, stream and block while the primary context is
         // current: the created context holds none of them. ("Other runtime
         // resources" names none to read.)
-        judge: |o: &Outcome| {
-            let memory = match (
-                o.flag(BUFFER_IN_THE_CONTEXT),
-                o.flag(BUFFER_GOES_WITH_THE_CONTEXT),
-                o.flag(POOL_BLOCK_GOES_WITH_THE_CONTEXT),
-            ) {
-                (Some(owned), Some(goes), Some(block_goes)) => Some(owned && goes && block_goes),
-                _ => None,
-            };
-            ClaimVerdict::of_two_parts(memory, o.flag(STREAM_IN_THE_CONTEXT))
-        },
+        judge: context_holds_memory_and_streams,
+        ..Claim::EITHER
+    },
+    Claim {
+        id: "002-context-encompasses-allocations-and-streams",
+        source: Source::SEED_002,
+        quote: "A fundamental runtime structure encompassing device memory allocations, streams, and \
+                other resources.",
+        // Seed 002's glossary says of the context what seed 000 says: read
+        // the same way, on the same runs, with the same parts.
+        judged_by: "owns-created",
+        control: Control::Parts(&[
+            Part {
+                part: "the context encompasses the device memory allocations made in it, the \
+                       cuMemAlloc buffer and the stream-ordered pool's block alike",
+                control: Control::Impossible(
+                    "the stream-ordered pool's block is the device's pool's, not the context's: \
+                     the driver names no context for it (cuPointerGetAttribute), and destroying \
+                     the context it was asked in gives it back to no one; no program makes that \
+                     destroy return it. What shows that the reading can say \"given back\": the \
+                     cuMemAlloc buffer beside it, returned by the same destroy",
+                ),
+            },
+            Part {
+                part: "the context encompasses the streams made in it",
+                control: Control::Run("owns-primary"),
+            },
+        ]),
+        judge: context_holds_memory_and_streams,
         ..Claim::EITHER
     },
     Claim {

@@ -228,11 +228,13 @@ static int occupancy_measured(const casebook_recorder *r, int fixed_block) {
   if (fixed_block > 0) block = v_block = fixed_block;
   measure(r, names::TAKEN_BLOCK, block);
   bool model_held = true;
-  bool most = taken_keeps_the_most(r, block, per_block, limit, sms, names::RESIDENT_THREADS, &model_held,
-                                   "residencyProbe<<<>>> (each block size, 40 KiB a block)") &&
-              taken_keeps_the_most(r, v_block, per_thread, limit, sms, names::RESIDENT_THREADS_VARIABLE_SMEM,
-                                   &model_held, "residencyProbe<<<>>> (each block size, 128 bytes a thread)");
-  fact(r, names::TAKEN_KEEPS_THE_MOST_RESIDENT, most);
+  // Both forms swept, whatever the first finds.
+  bool fixed_form = taken_keeps_the_most(r, block, per_block, limit, sms, names::RESIDENT_THREADS, &model_held,
+                                         "residencyProbe<<<>>> (each block size, 40 KiB a block)");
+  bool variable_form =
+      taken_keeps_the_most(r, v_block, per_thread, limit, sms, names::RESIDENT_THREADS_VARIABLE_SMEM, &model_held,
+                           "residencyProbe<<<>>> (each block size, 128 bytes a thread)");
+  fact(r, names::TAKEN_KEEPS_THE_MOST_RESIDENT, fixed_form && variable_form);
   fact(r, names::MODEL_GIVES_THE_MEASURED_BLOCKS, model_held);
   return 0;
 }

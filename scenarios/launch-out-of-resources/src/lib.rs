@@ -101,8 +101,7 @@ pub fn scenario() -> Scenario {
             Variant::records("occupancy-fixed-block-cpp", cpp::occupancy_fixed_block).one_change(
                 "occupancy-measured-cpp",
                 "the block judged against every other size: the configurators' there, a block \
-                 of 96 threads chosen by hand here (measured the same way; the sweeps stop at the \
-                 first form whose block another size beats, so here only the 40 KiB form's is run)",
+                 of 96 threads chosen by hand here (both forms' sweeps measured the same way)",
                 "return occupancy_measured(r, 0);",
                 "return occupancy_measured(r, 96);",
             ),

@@ -309,6 +309,12 @@ def leaky_loader_small_batches(rec):
     # ANCHOR_END: leaky_loader_small_batches
 
 
+def leaky_loader_small_next_on_the_gpu(rec):
+    # ANCHOR: leaky_loader_small_next_on_the_gpu
+    _pipeline(rec, keep=True, side=SMALL_SIDE, next_run_on=ALREADY_ON_THE_GPU)
+    # ANCHOR_END: leaky_loader_small_next_on_the_gpu
+
+
 def leaky_loader_next_on_the_gpu(rec):
     # ANCHOR: leaky_loader_next_on_the_gpu
     _pipeline(rec, keep=True, next_run_on=ALREADY_ON_THE_GPU)

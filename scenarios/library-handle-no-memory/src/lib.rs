@@ -82,6 +82,19 @@ pub fn scenario() -> Scenario {
             )
             .timeout(std::time::Duration::from_secs(300)),
             Variant::records(
+                "leaky-loader-small-next-on-the-gpu-py",
+                Program::pytorch(FILE, "leaky_loader_small_next_on_the_gpu"),
+            )
+            .one_change(
+                "leaky-loader-small-batches-py",
+                "what the next run trains on: a batch copied from the host there; here the first \
+                 image of the last batch the pipeline kept, already on the GPU, so that no batch is \
+                 copied before the next run's first convolution",
+                "_pipeline(rec, keep=True, side=SMALL_SIDE)",
+                "_pipeline(rec, keep=True, side=SMALL_SIDE, next_run_on=ALREADY_ON_THE_GPU)",
+            )
+            .timeout(std::time::Duration::from_secs(300)),
+            Variant::records(
                 "leaky-loader-next-on-the-gpu-py",
                 Program::pytorch(FILE, "leaky_loader_next_on_the_gpu"),
             )

@@ -150,6 +150,9 @@ static int drive(const casebook_recorder *r, ModelCall call, FirstCalls first_ca
     Iteration it(r, "second call");
     second = call(r, first_size);
   }
+  // Whether the model call acts on cudaMalloc's result (the checked calls)
+  // or goes on whatever it returned (the unchecked ones).
+  fact(r, names::THE_CALL_CHECKS_CUDAMALLOC_S_RESULT, call == model_call_broken || call == model_call_fixed);
   fact(r, names::FIRST_CALL_OK, first == cudaSuccess);
   fact(r, names::SECOND_CALL_OK, first == cudaSuccess && second == cudaSuccess);
   // A refused cudaMalloc leaves its error as the runtime's last error until

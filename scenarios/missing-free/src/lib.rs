@@ -363,49 +363,55 @@ const CLAIMS: &[Claim] = &[
         // "This" is the sentence before's "fragmentation, resource
         // exhaustion, or driver-level conflicts"; "essential", that each is
         // needed. Neither seed 000's Example 1 nor seed 001's Example 3
-        // checks a result: the check after cudaMalloc is the project's own.
-        // broken-cpp acts on cudaMalloc's result and records the copies' and
-        // the launch's; what it lacks is the cudaFree.
-        judged_by: "broken-cpp",
+        // checks a result: the check after cudaMalloc is the project's own
+        // (the checked calls act on cudaMalloc's result and record the
+        // copies' and the launch's). Decided where the sentence can fail:
+        // the calls free their buffers and check nothing (fixed-unchecked-cpp).
+        judged_by: "fixed-unchecked-cpp",
         control: Control::Parts(&[
             Part {
-                part: "memory management avoids the exhaustion",
-                control: Control::Run("fixed-cpp"),
-            },
-            Part {
-                part: "the check after cudaMalloc keeps its refusal from becoming a fault",
+                part: "without the check, memory management avoids the exhaustion",
+                // The same unchecked calls, their cudaFree missing (one
+                // change): exhausted, and the unchecked refusal faults.
                 control: Control::Run("unchecked-cpp"),
             },
+            Part {
+                part: "the check is not what avoids it",
+                // The same freeing calls with the check (one change).
+                control: Control::Run("fixed-cpp"),
+            },
         ]),
-        // How much of "this" the run avoided. The calls checked and freeing
-        // their buffers, free memory back where it started: all of it
-        // (confirmed). cudaMalloc's result checked, the buffers never freed: a
-        // cudaMalloc refused once the calls had leaked the free memory, and
-        // the process still synchronises after it: the check kept the
-        // refusal from becoming a fault, and did not avoid the exhaustion,
-        // which the missing free caused: partly. A refusal after which the
-        // process no longer synchronises (unchecked-cpp: the call went on
-        // through the pointer no cudaMalloc set), or one that came before
-        // the calls had used the memory: nothing avoided (refuted). Checking
-        // is not needed for the exhaustion itself: fixed-unchecked-cpp, the
-        // fixed calls without the check, ends at its baseline too. Read so,
-        // broken-cpp, whose calls never free, can read at best partly; and
-        // the judge cannot tell a run that checked from one that did not
-        // (it would read fixed-unchecked-cpp "confirmed"): deciding "checking
-        // is essential" on fixed-unchecked-cpp needs the runs to record
-        // whether the program acted on cudaMalloc's result.
+        // What the run shows of the sentence, given what the program did.
+        // No check, and nothing of "this" (no refusal, free memory back at
+        // its baseline): the check was not needed, the free was there:
+        // partly. A run that did what the sentence asks and avoided it, or
+        // lacked a practice and met the failure the sentence ties to it
+        // (the free missing: the exhaustion; the check missing too: the
+        // refusal turned into a fault), agrees with it: confirmed. A
+        // refusal before the calls had used the memory, or a checked
+        // refusal that still faults: refuted.
         judge: |o| {
+            let checked = o.flag(THE_CALL_CHECKS_CUDAMALLOC_S_RESULT);
             if o.shows(&Symptom::cuda_error(runtime::MEMORY_ALLOCATION)) {
                 match (
+                    checked,
                     o.flag(FAILED_AFTER_FILL),
                     o.flag(THE_PROCESS_SYNCHRONISES_AFTER_THE_FAILED_CALL),
                 ) {
-                    (Some(true), Some(true)) => ClaimVerdict::Partly,
-                    (Some(false), _) | (Some(true), Some(false)) => ClaimVerdict::Refuted,
+                    (Some(_), Some(false), _) => ClaimVerdict::Refuted,
+                    (Some(true), Some(true), Some(true))
+                    | (Some(false), Some(true), Some(false)) => ClaimVerdict::Confirmed,
+                    (Some(true), Some(true), Some(false)) => ClaimVerdict::Refuted,
+                    (Some(false), Some(true), Some(true)) => ClaimVerdict::Partly,
                     _ => ClaimVerdict::Undecided,
                 }
             } else {
-                ClaimVerdict::confirmed_if(o.check(FREE_MEMORY_RETURNS_TO_ITS_BASELINE))
+                match (checked, o.check(FREE_MEMORY_RETURNS_TO_ITS_BASELINE)) {
+                    (Some(false), Some(true)) => ClaimVerdict::Partly,
+                    (Some(true), Some(true)) => ClaimVerdict::Confirmed,
+                    (Some(_), Some(false)) => ClaimVerdict::Refuted,
+                    _ => ClaimVerdict::Undecided,
+                }
             }
         },
         ..Claim::EITHER
@@ -588,6 +594,20 @@ const CLAIMS: &[Claim] = &[
              issues\" names nothing a run can provoke or read",
         ),
         judge: |o| ClaimVerdict::refuted_if(second_call_ok(o)),
+    },
+    Claim {
+        id: "001-example3-second-run-potential-failure",
+        source: Source::SEED_001,
+        quote: "// Second run (potential failure)",
+        // Example 3 as written: its first run frees what it allocated
+        // before the second asks. At 3/5 of the free memory each, the second
+        // run is served (refuted: nothing the first run leaves makes it
+        // fail); refused, confirmed. The control drops the first run's
+        // cudaFree (one change), and the second run is refused.
+        judged_by: "second-call-large-freed-cpp",
+        control: Control::Run("second-call-large-cpp"),
+        judge: |o| ClaimVerdict::refuted_if(second_call_ok(o)),
+        ..Claim::EITHER
     },
     Claim {
         id: "001-incomplete-free-exhausts",

@@ -484,6 +484,22 @@ pub fn check_evidence(catalog: &[Scenario], root: &Path) -> Result<Vec<TrialId>,
             }
         }
     }
+    // A result no variant stands for: a variant removed or renamed since the
+    // run (a later run may add a variant the full run lacked, never keep one
+    // the catalogue lost).
+    for r in &report.results {
+        let known = catalog
+            .iter()
+            .any(|s| s.slug == r.scenario && s.variants.iter().any(|v| v.name == r.variant));
+        if !known {
+            let path = r.from.as_ref().map_or(path, |run| Path::new(&run.file));
+            problems.push(format!(
+                "{} is in {} but no variant of the catalogue is",
+                r.trial(),
+                path.display()
+            ));
+        }
+    }
     if problems.is_empty() {
         Ok(awaiting)
     } else {
@@ -809,6 +825,27 @@ mod tests {
         assert!(
             super::awaiting_words(&super::awaiting_pair_run(&[pair], r, Some(&report)))
                 .starts_with(&format!("1 {}", super::AWAITING))
+        );
+    }
+
+    #[test]
+    fn evidence_of_a_variant_the_catalogue_lost_is_reported() {
+        let root = tempfile::tempdir().unwrap();
+        let r = root.path();
+        let evidence = r.join(super::EVIDENCE_JSON);
+        std::fs::create_dir_all(evidence.parent().unwrap()).unwrap();
+        let gone = casebook_report::run::fixture::result("s", "removed");
+        let report = casebook_report::Report::new(
+            casebook_report::Source::default(),
+            casebook_report::run::fixture::environment("GPU"),
+            vec![gone],
+            1.0,
+        );
+        std::fs::write(&evidence, serde_json::to_string(&report).unwrap()).unwrap();
+        let err = super::check_evidence(&[scenario(&[])], r).unwrap_err();
+        assert!(
+            err.contains("s::removed is in docs/evidence/latest.json but no variant"),
+            "{err}"
         );
     }
 
