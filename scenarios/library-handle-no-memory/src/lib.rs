@@ -200,10 +200,12 @@ const CLAIMS: &[Claim] = &[
                      reserved by PyTorch but unallocated); its convolutions done, on cuBLAS's \
                      handle (leaky-loader-sizes-py); trained on an image already on the GPU, so \
                      that no batch is copied before its first convolution, the next run trains without \
-                     an error (leaky-loader-next-on-the-gpu-py), the pipeline's batches still \
-                     held. What shows that the reading could name cuDNN: cudnn-py, where cuDNN's \
-                     first call comes with no memory left at all, ends on \
-                     CUDNN_STATUS_INTERNAL_ERROR, and the same fact reads it.",
+                     an error at 96 MiB batches (leaky-loader-next-on-the-gpu-py), the \
+                     pipeline's batches still held, and at 6 MiB batches ends on cuBLAS's \
+                     CUBLAS_STATUS_ALLOC_FAILED when calling cublasCreate(handle) \
+                     (leaky-loader-small-next-on-the-gpu-py). What shows that the reading \
+                     could name cuDNN: cudnn-py, where cuDNN's first call comes with no memory \
+                     left at all, ends on CUDNN_STATUS_INTERNAL_ERROR, and the same fact reads it.",
                 ),
             },
         ]),
