@@ -234,7 +234,7 @@ pub fn scenario_page(
             };
             let _ = writeln!(
                 md,
-                "**A control: [`{from}`](#{anchor}) with one parameter changed, {parameter}.** \
+                "**One change from [`{from}`](#{anchor}): {parameter}.** \
                  Nothing else differs:\n\n```diff\n{was}\n{is}\n```\n",
                 from = change.from,
                 anchor = variant_anchor(change.from),

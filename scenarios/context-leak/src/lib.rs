@@ -444,7 +444,9 @@ const CLAIMS: &[Claim] = &[
                      the driver names no context for it (cuPointerGetAttribute), and destroying \
                      the context it was asked in gives it back to no one; no program makes that \
                      destroy return it. What shows that the reading can say \"given back\": the \
-                     cuMemAlloc buffer beside it, returned by the same destroy",
+                     cuMemAlloc buffer beside it, returned by the same destroy. The \"partly\" \
+                     rests on that block alone: seed 002's own code allocates with cudaMalloc \
+                     only, for which this part holds",
                 ),
             },
             Part {

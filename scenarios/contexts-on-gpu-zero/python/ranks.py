@@ -70,6 +70,19 @@ def resume_fixed(rank, path):
 # ANCHOR_END: fixed
 
 
+# ANCHOR: meta_load
+def resume_meta_load(rank, path):
+    torch.cuda.set_device(rank)
+    model = torch.nn.Linear(256, 256).cuda()
+    wait_for_checkpoint(rank, path, model)
+    state = torch.load(path, map_location="meta")  # shapes only: no storage read
+    model.load_state_dict(state, assign=True)  # a meta tensor has no data to copy
+    return state
+
+
+# ANCHOR_END: meta_load
+
+
 def wait_for_checkpoint(rank, path, model):
     """Rank 0 saves its model's state dict, from cuda:0, as the job did at
     the end of an earlier run; the others wait until the file is whole."""
@@ -169,3 +182,7 @@ def early_call(rec):
 
 def fixed(rec):
     _run(rec, resume_fixed)
+
+
+def meta_load(rec):
+    _run(rec, resume_meta_load)

@@ -45,6 +45,18 @@ pub fn scenario() -> Scenario {
                 Program::pytorch(FILE, "early_call"),
             )
             .timeout(RANKS_TIMEOUT),
+            Variant::records("meta-load-py", Program::pytorch(FILE, "meta_load"))
+                .one_change(
+                    "broken-py",
+                    "torch.load's map_location: none there; \"meta\" here, with which \
+                     torch.load makes each storage on the meta device and reads none of its \
+                     data (load_state_dict then takes the meta tensors as they are, assign=True, \
+                     since they hold no data to copy)",
+                    "state = torch.load(path)\n    model.load_state_dict(state)",
+                    "state = torch.load(path, map_location=\"meta\")\n    \
+                     model.load_state_dict(state, assign=True)",
+                )
+                .timeout(RANKS_TIMEOUT),
             Variant::fixed("fixed-py", Program::pytorch(FILE, "fixed"))
                 .one_change(
                     "broken-py",
@@ -107,14 +119,12 @@ const CLAIMS: &[Claim] = &[Claim {
     control: Control::Parts(&[
         Part {
             part: "first deserialized on the CPU",
-            control: Control::Impossible(
-                "torch.load reads every storage into host memory before it applies \
-                 map_location or the location saved with it, and no argument or setting makes it \
-                 read one anywhere else: with map_location=\"cuda:1\" (fixed-py) the storages are \
-                 first on the CPU too. What shows the reading could come out otherwise: it is the \
-                 device of the storage torch.load hands its restore function, as recorded, and the \
-                 judge reads any device but the CPU as this half failing (a CPU test of the judge)",
-            ),
+            // The one argument with which torch.load makes its storages
+            // elsewhere: on the meta device, their data never read. Its
+            // restore function is handed none (recorded "not seen") and the
+            // tensors come back on the meta device: nothing was deserialized
+            // on the CPU, and the judge reads this half as failing.
+            control: Control::Run("meta-load-py"),
         },
         Part {
             part: "then moved to the device they were saved from",
@@ -125,8 +135,9 @@ const CLAIMS: &[Claim] = &[Claim {
     // storages torch.load reads are first on the CPU (its restore function,
     // wrapped, is handed them there), then on cuda:0: confirmed. First on
     // another device: partly where they end on cuda:0 or on the CPU then
-    // elsewhere; refuted where neither half holds. fixed-py, the same load
-    // with map_location, is the control.
+    // elsewhere; refuted where neither half holds. Each half's control
+    // changes map_location alone: "meta" (meta-load-py), to the rank's own
+    // GPU (fixed-py).
     judge: |o: &Outcome| {
         let first_on_cpu = o.fact_text(RANK1_STORAGES_FIRST_ON).map(|on| on == "cpu");
         ClaimVerdict::of_two_parts(first_on_cpu, o.flag(LOADED_WHERE_SAVED))

@@ -213,6 +213,15 @@ extern "C" int casebook_device_reset_buffer_from_pool_cpp(const casebook_recorde
 }
 // ANCHOR_END: buffer_from_pool
 
+// ANCHOR: library_in_primary_buffer_from_pool
+// Everything the process makes through the primary context: the library's
+// buffer allocated in it, and the process's own buffer from the device's
+// stream-ordered pool, asked on its stream.
+extern "C" int casebook_device_reset_library_in_primary_buffer_from_pool_cpp(const casebook_recorder *r) {
+  return reset_cleanup(r, LibraryContext::Primary, Buffer::Pool);
+}
+// ANCHOR_END: library_in_primary_buffer_from_pool
+
 // ANCHOR: fixed
 extern "C" int casebook_device_reset_fixed_cpp(const casebook_recorder *r) {
   Driver d;

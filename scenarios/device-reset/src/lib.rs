@@ -19,6 +19,7 @@ casebook_model::cpp_variants! {
         pool_across_reset,
         fragmented_reset,
         buffer_from_pool,
+        library_in_primary_buffer_from_pool,
     }
 }
 
@@ -60,6 +61,17 @@ pub fn scenario() -> Scenario {
                  there; the device's stream-ordered pool (cudaMallocAsync) here",
                 "return reset_cleanup(r, LibraryContext::Own);",
                 "return reset_cleanup(r, LibraryContext::Own, Buffer::Pool);",
+            ),
+            Variant::records(
+                "library-in-primary-buffer-from-pool-cpp",
+                cpp::library_in_primary_buffer_from_pool,
+            )
+            .one_change(
+                "library-in-primary-cpp",
+                "where the process's own 4 GiB buffer comes from: cudaMalloc \
+                 there; the device's stream-ordered pool (cudaMallocAsync) here",
+                "return reset_cleanup(r, LibraryContext::Primary);",
+                "return reset_cleanup(r, LibraryContext::Primary, Buffer::Pool);",
             ),
             // What the reset does to the stream-ordered pool's memory. It
             // reads the device's free memory: alone.
@@ -150,24 +162,30 @@ const CLAIMS: &[Claim] = &[
         source: Source::SEED_000,
         quote: "`cudaDeviceReset()` should be used cautiously; it completely resets the entire CUDA context \
                 on the device.",
-        judged_by: "broken-cpp",
+        // Decided where each half can fail: everything the process makes goes
+        // through the primary context (the library's 4 GiB allocated in it,
+        // the process's own 4 GiB from the stream-ordered pool, asked on its
+        // stream), so that "completely" meets both allocators, as in the
+        // other runs "the entire context on the device" meets a library's
+        // own context.
+        judged_by: "library-in-primary-buffer-from-pool-cpp",
         control: Control::Parts(&[
             Part {
-                part: "the reset clears the primary context completely",
-                control: Control::Run("buffer-from-pool-cpp"),
+                part: "the reset clears what the process made through the primary context \
+                       completely, the stream-ordered pool's block included",
+                control: Control::Run("library-in-primary-cpp"),
             },
             Part {
                 part: "the reset clears every context on the device",
-                control: Control::Run("library-in-primary-cpp"),
+                control: Control::Run("buffer-from-pool-cpp"),
             },
         ]),
-        // The primary context, completely; another context on the same device
-        // is untouched.
-        judge: |o: &Outcome| match (primary_cleared(o), o.flag(SURVIVED)) {
-            (Some(true), Some(false)) => ClaimVerdict::Confirmed,
-            (Some(true), Some(true)) => ClaimVerdict::Partly,
-            (Some(false), Some(_)) => ClaimVerdict::Refuted,
-            _ => ClaimVerdict::Undecided,
+        // The first half: the process's own pointer refused after the reset
+        // (from the pool, it stays usable) and the raised limit back at its
+        // default. The second: no memory left held in another context (the
+        // library's own, where it makes one).
+        judge: |o: &Outcome| {
+            ClaimVerdict::of_two_parts(primary_cleared(o), o.flag(SURVIVED).map(|kept| !kept))
         },
         ..Claim::EITHER
     },

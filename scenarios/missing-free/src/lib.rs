@@ -71,30 +71,32 @@ pub fn scenario() -> Scenario {
             cpp_pair!(Symptom::cuda_error(runtime::MEMORY_ALLOCATION)),
             Variant::contrast(
                 "unchecked-cpp",
-                Expect::Fails(Symptom::cuda_error(runtime::ILLEGAL_ADDRESS)),
+                Expect::Fails(Symptom::cuda_error(runtime::MEMORY_ALLOCATION)),
                 cpp::unchecked,
             )
-            // The refusal itself; then the copies through the pointer no
-            // cudaMalloc set, refused (the launch's cudaGetLastError returns
-            // the first copy's error, still the runtime's last error: the
-            // launch itself is accepted, and its fault is the illegal address
-            // at the synchronise after the call); and the output not copied
-            // back.
-            .then_shows(Symptom::cuda_error(runtime::MEMORY_ALLOCATION))
+            // In the record's order: the refusal itself; then the copies
+            // through the pointer no cudaMalloc set, refused (the launch's
+            // cudaGetLastError returns the first copy's error, still the
+            // runtime's last error: the launch itself is accepted); its fault,
+            // the illegal address at the synchronise after the call; and the
+            // output not copied back.
             .then_shows(Symptom::cuda_error(runtime::INVALID_VALUE))
+            .then_shows(Symptom::cuda_error(runtime::ILLEGAL_ADDRESS))
             .then_shows(Symptom::check_failed(MODEL_OUTPUT_IS_RIGHT))
             .one_change(
-                "broken-cpp",
-                "the check after cudaMalloc: there a refused cudaMalloc returns its error; here \
-                 the call goes on, copying to and launching through the pointer no cudaMalloc \
-                 set (null, set before the call, so that what it holds is known)",
-                "return drive(r, model_call_broken, FirstCalls::Article);",
+                "fixed-unchecked-cpp",
+                "the cudaFree at the end of each call, removed as in broken-cpp (from which \
+                 this variant differs by the check after cudaMalloc alone: there a refused \
+                 cudaMalloc returns its error; here the call goes on, copying to and launching \
+                 through the pointer no cudaMalloc set, null, set before the call)",
+                "return drive(r, model_call_fixed_unchecked, FirstCalls::Article);",
                 "return drive(r, model_call_unchecked, FirstCalls::Article);",
             ),
             Variant::contrast_clean("fixed-unchecked-cpp", cpp::fixed_unchecked).one_change(
                 "fixed-cpp",
-                "the check after cudaMalloc, removed as in unchecked-cpp: whether the calls \
-                 that free their buffers need it to avoid the exhaustion",
+                "the check after cudaMalloc, removed as in unchecked-cpp (the pointer set to \
+                 null before the call, so that what it holds if refused is known): whether the \
+                 calls that free their buffers need it to avoid the exhaustion",
                 "return drive(r, model_call_fixed, FirstCalls::Article);",
                 "return drive(r, model_call_fixed_unchecked, FirstCalls::Article);",
             ),
@@ -366,7 +368,9 @@ const CLAIMS: &[Claim] = &[
         // checks a result: the check after cudaMalloc is the project's own
         // (the checked calls act on cudaMalloc's result and record the
         // copies' and the launch's). Decided where the sentence can fail:
-        // the calls free their buffers and check nothing (fixed-unchecked-cpp).
+        // the calls free their buffers and do not check cudaMalloc's result
+        // (fixed-unchecked-cpp; the loop that drives them still stops on the
+        // error a call returns, its last copy's).
         judged_by: "fixed-unchecked-cpp",
         control: Control::Parts(&[
             Part {
@@ -377,8 +381,15 @@ const CLAIMS: &[Claim] = &[
             },
             Part {
                 part: "the check is not what avoids it",
-                // The same freeing calls with the check (one change).
-                control: Control::Run("fixed-cpp"),
+                control: Control::Impossible(
+                    "a check acts only on a call that was refused, and with the buffers freed \
+                     none is: the same freeing calls with the check (fixed-cpp) run the same 48 \
+                     calls to the same free memory, byte for byte, and no program can make the \
+                     check avoid an exhaustion the free has already avoided. What shows that the \
+                     reading could find the check doing something: where the calls do not free, \
+                     the checked refusal ends the call (broken-cpp) and the unchecked one goes \
+                     on into a fault (unchecked-cpp, the other part's control)",
+                ),
             },
         ]),
         // What the run shows of the sentence, given what the program did.
