@@ -95,6 +95,19 @@ pub fn scenario() -> Scenario {
             )
             .timeout(std::time::Duration::from_secs(300)),
             Variant::records(
+                "leaky-loader-tiny-next-on-the-gpu-py",
+                Program::pytorch(FILE, "leaky_loader_tiny_next_on_the_gpu"),
+            )
+            .one_change(
+                "leaky-loader-small-next-on-the-gpu-py",
+                "the images' pixels a side: 128 there (6 MiB a batch); 48 here (0.84 MiB a batch, \
+                 under the 1 MiB below which PyTorch serves a request from 2 MiB blocks rather \
+                 than 20 MiB ones), so that the pipeline ends with less memory free",
+                "_pipeline(rec, keep=True, side=SMALL_SIDE, next_run_on=ALREADY_ON_THE_GPU)",
+                "_pipeline(rec, keep=True, side=TINY_SIDE, next_run_on=ALREADY_ON_THE_GPU)",
+            )
+            .timeout(std::time::Duration::from_secs(420)),
+            Variant::records(
                 "leaky-loader-next-on-the-gpu-py",
                 Program::pytorch(FILE, "leaky_loader_next_on_the_gpu"),
             )
