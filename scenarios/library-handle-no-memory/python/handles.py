@@ -322,6 +322,12 @@ def leaky_loader_tiny_next_on_the_gpu(rec):
     # ANCHOR_END: leaky_loader_tiny_next_on_the_gpu
 
 
+def released_loader_tiny_next_on_the_gpu(rec):
+    # ANCHOR: released_loader_tiny_next_on_the_gpu
+    _pipeline(rec, keep=False, side=TINY_SIDE, next_run_on=ALREADY_ON_THE_GPU)
+    # ANCHOR_END: released_loader_tiny_next_on_the_gpu
+
+
 def leaky_loader_next_on_the_gpu(rec):
     # ANCHOR: leaky_loader_next_on_the_gpu
     _pipeline(rec, keep=True, next_run_on=ALREADY_ON_THE_GPU)
