@@ -3,8 +3,9 @@
 //! stream-ordered pool on that stream (cuMemAllocAsync) are made, and the
 //! driver is asked which context each belongs to (cuPointerGetAttribute,
 //! cuStreamGetCtx). Then the created context is destroyed with nothing
-//! freed, and the memory the process holds (NVML) is read before and after:
-//! what it gives back tells which of the two allocations went with it. In
+//! freed, and the memory the process holds (NVML) is read before and after
+//! (both recorded): what it gives back tells which of the two allocations
+//! went with it. In
 //! `owns-created` the buffer, the stream and the block are made while the
 //! created context is current; in its control, `owns-primary`, while the
 //! device's primary context is.
@@ -91,22 +92,28 @@ fn owns(rec: &mut Recorder, made_in: MadeIn) -> anyhow::Result<()> {
             block,
         )
     };
+    let named = |asked: sys::cudaError_enum, owner: sys::CUcontext| match asked {
+        sys::cudaError_enum::CUDA_SUCCESS if owner == created => "the created context",
+        sys::cudaError_enum::CUDA_SUCCESS if owner == primary => "the primary context",
+        sys::cudaError_enum::CUDA_SUCCESS if owner.is_null() => "none",
+        sys::cudaError_enum::CUDA_SUCCESS => "another context",
+        _ => "the driver refuses the question",
+    };
     rec.fact(
-        POOL_BLOCK_S_CONTEXT,
-        match asked {
-            sys::cudaError_enum::CUDA_SUCCESS if block_owner == created => "the created context",
-            sys::cudaError_enum::CUDA_SUCCESS if block_owner == primary => "the primary context",
-            sys::cudaError_enum::CUDA_SUCCESS if block_owner.is_null() => "none",
-            sys::cudaError_enum::CUDA_SUCCESS => "another context",
-            _ => "the driver refuses the question",
-        },
+        BUFFER_S_CONTEXT,
+        named(sys::cudaError_enum::CUDA_SUCCESS, owner),
     );
+    rec.fact(POOL_BLOCK_S_CONTEXT, named(asked, block_owner));
     let mut stream_owner: sys::CUcontext = std::ptr::null_mut();
     rec.step("cuStreamGetCtx", unsafe {
         // SAFETY: a live stream and an out-pointer to a local.
         sys::cuStreamGetCtx(stream, &mut stream_owner).result()
     })?;
     rec.fact(STREAM_IN_THE_CONTEXT, stream_owner == created);
+    rec.fact(
+        STREAM_S_CONTEXT,
+        named(sys::cudaError_enum::CUDA_SUCCESS, stream_owner),
+    );
     // SAFETY: a live context; the created one is destroyed from outside it.
     rec.step("cuCtxSetCurrent (primary)", unsafe {
         result::ctx::set_current(primary)
@@ -119,6 +126,8 @@ fn owns(rec: &mut Recorder, made_in: MadeIn) -> anyhow::Result<()> {
     })?;
     let after = own_memory_bytes(rec)?;
     let released = before.saturating_sub(after);
+    rec.measure(HELD_BEFORE_THE_DESTROY, before as f64);
+    rec.measure(HELD_AFTER_THE_DESTROY, after as f64);
     rec.measure(RELEASED_WITH_THE_CONTEXT, released as f64);
     rec.fact(
         BUFFER_GOES_WITH_THE_CONTEXT,

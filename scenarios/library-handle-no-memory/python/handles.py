@@ -189,6 +189,7 @@ LOADER_BATCH = 32  # images a batch
 LOADER_SIDE = 512  # pixels a side: 96 MiB of float32 images a batch
 LOADER_MORE = 64  # steps beyond the batches the GPU's memory holds
 SMALL_SIDE = 128  # pixels a side of the small batches: 6 MiB a batch
+TINY_SIDE = 48  # pixels a side of the tiny batches: 0.84 MiB a batch
 
 
 def _network():
@@ -313,6 +314,18 @@ def leaky_loader_small_next_on_the_gpu(rec):
     # ANCHOR: leaky_loader_small_next_on_the_gpu
     _pipeline(rec, keep=True, side=SMALL_SIDE, next_run_on=ALREADY_ON_THE_GPU)
     # ANCHOR_END: leaky_loader_small_next_on_the_gpu
+
+
+def leaky_loader_tiny_next_on_the_gpu(rec):
+    # ANCHOR: leaky_loader_tiny_next_on_the_gpu
+    _pipeline(rec, keep=True, side=TINY_SIDE, next_run_on=ALREADY_ON_THE_GPU)
+    # ANCHOR_END: leaky_loader_tiny_next_on_the_gpu
+
+
+def released_loader_tiny_next_on_the_gpu(rec):
+    # ANCHOR: released_loader_tiny_next_on_the_gpu
+    _pipeline(rec, keep=False, side=TINY_SIDE, next_run_on=ALREADY_ON_THE_GPU)
+    # ANCHOR_END: released_loader_tiny_next_on_the_gpu
 
 
 def leaky_loader_next_on_the_gpu(rec):

@@ -234,8 +234,9 @@ const CLAIMS: &[Claim] = &[
         judged_by: "reset-between-calls-cpp",
         control: Control::Parts(&[
             Part {
-                part: "after a first call that ran, leaving a raised setting and a buffer behind, the \
-                       reset leaves a clean context",
+                part: "after a first call that ran, leaving a raised setting and a buffer behind \
+                       (from cudaMalloc, as the article's calls allocate), the reset leaves a clean \
+                       context",
                 control: Control::Run("reset-after-pool-leak-cpp"),
             },
             Part {
@@ -245,7 +246,13 @@ const CLAIMS: &[Claim] = &[
         ]),
         // The first reset follows an ordinary call: "clean" is the setting
         // that call raised back at its default and the buffer it left
-        // allocated given back. The second follows a call that failed:
+        // allocated given back. The sentence speaks of its own example,
+        // whose calls allocate with cudaMalloc: the deciding run's first
+        // call does too. Its control leaves a block of the stream-ordered
+        // pool instead (one change), which the reset leaves held: the
+        // reading can say "not clean". (000-reset-completely-resets, whose
+        // "completely" and "entire" reach every allocator, is decided on a
+        // run that holds both.) The second follows a call that failed:
         // "clean" is a context the third call can use.
         judge: |o: &Outcome| {
             let first = match (

@@ -103,12 +103,10 @@ pub fn awaiting_pair_run(
         .collect()
 }
 
-/// How many decided claims may still wait for their control: one,
-/// 001-previous-batch-not-released's cuDNN half, whose "none can exist" an
-/// audit showed to be only untried (the window, cuDNN's handle refused with
-/// about 2 MiB free, exists; the pipeline has not met it). The number may
-/// only go down.
-pub const CONTROLS_PENDING: usize = 1;
+/// How many decided claims may still wait for their control: none, since
+/// every decided claim has its control or the reason it has none. The
+/// number may only go down.
+pub const CONTROLS_PENDING: usize = 0;
 
 /// Every decided claim's control, judged by the claim's own judge on its
 /// recorded outcome, gives the other answer: the experiment could have
@@ -759,6 +757,14 @@ mod tests {
         let s = with_broken(claims_with(Control::Pending));
         assert!(super::control_problems(&[s], &report_of(true, false), 1).is_empty());
         let s = with_broken(claims_with(Control::Pending));
+        assert_eq!(
+            super::control_problems(&[s], &report_of(true, false), 0).len(),
+            1
+        );
+        // A control that can exist and waits for its run counts the same.
+        let s = with_broken(claims_with(Control::Waits("a run not yet made")));
+        assert!(super::control_problems(&[s], &report_of(true, false), 1).is_empty());
+        let s = with_broken(claims_with(Control::Waits("a run not yet made")));
         assert_eq!(
             super::control_problems(&[s], &report_of(true, false), 0).len(),
             1
