@@ -103,7 +103,13 @@ pub const GENERIC_WORDS: &[&str] = &[
 /// it. Where a phrase's only words that are neither generic nor function
 /// words are such a pair, the phrase is no feature ([`specific`]), and the
 /// pair is none of a case's pairs ([`content_pairs`]).
-pub const GENERIC_PHRASES: &[&str] = &["memory usage"];
+pub const GENERIC_PHRASES: &[&str] = &[
+    "memory usage",
+    // How a tool's advice begins ("Make sure that the latest NVIDIA driver is
+    // installed and running", "make sure you have enough memory"), whatever
+    // it advises.
+    "make sure",
+];
 
 /// The words that hold an English sentence together: articles, pronouns,
 /// the forms of be, have and do, modal verbs, conjunctions and the
@@ -288,6 +294,12 @@ pub const BOILERPLATE: &[&str] = &[
     // (PCI:0000:07:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen
     // off the bus." Its number is read apart ([`xids`]); the process is
     // whichever ran, or none.
+    // onnxruntime's frame around every error a node of the graph raised:
+    // "[ONNXRuntimeError] : 6 : RUNTIME_EXCEPTION : Non-zero status code
+    // returned while running Add node. Name:'…' Status Message: <the
+    // error's own words>".
+    "Non-zero status code returned while running",
+    "Status Message:",
     "NVRM: Xid (PCI:",
     "NVRM: Xid",
     "pid='<unknown>', name=<unknown>,",
@@ -421,12 +433,40 @@ pub fn line_tokens(line: &str) -> Vec<Token> {
                 if figure || unit_of_figure {
                     out.push(Token::Break);
                 } else {
-                    out.push(Token::Word(w));
+                    out.push(Token::Word(driver_error_name(&w).unwrap_or(w)));
                 }
             }
         }
     }
     out
+}
+
+/// The driver's error name as other bindings spell it, in the driver's
+/// own spelling: managedCuda's `ErrorInvalidContext` and CUDA.jl's
+/// `ERROR_INVALID_CONTEXT` are `CUDA_ERROR_INVALID_CONTEXT`. The same
+/// error under another binding is the same feature.
+pub fn driver_error_name(word: &str) -> Option<String> {
+    if let Some(rest) = word.strip_prefix("ERROR_") {
+        let upper_snake = rest.chars().all(|c| c.is_ascii_uppercase() || c == '_');
+        return (upper_snake && rest.len() > 1 && !rest.starts_with('_'))
+            .then(|| format!("CUDA_ERROR_{rest}"));
+    }
+    let rest = word.strip_prefix("Error")?;
+    // Two humps or more after "Error" (`ErrorInvalidContext`,
+    // `ErrorOutOfMemory`), letters only: one is a word (`Errors`).
+    let humps = rest.chars().filter(char::is_ascii_uppercase).count();
+    let letters = rest.chars().all(|c| c.is_ascii_alphabetic());
+    if humps < 2 || !letters || !rest.starts_with(|c: char| c.is_ascii_uppercase()) {
+        return None;
+    }
+    let mut snake = String::from("CUDA_ERROR");
+    for c in rest.chars() {
+        if c.is_ascii_uppercase() {
+            snake.push('_');
+        }
+        snake.push(c.to_ascii_uppercase());
+    }
+    Some(snake)
 }
 
 /// Every token of a text (steps 1 to 3), each line ending in a break: a
@@ -1731,6 +1771,38 @@ pub fn features_of(tokens: &[Token], reading: Reading) -> BTreeSet<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn other_bindings_spellings_of_a_driver_error_are_the_driver_s() {
+        let name = |w: &str| driver_error_name(w);
+        assert_eq!(
+            name("ErrorInvalidContext").as_deref(),
+            Some("CUDA_ERROR_INVALID_CONTEXT")
+        );
+        assert_eq!(
+            name("ERROR_INVALID_CONTEXT").as_deref(),
+            Some("CUDA_ERROR_INVALID_CONTEXT")
+        );
+        assert_eq!(
+            name("ErrorOutOfMemory").as_deref(),
+            Some("CUDA_ERROR_OUT_OF_MEMORY")
+        );
+        // A word, one hump, or no error's name at all: as written.
+        for word in [
+            "Errors",
+            "ErrorCode",
+            "Error",
+            "ERROR_",
+            "ERROR__X",
+            "cudaErrorAssert",
+        ] {
+            assert_eq!(name(word), None, "{word}");
+        }
+        assert!(
+            line_features("CUDA error: ErrorInvalidContext")
+                .contains("id:cuda_error_invalid_context")
+        );
+    }
 
     #[test]
     fn the_user_s_code_is_told_from_a_message() {

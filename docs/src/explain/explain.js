@@ -211,12 +211,27 @@
           var figure = /[0-9]/.test(word) && !isApiName(word);
           // A unit after a figure is part of it: "2.00 GiB".
           var unitOfFigure = unitOf(word) !== null && out.length > 0 && out[out.length - 1] === BREAK;
-          out.push(figure || unitOfFigure ? BREAK : word);
+          out.push(figure || unitOfFigure ? BREAK : (driverErrorName(word) || word));
           word = "";
         }
       }
     });
     return out;
+  }
+
+  // As driver_error_name in features.rs: managedCuda's ErrorInvalidContext
+  // and CUDA.jl's ERROR_INVALID_CONTEXT are CUDA_ERROR_INVALID_CONTEXT.
+  function driverErrorName(word) {
+    if (word.slice(0, 6) === "ERROR_") {
+      var rest = word.slice(6);
+      var upperSnake = /^[A-Z_]*$/.test(rest);
+      return upperSnake && rest.length > 1 && rest[0] !== "_" ? "CUDA_ERROR_" + rest : null;
+    }
+    if (word.slice(0, 5) !== "Error") return null;
+    var tail = word.slice(5);
+    var humps = (tail.match(/[A-Z]/g) || []).length;
+    if (humps < 2 || !/^[A-Za-z]+$/.test(tail) || !/^[A-Z]/.test(tail)) return null;
+    return "CUDA_ERROR" + tail.replace(/[A-Z]/g, function (c) { return "_" + c; }).toUpperCase();
   }
 
   function unitOf(word) {
