@@ -987,4 +987,11 @@ pub const HISTORY: &[Change] = &[
         to: Standing::Confirmed,
         why: "a new claim with the new case invalid-launch-config: the same kernel launches with 65535 blocks in y and is refused with 65536, in one process; the z dimension read beside it since c0444bc (the run of 00efb08)",
     },
+    Change {
+        id: "001-previous-batch-not-released",
+        commit: "41e4626",
+        from: Standing::Partly,
+        to: Standing::Run,
+        why: "the twenty-fifth audit: the cuDNN half's \"no control can exist\" was untried, not impossible (cuDNN's handle is refused with about 2 MiB free). With batches under 1 MiB, which PyTorch serves from 2 MiB blocks, the leaking pipeline ends with 2.19 MiB free and the next run's first convolution fails in cuDNN (CUDNN_STATUS_INTERNAL_ERROR; leaky-loader-tiny-next-on-the-gpu-py, H100 run of 41e4626). Each part has a one-change control: the batches let go (both runs complete), 6 MiB batches (the next run fails on cuBLAS's handle, not cuDNN's)",
+    },
 ];
