@@ -123,7 +123,9 @@ const CLAIMS: &[Claim] = &[Claim {
             // elsewhere: on the meta device, their data never read. Its
             // restore function is handed none (recorded "not seen") and the
             // tensors come back on the meta device: nothing was deserialized
-            // on the CPU, and the judge reads this half as failing.
+            // on the CPU, and the judge reads this half as failing. ("Not
+            // seen" would also come from a callable map_location, which
+            // bypasses the wrapped restore function; no run here passes one.)
             control: Control::Run("meta-load-py"),
         },
         Part {
@@ -136,8 +138,8 @@ const CLAIMS: &[Claim] = &[Claim {
     // wrapped, is handed them there), then on cuda:0: confirmed. First on
     // another device: partly where they end on cuda:0 or on the CPU then
     // elsewhere; refuted where neither half holds. Each half's control
-    // changes map_location alone: "meta" (meta-load-py), to the rank's own
-    // GPU (fixed-py).
+    // changes map_location: "meta" (meta-load-py, whose load_state_dict then
+    // takes the meta tensors as they are), the rank's own GPU (fixed-py).
     judge: |o: &Outcome| {
         let first_on_cpu = o.fact_text(RANK1_STORAGES_FIRST_ON).map(|on| on == "cpu");
         ClaimVerdict::of_two_parts(first_on_cpu, o.flag(LOADED_WHERE_SAVED))

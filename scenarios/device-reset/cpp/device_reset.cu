@@ -2,7 +2,8 @@
 // and seed 000's example 2 (cudaDeviceReset between model calls), measured.
 //
 // The process holds memory the way a real one does: buffers of its own through
-// the runtime (which live in the device's primary context), and a library that
+// the runtime (cudaMalloc's live in the device's primary context; a block of
+// the stream-ordered pool belongs to no context), and a library that
 // created a context of its own through the driver API and allocated in it.
 // broken: "cleans up" as the articles do, with cudaFree(nullptr) and
 // cudaDeviceReset(). fixed: frees what it allocated and has the library

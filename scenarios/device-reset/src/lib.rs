@@ -3,7 +3,8 @@
 //! buffer of its own, allocated through the runtime, and a library holds one
 //! in a context it created through the driver API. `cudaFree(nullptr)` frees
 //! nothing; `cudaDeviceReset` destroys the primary context, with every
-//! runtime allocation and setting in it, and does not touch the library's
+//! cudaMalloc allocation and setting in it, and does not touch the library's
+//! context, nor a block of the stream-ordered pool, which belongs to no
 //! context. The fix frees what it allocated and has the library destroy its
 //! context.
 
@@ -162,28 +163,34 @@ const CLAIMS: &[Claim] = &[
         source: Source::SEED_000,
         quote: "`cudaDeviceReset()` should be used cautiously; it completely resets the entire CUDA context \
                 on the device.",
-        // Decided where each half can fail: everything the process makes goes
-        // through the primary context (the library's 4 GiB allocated in it,
-        // the process's own 4 GiB from the stream-ordered pool, asked on its
-        // stream), so that "completely" meets both allocators, as in the
-        // other runs "the entire context on the device" meets a library's
-        // own context.
-        judged_by: "library-in-primary-buffer-from-pool-cpp",
+        // The articles' program: a cudaMalloc buffer and a raised limit in the
+        // primary context, a library's buffer in a context of its own.
+        judged_by: "broken-cpp",
         control: Control::Parts(&[
             Part {
-                part: "the reset clears what the process made through the primary context \
-                       completely, the stream-ordered pool's block included",
-                control: Control::Run("library-in-primary-cpp"),
+                part: "the reset clears the primary context completely",
+                control: Control::Impossible(
+                    "cudaDeviceReset destroys the primary context with everything in it: no \
+                     program keeps a part of it across the reset. What outlives the reset is \
+                     outside the context: a block of the stream-ordered pool, which belongs to no \
+                     context (NVIDIA's notes on cudaMallocAsync and cudaDeviceReset), stays held \
+                     and usable (buffer-from-pool-cpp, the same program with its buffer from the \
+                     pool; library-in-primary-buffer-from-pool-cpp). What shows that the reading \
+                     can say \"not cleared\": it asks the runtime whether the old pointer is \
+                     refused and the limit back, and the same reading of buffer-from-pool-cpp \
+                     finds that pointer usable",
+                ),
             },
             Part {
                 part: "the reset clears every context on the device",
-                control: Control::Run("buffer-from-pool-cpp"),
+                // The same program, the library's buffer in the primary
+                // context (one change): gone with the reset.
+                control: Control::Run("library-in-primary-cpp"),
             },
         ]),
         // The first half: the process's own pointer refused after the reset
-        // (from the pool, it stays usable) and the raised limit back at its
-        // default. The second: no memory left held in another context (the
-        // library's own, where it makes one).
+        // and the raised limit back at its default. The second: the library's
+        // buffer, in the context it made, still usable and its memory held.
         judge: |o: &Outcome| {
             ClaimVerdict::of_two_parts(primary_cleared(o), o.flag(SURVIVED).map(|kept| !kept))
         },

@@ -235,8 +235,9 @@ const CLAIMS: &[Claim] = &[
         // that ends the pipeline, or the next run's, names cuDNN: the whole
         // sentence holds. Neither does: the exhaustion holds, and what fails
         // after it is not cuDNN (partly). The pipeline runs to its last step:
-        // nothing was exhausted (released-loader-py, which lets each batch
-        // go, and whose next run follows the same way).
+        // nothing was exhausted (released-loader-tiny-next-on-the-gpu-py and
+        // released-loader-py, which let each batch go, and whose next run
+        // follows the same way).
         judge: |o: &Outcome| match (
             o.flag(IT_ENDS_ON_AN_ERROR),
             o.flag(THE_ERROR_THAT_ENDS_IT_NAMES_CUDNN),
