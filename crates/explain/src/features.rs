@@ -290,16 +290,16 @@ pub const BOILERPLATE: &[&str] = &[
     // more information." The error's name in it stays.
     "Search for",
     "for more information.",
-    // The frame of the driver's Xid report in the kernel's log: "NVRM: Xid
-    // (PCI:0000:07:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen
-    // off the bus." Its number is read apart ([`xids`]); the process is
-    // whichever ran, or none.
     // onnxruntime's frame around every error a node of the graph raised:
     // "[ONNXRuntimeError] : 6 : RUNTIME_EXCEPTION : Non-zero status code
     // returned while running Add node. Name:'…' Status Message: <the
     // error's own words>".
     "Non-zero status code returned while running",
     "Status Message:",
+    // The frame of the driver's Xid report in the kernel's log: "NVRM: Xid
+    // (PCI:0000:07:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen
+    // off the bus." Its number is read apart ([`xids`]); the process is
+    // whichever ran, or none.
     "NVRM: Xid (PCI:",
     "NVRM: Xid",
     "pid='<unknown>', name=<unknown>,",
