@@ -154,10 +154,6 @@ fn control_json(
         }
         casebook_model::Control::Impossible(why) => entry["no_control"] = why.into(),
         casebook_model::Control::Pending => entry["control"] = "none yet".into(),
-        casebook_model::Control::Waits(what) => {
-            entry["control"] = "none yet".into();
-            entry["control_waits_for"] = what.into();
-        }
         casebook_model::Control::Parts(parts) => {
             let parts: Vec<serde_json::Value> = parts
                 .iter()

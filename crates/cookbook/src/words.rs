@@ -185,9 +185,6 @@ pub fn control_cell(report: Option<&Report>, s: &Scenario, c: &casebook_model::C
         casebook_model::Control::Impossible(why) => {
             format!("none can exist: {}", why.replace('|', "\\|"))
         }
-        casebook_model::Control::Waits(what) => {
-            format!("none yet, one can exist: {}", what.replace('|', "\\|"))
-        }
         casebook_model::Control::Parts(_) | casebook_model::Control::Pending => {
             "none yet".to_owned()
         }

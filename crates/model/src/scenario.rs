@@ -253,9 +253,6 @@ pub enum Control {
     Impossible(&'static str),
     /// None chosen yet: a debt the ledger counts, which may only shrink.
     Pending,
-    /// One can exist and has not been run: what it waits for, which the
-    /// page says. Counted with [`Control::Pending`].
-    Waits(&'static str),
 }
 
 /// One part of a claim whose verdict is "partly" (or "confirmed", every
@@ -283,7 +280,7 @@ impl Control {
         match self {
             Control::Run(v) => vec![v],
             Control::Parts(parts) => parts.iter().filter_map(|p| p.control.run()).collect(),
-            Control::Impossible(_) | Control::Pending | Control::Waits(_) => Vec::new(),
+            Control::Impossible(_) | Control::Pending => Vec::new(),
         }
     }
 }

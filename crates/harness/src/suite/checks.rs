@@ -204,9 +204,7 @@ fn control_problems(catalog: &[Scenario], report: &Report, allowed_pending: usiz
                     casebook_model::Control::Parts(_) => {
                         problems.push(format!("{who}: a part's control is a run or a reason"));
                     }
-                    casebook_model::Control::Pending | casebook_model::Control::Waits(_) => {
-                        waits = true
-                    }
+                    casebook_model::Control::Pending => waits = true,
                 }
             }
             if waits && decided.is_some_and(|d| d != casebook_model::ClaimVerdict::Undecided) {
@@ -757,14 +755,6 @@ mod tests {
         let s = with_broken(claims_with(Control::Pending));
         assert!(super::control_problems(&[s], &report_of(true, false), 1).is_empty());
         let s = with_broken(claims_with(Control::Pending));
-        assert_eq!(
-            super::control_problems(&[s], &report_of(true, false), 0).len(),
-            1
-        );
-        // A control that can exist and waits for its run counts the same.
-        let s = with_broken(claims_with(Control::Waits("a run not yet made")));
-        assert!(super::control_problems(&[s], &report_of(true, false), 1).is_empty());
-        let s = with_broken(claims_with(Control::Waits("a run not yet made")));
         assert_eq!(
             super::control_problems(&[s], &report_of(true, false), 0).len(),
             1
