@@ -994,4 +994,11 @@ pub const HISTORY: &[Change] = &[
         to: Standing::Run,
         why: "the twenty-fifth audit: the cuDNN half's \"no control can exist\" was untried, not impossible (cuDNN's handle is refused with about 2 MiB free). With batches under 1 MiB, which PyTorch serves from 2 MiB blocks, the leaking pipeline ends with 2.19 MiB free and the next run's first convolution fails in cuDNN (CUDNN_STATUS_INTERNAL_ERROR; leaky-loader-tiny-next-on-the-gpu-py, H100 run of 41e4626). Each part has a one-change control: the batches let go (both runs complete), 6 MiB batches (the next run fails on cuBLAS's handle, not cuDNN's)",
     },
+    Change {
+        id: "000-reuse-context-after-reset",
+        commit: "45a34cd",
+        from: Standing::Partly,
+        to: Standing::Confirmed,
+        why: "the twenty-first audit: part 1 used the first call's buffer again after the reset, a reading the line above it rules out (\"This resets the context, releasing resources\"). Reusing context1 is now read as the next call made in it: after the reset, a new buffer is allocated, written and freed in each context the first call used, the primary one (made anew by the runtime) and the library's own; both take it (broken-cpp, H100 run of 45a34cd). No control can exist after a first call that completed, and the page says why; the same run's write to the old pointer is refused",
+    },
 ];

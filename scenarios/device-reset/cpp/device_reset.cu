@@ -145,6 +145,38 @@ bool library_buffer_usable(const casebook_recorder *r, const Driver &d, const Li
   return used == CUDA_SUCCESS;
 }
 
+// A new call after the reset, in the primary context (through the runtime,
+// which makes it anew at its first call) or in the library's (its own,
+// pushed for the call, or the primary one): a small buffer allocated,
+// written and freed, the context synchronised.
+const size_t kNewCall = 1ull << 20;
+
+bool primary_takes_a_new_call(const casebook_recorder *r) {
+  void *fresh = nullptr;
+  cudaError_t got = tolerate(r, "cudaMalloc (a new call, after the reset)", cudaMalloc(&fresh, kNewCall));
+  if (got != cudaSuccess) return false;
+  cudaError_t used = tolerate(r, "cudaMemset (the new buffer)", cudaMemset(fresh, 0, kNewCall));
+  if (used == cudaSuccess) used = tolerate(r, "cudaDeviceSynchronize", cudaDeviceSynchronize());
+  rec(r, "cudaFree (the new buffer)", cudaFree(fresh));
+  return used == cudaSuccess;
+}
+
+bool library_takes_a_new_call(const casebook_recorder *r, const Driver &d, const Library &lib) {
+  CUcontext popped;
+  if (lib.ctx &&
+      tolerate_cu(r, d.errorName, "cuCtxPushCurrent (the library's context)", d.ctxPush(lib.ctx)) != CUDA_SUCCESS)
+    return false;
+  CUdeviceptr fresh = 0;
+  CUresult used = tolerate_cu(r, d.errorName, "cuMemAlloc (a new call, after the reset)", d.memAlloc(&fresh, kNewCall));
+  if (used == CUDA_SUCCESS) {
+    used = tolerate_cu(r, d.errorName, "cuMemsetD32 (the new buffer)", d.memsetD32(fresh, 0, kNewCall / 4));
+    if (used == CUDA_SUCCESS) used = tolerate_cu(r, d.errorName, "cuCtxSynchronize (after the write)", d.ctxSync());
+    rec_cu(r, d.errorName, "cuMemFree (the new buffer)", d.memFree(fresh));
+  }
+  if (lib.ctx) rec_cu(r, d.errorName, "cuCtxPopCurrent", d.ctxPop(&popped));
+  return used == CUDA_SUCCESS;
+}
+
 int reset_cleanup(const casebook_recorder *r, LibraryContext where, Buffer buffer) {
   Driver d;
   Setup s;
@@ -171,6 +203,10 @@ int reset_cleanup(const casebook_recorder *r, LibraryContext where, Buffer buffe
   fact_text(r, names::THE_POINTER_FROM_BEFORE_THE_RESET, cudaGetErrorName(old));
   bool usable = library_buffer_usable(r, d, s.lib);
   fact(r, names::THE_LIBRARY_S_BUFFER_IS_USABLE_AFTER_THE_RESET, usable);
+  // Each context the first call worked in, reused: a new buffer allocated,
+  // written and freed in it after the reset.
+  fact(r, names::THE_PRIMARY_CONTEXT_TAKES_A_NEW_CALL_AFTER_THE_RESET, primary_takes_a_new_call(r));
+  fact(r, names::THE_LIBRARY_S_CONTEXT_TAKES_A_NEW_CALL_AFTER_THE_RESET, library_takes_a_new_call(r, d, s.lib));
   fact(r, names::RESET, old != cudaSuccess && after_free_null > after_reset + kBuffer * 9 / 10);
   fact(r, names::SURVIVED, usable && after_reset + kTolerance > kLibrary);
   size_t heap = 0;
@@ -272,24 +308,47 @@ extern "C" int casebook_device_reset_pool_across_reset_cpp(const casebook_record
   return 0;
 }
 
-// ANCHOR: fragmented_reset
 // Seed 003's "while such functions release memory, they don't guarantee a
 // contiguous block of sufficient size will become available", where they
 // could fail to: blocks of 2 MiB fill the GPU in turn, one through the
-// runtime (the primary context's), one through the library's own context,
-// so that what the reset releases lies in 2 MiB pieces between the
-// library's blocks, which survive it. Then one block of all the free memory
-// but 512 MiB. (Not under the sanitizer, where the GPU is shared.)
+// runtime (the primary context's), one through the library, so that what
+// the reset releases lies in 2 MiB pieces between the library's blocks.
+// Then one block of all the free memory but 512 MiB. The library's blocks
+// are in a context of its own, or (the control) in the primary context,
+// which the reset destroys. (Not under the sanitizer, where the GPU is
+// shared.)
+namespace {
+int fragmented_reset(const casebook_recorder *r, LibraryContext where);
+}  // namespace
+
+// ANCHOR: fragmented_reset
 extern "C" int casebook_device_reset_fragmented_reset_cpp(const casebook_recorder *r) {
+  return fragmented_reset(r, LibraryContext::Own);
+}
+
+// ANCHOR: fragmented_reset_library_in_primary
+// The control of what the reset leaves of a library's memory: the same
+// filling, the library's blocks allocated in the primary context.
+extern "C" int casebook_device_reset_fragmented_reset_library_in_primary_cpp(const casebook_recorder *r) {
+  return fragmented_reset(r, LibraryContext::Primary);
+}
+// ANCHOR_END: fragmented_reset_library_in_primary
+
+namespace {
+
+int fragmented_reset(const casebook_recorder *r, LibraryContext where) {
   const size_t kPiece = 2ull << 20;
   if (under_sanitizer(r)) return 0;
   Driver d;
   if (!load(r, d)) return 1;
   rec(r, "cudaFree(0)", cudaFree(0));
   Library lib;
-  if (rec_cu(r, d.errorName, "cuCtxCreate", d.ctxCreate(&lib.ctx, 0, 0)) != CUDA_SUCCESS) return 1;
   CUcontext popped;
-  rec_cu(r, d.errorName, "cuCtxPopCurrent", d.ctxPop(&popped));
+  if (where == LibraryContext::Own) {
+    if (rec_cu(r, d.errorName, "cuCtxCreate", d.ctxCreate(&lib.ctx, 0, 0)) != CUDA_SUCCESS) return 1;
+    rec_cu(r, d.errorName, "cuCtxPopCurrent", d.ctxPop(&popped));
+  }
+  size_t baseline = free_bytes(r);
   std::vector<CUdeviceptr> library_blocks;
   size_t runtime_blocks = 0;
   for (;;) {
@@ -297,25 +356,31 @@ extern "C" int casebook_device_reset_fragmented_reset_cpp(const casebook_recorde
     if (cudaMalloc(&mine, kPiece) != cudaSuccess) break;  // the runtime's, in the primary context
     ++runtime_blocks;
     CUdeviceptr theirs = 0;
-    d.ctxPush(lib.ctx);
-    CUresult made = d.memAlloc(&theirs, kPiece);  // the library's, in its own context
-    d.ctxPop(&popped);
+    if (lib.ctx) d.ctxPush(lib.ctx);
+    CUresult made = d.memAlloc(&theirs, kPiece);  // the library's, in its context
+    if (lib.ctx) d.ctxPop(&popped);
     if (made != CUDA_SUCCESS) break;
     library_blocks.push_back(theirs);
   }
   cudaGetLastError();  // the refusal that ends the filling
   measure(r, names::RUNTIME_BLOCKS_BEFORE_THE_RESET, (double)runtime_blocks);
-  measure(r, names::LIBRARY_BLOCKS_KEPT_ACROSS_THE_RESET, (double)library_blocks.size());
+  measure(r, names::LIBRARY_BLOCKS_BEFORE_THE_RESET, (double)library_blocks.size());
 
-  rec(r, "cudaDeviceReset", cudaDeviceReset());  // releases the runtime's blocks, not the library's
+  rec(r, "cudaDeviceReset", cudaDeviceReset());  // releases the primary context's blocks
   size_t free = free_bytes(r);
   measure(r, names::FREE_AFTER_THE_RESET, (double)free);
   void *whole = nullptr;
   cudaError_t one_piece = tolerate(r, "cudaMalloc (free memory less 512 MiB, after the reset)",
                                    cudaMalloc(&whole, free - kMargin));
   // ANCHOR_END: fragmented_reset
+  size_t library_bytes = library_blocks.size() * kPiece;
+  size_t held_after = held(baseline, free);
+  measure(r, names::HELD_AFTER_RESET, (double)held_after);
+  fact(r, names::THE_LIBRARY_S_BLOCKS_ARE_STILL_HELD_AFTER_THE_RESET,
+       !library_blocks.empty() && held_after + kTolerance >= library_bytes);
   fact(r, names::ONE_BLOCK_OF_NEARLY_ALL_FREE_MEMORY_IS_SERVED_AFTER_THE_RESET, one_piece == cudaSuccess);
   if (one_piece == cudaSuccess) rec(r, "cudaFree", cudaFree(whole));
+  if (!lib.ctx) return 0;  // the primary context's blocks went with the reset
   CUresult rest = CUDA_SUCCESS;
   d.ctxPush(lib.ctx);
   for (CUdeviceptr b : library_blocks) {
@@ -326,3 +391,5 @@ extern "C" int casebook_device_reset_fragmented_reset_cpp(const casebook_recorde
   rec_cu(r, d.errorName, "cuCtxDestroy", d.ctxDestroy(lib.ctx));
   return 0;
 }
+
+}  // namespace

@@ -19,6 +19,7 @@ casebook_model::cpp_variants! {
         library_in_primary,
         pool_across_reset,
         fragmented_reset,
+        fragmented_reset_library_in_primary,
         buffer_from_pool,
         library_in_primary_buffer_from_pool,
     }
@@ -79,6 +80,19 @@ pub fn scenario() -> Scenario {
             Variant::records("pool-across-reset-cpp", cpp::pool_across_reset).alone(),
             // It fills the GPU: alone.
             Variant::records("fragmented-reset-cpp", cpp::fragmented_reset).alone(),
+            Variant::records(
+                "fragmented-reset-library-in-primary-cpp",
+                cpp::fragmented_reset_library_in_primary,
+            )
+            .one_change(
+                "fragmented-reset-cpp",
+                "where the library's 2 MiB blocks are allocated: in a context \
+                 it created through the driver API there; in the primary \
+                 context, the one the reset tears down, here",
+                "return fragmented_reset(r, LibraryContext::Own);",
+                "return fragmented_reset(r, LibraryContext::Primary);",
+            )
+            .alone(),
         ],
     }
 }
@@ -223,46 +237,77 @@ const CLAIMS: &[Claim] = &[
         id: "003-reset-ignores-fragmentation-and-library-memory",
         source: Source::SEED_003,
         quote: "It doesn't address fragmentation or memory held by libraries or dynamically allocated memory not explicitly tracked by the CUDA API.",
-        judged_by: "broken-cpp",
-        control: Control::Run("library-in-primary-cpp"),
+        // "It": clearing with cudaFree(0) or cudaDeviceReset(), the sentence
+        // before. Decided where both arms can be read at once: the GPU
+        // filled with 2 MiB blocks, the runtime's and a library's in turn,
+        // the library's in a context of its own; then the reset.
+        judged_by: "fragmented-reset-cpp",
+        control: Control::Parts(&[
+            Part {
+                part: "memory held by libraries: the library's blocks, in a context it created, are \
+                       still held after the reset",
+                // The same filling, the library's blocks in the primary
+                // context (one change): gone with the reset.
+                control: Control::Run("fragmented-reset-library-in-primary-cpp"),
+            },
+            Part {
+                part: "fragmentation: what the reset released, in 2 MiB pieces between the \
+                       library's blocks, is not served as one block",
+                control: Control::Impossible(
+                    "cudaMalloc serves free memory wherever it lies (fragmentation's \
+                     hard-form-cpp: 90% of 42 GB free only in 2 MiB holes is served as one \
+                     block), so no run can leave memory the reset released unserved for want of \
+                     a contiguous block. What shows that the request could fail: it asks for all \
+                     the free memory but 512 MiB, every byte of it released in 2 MiB pieces \
+                     between blocks that survive the reset",
+                ),
+            },
+        ]),
         reach: Reach::AtBestPartly(
-            "only the library arm is judged (a library's own driver-API context keeps its memory through the reset); fragmentation around a reset is measured by another claim's run (fragmented-reset-cpp) and not read here, and memory allocated in kernels (the device heap) is not measured after a reset",
+            "the third arm, memory allocated dynamically and not tracked by the CUDA API, is not \
+             measured: memory that kernels allocate (the device heap) lives in the primary context, \
+             whose raised heap limit the reset puts back (broken-cpp), and host memory is not the \
+             CUDA API's to reset",
         ),
-        judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.flag(SURVIVED)),
+        // Libraries: their blocks still held after the reset (the part
+        // holds); fragmentation: one block of nearly all the free memory is
+        // refused after it (the part holds) or served (it does not).
+        judge: |o: &Outcome| {
+            ClaimVerdict::of_two_parts(
+                o.flag(THE_LIBRARY_S_BLOCKS_ARE_STILL_HELD_AFTER_THE_RESET),
+                o.flag(ONE_BLOCK_OF_NEARLY_ALL_FREE_MEMORY_IS_SERVED_AFTER_THE_RESET)
+                    .map(|served| !served),
+            )
+        },
     },
     Claim {
         id: "000-reuse-context-after-reset",
         source: Source::SEED_000,
         quote: "runModel(context2); // Or reuse context1 if appropriate after reset",
+        // Context1 is the context the first call worked in; the line above
+        // says the reset releases its resources, so reusing it is read as
+        // the next call made in it, not as its old buffers used again. The
+        // first call here works in two: the primary context (the process's
+        // own buffer) and a context the library created. After the reset,
+        // each takes a new call (a buffer allocated, written and freed):
+        // both, confirmed; one, partly; neither, refuted.
         judged_by: "broken-cpp",
-        control: Control::Parts(&[
-            Part {
-                part: "the first call's buffer is usable after the reset",
-                control: Control::Run("buffer-from-pool-cpp"),
-            },
-            Part {
-                part: "a buffer in a context the program made (cuCtxCreate) is usable after the \
-                       reset; the control moves the same buffer into the primary context, the one \
-                       the reset tears down",
-                control: Control::Run("library-in-primary-cpp"),
-            },
-        ]),
-        // Reusing context1 after the reset. If context1 is the primary
-        // context the first call worked in, what it made there (its buffer)
-        // is written to once more; if it is a context the program made
-        // itself, the library's buffer is written to in it. The first call's
-        // buffer usable: confirmed (so in buffer-from-pool-cpp, whose buffer
-        // comes from the stream-ordered pool, which the reset leaves). Only
-        // the context of its own: partly (it can be reused; the cudaMalloc
-        // buffer cannot). Neither: refuted (library-in-primary-cpp, whose
-        // library allocates in the primary context).
+        control: Control::Impossible(
+            "after a first call that completed, no program that resets can leave either context \
+             unable to take the next call: cudaDeviceReset leaves a context the program created as it was, and the runtime \
+             makes the primary context anew at its next call (library-in-primary-cpp, whose \
+             library allocates in the primary context, reads the same); a context destroyed \
+             with cuCtxDestroy is replaced, not reused. What shows that the reading can see a \
+             call refused: in the same run, after the same reset, a write to the process's \
+             buffer from before it is refused (the pointer from before the reset)",
+        ),
         judge: |o: &Outcome| match (
-            o.fact_text(THE_POINTER_FROM_BEFORE_THE_RESET),
-            o.flag(THE_LIBRARY_S_BUFFER_IS_USABLE_AFTER_THE_RESET),
+            o.flag(THE_PRIMARY_CONTEXT_TAKES_A_NEW_CALL_AFTER_THE_RESET),
+            o.flag(THE_LIBRARY_S_CONTEXT_TAKES_A_NEW_CALL_AFTER_THE_RESET),
         ) {
-            (Some("cudaSuccess"), _) => ClaimVerdict::Confirmed,
-            (Some(_), Some(true)) => ClaimVerdict::Partly,
-            (Some(_), Some(false)) => ClaimVerdict::Refuted,
+            (Some(true), Some(true)) => ClaimVerdict::Confirmed,
+            (Some(false), Some(false)) => ClaimVerdict::Refuted,
+            (Some(_), Some(_)) => ClaimVerdict::Partly,
             _ => ClaimVerdict::Undecided,
         },
         ..Claim::EITHER
