@@ -317,9 +317,15 @@ pub fn scenario_page(
                     } else {
                         format!("again, in a run of some trials ({on}not a full run)")
                     };
+                    // Both times are RFC 3339 in UTC, which sort as text.
+                    let when = if run.created.as_str() < r.created.as_str() {
+                        "before that run, which did not run it"
+                    } else {
+                        "after that run"
+                    };
                     let _ = writeln!(
                         md,
-                        "\n`{}` ran after that run, {how}, at {} ({}, `{}`): its row, \
+                        "\n`{}` ran {when}, {how}, at {} ({}, `{}`): its row, \
                          figures, snapshot and claims are from there.",
                         res.variant,
                         run.source.short(),

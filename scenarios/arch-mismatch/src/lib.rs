@@ -231,7 +231,7 @@ const CLAIMS: &[Claim] = &[
                 execute on devices of compute capability X.z where z≥y.",
         judged_by: "broken",
         control: Control::Impossible(
-            "the judge compares the load with what the rule predicts, so reading \"refuted\" needs a driver that loads a cubin against the rule, and the machines have one driver (580). What shows that the load can come out either way here: a cubin for the device's own architecture loads (fixed), the one for 7.5 does not (this run).",
+            "the judge compares the load with what the rule predicts, so reading \"refuted\" needs a driver that loads a cubin against the rule, and the machines have one driver (580). What shows that the load can come out either way here: a fatbin that carries machine code for the device's own architecture (sm_90, beside sm_80 and compute_90 PTX) loads (fixed), the cubin for 7.5 does not (this run).",
         ),
         // The module is a cubin for 7.5: the rule says whether it may run
         // on this device; the load says whether it did.

@@ -464,7 +464,7 @@ const CLAIMS: &[Claim] = &[
                 amount of memory.",
         judged_by: "broken",
         control: Control::Impossible(
-            "what a context takes is set up by the driver when the context is made, before the program can change anything in it: each of the 101 contexts this run makes takes the same 518 MiB, as each does on the H200 (docs/evidence/h200-catalogue-iv.json). A run with a context under the threshold would need another driver or GPU. What shows that the reading sees memory given back: in fixed, the same reading of the process's memory returns to its baseline once its contexts are destroyed.",
+            "what a context takes is set up by the driver when the context is made, before the program can change anything in it: each of the 101 contexts this run makes takes the same 518 MiB, as each does on the H200 (docs/evidence/h200-catalogue-iv.json). A run with a context under the threshold would need another driver or GPU. What shows that the reading sees memory given back: in destroyed, broken's loop with each call's context destroyed, the same reading gives 0 bytes a context, and in fixed-destroy the process's memory returns to its baseline once its contexts are destroyed.",
         ),
         reach: Reach::AtBestPartly(
             "\"This\" is the article's Example 3, and what fails there is its own 4 GiB cudaMalloc, \

@@ -193,7 +193,7 @@ int reset_cleanup(const casebook_recorder *r, LibraryContext where, Buffer buffe
   measure(r, names::HELD_BEFORE_FREE_NULL, (double)before);
   measure(r, names::HELD_AFTER_FREE_NULL, (double)after_free_null);
   measure(r, names::HELD_AFTER_RESET, (double)after_reset);
-  fact(r, names::FREE_NULL, before > after_free_null + kBuffer / 2);
+  fact(r, names::FREE_NULL, before > after_free_null + kTolerance);
 
   // Each allocation read on its own, then with the memory held: the
   // runtime's is released where its pointer is refused and the memory held

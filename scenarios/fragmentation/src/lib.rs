@@ -513,11 +513,17 @@ const CLAIMS: &[Claim] = &[
         quote: "Although the total amount of memory allocated and released might be less than the total GPU memory, the allocator creates a fragmented memory space.",
         judged_by: "as-written-cpp",
         control: Control::Impossible(PAGES_SERVE_ANY_REQUEST),
-        judge: |o: &Outcome| {
-            ClaimVerdict::refuted_if_all([
-                o.flag(FREE_MEMORY_AFTER_EQUALS_FREE_MEMORY_BEFORE),
-                o.flag(THE_LARGE_ALLOCATION_SUCCEEDS),
-            ])
+        // Fragmented space: every block freed, the free memory back where it
+        // was, and still the large request refused (confirmed). The request
+        // served: refuted. Refused with memory still taken would be a leak,
+        // not fragmentation: undecided.
+        judge: |o: &Outcome| match (
+            o.flag(FREE_MEMORY_AFTER_EQUALS_FREE_MEMORY_BEFORE),
+            o.flag(THE_LARGE_ALLOCATION_SUCCEEDS),
+        ) {
+            (_, Some(true)) => ClaimVerdict::Refuted,
+            (Some(true), Some(false)) => ClaimVerdict::Confirmed,
+            _ => ClaimVerdict::Undecided,
         },
         ..Claim::EITHER
     },

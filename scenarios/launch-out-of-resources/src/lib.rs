@@ -283,11 +283,18 @@ const CLAIMS: &[Claim] = &[
         quote: "On current GPUs, a thread block may contain up to 1024 threads.",
         judged_by: "too-many-threads",
         control: Control::Impossible(
-            "1024 threads a block is the limit of every GPU the machines have (H100 and H200); a run that reads otherwise would need a GPU with another limit. The run reads both answers itself: a block of 1024 threads launches, one of 2048 does not.",
+            "1024 threads a block is the limit of every GPU the machines have (H100 and H200); a run that reads otherwise would need a GPU with another limit. The run reads both answers itself: a block of 1024 threads launches, one of 1025 or 2048 does not.",
         ),
-        // Up to 1024: a block of 1024 launches and one of 2048 does not.
-        judge: |o: &Outcome| match (o.flag(BLOCK_1024_LAUNCHES), o.flag(BLOCK_2048_LAUNCHES)) {
-            (Some(at), Some(over)) => ClaimVerdict::confirmed_if(Some(at && !over)),
+        // Up to 1024: a block of 1024 launches, and one of 1025 (one thread
+        // past the limit) and one of 2048 do not.
+        judge: |o: &Outcome| match (
+            o.flag(BLOCK_1024_LAUNCHES),
+            o.flag(BLOCK_1025_LAUNCHES),
+            o.flag(BLOCK_2048_LAUNCHES),
+        ) {
+            (Some(at), Some(just_over), Some(over)) => {
+                ClaimVerdict::confirmed_if(Some(at && !just_over && !over))
+            }
             _ => ClaimVerdict::Undecided,
         },
         ..Claim::EITHER

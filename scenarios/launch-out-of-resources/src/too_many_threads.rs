@@ -1,5 +1,6 @@
 //! A light kernel (it scales a buffer) launched with 2048 threads a block:
-//! more than any block may have, whatever the kernel.
+//! more than any block may have, whatever the kernel; then with 1024, the
+//! limit, and with 1025, one thread past it.
 
 use casebook_driver::{RecordSteps, device};
 use casebook_kernels::fatbin;
@@ -41,6 +42,16 @@ pub fn run(rec: &mut Recorder) -> anyhow::Result<()> {
     let synced = later.and_then(|_| rec.step("cuStreamSynchronize", stream.synchronize()));
     rec.fact(BLOCK_1024_LAUNCHES, synced.is_ok());
     rec.fact(LATER_CALL, synced.is_ok());
+    // One thread past the limit.
+    let mut launch = stream.launch_builder(&scale);
+    launch.arg(&mut data).arg(&n).arg(&2.0f32);
+    let mut config = LaunchConfig::for_num_elems(N as u32);
+    config.block_dim = (1025, 1, 1);
+    config.grid_dim = ((N as u32).div_ceil(1025), 1, 1);
+    let just_over = rec.step("later: cuLaunchKernel scale (1025 threads)", unsafe {
+        launch.launch(config)
+    });
+    rec.fact(BLOCK_1025_LAUNCHES, just_over.is_ok());
     Ok(())
 }
 // ANCHOR_END: run

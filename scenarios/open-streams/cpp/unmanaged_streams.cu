@@ -7,6 +7,7 @@
 // unmanaged: the call returns with its stream still working, and the next
 // call copies its input into the same buffer at once, on a stream of its own.
 // managed: the call synchronises and destroys its stream before it returns.
+// destroyed-unsynced: it destroys its stream without synchronising it first.
 // After the calls, every call's output is checked against its own input.
 
 #include <vector>
@@ -28,8 +29,10 @@ __global__ void model(const float *in, float *out, int n, unsigned long long spi
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) out[i] = 2.0f * in[i];
 }
 
-// `managed`: the call waits for its stream and destroys it before it returns.
-int model_calls(const casebook_recorder *r, bool managed) {
+// What a call does with its stream before it returns.
+enum class Manage { Nothing, SyncAndDestroy, DestroyOnly };
+
+int model_calls(const casebook_recorder *r, Manage manage) {
   float *d_in = nullptr, *d_out = nullptr, *h_in = nullptr, *h_out = nullptr;
   if (rec(r, "cudaMalloc (the input buffer every call uses)", cudaMalloc((void **)&d_in, kN * sizeof(float))) != cudaSuccess)
     return 1;
@@ -50,10 +53,8 @@ int model_calls(const casebook_recorder *r, bool managed) {
         cudaMemcpyAsync(d_in, h_in + c * kN, kN * sizeof(float), cudaMemcpyHostToDevice, stream));
     model<<<8, 256, 0, stream>>>(d_in, d_out + c * kN, kN, kSpinNs);
     rec(r, "model<<<..., stream>>>", cudaGetLastError());
-    if (managed) {
-      rec(r, "cudaStreamSynchronize", cudaStreamSynchronize(stream));
-      rec(r, "cudaStreamDestroy", cudaStreamDestroy(stream));
-    }
+    if (manage == Manage::SyncAndDestroy) rec(r, "cudaStreamSynchronize", cudaStreamSynchronize(stream));
+    if (manage != Manage::Nothing) rec(r, "cudaStreamDestroy", cudaStreamDestroy(stream));
     // ANCHOR_END: call
   }
   rec(r, "cudaDeviceSynchronize", cudaDeviceSynchronize());
@@ -78,12 +79,20 @@ int model_calls(const casebook_recorder *r, bool managed) {
 
 // ANCHOR: unmanaged
 extern "C" int casebook_open_streams_unmanaged_cpp(const casebook_recorder *r) {
-  return model_calls(r, false);
+  return model_calls(r, Manage::Nothing);
 }
 // ANCHOR_END: unmanaged
 
 // ANCHOR: managed
 extern "C" int casebook_open_streams_managed_cpp(const casebook_recorder *r) {
-  return model_calls(r, true);
+  return model_calls(r, Manage::SyncAndDestroy);
 }
 // ANCHOR_END: managed
+
+// ANCHOR: destroyed_unsynced
+// The control of "no resource conflicts due to stream synchronization": the
+// same calls, each destroying its stream without waiting for it.
+extern "C" int casebook_open_streams_destroyed_unsynced_cpp(const casebook_recorder *r) {
+  return model_calls(r, Manage::DestroyOnly);
+}
+// ANCHOR_END: destroyed_unsynced

@@ -26,6 +26,7 @@ casebook_model::cpp_variants! {
     "cpp/unmanaged_streams.cu" {
         unmanaged,
         managed,
+        destroyed_unsynced,
     }
 }
 
@@ -63,8 +64,15 @@ pub fn scenario() -> Scenario {
                 "unmanaged-cpp",
                 "whether each call waits for its stream and destroys it \
                  before it returns: no there, yes here",
-                "return model_calls(r, false);",
-                "return model_calls(r, true);",
+                "return model_calls(r, Manage::Nothing);",
+                "return model_calls(r, Manage::SyncAndDestroy);",
+            ),
+            Variant::records("destroyed-unsynced-cpp", cpp::destroyed_unsynced).one_change(
+                "managed-cpp",
+                "whether each call waits for its stream before destroying it: \
+                 yes there, no here",
+                "return model_calls(r, Manage::SyncAndDestroy);",
+                "return model_calls(r, Manage::DestroyOnly);",
             ),
             // Alone: they read the device's free memory.
             Variant::broken(
@@ -137,9 +145,17 @@ const CLAIMS: &[Claim] = &[
         id: "000-synced-stream-no-conflicts",
         source: Source::SEED_000,
         quote: "// ... subsequent model calls (No resource conflicts due to stream synchronization)",
-        judged_by: "fixed-cpp",
-        control: Control::Run("destroy-only-cpp"),
-        judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.check(NO_WAIT)),
+        // A conflict, in this article, is one call's unfinished work meeting
+        // the next call's ("leaving unmanaged streams can lead to resource
+        // conflicts"): decided where calls share an input buffer, each
+        // synchronising and destroying its stream before it returns. Does
+        // each call's model read its own input? The control destroys each
+        // stream without synchronising it (one change). (A wait of the next
+        // call behind a blocking stream's work, fixed-cpp against
+        // destroy-only-cpp, keeps the calls apart: it is not a conflict.)
+        judged_by: "managed-cpp",
+        control: Control::Run("destroyed-unsynced-cpp"),
+        judge: |o: &Outcome| ClaimVerdict::confirmed_if(o.check(EACH_CALL_READS_ITS_OWN_INPUT)),
         ..Claim::EITHER
     },
     Claim {

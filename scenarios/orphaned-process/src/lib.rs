@@ -467,7 +467,9 @@ const CLAIMS: &[Claim] = &[
                      keeps the context open (forked-child: the 4 GiB still taken after the holder \
                      ended), and comes back when that child ends, still without a free, so no run \
                      can keep it until an explicit free once every holder has ended. What shows \
-                     that the reading sees memory kept: forked-child, read the same way.",
+                     that the reading sees memory kept: forked-child, read the same way, finds \
+                     the 4 GiB still taken after the holder ended (they come back, unfreed, once \
+                     the child ends).",
                 ),
             },
         ]),
