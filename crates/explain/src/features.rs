@@ -109,6 +109,9 @@ pub const GENERIC_PHRASES: &[&str] = &[
     // installed and running", "make sure you have enough memory"), whatever
     // it advises.
     "make sure",
+    // What every error getter returns (cudaGetLastError, cudaPeekAtLastError,
+    // NCCL's "Last error:" line), whatever the error was.
+    "last error",
 ];
 
 /// The words that hold an English sentence together: articles, pronouns,
@@ -1446,9 +1449,18 @@ fn names_a_later_device(text: &str) -> bool {
                     .chars()
                     .next()
                     .is_none_or(|c| !c.is_ascii_alphanumeric());
+                // A row of a list of the machine's GPUs, at the start of
+                // its line ("GPU 1: GeForce GTX 1070 Ti" in PyTorch's
+                // collect_env, `nvidia-smi -L`): every GPU, none in particular.
+                let listed = after.starts_with(':')
+                    && lower[..at]
+                        .rsplit('\n')
+                        .next()
+                        .is_some_and(|line| line.trim().is_empty());
                 let frame = [" has a total capacity", ";"]
                     .iter()
-                    .any(|f| after.starts_with(f));
+                    .any(|f| after.starts_with(f))
+                    || listed;
                 starts_a_word
                     && digits.parse::<u32>().is_ok_and(|n| n >= 1)
                     && (!spaced || (ends_a_word && !frame))
@@ -2107,6 +2119,9 @@ mod tests {
         for text in [
             // `nvidia-smi topo -m` labels every GPU.
             "\tGPU0\tGPU1\tGPU2\tGPU3\tCPU Affinity",
+            // PyTorch's collect_env and `nvidia-smi -L` list every GPU.
+            "GPU models and configuration:\nGPU 0: GeForce RTX 2070 SUPER\nGPU 1: GeForce GTX 1070 Ti",
+            "GPU 1: NVIDIA A100-SXM4-40GB (UUID: GPU-0000)",
             // PyTorch's out-of-memory frame names the GPU it ran on.
             "GPU 1 has a total capacity of 79.19 GiB",
             "Tried to allocate 20.00 MiB (GPU 1; 7.79 GiB total capacity)",

@@ -808,7 +808,11 @@
           var digits = /^[0-9]*/.exec(rest)[0];
           var after = rest.slice(digits.length);
           var endsAWord = after.length === 0 || !/[a-z0-9]/.test(after[0]);
-          var frame = after.startsWith(" has a total capacity") || after.startsWith(";");
+          // A row of a list of the machine's GPUs, at the start of its line
+          // ("GPU 1: GeForce GTX 1070 Ti"): every GPU, none in particular.
+          var lineBefore = low.slice(0, at).split("\n").pop();
+          var listed = after.startsWith(":") && lineBefore.trim() === "";
+          var frame = after.startsWith(" has a total capacity") || after.startsWith(";") || listed;
           if (startsAWord && digits.length > 0 && parseInt(digits, 10) >= 1 &&
             (!spaced || (endsAWord && !frame))) return true;
           at = low.indexOf(prefix, at + 1);
