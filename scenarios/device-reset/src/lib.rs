@@ -294,10 +294,12 @@ const CLAIMS: &[Claim] = &[
         judged_by: "broken-cpp",
         control: Control::Impossible(
             "after a first call that completed, no program that resets can leave either context \
-             unable to take the next call: cudaDeviceReset leaves a context the program created as it was, and the runtime \
-             makes the primary context anew at its next call (library-in-primary-cpp, whose \
-             library allocates in the primary context, reads the same); a context destroyed \
-             with cuCtxDestroy is replaced, not reused. What shows that the reading can see a \
+             unable to take the next call: cudaDeviceReset leaves a context the program created as it was, and resets the \
+             primary context, which the runtime initialises again at its next call, empty \
+             (library-in-primary-cpp, whose library allocates in the primary context, reads the \
+             same); a context destroyed with cuCtxDestroy is gone, and the next call needs \
+             another. Not run: a handle to the primary context kept from before the reset and \
+             called through after it. What shows that the reading can see a \
              call refused: in the same run, after the same reset, a write to the process's \
              buffer from before it is refused (the pointer from before the reset)",
         ),

@@ -57,8 +57,8 @@ void call_leaving_stream_open(const casebook_recorder *r, unsigned flags, unsign
 // ANCHOR_END: broken
 
 // ANCHOR: fixed
-// (`sync` is false only in the control of "no conflicts due to stream
-// synchronization", which destroys the stream without waiting for it.)
+// (`sync` is false only in destroy-only-cpp, which destroys the stream
+// without waiting for it: the next call then waits behind its work.)
 void call_closing_its_stream(const casebook_recorder *r, bool sync) {
   cudaStream_t stream;
   rec(r, "cudaStreamCreate", cudaStreamCreate(&stream));
@@ -213,8 +213,9 @@ extern "C" int casebook_open_streams_fixed_cpp(const casebook_recorder *r) {
 }
 
 // ANCHOR: destroy_only
-// The control of "no resource conflicts due to stream synchronization": the
-// same program, its stream destroyed without cudaStreamSynchronize.
+// The same program, its stream destroyed without cudaStreamSynchronize: the
+// next call's copy waits behind the stream's work (a wait, not a conflict;
+// the conflict is unmanaged_streams.cu's, calls reading each other's input).
 extern "C" int casebook_open_streams_destroy_only_cpp(const casebook_recorder *r) {
   return close_stream(r, false);
 }
