@@ -129,26 +129,39 @@ extern "C" int casebook_device_reset_broken_cpp(const casebook_recorder *r) {
 
 namespace {
 
-// The library's buffer written after the reset, in the context it was made
-// in: its own, pushed for the call, or the primary one, which the reset
-// destroyed and the runtime has made anew.
-// Usable: the write is accepted and completes (the context synchronised).
-bool library_buffer_usable(const casebook_recorder *r, const Driver &d, const Library &lib) {
+// Runs `call` in the context the library's buffer was made in: its own,
+// pushed for the call, or the primary one, current already. False where the
+// push is refused.
+template <typename Call>
+bool in_library_context(const casebook_recorder *r, const Driver &d, const Library &lib, Call call) {
   CUcontext popped;
   if (lib.ctx &&
       tolerate_cu(r, d.errorName, "cuCtxPushCurrent (the library's context)", d.ctxPush(lib.ctx)) != CUDA_SUCCESS)
     return false;
-  CUresult used = tolerate_cu(r, d.errorName, "cuMemsetD32 (the library's buffer, after the reset)",
-                              d.memsetD32(lib.buffer, 0, 1));
-  if (used == CUDA_SUCCESS) used = tolerate_cu(r, d.errorName, "cuCtxSynchronize (after the write)", d.ctxSync());
+  bool done = call();
   if (lib.ctx) rec_cu(r, d.errorName, "cuCtxPopCurrent", d.ctxPop(&popped));
+  return done;
+}
+
+// A write of `words` words at `at` through the driver, then the current
+// context synchronised: whether both are accepted.
+bool written(const casebook_recorder *r, const Driver &d, const char *call, CUdeviceptr at, size_t words) {
+  CUresult used = tolerate_cu(r, d.errorName, call, d.memsetD32(at, 0, words));
+  if (used == CUDA_SUCCESS) used = tolerate_cu(r, d.errorName, "cuCtxSynchronize (after the write)", d.ctxSync());
   return used == CUDA_SUCCESS;
 }
 
+// The library's buffer written after the reset, in the context it was made
+// in (the primary one the reset has reset and the runtime initialised
+// again). Usable: the write is accepted and completes.
+bool library_buffer_usable(const casebook_recorder *r, const Driver &d, const Library &lib) {
+  return in_library_context(
+      r, d, lib, [&] { return written(r, d, "cuMemsetD32 (the library's buffer, after the reset)", lib.buffer, 1); });
+}
+
 // A new call after the reset, in the primary context (through the runtime,
-// which makes it anew at its first call) or in the library's (its own,
-// pushed for the call, or the primary one): a small buffer allocated,
-// written and freed, the context synchronised.
+// which initialises it again at its first call) or in the library's: a
+// small buffer allocated, written and freed, the context synchronised.
 const size_t kNewCall = 1ull << 20;
 
 bool primary_takes_a_new_call(const casebook_recorder *r) {
@@ -162,19 +175,15 @@ bool primary_takes_a_new_call(const casebook_recorder *r) {
 }
 
 bool library_takes_a_new_call(const casebook_recorder *r, const Driver &d, const Library &lib) {
-  CUcontext popped;
-  if (lib.ctx &&
-      tolerate_cu(r, d.errorName, "cuCtxPushCurrent (the library's context)", d.ctxPush(lib.ctx)) != CUDA_SUCCESS)
-    return false;
-  CUdeviceptr fresh = 0;
-  CUresult used = tolerate_cu(r, d.errorName, "cuMemAlloc (a new call, after the reset)", d.memAlloc(&fresh, kNewCall));
-  if (used == CUDA_SUCCESS) {
-    used = tolerate_cu(r, d.errorName, "cuMemsetD32 (the new buffer)", d.memsetD32(fresh, 0, kNewCall / 4));
-    if (used == CUDA_SUCCESS) used = tolerate_cu(r, d.errorName, "cuCtxSynchronize (after the write)", d.ctxSync());
+  return in_library_context(r, d, lib, [&] {
+    CUdeviceptr fresh = 0;
+    if (tolerate_cu(r, d.errorName, "cuMemAlloc (a new call, after the reset)", d.memAlloc(&fresh, kNewCall)) !=
+        CUDA_SUCCESS)
+      return false;
+    bool done = written(r, d, "cuMemsetD32 (the new buffer)", fresh, kNewCall / 4);
     rec_cu(r, d.errorName, "cuMemFree (the new buffer)", d.memFree(fresh));
-  }
-  if (lib.ctx) rec_cu(r, d.errorName, "cuCtxPopCurrent", d.ctxPop(&popped));
-  return used == CUDA_SUCCESS;
+    return done;
+  });
 }
 
 int reset_cleanup(const casebook_recorder *r, LibraryContext where, Buffer buffer) {
