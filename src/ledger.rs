@@ -6,6 +6,7 @@
 use casebook_model::ledger::{Change, Standing, Undecided, Why::*};
 
 const S000: &str = "000_1633914ffce0e075.txt";
+const S001: &str = "001_eb72388bf55c7443.txt";
 const S002: &str = "002_245404227877bbf6.txt";
 const S003: &str = "003_a513a38b5daed103.txt";
 
@@ -56,6 +57,38 @@ pub const UNDECIDED: &[Undecided] = &[
         quote: "An outdated or corrupted GPU driver can lead to memory management problems.",
         why: Untestable(
             "the GPU machines have one driver (580); no other can be installed to compare",
+        ),
+    },
+    Undecided {
+        id: "000-root-cause-almost-always-resource-management",
+        seed: S000,
+        quote: "However, the root cause almost always traces back to neglecting CUDA's deterministic \
+                resource management requirements.",
+        why: Untestable(
+            "how often, among the second-call errors users meet, the cause is a resource neglected: a count over users' programs, which no run here makes. The casebook has both kinds: missing-free, open-streams and context-leak neglect a resource; sticky-error's second call fails after a device-side fault with nothing neglected",
+        ),
+    },
+    Undecided {
+        id: "001-second-run-failure-suggests-allocation-problem",
+        seed: S001,
+        quote: "Failure on the second run, after a successful first run, strongly suggests a resource \
+                allocation problem that is not readily apparent during the initial execution.",
+        why: Untestable(
+            "how strongly one observation points to one cause across the failures users meet, a rule of diagnosis no run can weigh. The casebook's second runs fail for both: an allocation the first run kept (second-training-run, library-handle-no-memory) and a context a device-side assert left unusable (sticky-error)",
+        ),
+    },
+    Undecided {
+        id: "002-driver-reset-interrupts-all-applications",
+        seed: S002,
+        quote: "However, this is not an ideal solution since it interrupts all CUDA applications.",
+        why: Untestable("resetting the driver of a shared GPU machine is not allowed here"),
+    },
+    Undecided {
+        id: "003-error-frequently-encountered",
+        seed: S003,
+        quote: "This code demonstrates an error frequently encountered.",
+        why: Untestable(
+            "how often users meet the error is a count of users, not of what CUDA does; what the code itself does (device-heap allocations in a kernel, their exhaustion and fragmentation) is decided by device-heap-exhaustion's claims of the same example",
         ),
     },
 ];
