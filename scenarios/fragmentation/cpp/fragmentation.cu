@@ -537,30 +537,43 @@ extern "C" int casebook_fragmentation_random_order_free_cpp(const casebook_recor
 // of the GPU), every other one is freed, and one block of 90% of the bytes
 // freed is asked for. Below the driver's 2 MiB page, blocks share pages: a
 // page with one block still in it is not given back, whatever was freed
-// beside it.
-template <size_t Block, size_t FreeEvery = 2>
+// beside it. With `Immediate`, the blocks to be freed are freed as Example 1
+// frees its own: each set with cudaMemset and freed right after it is made,
+// before the next block of the stretch is asked for.
+template <size_t Block, size_t FreeEvery = 2, bool Immediate = false>
 static int holes(const casebook_recorder *r) {
   const size_t stretch = under_sanitizer(r) ? size_t(256) << 20 : size_t(4) << 30;
   void *ballast = nullptr;
   rec(r, "cudaMalloc (ballast: all but the stretch)",
       cudaMalloc(&ballast, (free_bytes(r) - stretch) / kBlock * kBlock));
+  const size_t before = Immediate ? free_bytes(r) : 0;
   std::vector<void *> blocks;
   cudaError_t err = cudaSuccess;
+  cudaError_t freed = cudaSuccess;
+  size_t bytes_freed = 0;
   while ((blocks.size() + 1) * Block <= stretch / 100 * 97) {
     void *p;
     err = cudaMalloc(&p, Block);
     if (err != cudaSuccess) break;
+    if (Immediate && blocks.size() % FreeEvery == 0) {  // Example 1: used, then freed at once
+      keep_first_error(freed, cudaMemset(p, 0, Block));
+      keep_first_error(freed, cudaFree(p));
+      bytes_freed += Block;
+      p = nullptr;
+    }
     blocks.push_back(p);
   }
   rec(r, "cudaMalloc (blocks filling the stretch)", err);
   size_t full = free_bytes(r);
-  cudaError_t freed = cudaSuccess;
-  size_t bytes_freed = 0;
-  for (size_t i = 0; i < blocks.size(); i += FreeEvery) {  // every other one (or every one)
-    keep_first_error(freed, cudaFree(blocks[i]));
-    bytes_freed += Block;
+  if (Immediate) {
+    rec(r, "cudaMemset and cudaFree (every other block, right after it is made)", freed);
+  } else {
+    for (size_t i = 0; i < blocks.size(); i += FreeEvery) {  // every other one (or every one)
+      keep_first_error(freed, cudaFree(blocks[i]));
+      bytes_freed += Block;
+    }
+    rec(r, FreeEvery == 1 ? "cudaFree (every block)" : "cudaFree (every other block)", freed);
   }
-  rec(r, FreeEvery == 1 ? "cudaFree (every block)" : "cudaFree (every other block)", freed);
   size_t rise = free_bytes(r) - full;
   size_t request = bytes_freed / 10 * 9 / kBlock * kBlock;  // 90% of the bytes freed
   void *large = nullptr;
@@ -569,8 +582,20 @@ static int holes(const casebook_recorder *r) {
   cudaGetLastError();
   measure(r, names::BLOCK_BYTES, (double)Block);
   measure(r, names::BYTES_FREED, (double)bytes_freed);
-  measure(r, names::FREE_MEMORY_RISE, (double)rise);
-  fact(r, names::THE_BYTES_FREED_ALL_SHOW_AS_FREE_MEMORY, rise >= bytes_freed);
+  if (Immediate) {
+    // Nothing is freed after the fill: what the stretch takes is read
+    // against the memory free before it, and the bytes freed all show as
+    // free when it takes no more than its live blocks, in whole 2 MiB pages
+    // (and one page more: the last one the fill touched).
+    const size_t live = (blocks.size() - (blocks.size() + FreeEvery - 1) / FreeEvery) * Block;
+    const size_t takes = before - full;
+    measure(r, names::BYTES_STILL_LIVE, (double)live);
+    measure(r, names::STRETCH_TAKES, (double)takes);
+    fact(r, names::THE_BYTES_FREED_ALL_SHOW_AS_FREE_MEMORY, takes <= (live + kBlock - 1) / kBlock * kBlock + kBlock);
+  } else {
+    measure(r, names::FREE_MEMORY_RISE, (double)rise);
+    fact(r, names::THE_BYTES_FREED_ALL_SHOW_AS_FREE_MEMORY, rise >= bytes_freed);
+  }
   fact(r, names::ONE_BLOCK_OF_90_OF_THE_BYTES_FREED_IS_SERVED, served == cudaSuccess);
   cudaError_t rest = large ? cudaFree(large) : cudaSuccess;
   for (size_t i = 0; i < blocks.size(); ++i) {
@@ -600,6 +625,16 @@ extern "C" int casebook_fragmentation_sub_page_all_freed_cpp(const casebook_reco
   return holes<size_t(64) << 10, 1>(r);
 }
 // ANCHOR_END: sub_page_all_freed
+
+// ANCHOR: sub_page_immediate_free
+// Seed 004's "the immediate free operations don't always lead to
+// defragmentation", beside live blocks: sub-page-holes, with every other
+// block freed as Example 1 frees (set, then freed right after it is made)
+// instead of once the stretch is full.
+extern "C" int casebook_fragmentation_sub_page_immediate_free_cpp(const casebook_recorder *r) {
+  return holes<size_t(64) << 10, 2, true>(r);
+}
+// ANCHOR_END: sub_page_immediate_free
 
 // ANCHOR: chunk_pool
 // Seed 004's remedy: "a custom memory pool manager that allocates larger

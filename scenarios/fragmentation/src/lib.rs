@@ -39,6 +39,7 @@ casebook_model::cpp_variants! {
         sub_page_holes,
         page_holes,
         sub_page_all_freed,
+        sub_page_immediate_free,
         size_class_pool,
         shared_chunk_pool,
     }
@@ -158,6 +159,14 @@ pub fn scenario() -> Scenario {
                  one there; every one here",
                 "return holes<size_t(64) << 10>(r);",
                 "return holes<size_t(64) << 10, 1>(r);",
+            ),
+            Variant::records("sub-page-immediate-free-cpp", cpp::sub_page_immediate_free).one_change(
+                "sub-page-holes-cpp",
+                "when the blocks to be freed are freed: once the stretch is full there; here each \
+                 right after it is made and set with cudaMemset, before the next block is asked \
+                 for, as Example 1 frees its own",
+                "return holes<size_t(64) << 10>(r);",
+                "return holes<size_t(64) << 10, 2, true>(r);",
             ),
             Variant::records("size-class-pool-cpp", cpp::size_class_pool),
             Variant::records("shared-chunk-pool-cpp", cpp::shared_chunk_pool).one_change(
@@ -654,18 +663,25 @@ const CLAIMS: &[Claim] = &[
         id: "004-free-does-not-defragment",
         source: Source::SEED_004,
         quote: "The immediate free operations don't always lead to defragmentation.",
-        judged_by: "sub-page-all-freed-cpp",
+        judged_by: "sub-page-immediate-free-cpp",
         control: Control::Run("sub-page-holes-cpp"),
-        // "Don't always": a case where the immediate frees do not give back
-        // what was freed as one block, if there is one. The sentence follows
-        // Example 1, whose blocks are each freed right after use: here
-        // blocks below the driver's page fill a stretch and every one is
-        // freed, then one block of 90% of the bytes freed is asked for (the
-        // article's own sizes, as-written-cpp, read the same). The control
-        // keeps every other block live (one change): then the freed memory
-        // stays in pages its live neighbours share and the request is
-        // refused, the condition of 001-incomplete-free-fragments ("the
-        // failure to completely free"), which that run decides.
+        // "Immediate free operations": Example 1's, each block freed right
+        // after it is made and used. "Don't always": a case where they do
+        // not give back what was freed as one block, if there is one; the
+        // likeliest is beside blocks that stay live in the same pages of
+        // the driver (below its 2 MiB page, blocks share pages). So blocks
+        // of 64 KiB fill a stretch, every other one freed as Example 1
+        // frees (set with cudaMemset, freed before the next block is asked
+        // for) and every other one kept live; then one block of 90% of the
+        // bytes freed is asked for. Served, with the stretch taking no more
+        // than its live blocks' pages: refuted (the article's own sequence,
+        // as-written-cpp, and every block of the stretch freed,
+        // sub-page-all-freed-cpp, read the same). The control frees the
+        // same blocks once the stretch is full instead (one change): freed
+        // memory then stays in pages its live neighbours share and the
+        // request is refused, the condition of
+        // 001-incomplete-free-fragments ("the failure to completely free"),
+        // which that run decides.
         judge: holes_verdict,
         ..Claim::EITHER
     },
