@@ -172,7 +172,9 @@ pub fn page(index: &Index, root: &Path) -> anyhow::Result<String> {
          where two other words in it are neither such nor generic: \"was compiled with\", \
          \"do you have\" and \"failed to allocate\" are pieces of any sentence, \"tried to \
          allocate\" is not; two words alone, a whole message (\"is misaligned\" after an \
-         address), need one such word. Traceback frames, Python's and compute-sanitizer's, are \
+         address), need one such word. A case is matched on the phrases of its one text that \
+         shares the most with the pasted one, and on the error's name and what the sizes say \
+         where any of its texts holds them. Traceback frames, Python's and compute-sanitizer's, are \
          passed over. In a log, the first error is read as the likely cause, and \
          warnings, information lines and nvidia-smi's table are passed over for it unless they \
          speak of an error; the driver's Xid report is read by its number (Xid 48, a double-bit \

@@ -499,7 +499,14 @@ impl<'a> Ranker<'a> {
             // says it: figures are the message's numbers, not its words, and
             // the text whose words match best need not be the one whose
             // numbers do.
-            for f in query.iter().filter(|f| f.starts_with("fig:")) {
+            // So with the error's name: the text's error is the case's where
+            // any of its texts names it (the run returned it, or a user
+            // pasted it), though the text whose words match best (a user's
+            // assert line) need not name it.
+            for f in query
+                .iter()
+                .filter(|f| f.starts_with("fig:") || features::is_error_name(f))
+            {
                 if !shared.contains(f) && texts.iter().any(|own| own.contains(f)) {
                     shared.insert(f);
                     let boost = if first.contains(f) {

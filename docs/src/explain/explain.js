@@ -1249,10 +1249,10 @@
         if (best.shared.indexOf(pick.p) < 0) best.shared.push(pick.p);
         best.score += pick.w;
       }
-      // As in rank.rs: what the figures say is the case's where any of its
-      // texts says it.
+      // As in rank.rs: what the figures say, and the error's name, is the
+      // case's where any of its texts says it.
       Array.from(query).sort(byteOrder).forEach(function (f) {
-        if (f.indexOf("fig:") !== 0 || best.shared.indexOf(f) >= 0) return;
+        if ((f.indexOf("fig:") !== 0 && !isErrorName(f)) || best.shared.indexOf(f) >= 0) return;
         if (!self.textFeatures[i].some(function (own) { return own.has(f); })) return;
         best.shared.push(f);
         best.score += self.weight.get(f) * (first.has(f) ? FIRST_ERROR_WEIGHT : 1.0);
