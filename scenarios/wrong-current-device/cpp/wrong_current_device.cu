@@ -156,8 +156,8 @@ static void later_allocations(const casebook_recorder *r) {
   // ANCHOR_END: grant
   cudaMemAccessFlags flags = cudaMemAccessFlagsProtNone;
   rec(r, "cudaMemPoolGetAccess (device 0 to device 1's pool)", cudaMemPoolGetAccess(&flags, pool, &device0));
-  fact(r, names::DEVICE_0_S_ACCESS_TO_DEVICE_1_S_POOL,
-       flags == cudaMemAccessFlagsProtReadWrite ? "read-write" : flags == cudaMemAccessFlagsProtRead ? "read" : "none");
+  fact_text(r, names::DEVICE_0_S_ACCESS_TO_DEVICE_1_S_POOL,
+            flags == cudaMemAccessFlagsProtReadWrite ? "read-write" : flags == cudaMemAccessFlagsProtRead ? "read" : "none");
   float *block = nullptr;
   cudaError_t err = rec(r, "cudaMallocAsync (device 1's default pool)", cudaMallocAsync((void **)&block, kBytes, 0));
   if (err == cudaSuccess) err = rec(r, "cudaStreamSynchronize (device 1)", cudaStreamSynchronize(0));
