@@ -1028,6 +1028,13 @@ pub const HISTORY: &[Change] = &[
         why: "the twenty-fifth audit: the cuDNN half's \"no control can exist\" was untried, not impossible (cuDNN's handle is refused with about 2 MiB free). With batches under 1 MiB, which PyTorch serves from 2 MiB blocks, the leaking pipeline ends with 2.19 MiB free and the next run's first convolution fails in cuDNN (CUDNN_STATUS_INTERNAL_ERROR; leaky-loader-tiny-next-on-the-gpu-py, H100 run of 41e4626). Each part has a one-change control: the batches let go (both runs complete), 6 MiB batches (the next run fails on cuBLAS's handle, not cuDNN's)",
     },
     Change {
+        id: "nvidia-enabled-peer-memory-is-accessible",
+        commit: "eca8640",
+        from: Standing::Confirmed,
+        to: Standing::Partly,
+        why: "the twenty-first and twenty-ninth audits: \"all allocations\" was tried on one cudaMalloc buffer made before the enable, which could not fail, while NVIDIA's notes on stream-ordered allocation give pools an access of their own. After the enable, device 0's op now also runs on a cudaMalloc buffer of device 1 made after it (reached) and on a block of device 1's default pool (cudaMemPoolGetAccess: none; the kernel faults with cudaErrorIllegalAddress), two H100s, run of eca8640. Two parts: the cudaMalloc buffers (control broken-cpp, never enabled) and the pool's block (control peer-pool-access-cpp, the pool giving device 0 access first: reached)",
+    },
+    Change {
         id: "000-reuse-context-after-reset",
         commit: "45a34cd",
         from: Standing::Partly,

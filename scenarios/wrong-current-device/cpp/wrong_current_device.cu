@@ -8,6 +8,7 @@
 #include "names.h"
 #include "twice.cuh"
 
+#include <algorithm>
 #include <vector>
 
 using namespace casebook;
@@ -105,7 +106,70 @@ extern "C" int casebook_wrong_current_device_fixed_cpp(const casebook_recorder *
   return 0;
 }
 
-extern "C" int casebook_wrong_current_device_peer_cpp(const casebook_recorder *r) {
+// The op from device 0 on `data`, memory of device 1 that `fill` wrote:
+// whether it came back doubled. A fault here leaves device 0's context lost,
+// so the probe that may fault comes last.
+static bool reached(const casebook_recorder *r, const char *what, float *data) {
+  std::vector<float> host(kN);
+  for (int i = 0; i < kN; ++i) host[i] = value(i);
+  cudaSetDevice(1);
+  cudaError_t err = rec(r, what, cudaMemcpy(data, host.data(), kBytes, cudaMemcpyHostToDevice));
+  if (err == cudaSuccess) err = cudaSetDevice(0);
+  if (err == cudaSuccess) err = twice_unguarded(r, data, kN);
+  if (err == cudaSuccess) err = rec(r, "cudaDeviceSynchronize (device 0)", cudaDeviceSynchronize());
+  cudaSetDevice(1);
+  std::fill(host.begin(), host.end(), 0.0f);
+  cudaError_t copied = rec(r, "cudaMemcpy (from device 1)", cudaMemcpy(host.data(), data, kBytes, cudaMemcpyDeviceToHost));
+  bool same = err == cudaSuccess && copied == cudaSuccess;
+  for (int i = 0; same && i < kN; ++i) same = host[i] == 2.0f * value(i);
+  return same;
+}
+
+// "All allocations from peerDevice": after the enable, two more of device 1's
+// allocations reached by the same op from device 0: a buffer from cudaMalloc,
+// and a block of device 1's default stream-ordered pool (with kGrant, the pool
+// gives device 0 access first, as NVIDIA's notes on pools and peer access say
+// it must).
+template <bool kGrant>
+static void later_allocations(const casebook_recorder *r) {
+  cudaSetDevice(1);
+  float *after = nullptr;
+  if (rec(r, "cudaMalloc (on device 1, after the enable)", cudaMalloc((void **)&after, kBytes)) == cudaSuccess) {
+    fact(r, names::A_CUDAMALLOC_BUFFER_MADE_AFTER_THE_ENABLE_IS_REACHED,
+         reached(r, "cudaMemcpy (to the buffer made after the enable)", after));
+    cudaSetDevice(1);
+    rec(r, "cudaFree (device 1)", cudaFree(after));
+  }
+  cudaSetDevice(1);
+  cudaMemPool_t pool;
+  if (rec(r, "cudaDeviceGetDefaultMemPool (device 1)", cudaDeviceGetDefaultMemPool(&pool, 1)) != cudaSuccess) return;
+  cudaMemLocation device0{};
+  device0.type = cudaMemLocationTypeDevice;
+  device0.id = 0;
+  // ANCHOR: grant
+  if (kGrant) {
+    cudaMemAccessDesc access{};
+    access.location = device0;
+    access.flags = cudaMemAccessFlagsProtReadWrite;
+    rec(r, "cudaMemPoolSetAccess (device 0 to device 1's pool)", cudaMemPoolSetAccess(pool, &access, 1));
+  }
+  // ANCHOR_END: grant
+  cudaMemAccessFlags flags = cudaMemAccessFlagsProtNone;
+  rec(r, "cudaMemPoolGetAccess (device 0 to device 1's pool)", cudaMemPoolGetAccess(&flags, pool, &device0));
+  fact_text(r, names::DEVICE_0_S_ACCESS_TO_DEVICE_1_S_POOL,
+            flags == cudaMemAccessFlagsProtReadWrite ? "read-write" : flags == cudaMemAccessFlagsProtRead ? "read" : "none");
+  float *block = nullptr;
+  cudaError_t err = rec(r, "cudaMallocAsync (device 1's default pool)", cudaMallocAsync((void **)&block, kBytes, 0));
+  if (err == cudaSuccess) err = rec(r, "cudaStreamSynchronize (device 1)", cudaStreamSynchronize(0));
+  if (err != cudaSuccess) return;
+  fact(r, names::A_POOL_BLOCK_OF_DEVICE_1_IS_REACHED, reached(r, "cudaMemcpy (to the pool's block)", block));
+  cudaSetDevice(1);
+  rec(r, "cudaFreeAsync (device 1)", cudaFreeAsync(block, 0));
+  rec(r, "cudaStreamSynchronize (device 1)", cudaStreamSynchronize(0));
+}
+
+template <bool kGrant>
+static int peer(const casebook_recorder *r) {
   float *data = nullptr;
   if (setup(r, &data) != cudaSuccess) return 1;
   // ANCHOR: peer
@@ -115,5 +179,18 @@ extern "C" int casebook_wrong_current_device_peer_cpp(const casebook_recorder *r
   // ANCHOR_END: peer
   fact(r, names::PEER_ENABLED, enabled == cudaSuccess);
   finish(r, data, launched);
+  if (enabled == cudaSuccess) later_allocations<kGrant>(r);
   return 0;
 }
+
+extern "C" int casebook_wrong_current_device_peer_cpp(const casebook_recorder *r) {
+  return peer<false>(r);
+}
+
+// ANCHOR: peer_pool_access
+// The same, with device 1's default pool giving device 0 access before its
+// block is asked for.
+extern "C" int casebook_wrong_current_device_peer_pool_access_cpp(const casebook_recorder *r) {
+  return peer<true>(r);
+}
+// ANCHOR_END: peer_pool_access

@@ -35,6 +35,7 @@ casebook_model::cpp_variants! {
         broken,
         fixed,
         peer,
+        peer_pool_access,
     }
 }
 
@@ -70,6 +71,13 @@ pub fn scenario() -> Scenario {
                 "cudaError_t enabled = rec(r, \"cudaDeviceEnablePeerAccess (device 0 to device 1's \
                  memory)\", cudaDeviceEnablePeerAccess(1, 0));\n\
                  cudaError_t launched = twice_unguarded(r, data, kN);",
+            ),
+            Variant::records("peer-pool-access-cpp", cpp::peer_pool_access).one_change(
+                "peer-cpp",
+                "device 1's default stream-ordered pool gives device 0 read-write access \
+                 (cudaMemPoolSetAccess) before its block is asked for",
+                "return peer<false>(r);",
+                "return peer<true>(r);",
             ),
             cudarc_pair!(Symptom::cuda_error(driver::ILLEGAL_ADDRESS))
                 .then_shows(Symptom::check_failed(MATCHES)),
@@ -205,17 +213,46 @@ const CLAIMS: &[Claim] = &[Claim {
     quote: "On success, all allocations from peerDevice will immediately be accessible by the \
             current device.",
     judged_by: "peer-cpp",
-    control: Control::Run("broken-cpp"),
-    // cudaDeviceEnablePeerAccess(1) succeeds on device 0 and device 0's
-    // kernel then doubles device 1's data (confirmed), or faults or leaves it
-    // (refuted); where it does not succeed (cudaDeviceCanAccessPeer says no),
-    // the sentence's condition is not met. broken-cpp, the same launch
-    // without the enabling line, is the control: there device 0's kernel
-    // does not reach the data.
-    judge: |o: &Outcome| match (o.flag(PEER_ENABLED), o.check(MATCHES)) {
-        (Some(true), Some(true)) => ClaimVerdict::Confirmed,
-        (Some(true) | None, Some(false)) => ClaimVerdict::Refuted,
-        _ => ClaimVerdict::Undecided,
+    control: Control::Parts(&[
+        Part {
+            part: "device 1's allocations from cudaMalloc, made before the enable and after it",
+            // The same launch without the enabling line (one change):
+            // device 0's kernel does not reach the data.
+            control: Control::Run("broken-cpp"),
+        },
+        Part {
+            part: "a block of device 1's default stream-ordered pool, made after the enable",
+            // The same program with the pool giving device 0 access first
+            // (one change).
+            control: Control::Run("peer-pool-access-cpp"),
+        },
+    ]),
+    // "All allocations from peerDevice": after cudaDeviceEnablePeerAccess(1)
+    // succeeds on device 0, device 0's kernel doubles device 1's data in a
+    // cudaMalloc buffer made before the enable and in one made after it, and
+    // in a block of device 1's default stream-ordered pool made after it.
+    // All reached: confirmed; the cudaMalloc buffers but not the pool's
+    // block (NVIDIA's notes on stream-ordered allocation give pools their
+    // own access, cudaMemPoolSetAccess): partly; none: refuted. Where the
+    // enable does not succeed (cudaDeviceCanAccessPeer says no), the
+    // sentence's condition is not met. broken-cpp never enables it: device
+    // 0's kernel does not reach the data.
+    judge: |o: &Outcome| {
+        let malloced = match (
+            o.check(MATCHES),
+            o.flag(A_CUDAMALLOC_BUFFER_MADE_AFTER_THE_ENABLE_IS_REACHED),
+        ) {
+            (Some(before), Some(after)) => Some(before && after),
+            (Some(false), None) => Some(false),
+            _ => None,
+        };
+        match (o.flag(PEER_ENABLED), malloced) {
+            (Some(true), _) => {
+                ClaimVerdict::of_two_parts(malloced, o.flag(A_POOL_BLOCK_OF_DEVICE_1_IS_REACHED))
+            }
+            (None, Some(false)) => ClaimVerdict::Refuted,
+            _ => ClaimVerdict::Undecided,
+        }
     },
     ..Claim::EITHER
 }];
@@ -224,22 +261,38 @@ const CLAIMS: &[Claim] = &[Claim {
 mod tests {
     use super::*;
 
-    fn outcome(enabled: Option<bool>, matches: bool) -> Outcome {
-        let mut o = Outcome::empty().with_check(MATCHES, matches);
+    fn outcome(enabled: Option<bool>, reached: Option<(bool, bool, bool)>) -> Outcome {
+        let mut o = Outcome::empty();
         if let Some(e) = enabled {
             o = o.with_fact(PEER_ENABLED, e);
         }
-        o
+        match reached {
+            Some((before, after, pool)) => o.with_check(MATCHES, before).with_facts([
+                (A_CUDAMALLOC_BUFFER_MADE_AFTER_THE_ENABLE_IS_REACHED, after),
+                (A_POOL_BLOCK_OF_DEVICE_1_IS_REACHED, pool),
+            ]),
+            None => o.with_check(MATCHES, false),
+        }
     }
 
     #[test]
     fn the_claim_turns_on_what_device_0_s_kernel_reached() {
         let judge = CLAIMS[0].judge;
-        assert_eq!(judge(&outcome(Some(true), true)), ClaimVerdict::Confirmed);
-        assert_eq!(judge(&outcome(Some(true), false)), ClaimVerdict::Refuted);
+        for (reached, verdict) in [
+            ((true, true, true), ClaimVerdict::Confirmed),
+            // The pool's block, which has its own access, not reached.
+            ((true, true, false), ClaimVerdict::Partly),
+            ((true, false, false), ClaimVerdict::Refuted),
+            ((false, false, false), ClaimVerdict::Refuted),
+        ] {
+            assert_eq!(judge(&outcome(Some(true), Some(reached))), verdict);
+        }
         // Where peer access cannot be enabled, the sentence's condition is not met.
-        assert_eq!(judge(&outcome(Some(false), false)), ClaimVerdict::Undecided);
+        assert_eq!(
+            judge(&outcome(Some(false), Some((false, false, false)))),
+            ClaimVerdict::Undecided
+        );
         // The control, which never enables it: device 0's kernel does not reach the data.
-        assert_eq!(judge(&outcome(None, false)), ClaimVerdict::Refuted);
+        assert_eq!(judge(&outcome(None, None)), ClaimVerdict::Refuted);
     }
 }
