@@ -158,10 +158,26 @@ macro_rules! names_module {
     };
 }
 
-/// In a scenario's `lib.rs`: the module `cpp`, declaring the `extern "C"`
-/// entry points of its C++ variants (compiled from `cpp/` by its build
-/// script), and one [`Program`](crate::Program) for each, named after its
-/// anchor in the file:
+/// In a scenario's `lib.rs`: the modules its build script makes of its
+/// folder. `names` (see [`names_module!`](crate::names_module)); where
+/// `cpp/` holds C++ variants, `cpp` (see [`cpp_variants!`](crate::cpp_variants)),
+/// listing each entry point a file defines (`casebook_<slug>_<anchor>_cpp`)
+/// by its anchor, or the file whole where it marks no anchors; where
+/// `device/` holds kernels, `fatbin`, one `&[u8]` constant for each file
+/// (`fatbin::SCALE` for `device/scale.cu`). An entry point's name is written
+/// once, in its C++.
+#[macro_export]
+macro_rules! case_modules {
+    () => {
+        include!(concat!(env!("OUT_DIR"), "/case.rs"));
+    };
+}
+
+/// The module `cpp`, declaring the `extern "C"` entry points of a
+/// scenario's C++ variants (compiled from `cpp/` by its build script), and
+/// one [`Program`](crate::Program) for each, named after its anchor in the
+/// file. The build script writes it from the entry points it finds (see
+/// [`case_modules!`](crate::case_modules)), as:
 ///
 /// ```ignore
 /// casebook_model::cpp_variants! {

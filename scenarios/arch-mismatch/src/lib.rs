@@ -18,22 +18,7 @@ mod fixed;
 mod newer_ptx;
 mod ptx_only;
 
-casebook_model::names_module!();
-
-casebook_model::cpp_variants! {
-    "cpp/old_arch.cu" {
-        broken,
-    }
-    "cpp/all_archs.cu" {
-        fixed,
-    }
-}
-
-/// The kernels of `device/`, each compiled for the machine code its
-/// `// gencode:` line names.
-pub mod fatbin {
-    include!(concat!(env!("OUT_DIR"), "/fatbins.rs"));
-}
+casebook_model::case_modules!();
 
 /// Elements the kernel scales.
 const N: usize = 1 << 20;

@@ -30,14 +30,7 @@ mod fixed;
 mod pageable;
 mod safe_api;
 
-casebook_model::names_module!();
-
-casebook_model::cpp_variants! {
-    "cpp/async_copy_lifetime.cu" {
-        broken,
-        fixed,
-    }
-}
+casebook_model::case_modules!();
 
 /// 32-bit words copied: 16 MiB.
 pub const WORDS: usize = 4 << 20;

@@ -17,15 +17,7 @@ mod broken;
 mod fixed;
 mod safe_api;
 
-casebook_model::names_module!();
-
-casebook_model::cpp_variants! {
-    "cpp/async_free_race.cu" {
-        broken,
-        fixed,
-        trimmed,
-    }
-}
+casebook_model::case_modules!();
 
 pub const RUNS: usize = 5;
 pub const N: usize = 1 << 20;

@@ -21,7 +21,7 @@ use cudarc::driver::sys::CUdeviceptr;
 mod broken;
 mod fixed;
 
-casebook_model::names_module!();
+casebook_model::case_modules!();
 
 /// The first phase reserves this share of the free memory; the other
 /// process then asks for the same share, so the two cannot both fit.

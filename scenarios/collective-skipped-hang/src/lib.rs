@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use casebook_model::prelude::*;
 
-casebook_model::names_module!();
+casebook_model::case_modules!();
 
 const FILE: &str = "python/ranks.py";
 

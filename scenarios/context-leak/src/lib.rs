@@ -39,14 +39,7 @@ mod fixed;
 mod owns;
 mod small;
 
-casebook_model::names_module!();
-
-casebook_model::cpp_variants! {
-    "cpp/context_leak.cu" {
-        broken,
-        fixed,
-    }
-}
+casebook_model::case_modules!();
 
 /// The broken loop stops here if nothing has failed by then: past the 101
 /// contexts at which the driver refuses one on an H100 and an H200, and

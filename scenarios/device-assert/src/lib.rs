@@ -19,20 +19,7 @@ use cudarc::driver::{
 mod broken;
 mod fixed;
 
-casebook_model::names_module!();
-
-casebook_model::cpp_variants! {
-    "cpp/device_assert.cu" {
-        broken,
-        fixed,
-        in_range,
-    }
-}
-
-/// The kernels of `device/`, compiled by nvcc.
-pub mod fatbin {
-    include!(concat!(env!("OUT_DIR"), "/fatbins.rs"));
-}
+casebook_model::case_modules!();
 
 /// Entries in the table (as `kTableLen` in `device/gather.cuh`).
 pub(crate) const TABLE_LEN: i32 = 1024;

@@ -15,28 +15,7 @@ use cudarc::driver::{
 mod broken;
 mod fixed;
 
-casebook_model::names_module!();
-
-casebook_model::cpp_variants! {
-    "cpp/device_heap_exhaustion.cu" {
-        as_written,
-        fixed,
-        size_in_range,
-    }
-    "cpp/device_heap_exhaustion.cu" (whole file) {
-        broken,
-    }
-    "cpp/device_heap_exhaustion_probes.cu" {
-        heap_fragmentation,
-        hole_sized_request,
-        grid_size,
-    }
-}
-
-/// The kernels of `device/`, compiled by nvcc.
-pub mod fatbin {
-    include!(concat!(env!("OUT_DIR"), "/fatbins.rs"));
-}
+casebook_model::case_modules!();
 
 /// Threads launched, each allocating FLOATS floats.
 pub const THREADS: usize = 1 << 20;

@@ -10,20 +10,7 @@
 
 use casebook_model::prelude::*;
 
-casebook_model::names_module!();
-
-casebook_model::cpp_variants! {
-    "cpp/device_reset.cu" {
-        broken,
-        fixed,
-        library_in_primary,
-        pool_across_reset,
-        fragmented_reset,
-        fragmented_reset_library_in_primary,
-        buffer_from_pool,
-        library_in_primary_buffer_from_pool,
-    }
-}
+casebook_model::case_modules!();
 
 /// What the library allocates in its context (`kLibrary` in the C++).
 const LIBRARY_BYTES: f64 = (4u64 << 30) as f64;

@@ -13,14 +13,7 @@ use cudarc::driver::{CudaContext, CudaFunction, CudaStream};
 mod broken;
 mod fixed;
 
-casebook_model::names_module!();
-
-casebook_model::cpp_variants! {
-    "cpp/exception_leak.cu" {
-        broken,
-        fixed,
-    }
-}
+casebook_model::case_modules!();
 
 /// Each call's buffer: the article's 1 GB.
 pub const BYTES: usize = 1 << 30;

@@ -16,14 +16,7 @@ mod broken;
 mod fixed;
 pub mod worker;
 
-casebook_model::names_module!();
-
-casebook_model::cpp_variants! {
-    "cpp/fork_after_init.cu" {
-        broken,
-        fixed,
-    }
-}
+casebook_model::case_modules!();
 
 const FILE: &str = "python/workers.py";
 

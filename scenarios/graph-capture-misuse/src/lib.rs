@@ -27,18 +27,7 @@ mod fixed;
 mod safe_api;
 mod status_calls;
 
-casebook_model::names_module!();
-
-casebook_model::cpp_variants! {
-    "cpp/graph_capture_misuse.cu" {
-        broken,
-        fixed,
-        captured_event,
-        event_outside_capture,
-        unjoined_fork,
-        joined_fork,
-    }
-}
+casebook_model::case_modules!();
 
 const TRACKING_OFF_SAFE: &str = "With event tracking off, a buffer used inside a capture and \
                                  dropped after its graph leaves no error behind (cudarc#590, \

@@ -13,20 +13,7 @@ mod fixed;
 mod physical;
 mod pinned;
 
-casebook_model::names_module!();
-
-casebook_model::cpp_variants! {
-    "cpp/host_memory_leak.cu" (whole file) {
-        broken,
-        fixed,
-    }
-    "cpp/limited_host.cu" {
-        limited_host,
-        limited_host_fixed,
-        limited_address_space,
-        limited_address_space_fixed,
-    }
-}
+casebook_model::case_modules!();
 
 pub const CALLS: usize = 64;
 /// Each call's host input: the article's 1M floats.

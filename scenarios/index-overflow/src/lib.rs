@@ -16,20 +16,7 @@ use cudarc::driver::{CudaContext, CudaFunction, DriverError, LaunchConfig};
 mod broken;
 mod fixed;
 
-casebook_model::names_module!();
-
-casebook_model::cpp_variants! {
-    "cpp/index_overflow.cu" {
-        broken,
-        fixed,
-        signed_product,
-    }
-}
-
-/// The kernels of `device/`, compiled by nvcc.
-pub mod fatbin {
-    include!(concat!(env!("OUT_DIR"), "/fatbins.rs"));
-}
+casebook_model::case_modules!();
 
 /// Elements, as `kElements` in `device/fill.cuh`: 2^31 + 2^20.
 pub const ELEMENTS_N: i64 = (1 << 31) + (1 << 20);

@@ -15,14 +15,7 @@ use cudarc::driver::{DriverError, sys};
 mod broken;
 mod fixed;
 
-casebook_model::names_module!();
-
-casebook_model::cpp_variants! {
-    "cpp/invalid_device_ordinal.cu" {
-        broken,
-        fixed,
-    }
-}
+casebook_model::case_modules!();
 
 const FILE: &str = "python/ordinal.py";
 

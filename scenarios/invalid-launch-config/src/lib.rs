@@ -27,21 +27,7 @@ use cudarc::driver::{
 mod broken;
 mod fixed;
 
-casebook_model::names_module!();
-
-casebook_model::cpp_variants! {
-    "cpp/invalid_launch_config.cu" {
-        broken,
-        fixed,
-        empty_batch,
-        unchecked,
-    }
-}
-
-/// The kernels of `device/`, compiled by nvcc.
-pub mod fatbin {
-    include!(concat!(env!("OUT_DIR"), "/fatbins.rs"));
-}
+casebook_model::case_modules!();
 
 const ATTENTION: &str = "python/attention.py";
 

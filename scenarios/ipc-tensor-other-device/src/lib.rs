@@ -14,7 +14,7 @@ use std::time::Duration;
 use casebook_model::prelude::*;
 use casebook_model::pytorch;
 
-casebook_model::names_module!();
+casebook_model::case_modules!();
 
 const FILE: &str = "python/share.py";
 

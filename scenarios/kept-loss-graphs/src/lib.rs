@@ -17,7 +17,7 @@
 use casebook_model::prelude::*;
 use casebook_model::pytorch;
 
-casebook_model::names_module!();
+casebook_model::case_modules!();
 
 const FILE: &str = "python/loss_history.py";
 /// Outputs kept on the GPU in segments their step's work left.

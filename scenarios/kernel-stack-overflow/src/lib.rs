@@ -20,18 +20,7 @@ use cudarc::driver::{CudaContext, DriverError, PushKernelArg, sys};
 mod broken;
 mod fixed;
 
-pub mod fatbin {
-    include!(concat!(env!("OUT_DIR"), "/fatbins.rs"));
-}
-
-casebook_model::names_module!();
-
-casebook_model::cpp_variants! {
-    "cpp/kernel_stack_overflow.cu" {
-        broken,
-        fixed,
-    }
-}
+casebook_model::case_modules!();
 
 /// Calls deep.
 pub const DEPTH: i32 = 24;

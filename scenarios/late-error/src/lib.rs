@@ -17,7 +17,7 @@ mod fixed;
 mod launch_blocking;
 mod pinpoint;
 
-casebook_model::names_module!();
+casebook_model::case_modules!();
 
 pub const SPIN_NS: u64 = 50_000_000;
 pub(crate) const LAUNCH: &str = "cuLaunchKernel spin_then_fault (the culprit)";

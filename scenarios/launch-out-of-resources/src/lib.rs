@@ -20,22 +20,7 @@ mod fixed;
 mod launch_bounds;
 mod too_many_threads;
 
-casebook_model::names_module!();
-
-casebook_model::cpp_variants! {
-    "cpp/launch_out_of_resources.cu" {
-        broken,
-        fixed,
-        too_many_threads,
-        occupancy_measured,
-        occupancy_fixed_block,
-    }
-}
-
-/// The kernels of `device/`, compiled by nvcc.
-pub mod fatbin {
-    include!(concat!(env!("OUT_DIR"), "/fatbins.rs"));
-}
+casebook_model::case_modules!();
 
 /// Elements each launch computes.
 pub(crate) const N: usize = 1 << 16;

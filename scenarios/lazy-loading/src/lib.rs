@@ -23,18 +23,7 @@ mod eager;
 mod fixed;
 mod footprint;
 
-casebook_model::names_module!();
-
-casebook_model::cpp_variants! {
-    "cpp/lazy_loading.cu" {
-        broken,
-        fixed,
-    }
-}
-
-pub mod fatbin {
-    include!(concat!(env!("OUT_DIR"), "/fatbins.rs"));
-}
+casebook_model::case_modules!();
 
 /// The waiter gives up after this long; a first launch that returns only
 /// then waited for it.

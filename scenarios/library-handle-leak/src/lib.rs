@@ -16,7 +16,7 @@ mod broken;
 mod fixed;
 mod tools;
 
-casebook_model::names_module!();
+casebook_model::case_modules!();
 
 pub const LEFT_FREE: usize = 2 << 30;
 /// The PyTorch form of the footprint (seed 003's libraries).

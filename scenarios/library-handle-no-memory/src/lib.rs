@@ -11,7 +11,7 @@
 use casebook_model::prelude::*;
 use casebook_model::pytorch;
 
-casebook_model::names_module!();
+casebook_model::case_modules!();
 
 const FILE: &str = "python/handles.py";
 

@@ -12,18 +12,7 @@
 use casebook_model::prelude::*;
 use casebook_model::timing::{self, Larger};
 
-casebook_model::names_module!();
-
-casebook_model::cpp_variants! {
-    "cpp/malloc_in_loop.cu" {
-        broken,
-        fixed,
-        pool,
-        pool_emptied,
-        pool_synced,
-        pool_synced_alike,
-    }
-}
+casebook_model::case_modules!();
 
 pub fn scenario() -> Scenario {
     Scenario {

@@ -17,18 +17,7 @@ use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, CudaView, DriverError,
 mod broken;
 mod fixed;
 
-pub mod fatbin {
-    include!(concat!(env!("OUT_DIR"), "/fatbins.rs"));
-}
-
-casebook_model::names_module!();
-
-casebook_model::cpp_variants! {
-    "cpp/misaligned_address.cu" {
-        broken,
-        fixed,
-    }
-}
+casebook_model::case_modules!();
 
 /// Floats of data, a multiple of 4.
 pub const N: usize = 1 << 20;

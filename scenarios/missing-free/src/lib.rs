@@ -14,21 +14,7 @@ mod broken;
 mod fixed;
 mod tools;
 
-casebook_model::names_module!();
-
-casebook_model::cpp_variants! {
-    "cpp/missing_free.cu" {
-        broken,
-        fixed,
-        unchecked,
-        fixed_unchecked,
-        second_call_large,
-        second_call_large_freed,
-        second_call_large_reset,
-        reuse,
-        reuse_after_reset,
-    }
-}
+casebook_model::case_modules!();
 
 /// Each call's buffer is this fraction of the free memory, so the leak fills
 /// any GPU in about this many calls.

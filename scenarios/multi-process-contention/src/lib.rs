@@ -21,14 +21,7 @@ mod fixed;
 mod handover;
 mod rounds;
 
-casebook_model::names_module!();
-
-casebook_model::cpp_variants! {
-    "cpp/multi_process_contention.cu" {
-        broken,
-        fixed,
-    }
-}
+casebook_model::case_modules!();
 
 pub const WORKERS: usize = 2;
 const BARRIER_ENV: &str = "CASEBOOK_BARRIER";

@@ -10,7 +10,7 @@
 use casebook_model::prelude::*;
 use casebook_model::pytorch;
 
-casebook_model::names_module!();
+casebook_model::case_modules!();
 
 const FILE: &str = "python/ranks.py";
 

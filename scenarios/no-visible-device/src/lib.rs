@@ -15,16 +15,7 @@ use cudarc::driver::result;
 mod broken;
 mod fixed;
 
-casebook_model::names_module!();
-
-casebook_model::cpp_variants! {
-    "cpp/no_visible_device.cu" {
-        broken,
-        fixed,
-        invalid_first,
-        invalid_last,
-    }
-}
+casebook_model::case_modules!();
 
 const FILE: &str = "python/visible.py";
 

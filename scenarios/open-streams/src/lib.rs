@@ -12,23 +12,7 @@
 
 use casebook_model::prelude::*;
 
-casebook_model::names_module!();
-
-casebook_model::cpp_variants! {
-    "cpp/open_streams.cu" {
-        broken,
-        fixed,
-        no_work,
-        destroy_only,
-        leak_streams,
-        destroy_streams,
-    }
-    "cpp/unmanaged_streams.cu" {
-        unmanaged,
-        managed,
-        destroyed_unsynced,
-    }
-}
+casebook_model::case_modules!();
 
 pub fn scenario() -> Scenario {
     Scenario {

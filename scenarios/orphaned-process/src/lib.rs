@@ -22,7 +22,7 @@ mod broken;
 mod exit_and_kill;
 mod fixed;
 
-casebook_model::names_module!();
+casebook_model::case_modules!();
 
 /// What a holder allocates.
 pub const HELD: usize = 4 << 30;

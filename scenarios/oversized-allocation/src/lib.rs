@@ -18,16 +18,7 @@ use cudarc::driver::{CudaContext, CudaFunction, CudaStream, result};
 mod broken;
 mod fixed;
 
-casebook_model::names_module!();
-
-casebook_model::cpp_variants! {
-    "cpp/oversized_allocation.cu" {
-        as_written,
-        room_for_it,
-        broken,
-        fixed,
-    }
-}
+casebook_model::case_modules!();
 
 pub const DATA_BYTES: usize = 2 << 30;
 pub const LEFT_FREE: usize = 1 << 30;

@@ -11,16 +11,7 @@ use casebook_model::cuda_errors::runtime;
 use casebook_model::prelude::*;
 use casebook_model::pytorch;
 
-casebook_model::names_module!();
-
-casebook_model::cpp_variants! {
-    "cpp/oversized_shared_memory.cu" {
-        broken,
-        fixed,
-        fits,
-        varying_sizes,
-    }
-}
+casebook_model::case_modules!();
 
 const TRITON: &str = "python/triton_matmul.py";
 

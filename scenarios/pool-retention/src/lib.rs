@@ -22,23 +22,7 @@ mod fixed;
 mod instant;
 mod thresholds;
 
-casebook_model::names_module!();
-
-casebook_model::cpp_variants! {
-    "cpp/pool_retention.cu" {
-        as_written,
-        synced_before_reading,
-    }
-    "cpp/concurrent_streams.cu" {
-        concurrent_streams,
-        survivors,
-        page_survivors,
-        sparse_survivors,
-        survivors_all_freed,
-        busy_streams,
-        busy_one_stream,
-    }
-}
+casebook_model::case_modules!();
 
 /// The request the phase makes, and the neighbour after it: 60% of what is
 /// free, so that the two cannot both fit.

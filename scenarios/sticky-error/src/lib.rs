@@ -14,18 +14,7 @@ use cudarc::driver::{CudaContext, CudaFunction, DriverError, PushKernelArg};
 mod broken;
 mod fixed;
 
-casebook_model::names_module!();
-
-casebook_model::cpp_variants! {
-    "cpp/sticky_error.cu" {
-        as_written,
-        fixed,
-        reset_after_pool_leak,
-        reset_after_refused_launch,
-        reset_between_calls,
-        trap,
-    }
-}
+casebook_model::case_modules!();
 
 const PYTHON: &str = "python/device_assert.py";
 

@@ -14,7 +14,7 @@ use std::sync::Arc;
 mod broken;
 mod fixed;
 
-casebook_model::names_module!();
+casebook_model::case_modules!();
 
 pub const LAYERS: usize = 4;
 pub const FIRST_BATCH: usize = 64;

@@ -19,18 +19,7 @@ mod fixed;
 mod pipeline;
 mod safe_api;
 
-casebook_model::names_module!();
-
-casebook_model::cpp_variants! {
-    "cpp/unsynced_stream.cu" {
-        broken,
-        fixed,
-        device_sync,
-        device_sync_after,
-        repeated,
-        repeated_synced,
-    }
-}
+casebook_model::case_modules!();
 
 /// How many times each variant runs the pipeline.
 pub const RUNS: usize = 10;

@@ -13,16 +13,7 @@ use cudarc::driver::{DriverError, result};
 mod broken;
 mod fixed;
 
-casebook_model::names_module!();
-
-casebook_model::cpp_variants! {
-    "cpp/wrong_context_thread.cu" {
-        broken,
-        fixed,
-        silent_primary,
-        own_current,
-    }
-}
+casebook_model::case_modules!();
 
 pub fn scenario() -> Scenario {
     Scenario {

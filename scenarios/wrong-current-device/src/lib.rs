@@ -24,19 +24,7 @@ use cudarc::driver::{
 mod broken;
 mod fixed;
 
-pub mod fatbin {
-    include!(concat!(env!("OUT_DIR"), "/fatbins.rs"));
-}
-
-casebook_model::names_module!();
-
-casebook_model::cpp_variants! {
-    "cpp/wrong_current_device.cu" {
-        broken,
-        fixed,
-        peer,
-    }
-}
+casebook_model::case_modules!();
 
 /// Floats of data.
 pub const N: usize = 1 << 20;
