@@ -173,6 +173,57 @@ macro_rules! case_modules {
     };
 }
 
+/// In a scenario's `lib.rs`: `pub fn scenario() -> Scenario`, the case as
+/// the catalogue lists it, from what it declares. Its slug is its folder's
+/// (the build script passes it), its claims are its `CLAIMS` unless it
+/// names others, and `reports` is left out where it reproduces none:
+///
+/// ```ignore
+/// casebook_model::scenario!(Scenario {
+///     title: "…",
+///     cause: "…",
+///     fix: "…",
+///     symptoms: &["out of memory"],
+///     requires: Requirement::GPU,
+///     reports: REPORTS,
+///     variants: variants![cudarc_pair!(Symptom::check_failed(BACK))],
+/// });
+/// ```
+#[macro_export]
+macro_rules! scenario {
+    (Scenario {
+        title: $title:expr,
+        cause: $cause:expr,
+        fix: $fix:expr,
+        symptoms: $symptoms:expr,
+        requires: $requires:expr,
+        $(reports: $reports:expr,)?
+        $(claims: $claims:expr,)?
+        variants: $variants:expr $(,)?
+    }) => {
+        /// This case, as the catalogue lists it.
+        pub fn scenario() -> $crate::Scenario {
+            $crate::Scenario {
+                slug: env!("CASEBOOK_SLUG"),
+                title: $title,
+                cause: $cause,
+                fix: $fix,
+                symptoms: $symptoms,
+                requires: $requires,
+                reports: $crate::scenario!(@or [$($reports)?] &[]),
+                claims: $crate::scenario!(@or [$($claims)?] CLAIMS),
+                variants: $variants,
+            }
+        }
+    };
+    (@or [] $default:expr) => {
+        $default
+    };
+    (@or [$given:expr] $default:expr) => {
+        $given
+    };
+}
+
 /// The module `cpp`, declaring the `extern "C"` entry points of a
 /// scenario's C++ variants (compiled from `cpp/` by its build script), and
 /// one [`Program`](crate::Program) for each, named after its anchor in the

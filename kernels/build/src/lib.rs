@@ -21,6 +21,10 @@ use std::process::Command;
 /// entry points' names start with (`casebook_<slug>_`, the slug's `-` as `_`).
 pub const SYMBOL_PREFIX_ENV: &str = "CASEBOOK_SYMBOL_PREFIX";
 
+/// The variable a scenario's build script sets for its crate: its slug, the
+/// name of its folder (`missing-free`), for `casebook_model::scenario!`.
+pub const SLUG_ENV: &str = "CASEBOOK_SLUG";
+
 /// sm_80 and sm_90 machine code, and compute_90 PTX for newer GPUs.
 pub const GENCODE: &[&str] = &[
     "-gencode=arch=compute_80,code=sm_80",
@@ -320,6 +324,7 @@ pub fn scenario() {
         "cargo::rustc-env={SYMBOL_PREFIX_ENV}=casebook_{}_",
         slug.replace('-', "_")
     );
+    println!("cargo::rustc-env={SLUG_ENV}={slug}");
     let vocabulary = match fs::read_to_string(here.join("names.toml")) {
         Ok(text) => parse_vocabulary(&text),
         Err(_) => Ok(Vec::new()),
