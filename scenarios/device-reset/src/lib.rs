@@ -285,14 +285,11 @@ const CLAIMS: &[Claim] = &[
              call refused: in the same run, after the same reset, a write to the process's \
              buffer from before it is refused (the pointer from before the reset)",
         ),
-        judge: |o: &Outcome| match (
-            o.flag(THE_PRIMARY_CONTEXT_TAKES_A_NEW_CALL_AFTER_THE_RESET),
-            o.flag(THE_LIBRARY_S_CONTEXT_TAKES_A_NEW_CALL_AFTER_THE_RESET),
-        ) {
-            (Some(true), Some(true)) => ClaimVerdict::Confirmed,
-            (Some(false), Some(false)) => ClaimVerdict::Refuted,
-            (Some(_), Some(_)) => ClaimVerdict::Partly,
-            _ => ClaimVerdict::Undecided,
+        judge: |o: &Outcome| {
+            ClaimVerdict::of_two_parts(
+                o.flag(THE_PRIMARY_CONTEXT_TAKES_A_NEW_CALL_AFTER_THE_RESET),
+                o.flag(THE_LIBRARY_S_CONTEXT_TAKES_A_NEW_CALL_AFTER_THE_RESET),
+            )
         },
         ..Claim::EITHER
     },
