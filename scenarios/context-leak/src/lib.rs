@@ -39,14 +39,7 @@ mod fixed;
 mod owns;
 mod small;
 
-casebook_model::names_module!();
-
-casebook_model::cpp_variants! {
-    "cpp/context_leak.cu" {
-        broken,
-        fixed,
-    }
-}
+casebook_model::case_modules!();
 
 /// The broken loop stops here if nothing has failed by then: past the 101
 /// contexts at which the driver refuses one on an H100 and an H200, and
@@ -83,139 +76,133 @@ pub const LEAK_HOLDS: u64 = 60 << 30;
 /// pool's 2 GiB block and two contexts.
 pub const OWNS_HOLDS: u64 = 8 << 30;
 
-pub fn scenario() -> Scenario {
-    Scenario {
-        slug: "context-leak",
-        title: "CUDA out of memory after many calls that each create a context",
-        cause: "A CUDA context reserves device memory and driver resources of its own; contexts \
-                created per call and never destroyed add up until cuCtxCreate fails with \
-                CUDA_ERROR_OUT_OF_MEMORY. Measured on an H100 and an H200, it fails at the same number \
-                of contexts with much of the memory still free: what runs out is a limit on contexts, \
-                reported as out of memory. Use the primary context, or destroy what you create.",
-        fix: "Reuse the device's primary context for every call instead of calling cuCtxCreate per \
-              call, or pair each cuCtxCreate with cuCtxDestroy before the call returns.",
-        symptoms: &["out of memory", "out of memory though memory is free"],
-        requires: Requirement::GPU,
-        reports: &[],
-        claims: CLAIMS,
-        variants: variants![
-            Pair::new(
-                Symptom::cuda_error(driver::OUT_OF_MEMORY),
-                cudarc!(broken),
-                cudarc!(fixed::primary)
-            )
-            .with_broken(|v| v
-                .states(
-                    "cuCtxCreate per call without cuCtxDestroy fails with \
-                     CUDA_ERROR_OUT_OF_MEMORY.",
-                    |o| o.first_error_is(driver::OUT_OF_MEMORY),
-                    |o| o.measure_text(CALLS_COMPLETED, " contexts"),
-                )
-                .timeout(std::time::Duration::from_secs(300))
-                .holds_memory(LEAK_HOLDS)
-                .creates_contexts()
-                .alone()),
-            Variant::fixed("destroyed", cudarc!(broken::destroyed, anchored))
-                .one_change(
-                    "broken",
-                    "what becomes of each call's context once its free memory \
-                     is read: left there; destroyed here",
-                    "// BUG: the context is never destroyed (no cuCtxDestroy).",
-                    "let destroy = unsafe { sys::cuCtxDestroy_v2(ctx) }.result();\n\
-                     rec.step(\"cuCtxDestroy\", destroy)?; // FIX",
-                )
-                .timeout(std::time::Duration::from_secs(400))
-                .creates_contexts(),
-            // The article's case, one context left after the first run, on
-            // a GPU with room for one context and a half: a ballast holds the
-            // rest.
-            Variant::contrast(
-                "one-context-left",
-                Expect::Fails(Symptom::cuda_error(driver::OUT_OF_MEMORY)),
-                cudarc!(small::one_context_left, anchored),
-            )
-            .also_differs(
-                "broken's loop, run after a ballast in the device's primary context leaves \
-                 800 MiB free (a context and a half), as a smaller card or another process's \
-                 memory would, and for 8 calls, not up to 256.",
-            )
-            .alone()
-            .creates_contexts(),
-            Variant::contrast_clean(
-                "one-context-destroyed",
-                cudarc!(small::one_context_destroyed, anchored),
-            )
-            .one_change(
-                "one-context-left",
-                "what becomes of each call's context once its free memory is read: left there \
-                 (broken's loop); destroyed here (destroyed's)",
-                "broken::left(rec, SMALL_CALLS)",
-                "broken::destroying(rec, SMALL_CALLS)",
-            )
-            .alone()
-            .creates_contexts(),
-            Variant::fixed("fixed-destroy", cudarc!(fixed::destroy, anchored))
-                .also_differs(
-                    "besides the cuCtxDestroy after each call's work: 128 calls (past the 101 at \
-                     which broken fails) where broken makes up to 256, a first context made \
-                     before the calls and made current again after them, and the process's own \
-                     memory checked against its baseline where broken reads the device's free \
-                     memory after each call.",
-                )
-                .timeout(std::time::Duration::from_secs(240))
-                .creates_contexts(),
-            Variant::broken(
-                "broken-cust",
-                Symptom::check_failed(OWN_MEMORY_RETURNS_TO_ITS_BASELINE),
-                Program::cust("broken"),
-            )
+casebook_model::scenario!(Scenario {
+    title: "CUDA out of memory after many calls that each create a context",
+    cause: "A CUDA context reserves device memory and driver resources of its own; contexts \
+            created per call and never destroyed add up until cuCtxCreate fails with \
+            CUDA_ERROR_OUT_OF_MEMORY. Measured on an H100 and an H200, it fails at the same number \
+            of contexts with much of the memory still free: what runs out is a limit on contexts, \
+            reported as out of memory. Use the primary context, or destroy what you create.",
+    fix: "Reuse the device's primary context for every call instead of calling cuCtxCreate per \
+          call, or pair each cuCtxCreate with cuCtxDestroy before the call returns.",
+    symptoms: &["out of memory", "out of memory though memory is free"],
+    requires: Requirement::GPU,
+    variants: variants![
+        Pair::new(
+            Symptom::cuda_error(driver::OUT_OF_MEMORY),
+            cudarc!(broken),
+            cudarc!(fixed::primary)
+        )
+        .with_broken(|v| v
             .states(
-                "A Context kept alive per call leaks as cuCtxCreate does: \
-                 each call's context keeps its device memory.",
-                |o| Some(
-                    o.flag(GROWS_WITH_EVERY_CALL)?
-                        && !o.check(OWN_MEMORY_RETURNS_TO_ITS_BASELINE)?
-                ),
-                |o| Outcome::yes_no(
-                    "the process's memory grows with every call",
-                    o.flag(GROWS_WITH_EVERY_CALL)
-                ),
+                "cuCtxCreate per call without cuCtxDestroy fails with \
+                 CUDA_ERROR_OUT_OF_MEMORY.",
+                |o| o.first_error_is(driver::OUT_OF_MEMORY),
+                |o| o.measure_text(CALLS_COMPLETED, " contexts"),
             )
+            .timeout(std::time::Duration::from_secs(300))
+            .holds_memory(LEAK_HOLDS)
+            .creates_contexts()
+            .alone()),
+        Variant::fixed("destroyed", cudarc!(broken::destroyed, anchored))
+            .one_change(
+                "broken",
+                "what becomes of each call's context once its free memory \
+                 is read: left there; destroyed here",
+                "// BUG: the context is never destroyed (no cuCtxDestroy).",
+                "let destroy = unsafe { sys::cuCtxDestroy_v2(ctx) }.result();\n\
+                 rec.step(\"cuCtxDestroy\", destroy)?; // FIX",
+            )
+            .timeout(std::time::Duration::from_secs(400))
             .creates_contexts(),
-            cpp_pair!(Symptom::check_failed(OWN_MEMORY_RETURNS_TO_ITS_BASELINE))
-                .both(Variant::creates_contexts),
-            Variant::fixed("fixed-cust", Program::cust("fixed"))
-                .creates_contexts()
-                .states(
-                    "A legacy Context dropped at the end of its call is \
-                     destroyed: nothing leaks.",
-                    |o| o.check(OWN_MEMORY_RETURNS_TO_ITS_BASELINE),
-                    |o| {
-                        Outcome::yes_no(
-                            "the process's memory back to its baseline",
-                            o.check(OWN_MEMORY_RETURNS_TO_ITS_BASELINE),
-                        )
-                    },
-                ),
-            // What a context holds, and its control: the same buffer,
-            // stream and pool block made in the primary context instead.
-            Variant::records("owns-created", cudarc!(owns::created at "owns"))
-                .holds_memory(OWNS_HOLDS)
-                .creates_contexts(),
-            Variant::records("owns-primary", cudarc!(owns::primary at "owns"))
-                .one_change(
-                    "owns-created",
-                    "the context current while the buffer, the stream and the \
-                 pool's block are made: the created one there, the device's \
-                 primary context here",
-                    "owns(rec, MadeIn::Created)",
-                    "owns(rec, MadeIn::Primary)",
-                )
-                .holds_memory(OWNS_HOLDS)
-                .creates_contexts(),
-        ],
-    }
-}
+        // The article's case, one context left after the first run, on
+        // a GPU with room for one context and a half: a ballast holds the
+        // rest.
+        Variant::contrast(
+            "one-context-left",
+            Expect::Fails(Symptom::cuda_error(driver::OUT_OF_MEMORY)),
+            cudarc!(small::one_context_left, anchored),
+        )
+        .also_differs(
+            "broken's loop, run after a ballast in the device's primary context leaves \
+             800 MiB free (a context and a half), as a smaller card or another process's \
+             memory would, and for 8 calls, not up to 256.",
+        )
+        .alone()
+        .creates_contexts(),
+        Variant::contrast_clean(
+            "one-context-destroyed",
+            cudarc!(small::one_context_destroyed, anchored),
+        )
+        .one_change(
+            "one-context-left",
+            "what becomes of each call's context once its free memory is read: left there \
+             (broken's loop); destroyed here (destroyed's)",
+            "broken::left(rec, SMALL_CALLS)",
+            "broken::destroying(rec, SMALL_CALLS)",
+        )
+        .alone()
+        .creates_contexts(),
+        Variant::fixed("fixed-destroy", cudarc!(fixed::destroy, anchored))
+            .also_differs(
+                "besides the cuCtxDestroy after each call's work: 128 calls (past the 101 at \
+                 which broken fails) where broken makes up to 256, a first context made \
+                 before the calls and made current again after them, and the process's own \
+                 memory checked against its baseline where broken reads the device's free \
+                 memory after each call.",
+            )
+            .timeout(std::time::Duration::from_secs(240))
+            .creates_contexts(),
+        Variant::broken(
+            "broken-cust",
+            Symptom::check_failed(OWN_MEMORY_RETURNS_TO_ITS_BASELINE),
+            Program::cust("broken"),
+        )
+        .states(
+            "A Context kept alive per call leaks as cuCtxCreate does: \
+             each call's context keeps its device memory.",
+            |o| Some(
+                o.flag(GROWS_WITH_EVERY_CALL)? && !o.check(OWN_MEMORY_RETURNS_TO_ITS_BASELINE)?
+            ),
+            |o| Outcome::yes_no(
+                "the process's memory grows with every call",
+                o.flag(GROWS_WITH_EVERY_CALL)
+            ),
+        )
+        .creates_contexts(),
+        cpp_pair!(Symptom::check_failed(OWN_MEMORY_RETURNS_TO_ITS_BASELINE))
+            .both(Variant::creates_contexts),
+        Variant::fixed("fixed-cust", Program::cust("fixed"))
+            .creates_contexts()
+            .states(
+                "A legacy Context dropped at the end of its call is \
+                 destroyed: nothing leaks.",
+                |o| o.check(OWN_MEMORY_RETURNS_TO_ITS_BASELINE),
+                |o| {
+                    Outcome::yes_no(
+                        "the process's memory back to its baseline",
+                        o.check(OWN_MEMORY_RETURNS_TO_ITS_BASELINE),
+                    )
+                },
+            ),
+        // What a context holds, and its control: the same buffer,
+        // stream and pool block made in the primary context instead.
+        Variant::records("owns-created", cudarc!(owns::created at "owns"))
+            .holds_memory(OWNS_HOLDS)
+            .creates_contexts(),
+        Variant::records("owns-primary", cudarc!(owns::primary at "owns"))
+            .one_change(
+                "owns-created",
+                "the context current while the buffer, the stream and the \
+             pool's block are made: the created one there, the device's \
+             primary context here",
+                "owns(rec, MadeIn::Created)",
+                "owns(rec, MadeIn::Primary)",
+            )
+            .holds_memory(OWNS_HOLDS)
+            .creates_contexts(),
+    ],
+});
 
 /// Free device memory as the current context sees it.
 pub(crate) fn free_bytes(rec: &mut Recorder) -> Result<usize, cudarc::driver::DriverError> {
