@@ -364,6 +364,14 @@ pub(crate) fn record_cost(rec: &mut Recorder, per_context: usize, total: usize) 
 /// buffer and the 2 GiB block from the stream-ordered pool asked on its
 /// stream, with no free) and the stream made in it (cuStreamGetCtx): both
 /// confirmed, one partly, neither refuted.
+/// Why no run can make a stream that the context it is made in does not
+/// hold.
+const STREAM_IN_THE_CONTEXT_IT_IS_MADE_IN: &str = "a stream belongs to the context current when \
+     cuStreamCreate makes it, and cuStreamGetCtx names that context: no program makes a stream in \
+     this context that the driver names another's. What shows that the reading can name another \
+     context: owns-primary, the same stream made while the primary context is current, which the \
+     driver names the primary context's";
+
 fn context_holds_memory_and_streams(o: &Outcome) -> ClaimVerdict {
     let memory = match (
         o.flag(BUFFER_IN_THE_CONTEXT),
@@ -391,14 +399,14 @@ const CLAIMS: &[Claim] = &[
                      the driver names no context for it (cuPointerGetAttribute), and destroying \
                      the context it was asked in gives it back to no one; no program makes that \
                      destroy return it. What shows that the reading can say \"given back\": the \
-                     cuMemAlloc buffer beside it, returned by the same destroy",
+                     cuMemAlloc buffer beside it, returned by the same destroy. The \"partly\" \
+                     rests on that block alone: seed 000's own code allocates with cudaMalloc \
+                     only, for which this part holds",
                 ),
             },
             Part {
                 part: "the context holds the streams made in it",
-                // The same buffer, stream and block made while the primary
-                // context is current (one change).
-                control: Control::Run("owns-primary"),
+                control: Control::Impossible(STREAM_IN_THE_CONTEXT_IT_IS_MADE_IN),
             },
         ]),
         // Memory, of both kinds a program asks the driver for: the driver
@@ -407,10 +415,11 @@ const CLAIMS: &[Claim] = &[
         // cuMemFree, and the 2 GiB block from the device's stream-ordered
         // pool, asked on the context's stream, with no cuMemFreeAsync.
         // Streams: cuStreamGetCtx names it as the stream's. Both parts:
-        // confirmed; one: partly; neither: refuted. The control makes the
-        // same buffer, stream and block while the primary context is
-        // current: the created context holds none of them. ("Other runtime
-        // resources" names none to read.)
+        // confirmed; one: partly; neither: refuted. Neither part can have a
+        // control (their reasons say why); owns-primary, the same buffer,
+        // stream and block made while the primary context is current, shows
+        // the readings naming another context. ("Other runtime resources"
+        // names none to read.)
         judge: context_holds_memory_and_streams,
         ..Claim::EITHER
     },
@@ -438,7 +447,7 @@ const CLAIMS: &[Claim] = &[
             },
             Part {
                 part: "the context encompasses the streams made in it",
-                control: Control::Run("owns-primary"),
+                control: Control::Impossible(STREAM_IN_THE_CONTEXT_IT_IS_MADE_IN),
             },
         ]),
         judge: context_holds_memory_and_streams,

@@ -315,9 +315,14 @@ const CLAIMS: &[Claim] = &[
         // the launch (confirmed), or it accepts it (refuted). Where the
         // kernel carries its bound, the block fits and the launch is
         // accepted: no such error, the other answer. A launch refused
-        // although the block fits failed for another reason.
+        // although the block fits failed for another reason, and so does
+        // one refused with another error than the one the sentence names.
         judge: |o: &Outcome| match (o.flag(OVER_LIMIT), o.flag(LAUNCHED_1024)) {
-            (Some(true), Some(false)) => ClaimVerdict::Confirmed,
+            (Some(true), Some(false))
+                if o.shows(&Symptom::cuda_error(driver::LAUNCH_OUT_OF_RESOURCES)) =>
+            {
+                ClaimVerdict::Confirmed
+            }
             (Some(_), Some(true)) => ClaimVerdict::Refuted,
             _ => ClaimVerdict::Undecided,
         },

@@ -222,6 +222,14 @@ const CLAIMS: &[Claim] = &[
         // 128 MiB with 68 MiB free; 6 MiB batches (the control), on cuBLAS's
         // handle with cuDNN's first call passed.
         judged_by: "leaky-loader-tiny-next-on-the-gpu-py",
+        reach: Reach::AtBestPartly(
+            "the exhaustion shows as cuDNN's failure only where cuDNN must make its handle with what \
+             is left, as for 001-occupied-memory-causes-cudnn-errors: batches under 1 MiB, and a \
+             next run whose first convolution comes in a new thread on an image already on the GPU. \
+             With 6 MiB batches the next run fails on cuBLAS's handle \
+             (leaky-loader-small-next-on-the-gpu-py), and with 96 MiB batches with PyTorch's own out \
+             of memory (leaky-loader-py)",
+        ),
         control: Control::Parts(&[
             Part {
                 part: "a pipeline that keeps each batch it loaded exhausts the memory",
@@ -255,7 +263,6 @@ const CLAIMS: &[Claim] = &[
             }
             _ => ClaimVerdict::Undecided,
         },
-        ..Claim::EITHER
     },
     Claim {
         id: "004-library-temporaries-fragment",
@@ -289,17 +296,19 @@ const CLAIMS: &[Claim] = &[
             allocated if that handle and stream combination executes a cuBLAS kernel that requires \
             a workspace.",
         judged_by: "workspace-py",
-        control: Control::Run("workspace-one-combination-py"),
+        control: Control::Run("workspace-none-py"),
         // A workspace at each combination's first product (a second stream,
         // a second handle) and none at its next, and none where the kernel
         // needs none: confirmed. The same, but a matrix-vector product also
         // gets one at its combination's first call: partly, PyTorch gives
-        // every combination a workspace at its first cuBLAS call, needed or not
-        // (cublasSgemv needs none: with the workspace set to nothing it runs and
-        // is right, workspace-none-py). No memory at the second stream's and
-        // the second handle's first products: refuted. The control makes the
-        // same calls with the workspace left on, all in the first combination
-        // (the default stream, the main thread), where none is new.
+        // every combination a workspace at its first cuBLAS call, whatever
+        // the kernel (the matrix products and the matrix-vector product alike
+        // run and are right with the workspace set to nothing,
+        // workspace-none-py). No memory at the second stream's and the second
+        // handle's first products: refuted. The control makes the same calls
+        // on the same streams and handles with the setting the passage gives
+        // to make cuBLAS use no workspace (CUBLAS_WORKSPACE_CONFIG=:0:0, one
+        // change), where no kernel requires one.
         // (The matrix-vector product's figure counts only where it ran.)
         judge: |o: &Outcome| match (
             o.flag(THE_FIRST_PRODUCT_ADDS_MEMORY),
@@ -341,8 +350,9 @@ mod tests {
         for (first, again_none, other, gemv, verdict) in [
             (true, true, true, false, ClaimVerdict::Confirmed),
             (true, true, true, true, ClaimVerdict::Partly),
+            // The control: no workspace anywhere (CUBLAS_WORKSPACE_CONFIG=:0:0).
             (false, true, false, false, ClaimVerdict::Refuted),
-            // The control: the first combination's workspace, and no other.
+            // The first combination's workspace, and no other.
             (true, true, false, false, ClaimVerdict::Refuted),
         ] {
             let outcome = workspaces(first, again_none, other, gemv);

@@ -597,8 +597,14 @@ const CLAIMS: &[Claim] = &[
         // cudaFree (one change), and the second run is refused.
         judged_by: "second-call-large-freed-cpp",
         control: Control::Run("second-call-large-cpp"),
+        reach: Reach::AtBestPartly(
+            "read in one process, as the example's code runs: what is decided is whether anything \
+             the first run leaves makes the second fail. The example's title speaks of several \
+             processes, where another process may take the freed memory between the two runs \
+             (multi-process-contention's tell-then-free: the taker is refused while the holder \
+             still holds); a second run refused for that is not tested as this comment's",
+        ),
         judge: |o| ClaimVerdict::refuted_if(second_call_ok(o)),
-        ..Claim::EITHER
     },
     Claim {
         id: "001-incomplete-free-exhausts",
@@ -644,7 +650,9 @@ const CLAIMS: &[Claim] = &[
         // is not tested beyond it. compute-sanitizer, a CUDA tool but not a profiler, does
         // name the leak: under-leak-check, the control.) Only a run that went through says, and a
         // report that names no leak refutes only if it shows the tool saw
-        // the program (it names the kernel the program ran).
+        // the program (it names the kernel the program ran). A report names
+        // the leak where a line of it gives a leak of the buffer's size: the
+        // word alone is in every leak check's summary, leak or none.
         judge: |o| match (
             o.flag(THE_PROGRAM_RAN_TO_ITS_END_UNDER_THE_TOOL),
             o.flag(THE_TOOL_S_REPORT_NAMES_THE_LEAK),
@@ -659,7 +667,8 @@ const CLAIMS: &[Claim] = &[
              that traces cudaMalloc and cudaFree, is on neither the GPU machines nor PyPI (Debian's \
              2022.4 package collected a trace on the H100, but its importer was not carried there), \
              so \"these tools\" are not tested beyond Nsight Compute: a report that named the leak \
-             would confirm the sentence for that tool alone",
+             would confirm the sentence for that tool alone, and one that names none refutes it for \
+             that tool alone",
         ),
     },
 ];

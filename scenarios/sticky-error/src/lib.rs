@@ -220,7 +220,16 @@ const CLAIMS: &[Claim] = &[
                 part: "after a first call that ran, leaving a raised setting and a buffer behind \
                        (from cudaMalloc, as the article's calls allocate), the reset leaves a clean \
                        context",
-                control: Control::Run("reset-after-pool-leak-cpp"),
+                control: Control::Impossible(
+                    "cudaDeviceReset destroys the primary context with everything in it: a \
+                     buffer from cudaMalloc is given back and a raised setting put back, whatever \
+                     the first call did, so no program leaves this context unclean across the \
+                     reset. What outlives a reset is outside the context: a block of the \
+                     stream-ordered pool, which belongs to no context (000-reset-completely-resets \
+                     reads it the same way). What shows that the reading can say \"not given \
+                     back\": reset-after-pool-leak-cpp, the same program with the first call's \
+                     buffer from the pool, whose 1 GiB the same reading finds still held",
+                ),
             },
             Part {
                 part: "after a call that failed, the reset leaves a context the next call can use",
@@ -231,9 +240,11 @@ const CLAIMS: &[Claim] = &[
         // that call raised back at its default and the buffer it left
         // allocated given back. The sentence speaks of its own example,
         // whose calls allocate with cudaMalloc: the deciding run's first
-        // call does too. Its control leaves a block of the stream-ordered
-        // pool instead (one change), which the reset leaves held: the
-        // reading can say "not clean". (000-reset-completely-resets, whose
+        // call does too; the part can have no control (its reason says
+        // why): reset-after-pool-leak-cpp leaves a block of the
+        // stream-ordered pool instead (one change), which the reset leaves
+        // held outside the context, and the reading says "not given back"
+        // there. (000-reset-completely-resets, whose
         // "completely" and "entire" reach every allocator, is decided on a
         // run that holds both.) The second follows a call that failed:
         // "clean" is a context the third call can use.
