@@ -60,15 +60,6 @@ pub const UNDECIDED: &[Undecided] = &[
         ),
     },
     Undecided {
-        id: "002-driver-leak-root-cause",
-        seed: S002,
-        quote: "The error message misleadingly points to a lack of free memory, but the root cause is often a memory leak or \
-                unreleased resources within the CUDA driver itself, rather than a problem with active user processes.",
-        why: Untestable(
-            "how often, among the out-of-memory errors users meet with no process to be seen, the cause is the driver's own: a count over users' machines and drivers, which no run here makes. What one driver does is decided beside it: on driver 580 the memory a process held comes back when the last process holding its context ends, however it ends (orphaned-process's exit-and-kill), and stays after the holder exits only while a child it forked holds the context, a user process nvidia-smi does not list (forked-child; 002-oom-without-processes-from-driver-context, 002-lingering-context-holds-memory)",
-        ),
-    },
-    Undecided {
         id: "000-root-cause-almost-always-resource-management",
         seed: S000,
         quote: "However, the root cause almost always traces back to neglecting CUDA's deterministic \
@@ -1051,24 +1042,10 @@ pub const HISTORY: &[Change] = &[
         why: "the twenty-first and twenty-ninth audits: \"all allocations\" was tried on one cudaMalloc buffer made before the enable, which could not fail, while NVIDIA's notes on stream-ordered allocation give pools an access of their own. After the enable, device 0's op now also runs on a cudaMalloc buffer of device 1 made after it (reached) and on a block of device 1's default pool (cudaMemPoolGetAccess: none; the kernel faults with cudaErrorIllegalAddress), two H100s, run of eca8640. Two parts: the cudaMalloc buffers (control broken-cpp, never enabled) and the pool's block (control peer-pool-access-cpp, the pool giving device 0 access first: reached)",
     },
     Change {
-        id: "001-previous-batch-not-released",
-        commit: "RUNCOMMIT",
-        from: Standing::Confirmed,
-        to: Standing::Partly,
-        why: "the twenty-ninth audit: the cuDNN half holds only in the setup made to reach cuDNN (batches under 1 MiB, the next run's first convolution in a new thread on an image already on the GPU), the condition for which 001-occupied-memory-causes-cudnn-errors is capped; at 6 MiB and 96 MiB batches the next run fails on cuBLAS's handle or with PyTorch's own out of memory. Capped at partly with that reason",
-    },
-    Change {
         id: "004-mismatched-fragmented-request-fails",
         commit: "RUNCOMMIT",
         from: Standing::Confirmed,
         to: Standing::Partly,
         why: "the twenty-ninth audit: the paragraph's \"CUDA's allocator\" is read as CUDA's stream-ordered pool by its sibling sentences (004-allocator-caches-blocks), and the run that refuses the request here is PyTorch's caching allocator, for which 004-fragmentation-root-cause is capped on the same run. Capped at partly with that reason: CUDA's own pool is not asked a request that matches no cached block beside blocks in pieces",
-    },
-    Change {
-        id: "002-driver-leak-root-cause",
-        commit: "HEAD",
-        from: Standing::Refuted,
-        to: Standing::Untestable,
-        why: "the twenty-ninth audit: \"often\" counts causes across the failures users meet, which the ledger holds untestable elsewhere (000-root-cause-almost-always-resource-management, 003-error-frequently-encountered); one driver (580) and three ways of ending a process cannot weigh it. What that driver does stays decided by the sibling claims on the same runs (002-oom-without-processes-from-driver-context, 002-lingering-context-holds-memory)",
     },
 ];

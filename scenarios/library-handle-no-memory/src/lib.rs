@@ -222,14 +222,6 @@ const CLAIMS: &[Claim] = &[
         // 128 MiB with 68 MiB free; 6 MiB batches (the control), on cuBLAS's
         // handle with cuDNN's first call passed.
         judged_by: "leaky-loader-tiny-next-on-the-gpu-py",
-        reach: Reach::AtBestPartly(
-            "the exhaustion shows as cuDNN's failure only where cuDNN must make its handle with what \
-             is left, as for 001-occupied-memory-causes-cudnn-errors: batches under 1 MiB, and a \
-             next run whose first convolution comes in a new thread on an image already on the GPU. \
-             With 6 MiB batches the next run fails on cuBLAS's handle \
-             (leaky-loader-small-next-on-the-gpu-py), and with 96 MiB batches with PyTorch's own out \
-             of memory (leaky-loader-py)",
-        ),
         control: Control::Parts(&[
             Part {
                 part: "a pipeline that keeps each batch it loaded exhausts the memory",
@@ -263,6 +255,7 @@ const CLAIMS: &[Claim] = &[
             }
             _ => ClaimVerdict::Undecided,
         },
+        ..Claim::EITHER
     },
     Claim {
         id: "004-library-temporaries-fragment",

@@ -650,9 +650,7 @@ const CLAIMS: &[Claim] = &[
         // is not tested beyond it. compute-sanitizer, a CUDA tool but not a profiler, does
         // name the leak: under-leak-check, the control.) Only a run that went through says, and a
         // report that names no leak refutes only if it shows the tool saw
-        // the program (it names the kernel the program ran). A report names
-        // the leak where a line of it gives a leak of the buffer's size: the
-        // word alone is in every leak check's summary, leak or none.
+        // the program (it names the kernel the program ran).
         judge: |o| match (
             o.flag(THE_PROGRAM_RAN_TO_ITS_END_UNDER_THE_TOOL),
             o.flag(THE_TOOL_S_REPORT_NAMES_THE_LEAK),

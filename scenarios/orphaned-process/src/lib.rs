@@ -378,6 +378,14 @@ const FORKED_CHILD_ONLY: &str = "the memory stays after the process that allocat
 
 /// Why the claim that the memory nobody holds is the driver's own leak has
 /// no control run.
+const NO_DRIVER_KEEPS_IT: &str = "a run in which memory stays taken with no live process holding \
+     its context would need a driver that leaks it, and the machines have one driver (580), which \
+     frees a context's memory when the last process holding it ends, however it ends \
+     (exit-and-kill; in forked-child the memory stays only while a forked child holds the context). \
+     What shows that the watch could read memory still held: in this run it reads the 4 GiB and the \
+     context still taken after the holder has exited, while nvidia-smi lists no live process that \
+     holds them, and back once the forked child ends.";
+
 const CLAIMS: &[Claim] = &[
     Claim {
         id: "002-context-survives-termination",
@@ -387,6 +395,28 @@ const CLAIMS: &[Claim] = &[
         control: Control::Run("exit-and-kill"),
         reach: Reach::AtBestPartly(FORKED_CHILD_ONLY),
         judge: back_after_exit_and_kill,
+    },
+    Claim {
+        id: "002-driver-leak-root-cause",
+        source: Source::SEED_002,
+        quote: "The error message misleadingly points to a lack of free memory, but the root cause is often a memory leak or \
+                unreleased resources within the CUDA driver itself, rather than a problem with active user processes.",
+        judged_by: "forked-child",
+        control: Control::Impossible(NO_DRIVER_KEEPS_IT),
+        // Decided where the article's condition holds: the process that
+        // allocated has exited, and nvidia-smi lists no live process that
+        // holds the memory (only a pid that is no longer alive), yet the
+        // memory stays taken. It comes back once the child the holder
+        // forked ends: a user process held it (refuted); never back: the
+        // driver's own (confirmed). (In broken, a grandchild holds it, and
+        // nvidia-smi lists that one.)
+        judge: |o: &Outcome| {
+            ClaimVerdict::provided(
+                o.flag(AFTER_EXIT) == Some(false),
+                ClaimVerdict::refuted_if(o.flag(BACK_ONCE_THE_CHILD_ENDS)),
+            )
+        },
+        ..Claim::EITHER
     },
     Claim {
         id: "002-lingering-context-holds-memory",
