@@ -801,7 +801,14 @@ pub const HISTORY: &[Change] = &[
     },
     Change {
         id: "nvidia-block-index-is-unsigned",
-        commit: "next-run19",
+        commit: "6e36cb3",
+        from: Standing::Confirmed,
+        to: Standing::Partly,
+        why: "the eighth audit: the sentence also says both types are trivial structures, which was not read. As nvcc 13.0 compiles them, uint3 is a trivial type and dim3 is not (it has constructors, with x, y and z defaulting to 1), though it is trivially copyable; the twelve components are unsigned",
+    },
+    Change {
+        id: "nvidia-block-index-is-unsigned",
+        commit: "e0b562b",
         from: Standing::Partly,
         to: Standing::Confirmed,
         why: "\"partly\" rested on reading the Guide's \"trivial structures\" as C++'s std::is_trivial, \
@@ -809,13 +816,6 @@ pub const HISTORY: &[Change] = &[
               (audits 11 and 12). Read as a plain struct of three values copied as their bytes \
               (std::is_trivially_copyable), dim3 and uint3 both are, and every built-in component reads \
               unsigned",
-    },
-    Change {
-        id: "nvidia-block-index-is-unsigned",
-        commit: "6e36cb3",
-        from: Standing::Confirmed,
-        to: Standing::Partly,
-        why: "the eighth audit: the sentence also says both types are trivial structures, which was not read. As nvcc 13.0 compiles them, uint3 is a trivial type and dim3 is not (it has constructors, with x, y and z defaulting to 1), though it is trivially copyable; the twelve components are unsigned",
     },
     Change {
         id: "004-custom-pool-minimizes-fragmentation",
@@ -1028,6 +1028,13 @@ pub const HISTORY: &[Change] = &[
         why: "the twenty-fifth audit: the cuDNN half's \"no control can exist\" was untried, not impossible (cuDNN's handle is refused with about 2 MiB free). With batches under 1 MiB, which PyTorch serves from 2 MiB blocks, the leaking pipeline ends with 2.19 MiB free and the next run's first convolution fails in cuDNN (CUDNN_STATUS_INTERNAL_ERROR; leaky-loader-tiny-next-on-the-gpu-py, H100 run of 41e4626). Each part has a one-change control: the batches let go (both runs complete), 6 MiB batches (the next run fails on cuBLAS's handle, not cuDNN's)",
     },
     Change {
+        id: "000-reuse-context-after-reset",
+        commit: "45a34cd",
+        from: Standing::Partly,
+        to: Standing::Confirmed,
+        why: "the twenty-first audit: part 1 used the first call's buffer again after the reset, a reading the line above it rules out (\"This resets the context, releasing resources\"). Reusing context1 is now read as the next call made in it: after the reset, a new buffer is allocated, written and freed in each context the first call used, the primary one (made anew by the runtime) and the library's own; both take it (broken-cpp, H100 run of 45a34cd). No control can exist after a first call that completed, and the page says why; the same run's write to the old pointer is refused",
+    },
+    Change {
         id: "nvidia-enabled-peer-memory-is-accessible",
         commit: "eca8640",
         from: Standing::Confirmed,
@@ -1035,10 +1042,10 @@ pub const HISTORY: &[Change] = &[
         why: "the twenty-first and twenty-ninth audits: \"all allocations\" was tried on one cudaMalloc buffer made before the enable, which could not fail, while NVIDIA's notes on stream-ordered allocation give pools an access of their own. After the enable, device 0's op now also runs on a cudaMalloc buffer of device 1 made after it (reached) and on a block of device 1's default pool (cudaMemPoolGetAccess: none; the kernel faults with cudaErrorIllegalAddress), two H100s, run of eca8640. Two parts: the cudaMalloc buffers (control broken-cpp, never enabled) and the pool's block (control peer-pool-access-cpp, the pool giving device 0 access first: reached)",
     },
     Change {
-        id: "000-reuse-context-after-reset",
-        commit: "45a34cd",
-        from: Standing::Partly,
-        to: Standing::Confirmed,
-        why: "the twenty-first audit: part 1 used the first call's buffer again after the reset, a reading the line above it rules out (\"This resets the context, releasing resources\"). Reusing context1 is now read as the next call made in it: after the reset, a new buffer is allocated, written and freed in each context the first call used, the primary one (made anew by the runtime) and the library's own; both take it (broken-cpp, H100 run of 45a34cd). No control can exist after a first call that completed, and the page says why; the same run's write to the old pointer is refused",
+        id: "004-mismatched-fragmented-request-fails",
+        commit: "RUNCOMMIT",
+        from: Standing::Confirmed,
+        to: Standing::Partly,
+        why: "the twenty-ninth audit: the paragraph's \"CUDA's allocator\" is read as CUDA's stream-ordered pool by its sibling sentences (004-allocator-caches-blocks), and the run that refuses the request here is PyTorch's caching allocator, for which 004-fragmentation-root-cause is capped on the same run. Capped at partly with that reason: CUDA's own pool is not asked a request that matches no cached block beside blocks in pieces",
     },
 ];

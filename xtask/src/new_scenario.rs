@@ -87,7 +87,7 @@ fn files(slug: &str, order: u32) -> Vec<(&'static str, String)> {
         (
             "src/lib.rs",
             format!(
-                "//! `{slug}`: NOT WRITTEN YET. What fails, how the broken variant provokes\n//! it, and what the fixed one changes.\n\nuse casebook_driver::prelude::*;\n\nmod broken;\nmod fixed;\n\ncasebook_model::names_module!();\n\npub fn scenario() -> Scenario {{\n    Scenario {{\n        slug: \"{slug}\",\n        // The error text users see (what the case reproduces).\n        title: casebook_model::NOT_WRITTEN,\n        cause: \"The real cause, in two sentences.\",\n        fix: \"The fix, in a sentence.\",\n        symptoms: &[],\n        requires: Requirement::GPU,\n        reports: &[],\n        claims: &[],\n        variants: variants![cudarc_pair!(Symptom::check_failed(WORKED))],\n    }}\n}}\n"
+                "//! `{slug}`: NOT WRITTEN YET. What fails, how the broken variant provokes\n//! it, and what the fixed one changes.\n\nuse casebook_driver::prelude::*;\n\nmod broken;\nmod fixed;\n\ncasebook_model::case_modules!();\n\ncasebook_model::scenario!(Scenario {{\n    // The error text users see (what the case reproduces).\n    title: casebook_model::NOT_WRITTEN,\n    cause: \"The real cause, in two sentences.\",\n    fix: \"The fix, in a sentence.\",\n    symptoms: &[],\n    requires: Requirement::GPU,\n    // None yet: once written, the claims are `const CLAIMS`, and this line goes.\n    claims: &[],\n    variants: variants![cudarc_pair!(Symptom::check_failed(WORKED))],\n}});\n"
             ),
         ),
         ("src/broken.rs", skeleton("broken")),

@@ -158,10 +158,77 @@ macro_rules! names_module {
     };
 }
 
-/// In a scenario's `lib.rs`: the module `cpp`, declaring the `extern "C"`
-/// entry points of its C++ variants (compiled from `cpp/` by its build
-/// script), and one [`Program`](crate::Program) for each, named after its
-/// anchor in the file:
+/// In a scenario's `lib.rs`: the modules its build script makes of its
+/// folder. `names` (see [`names_module!`](crate::names_module)); where
+/// `cpp/` holds C++ variants, `cpp` (see [`cpp_variants!`](crate::cpp_variants)),
+/// listing each entry point a file defines (`casebook_<slug>_<anchor>_cpp`)
+/// by its anchor, or the file whole where it marks no anchors; where
+/// `device/` holds kernels, `fatbin`, one `&[u8]` constant for each file
+/// (`fatbin::SCALE` for `device/scale.cu`). An entry point's name is written
+/// once, in its C++.
+#[macro_export]
+macro_rules! case_modules {
+    () => {
+        include!(concat!(env!("OUT_DIR"), "/case.rs"));
+    };
+}
+
+/// In a scenario's `lib.rs`: `pub fn scenario() -> Scenario`, the case as
+/// the catalogue lists it, from what it declares. Its slug is its folder's
+/// (the build script passes it), its claims are its `CLAIMS` unless it
+/// names others, and `reports` is left out where it reproduces none:
+///
+/// ```ignore
+/// casebook_model::scenario!(Scenario {
+///     title: "…",
+///     cause: "…",
+///     fix: "…",
+///     symptoms: &["out of memory"],
+///     requires: Requirement::GPU,
+///     reports: REPORTS,
+///     variants: variants![cudarc_pair!(Symptom::check_failed(BACK))],
+/// });
+/// ```
+#[macro_export]
+macro_rules! scenario {
+    (Scenario {
+        title: $title:expr,
+        cause: $cause:expr,
+        fix: $fix:expr,
+        symptoms: $symptoms:expr,
+        requires: $requires:expr,
+        $(reports: $reports:expr,)?
+        $(claims: $claims:expr,)?
+        variants: $variants:expr $(,)?
+    }) => {
+        /// This case, as the catalogue lists it.
+        pub fn scenario() -> $crate::Scenario {
+            $crate::Scenario {
+                slug: env!("CASEBOOK_SLUG"),
+                title: $title,
+                cause: $cause,
+                fix: $fix,
+                symptoms: $symptoms,
+                requires: $requires,
+                reports: $crate::scenario!(@or [$($reports)?] &[]),
+                claims: $crate::scenario!(@or [$($claims)?] CLAIMS),
+                variants: $variants,
+            }
+        }
+    };
+    (@or [] $default:expr) => {
+        $default
+    };
+    (@or [$given:expr] $default:expr) => {
+        $given
+    };
+}
+
+/// The module `cpp`, declaring the `extern "C"` entry points of a
+/// scenario's C++ variants (compiled from `cpp/` by its build script), and
+/// one [`Program`](crate::Program) for each, named after its anchor in the
+/// file. The build script writes it from the entry points it finds (see
+/// [`case_modules!`](crate::case_modules)), as:
 ///
 /// ```ignore
 /// casebook_model::cpp_variants! {

@@ -584,7 +584,8 @@ pub struct Code {
 /// What a variant runs: its entry point, the API it is written against and
 /// where its code is. A scenario makes these with [`cudarc!`](crate::cudarc)
 /// (a Rust module of its own), [`cpp_variants!`](crate::cpp_variants) (its
-/// C++) and [`Program::cust`] (its `cust.rs`).
+/// C++, listed by its build script for [`case_modules!`](crate::case_modules))
+/// and [`Program::cust`] (its `cust.rs`).
 #[derive(Debug, Clone, Copy)]
 pub struct Program {
     pub binding: Binding,

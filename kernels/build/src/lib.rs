@@ -3,7 +3,8 @@
 //! - [`scenario`]: a scenario's `cpp/*.cu` become one static library, linked
 //!   against the static CUDA runtime, and its vocabulary (`names.toml`)
 //!   becomes the C++ header `names.h` those files include and the Rust
-//!   `names.rs` its crate includes;
+//!   `names.rs` its crate includes, with the list of its C++ entry points
+//!   (`case.rs`, see [`case_modules`]);
 //! - [`fatbins`]: device kernels become fatbins that Rust loads with cudarc
 //!   (used by `casebook-kernels` for the kernels several scenarios share).
 //!
@@ -19,6 +20,10 @@ use std::process::Command;
 /// The variable a scenario's build script sets for its crate: what its C++
 /// entry points' names start with (`casebook_<slug>_`, the slug's `-` as `_`).
 pub const SYMBOL_PREFIX_ENV: &str = "CASEBOOK_SYMBOL_PREFIX";
+
+/// The variable a scenario's build script sets for its crate: its slug, the
+/// name of its folder (`missing-free`), for `casebook_model::scenario!`.
+pub const SLUG_ENV: &str = "CASEBOOK_SLUG";
 
 /// sm_80 and sm_90 machine code, and compute_90 PTX for newer GPUs.
 pub const GENCODE: &[&str] = &[
@@ -319,6 +324,7 @@ pub fn scenario() {
         "cargo::rustc-env={SYMBOL_PREFIX_ENV}=casebook_{}_",
         slug.replace('-', "_")
     );
+    println!("cargo::rustc-env={SLUG_ENV}={slug}");
     let vocabulary = match fs::read_to_string(here.join("names.toml")) {
         Ok(text) => parse_vocabulary(&text),
         Err(_) => Ok(Vec::new()),
@@ -334,6 +340,27 @@ pub fn scenario() {
     fs::write(out.join("names.h"), header(&vocabulary)).expect("OUT_DIR is writable");
     let device = here.join("device");
     let cpp = sources(&here.join("cpp"));
+    let mut cpp_texts = Vec::new();
+    for file in &cpp {
+        let name = file
+            .file_name()
+            .and_then(|n| n.to_str())
+            .expect("a UTF-8 file name");
+        match fs::read_to_string(file) {
+            Ok(text) => cpp_texts.push((format!("cpp/{name}"), text)),
+            Err(e) => {
+                println!("cargo::error=cannot read {}: {e}", file.display());
+                return;
+            }
+        }
+    }
+    match case_modules(slug, &cpp_texts, !sources(&device).is_empty()) {
+        Ok(rs) => fs::write(out.join("case.rs"), rs).expect("OUT_DIR is writable"),
+        Err(e) => {
+            println!("cargo::error={e}");
+            return;
+        }
+    }
     if sources(&device).is_empty() && cpp.is_empty() {
         return;
     }
@@ -381,13 +408,85 @@ pub fn scenario() {
     }
 }
 
+/// `case.rs`, what `casebook_model::case_modules!` includes: the modules a
+/// scenario's folder makes. `names`, from `names.toml`; `cpp`, where `cpp/`
+/// defines entry points (see [`cpp_variants`]); `fatbin`, where `device/` has
+/// kernels (`fatbins.rs`).
+pub fn case_modules(slug: &str, cpp: &[(String, String)], kernels: bool) -> Result<String, String> {
+    let mut rs = String::from(
+        "// Generated from the scenario's folder by casebook-build: do not edit.\n\
+         casebook_model::names_module!();\n",
+    );
+    rs.push_str(&cpp_variants(slug, cpp)?);
+    if kernels {
+        rs.push_str(
+            "/// The kernels of `device/`, one fatbin each, compiled by nvcc for the machine\n\
+             /// code its `// gencode:` line names, or the usual.\n\
+             pub mod fatbin {\n    include!(concat!(env!(\"OUT_DIR\"), \"/fatbins.rs\"));\n}\n",
+        );
+    }
+    Ok(rs)
+}
+
+/// The C++ variants of a scenario's `cpp/` files (each a path and its
+/// text), as `casebook_model::cpp_variants!` declares them: each entry point
+/// a file defines, `extern "C" int casebook_<slug>_<anchor>_cpp(`, in its
+/// order, shown on the page by its anchor where the file marks one
+/// (`// ANCHOR: <anchor>`), and as the whole file where it does not.
+pub fn cpp_variants(slug: &str, files: &[(String, String)]) -> Result<String, String> {
+    let prefix = format!("extern \"C\" int casebook_{}_", slug.replace('-', "_"));
+    let mut groups = String::new();
+    for (path, text) in files {
+        let mut anchors: Vec<&str> = Vec::new();
+        for line in text.lines() {
+            let Some(at) = line.find(&prefix) else {
+                continue;
+            };
+            let rest = &line[at + prefix.len()..];
+            let name = rest[..rest.find('(').unwrap_or(rest.len())].trim_end();
+            match name.strip_suffix("_cpp") {
+                Some(anchor) if !anchors.contains(&anchor) => anchors.push(anchor),
+                Some(_) => {}
+                None => return Err(format!("{path}: `{name}` does not end in `_cpp`")),
+            }
+        }
+        let marked = |anchor: &&str| text.lines().any(|l| marks(l, anchor));
+        let (shown, whole): (Vec<&str>, Vec<&str>) = anchors.into_iter().partition(marked);
+        for (group, mode) in [(shown, ""), (whole, "(whole file) ")] {
+            if group.is_empty() {
+                continue;
+            }
+            let _ = writeln!(groups, "    {path:?} {mode}{{");
+            for anchor in group {
+                let _ = writeln!(groups, "        {anchor},");
+            }
+            groups.push_str("    }\n");
+        }
+    }
+    if groups.is_empty() {
+        return Ok(String::new());
+    }
+    Ok(format!("casebook_model::cpp_variants! {{\n{groups}}}\n"))
+}
+
+/// Whether `line` opens the anchor `anchor`, read as mdBook reads it: after
+/// `ANCHOR:` and any blanks, the longest run of word characters and `-`.
+fn marks(line: &str, anchor: &str) -> bool {
+    line.split_once("ANCHOR:").is_some_and(|(_, rest)| {
+        let name = rest.trim_start();
+        let end = name
+            .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-'))
+            .unwrap_or(name.len());
+        &name[..end] == anchor
+    })
+}
+
 /// What a scenario's build script is rerun for: its `names.toml`, `cpp/`
 /// and `device/`, those of them that exist. Cargo takes a path that does not
 /// exist for changed, which would rerun the script, and nvcc, on every
-/// build; where one is missing, `src/lib.rs` stands in for it, since C++
-/// variants (`cpp_variants!`) and a scenario's own kernels (its
-/// `fatbins.rs`) are declared there: a new `cpp/` or `device/` comes with an
-/// edit there, which reruns the script.
+/// build; where one is missing, `src/lib.rs` stands in for it, since the
+/// variants that run a new `cpp/` or load a new `device/` are declared
+/// there: either comes with an edit there, which reruns the script.
 pub fn watched(scenario: &Path) -> Vec<&'static str> {
     let mut paths: Vec<&str> = ["names.toml", "cpp", "device"]
         .into_iter()
@@ -684,6 +783,37 @@ CURVE = { key = "free_bytes", per = "call", unit = "bytes" }
         );
         assert!(gencode_of("// gencode: --compress-mode=size").is_err());
         assert!(gencode_of("// gencode: -gencode=arch=compute_90,code=sm_90 -O0").is_err());
+    }
+
+    #[test]
+    fn the_cpp_variants_are_the_entry_points_each_shown_by_its_anchor_or_whole() {
+        let anchored = "// ANCHOR: broken\n\
+             extern \"C\" int casebook_missing_free_broken_cpp(const casebook_recorder *r) {\n\
+             // ANCHOR_END: broken\n\
+             extern \"C\" int casebook_missing_free_fixed_cpp(const casebook_recorder *r) {\n\
+             // ANCHOR: fixed_call\n\
+             extern \"C\" int casebook_other_case_probe_cpp(const casebook_recorder *r) {\n";
+        let files = [
+            ("cpp/missing_free.cu".to_owned(), anchored.to_owned()),
+            (
+                "cpp/none.cu".to_owned(),
+                "static int f() { return 0; }\n".to_owned(),
+            ),
+        ];
+        assert_eq!(
+            cpp_variants("missing-free", &files).unwrap(),
+            "casebook_model::cpp_variants! {\n    \
+             \"cpp/missing_free.cu\" {\n        broken,\n    }\n    \
+             \"cpp/missing_free.cu\" (whole file) {\n        fixed,\n    }\n}\n"
+        );
+        assert_eq!(cpp_variants("missing-free", &files[1..]).unwrap(), "");
+        let misnamed = [(
+            "cpp/x.cu".to_owned(),
+            "extern \"C\" int casebook_missing_free_broken(const casebook_recorder *r) {"
+                .to_owned(),
+        )];
+        let e = cpp_variants("missing-free", &misnamed).unwrap_err();
+        assert!(e.contains("`broken` does not end in `_cpp`"), "{e}");
     }
 
     #[test]

@@ -18,57 +18,38 @@ mod fixed;
 mod newer_ptx;
 mod ptx_only;
 
-casebook_model::names_module!();
-
-casebook_model::cpp_variants! {
-    "cpp/old_arch.cu" {
-        broken,
-    }
-    "cpp/all_archs.cu" {
-        fixed,
-    }
-}
-
-/// The kernels of `device/`, each compiled for the machine code its
-/// `// gencode:` line names.
-pub mod fatbin {
-    include!(concat!(env!("OUT_DIR"), "/fatbins.rs"));
-}
+casebook_model::case_modules!();
 
 /// Elements the kernel scales.
 const N: usize = 1 << 20;
 
-pub fn scenario() -> Scenario {
-    Scenario {
-        slug: "arch-mismatch",
-        title: "no kernel image is available for execution on the device",
-        cause: "The module holds neither machine code for the GPU's architecture nor PTX the \
-                driver can compile: it was built for another GPU (`-arch=sm_75` alone, say), or \
-                its PTX comes from a toolkit newer than the driver. The error is returned where \
-                the module is loaded (the driver API) or where the kernel is launched (the \
-                runtime API), and it leaves the context usable.",
-        fix: "Compile with -gencode for each target architecture plus PTX for the newest (e.g. \
-              -gencode=arch=compute_90,code=[sm_90,compute_90]), so the driver runs matching machine \
-              code or JIT-compiles the PTX. With a prebuilt library (a PyTorch wheel), install a \
-              build whose architecture list holds your GPU's (torch.cuda.get_arch_list()); where \
-              the driver refuses the PTX as too new, update the driver to the compiler's CUDA.",
-        symptoms: &["no kernel image", "a kernel does not load"],
-        requires: Requirement::GPU,
-        reports: REPORTS,
-        claims: CLAIMS,
-        variants: variants![
-            cudarc_pair!(Symptom::cuda_error(driver::NO_BINARY_FOR_GPU)),
-            cpp_pair!(Symptom::cuda_error(runtime::NO_KERNEL_IMAGE_FOR_DEVICE)),
-            Variant::broken(
-                "newer-ptx",
-                Symptom::cuda_error(driver::UNSUPPORTED_PTX_VERSION),
-                cudarc!(newer_ptx),
-            ),
-            // Alone: its fact compares two load times.
-            Variant::contrast_clean("ptx-only", cudarc!(ptx_only)).alone(),
-        ],
-    }
-}
+casebook_model::scenario!(Scenario {
+    title: "no kernel image is available for execution on the device",
+    cause: "The module holds neither machine code for the GPU's architecture nor PTX the \
+            driver can compile: it was built for another GPU (`-arch=sm_75` alone, say), or \
+            its PTX comes from a toolkit newer than the driver. The error is returned where \
+            the module is loaded (the driver API) or where the kernel is launched (the \
+            runtime API), and it leaves the context usable.",
+    fix: "Compile with -gencode for each target architecture plus PTX for the newest (e.g. \
+          -gencode=arch=compute_90,code=[sm_90,compute_90]), so the driver runs matching machine \
+          code or JIT-compiles the PTX. With a prebuilt library (a PyTorch wheel), install a \
+          build whose architecture list holds your GPU's (torch.cuda.get_arch_list()); where \
+          the driver refuses the PTX as too new, update the driver to the compiler's CUDA.",
+    symptoms: &["no kernel image", "a kernel does not load"],
+    requires: Requirement::GPU,
+    reports: REPORTS,
+    variants: variants![
+        cudarc_pair!(Symptom::cuda_error(driver::NO_BINARY_FOR_GPU)),
+        cpp_pair!(Symptom::cuda_error(runtime::NO_KERNEL_IMAGE_FOR_DEVICE)),
+        Variant::broken(
+            "newer-ptx",
+            Symptom::cuda_error(driver::UNSUPPORTED_PTX_VERSION),
+            cudarc!(newer_ptx),
+        ),
+        // Alone: its fact compares two load times.
+        Variant::contrast_clean("ptx-only", cudarc!(ptx_only)).alone(),
+    ],
+});
 
 const REPORTS: &[Report] = &[
     Report {

@@ -30,14 +30,7 @@ mod fixed;
 mod pageable;
 mod safe_api;
 
-casebook_model::names_module!();
-
-casebook_model::cpp_variants! {
-    "cpp/async_copy_lifetime.cu" {
-        broken,
-        fixed,
-    }
-}
+casebook_model::case_modules!();
 
 /// 32-bit words copied: 16 MiB.
 pub const WORDS: usize = 4 << 20;
@@ -61,53 +54,49 @@ const WHAT_CAME_AFTER: &str = "what was written after the call";
 const SAFE_API_WAITS: &str = "A `PinnedHostSlice` cannot be written by the host while a copy \
                               from it is still queued: `as_mut_slice()` waits for the copy.";
 
-pub fn scenario() -> Scenario {
-    Scenario {
-        slug: "async-copy-lifetime",
-        title: "Wrong data on the GPU after cudaMemcpyAsync, no error (the host buffer was reused too soon)",
-        cause: "cudaMemcpyAsync from pinned memory only queues the copy; the DMA reads the host \
-                buffer when the stream reaches it. Writing to (or freeing) the buffer before then \
-                changes what the device receives. Record an event after the copy and wait for it \
-                (or synchronise the stream) before touching the buffer. From pageable memory the \
-                driver stages the data before the call returns, which hides the bug.",
-        fix: "After cudaMemcpyAsync from pinned memory, record an event on the stream and \
-              cudaEventSynchronize it before writing to or freeing the host buffer.",
-        symptoms: &[
-            "wrong results, no error",
-            "data copied to the GPU is corrupted",
-        ],
-        requires: Requirement::GPU,
-        reports: REPORTS,
-        claims: CLAIMS,
-        variants: variants![
-            cudarc_pair!(Symptom::check_failed(DEVICE_HOLDS_SENT)),
-            Variant::contrast_clean("pageable", cudarc!(pageable)).also_differs(
-                "the source is pageable memory (a Vec) instead of pinned memory; the copy call \
-                 and the reuse are the broken program's.",
-            ),
-            Variant::contrast_clean("safe-api", cudarc!(safe_api)).states(
-                SAFE_API_WAITS,
-                |o| o.check(DEVICE_HOLDS_SENT),
-                device_holds_text,
-            ),
-            Variant::contrast(
-                "safe-api-default-stream",
-                Expect::Fails(Symptom::check_failed(DEVICE_HOLDS_SENT)),
-                cudarc!(safe_api::default_stream at "default"),
-            )
-            .also_differs(
-                "safe-api's code on the context's default stream, in a context that created no \
-                 stream of its own.",
-            )
-            .states(
-                SAFE_API_WAITS,
-                |o| o.check(DEVICE_HOLDS_SENT),
-                device_holds_text,
-            ),
-            cpp_pair!(Symptom::check_failed(DEVICE_HOLDS_SENT)),
-        ],
-    }
-}
+casebook_model::scenario!(Scenario {
+    title: "Wrong data on the GPU after cudaMemcpyAsync, no error (the host buffer was reused too soon)",
+    cause: "cudaMemcpyAsync from pinned memory only queues the copy; the DMA reads the host \
+            buffer when the stream reaches it. Writing to (or freeing) the buffer before then \
+            changes what the device receives. Record an event after the copy and wait for it \
+            (or synchronise the stream) before touching the buffer. From pageable memory the \
+            driver stages the data before the call returns, which hides the bug.",
+    fix: "After cudaMemcpyAsync from pinned memory, record an event on the stream and \
+          cudaEventSynchronize it before writing to or freeing the host buffer.",
+    symptoms: &[
+        "wrong results, no error",
+        "data copied to the GPU is corrupted",
+    ],
+    requires: Requirement::GPU,
+    reports: REPORTS,
+    variants: variants![
+        cudarc_pair!(Symptom::check_failed(DEVICE_HOLDS_SENT)),
+        Variant::contrast_clean("pageable", cudarc!(pageable)).also_differs(
+            "the source is pageable memory (a Vec) instead of pinned memory; the copy call \
+             and the reuse are the broken program's.",
+        ),
+        Variant::contrast_clean("safe-api", cudarc!(safe_api)).states(
+            SAFE_API_WAITS,
+            |o| o.check(DEVICE_HOLDS_SENT),
+            device_holds_text,
+        ),
+        Variant::contrast(
+            "safe-api-default-stream",
+            Expect::Fails(Symptom::check_failed(DEVICE_HOLDS_SENT)),
+            cudarc!(safe_api::default_stream at "default"),
+        )
+        .also_differs(
+            "safe-api's code on the context's default stream, in a context that created no \
+             stream of its own.",
+        )
+        .states(
+            SAFE_API_WAITS,
+            |o| o.check(DEVICE_HOLDS_SENT),
+            device_holds_text,
+        ),
+        cpp_pair!(Symptom::check_failed(DEVICE_HOLDS_SENT)),
+    ],
+});
 
 const REPORTS: &[Report] = &[
     Report {

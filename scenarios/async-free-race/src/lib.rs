@@ -17,15 +17,7 @@ mod broken;
 mod fixed;
 mod safe_api;
 
-casebook_model::names_module!();
-
-casebook_model::cpp_variants! {
-    "cpp/async_free_race.cu" {
-        broken,
-        fixed,
-        trimmed,
-    }
-}
+casebook_model::case_modules!();
 
 pub const RUNS: usize = 5;
 pub const N: usize = 1 << 20;
@@ -35,61 +27,56 @@ pub const GIVEN: f32 = 1.0;
 /// What the next owner of the block writes.
 pub const NEXT_OWNER: f32 = 7.0;
 
-pub fn scenario() -> Scenario {
-    Scenario {
-        slug: "async-free-race",
-        title: "Wrong values after cudaFreeAsync (a block is reused while another stream still reads it)",
-        cause: "cudaFreeAsync orders the free on its own stream only; the pool may hand the block to \
-                that stream's next allocation at once, while work on other streams still uses it.",
-        fix: "Before cudaFreeAsync on stream A, record an event on the stream still reading the buffer \
-              and make A wait on it with cudaStreamWaitEvent, so the pool cannot reuse the block \
-              early.",
-        symptoms: &["wrong results, no error"],
-        requires: Requirement::GPU,
-        reports: &[],
-        claims: CLAIMS,
-        variants: variants![
-            cudarc_pair!(Symptom::check_failed(READER_OK)).with_broken(|v| v.states(
-                "cuMemFreeAsync on one stream while another still reads hands \
-                 the block to the next allocation.",
-                |o| o.check(READER_OK).map(|ok| !ok),
-                |o| o.measure_text(CORRUPTED_READS, " of 5"),
-            )),
-            Variant::contrast_clean("safe-api", cudarc!(safe_api)),
-            cpp_pair!(Symptom::check_failed(READER_OK)),
-            Variant::contrast_clean("trimmed-cpp", cpp::trimmed).one_change(
-                "fixed-cpp",
-                "whether the pool is emptied before the next request (stream 0 waited for, then \
-                 cudaMemPoolTrimTo(pool, 0)): no there, yes here",
-                "return drive<true, false>(r);",
-                "return drive<true, true>(r);",
-            ),
-            Pair::new(
-                Symptom::check_failed(READER_OK),
-                Program::cust("broken"),
-                Program::cust("fixed")
-            )
-            .with_broken(|v| v.states(
-                "DeviceBuffer::drop_async on the wrong stream races the same \
-                 way.",
-                |o| o.check(READER_OK).map(|ok| !ok),
-                |o| o.measure_text(CORRUPTED_READS, " of 5"),
-            ))
-            .with_fixed(|v| v.states(
-                "An event recorded on the reader and waited on before \
-                 drop_async fixes it.",
-                |o| o.check(READER_OK),
-                |o| o.measure_text(CORRUPTED_READS, " of 5"),
-            )),
-            Variant::records("drop-cust", Program::cust("drop")).states(
-                "A plain Drop (cuMemFree) of a stream-ordered buffer does not \
-                 wait for the reading stream either.",
-                |o| o.check(READER_OK).map(|ok| !ok),
-                |o| o.measure_text(CORRUPTED_READS, " of 5"),
-            ),
-        ],
-    }
-}
+casebook_model::scenario!(Scenario {
+    title: "Wrong values after cudaFreeAsync (a block is reused while another stream still reads it)",
+    cause: "cudaFreeAsync orders the free on its own stream only; the pool may hand the block to \
+            that stream's next allocation at once, while work on other streams still uses it.",
+    fix: "Before cudaFreeAsync on stream A, record an event on the stream still reading the buffer \
+          and make A wait on it with cudaStreamWaitEvent, so the pool cannot reuse the block \
+          early.",
+    symptoms: &["wrong results, no error"],
+    requires: Requirement::GPU,
+    variants: variants![
+        cudarc_pair!(Symptom::check_failed(READER_OK)).with_broken(|v| v.states(
+            "cuMemFreeAsync on one stream while another still reads hands \
+             the block to the next allocation.",
+            |o| o.check(READER_OK).map(|ok| !ok),
+            |o| o.measure_text(CORRUPTED_READS, " of 5"),
+        )),
+        Variant::contrast_clean("safe-api", cudarc!(safe_api)),
+        cpp_pair!(Symptom::check_failed(READER_OK)),
+        Variant::contrast_clean("trimmed-cpp", cpp::trimmed).one_change(
+            "fixed-cpp",
+            "whether the pool is emptied before the next request (stream 0 waited for, then \
+             cudaMemPoolTrimTo(pool, 0)): no there, yes here",
+            "return drive<true, false>(r);",
+            "return drive<true, true>(r);",
+        ),
+        Pair::new(
+            Symptom::check_failed(READER_OK),
+            Program::cust("broken"),
+            Program::cust("fixed")
+        )
+        .with_broken(|v| v.states(
+            "DeviceBuffer::drop_async on the wrong stream races the same \
+             way.",
+            |o| o.check(READER_OK).map(|ok| !ok),
+            |o| o.measure_text(CORRUPTED_READS, " of 5"),
+        ))
+        .with_fixed(|v| v.states(
+            "An event recorded on the reader and waited on before \
+             drop_async fixes it.",
+            |o| o.check(READER_OK),
+            |o| o.measure_text(CORRUPTED_READS, " of 5"),
+        )),
+        Variant::records("drop-cust", Program::cust("drop")).states(
+            "A plain Drop (cuMemFree) of a stream-ordered buffer does not \
+             wait for the reading stream either.",
+            |o| o.check(READER_OK).map(|ok| !ok),
+            |o| o.measure_text(CORRUPTED_READS, " of 5"),
+        ),
+    ],
+});
 
 /// Two non-blocking streams, the reading kernel and its output buffer.
 pub(crate) struct Streams {

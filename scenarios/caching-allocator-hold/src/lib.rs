@@ -21,7 +21,7 @@ use cudarc::driver::sys::CUdeviceptr;
 mod broken;
 mod fixed;
 
-casebook_model::names_module!();
+casebook_model::case_modules!();
 
 /// The first phase reserves this share of the free memory; the other
 /// process then asks for the same share, so the two cannot both fit.
@@ -29,23 +29,19 @@ const SHARE: f64 = 0.6;
 /// The first phase's blocks (activations, say).
 const BLOCKS: usize = 8;
 
-pub fn scenario() -> Scenario {
-    Scenario {
-        slug: "caching-allocator-hold",
-        title: "CUDA out of memory in the next job though the first freed everything (a caching allocator holds it)",
-        cause: "A caching allocator keeps freed blocks reserved for reuse: allocated drops to zero, reserved \
-                does not, and no other process can have that memory. Release the cache between phases \
-                (torch.cuda.empty_cache()); it cannot release blocks still referenced.",
-        fix: "Between phases, once the phase's blocks are freed, release the caching allocator's cache \
-              to the driver (torch.cuda.empty_cache() in PyTorch); blocks still referenced are not \
-              released, so drop them first.",
-        symptoms: &["out of memory", "out of memory though memory is free"],
-        requires: Requirement::GPU_FILLED,
-        reports: &[],
-        claims: &[],
-        variants: variants![cudarc_pair!(Symptom::check_failed(OTHER)),],
-    }
-}
+casebook_model::scenario!(Scenario {
+    title: "CUDA out of memory in the next job though the first freed everything (a caching allocator holds it)",
+    cause: "A caching allocator keeps freed blocks reserved for reuse: allocated drops to zero, reserved \
+            does not, and no other process can have that memory. Release the cache between phases \
+            (torch.cuda.empty_cache()); it cannot release blocks still referenced.",
+    fix: "Between phases, once the phase's blocks are freed, release the caching allocator's cache \
+          to the driver (torch.cuda.empty_cache() in PyTorch); blocks still referenced are not \
+          released, so drop them first.",
+    symptoms: &["out of memory", "out of memory though memory is free"],
+    requires: Requirement::GPU_FILLED,
+    claims: &[],
+    variants: variants![cudarc_pair!(Symptom::check_failed(OTHER)),],
+});
 
 // ANCHOR: allocator
 /// Freed blocks go to a cache by size, not back to the driver.

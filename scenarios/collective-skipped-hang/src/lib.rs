@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use casebook_model::prelude::*;
 
-casebook_model::names_module!();
+casebook_model::case_modules!();
 
 const FILE: &str = "python/ranks.py";
 
@@ -21,33 +21,29 @@ const FILE: &str = "python/ranks.py";
 /// run); the whole line goes to the report.
 const WATCHDOG: &str = "Watchdog caught collective operation timeout: WorkNCCL(SeqNum= …";
 
-pub fn scenario() -> Scenario {
-    Scenario {
-        slug: "collective-skipped-hang",
-        title: "Watchdog caught collective operation timeout: WorkNCCL(… OpType=ALLREDUCE …) \
-                (one rank skipped a collective, the others wait for it)",
-        cause: "An NCCL collective completes only when every rank of the communicator calls it. \
-                A rank that skips one (it has one batch fewer, takes another branch, returns \
-                early) leaves the others waiting in it with no error: PyTorch's watchdog reports \
-                the collective after the process group's timeout, ten minutes by default, and \
-                takes the waiting process down. The report names the rank that waited, not the \
-                one that skipped.",
-        fix: "Make every rank call the same collectives in the same order: run the same number of \
-              steps on each (DistributedSampler with drop_last, an all_reduce(MIN) of the step \
-              count, or the join context manager for uneven inputs), and take branches that \
-              decide on a collective from values all ranks share. TORCH_NCCL_DESYNC_DEBUG and \
-              the flight recorder name the rank that did not join.",
-        symptoms: &["only with several GPUs", "a hang, no error", "NCCL error"],
-        requires: Requirement::GPU_PAIR,
-        reports: REPORTS,
-        claims: CLAIMS,
-        variants: variants![
-            Pair::pytorch(FILE, Symptom::cuda_error(WATCHDOG))
-                .then_shows(Symptom::check_failed(ALL_STEPS_REDUCED))
-                .both(|v| v.timeout(RANKS_TIMEOUT)),
-        ],
-    }
-}
+casebook_model::scenario!(Scenario {
+    title: "Watchdog caught collective operation timeout: WorkNCCL(… OpType=ALLREDUCE …) \
+            (one rank skipped a collective, the others wait for it)",
+    cause: "An NCCL collective completes only when every rank of the communicator calls it. \
+            A rank that skips one (it has one batch fewer, takes another branch, returns \
+            early) leaves the others waiting in it with no error: PyTorch's watchdog reports \
+            the collective after the process group's timeout, ten minutes by default, and \
+            takes the waiting process down. The report names the rank that waited, not the \
+            one that skipped.",
+    fix: "Make every rank call the same collectives in the same order: run the same number of \
+          steps on each (DistributedSampler with drop_last, an all_reduce(MIN) of the step \
+          count, or the join context manager for uneven inputs), and take branches that \
+          decide on a collective from values all ranks share. TORCH_NCCL_DESYNC_DEBUG and \
+          the flight recorder name the rank that did not join.",
+    symptoms: &["only with several GPUs", "a hang, no error", "NCCL error"],
+    requires: Requirement::GPU_PAIR,
+    reports: REPORTS,
+    variants: variants![
+        Pair::pytorch(FILE, Symptom::cuda_error(WATCHDOG))
+            .then_shows(Symptom::check_failed(ALL_STEPS_REDUCED))
+            .both(|v| v.timeout(RANKS_TIMEOUT)),
+    ],
+});
 
 /// The variant waits 90 s for its ranks (the ten-second timeout, the
 /// watchdog, the abort), 40 s more to end them, besides starting them.

@@ -39,14 +39,7 @@ mod fixed;
 mod owns;
 mod small;
 
-casebook_model::names_module!();
-
-casebook_model::cpp_variants! {
-    "cpp/context_leak.cu" {
-        broken,
-        fixed,
-    }
-}
+casebook_model::case_modules!();
 
 /// The broken loop stops here if nothing has failed by then: past the 101
 /// contexts at which the driver refuses one on an H100 and an H200, and
@@ -83,139 +76,133 @@ pub const LEAK_HOLDS: u64 = 60 << 30;
 /// pool's 2 GiB block and two contexts.
 pub const OWNS_HOLDS: u64 = 8 << 30;
 
-pub fn scenario() -> Scenario {
-    Scenario {
-        slug: "context-leak",
-        title: "CUDA out of memory after many calls that each create a context",
-        cause: "A CUDA context reserves device memory and driver resources of its own; contexts \
-                created per call and never destroyed add up until cuCtxCreate fails with \
-                CUDA_ERROR_OUT_OF_MEMORY. Measured on an H100 and an H200, it fails at the same number \
-                of contexts with much of the memory still free: what runs out is a limit on contexts, \
-                reported as out of memory. Use the primary context, or destroy what you create.",
-        fix: "Reuse the device's primary context for every call instead of calling cuCtxCreate per \
-              call, or pair each cuCtxCreate with cuCtxDestroy before the call returns.",
-        symptoms: &["out of memory", "out of memory though memory is free"],
-        requires: Requirement::GPU,
-        reports: &[],
-        claims: CLAIMS,
-        variants: variants![
-            Pair::new(
-                Symptom::cuda_error(driver::OUT_OF_MEMORY),
-                cudarc!(broken),
-                cudarc!(fixed::primary)
-            )
-            .with_broken(|v| v
-                .states(
-                    "cuCtxCreate per call without cuCtxDestroy fails with \
-                     CUDA_ERROR_OUT_OF_MEMORY.",
-                    |o| o.first_error_is(driver::OUT_OF_MEMORY),
-                    |o| o.measure_text(CALLS_COMPLETED, " contexts"),
-                )
-                .timeout(std::time::Duration::from_secs(300))
-                .holds_memory(LEAK_HOLDS)
-                .creates_contexts()
-                .alone()),
-            Variant::fixed("destroyed", cudarc!(broken::destroyed, anchored))
-                .one_change(
-                    "broken",
-                    "what becomes of each call's context once its free memory \
-                     is read: left there; destroyed here",
-                    "// BUG: the context is never destroyed (no cuCtxDestroy).",
-                    "let destroy = unsafe { sys::cuCtxDestroy_v2(ctx) }.result();\n\
-                     rec.step(\"cuCtxDestroy\", destroy)?; // FIX",
-                )
-                .timeout(std::time::Duration::from_secs(400))
-                .creates_contexts(),
-            // The article's case, one context left after the first run, on
-            // a GPU with room for one context and a half: a ballast holds the
-            // rest.
-            Variant::contrast(
-                "one-context-left",
-                Expect::Fails(Symptom::cuda_error(driver::OUT_OF_MEMORY)),
-                cudarc!(small::one_context_left, anchored),
-            )
-            .also_differs(
-                "broken's loop, run after a ballast in the device's primary context leaves \
-                 800 MiB free (a context and a half), as a smaller card or another process's \
-                 memory would, and for 8 calls, not up to 256.",
-            )
-            .alone()
-            .creates_contexts(),
-            Variant::contrast_clean(
-                "one-context-destroyed",
-                cudarc!(small::one_context_destroyed, anchored),
-            )
-            .one_change(
-                "one-context-left",
-                "what becomes of each call's context once its free memory is read: left there \
-                 (broken's loop); destroyed here (destroyed's)",
-                "broken::left(rec, SMALL_CALLS)",
-                "broken::destroying(rec, SMALL_CALLS)",
-            )
-            .alone()
-            .creates_contexts(),
-            Variant::fixed("fixed-destroy", cudarc!(fixed::destroy, anchored))
-                .also_differs(
-                    "besides the cuCtxDestroy after each call's work: 128 calls (past the 101 at \
-                     which broken fails) where broken makes up to 256, a first context made \
-                     before the calls and made current again after them, and the process's own \
-                     memory checked against its baseline where broken reads the device's free \
-                     memory after each call.",
-                )
-                .timeout(std::time::Duration::from_secs(240))
-                .creates_contexts(),
-            Variant::broken(
-                "broken-cust",
-                Symptom::check_failed(OWN_MEMORY_RETURNS_TO_ITS_BASELINE),
-                Program::cust("broken"),
-            )
+casebook_model::scenario!(Scenario {
+    title: "CUDA out of memory after many calls that each create a context",
+    cause: "A CUDA context reserves device memory and driver resources of its own; contexts \
+            created per call and never destroyed add up until cuCtxCreate fails with \
+            CUDA_ERROR_OUT_OF_MEMORY. Measured on an H100 and an H200, it fails at the same number \
+            of contexts with much of the memory still free: what runs out is a limit on contexts, \
+            reported as out of memory. Use the primary context, or destroy what you create.",
+    fix: "Reuse the device's primary context for every call instead of calling cuCtxCreate per \
+          call, or pair each cuCtxCreate with cuCtxDestroy before the call returns.",
+    symptoms: &["out of memory", "out of memory though memory is free"],
+    requires: Requirement::GPU,
+    variants: variants![
+        Pair::new(
+            Symptom::cuda_error(driver::OUT_OF_MEMORY),
+            cudarc!(broken),
+            cudarc!(fixed::primary)
+        )
+        .with_broken(|v| v
             .states(
-                "A Context kept alive per call leaks as cuCtxCreate does: \
-                 each call's context keeps its device memory.",
-                |o| Some(
-                    o.flag(GROWS_WITH_EVERY_CALL)?
-                        && !o.check(OWN_MEMORY_RETURNS_TO_ITS_BASELINE)?
-                ),
-                |o| Outcome::yes_no(
-                    "the process's memory grows with every call",
-                    o.flag(GROWS_WITH_EVERY_CALL)
-                ),
+                "cuCtxCreate per call without cuCtxDestroy fails with \
+                 CUDA_ERROR_OUT_OF_MEMORY.",
+                |o| o.first_error_is(driver::OUT_OF_MEMORY),
+                |o| o.measure_text(CALLS_COMPLETED, " contexts"),
             )
+            .timeout(std::time::Duration::from_secs(300))
+            .holds_memory(LEAK_HOLDS)
+            .creates_contexts()
+            .alone()),
+        Variant::fixed("destroyed", cudarc!(broken::destroyed, anchored))
+            .one_change(
+                "broken",
+                "what becomes of each call's context once its free memory \
+                 is read: left there; destroyed here",
+                "// BUG: the context is never destroyed (no cuCtxDestroy).",
+                "let destroy = unsafe { sys::cuCtxDestroy_v2(ctx) }.result();\n\
+                 rec.step(\"cuCtxDestroy\", destroy)?; // FIX",
+            )
+            .timeout(std::time::Duration::from_secs(400))
             .creates_contexts(),
-            cpp_pair!(Symptom::check_failed(OWN_MEMORY_RETURNS_TO_ITS_BASELINE))
-                .both(Variant::creates_contexts),
-            Variant::fixed("fixed-cust", Program::cust("fixed"))
-                .creates_contexts()
-                .states(
-                    "A legacy Context dropped at the end of its call is \
-                     destroyed: nothing leaks.",
-                    |o| o.check(OWN_MEMORY_RETURNS_TO_ITS_BASELINE),
-                    |o| {
-                        Outcome::yes_no(
-                            "the process's memory back to its baseline",
-                            o.check(OWN_MEMORY_RETURNS_TO_ITS_BASELINE),
-                        )
-                    },
-                ),
-            // What a context holds, and its control: the same buffer,
-            // stream and pool block made in the primary context instead.
-            Variant::records("owns-created", cudarc!(owns::created at "owns"))
-                .holds_memory(OWNS_HOLDS)
-                .creates_contexts(),
-            Variant::records("owns-primary", cudarc!(owns::primary at "owns"))
-                .one_change(
-                    "owns-created",
-                    "the context current while the buffer, the stream and the \
-                 pool's block are made: the created one there, the device's \
-                 primary context here",
-                    "owns(rec, MadeIn::Created)",
-                    "owns(rec, MadeIn::Primary)",
-                )
-                .holds_memory(OWNS_HOLDS)
-                .creates_contexts(),
-        ],
-    }
-}
+        // The article's case, one context left after the first run, on
+        // a GPU with room for one context and a half: a ballast holds the
+        // rest.
+        Variant::contrast(
+            "one-context-left",
+            Expect::Fails(Symptom::cuda_error(driver::OUT_OF_MEMORY)),
+            cudarc!(small::one_context_left, anchored),
+        )
+        .also_differs(
+            "broken's loop, run after a ballast in the device's primary context leaves \
+             800 MiB free (a context and a half), as a smaller card or another process's \
+             memory would, and for 8 calls, not up to 256.",
+        )
+        .alone()
+        .creates_contexts(),
+        Variant::contrast_clean(
+            "one-context-destroyed",
+            cudarc!(small::one_context_destroyed, anchored),
+        )
+        .one_change(
+            "one-context-left",
+            "what becomes of each call's context once its free memory is read: left there \
+             (broken's loop); destroyed here (destroyed's)",
+            "broken::left(rec, SMALL_CALLS)",
+            "broken::destroying(rec, SMALL_CALLS)",
+        )
+        .alone()
+        .creates_contexts(),
+        Variant::fixed("fixed-destroy", cudarc!(fixed::destroy, anchored))
+            .also_differs(
+                "besides the cuCtxDestroy after each call's work: 128 calls (past the 101 at \
+                 which broken fails) where broken makes up to 256, a first context made \
+                 before the calls and made current again after them, and the process's own \
+                 memory checked against its baseline where broken reads the device's free \
+                 memory after each call.",
+            )
+            .timeout(std::time::Duration::from_secs(240))
+            .creates_contexts(),
+        Variant::broken(
+            "broken-cust",
+            Symptom::check_failed(OWN_MEMORY_RETURNS_TO_ITS_BASELINE),
+            Program::cust("broken"),
+        )
+        .states(
+            "A Context kept alive per call leaks as cuCtxCreate does: \
+             each call's context keeps its device memory.",
+            |o| Some(
+                o.flag(GROWS_WITH_EVERY_CALL)? && !o.check(OWN_MEMORY_RETURNS_TO_ITS_BASELINE)?
+            ),
+            |o| Outcome::yes_no(
+                "the process's memory grows with every call",
+                o.flag(GROWS_WITH_EVERY_CALL)
+            ),
+        )
+        .creates_contexts(),
+        cpp_pair!(Symptom::check_failed(OWN_MEMORY_RETURNS_TO_ITS_BASELINE))
+            .both(Variant::creates_contexts),
+        Variant::fixed("fixed-cust", Program::cust("fixed"))
+            .creates_contexts()
+            .states(
+                "A legacy Context dropped at the end of its call is \
+                 destroyed: nothing leaks.",
+                |o| o.check(OWN_MEMORY_RETURNS_TO_ITS_BASELINE),
+                |o| {
+                    Outcome::yes_no(
+                        "the process's memory back to its baseline",
+                        o.check(OWN_MEMORY_RETURNS_TO_ITS_BASELINE),
+                    )
+                },
+            ),
+        // What a context holds, and its control: the same buffer,
+        // stream and pool block made in the primary context instead.
+        Variant::records("owns-created", cudarc!(owns::created at "owns"))
+            .holds_memory(OWNS_HOLDS)
+            .creates_contexts(),
+        Variant::records("owns-primary", cudarc!(owns::primary at "owns"))
+            .one_change(
+                "owns-created",
+                "the context current while the buffer, the stream and the \
+             pool's block are made: the created one there, the device's \
+             primary context here",
+                "owns(rec, MadeIn::Created)",
+                "owns(rec, MadeIn::Primary)",
+            )
+            .holds_memory(OWNS_HOLDS)
+            .creates_contexts(),
+    ],
+});
 
 /// Free device memory as the current context sees it.
 pub(crate) fn free_bytes(rec: &mut Recorder) -> Result<usize, cudarc::driver::DriverError> {
@@ -377,6 +364,14 @@ pub(crate) fn record_cost(rec: &mut Recorder, per_context: usize, total: usize) 
 /// buffer and the 2 GiB block from the stream-ordered pool asked on its
 /// stream, with no free) and the stream made in it (cuStreamGetCtx): both
 /// confirmed, one partly, neither refuted.
+/// Why no run can make a stream that the context it is made in does not
+/// hold.
+const STREAM_IN_THE_CONTEXT_IT_IS_MADE_IN: &str = "a stream belongs to the context current when \
+     cuStreamCreate makes it, and cuStreamGetCtx names that context: no program makes a stream in \
+     this context that the driver names another's. What shows that the reading can name another \
+     context: owns-primary, the same stream made while the primary context is current, which the \
+     driver names the primary context's";
+
 fn context_holds_memory_and_streams(o: &Outcome) -> ClaimVerdict {
     let memory = match (
         o.flag(BUFFER_IN_THE_CONTEXT),
@@ -404,14 +399,14 @@ const CLAIMS: &[Claim] = &[
                      the driver names no context for it (cuPointerGetAttribute), and destroying \
                      the context it was asked in gives it back to no one; no program makes that \
                      destroy return it. What shows that the reading can say \"given back\": the \
-                     cuMemAlloc buffer beside it, returned by the same destroy",
+                     cuMemAlloc buffer beside it, returned by the same destroy. The \"partly\" \
+                     rests on that block alone: seed 000's own code allocates with cudaMalloc \
+                     only, for which this part holds",
                 ),
             },
             Part {
                 part: "the context holds the streams made in it",
-                // The same buffer, stream and block made while the primary
-                // context is current (one change).
-                control: Control::Run("owns-primary"),
+                control: Control::Impossible(STREAM_IN_THE_CONTEXT_IT_IS_MADE_IN),
             },
         ]),
         // Memory, of both kinds a program asks the driver for: the driver
@@ -420,10 +415,11 @@ const CLAIMS: &[Claim] = &[
         // cuMemFree, and the 2 GiB block from the device's stream-ordered
         // pool, asked on the context's stream, with no cuMemFreeAsync.
         // Streams: cuStreamGetCtx names it as the stream's. Both parts:
-        // confirmed; one: partly; neither: refuted. The control makes the
-        // same buffer, stream and block while the primary context is
-        // current: the created context holds none of them. ("Other runtime
-        // resources" names none to read.)
+        // confirmed; one: partly; neither: refuted. Neither part can have a
+        // control (their reasons say why); owns-primary, the same buffer,
+        // stream and block made while the primary context is current, shows
+        // the readings naming another context. ("Other runtime resources"
+        // names none to read.)
         judge: context_holds_memory_and_streams,
         ..Claim::EITHER
     },
@@ -451,7 +447,7 @@ const CLAIMS: &[Claim] = &[
             },
             Part {
                 part: "the context encompasses the streams made in it",
-                control: Control::Run("owns-primary"),
+                control: Control::Impossible(STREAM_IN_THE_CONTEXT_IT_IS_MADE_IN),
             },
         ]),
         judge: context_holds_memory_and_streams,

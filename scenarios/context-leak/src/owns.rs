@@ -7,7 +7,8 @@
 //! (both recorded): what it gives back tells which of the two allocations
 //! went with it. In
 //! `owns-created` the buffer, the stream and the block are made while the
-//! created context is current; in its control, `owns-primary`, while the
+//! created context is current; in `owns-primary` (which shows the readings
+//! naming another context), while the
 //! device's primary context is.
 
 use casebook_driver::RecordSteps;

@@ -11,63 +11,59 @@ use std::time::Duration;
 
 use casebook_model::prelude::*;
 
-casebook_model::names_module!();
+casebook_model::case_modules!();
 
 const FILE: &str = "python/ranks.py";
 
-pub fn scenario() -> Scenario {
-    Scenario {
-        slug: "contexts-on-gpu-zero",
-        title: "Every rank holds memory on GPU 0, then out of memory on GPU 0 (torch.load without \
-                map_location, or a CUDA call before set_device)",
-        cause: "A CUDA call runs on the current device, GPU 0 until torch.cuda.set_device(rank) \
-                selects another, and torch.load puts each tensor back on the device it was saved \
-                from. A rank that calls CUDA before set_device, or loads a checkpoint that rank 0 \
-                saved from cuda:0 without map_location, creates a CUDA context (hundreds of MiB) \
-                on GPU 0 besides its own; with every rank doing so, GPU 0 fills first.",
-        fix: "Call torch.cuda.set_device(local_rank) before any CUDA call (or start each rank with \
-              CUDA_VISIBLE_DEVICES naming its GPU alone), and load checkpoints with \
-              torch.load(path, map_location=f\"cuda:{local_rank}\") or map_location=\"cpu\".",
-        symptoms: &["only with several GPUs", "out of memory"],
-        requires: Requirement::GPU_PAIR,
-        reports: REPORTS,
-        claims: CLAIMS,
-        variants: vec![
-            Variant::broken(
+casebook_model::scenario!(Scenario {
+    title: "Every rank holds memory on GPU 0, then out of memory on GPU 0 (torch.load without \
+            map_location, or a CUDA call before set_device)",
+    cause: "A CUDA call runs on the current device, GPU 0 until torch.cuda.set_device(rank) \
+            selects another, and torch.load puts each tensor back on the device it was saved \
+            from. A rank that calls CUDA before set_device, or loads a checkpoint that rank 0 \
+            saved from cuda:0 without map_location, creates a CUDA context (hundreds of MiB) \
+            on GPU 0 besides its own; with every rank doing so, GPU 0 fills first.",
+    fix: "Call torch.cuda.set_device(local_rank) before any CUDA call (or start each rank with \
+          CUDA_VISIBLE_DEVICES naming its GPU alone), and load checkpoints with \
+          torch.load(path, map_location=f\"cuda:{local_rank}\") or map_location=\"cpu\".",
+    symptoms: &["only with several GPUs", "out of memory"],
+    requires: Requirement::GPU_PAIR,
+    reports: REPORTS,
+    variants: vec![
+        Variant::broken(
+            "broken-py",
+            Symptom::check_failed(EACH_RANK_ON_ITS_OWN_GPU),
+            Program::pytorch(FILE, "broken"),
+        )
+        .timeout(RANKS_TIMEOUT),
+        Variant::broken(
+            "early-call-py",
+            Symptom::check_failed(EACH_RANK_ON_ITS_OWN_GPU),
+            Program::pytorch(FILE, "early_call"),
+        )
+        .timeout(RANKS_TIMEOUT),
+        Variant::records("meta-load-py", Program::pytorch(FILE, "meta_load"))
+            .one_change(
                 "broken-py",
-                Symptom::check_failed(EACH_RANK_ON_ITS_OWN_GPU),
-                Program::pytorch(FILE, "broken"),
+                "torch.load's map_location: none there; \"meta\" here, with which \
+                 torch.load makes each storage on the meta device and reads none of its \
+                 data (load_state_dict then takes the meta tensors as they are, assign=True, \
+                 since they hold no data to copy)",
+                "state = torch.load(path)\n    model.load_state_dict(state)",
+                "state = torch.load(path, map_location=\"meta\")\n    \
+                 model.load_state_dict(state, assign=True)",
             )
             .timeout(RANKS_TIMEOUT),
-            Variant::broken(
-                "early-call-py",
-                Symptom::check_failed(EACH_RANK_ON_ITS_OWN_GPU),
-                Program::pytorch(FILE, "early_call"),
+        Variant::fixed("fixed-py", Program::pytorch(FILE, "fixed"))
+            .one_change(
+                "broken-py",
+                "torch.load's map_location",
+                "state = torch.load(path)",
+                "state = torch.load(path, map_location=f\"cuda:{rank}\")",
             )
             .timeout(RANKS_TIMEOUT),
-            Variant::records("meta-load-py", Program::pytorch(FILE, "meta_load"))
-                .one_change(
-                    "broken-py",
-                    "torch.load's map_location: none there; \"meta\" here, with which \
-                     torch.load makes each storage on the meta device and reads none of its \
-                     data (load_state_dict then takes the meta tensors as they are, assign=True, \
-                     since they hold no data to copy)",
-                    "state = torch.load(path)\n    model.load_state_dict(state)",
-                    "state = torch.load(path, map_location=\"meta\")\n    \
-                     model.load_state_dict(state, assign=True)",
-                )
-                .timeout(RANKS_TIMEOUT),
-            Variant::fixed("fixed-py", Program::pytorch(FILE, "fixed"))
-                .one_change(
-                    "broken-py",
-                    "torch.load's map_location",
-                    "state = torch.load(path)",
-                    "state = torch.load(path, map_location=f\"cuda:{rank}\")",
-                )
-                .timeout(RANKS_TIMEOUT),
-        ],
-    }
-}
+    ],
+});
 
 /// Two ranks start CUDA, save and load; the variant waits two minutes for
 /// them at most, and a minute more for them to end.

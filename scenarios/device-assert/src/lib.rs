@@ -19,68 +19,51 @@ use cudarc::driver::{
 mod broken;
 mod fixed;
 
-casebook_model::names_module!();
-
-casebook_model::cpp_variants! {
-    "cpp/device_assert.cu" {
-        broken,
-        fixed,
-        in_range,
-    }
-}
-
-/// The kernels of `device/`, compiled by nvcc.
-pub mod fatbin {
-    include!(concat!(env!("OUT_DIR"), "/fatbins.rs"));
-}
+casebook_model::case_modules!();
 
 /// Entries in the table (as `kTableLen` in `device/gather.cuh`).
 pub(crate) const TABLE_LEN: i32 = 1024;
 /// Lookups per call (as `kLookups`).
 pub(crate) const LOOKUPS: usize = 4096;
 
-pub fn scenario() -> Scenario {
-    Scenario {
-        slug: "device-assert",
-        title: "CUDA error: device-side assert triggered, then every later call fails",
-        cause: "A failed assert() in a kernel stops the kernel and corrupts the context, as an \
-                illegal address does: the synchronisation after it returns the assert's error, \
-                and so does every later call in that process. Only a new process gets a working \
-                context.",
-        fix: "Validate every index (class labels, embedding ids) against the table's length on the \
-              host before the lookup kernel runs, and run it only with valid indices, so its assert() \
-              never fires (sticky-error's validated-py does the same in PyTorch).",
-        symptoms: &[
-            "an error on the second call",
-            "device-side assert triggered",
-        ],
-        requires: Requirement::GPU,
-        reports: REPORTS,
-        claims: CLAIMS,
-        variants: variants![
-            cudarc_pair!(Symptom::cuda_error(driver::ASSERT)).with_broken(|v| v.faults_device()),
-            Variant::contrast_clean("in-range", cudarc!(broken::in_range)).one_change(
-                "broken",
-                "whether one index is past the table's end: yes there, so the kernel asserts; no \
-                 here, so the retries come after a lookup that worked",
-                "lookup_then_retry(rec, true)",
-                "lookup_then_retry(rec, false)",
-            ),
-            cpp_pair!(Symptom::cuda_error(runtime::ASSERT))
-                // What the runtime returns on the first call after cudaDeviceReset in a
-                // process whose device asserted.
-                .then_shows(Symptom::cuda_error(runtime::DEVICES_UNAVAILABLE))
-                .with_broken(|v| v.faults_device()),
-            Variant::contrast_clean("in-range-cpp", cpp::in_range).one_change(
-                "broken-cpp",
-                "whether one index is past the table's end: yes there, so the kernel asserts; no \
-                 here, so the reset comes after a lookup that worked",
-                "return lookup_then_reset(r, true);",
-                "return lookup_then_reset(r, false);",
-            ),
-        ],
-    }
-}
+casebook_model::scenario!(Scenario {
+    title: "CUDA error: device-side assert triggered, then every later call fails",
+    cause: "A failed assert() in a kernel stops the kernel and corrupts the context, as an \
+            illegal address does: the synchronisation after it returns the assert's error, \
+            and so does every later call in that process. Only a new process gets a working \
+            context.",
+    fix: "Validate every index (class labels, embedding ids) against the table's length on the \
+          host before the lookup kernel runs, and run it only with valid indices, so its assert() \
+          never fires (sticky-error's validated-py does the same in PyTorch).",
+    symptoms: &[
+        "an error on the second call",
+        "device-side assert triggered",
+    ],
+    requires: Requirement::GPU,
+    reports: REPORTS,
+    variants: variants![
+        cudarc_pair!(Symptom::cuda_error(driver::ASSERT)).with_broken(|v| v.faults_device()),
+        Variant::contrast_clean("in-range", cudarc!(broken::in_range)).one_change(
+            "broken",
+            "whether one index is past the table's end: yes there, so the kernel asserts; no \
+             here, so the retries come after a lookup that worked",
+            "lookup_then_retry(rec, true)",
+            "lookup_then_retry(rec, false)",
+        ),
+        cpp_pair!(Symptom::cuda_error(runtime::ASSERT))
+            // What the runtime returns on the first call after cudaDeviceReset in a
+            // process whose device asserted.
+            .then_shows(Symptom::cuda_error(runtime::DEVICES_UNAVAILABLE))
+            .with_broken(|v| v.faults_device()),
+        Variant::contrast_clean("in-range-cpp", cpp::in_range).one_change(
+            "broken-cpp",
+            "whether one index is past the table's end: yes there, so the kernel asserts; no \
+             here, so the reset comes after a lookup that worked",
+            "return lookup_then_reset(r, true);",
+            "return lookup_then_reset(r, false);",
+        ),
+    ],
+});
 
 const REPORTS: &[Report] = &[
     Report {

@@ -15,28 +15,7 @@ use cudarc::driver::{
 mod broken;
 mod fixed;
 
-casebook_model::names_module!();
-
-casebook_model::cpp_variants! {
-    "cpp/device_heap_exhaustion.cu" {
-        as_written,
-        fixed,
-        size_in_range,
-    }
-    "cpp/device_heap_exhaustion.cu" (whole file) {
-        broken,
-    }
-    "cpp/device_heap_exhaustion_probes.cu" {
-        heap_fragmentation,
-        hole_sized_request,
-        grid_size,
-    }
-}
-
-/// The kernels of `device/`, compiled by nvcc.
-pub mod fatbin {
-    include!(concat!(env!("OUT_DIR"), "/fatbins.rs"));
-}
+casebook_model::case_modules!();
 
 /// Threads launched, each allocating FLOATS floats.
 pub const THREADS: usize = 1 << 20;
@@ -49,67 +28,61 @@ pub(crate) fn threads(rec: &mut Recorder) -> usize {
 }
 pub const FLOATS: usize = 1024;
 
-pub fn scenario() -> Scenario {
-    Scenario {
-        slug: "device-heap-exhaustion",
-        title: "Illegal address from new/malloc inside a kernel (the device heap is only 8 MiB)",
-        cause: "In-kernel new and malloc draw on the device heap, 8 MiB by default whatever the GPU's \
-                free memory; most threads get null, and writing through it faults. Raise \
-                cudaLimitMallocHeapSize before the first launch, from the real need, and check for null.",
-        fix: "Before the first launch, raise cudaLimitMallocHeapSize with cudaDeviceSetLimit to \
-              resident threads × per-thread allocation (with allocator headroom), and check every in- \
-              kernel new/malloc result for null.",
-        symptoms: &[
-            "an illegal memory access was encountered",
-            "out of memory though memory is free",
-        ],
-        requires: Requirement::GPU,
-        reports: &[],
-        claims: CLAIMS,
-        variants: variants![
-            cudarc_pair!(Symptom::cuda_error(driver::ILLEGAL_ADDRESS))
-                .with_broken(|v| v.faults_device()),
-            // 64M device-side new[] and delete[], one a thread: 105 s beside
-            // light trials on an H100, over 120 s under a full run's load.
-            Variant::as_written("as-written-cpp", cpp::as_written)
-                .also_differs(
-                    "added to the article's program: one line in its kernel that \
-                     stores what thread 0's new was asked for, and the read-back \
-                     of that value after the kernel.",
-                )
-                .timeout(std::time::Duration::from_secs(300)),
-            cpp_pair!(Symptom::cuda_error(runtime::ILLEGAL_ADDRESS))
-                .with_broken(|v| v.faults_device()),
-            Variant::records("heap-fragmentation-cpp", cpp::heap_fragmentation).alone(),
-            Variant::records("hole-sized-request-cpp", cpp::hole_sized_request)
-                .alone()
-                .one_change(
-                    "heap-fragmentation-cpp",
-                    "the request made among the holes: 8 MiB there, larger than \
-                 any hole; one hole's 4 KiB here",
-                    "return heap_fragmentation(r, kLarge);",
-                    "return heap_fragmentation(r, kSmall);",
-                ),
-            Variant::records("grid-size-cpp", cpp::grid_size).alone(),
-            Variant::as_written("size-in-range-cpp", cpp::size_in_range)
-                .also_differs(
-                    "added to the article's program, as in as-written-cpp: the \
-                     line in its kernel that stores what thread 0's new was asked \
-                     for, and its read-back.",
-                )
-                .one_change(
-                    "as-written-cpp",
-                    "the article's knob, `size`: 1024 * 1024 * 64 there, whose \
-                     square wraps an int; 1024 * 16 here, whose square (2^28) \
-                     does not",
-                    "int size = 1024 * 1024 * 64;  // Adjust to experiment with \
-                     memory needs",
-                    "int size = 1024 * 16;  // Adjust to experiment with memory \
-                     needs",
-                ),
-        ],
-    }
-}
+casebook_model::scenario!(Scenario {
+    title: "Illegal address from new/malloc inside a kernel (the device heap is only 8 MiB)",
+    cause: "In-kernel new and malloc draw on the device heap, 8 MiB by default whatever the GPU's \
+            free memory; most threads get null, and writing through it faults. Raise \
+            cudaLimitMallocHeapSize before the first launch, from the real need, and check for null.",
+    fix: "Before the first launch, raise cudaLimitMallocHeapSize with cudaDeviceSetLimit to \
+          resident threads × per-thread allocation (with allocator headroom), and check every in- \
+          kernel new/malloc result for null.",
+    symptoms: &[
+        "an illegal memory access was encountered",
+        "out of memory though memory is free",
+    ],
+    requires: Requirement::GPU,
+    variants: variants![
+        cudarc_pair!(Symptom::cuda_error(driver::ILLEGAL_ADDRESS))
+            .with_broken(|v| v.faults_device()),
+        // 64M device-side new[] and delete[], one a thread: 105 s beside
+        // light trials on an H100, over 120 s under a full run's load.
+        Variant::as_written("as-written-cpp", cpp::as_written)
+            .also_differs(
+                "added to the article's program: one line in its kernel that \
+                 stores what thread 0's new was asked for, and the read-back \
+                 of that value after the kernel.",
+            )
+            .timeout(std::time::Duration::from_secs(300)),
+        cpp_pair!(Symptom::cuda_error(runtime::ILLEGAL_ADDRESS)).with_broken(|v| v.faults_device()),
+        Variant::records("heap-fragmentation-cpp", cpp::heap_fragmentation).alone(),
+        Variant::records("hole-sized-request-cpp", cpp::hole_sized_request)
+            .alone()
+            .one_change(
+                "heap-fragmentation-cpp",
+                "the request made among the holes: 8 MiB there, larger than \
+             any hole; one hole's 4 KiB here",
+                "return heap_fragmentation(r, kLarge);",
+                "return heap_fragmentation(r, kSmall);",
+            ),
+        Variant::records("grid-size-cpp", cpp::grid_size).alone(),
+        Variant::as_written("size-in-range-cpp", cpp::size_in_range)
+            .also_differs(
+                "added to the article's program, as in as-written-cpp: the \
+                 line in its kernel that stores what thread 0's new was asked \
+                 for, and its read-back.",
+            )
+            .one_change(
+                "as-written-cpp",
+                "the article's knob, `size`: 1024 * 1024 * 64 there, whose \
+                 square wraps an int; 1024 * 16 here, whose square (2^28) \
+                 does not",
+                "int size = 1024 * 1024 * 64;  // Adjust to experiment with \
+                 memory needs",
+                "int size = 1024 * 16;  // Adjust to experiment with memory \
+                 needs",
+            ),
+    ],
+});
 
 pub(crate) struct Kernels {
     /// Threads per launch: THREADS, or fewer under the sanitizer.

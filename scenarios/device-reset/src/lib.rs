@@ -10,92 +10,74 @@
 
 use casebook_model::prelude::*;
 
-casebook_model::names_module!();
-
-casebook_model::cpp_variants! {
-    "cpp/device_reset.cu" {
-        broken,
-        fixed,
-        library_in_primary,
-        pool_across_reset,
-        fragmented_reset,
-        fragmented_reset_library_in_primary,
-        buffer_from_pool,
-        library_in_primary_buffer_from_pool,
-    }
-}
+casebook_model::case_modules!();
 
 /// What the library allocates in its context (`kLibrary` in the C++).
 const LIBRARY_BYTES: f64 = (4u64 << 30) as f64;
 /// Context bookkeeping and rounding (`kTolerance` in the C++).
 const RESET_TOLERANCE: f64 = (128u64 << 20) as f64;
 
-pub fn scenario() -> Scenario {
-    Scenario {
-        slug: "device-reset",
-        title: "Memory still held after cudaFree(nullptr) and cudaDeviceReset",
-        cause: "cudaFree(nullptr) frees nothing (it only makes sure the primary context exists). \
-                cudaDeviceReset destroys the primary context, and with it every cudaMalloc allocation, \
-                stream and setting the runtime made in it; a context created through the driver API, as \
-                some libraries do, is not the primary one and keeps its memory, and a block from the \
-                stream-ordered pool (cudaMallocAsync) survives the reset, held and usable. Free what \
-                you allocate and destroy the contexts you create.",
-        fix: "Replace cudaFree(nullptr) and cudaDeviceReset with real cleanup: cudaFree each buffer \
-              you allocated, and have a library that created its own driver context free its memory \
-              and cuCtxDestroy it.",
-        symptoms: &["memory that keeps shrinking", "out of memory"],
-        requires: Requirement::GPU_ALONE,
-        reports: &[],
-        claims: CLAIMS,
-        variants: variants![
-            cpp_pair!(Symptom::check_failed(BACK)),
-            Variant::records("library-in-primary-cpp", cpp::library_in_primary).one_change(
-                "broken-cpp",
-                "where the library keeps its 4 GiB: in a context it created \
-                 through the driver API there; in the context current when it \
-                 is called, the primary one, here, as cuBLAS does",
-                "return reset_cleanup(r, LibraryContext::Own);",
-                "return reset_cleanup(r, LibraryContext::Primary);",
-            ),
-            Variant::records("buffer-from-pool-cpp", cpp::buffer_from_pool).one_change(
-                "broken-cpp",
-                "where the process's own 4 GiB buffer comes from: cudaMalloc \
-                 there; the device's stream-ordered pool (cudaMallocAsync) here",
-                "return reset_cleanup(r, LibraryContext::Own);",
-                "return reset_cleanup(r, LibraryContext::Own, Buffer::Pool);",
-            ),
-            Variant::records(
-                "library-in-primary-buffer-from-pool-cpp",
-                cpp::library_in_primary_buffer_from_pool,
-            )
-            .one_change(
-                "library-in-primary-cpp",
-                "where the process's own 4 GiB buffer comes from: cudaMalloc \
-                 there; the device's stream-ordered pool (cudaMallocAsync) here",
-                "return reset_cleanup(r, LibraryContext::Primary);",
-                "return reset_cleanup(r, LibraryContext::Primary, Buffer::Pool);",
-            ),
-            // What the reset does to the stream-ordered pool's memory. It
-            // reads the device's free memory: alone.
-            Variant::records("pool-across-reset-cpp", cpp::pool_across_reset).alone(),
-            // It fills the GPU: alone.
-            Variant::records("fragmented-reset-cpp", cpp::fragmented_reset).alone(),
-            Variant::records(
-                "fragmented-reset-library-in-primary-cpp",
-                cpp::fragmented_reset_library_in_primary,
-            )
-            .one_change(
-                "fragmented-reset-cpp",
-                "where the library's 2 MiB blocks are allocated: in a context \
-                 it created through the driver API there; in the primary \
-                 context, the one the reset tears down, here",
-                "return fragmented_reset(r, LibraryContext::Own);",
-                "return fragmented_reset(r, LibraryContext::Primary);",
-            )
-            .alone(),
-        ],
-    }
-}
+casebook_model::scenario!(Scenario {
+    title: "Memory still held after cudaFree(nullptr) and cudaDeviceReset",
+    cause: "cudaFree(nullptr) frees nothing (it only makes sure the primary context exists). \
+            cudaDeviceReset destroys the primary context, and with it every cudaMalloc allocation, \
+            stream and setting the runtime made in it; a context created through the driver API, as \
+            some libraries do, is not the primary one and keeps its memory, and a block from the \
+            stream-ordered pool (cudaMallocAsync) survives the reset, held and usable. Free what \
+            you allocate and destroy the contexts you create.",
+    fix: "Replace cudaFree(nullptr) and cudaDeviceReset with real cleanup: cudaFree each buffer \
+          you allocated, and have a library that created its own driver context free its memory \
+          and cuCtxDestroy it.",
+    symptoms: &["memory that keeps shrinking", "out of memory"],
+    requires: Requirement::GPU_ALONE,
+    variants: variants![
+        cpp_pair!(Symptom::check_failed(BACK)),
+        Variant::records("library-in-primary-cpp", cpp::library_in_primary).one_change(
+            "broken-cpp",
+            "where the library keeps its 4 GiB: in a context it created \
+             through the driver API there; in the context current when it \
+             is called, the primary one, here, as cuBLAS does",
+            "return reset_cleanup(r, LibraryContext::Own);",
+            "return reset_cleanup(r, LibraryContext::Primary);",
+        ),
+        Variant::records("buffer-from-pool-cpp", cpp::buffer_from_pool).one_change(
+            "broken-cpp",
+            "where the process's own 4 GiB buffer comes from: cudaMalloc \
+             there; the device's stream-ordered pool (cudaMallocAsync) here",
+            "return reset_cleanup(r, LibraryContext::Own);",
+            "return reset_cleanup(r, LibraryContext::Own, Buffer::Pool);",
+        ),
+        Variant::records(
+            "library-in-primary-buffer-from-pool-cpp",
+            cpp::library_in_primary_buffer_from_pool,
+        )
+        .one_change(
+            "library-in-primary-cpp",
+            "where the process's own 4 GiB buffer comes from: cudaMalloc \
+             there; the device's stream-ordered pool (cudaMallocAsync) here",
+            "return reset_cleanup(r, LibraryContext::Primary);",
+            "return reset_cleanup(r, LibraryContext::Primary, Buffer::Pool);",
+        ),
+        // What the reset does to the stream-ordered pool's memory. It
+        // reads the device's free memory: alone.
+        Variant::records("pool-across-reset-cpp", cpp::pool_across_reset).alone(),
+        // It fills the GPU: alone.
+        Variant::records("fragmented-reset-cpp", cpp::fragmented_reset).alone(),
+        Variant::records(
+            "fragmented-reset-library-in-primary-cpp",
+            cpp::fragmented_reset_library_in_primary,
+        )
+        .one_change(
+            "fragmented-reset-cpp",
+            "where the library's 2 MiB blocks are allocated: in a context \
+             it created through the driver API there; in the primary \
+             context, the one the reset tears down, here",
+            "return fragmented_reset(r, LibraryContext::Own);",
+            "return fragmented_reset(r, LibraryContext::Primary);",
+        )
+        .alone(),
+    ],
+});
 
 /// Whether the reset cleared the primary context: the old pointer is
 /// refused and a raised limit is back at its default.
@@ -303,14 +285,11 @@ const CLAIMS: &[Claim] = &[
              call refused: in the same run, after the same reset, a write to the process's \
              buffer from before it is refused (the pointer from before the reset)",
         ),
-        judge: |o: &Outcome| match (
-            o.flag(THE_PRIMARY_CONTEXT_TAKES_A_NEW_CALL_AFTER_THE_RESET),
-            o.flag(THE_LIBRARY_S_CONTEXT_TAKES_A_NEW_CALL_AFTER_THE_RESET),
-        ) {
-            (Some(true), Some(true)) => ClaimVerdict::Confirmed,
-            (Some(false), Some(false)) => ClaimVerdict::Refuted,
-            (Some(_), Some(_)) => ClaimVerdict::Partly,
-            _ => ClaimVerdict::Undecided,
+        judge: |o: &Outcome| {
+            ClaimVerdict::of_two_parts(
+                o.flag(THE_PRIMARY_CONTEXT_TAKES_A_NEW_CALL_AFTER_THE_RESET),
+                o.flag(THE_LIBRARY_S_CONTEXT_TAKES_A_NEW_CALL_AFTER_THE_RESET),
+            )
         },
         ..Claim::EITHER
     },

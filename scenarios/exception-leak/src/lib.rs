@@ -13,14 +13,7 @@ use cudarc::driver::{CudaContext, CudaFunction, CudaStream};
 mod broken;
 mod fixed;
 
-casebook_model::names_module!();
-
-casebook_model::cpp_variants! {
-    "cpp/exception_leak.cu" {
-        broken,
-        fixed,
-    }
-}
+casebook_model::case_modules!();
 
 /// Each call's buffer: the article's 1 GB.
 pub const BYTES: usize = 1 << 30;
@@ -50,24 +43,19 @@ pub const BATCHES: [Batch; 8] = [
     Batch::Overflows,
 ];
 
-pub fn scenario() -> Scenario {
-    Scenario {
-        slug: "exception-leak",
-        title: "GPU memory shrinks after every error (an exception or early return skips cudaFree)",
-        cause: "An error path between cudaMalloc and cudaFree leaves the allocation behind; \
-                only an owner that frees on every path (RAII) closes it.",
-        fix: "Own each device allocation with an RAII holder (std::unique_ptr with a cudaFree deleter, \
-              or cudarc's CudaSlice) so exceptions, early returns and panics still free it.",
-        symptoms: &["memory that keeps shrinking"],
-        requires: Requirement::GPU_ALONE,
-        reports: &[],
-        claims: CLAIMS,
-        variants: variants![
-            cudarc_pair!(Symptom::check_failed(NO_LEAK)),
-            cpp_pair!(Symptom::check_failed(NO_LEAK)),
-        ],
-    }
-}
+casebook_model::scenario!(Scenario {
+    title: "GPU memory shrinks after every error (an exception or early return skips cudaFree)",
+    cause: "An error path between cudaMalloc and cudaFree leaves the allocation behind; \
+            only an owner that frees on every path (RAII) closes it.",
+    fix: "Own each device allocation with an RAII holder (std::unique_ptr with a cudaFree deleter, \
+          or cudarc's CudaSlice) so exceptions, early returns and panics still free it.",
+    symptoms: &["memory that keeps shrinking"],
+    requires: Requirement::GPU_ALONE,
+    variants: variants![
+        cudarc_pair!(Symptom::check_failed(NO_LEAK)),
+        cpp_pair!(Symptom::check_failed(NO_LEAK)),
+    ],
+});
 
 pub(crate) struct Model {
     pub ctx: Arc<CudaContext>,

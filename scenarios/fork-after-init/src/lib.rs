@@ -16,46 +16,35 @@ mod broken;
 mod fixed;
 pub mod worker;
 
-casebook_model::names_module!();
-
-casebook_model::cpp_variants! {
-    "cpp/fork_after_init.cu" {
-        broken,
-        fixed,
-    }
-}
+casebook_model::case_modules!();
 
 const FILE: &str = "python/workers.py";
 
-pub fn scenario() -> Scenario {
-    Scenario {
-        slug: "fork-after-init",
-        title: "Cannot re-initialize CUDA in forked subprocess",
-        cause: "fork copies a process's memory but not its CUDA context, and the CUDA runtime \
-                cannot start again in the copy. Start workers with spawn (or forkserver), or \
-                fork before the parent touches CUDA.",
-        fix: "Start CUDA-using workers with multiprocessing's spawn start method, or fork them before \
-              the parent makes any CUDA call, so each worker initialises CUDA itself.",
-        symptoms: &[
-            "an error in a worker process",
-            "an error on the second call",
-            "initialization error",
-        ],
-        requires: Requirement::GPU,
-        reports: REPORTS,
-        claims: CLAIMS,
-        variants: variants![
-            Pair::pytorch(FILE, Symptom::cuda_error(pytorch::FORKED))
-                .then_shows(Symptom::check_failed(WORKER_COMPUTED)),
-            // What the worker's first driver call returns in the copy.
-            cudarc_pair!(Symptom::cuda_error(driver::NOT_INITIALIZED))
-                .then_shows(Symptom::check_failed(WORKER_COMPUTED)),
-            // What the worker's first runtime call returns in the copy.
-            cpp_pair!(Symptom::cuda_error(runtime::INITIALIZATION_ERROR))
-                .then_shows(Symptom::check_failed(WORKER_COMPUTED)),
-        ],
-    }
-}
+casebook_model::scenario!(Scenario {
+    title: "Cannot re-initialize CUDA in forked subprocess",
+    cause: "fork copies a process's memory but not its CUDA context, and the CUDA runtime \
+            cannot start again in the copy. Start workers with spawn (or forkserver), or \
+            fork before the parent touches CUDA.",
+    fix: "Start CUDA-using workers with multiprocessing's spawn start method, or fork them before \
+          the parent makes any CUDA call, so each worker initialises CUDA itself.",
+    symptoms: &[
+        "an error in a worker process",
+        "an error on the second call",
+        "initialization error",
+    ],
+    requires: Requirement::GPU,
+    reports: REPORTS,
+    variants: variants![
+        Pair::pytorch(FILE, Symptom::cuda_error(pytorch::FORKED))
+            .then_shows(Symptom::check_failed(WORKER_COMPUTED)),
+        // What the worker's first driver call returns in the copy.
+        cudarc_pair!(Symptom::cuda_error(driver::NOT_INITIALIZED))
+            .then_shows(Symptom::check_failed(WORKER_COMPUTED)),
+        // What the worker's first runtime call returns in the copy.
+        cpp_pair!(Symptom::cuda_error(runtime::INITIALIZATION_ERROR))
+            .then_shows(Symptom::check_failed(WORKER_COMPUTED)),
+    ],
+});
 
 const REPORTS: &[Report] = &[
     Report {

@@ -496,12 +496,18 @@ const CLAIMS: &[Claim] = &[
         quote: "However, if the requested memory size or alignment doesn't match any cached blocks, and existing large blocks are fragmented by smaller allocations in between, the allocation might fail despite having enough total free memory to satisfy the requested size.",
         judged_by: "caching-allocator-py",
         control: Control::Run("expandable-segments-py"),
+        reach: Reach::AtBestPartly(
+            "the paragraph's subject is \"CUDA's allocator\", and the allocator whose cached blocks \
+             turn the request away here is PyTorch's caching allocator, built on CUDA (as for \
+             004-fragmentation-root-cause); CUDA's own caching allocator, the stream-ordered pool \
+             (pool-retention, 004-allocator-caches-blocks), is not asked a request that matches no \
+             cached block beside blocks kept in pieces",
+        ),
         // A caching allocator's claim, decided on PyTorch's (as
         // 003-fragmentation-reduces-contiguous is); `broken`, the pool that
         // carves one region, shows the same refusal, and cuMemAlloc serving
-        // the request beside it.
+        // the request beside it. (Capped at partly.)
         judge: caching_allocator_verdict,
-        ..Claim::EITHER
     },
     Claim {
         id: "004-fragmentation-hinders-large-chunks",

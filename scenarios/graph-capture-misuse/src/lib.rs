@@ -27,18 +27,7 @@ mod fixed;
 mod safe_api;
 mod status_calls;
 
-casebook_model::names_module!();
-
-casebook_model::cpp_variants! {
-    "cpp/graph_capture_misuse.cu" {
-        broken,
-        fixed,
-        captured_event,
-        event_outside_capture,
-        unjoined_fork,
-        joined_fork,
-    }
-}
+casebook_model::case_modules!();
 
 const TRACKING_OFF_SAFE: &str = "With event tracking off, a buffer used inside a capture and \
                                  dropped after its graph leaves no error behind (cudarc#590, \
@@ -65,115 +54,111 @@ fn graph_text(o: &Outcome) -> String {
 pub const WORDS: usize = 1 << 20;
 pub const PATTERN: u32 = 0x2a2a_2a2a;
 
-pub fn scenario() -> Scenario {
-    Scenario {
-        slug: "graph-capture-misuse",
-        title: "CUDA error: operation not permitted when stream is capturing",
-        cause: "During stream capture the work enqueued on the stream is recorded, not run, so \
-                a call that waits for it (a stream or device synchronisation) or that cannot be \
-                recorded (cudaMalloc, a synchronous copy) is refused, and the capture is \
-                invalidated: ending it returns an error and no graph. Make such calls before \
-                the capture begins or after it ends. A stream forked into the capture (it \
-                waits on an event recorded there) must be joined back before the capture ends, \
-                or ending it returns \"capturing stream has unjoined work\" and no graph. Events \
-                follow the same rule: one recorded \
-                during a capture stands for a node of the graph, and once the graph is \
-                destroyed a stream that is not capturing gets CUDA_ERROR_INVALID_VALUE when \
-                it waits on it; a capturing stream cannot wait on one recorded outside it. A wrapper that records a buffer's uses with events must leave \
-                them alone while a stream captures.",
-        fix: "Between cudaStreamBeginCapture and EndCapture enqueue only capturable async work: \
-              cudaMalloc before the capture, cudaStreamSynchronize after cudaGraphLaunch, and no event \
-              records while cudaStreamIsCapturing reports capturing; a side stream forked into the \
-              capture ends with an event the origin stream waits on.",
-        symptoms: &[
-            "operation not permitted when stream is capturing",
-            "an error on the second call",
-            "invalid argument from a call that did nothing wrong",
-        ],
-        requires: Requirement::GPU,
-        reports: REPORTS,
-        claims: CLAIMS,
-        variants: variants![
-            cudarc_pair!(Symptom::cuda_error(driver::STREAM_CAPTURE_UNSUPPORTED))
-                .then_shows(Symptom::cuda_error(driver::STREAM_CAPTURE_INVALIDATED)),
-            cpp_pair!(Symptom::cuda_error(runtime::STREAM_CAPTURE_UNSUPPORTED))
-                .then_shows(Symptom::cuda_error(runtime::STREAM_CAPTURE_INVALIDATED)),
-            Variant::broken(
-                "unjoined-fork-cpp",
-                Symptom::cuda_error(runtime::STREAM_CAPTURE_UNJOINED),
-                cpp::unjoined_fork,
-            ),
-            Variant::fixed("joined-fork-cpp", cpp::joined_fork),
-            Variant::broken(
-                "captured-event",
-                Symptom::cuda_error(driver::INVALID_VALUE),
-                cudarc!(captured_event),
-            ),
-            Variant::fixed("event-outside-capture", cudarc!(event_outside_capture)),
-            Variant::contrast_clean("safe-api", cudarc!(safe_api))
-                .also_differs(
-                    "cudarc's safe API instead of driver calls, with event tracking turned off \
-                     before the capture, as cudarc's maintainer advises (cudarc#501).",
-                )
-                .states(
-                    TRACKING_OFF_SAFE,
-                    |o| { o.fact_text(PARKED_ERROR).map(|v| v == "none") },
-                    parked_text,
-                ),
-            Variant::contrast(
-                "safe-api-tracked",
-                Expect::Fails(Symptom::cuda_error(driver::STREAM_CAPTURE_INVALIDATED)),
-                cudarc!(safe_api::tracked, anchored),
-            )
-            .then_shows(Symptom::cuda_error(driver::STREAM_CAPTURE_ISOLATION))
+casebook_model::scenario!(Scenario {
+    title: "CUDA error: operation not permitted when stream is capturing",
+    cause: "During stream capture the work enqueued on the stream is recorded, not run, so \
+            a call that waits for it (a stream or device synchronisation) or that cannot be \
+            recorded (cudaMalloc, a synchronous copy) is refused, and the capture is \
+            invalidated: ending it returns an error and no graph. Make such calls before \
+            the capture begins or after it ends. A stream forked into the capture (it \
+            waits on an event recorded there) must be joined back before the capture ends, \
+            or ending it returns \"capturing stream has unjoined work\" and no graph. Events \
+            follow the same rule: one recorded \
+            during a capture stands for a node of the graph, and once the graph is \
+            destroyed a stream that is not capturing gets CUDA_ERROR_INVALID_VALUE when \
+            it waits on it; a capturing stream cannot wait on one recorded outside it. A wrapper that records a buffer's uses with events must leave \
+            them alone while a stream captures.",
+    fix: "Between cudaStreamBeginCapture and EndCapture enqueue only capturable async work: \
+          cudaMalloc before the capture, cudaStreamSynchronize after cudaGraphLaunch, and no event \
+          records while cudaStreamIsCapturing reports capturing; a side stream forked into the \
+          capture ends with an event the origin stream waits on.",
+    symptoms: &[
+        "operation not permitted when stream is capturing",
+        "an error on the second call",
+        "invalid argument from a call that did nothing wrong",
+    ],
+    requires: Requirement::GPU,
+    reports: REPORTS,
+    variants: variants![
+        cudarc_pair!(Symptom::cuda_error(driver::STREAM_CAPTURE_UNSUPPORTED))
+            .then_shows(Symptom::cuda_error(driver::STREAM_CAPTURE_INVALIDATED)),
+        cpp_pair!(Symptom::cuda_error(runtime::STREAM_CAPTURE_UNSUPPORTED))
+            .then_shows(Symptom::cuda_error(runtime::STREAM_CAPTURE_INVALIDATED)),
+        Variant::broken(
+            "unjoined-fork-cpp",
+            Symptom::cuda_error(runtime::STREAM_CAPTURE_UNJOINED),
+            cpp::unjoined_fork,
+        ),
+        Variant::fixed("joined-fork-cpp", cpp::joined_fork),
+        Variant::broken(
+            "captured-event",
+            Symptom::cuda_error(driver::INVALID_VALUE),
+            cudarc!(captured_event),
+        ),
+        Variant::fixed("event-outside-capture", cudarc!(event_outside_capture)),
+        Variant::contrast_clean("safe-api", cudarc!(safe_api))
             .also_differs(
-                "safe-api's program with cudarc's default: the context tracks every use of the \
-                 buffer with events, including the uses inside the capture.",
+                "cudarc's safe API instead of driver calls, with event tracking turned off \
+                 before the capture, as cudarc's maintainer advises (cudarc#501).",
             )
             .states(
-                TRACKING_ON_CAPTURES,
-                |o| { o.fact_text(GRAPH).map(|v| v == "a graph") },
-                graph_text,
+                TRACKING_OFF_SAFE,
+                |o| { o.fact_text(PARKED_ERROR).map(|v| v == "none") },
+                parked_text,
             ),
-            Variant::records(
-                "wait-default",
-                cudarc!(external_wait::default at "wait_in_capture")
-            ),
-            Variant::records(
-                "wait-external",
-                cudarc!(external_wait::external at "wait_in_capture")
-            )
-            .one_change(
-                "wait-default",
-                "the flag of the wait inside the capture: none there, CU_EVENT_WAIT_EXTERNAL here",
-                "wait_in_capture(rec, sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT)",
-                "wait_in_capture(rec, sys::CUevent_wait_flags::CU_EVENT_WAIT_EXTERNAL)",
-            ),
-            // The four calls the Guide names, each inside a capture of its
-            // own; its control enqueues the same work uncaptured.
-            Variant::records(
-                "status-calls",
-                cudarc!(status_calls::captured at "status_calls")
-            ),
-            Variant::records(
-                "status-calls-uncaptured",
-                cudarc!(status_calls::uncaptured at "status_calls")
-            )
-            .one_change(
-                "status-calls",
-                "whether the work is captured: into a graph there, enqueued to run here",
-                "status_calls(rec, Capture::On)",
-                "status_calls(rec, Capture::Off)",
-            ),
-            Variant::broken(
-                "captured-event-cpp",
-                Symptom::cuda_error(runtime::INVALID_VALUE),
-                cpp::captured_event,
-            ),
-            Variant::fixed("event-outside-capture-cpp", cpp::event_outside_capture),
-        ],
-    }
-}
+        Variant::contrast(
+            "safe-api-tracked",
+            Expect::Fails(Symptom::cuda_error(driver::STREAM_CAPTURE_INVALIDATED)),
+            cudarc!(safe_api::tracked, anchored),
+        )
+        .then_shows(Symptom::cuda_error(driver::STREAM_CAPTURE_ISOLATION))
+        .also_differs(
+            "safe-api's program with cudarc's default: the context tracks every use of the \
+             buffer with events, including the uses inside the capture.",
+        )
+        .states(
+            TRACKING_ON_CAPTURES,
+            |o| { o.fact_text(GRAPH).map(|v| v == "a graph") },
+            graph_text,
+        ),
+        Variant::records(
+            "wait-default",
+            cudarc!(external_wait::default at "wait_in_capture")
+        ),
+        Variant::records(
+            "wait-external",
+            cudarc!(external_wait::external at "wait_in_capture")
+        )
+        .one_change(
+            "wait-default",
+            "the flag of the wait inside the capture: none there, CU_EVENT_WAIT_EXTERNAL here",
+            "wait_in_capture(rec, sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT)",
+            "wait_in_capture(rec, sys::CUevent_wait_flags::CU_EVENT_WAIT_EXTERNAL)",
+        ),
+        // The four calls the Guide names, each inside a capture of its
+        // own; its control enqueues the same work uncaptured.
+        Variant::records(
+            "status-calls",
+            cudarc!(status_calls::captured at "status_calls")
+        ),
+        Variant::records(
+            "status-calls-uncaptured",
+            cudarc!(status_calls::uncaptured at "status_calls")
+        )
+        .one_change(
+            "status-calls",
+            "whether the work is captured: into a graph there, enqueued to run here",
+            "status_calls(rec, Capture::On)",
+            "status_calls(rec, Capture::Off)",
+        ),
+        Variant::broken(
+            "captured-event-cpp",
+            Symptom::cuda_error(runtime::INVALID_VALUE),
+            cpp::captured_event,
+        ),
+        Variant::fixed("event-outside-capture-cpp", cpp::event_outside_capture),
+    ],
+});
 
 const REPORTS: &[Report] = &[
     Report {

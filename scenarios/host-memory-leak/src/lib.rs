@@ -13,135 +13,117 @@ mod fixed;
 mod physical;
 mod pinned;
 
-casebook_model::names_module!();
-
-casebook_model::cpp_variants! {
-    "cpp/host_memory_leak.cu" (whole file) {
-        broken,
-        fixed,
-    }
-    "cpp/limited_host.cu" {
-        limited_host,
-        limited_host_fixed,
-        limited_address_space,
-        limited_address_space_fixed,
-    }
-}
+casebook_model::case_modules!();
 
 pub const CALLS: usize = 64;
 /// Each call's host input: the article's 1M floats.
 pub const FLOATS: usize = 1 << 20;
 pub const TOLERANCE: usize = 64 << 20;
 
-pub fn scenario() -> Scenario {
-    Scenario {
-        slug: "host-memory-leak",
-        title: "Host memory grows with every call (new without delete, cudaMallocHost without cudaFreeHost)",
-        cause: "Host buffers and pinned staging buffers that are never freed grow the process's \
-                resident memory call after call; they do not touch the device's free memory.",
-        fix: "Free each call's host buffers before it returns: delete[] the new'd input and \
-              cudaFreeHost the pinned staging buffer, or hold them in RAII owners (Vec, \
-              PinnedHostSlice).",
-        symptoms: &["memory that keeps shrinking"],
-        requires: Requirement::GPU_ALONE,
-        reports: &[],
-        claims: CLAIMS,
-        variants: variants![
-            cudarc_pair!(Symptom::check_failed(BACK)),
-            cpp_pair!(Symptom::check_failed(BACK)),
-            Variant::as_written("limited-host-cpp", cpp::limited_host).also_differs(
-                "the article's example 2 (without the pinned buffer the other C++ variants add), \
-                 called again and again with the process's data limited (RLIMIT_DATA) to what it \
-                 uses once CUDA has started and 256 MiB more: a host with little memory to spare.",
-            ),
-            Variant::records("limited-host-fixed-cpp", cpp::limited_host_fixed).one_change(
-                "limited-host-cpp",
-                "whether each call deletes its h_data: no there, yes here",
-                "return limited_host(r, false);",
-                "return limited_host(r, true);",
-            ),
-            Variant::records("limited-address-space-cpp", cpp::limited_address_space).one_change(
-                "limited-host-cpp",
-                "what the limit counts: the process's data (RLIMIT_DATA, what new and malloc \
-                 take) there, its whole address space (RLIMIT_AS, every mapping, pinned host \
-                 memory's too) here",
-                "return limited_host(r, false);",
-                "return limited_host(r, false, RLIMIT_AS);",
-            ),
-            Variant::records("limited-address-space-fixed-cpp", cpp::limited_address_space_fixed)
-                .one_change(
-                    "limited-address-space-cpp",
-                    "whether each call deletes its h_data: no there, yes here",
-                    "return limited_host(r, false, RLIMIT_AS);",
-                    "return limited_host(r, true, RLIMIT_AS);",
-                ),
-            // A host short of physical memory: a memory cgroup's limit.
-            Variant::records(
-                "physical-limit",
-                cudarc!(physical::physical_limit, anchored)
-            )
-            .needs_memory_cgroup(),
-            Variant::records(
-                "physical-limit-fixed",
-                cudarc!(physical::physical_limit_fixed, anchored)
-            )
-            .needs_memory_cgroup()
-            .one_change(
-                "physical-limit",
-                "whether each call frees its h_data: no there, yes here",
-                "under_a_memory_limit(rec, Calls::Leak)",
-                "under_a_memory_limit(rec, Calls::Delete)",
-            ),
-            // Seed 002's pinned memory on the same host: each call's buffer
-            // pinned (cuMemHostAlloc) and kept.
-            Variant::records(
-                "pinned-physical-limit",
-                cudarc!(physical::pinned_physical_limit, anchored)
-            )
-            .needs_memory_cgroup()
-            .one_change(
-                "physical-limit",
-                "what each call's 4 MiB buffer is: pageable memory from new there; \
-                 pinned host memory (cuMemHostAlloc), kept, here",
-                "under_a_memory_limit(rec, Calls::Leak)",
-                "under_a_memory_limit(rec, Calls::PinnedLeak)",
-            ),
-            Variant::records(
-                "pinned-physical-limit-fixed",
-                cudarc!(physical::pinned_physical_limit_fixed, anchored)
-            )
-            .needs_memory_cgroup()
-            .one_change(
-                "pinned-physical-limit",
-                "whether each call gives its pinned buffer back (cuMemFreeHost): no there, yes here",
-                "under_a_memory_limit(rec, Calls::PinnedLeak)",
-                "under_a_memory_limit(rec, Calls::PinnedFree)",
-            ),
-            Variant::contrast_clean("pinned-transfers", cudarc!(pinned::pinned at "transfers")),
-            Variant::contrast_clean(
-                "pageable-transfers",
-                cudarc!(pinned::pageable_both, anchored)
-            )
-            .one_change(
-                "pinned-transfers",
-                "the second buffer of each pair: pinned there; pageable here, as the first",
-                "transfers(rec, Second::Pinned)",
-                "transfers(rec, Second::Pageable)",
-            ),
-            Variant::contrast_clean("pinned-leak", cudarc!(pinned::leak at "pieces")),
-            Variant::contrast_clean(
-                "pinned-given-back",
-                cudarc!(pinned::given_back, anchored)
-            )
+casebook_model::scenario!(Scenario {
+    title: "Host memory grows with every call (new without delete, cudaMallocHost without cudaFreeHost)",
+    cause: "Host buffers and pinned staging buffers that are never freed grow the process's \
+            resident memory call after call; they do not touch the device's free memory.",
+    fix: "Free each call's host buffers before it returns: delete[] the new'd input and \
+          cudaFreeHost the pinned staging buffer, or hold them in RAII owners (Vec, \
+          PinnedHostSlice).",
+    symptoms: &["memory that keeps shrinking"],
+    requires: Requirement::GPU_ALONE,
+    variants: variants![
+        cudarc_pair!(Symptom::check_failed(BACK)),
+        cpp_pair!(Symptom::check_failed(BACK)),
+        Variant::as_written("limited-host-cpp", cpp::limited_host).also_differs(
+            "the article's example 2 (without the pinned buffer the other C++ variants add), \
+             called again and again with the process's data limited (RLIMIT_DATA) to what it \
+             uses once CUDA has started and 256 MiB more: a host with little memory to spare.",
+        ),
+        Variant::records("limited-host-fixed-cpp", cpp::limited_host_fixed).one_change(
+            "limited-host-cpp",
+            "whether each call deletes its h_data: no there, yes here",
+            "return limited_host(r, false);",
+            "return limited_host(r, true);",
+        ),
+        Variant::records("limited-address-space-cpp", cpp::limited_address_space).one_change(
+            "limited-host-cpp",
+            "what the limit counts: the process's data (RLIMIT_DATA, what new and malloc \
+             take) there, its whole address space (RLIMIT_AS, every mapping, pinned host \
+             memory's too) here",
+            "return limited_host(r, false);",
+            "return limited_host(r, false, RLIMIT_AS);",
+        ),
+        Variant::records(
+            "limited-address-space-fixed-cpp",
+            cpp::limited_address_space_fixed
+        )
+        .one_change(
+            "limited-address-space-cpp",
+            "whether each call deletes its h_data: no there, yes here",
+            "return limited_host(r, false, RLIMIT_AS);",
+            "return limited_host(r, true, RLIMIT_AS);",
+        ),
+        // A host short of physical memory: a memory cgroup's limit.
+        Variant::records(
+            "physical-limit",
+            cudarc!(physical::physical_limit, anchored)
+        )
+        .needs_memory_cgroup(),
+        Variant::records(
+            "physical-limit-fixed",
+            cudarc!(physical::physical_limit_fixed, anchored)
+        )
+        .needs_memory_cgroup()
+        .one_change(
+            "physical-limit",
+            "whether each call frees its h_data: no there, yes here",
+            "under_a_memory_limit(rec, Calls::Leak)",
+            "under_a_memory_limit(rec, Calls::Delete)",
+        ),
+        // Seed 002's pinned memory on the same host: each call's buffer
+        // pinned (cuMemHostAlloc) and kept.
+        Variant::records(
+            "pinned-physical-limit",
+            cudarc!(physical::pinned_physical_limit, anchored)
+        )
+        .needs_memory_cgroup()
+        .one_change(
+            "physical-limit",
+            "what each call's 4 MiB buffer is: pageable memory from new there; \
+             pinned host memory (cuMemHostAlloc), kept, here",
+            "under_a_memory_limit(rec, Calls::Leak)",
+            "under_a_memory_limit(rec, Calls::PinnedLeak)",
+        ),
+        Variant::records(
+            "pinned-physical-limit-fixed",
+            cudarc!(physical::pinned_physical_limit_fixed, anchored)
+        )
+        .needs_memory_cgroup()
+        .one_change(
+            "pinned-physical-limit",
+            "whether each call gives its pinned buffer back (cuMemFreeHost): no there, yes here",
+            "under_a_memory_limit(rec, Calls::PinnedLeak)",
+            "under_a_memory_limit(rec, Calls::PinnedFree)",
+        ),
+        Variant::contrast_clean("pinned-transfers", cudarc!(pinned::pinned at "transfers")),
+        Variant::contrast_clean(
+            "pageable-transfers",
+            cudarc!(pinned::pageable_both, anchored)
+        )
+        .one_change(
+            "pinned-transfers",
+            "the second buffer of each pair: pinned there; pageable here, as the first",
+            "transfers(rec, Second::Pinned)",
+            "transfers(rec, Second::Pageable)",
+        ),
+        Variant::contrast_clean("pinned-leak", cudarc!(pinned::leak at "pieces")),
+        Variant::contrast_clean("pinned-given-back", cudarc!(pinned::given_back, anchored))
             .one_change(
                 "pinned-leak",
                 "whether each 1 GiB piece is given back (cuMemFreeHost): no there, yes here",
                 "pieces(rec, false)",
                 "pieces(rec, true)",
             ),
-        ],
-    }
-}
+    ],
+});
 
 /// Runs CALLS calls and measures host and device memory around them.
 pub(crate) fn drive(

@@ -16,20 +16,7 @@ use cudarc::driver::{CudaContext, CudaFunction, DriverError, LaunchConfig};
 mod broken;
 mod fixed;
 
-casebook_model::names_module!();
-
-casebook_model::cpp_variants! {
-    "cpp/index_overflow.cu" {
-        broken,
-        fixed,
-        signed_product,
-    }
-}
-
-/// The kernels of `device/`, compiled by nvcc.
-pub mod fatbin {
-    include!(concat!(env!("OUT_DIR"), "/fatbins.rs"));
-}
+casebook_model::case_modules!();
 
 /// Elements, as `kElements` in `device/fill.cuh`: 2^31 + 2^20.
 pub const ELEMENTS_N: i64 = (1 << 31) + (1 << 20);
@@ -38,53 +25,50 @@ pub const THREADS: u32 = 256;
 /// Each variant holds the array (8.6 GB) and a little more.
 pub const HOLDS: u64 = 9 << 30;
 
-pub fn scenario() -> Scenario {
-    // A broken variant may reach its limit under the tool (its cell then
-    // says so); a fixed one must finish, and racecheck on the 2^31-thread
-    // kernel took from 3 s to 107 s on an H100, one run to the next.
-    let broken_limit = std::time::Duration::from_secs(90);
-    let fixed_limit = std::time::Duration::from_secs(300);
-    Scenario {
-        slug: "index-overflow",
-        title: "An illegal memory access only on arrays of more than 2^31 elements",
-        cause: "blockIdx.x * blockDim.x + threadIdx.x is unsigned 32-bit arithmetic; stored in an \
-                int, it wraps negative past 2^31 - 1 elements, the bound check `i < n` still \
-                passes, and the thread writes before the array. Small inputs never reach the \
-                wrap, so the kernel passes every test until an array of 2^31 elements (8.6 GB of \
-                floats) comes. Form the index in 64 bits: (long long)blockIdx.x * blockDim.x.",
-        fix: "Form the element index in 64 bits before the multiply, long long i = (long \
-              long)blockIdx.x * blockDim.x + threadIdx.x, so arrays past 2^31 elements are indexed \
-              correctly.",
-        symptoms: &[
-            "an illegal memory access was encountered",
-            "wrong results, no error",
-        ],
-        requires: Requirement::GPU,
-        reports: REPORTS,
-        claims: CLAIMS,
-        variants: variants![
-            cudarc_pair!(Symptom::cuda_error(driver::ILLEGAL_ADDRESS))
-                .both(|v| v.holds_memory(HOLDS))
-                .with_broken(|v| v.sanitizer_time_limit(broken_limit).faults_device())
-                .with_fixed(|v| v.sanitizer_time_limit(fixed_limit)),
-            cpp_pair!(Symptom::cuda_error(runtime::ILLEGAL_ADDRESS))
-                .both(|v| v.holds_memory(HOLDS))
-                .with_broken(|v| v.sanitizer_time_limit(broken_limit).faults_device())
-                .with_fixed(|v| v.sanitizer_time_limit(fixed_limit)),
-            Variant::contrast_clean("signed-product-cpp", cpp::signed_product)
-                .holds_memory(HOLDS)
-                .sanitizer_time_limit(fixed_limit)
-                .one_change(
-                    "fixed-cpp",
-                    "how the kernel records the last block's blockIdx.x * blockDim.x: as computed \
-                     there; converted to a signed int here, as the product would read were the \
-                     built-ins int",
-                    "return fill_and_count(r, false);",
-                    "return fill_and_count(r, true);",
-                ),
-        ],
-    }
-}
+// A broken variant may reach its limit under the tool (its cell then says
+// so); a fixed one must finish, and racecheck on the 2^31-thread kernel took
+// from 3 s to 107 s on an H100, one run to the next.
+const BROKEN_LIMIT: std::time::Duration = std::time::Duration::from_secs(90);
+const FIXED_LIMIT: std::time::Duration = std::time::Duration::from_secs(300);
+
+casebook_model::scenario!(Scenario {
+    title: "An illegal memory access only on arrays of more than 2^31 elements",
+    cause: "blockIdx.x * blockDim.x + threadIdx.x is unsigned 32-bit arithmetic; stored in an \
+            int, it wraps negative past 2^31 - 1 elements, the bound check `i < n` still \
+            passes, and the thread writes before the array. Small inputs never reach the \
+            wrap, so the kernel passes every test until an array of 2^31 elements (8.6 GB of \
+            floats) comes. Form the index in 64 bits: (long long)blockIdx.x * blockDim.x.",
+    fix: "Form the element index in 64 bits before the multiply, long long i = (long \
+          long)blockIdx.x * blockDim.x + threadIdx.x, so arrays past 2^31 elements are indexed \
+          correctly.",
+    symptoms: &[
+        "an illegal memory access was encountered",
+        "wrong results, no error",
+    ],
+    requires: Requirement::GPU,
+    reports: REPORTS,
+    variants: variants![
+        cudarc_pair!(Symptom::cuda_error(driver::ILLEGAL_ADDRESS))
+            .both(|v| v.holds_memory(HOLDS))
+            .with_broken(|v| v.sanitizer_time_limit(BROKEN_LIMIT).faults_device())
+            .with_fixed(|v| v.sanitizer_time_limit(FIXED_LIMIT)),
+        cpp_pair!(Symptom::cuda_error(runtime::ILLEGAL_ADDRESS))
+            .both(|v| v.holds_memory(HOLDS))
+            .with_broken(|v| v.sanitizer_time_limit(BROKEN_LIMIT).faults_device())
+            .with_fixed(|v| v.sanitizer_time_limit(FIXED_LIMIT)),
+        Variant::contrast_clean("signed-product-cpp", cpp::signed_product)
+            .holds_memory(HOLDS)
+            .sanitizer_time_limit(FIXED_LIMIT)
+            .one_change(
+                "fixed-cpp",
+                "how the kernel records the last block's blockIdx.x * blockDim.x: as computed \
+                 there; converted to a signed int here, as the product would read were the \
+                 built-ins int",
+                "return fill_and_count(r, false);",
+                "return fill_and_count(r, true);",
+            ),
+    ],
+});
 
 const REPORTS: &[Report] = &[
     Report {

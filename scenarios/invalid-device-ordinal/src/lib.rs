@@ -15,44 +15,33 @@ use cudarc::driver::{DriverError, sys};
 mod broken;
 mod fixed;
 
-casebook_model::names_module!();
-
-casebook_model::cpp_variants! {
-    "cpp/invalid_device_ordinal.cu" {
-        broken,
-        fixed,
-    }
-}
+casebook_model::case_modules!();
 
 const FILE: &str = "python/ordinal.py";
 
-pub fn scenario() -> Scenario {
-    Scenario {
-        slug: "invalid-device-ordinal",
-        title: "CUDA error: invalid device ordinal (cuda:1 on a machine with one GPU)",
-        cause: "The job names its GPU by an ordinal from its configuration (cuda:1, a rank), and \
-                the process sees fewer GPUs: the machine has fewer, or CUDA_VISIBLE_DEVICES \
-                shows fewer and renumbers them from 0. CUDA refuses the ordinal at the first \
-                call that selects the device.",
-        fix: "Take the ordinal from what the process sees (torch.cuda.device_count(), the local \
-              rank modulo the count) and choose the physical GPU with CUDA_VISIBLE_DEVICES \
-              before the process starts, instead of hard-coding cuda:1.",
-        symptoms: &["an error on the first call", "invalid device ordinal"],
-        requires: Requirement::GPU,
-        reports: REPORTS,
-        claims: CLAIMS,
-        variants: variants![
-            Pair::pytorch(FILE, Symptom::cuda_error(pytorch::INVALID_DEVICE_ORDINAL))
-                .then_shows(Symptom::check_failed(RAN)),
-            // What cuDeviceGet returns for an ordinal the process does not see.
-            cudarc_pair!(Symptom::cuda_error(driver::INVALID_DEVICE))
-                .then_shows(Symptom::check_failed(RAN)),
-            // What cudaSetDevice returns for it.
-            cpp_pair!(Symptom::cuda_error(runtime::INVALID_DEVICE))
-                .then_shows(Symptom::check_failed(RAN)),
-        ],
-    }
-}
+casebook_model::scenario!(Scenario {
+    title: "CUDA error: invalid device ordinal (cuda:1 on a machine with one GPU)",
+    cause: "The job names its GPU by an ordinal from its configuration (cuda:1, a rank), and \
+            the process sees fewer GPUs: the machine has fewer, or CUDA_VISIBLE_DEVICES \
+            shows fewer and renumbers them from 0. CUDA refuses the ordinal at the first \
+            call that selects the device.",
+    fix: "Take the ordinal from what the process sees (torch.cuda.device_count(), the local \
+          rank modulo the count) and choose the physical GPU with CUDA_VISIBLE_DEVICES \
+          before the process starts, instead of hard-coding cuda:1.",
+    symptoms: &["an error on the first call", "invalid device ordinal"],
+    requires: Requirement::GPU,
+    reports: REPORTS,
+    variants: variants![
+        Pair::pytorch(FILE, Symptom::cuda_error(pytorch::INVALID_DEVICE_ORDINAL))
+            .then_shows(Symptom::check_failed(RAN)),
+        // What cuDeviceGet returns for an ordinal the process does not see.
+        cudarc_pair!(Symptom::cuda_error(driver::INVALID_DEVICE))
+            .then_shows(Symptom::check_failed(RAN)),
+        // What cudaSetDevice returns for it.
+        cpp_pair!(Symptom::cuda_error(runtime::INVALID_DEVICE))
+            .then_shows(Symptom::check_failed(RAN)),
+    ],
+});
 
 const REPORTS: &[Report] = &[
     Report {

@@ -27,81 +27,63 @@ use cudarc::driver::{
 mod broken;
 mod fixed;
 
-casebook_model::names_module!();
-
-casebook_model::cpp_variants! {
-    "cpp/invalid_launch_config.cu" {
-        broken,
-        fixed,
-        empty_batch,
-        unchecked,
-    }
-}
-
-/// The kernels of `device/`, compiled by nvcc.
-pub mod fatbin {
-    include!(concat!(env!("OUT_DIR"), "/fatbins.rs"));
-}
+casebook_model::case_modules!();
 
 const ATTENTION: &str = "python/attention.py";
 
 /// Columns of each row; the rows go on the grid's y dimension.
 pub(crate) const COLS: u32 = 64;
 
-pub fn scenario() -> Scenario {
-    Scenario {
-        slug: "invalid-launch-config",
-        title: "invalid configuration argument (invalid argument under CUDA 13.0): a batch of more \
-                than 65535 rows, or of none, on a grid dimension",
-        cause: "A grid has at most 65535 blocks in its y and z dimensions (2^31 - 1 in x), and at \
-                least one in each; a kernel that puts a batch's rows (or heads) on y or z fails to \
-                launch once the batch passes 65535, or when it is empty: \"invalid argument\" \
-                under CUDA 13.0, \"invalid configuration argument\" from the runtimes of older \
-                reports. Nothing runs and the context is unharmed; unchecked, the error is what the \
-                next cudaGetLastError returns.",
-        fix: "Keep the grid's y and z at most 65535 and let each block stride over the rows (or put \
-              the batch on x, or split it), skip the launch for an empty batch, and check every \
-              launch with cudaGetLastError.",
-        symptoms: &[
-            "a kernel does not launch",
-            "invalid configuration argument",
-            "fails only with a large batch",
-        ],
-        requires: Requirement::GPU,
-        reports: REPORTS,
-        claims: CLAIMS,
-        variants: variants![
-            cudarc_pair!(Symptom::cuda_error(driver::INVALID_VALUE))
-                .then_shows(Symptom::check_failed(RESULTS_RIGHT)),
-            cpp_pair!(Symptom::cuda_error(runtime::INVALID_VALUE))
-                .then_shows(Symptom::check_failed(RESULTS_RIGHT)),
-            Variant::broken(
-                "empty-batch-cpp",
-                Symptom::cuda_error(runtime::INVALID_VALUE),
-                cpp::empty_batch,
-            ),
-            Variant::broken(
-                "unchecked-cpp",
-                Symptom::cuda_error(runtime::INVALID_VALUE),
-                cpp::unchecked,
-            )
+casebook_model::scenario!(Scenario {
+    title: "invalid configuration argument (invalid argument under CUDA 13.0): a batch of more \
+            than 65535 rows, or of none, on a grid dimension",
+    cause: "A grid has at most 65535 blocks in its y and z dimensions (2^31 - 1 in x), and at \
+            least one in each; a kernel that puts a batch's rows (or heads) on y or z fails to \
+            launch once the batch passes 65535, or when it is empty: \"invalid argument\" \
+            under CUDA 13.0, \"invalid configuration argument\" from the runtimes of older \
+            reports. Nothing runs and the context is unharmed; unchecked, the error is what the \
+            next cudaGetLastError returns.",
+    fix: "Keep the grid's y and z at most 65535 and let each block stride over the rows (or put \
+          the batch on x, or split it), skip the launch for an empty batch, and check every \
+          launch with cudaGetLastError.",
+    symptoms: &[
+        "a kernel does not launch",
+        "invalid configuration argument",
+        "fails only with a large batch",
+    ],
+    requires: Requirement::GPU,
+    reports: REPORTS,
+    variants: variants![
+        cudarc_pair!(Symptom::cuda_error(driver::INVALID_VALUE))
             .then_shows(Symptom::check_failed(RESULTS_RIGHT)),
-            Variant::broken(
-                "flash-attention-py",
-                Symptom::cuda_error(pytorch::INVALID_ARGUMENT),
-                Program::pytorch(ATTENTION, "broken"),
-            )
-            .also_differs(
-                "PyTorch's own kernel, not an extension's: the flash-attention backend of \
-                 scaled_dot_product_attention puts the batch on a grid dimension.",
-            ),
-            Variant::fixed(
-                "flash-attention-split-py",
-                Program::pytorch(ATTENTION, "fixed")
-            ),
-        ],
-    }
-}
+        cpp_pair!(Symptom::cuda_error(runtime::INVALID_VALUE))
+            .then_shows(Symptom::check_failed(RESULTS_RIGHT)),
+        Variant::broken(
+            "empty-batch-cpp",
+            Symptom::cuda_error(runtime::INVALID_VALUE),
+            cpp::empty_batch,
+        ),
+        Variant::broken(
+            "unchecked-cpp",
+            Symptom::cuda_error(runtime::INVALID_VALUE),
+            cpp::unchecked,
+        )
+        .then_shows(Symptom::check_failed(RESULTS_RIGHT)),
+        Variant::broken(
+            "flash-attention-py",
+            Symptom::cuda_error(pytorch::INVALID_ARGUMENT),
+            Program::pytorch(ATTENTION, "broken"),
+        )
+        .also_differs(
+            "PyTorch's own kernel, not an extension's: the flash-attention backend of \
+             scaled_dot_product_attention puts the batch on a grid dimension.",
+        ),
+        Variant::fixed(
+            "flash-attention-split-py",
+            Program::pytorch(ATTENTION, "fixed")
+        ),
+    ],
+});
 
 const REPORTS: &[Report] = &[
     Report {

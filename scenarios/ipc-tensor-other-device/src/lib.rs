@@ -14,7 +14,7 @@ use std::time::Duration;
 use casebook_model::prelude::*;
 use casebook_model::pytorch;
 
-casebook_model::names_module!();
+casebook_model::case_modules!();
 
 const FILE: &str = "python/share.py";
 
@@ -23,47 +23,44 @@ const FILE: &str = "python/share.py";
 const PRODUCER_GONE: &str = "Producer process has been terminated before all shared CUDA tensors \
                              released. See Note [Sharing CUDA tensors]";
 
-pub fn scenario() -> Scenario {
-    Scenario {
-        slug: "ipc-tensor-other-device",
-        title: "Expected all tensors to be on the same device with a tensor from another \
-                process; Producer process has been terminated before all shared CUDA tensors \
-                released (CUDA IPC across GPUs)",
-        cause: "A CUDA tensor sent through torch.multiprocessing is shared through CUDA IPC, not \
-                copied: it stays on the producer's GPU, so a consumer working on another GPU \
-                receives it there, opens a context on that GPU to map it, and cannot mix it with \
-                its own tensors. The producer owns the memory and must keep the tensor until \
-                every consumer has let go of it.",
-        fix: "Copy a received tensor to the consumer's device on arrival (`t.to(device)`), or send \
-              it from the GPU the consumer uses, or through CPU memory; keep the producer's \
-              tensors, and the producer, alive until the consumers have released theirs.",
-        symptoms: &["only with several GPUs", "tensors on different devices"],
-        requires: Requirement::GPU_PAIR,
-        reports: REPORTS,
-        claims: &[],
-        variants: variants![
-            Pair::pytorch(FILE, Symptom::cuda_error(pytorch::SAME_DEVICE))
-                .then_shows(Symptom::check_failed(RESULT_RIGHT))
-                .both(|v| v.timeout(PROCESSES_TIMEOUT))
-                .with_fixed(|v| v.one_change(
-                    "broken-py",
-                    "the received tensor copied to the consumer's GPU",
-                    "return received * weights",
-                    "return received.to(weights.device) * weights",
-                )),
-            Variant::broken(
-                "producer-exits-py",
-                Symptom::cuda_error(PRODUCER_GONE),
-                Program::pytorch(FILE, "producer_exits"),
-            )
-            .also_differs(
-                "the consumer does not use the tensor with its own: it reads it once the \
-                 producer has exited, and what the read gives is recorded as an observation",
-            )
-            .timeout(PROCESSES_TIMEOUT),
-        ],
-    }
-}
+casebook_model::scenario!(Scenario {
+    title: "Expected all tensors to be on the same device with a tensor from another \
+            process; Producer process has been terminated before all shared CUDA tensors \
+            released (CUDA IPC across GPUs)",
+    cause: "A CUDA tensor sent through torch.multiprocessing is shared through CUDA IPC, not \
+            copied: it stays on the producer's GPU, so a consumer working on another GPU \
+            receives it there, opens a context on that GPU to map it, and cannot mix it with \
+            its own tensors. The producer owns the memory and must keep the tensor until \
+            every consumer has let go of it.",
+    fix: "Copy a received tensor to the consumer's device on arrival (`t.to(device)`), or send \
+          it from the GPU the consumer uses, or through CPU memory; keep the producer's \
+          tensors, and the producer, alive until the consumers have released theirs.",
+    symptoms: &["only with several GPUs", "tensors on different devices"],
+    requires: Requirement::GPU_PAIR,
+    reports: REPORTS,
+    claims: &[],
+    variants: variants![
+        Pair::pytorch(FILE, Symptom::cuda_error(pytorch::SAME_DEVICE))
+            .then_shows(Symptom::check_failed(RESULT_RIGHT))
+            .both(|v| v.timeout(PROCESSES_TIMEOUT))
+            .with_fixed(|v| v.one_change(
+                "broken-py",
+                "the received tensor copied to the consumer's GPU",
+                "return received * weights",
+                "return received.to(weights.device) * weights",
+            )),
+        Variant::broken(
+            "producer-exits-py",
+            Symptom::cuda_error(PRODUCER_GONE),
+            Program::pytorch(FILE, "producer_exits"),
+        )
+        .also_differs(
+            "the consumer does not use the tensor with its own: it reads it once the \
+             producer has exited, and what the read gives is recorded as an observation",
+        )
+        .timeout(PROCESSES_TIMEOUT),
+    ],
+});
 
 /// Each process gets a minute for each of its parts; the variant waits for
 /// them, then ends them.

@@ -17,7 +17,7 @@
 use casebook_model::prelude::*;
 use casebook_model::pytorch;
 
-casebook_model::names_module!();
+casebook_model::case_modules!();
 
 const FILE: &str = "python/loss_history.py";
 /// Outputs kept on the GPU in segments their step's work left.
@@ -26,53 +26,48 @@ const VOLUMES: &str = "python/volumes.py";
 /// and its process's context.
 const HOLDS: u64 = 17 << 30;
 
-pub fn scenario() -> Scenario {
-    Scenario {
-        slug: "kept-loss-graphs",
-        title: "CUDA out of memory with batch size 1, even after torch.cuda.empty_cache()",
-        cause: "Live tensors hold the memory: a list of losses keeps every step's autograd graph, \
-                and with it the saved activations. empty_cache returns only cached blocks that no \
-                tensor uses. Keep loss.item() (or detach()), or evaluate under torch.no_grad().",
-        fix: "Append loss.item() (a Python number) to the loss log instead of the loss tensor, so each \
-              step's autograd graph and saved activations can be freed.",
-        symptoms: &["out of memory", "out of memory with batch size 1"],
-        requires: Requirement::GPU_FILLED,
-        reports: &[],
-        claims: CLAIMS,
-        variants: variants![
-            Pair::pytorch(FILE, Symptom::cuda_error(pytorch::OUT_OF_MEMORY))
-                .then_shows(Symptom::check_failed(EVERY_STEP_RAN))
-                .both(within_the_budget),
-            // Fragmentation beside the mismanagement: each step's work freed
-            // before its output, which the program keeps, is made.
-            within_the_budget(Variant::records(
-                "kept-volumes-py",
-                Program::pytorch(VOLUMES, "kept_volumes")
-            )),
-            within_the_budget(Variant::records(
-                "kept-volumes-expandable-py",
-                Program::pytorch(VOLUMES, "kept_volumes_expandable")
-            ))
-            .one_change(
-                "kept-volumes-py",
-                "PyTorch's allocator setting: the default there; expandable segments here",
-                "_volumes(rec, keep=_on_the_gpu, alloc_conf=None)",
-                "_volumes(rec, keep=_on_the_gpu, alloc_conf=\"expandable_segments:True\")",
-            ),
-            within_the_budget(Variant::records(
-                "volume-numbers-py",
-                Program::pytorch(VOLUMES, "volume_numbers")
-            ))
-            .one_change(
-                "kept-volumes-py",
-                "what the program keeps of each step: its output on the GPU there; a number \
-                     here (output.mean().item())",
-                "_volumes(rec, keep=_on_the_gpu, alloc_conf=None)",
-                "_volumes(rec, keep=_a_number, alloc_conf=None)",
-            ),
-        ],
-    }
-}
+casebook_model::scenario!(Scenario {
+    title: "CUDA out of memory with batch size 1, even after torch.cuda.empty_cache()",
+    cause: "Live tensors hold the memory: a list of losses keeps every step's autograd graph, \
+            and with it the saved activations. empty_cache returns only cached blocks that no \
+            tensor uses. Keep loss.item() (or detach()), or evaluate under torch.no_grad().",
+    fix: "Append loss.item() (a Python number) to the loss log instead of the loss tensor, so each \
+          step's autograd graph and saved activations can be freed.",
+    symptoms: &["out of memory", "out of memory with batch size 1"],
+    requires: Requirement::GPU_FILLED,
+    variants: variants![
+        Pair::pytorch(FILE, Symptom::cuda_error(pytorch::OUT_OF_MEMORY))
+            .then_shows(Symptom::check_failed(EVERY_STEP_RAN))
+            .both(within_the_budget),
+        // Fragmentation beside the mismanagement: each step's work freed
+        // before its output, which the program keeps, is made.
+        within_the_budget(Variant::records(
+            "kept-volumes-py",
+            Program::pytorch(VOLUMES, "kept_volumes")
+        )),
+        within_the_budget(Variant::records(
+            "kept-volumes-expandable-py",
+            Program::pytorch(VOLUMES, "kept_volumes_expandable")
+        ))
+        .one_change(
+            "kept-volumes-py",
+            "PyTorch's allocator setting: the default there; expandable segments here",
+            "_volumes(rec, keep=_on_the_gpu, alloc_conf=None)",
+            "_volumes(rec, keep=_on_the_gpu, alloc_conf=\"expandable_segments:True\")",
+        ),
+        within_the_budget(Variant::records(
+            "volume-numbers-py",
+            Program::pytorch(VOLUMES, "volume_numbers")
+        ))
+        .one_change(
+            "kept-volumes-py",
+            "what the program keeps of each step: its output on the GPU there; a number \
+                 here (output.mean().item())",
+            "_volumes(rec, keep=_on_the_gpu, alloc_conf=None)",
+            "_volumes(rec, keep=_a_number, alloc_conf=None)",
+        ),
+    ],
+});
 
 /// Where every variant runs: beside light trials, holding at most its
 /// budget and its context, in a reduced form under the sanitizer.

@@ -20,18 +20,7 @@ use cudarc::driver::{CudaContext, DriverError, PushKernelArg, sys};
 mod broken;
 mod fixed;
 
-pub mod fatbin {
-    include!(concat!(env!("OUT_DIR"), "/fatbins.rs"));
-}
-
-casebook_model::names_module!();
-
-casebook_model::cpp_variants! {
-    "cpp/kernel_stack_overflow.cu" {
-        broken,
-        fixed,
-    }
-}
+casebook_model::case_modules!();
 
 /// Calls deep.
 pub const DEPTH: i32 = 24;
@@ -43,43 +32,38 @@ const THREADS: usize = 32;
 /// for sm_90 with nvcc 13.0, and another compiler or GPU may need more.
 pub const PER_CALL: usize = 1024;
 
-pub fn scenario() -> Scenario {
-    Scenario {
-        slug: "kernel-stack-overflow",
-        title: "An illegal memory access, or unspecified launch failure, from a recursive kernel deeper \
-                than the thread's stack",
-        cause: "A recursive device function keeps a frame per call on the thread's stack, whose \
-                size the compiler cannot know: it is the context's limit, 1 KiB per thread by \
-                default. A deeper recursion overflows it and the kernel faults (an illegal memory \
-                access on an H100; unspecified launch failure on older GPUs), which poisons the \
-                context.",
-        fix: "Raise the per-thread stack before the launch to what the recursion needs \
-              (cudaDeviceSetLimit(cudaLimitStackSize, bytes), cuCtxSetLimit), or bound the depth \
-              and turn the recursion into a loop.",
-        symptoms: &[
-            "unspecified launch failure",
-            "an illegal memory access",
-            "an error on the second call",
-        ],
-        requires: Requirement::GPU,
-        reports: &[],
-        claims: CLAIMS,
-        variants: variants![
-            // What the overflow returns on an H100 with driver 580 (older GPUs, in
-            // the threads users filed, returned CUDA_ERROR_LAUNCH_FAILED).
-            // Raising the limit reserves it for every thread the GPU can
-            // hold: gigabytes, so the fixes run alone.
-            cudarc_pair!(Symptom::cuda_error(driver::ILLEGAL_ADDRESS))
-                .then_shows(Symptom::check_failed(MATCHES))
-                .with_broken(|v| v.faults_device())
-                .with_fixed(|v| v.alone()),
-            cpp_pair!(Symptom::cuda_error(runtime::ILLEGAL_ADDRESS))
-                .then_shows(Symptom::check_failed(MATCHES))
-                .with_broken(|v| v.faults_device())
-                .with_fixed(|v| v.alone()),
-        ],
-    }
-}
+casebook_model::scenario!(Scenario {
+    title: "An illegal memory access, or unspecified launch failure, from a recursive kernel deeper \
+            than the thread's stack",
+    cause: "A recursive device function keeps a frame per call on the thread's stack, whose \
+            size the compiler cannot know: it is the context's limit, 1 KiB per thread by \
+            default. A deeper recursion overflows it and the kernel faults (an illegal memory \
+            access on an H100; unspecified launch failure on older GPUs), which poisons the \
+            context.",
+    fix: "Raise the per-thread stack before the launch to what the recursion needs \
+          (cudaDeviceSetLimit(cudaLimitStackSize, bytes), cuCtxSetLimit), or bound the depth \
+          and turn the recursion into a loop.",
+    symptoms: &[
+        "unspecified launch failure",
+        "an illegal memory access",
+        "an error on the second call",
+    ],
+    requires: Requirement::GPU,
+    variants: variants![
+        // What the overflow returns on an H100 with driver 580 (older GPUs, in
+        // the threads users filed, returned CUDA_ERROR_LAUNCH_FAILED).
+        // Raising the limit reserves it for every thread the GPU can
+        // hold: gigabytes, so the fixes run alone.
+        cudarc_pair!(Symptom::cuda_error(driver::ILLEGAL_ADDRESS))
+            .then_shows(Symptom::check_failed(MATCHES))
+            .with_broken(|v| v.faults_device())
+            .with_fixed(|v| v.alone()),
+        cpp_pair!(Symptom::cuda_error(runtime::ILLEGAL_ADDRESS))
+            .then_shows(Symptom::check_failed(MATCHES))
+            .with_broken(|v| v.faults_device())
+            .with_fixed(|v| v.alone()),
+    ],
+});
 
 static STACK_LIMIT_DOC: Passage = Passage {
     document: "CUDA Runtime API, Device Management",

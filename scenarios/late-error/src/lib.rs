@@ -17,51 +17,46 @@ mod fixed;
 mod launch_blocking;
 mod pinpoint;
 
-casebook_model::names_module!();
+casebook_model::case_modules!();
 
 pub const SPIN_NS: u64 = 50_000_000;
 pub(crate) const LAUNCH: &str = "cuLaunchKernel spin_then_fault (the culprit)";
 pub(crate) const CHECK: &str = "cuCtxSynchronize right after the launch";
 
-pub fn scenario() -> Scenario {
-    Scenario {
-        slug: "late-error",
-        title: "CUDA error from an unrelated call (illegal address reported by a later memcpy)",
-        cause: "Kernel launches are asynchronous: a fault is reported by the first later call that \
-                waits for the GPU, not by the launch. Check right after the launch to name the culprit.",
-        fix: "Synchronise (cuCtxSynchronize) and check the result right after each kernel launch, so a \
-              fault is reported at the launch that caused it, not by a later copy.",
-        symptoms: &[
-            "an error on the second call",
-            "an illegal memory access was encountered",
-        ],
-        requires: Requirement::GPU,
-        reports: &[],
-        claims: CLAIMS,
-        variants: variants![
-            cudarc_pair!(Symptom::check_failed(AT_LAUNCH)).both(|v| v.faults_device()),
-            Variant::records("launch-blocking", cudarc!(launch_blocking)).faults_device(),
-            Variant::records("under-tools", cudarc!(pinpoint::under_tools at "pinpoint"))
-                .faults_device()
-                .timeout(std::time::Duration::from_secs(300)),
-            Variant::records(
-                "under-racecheck",
-                cudarc!(pinpoint::under_racecheck, anchored)
-            )
+casebook_model::scenario!(Scenario {
+    title: "CUDA error from an unrelated call (illegal address reported by a later memcpy)",
+    cause: "Kernel launches are asynchronous: a fault is reported by the first later call that \
+            waits for the GPU, not by the launch. Check right after the launch to name the culprit.",
+    fix: "Synchronise (cuCtxSynchronize) and check the result right after each kernel launch, so a \
+          fault is reported at the launch that caused it, not by a later copy.",
+    symptoms: &[
+        "an error on the second call",
+        "an illegal memory access was encountered",
+    ],
+    requires: Requirement::GPU,
+    variants: variants![
+        cudarc_pair!(Symptom::check_failed(AT_LAUNCH)).both(|v| v.faults_device()),
+        Variant::records("launch-blocking", cudarc!(launch_blocking)).faults_device(),
+        Variant::records("under-tools", cudarc!(pinpoint::under_tools at "pinpoint"))
             .faults_device()
-            .timeout(std::time::Duration::from_secs(300))
-            .one_change(
-                "under-tools",
-                "the tool the broken program runs under: compute-sanitizer's \
-                 memcheck, which checks every address a kernel reads and \
-                 writes, there; its racecheck, which checks shared-memory \
-                 races only, here",
-                "pinpoint(rec, &[MEMCHECK])",
-                "pinpoint(rec, &[RACECHECK])",
-            ),
-        ],
-    }
-}
+            .timeout(std::time::Duration::from_secs(300)),
+        Variant::records(
+            "under-racecheck",
+            cudarc!(pinpoint::under_racecheck, anchored)
+        )
+        .faults_device()
+        .timeout(std::time::Duration::from_secs(300))
+        .one_change(
+            "under-tools",
+            "the tool the broken program runs under: compute-sanitizer's \
+             memcheck, which checks every address a kernel reads and \
+             writes, there; its racecheck, which checks shared-memory \
+             races only, here",
+            "pinpoint(rec, &[MEMCHECK])",
+            "pinpoint(rec, &[RACECHECK])",
+        ),
+    ],
+});
 
 pub(crate) struct Program {
     pub ctx: Arc<CudaContext>,

@@ -20,94 +20,75 @@ mod fixed;
 mod launch_bounds;
 mod too_many_threads;
 
-casebook_model::names_module!();
-
-casebook_model::cpp_variants! {
-    "cpp/launch_out_of_resources.cu" {
-        broken,
-        fixed,
-        too_many_threads,
-        occupancy_measured,
-        occupancy_fixed_block,
-    }
-}
-
-/// The kernels of `device/`, compiled by nvcc.
-pub mod fatbin {
-    include!(concat!(env!("OUT_DIR"), "/fatbins.rs"));
-}
+casebook_model::case_modules!();
 
 /// Elements each launch computes.
 pub(crate) const N: usize = 1 << 16;
 /// The block size of the broken launch: the device's maximum.
 pub(crate) const BIG_BLOCK: u32 = 1024;
 
-pub fn scenario() -> Scenario {
-    Scenario {
-        slug: "launch-out-of-resources",
-        title: "too many resources requested for launch",
-        cause: "A block's threads share one multiprocessor's registers: a kernel that needs R \
-                registers a thread can be launched with at most about 65536 / R threads a \
-                block, fewer than the 1024 the device allows in general. The launch is refused \
-                before the kernel runs, and the context stays usable.",
-        fix: "Take the block size from cudaOccupancyMaxPotentialBlockSize for that kernel, or compile \
-              it with __launch_bounds__(1024) so the compiler caps its registers to fit a 1024-thread \
-              block.",
-        symptoms: &[
-            "a kernel does not launch",
-            "too many resources requested for launch",
-        ],
-        requires: Requirement::GPU,
-        reports: REPORTS,
-        claims: CLAIMS,
-        variants: variants![
-            cudarc_pair!(Symptom::cuda_error(driver::LAUNCH_OUT_OF_RESOURCES)),
-            Variant::contrast_clean("bounded", cudarc!(broken::bounded, anchored)).one_change(
-                "broken",
-                "the kernel launched with 1024 threads: heavy there, compiled as the compiler sees \
-                 fit; heavy_bounded here, the same code compiled with __launch_bounds__(1024)",
-                "big_block(rec, \"heavy\")",
-                "big_block(rec, \"heavy_bounded\")",
-            ),
-            Variant::fixed("launch-bounds", cudarc!(launch_bounds)),
-            Variant::records("bound", cudarc!(launch_bounds::bound, anchored)),
-            Variant::records("no-bound", cudarc!(launch_bounds::no_bound, anchored)).one_change(
-                "bound",
-                "the kernel launched with 512 threads a block: the light kernel compiled with \
-                 __launch_bounds__(256) there; the same code without a bound here",
-                "light_launches(rec, \"light_bounded\")",
-                "light_launches(rec, \"light\")",
-            ),
-            Variant::broken(
-                "too-many-threads",
-                Symptom::cuda_error(driver::INVALID_VALUE),
-                cudarc!(too_many_threads),
-            ),
-            cpp_pair!(Symptom::cuda_error(runtime::LAUNCH_OUT_OF_RESOURCES)),
-            Variant::broken(
-                "too-many-threads-cpp",
-                // What the runtime of CUDA 13.0 returns for a block of more than 1024
-                // threads (older reports show cudaErrorInvalidConfiguration).
-                Symptom::cuda_error(runtime::INVALID_VALUE),
-                cpp::too_many_threads,
-            ),
-            Variant::records("occupancy-measured-cpp", cpp::occupancy_measured).also_differs(
-                "a kernel of its own, residencyProbe, whose dynamic shared memory limits how many \
-                 of its blocks fit on a multiprocessor: each block counts itself in and out of \
-                 the multiprocessor it runs on (%smid) and stays 0.2 ms, so the most blocks \
-                 counted at once are the blocks resident. Both configurators' blocks (40 KiB a \
-                 block; 128 bytes a thread) are measured against every multiple of 32.",
-            ),
-            Variant::records("occupancy-fixed-block-cpp", cpp::occupancy_fixed_block).one_change(
-                "occupancy-measured-cpp",
-                "the block judged against every other size: the configurators' there, a block \
-                 of 96 threads chosen by hand here (both forms' sweeps measured the same way)",
-                "return occupancy_measured(r, 0);",
-                "return occupancy_measured(r, 96);",
-            ),
-        ],
-    }
-}
+casebook_model::scenario!(Scenario {
+    title: "too many resources requested for launch",
+    cause: "A block's threads share one multiprocessor's registers: a kernel that needs R \
+            registers a thread can be launched with at most about 65536 / R threads a \
+            block, fewer than the 1024 the device allows in general. The launch is refused \
+            before the kernel runs, and the context stays usable.",
+    fix: "Take the block size from cudaOccupancyMaxPotentialBlockSize for that kernel, or compile \
+          it with __launch_bounds__(1024) so the compiler caps its registers to fit a 1024-thread \
+          block.",
+    symptoms: &[
+        "a kernel does not launch",
+        "too many resources requested for launch",
+    ],
+    requires: Requirement::GPU,
+    reports: REPORTS,
+    variants: variants![
+        cudarc_pair!(Symptom::cuda_error(driver::LAUNCH_OUT_OF_RESOURCES)),
+        Variant::contrast_clean("bounded", cudarc!(broken::bounded, anchored)).one_change(
+            "broken",
+            "the kernel launched with 1024 threads: heavy there, compiled as the compiler sees \
+             fit; heavy_bounded here, the same code compiled with __launch_bounds__(1024)",
+            "big_block(rec, \"heavy\")",
+            "big_block(rec, \"heavy_bounded\")",
+        ),
+        Variant::fixed("launch-bounds", cudarc!(launch_bounds)),
+        Variant::records("bound", cudarc!(launch_bounds::bound, anchored)),
+        Variant::records("no-bound", cudarc!(launch_bounds::no_bound, anchored)).one_change(
+            "bound",
+            "the kernel launched with 512 threads a block: the light kernel compiled with \
+             __launch_bounds__(256) there; the same code without a bound here",
+            "light_launches(rec, \"light_bounded\")",
+            "light_launches(rec, \"light\")",
+        ),
+        Variant::broken(
+            "too-many-threads",
+            Symptom::cuda_error(driver::INVALID_VALUE),
+            cudarc!(too_many_threads),
+        ),
+        cpp_pair!(Symptom::cuda_error(runtime::LAUNCH_OUT_OF_RESOURCES)),
+        Variant::broken(
+            "too-many-threads-cpp",
+            // What the runtime of CUDA 13.0 returns for a block of more than 1024
+            // threads (older reports show cudaErrorInvalidConfiguration).
+            Symptom::cuda_error(runtime::INVALID_VALUE),
+            cpp::too_many_threads,
+        ),
+        Variant::records("occupancy-measured-cpp", cpp::occupancy_measured).also_differs(
+            "a kernel of its own, residencyProbe, whose dynamic shared memory limits how many \
+             of its blocks fit on a multiprocessor: each block counts itself in and out of \
+             the multiprocessor it runs on (%smid) and stays 0.2 ms, so the most blocks \
+             counted at once are the blocks resident. Both configurators' blocks (40 KiB a \
+             block; 128 bytes a thread) are measured against every multiple of 32.",
+        ),
+        Variant::records("occupancy-fixed-block-cpp", cpp::occupancy_fixed_block).one_change(
+            "occupancy-measured-cpp",
+            "the block judged against every other size: the configurators' there, a block \
+             of 96 threads chosen by hand here (both forms' sweeps measured the same way)",
+            "return occupancy_measured(r, 0);",
+            "return occupancy_measured(r, 96);",
+        ),
+    ],
+});
 
 const REPORTS: &[Report] = &[
     Report {
@@ -334,9 +315,14 @@ const CLAIMS: &[Claim] = &[
         // the launch (confirmed), or it accepts it (refuted). Where the
         // kernel carries its bound, the block fits and the launch is
         // accepted: no such error, the other answer. A launch refused
-        // although the block fits failed for another reason.
+        // although the block fits failed for another reason, and so does
+        // one refused with another error than the one the sentence names.
         judge: |o: &Outcome| match (o.flag(OVER_LIMIT), o.flag(LAUNCHED_1024)) {
-            (Some(true), Some(false)) => ClaimVerdict::Confirmed,
+            (Some(true), Some(false))
+                if o.shows(&Symptom::cuda_error(driver::LAUNCH_OUT_OF_RESOURCES)) =>
+            {
+                ClaimVerdict::Confirmed
+            }
             (Some(_), Some(true)) => ClaimVerdict::Refuted,
             _ => ClaimVerdict::Undecided,
         },

@@ -23,18 +23,7 @@ mod eager;
 mod fixed;
 mod footprint;
 
-casebook_model::names_module!();
-
-casebook_model::cpp_variants! {
-    "cpp/lazy_loading.cu" {
-        broken,
-        fixed,
-    }
-}
-
-pub mod fatbin {
-    include!(concat!(env!("OUT_DIR"), "/fatbins.rs"));
-}
+casebook_model::case_modules!();
 
 /// The waiter gives up after this long; a first launch that returns only
 /// then waited for it.
@@ -50,67 +39,63 @@ const AFTER_A_WAIT: &str = "after a wait";
 const WAITER_RELEASED: &str = "released";
 const WAITER_GAVE_UP: &str = "gave up waiting";
 
-pub fn scenario() -> Scenario {
-    Scenario {
-        slug: "lazy-loading",
-        title: "A kernel launch that hangs while another kernel runs (lazy loading, CUDA 12.2 and later)",
-        cause: "With lazy loading, the default since CUDA 12.2 on Linux, a kernel's code is loaded \
-                into the context at its first launch, and loading it waits for the work already \
-                running there. If a running kernel waits for the kernel being launched (a \
-                persistent kernel polling a flag, say), each waits for the other and the program \
-                hangs: through the driver's library API the launch call itself blocks; through \
-                the runtime the launch returns and the kernel never starts. Load the kernels that \
-                must run side by side before starting any of them (cuFuncLoad, \
-                cudaFuncGetAttributes), or set CUDA_MODULE_LOADING=EAGER.",
-        fix: "Load every kernel that must run alongside another before launching any of them \
-              (cudaFuncGetAttributes, or cuKernelGetFunction + cuFuncLoad), or run with \
-              CUDA_MODULE_LOADING=EAGER.",
-        symptoms: &["a hang, no error"],
-        requires: Requirement::GPU,
-        reports: REPORTS,
-        claims: CLAIMS,
-        variants: variants![
-            Pair::new(
-                Symptom::check_failed(RELEASED),
-                cudarc!(broken),
-                cudarc!(fixed::with_eager at "run")
-            ),
-            Variant::contrast_clean("eager", cudarc!(eager)).also_differs(
-                "the broken program, unchanged, run in a worker process with \
-                 CUDA_MODULE_LOADING=EAGER: the variable is read when CUDA starts.",
-            ),
-            cpp_pair!(Symptom::check_failed(RELEASED)),
-            Variant::contrast_clean("footprint", cudarc!(footprint::run at "measure"))
-                // Its times compare milliseconds: a neighbour's work on the GPU
-                // or the CPU stretches one side of a pair.
-                .alone()
-                .also_differs(
-                    "not the pair of kernels: a library of 1026 kernels, of which the program \
-                 launches one, loaded in workers under CUDA_MODULE_LOADING=LAZY and under \
-                 EAGER, eleven of each, interleaved (LAZY, EAGER, LAZY, …), each measuring its \
-                 own time and memory; each fact is read from the last ten pairs (the first \
-                 warms the image and the driver).",
-                ),
-            Variant::contrast_clean(
-                "footprint-one-kernel",
-                cudarc!(footprint::one_kernel, anchored)
-            )
+casebook_model::scenario!(Scenario {
+    title: "A kernel launch that hangs while another kernel runs (lazy loading, CUDA 12.2 and later)",
+    cause: "With lazy loading, the default since CUDA 12.2 on Linux, a kernel's code is loaded \
+            into the context at its first launch, and loading it waits for the work already \
+            running there. If a running kernel waits for the kernel being launched (a \
+            persistent kernel polling a flag, say), each waits for the other and the program \
+            hangs: through the driver's library API the launch call itself blocks; through \
+            the runtime the launch returns and the kernel never starts. Load the kernels that \
+            must run side by side before starting any of them (cuFuncLoad, \
+            cudaFuncGetAttributes), or set CUDA_MODULE_LOADING=EAGER.",
+    fix: "Load every kernel that must run alongside another before launching any of them \
+          (cudaFuncGetAttributes, or cuKernelGetFunction + cuFuncLoad), or run with \
+          CUDA_MODULE_LOADING=EAGER.",
+    symptoms: &["a hang, no error"],
+    requires: Requirement::GPU,
+    reports: REPORTS,
+    variants: variants![
+        Pair::new(
+            Symptom::check_failed(RELEASED),
+            cudarc!(broken),
+            cudarc!(fixed::with_eager at "run")
+        ),
+        Variant::contrast_clean("eager", cudarc!(eager)).also_differs(
+            "the broken program, unchanged, run in a worker process with \
+             CUDA_MODULE_LOADING=EAGER: the variable is read when CUDA starts.",
+        ),
+        cpp_pair!(Symptom::check_failed(RELEASED)),
+        Variant::contrast_clean("footprint", cudarc!(footprint::run at "measure"))
+            // Its times compare milliseconds: a neighbour's work on the GPU
+            // or the CPU stretches one side of a pair.
             .alone()
             .also_differs(
-                "as footprint: workers under CUDA_MODULE_LOADING=LAZY and EAGER, eleven of each, \
-                 interleaved, each measuring its own time and memory.",
-            )
-            .one_change(
-                "footprint",
-                "the library the program loads: 1026 kernels there, of which it launches one; the \
-                 kernel it launches alone here (device/library_used_only.cu), so there is nothing \
-                 for lazy loading to leave unloaded",
-                "footprint(rec, &MANY)",
-                "footprint(rec, &USED_ONLY)",
+                "not the pair of kernels: a library of 1026 kernels, of which the program \
+             launches one, loaded in workers under CUDA_MODULE_LOADING=LAZY and under \
+             EAGER, eleven of each, interleaved (LAZY, EAGER, LAZY, …), each measuring its \
+             own time and memory; each fact is read from the last ten pairs (the first \
+             warms the image and the driver).",
             ),
-        ],
-    }
-}
+        Variant::contrast_clean(
+            "footprint-one-kernel",
+            cudarc!(footprint::one_kernel, anchored)
+        )
+        .alone()
+        .also_differs(
+            "as footprint: workers under CUDA_MODULE_LOADING=LAZY and EAGER, eleven of each, \
+             interleaved, each measuring its own time and memory.",
+        )
+        .one_change(
+            "footprint",
+            "the library the program loads: 1026 kernels there, of which it launches one; the \
+             kernel it launches alone here (device/library_used_only.cu), so there is nothing \
+             for lazy loading to leave unloaded",
+            "footprint(rec, &MANY)",
+            "footprint(rec, &USED_ONLY)",
+        ),
+    ],
+});
 
 const REPORTS: &[Report] = &[
     Report {

@@ -16,7 +16,7 @@ mod broken;
 mod fixed;
 mod tools;
 
-casebook_model::names_module!();
+casebook_model::case_modules!();
 
 pub const LEFT_FREE: usize = 2 << 30;
 /// The PyTorch form of the footprint (seed 003's libraries).
@@ -36,59 +36,54 @@ pub(crate) fn fixed_calls(rec: &mut Recorder) -> usize {
 pub const N: i32 = 256;
 pub const TOLERANCE: usize = 64 << 20;
 
-pub fn scenario() -> Scenario {
-    Scenario {
-        slug: "library-handle-leak",
-        title: "CUDA out of memory inside cuBLAS after many calls (a handle created per call)",
-        cause: "A cuBLAS handle owns device memory (its workspace) until cublasDestroy; handles \
-                created per call and never destroyed leak it call after call. Create one handle and \
-                keep it.",
-        fix: "Create one cuBLAS handle with cublasCreate before the calls, reuse it for every GEMM, \
-              and cublasDestroy it once at the end instead of creating a handle per call.",
-        symptoms: &["out of memory", "memory that keeps shrinking"],
-        requires: Requirement::GPU_FILLED,
-        reports: &[],
-        claims: CLAIMS,
-        variants: variants![
-            cudarc_pair!(Symptom::cuda_error("CUBLAS_STATUS_ALLOC_FAILED"))
-                .then_shows(Symptom::check_failed(EVERY_CALL))
-                .with_broken(|v| v.timeout(std::time::Duration::from_secs(240))),
-            // Where the leak check says each leaked allocation was made.
-            Variant::records(
-                "handles-under-leak-check",
-                cudarc!(tools::handles_under_leak_check, anchored)
-            )
-            .timeout(std::time::Duration::from_secs(360)),
-            Variant::records(
-                "own-leak-under-leak-check",
-                cudarc!(tools::own_leak_under_leak_check, anchored)
-            )
-            .timeout(std::time::Duration::from_secs(360))
-            .one_change(
-                "handles-under-leak-check",
-                "what each call leaks: its cuBLAS handle there; here it destroys the handle and \
-                 leaks 64 MiB of its own (cuMemAlloc)",
-                "leak_check(rec, Leak::CublasHandle)",
-                "leak_check(rec, Leak::OwnAllocation)",
-            ),
-            // The article's case in PyTorch: a model's step at batch size 1,
-            // and what it adds to everything the process holds.
-            Variant::contrast_clean("library-py", Program::pytorch(FOOTPRINT_PY, "library"))
-                .shares_gpu(),
-            Variant::contrast_clean(
-                "large-batch-py",
-                Program::pytorch(FOOTPRINT_PY, "large_batch")
-            )
-            .one_change(
-                "library-py",
-                "the batch: 1 there, 262,144 here (3 GiB of images, 7 GiB of feature maps)",
-                "_footprint(rec, batch=1)",
-                "_footprint(rec, batch=LARGE_BATCH)",
-            )
-            .holds_memory(16 << 30),
-        ],
-    }
-}
+casebook_model::scenario!(Scenario {
+    title: "CUDA out of memory inside cuBLAS after many calls (a handle created per call)",
+    cause: "A cuBLAS handle owns device memory (its workspace) until cublasDestroy; handles \
+            created per call and never destroyed leak it call after call. Create one handle and \
+            keep it.",
+    fix: "Create one cuBLAS handle with cublasCreate before the calls, reuse it for every GEMM, \
+          and cublasDestroy it once at the end instead of creating a handle per call.",
+    symptoms: &["out of memory", "memory that keeps shrinking"],
+    requires: Requirement::GPU_FILLED,
+    variants: variants![
+        cudarc_pair!(Symptom::cuda_error("CUBLAS_STATUS_ALLOC_FAILED"))
+            .then_shows(Symptom::check_failed(EVERY_CALL))
+            .with_broken(|v| v.timeout(std::time::Duration::from_secs(240))),
+        // Where the leak check says each leaked allocation was made.
+        Variant::records(
+            "handles-under-leak-check",
+            cudarc!(tools::handles_under_leak_check, anchored)
+        )
+        .timeout(std::time::Duration::from_secs(360)),
+        Variant::records(
+            "own-leak-under-leak-check",
+            cudarc!(tools::own_leak_under_leak_check, anchored)
+        )
+        .timeout(std::time::Duration::from_secs(360))
+        .one_change(
+            "handles-under-leak-check",
+            "what each call leaks: its cuBLAS handle there; here it destroys the handle and \
+             leaks 64 MiB of its own (cuMemAlloc)",
+            "leak_check(rec, Leak::CublasHandle)",
+            "leak_check(rec, Leak::OwnAllocation)",
+        ),
+        // The article's case in PyTorch: a model's step at batch size 1,
+        // and what it adds to everything the process holds.
+        Variant::contrast_clean("library-py", Program::pytorch(FOOTPRINT_PY, "library"))
+            .shares_gpu(),
+        Variant::contrast_clean(
+            "large-batch-py",
+            Program::pytorch(FOOTPRINT_PY, "large_batch")
+        )
+        .one_change(
+            "library-py",
+            "the batch: 1 there, 262,144 here (3 GiB of images, 7 GiB of feature maps)",
+            "_footprint(rec, batch=1)",
+            "_footprint(rec, batch=LARGE_BATCH)",
+        )
+        .holds_memory(16 << 30),
+    ],
+});
 
 /// The GEMM's operands, and the ballast that leaves LEFT_FREE.
 pub(crate) struct Gemm {

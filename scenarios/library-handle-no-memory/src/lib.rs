@@ -11,182 +11,185 @@
 use casebook_model::prelude::*;
 use casebook_model::pytorch;
 
-casebook_model::names_module!();
+casebook_model::case_modules!();
 
 const FILE: &str = "python/handles.py";
 
-pub fn scenario() -> Scenario {
-    Scenario {
-        slug: "library-handle-no-memory",
-        title: "CUBLAS_STATUS_ALLOC_FAILED when calling cublasCreate(handle), CUDNN_STATUS_INTERNAL_ERROR \
-                (no memory left for the library)",
-        cause: "cuBLAS and cuDNN allocate their handle and workspace at their first call, outside \
-                the tensors' memory. When the program (or another process, or another framework's \
-                pool) has taken all the GPU's memory, that first call fails with the library's \
-                status, which does not say memory.",
-        fix: "Leave the libraries room: stop caching data short of the GPU's free memory (or cap \
-              it with torch.cuda.set_per_process_memory_fraction), make the first matrix product \
-              and convolution before filling the GPU, and keep other frameworks from \
-              preallocating it.",
-        symptoms: &["an error on the first call", "out of memory"],
-        requires: Requirement::GPU_FILLED,
-        reports: &[],
-        claims: CLAIMS,
-        variants: vec![
-            Variant::broken(
-                "broken-py",
-                Symptom::cuda_error(pytorch::CUBLAS_ALLOC_FAILED),
-                Program::pytorch(FILE, "broken"),
-            )
-            .then_shows(Symptom::check_failed(PRODUCT)),
-            Variant::broken(
-                "cudnn-py",
-                Symptom::cuda_error(pytorch::CUDNN_INTERNAL_ERROR),
-                Program::pytorch(FILE, "broken_cudnn"),
-            )
-            .then_shows(Symptom::check_failed(CONVOLUTION)),
-            Variant::fixed("fixed-py", Program::pytorch(FILE, "fixed")),
-            // Seed 001's pipeline: each step loads a batch of images and
-            // trains a convolutional network on it, and the batches are
-            // kept, until the memory runs out.
-            Variant::broken(
-                "leaky-loader-py",
-                Symptom::cuda_error(pytorch::OUT_OF_MEMORY),
-                Program::pytorch(FILE, "leaky_loader"),
-            )
-            .then_shows(Symptom::check_failed(EVERY_STEP_RUNS)),
-            Variant::broken(
-                "leaky-loader-sizes-py",
-                Symptom::cuda_error(pytorch::OUT_OF_MEMORY),
-                Program::pytorch(FILE, "leaky_loader_sizes"),
-            )
-            .then_shows(Symptom::check_failed(EVERY_STEP_RUNS))
-            .one_change(
-                "leaky-loader-py",
-                "the images' size: 512 pixels a side in every batch there; a pixel more in each \
-                 batch here, a shape cuDNN has not seen at every step",
-                "_pipeline(rec, keep=True)",
-                "_pipeline(rec, keep=True, grow=True)",
-            ),
-            Variant::records(
-                "leaky-loader-small-batches-py",
-                Program::pytorch(FILE, "leaky_loader_small_batches"),
-            )
-            .one_change(
-                "leaky-loader-py",
-                "the images' size: 512 pixels a side there (96 MiB a batch); 128 here (6 MiB a \
-                 batch), so that what the last refused batch leaves free is smaller when the \
-                 next run's cuDNN asks for its handle and workspace",
-                "_pipeline(rec, keep=True)",
-                "_pipeline(rec, keep=True, side=SMALL_SIDE)",
-            )
-            .timeout(std::time::Duration::from_secs(300)),
-            Variant::records(
-                "leaky-loader-small-next-on-the-gpu-py",
-                Program::pytorch(FILE, "leaky_loader_small_next_on_the_gpu"),
-            )
-            .one_change(
-                "leaky-loader-small-batches-py",
-                "what the next run trains on: a batch copied from the host there; here the first \
-                 image of the last batch the pipeline kept, already on the GPU, so that no batch is \
-                 copied before the next run's first convolution",
-                "_pipeline(rec, keep=True, side=SMALL_SIDE)",
-                "_pipeline(rec, keep=True, side=SMALL_SIDE, next_run_on=ALREADY_ON_THE_GPU)",
-            )
-            .timeout(std::time::Duration::from_secs(300)),
-            Variant::records(
-                "leaky-loader-tiny-next-on-the-gpu-py",
-                Program::pytorch(FILE, "leaky_loader_tiny_next_on_the_gpu"),
-            )
-            .one_change(
-                "leaky-loader-small-next-on-the-gpu-py",
-                "the images' pixels a side: 128 there (6 MiB a batch); 48 here (0.84 MiB a batch, \
-                 under the 1 MiB below which PyTorch serves a request from 2 MiB blocks rather \
-                 than 20 MiB ones), so that the pipeline ends with less memory free",
-                "_pipeline(rec, keep=True, side=SMALL_SIDE, next_run_on=ALREADY_ON_THE_GPU)",
-                "_pipeline(rec, keep=True, side=TINY_SIDE, next_run_on=ALREADY_ON_THE_GPU)",
-            )
-            .timeout(std::time::Duration::from_secs(420)),
-            Variant::records(
-                "leaky-loader-next-on-the-gpu-py",
-                Program::pytorch(FILE, "leaky_loader_next_on_the_gpu"),
-            )
-            .one_change(
-                "leaky-loader-py",
-                "what the next run trains on: a batch copied from the host there; here the first \
-                 image of the last batch the pipeline kept, already on the GPU, so that no batch is \
-                 copied before the next run's first convolution (its model's parameters are still \
-                 made first)",
-                "_pipeline(rec, keep=True)",
-                "_pipeline(rec, keep=True, next_run_on=ALREADY_ON_THE_GPU)",
-            ),
-            Variant::records(
-                "released-loader-tiny-next-on-the-gpu-py",
-                Program::pytorch(FILE, "released_loader_tiny_next_on_the_gpu"),
-            )
-            .one_change(
-                "leaky-loader-tiny-next-on-the-gpu-py",
-                "whether the pipeline keeps a reference to each batch it loaded: yes there, no \
-                 here (its next run then trains on a batch copied from the host: none is kept \
-                 on the GPU)",
-                "_pipeline(rec, keep=True, side=TINY_SIDE, next_run_on=ALREADY_ON_THE_GPU)",
-                "_pipeline(rec, keep=False, side=TINY_SIDE, next_run_on=ALREADY_ON_THE_GPU)",
-            )
-            .timeout(std::time::Duration::from_secs(420)),
-            Variant::fixed("released-loader-py", Program::pytorch(FILE, "released_loader"))
-                .one_change(
-                    "leaky-loader-py",
-                    "whether the pipeline keeps a reference to each batch it loaded: yes there, \
-                     no here",
-                    "_pipeline(rec, keep=True)",
-                    "_pipeline(rec, keep=False)",
-                ),
-            // Seed 004's library temporaries: cuBLAS's workspace, taken from
-            // the pool of the user's tensors between a free and the same
-            // request again.
-            Variant::broken(
-                "workspace-splits-py",
-                Symptom::cuda_error(pytorch::OUT_OF_MEMORY),
-                Program::pytorch(FILE, "workspace_splits"),
-            )
-            .then_shows(Symptom::check_failed(THE_SAME_SIZE_IS_SERVED_AGAIN)),
-            Variant::fixed("workspace-first-py", Program::pytorch(FILE, "workspace_first"))
-                .one_change(
-                    "workspace-splits-py",
-                    "when cuBLAS's first product runs: after the 4 GiB tensor is freed there; \
-                     before the data fills the GPU here, so its workspace has its place already",
-                    "_library_temporary(rec, product_first=False)",
-                    "_library_temporary(rec, product_first=True)",
-                ),
-            // The library's own memory, measured where nothing is short: what
-            // each first product on a stream adds beyond its output.
-            Variant::records("workspace-py", Program::pytorch(FILE, "workspace"))
-            .shares_gpu(),
-            Variant::records("workspace-none-py", Program::pytorch(FILE, "workspace_none"))
-            .shares_gpu()
-            .one_change(
-                "workspace-py",
-                "CUBLAS_WORKSPACE_CONFIG: PyTorch's default there; :0:0 here, the setting PyTorch's \
-                 notes give to make cuBLAS use no workspace (with cuBLASLt's workspace set to 0)",
-                "_workspaces(rec, None)",
-                "_workspaces(rec, NO_WORKSPACE)",
-            ),
-            Variant::records(
-                "workspace-one-combination-py",
-                Program::pytorch(FILE, "workspace_one_combination"),
-            )
-            .shares_gpu()
-            .one_change(
-                "workspace-py",
-                "where the products after the first run: on a second stream, a new thread's \
-                 handle, a third and a fourth stream there; all on the default stream and the main \
-                 thread here, so that no new combination of handle and stream arises",
-                "_workspaces(rec, None)",
-                "_workspaces(rec, None, one_combination=True)",
-            ),
-        ],
-    }
-}
+casebook_model::scenario!(Scenario {
+    title: "CUBLAS_STATUS_ALLOC_FAILED when calling cublasCreate(handle), CUDNN_STATUS_INTERNAL_ERROR \
+            (no memory left for the library)",
+    cause: "cuBLAS and cuDNN allocate their handle and workspace at their first call, outside \
+            the tensors' memory. When the program (or another process, or another framework's \
+            pool) has taken all the GPU's memory, that first call fails with the library's \
+            status, which does not say memory.",
+    fix: "Leave the libraries room: stop caching data short of the GPU's free memory (or cap \
+          it with torch.cuda.set_per_process_memory_fraction), make the first matrix product \
+          and convolution before filling the GPU, and keep other frameworks from \
+          preallocating it.",
+    symptoms: &["an error on the first call", "out of memory"],
+    requires: Requirement::GPU_FILLED,
+    variants: vec![
+        Variant::broken(
+            "broken-py",
+            Symptom::cuda_error(pytorch::CUBLAS_ALLOC_FAILED),
+            Program::pytorch(FILE, "broken"),
+        )
+        .then_shows(Symptom::check_failed(PRODUCT)),
+        Variant::broken(
+            "cudnn-py",
+            Symptom::cuda_error(pytorch::CUDNN_INTERNAL_ERROR),
+            Program::pytorch(FILE, "broken_cudnn"),
+        )
+        .then_shows(Symptom::check_failed(CONVOLUTION)),
+        Variant::fixed("fixed-py", Program::pytorch(FILE, "fixed")),
+        // Seed 001's pipeline: each step loads a batch of images and
+        // trains a convolutional network on it, and the batches are
+        // kept, until the memory runs out.
+        Variant::broken(
+            "leaky-loader-py",
+            Symptom::cuda_error(pytorch::OUT_OF_MEMORY),
+            Program::pytorch(FILE, "leaky_loader"),
+        )
+        .then_shows(Symptom::check_failed(EVERY_STEP_RUNS)),
+        Variant::broken(
+            "leaky-loader-sizes-py",
+            Symptom::cuda_error(pytorch::OUT_OF_MEMORY),
+            Program::pytorch(FILE, "leaky_loader_sizes"),
+        )
+        .then_shows(Symptom::check_failed(EVERY_STEP_RUNS))
+        .one_change(
+            "leaky-loader-py",
+            "the images' size: 512 pixels a side in every batch there; a pixel more in each \
+             batch here, a shape cuDNN has not seen at every step",
+            "_pipeline(rec, keep=True)",
+            "_pipeline(rec, keep=True, grow=True)",
+        ),
+        Variant::records(
+            "leaky-loader-small-batches-py",
+            Program::pytorch(FILE, "leaky_loader_small_batches"),
+        )
+        .one_change(
+            "leaky-loader-py",
+            "the images' size: 512 pixels a side there (96 MiB a batch); 128 here (6 MiB a \
+             batch), so that what the last refused batch leaves free is smaller when the \
+             next run's cuDNN asks for its handle and workspace",
+            "_pipeline(rec, keep=True)",
+            "_pipeline(rec, keep=True, side=SMALL_SIDE)",
+        )
+        .timeout(std::time::Duration::from_secs(300)),
+        Variant::records(
+            "leaky-loader-small-next-on-the-gpu-py",
+            Program::pytorch(FILE, "leaky_loader_small_next_on_the_gpu"),
+        )
+        .one_change(
+            "leaky-loader-small-batches-py",
+            "what the next run trains on: a batch copied from the host there; here the first \
+             image of the last batch the pipeline kept, already on the GPU, so that no batch is \
+             copied before the next run's first convolution",
+            "_pipeline(rec, keep=True, side=SMALL_SIDE)",
+            "_pipeline(rec, keep=True, side=SMALL_SIDE, next_run_on=ALREADY_ON_THE_GPU)",
+        )
+        .timeout(std::time::Duration::from_secs(300)),
+        Variant::records(
+            "leaky-loader-tiny-next-on-the-gpu-py",
+            Program::pytorch(FILE, "leaky_loader_tiny_next_on_the_gpu"),
+        )
+        .one_change(
+            "leaky-loader-small-next-on-the-gpu-py",
+            "the images' pixels a side: 128 there (6 MiB a batch); 48 here (0.84 MiB a batch, \
+             under the 1 MiB below which PyTorch serves a request from 2 MiB blocks rather \
+             than 20 MiB ones), so that the pipeline ends with less memory free",
+            "_pipeline(rec, keep=True, side=SMALL_SIDE, next_run_on=ALREADY_ON_THE_GPU)",
+            "_pipeline(rec, keep=True, side=TINY_SIDE, next_run_on=ALREADY_ON_THE_GPU)",
+        )
+        .timeout(std::time::Duration::from_secs(420)),
+        Variant::records(
+            "leaky-loader-next-on-the-gpu-py",
+            Program::pytorch(FILE, "leaky_loader_next_on_the_gpu"),
+        )
+        .one_change(
+            "leaky-loader-py",
+            "what the next run trains on: a batch copied from the host there; here the first \
+             image of the last batch the pipeline kept, already on the GPU, so that no batch is \
+             copied before the next run's first convolution (its model's parameters are still \
+             made first)",
+            "_pipeline(rec, keep=True)",
+            "_pipeline(rec, keep=True, next_run_on=ALREADY_ON_THE_GPU)",
+        ),
+        Variant::records(
+            "released-loader-tiny-next-on-the-gpu-py",
+            Program::pytorch(FILE, "released_loader_tiny_next_on_the_gpu"),
+        )
+        .one_change(
+            "leaky-loader-tiny-next-on-the-gpu-py",
+            "whether the pipeline keeps a reference to each batch it loaded: yes there, no \
+             here (its next run then trains on a batch copied from the host: none is kept \
+             on the GPU)",
+            "_pipeline(rec, keep=True, side=TINY_SIDE, next_run_on=ALREADY_ON_THE_GPU)",
+            "_pipeline(rec, keep=False, side=TINY_SIDE, next_run_on=ALREADY_ON_THE_GPU)",
+        )
+        .timeout(std::time::Duration::from_secs(420)),
+        Variant::fixed(
+            "released-loader-py",
+            Program::pytorch(FILE, "released_loader")
+        )
+        .one_change(
+            "leaky-loader-py",
+            "whether the pipeline keeps a reference to each batch it loaded: yes there, \
+                 no here",
+            "_pipeline(rec, keep=True)",
+            "_pipeline(rec, keep=False)",
+        ),
+        // Seed 004's library temporaries: cuBLAS's workspace, taken from
+        // the pool of the user's tensors between a free and the same
+        // request again.
+        Variant::broken(
+            "workspace-splits-py",
+            Symptom::cuda_error(pytorch::OUT_OF_MEMORY),
+            Program::pytorch(FILE, "workspace_splits"),
+        )
+        .then_shows(Symptom::check_failed(THE_SAME_SIZE_IS_SERVED_AGAIN)),
+        Variant::fixed(
+            "workspace-first-py",
+            Program::pytorch(FILE, "workspace_first")
+        )
+        .one_change(
+            "workspace-splits-py",
+            "when cuBLAS's first product runs: after the 4 GiB tensor is freed there; \
+                 before the data fills the GPU here, so its workspace has its place already",
+            "_library_temporary(rec, product_first=False)",
+            "_library_temporary(rec, product_first=True)",
+        ),
+        // The library's own memory, measured where nothing is short: what
+        // each first product on a stream adds beyond its output.
+        Variant::records("workspace-py", Program::pytorch(FILE, "workspace")).shares_gpu(),
+        Variant::records(
+            "workspace-none-py",
+            Program::pytorch(FILE, "workspace_none")
+        )
+        .shares_gpu()
+        .one_change(
+            "workspace-py",
+            "CUBLAS_WORKSPACE_CONFIG: PyTorch's default there; :0:0 here, the setting PyTorch's \
+             notes give to make cuBLAS use no workspace (with cuBLASLt's workspace set to 0)",
+            "_workspaces(rec, None)",
+            "_workspaces(rec, NO_WORKSPACE)",
+        ),
+        Variant::records(
+            "workspace-one-combination-py",
+            Program::pytorch(FILE, "workspace_one_combination"),
+        )
+        .shares_gpu()
+        .one_change(
+            "workspace-py",
+            "where the products after the first run: on a second stream, a new thread's \
+             handle, a third and a fourth stream there; all on the default stream and the main \
+             thread here, so that no new combination of handle and stream arises",
+            "_workspaces(rec, None)",
+            "_workspaces(rec, None, one_combination=True)",
+        ),
+    ],
+});
 
 static WORKSPACES_DOC: Passage = Passage {
     document: "PyTorch documentation",
@@ -286,17 +289,19 @@ const CLAIMS: &[Claim] = &[
             allocated if that handle and stream combination executes a cuBLAS kernel that requires \
             a workspace.",
         judged_by: "workspace-py",
-        control: Control::Run("workspace-one-combination-py"),
+        control: Control::Run("workspace-none-py"),
         // A workspace at each combination's first product (a second stream,
         // a second handle) and none at its next, and none where the kernel
         // needs none: confirmed. The same, but a matrix-vector product also
         // gets one at its combination's first call: partly, PyTorch gives
-        // every combination a workspace at its first cuBLAS call, needed or not
-        // (cublasSgemv needs none: with the workspace set to nothing it runs and
-        // is right, workspace-none-py). No memory at the second stream's and
-        // the second handle's first products: refuted. The control makes the
-        // same calls with the workspace left on, all in the first combination
-        // (the default stream, the main thread), where none is new.
+        // every combination a workspace at its first cuBLAS call, whatever
+        // the kernel (the matrix products and the matrix-vector product alike
+        // run and are right with the workspace set to nothing,
+        // workspace-none-py). No memory at the second stream's and the second
+        // handle's first products: refuted. The control makes the same calls
+        // on the same streams and handles with the setting the passage gives
+        // to make cuBLAS use no workspace (CUBLAS_WORKSPACE_CONFIG=:0:0, one
+        // change), where no kernel requires one.
         // (The matrix-vector product's figure counts only where it ran.)
         judge: |o: &Outcome| match (
             o.flag(THE_FIRST_PRODUCT_ADDS_MEMORY),
@@ -338,8 +343,9 @@ mod tests {
         for (first, again_none, other, gemv, verdict) in [
             (true, true, true, false, ClaimVerdict::Confirmed),
             (true, true, true, true, ClaimVerdict::Partly),
+            // The control: no workspace anywhere (CUBLAS_WORKSPACE_CONFIG=:0:0).
             (false, true, false, false, ClaimVerdict::Refuted),
-            // The control: the first combination's workspace, and no other.
+            // The first combination's workspace, and no other.
             (true, true, false, false, ClaimVerdict::Refuted),
         ] {
             let outcome = workspaces(first, again_none, other, gemv);

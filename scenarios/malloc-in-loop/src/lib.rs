@@ -12,60 +12,44 @@
 use casebook_model::prelude::*;
 use casebook_model::timing::{self, Larger};
 
-casebook_model::names_module!();
+casebook_model::case_modules!();
 
-casebook_model::cpp_variants! {
-    "cpp/malloc_in_loop.cu" {
-        broken,
-        fixed,
-        pool,
-        pool_emptied,
-        pool_synced,
-        pool_synced_alike,
-    }
-}
-
-pub fn scenario() -> Scenario {
-    Scenario {
-        slug: "malloc-in-loop",
-        title: "GPU code slow, the device mostly idle (cudaMalloc and cudaFree in the hot loop)",
-        cause: "cudaFree waits for the device to finish all its work, so allocating and freeing inside \
-                the loop serialises host and device. Allocate once and reuse, or use the stream-ordered \
-                pool (cudaMallocAsync/cudaFreeAsync).",
-        fix: "Allocate the loop's temporaries once before the loop and reuse them every step, or take \
-              them from the stream-ordered pool (cudaMallocAsync/cudaFreeAsync) with its release \
-              threshold raised.",
-        symptoms: &["slow, GPU idle"],
-        requires: Requirement::GPU_ALONE,
-        reports: &[],
-        claims: CLAIMS,
-        variants: variants![
-            cpp_pair!(Symptom::check_failed(WAITS)),
-            Variant::fixed("pool-cpp", cpp::pool),
-            Variant::records("pool-emptied-cpp", cpp::pool_emptied)
-                .one_change(
-                    "pool-cpp",
-                    "whether the pool keeps what each step frees: yes there; here \
-                     the stream is waited for and the pool trimmed to nothing \
-                     after each step, so every cudaMallocAsync maps memory anew",
-                    "return pool_loop(r, step_pool<false, false>);",
-                    "return pool_loop(r, step_pool<true, true>);",
-                )
-                .also_differs(
-                    "the stream is waited for after each step too; \
-                     pool-synced-cpp compares the two with that wait in both",
-                ),
-            Variant::records("pool-synced-cpp", cpp::pool_synced),
-            Variant::records("pool-synced-alike-cpp", cpp::pool_synced_alike).one_change(
-                "pool-synced-cpp",
-                "whether the baseline loop empties the pool after each step: \
-                 yes there; no here, both loops keep it",
-                "return pool_loop(r, step_pool<true, false>, step_pool<true, true>);",
-                "return pool_loop(r, step_pool<true, false>, step_pool<true, false>);",
+casebook_model::scenario!(Scenario {
+    title: "GPU code slow, the device mostly idle (cudaMalloc and cudaFree in the hot loop)",
+    cause: "cudaFree waits for the device to finish all its work, so allocating and freeing inside \
+            the loop serialises host and device. Allocate once and reuse, or use the stream-ordered \
+            pool (cudaMallocAsync/cudaFreeAsync).",
+    fix: "Allocate the loop's temporaries once before the loop and reuse them every step, or take \
+          them from the stream-ordered pool (cudaMallocAsync/cudaFreeAsync) with its release \
+          threshold raised.",
+    symptoms: &["slow, GPU idle"],
+    requires: Requirement::GPU_ALONE,
+    variants: variants![
+        cpp_pair!(Symptom::check_failed(WAITS)),
+        Variant::fixed("pool-cpp", cpp::pool),
+        Variant::records("pool-emptied-cpp", cpp::pool_emptied)
+            .one_change(
+                "pool-cpp",
+                "whether the pool keeps what each step frees: yes there; here \
+                 the stream is waited for and the pool trimmed to nothing \
+                 after each step, so every cudaMallocAsync maps memory anew",
+                "return pool_loop(r, step_pool<false, false>);",
+                "return pool_loop(r, step_pool<true, true>);",
+            )
+            .also_differs(
+                "the stream is waited for after each step too; \
+                 pool-synced-cpp compares the two with that wait in both",
             ),
-        ],
-    }
-}
+        Variant::records("pool-synced-cpp", cpp::pool_synced),
+        Variant::records("pool-synced-alike-cpp", cpp::pool_synced_alike).one_change(
+            "pool-synced-cpp",
+            "whether the baseline loop empties the pool after each step: \
+             yes there; no here, both loops keep it",
+            "return pool_loop(r, step_pool<true, false>, step_pool<true, true>);",
+            "return pool_loop(r, step_pool<true, false>, step_pool<true, false>);",
+        ),
+    ],
+});
 
 /// How many times faster than the broken loop a fixed one must be
 /// (`kFloor` in the C++).

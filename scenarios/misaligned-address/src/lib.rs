@@ -17,48 +17,32 @@ use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, CudaView, DriverError,
 mod broken;
 mod fixed;
 
-pub mod fatbin {
-    include!(concat!(env!("OUT_DIR"), "/fatbins.rs"));
-}
-
-casebook_model::names_module!();
-
-casebook_model::cpp_variants! {
-    "cpp/misaligned_address.cu" {
-        broken,
-        fixed,
-    }
-}
+casebook_model::case_modules!();
 
 /// Floats of data, a multiple of 4.
 pub const N: usize = 1 << 20;
 /// Floats before the data in the same buffer.
 pub const HEADER: usize = 1;
 
-pub fn scenario() -> Scenario {
-    Scenario {
-        slug: "misaligned-address",
-        title: "CUDA error: misaligned address (a float4 load from a slice that starts one float in)",
-        cause: "A vector load (float4, int4, half2, cp.async) reads 8 or 16 bytes in one \
-                instruction and needs an address that is a multiple of its width. A slice, an \
-                offset or an odd length breaks it; the kernel faults, and the context with it.",
-        fix: "Check the address (and the length) before choosing vector loads, and use scalar \
-              loads, or copy to an aligned buffer, where the data does not start on a multiple \
-              of the width.",
-        symptoms: &["misaligned address", "an error on the second call"],
-        requires: Requirement::GPU,
-        reports: &[],
-        claims: CLAIMS,
-        variants: variants![
-            cudarc_pair!(Symptom::cuda_error(driver::MISALIGNED_ADDRESS))
-                .then_shows(Symptom::check_failed(MATCHES))
-                .with_broken(|v| v.faults_device()),
-            cpp_pair!(Symptom::cuda_error(runtime::MISALIGNED_ADDRESS))
-                .then_shows(Symptom::check_failed(MATCHES))
-                .with_broken(|v| v.faults_device()),
-        ],
-    }
-}
+casebook_model::scenario!(Scenario {
+    title: "CUDA error: misaligned address (a float4 load from a slice that starts one float in)",
+    cause: "A vector load (float4, int4, half2, cp.async) reads 8 or 16 bytes in one \
+            instruction and needs an address that is a multiple of its width. A slice, an \
+            offset or an odd length breaks it; the kernel faults, and the context with it.",
+    fix: "Check the address (and the length) before choosing vector loads, and use scalar \
+          loads, or copy to an aligned buffer, where the data does not start on a multiple \
+          of the width.",
+    symptoms: &["misaligned address", "an error on the second call"],
+    requires: Requirement::GPU,
+    variants: variants![
+        cudarc_pair!(Symptom::cuda_error(driver::MISALIGNED_ADDRESS))
+            .then_shows(Symptom::check_failed(MATCHES))
+            .with_broken(|v| v.faults_device()),
+        cpp_pair!(Symptom::cuda_error(runtime::MISALIGNED_ADDRESS))
+            .then_shows(Symptom::check_failed(MATCHES))
+            .with_broken(|v| v.faults_device()),
+    ],
+});
 
 static MISALIGNED_DOC: Passage = Passage {
     document: "CUDA Runtime API, Data types used by CUDA Runtime",

@@ -21,14 +21,7 @@ mod fixed;
 mod handover;
 mod rounds;
 
-casebook_model::names_module!();
-
-casebook_model::cpp_variants! {
-    "cpp/multi_process_contention.cu" {
-        broken,
-        fixed,
-    }
-}
+casebook_model::case_modules!();
 
 pub const WORKERS: usize = 2;
 const BARRIER_ENV: &str = "CASEBOOK_BARRIER";
@@ -36,98 +29,93 @@ const BARRIER_ENV: &str = "CASEBOOK_BARRIER";
 const PYTHON: &str = "python/two_trainers.py";
 const JAX_THEN_TORCH: &str = "python/jax_then_torch.py";
 
-pub fn scenario() -> Scenario {
-    Scenario {
-        slug: "multi-process-contention",
-        title: "CUDA out of memory in the second process (each sized itself from the free memory it saw)",
-        cause: "Free memory is shared: two processes that each plan on what cudaMemGetInfo said at start \
-                plan on the same bytes, and the second to allocate fails. Plan a share per process.",
-        fix: "Size each process's allocations from its share of a shared plan (90% of free memory \
-              divided by the process count, or torch.cuda.set_per_process_memory_fraction), not from \
-              all the free memory. Where the other process is not yours, nvidia-smi names it, with \
-              the memory it holds.",
-        symptoms: &["out of memory", "out of memory though memory is free"],
-        requires: Requirement::GPU_FILLED,
-        reports: &[],
-        claims: CLAIMS,
-        variants: variants![
-            cudarc_pair!(Symptom::check_failed(BOTH)),
-            Variant::broken(
-                "broken-py",
-                Symptom::check_failed(BOTH),
-                Program::pytorch(PYTHON, "broken"),
-            )
-            .then_shows(Symptom::cuda_error(pytorch::OUT_OF_MEMORY)),
-            cpp_pair!(Symptom::check_failed(BOTH)),
-            Variant::broken(
-                "jax-preallocates-py",
-                Symptom::cuda_error(pytorch::OUT_OF_MEMORY),
-                Program::pytorch(JAX_THEN_TORCH, "broken"),
-            )
-            .then_shows(Symptom::check_failed(TORCH_ALLOCATES))
-            .also_differs(
-                "the other process is JAX, which takes 75% of the GPU when it starts \
-                 (XLA_PYTHON_CLIENT_PREALLOCATE), whatever it uses; the PyTorch process needs 40%.",
-            ),
-            Variant::fixed(
-                "jax-on-demand-py",
-                Program::pytorch(JAX_THEN_TORCH, "fixed"),
-            )
-            .also_differs(
-                "the same JAX process started with XLA_PYTHON_CLIENT_PREALLOCATE=false: it \
-                     takes what it uses.",
-            ),
-            Variant::fixed("fixed-py", Program::pytorch(PYTHON, "fixed")).also_differs(
-                "each process sizes its work from its share of the free memory, as the Rust \
-                 `fixed` does, and torch.cuda.set_per_process_memory_fraction caps PyTorch's \
-                 allocator at that share.",
-            ),
-            Variant::as_written("free-then-tell", cudarc!(handover::free_then_tell)),
-            Variant::records(
-                "tell-then-free",
-                cudarc!(handover::tell_then_free, anchored)
-            )
-            .one_change(
-                "free-then-tell",
-                "the order of the holder's cuMemFree and its word to the taker: free, then tell \
-                 there; tell, then free once the taker has tried, here",
-                "handover(rec, Order::FreeThenTell)",
-                "handover(rec, Order::TellThenFree)",
-            ),
-            Variant::records(
-                "free-async-then-tell",
-                cudarc!(handover::free_async_then_tell, anchored)
-            ),
-            Variant::records(
-                "free-async-synced-then-tell",
-                cudarc!(handover::free_async_synced_then_tell, anchored)
-            )
-            .one_change(
-                "free-async-then-tell",
-                "whether the holder waits for its stream (cuStreamSynchronize) between its \
-                 cuMemFreeAsync and its word to the taker: no there, yes here",
-                "handover(rec, Order::FreeAsyncThenTell)",
-                "handover(rec, Order::FreeAsyncSyncedThenTell)",
-            ),
-            Variant::records("crowded", cudarc!(demand::crowded at "rounds")),
-            Variant::records("fitting", cudarc!(demand::fitting, anchored)).one_change(
-                "crowded",
-                "what each process allocates a round: 16 GiB there, against GPUs of 32 and 24 GiB; \
-                 4 GiB here, which every arm holds with room to spare, what it leaves behind \
-                 included",
-                "two_by_two(rec, NEED)",
-                "two_by_two(rec, NEED_THAT_FITS)",
-            ),
-            Variant::as_written("rounds", cudarc!(rounds::two_processes)),
-            Variant::records("rounds-alone", cudarc!(rounds::one_process, anchored)).one_change(
-                "rounds",
-                "how many processes share the GPU for the rounds: two there, one here",
-                "rounds(rec, 2)",
-                "rounds(rec, 1)",
-            ),
-        ],
-    }
-}
+casebook_model::scenario!(Scenario {
+    title: "CUDA out of memory in the second process (each sized itself from the free memory it saw)",
+    cause: "Free memory is shared: two processes that each plan on what cudaMemGetInfo said at start \
+            plan on the same bytes, and the second to allocate fails. Plan a share per process.",
+    fix: "Size each process's allocations from its share of a shared plan (90% of free memory \
+          divided by the process count, or torch.cuda.set_per_process_memory_fraction), not from \
+          all the free memory. Where the other process is not yours, nvidia-smi names it, with \
+          the memory it holds.",
+    symptoms: &["out of memory", "out of memory though memory is free"],
+    requires: Requirement::GPU_FILLED,
+    variants: variants![
+        cudarc_pair!(Symptom::check_failed(BOTH)),
+        Variant::broken(
+            "broken-py",
+            Symptom::check_failed(BOTH),
+            Program::pytorch(PYTHON, "broken"),
+        )
+        .then_shows(Symptom::cuda_error(pytorch::OUT_OF_MEMORY)),
+        cpp_pair!(Symptom::check_failed(BOTH)),
+        Variant::broken(
+            "jax-preallocates-py",
+            Symptom::cuda_error(pytorch::OUT_OF_MEMORY),
+            Program::pytorch(JAX_THEN_TORCH, "broken"),
+        )
+        .then_shows(Symptom::check_failed(TORCH_ALLOCATES))
+        .also_differs(
+            "the other process is JAX, which takes 75% of the GPU when it starts \
+             (XLA_PYTHON_CLIENT_PREALLOCATE), whatever it uses; the PyTorch process needs 40%.",
+        ),
+        Variant::fixed(
+            "jax-on-demand-py",
+            Program::pytorch(JAX_THEN_TORCH, "fixed"),
+        )
+        .also_differs(
+            "the same JAX process started with XLA_PYTHON_CLIENT_PREALLOCATE=false: it \
+                 takes what it uses.",
+        ),
+        Variant::fixed("fixed-py", Program::pytorch(PYTHON, "fixed")).also_differs(
+            "each process sizes its work from its share of the free memory, as the Rust \
+             `fixed` does, and torch.cuda.set_per_process_memory_fraction caps PyTorch's \
+             allocator at that share.",
+        ),
+        Variant::as_written("free-then-tell", cudarc!(handover::free_then_tell)),
+        Variant::records(
+            "tell-then-free",
+            cudarc!(handover::tell_then_free, anchored)
+        )
+        .one_change(
+            "free-then-tell",
+            "the order of the holder's cuMemFree and its word to the taker: free, then tell \
+             there; tell, then free once the taker has tried, here",
+            "handover(rec, Order::FreeThenTell)",
+            "handover(rec, Order::TellThenFree)",
+        ),
+        Variant::records(
+            "free-async-then-tell",
+            cudarc!(handover::free_async_then_tell, anchored)
+        ),
+        Variant::records(
+            "free-async-synced-then-tell",
+            cudarc!(handover::free_async_synced_then_tell, anchored)
+        )
+        .one_change(
+            "free-async-then-tell",
+            "whether the holder waits for its stream (cuStreamSynchronize) between its \
+             cuMemFreeAsync and its word to the taker: no there, yes here",
+            "handover(rec, Order::FreeAsyncThenTell)",
+            "handover(rec, Order::FreeAsyncSyncedThenTell)",
+        ),
+        Variant::records("crowded", cudarc!(demand::crowded at "rounds")),
+        Variant::records("fitting", cudarc!(demand::fitting, anchored)).one_change(
+            "crowded",
+            "what each process allocates a round: 16 GiB there, against GPUs of 32 and 24 GiB; \
+             4 GiB here, which every arm holds with room to spare, what it leaves behind \
+             included",
+            "two_by_two(rec, NEED)",
+            "two_by_two(rec, NEED_THAT_FITS)",
+        ),
+        Variant::as_written("rounds", cudarc!(rounds::two_processes)),
+        Variant::records("rounds-alone", cudarc!(rounds::one_process, anchored)).one_change(
+            "rounds",
+            "how many processes share the GPU for the rounds: two there, one here",
+            "rounds(rec, 2)",
+            "rounds(rec, 1)",
+        ),
+    ],
+});
 
 /// The parent: starts the workers (before it touches CUDA, which it never
 /// does), waits for both, and records them in a fixed order: those whose

@@ -10,34 +10,29 @@
 use casebook_model::prelude::*;
 use casebook_model::pytorch;
 
-casebook_model::names_module!();
+casebook_model::case_modules!();
 
 const FILE: &str = "python/ranks.py";
 
-pub fn scenario() -> Scenario {
-    Scenario {
-        slug: "nccl-duplicate-gpu",
-        title: "ncclInvalidUsage: Duplicate GPU detected (two ranks of one job on the same GPU)",
-        cause: "Every rank of an NCCL communicator must have a GPU of its own. Ranks that never \
-                call torch.cuda.set_device(local_rank) all use cuda:0, and a job that starts more \
-                ranks than the machine has GPUs puts two on one; NCCL refuses the communicator.",
-        fix: "Start no more ranks than there are GPUs (torchrun --nproc-per-node equal to the GPU \
-              count) and select each rank's own device first: torch.cuda.set_device(local_rank), \
-              or init_process_group(device_id=...).",
-        symptoms: &["an error on the first call", "NCCL error"],
-        // Two GPUs: the fix runs one rank on each, so that its all_reduce
-        // is one of two ranks, as the broken one's is (on one GPU the fix
-        // could run only one rank, whose all_reduce cannot fail).
-        requires: Requirement::GPU_PAIR,
-        reports: &[],
-        claims: CLAIMS,
-        variants: variants![
-            Pair::pytorch(FILE, Symptom::cuda_error(pytorch::NCCL_DUPLICATE_GPU))
-                .then_shows(Symptom::check_failed(ALL_REDUCED))
-                .both(|v| v.sanitizer_sees(NCCL_PROBES_ITS_KERNELS, NCCL_PROBES_WHY)),
-        ],
-    }
-}
+casebook_model::scenario!(Scenario {
+    title: "ncclInvalidUsage: Duplicate GPU detected (two ranks of one job on the same GPU)",
+    cause: "Every rank of an NCCL communicator must have a GPU of its own. Ranks that never \
+            call torch.cuda.set_device(local_rank) all use cuda:0, and a job that starts more \
+            ranks than the machine has GPUs puts two on one; NCCL refuses the communicator.",
+    fix: "Start no more ranks than there are GPUs (torchrun --nproc-per-node equal to the GPU \
+          count) and select each rank's own device first: torch.cuda.set_device(local_rank), \
+          or init_process_group(device_id=...).",
+    symptoms: &["an error on the first call", "NCCL error"],
+    // Two GPUs: the fix runs one rank on each, so that its all_reduce
+    // is one of two ranks, as the broken one's is (on one GPU the fix
+    // could run only one rank, whose all_reduce cannot fail).
+    requires: Requirement::GPU_PAIR,
+    variants: variants![
+        Pair::pytorch(FILE, Symptom::cuda_error(pytorch::NCCL_DUPLICATE_GPU))
+            .then_shows(Symptom::check_failed(ALL_REDUCED))
+            .both(|v| v.sanitizer_sees(NCCL_PROBES_ITS_KERNELS, NCCL_PROBES_WHY)),
+    ],
+});
 
 /// What compute-sanitizer's memcheck reports in every rank that creates a
 /// communicator, the fixed one's too.

@@ -15,63 +15,48 @@ use cudarc::driver::result;
 mod broken;
 mod fixed;
 
-casebook_model::names_module!();
-
-casebook_model::cpp_variants! {
-    "cpp/no_visible_device.cu" {
-        broken,
-        fixed,
-        invalid_first,
-        invalid_last,
-    }
-}
+casebook_model::case_modules!();
 
 const FILE: &str = "python/visible.py";
 
-pub fn scenario() -> Scenario {
-    Scenario {
-        slug: "no-visible-device",
-        title: "No CUDA GPUs are available / no CUDA-capable device is detected (CUDA_VISIBLE_DEVICES names no GPU)",
-        cause: "The job sets CUDA_VISIBLE_DEVICES itself (a script's export CUDA_VISIBLE_DEVICES=2 \
-                or os.environ line, a launcher's $GPU left empty) to a value that names no GPU \
-                the machine has, or puts an invalid entry ahead of the GPU. CUDA then sees no \
-                GPU at all, though the driver and the GPU are fine.",
-        fix: "Remove the script's own CUDA_VISIBLE_DEVICES line and let the launcher choose, or \
-              name a GPU that nvidia-smi -L lists (its index or UUID), with no invalid entry \
-              before it.",
-        symptoms: &[
-            "an error on the first call",
-            "no CUDA-capable device is detected",
-            "torch.cuda.is_available() is False",
-        ],
-        requires: Requirement::GPU,
-        reports: REPORTS,
-        claims: CLAIMS,
-        variants: variants![
-            Pair::pytorch(FILE, Symptom::cuda_error(pytorch::NO_GPUS))
-                .then_shows(Symptom::check_failed(RAN)),
-            // What cuInit returns where CUDA sees no GPU.
-            cudarc_pair!(Symptom::cuda_error(driver::NO_DEVICE))
-                .then_shows(Symptom::check_failed(RAN)),
-            // What the runtime returns for it ("no CUDA-capable device is detected").
-            cpp_pair!(Symptom::cuda_error(runtime::NO_DEVICE))
-                .then_shows(Symptom::check_failed(RAN)),
-            Variant::broken(
-                "invalid-first-cpp",
-                Symptom::cuda_error(runtime::NO_DEVICE),
-                cpp::invalid_first,
-            )
+casebook_model::scenario!(Scenario {
+    title: "No CUDA GPUs are available / no CUDA-capable device is detected (CUDA_VISIBLE_DEVICES names no GPU)",
+    cause: "The job sets CUDA_VISIBLE_DEVICES itself (a script's export CUDA_VISIBLE_DEVICES=2 \
+            or os.environ line, a launcher's $GPU left empty) to a value that names no GPU \
+            the machine has, or puts an invalid entry ahead of the GPU. CUDA then sees no \
+            GPU at all, though the driver and the GPU are fine.",
+    fix: "Remove the script's own CUDA_VISIBLE_DEVICES line and let the launcher choose, or \
+          name a GPU that nvidia-smi -L lists (its index or UUID), with no invalid entry \
+          before it.",
+    symptoms: &[
+        "an error on the first call",
+        "no CUDA-capable device is detected",
+        "torch.cuda.is_available() is False",
+    ],
+    requires: Requirement::GPU,
+    reports: REPORTS,
+    variants: variants![
+        Pair::pytorch(FILE, Symptom::cuda_error(pytorch::NO_GPUS))
             .then_shows(Symptom::check_failed(RAN)),
-            Variant::contrast_clean("invalid-last-cpp", cpp::invalid_last).one_change(
-                "invalid-first-cpp",
-                "where the invalid index stands in CUDA_VISIBLE_DEVICES: ahead of the GPU there, \
-                 after it here",
-                "return drive(r, true);",
-                "return drive(r, false);",
-            ),
-        ],
-    }
-}
+        // What cuInit returns where CUDA sees no GPU.
+        cudarc_pair!(Symptom::cuda_error(driver::NO_DEVICE)).then_shows(Symptom::check_failed(RAN)),
+        // What the runtime returns for it ("no CUDA-capable device is detected").
+        cpp_pair!(Symptom::cuda_error(runtime::NO_DEVICE)).then_shows(Symptom::check_failed(RAN)),
+        Variant::broken(
+            "invalid-first-cpp",
+            Symptom::cuda_error(runtime::NO_DEVICE),
+            cpp::invalid_first,
+        )
+        .then_shows(Symptom::check_failed(RAN)),
+        Variant::contrast_clean("invalid-last-cpp", cpp::invalid_last).one_change(
+            "invalid-first-cpp",
+            "where the invalid index stands in CUDA_VISIBLE_DEVICES: ahead of the GPU there, \
+             after it here",
+            "return drive(r, true);",
+            "return drive(r, false);",
+        ),
+    ],
+});
 
 const REPORTS: &[Report] = &[
     Report {

@@ -12,96 +12,75 @@
 
 use casebook_model::prelude::*;
 
-casebook_model::names_module!();
+casebook_model::case_modules!();
 
-casebook_model::cpp_variants! {
-    "cpp/open_streams.cu" {
-        broken,
-        fixed,
-        no_work,
-        destroy_only,
-        leak_streams,
-        destroy_streams,
-    }
-    "cpp/unmanaged_streams.cu" {
-        unmanaged,
-        managed,
-        destroyed_unsynced,
-    }
-}
-
-pub fn scenario() -> Scenario {
-    Scenario {
-        slug: "open-streams",
-        title: "The next call is slow for no reason (a stream left open with its work still running)",
-        cause: "cudaMemcpy and every other call on the legacy default stream wait for all work in \
-                blocking streams (those made by cudaStreamCreate). A call that returns with work still \
-                queued on such a stream makes the next call wait for it; idle open streams cost nothing. \
-                Synchronise and destroy a call's stream before it returns, or create it non-blocking.",
-        fix: "Before a call returns, cudaStreamSynchronize its stream and cudaStreamDestroy it, so no \
-              unfinished work on a blocking stream delays the next call's cudaMemcpy.",
-        symptoms: &["slow calls, no error"],
-        requires: Requirement::GPU,
-        reports: &[],
-        claims: CLAIMS,
-        variants: variants![
-            // Alone, as are its controls: a neighbour's work on the GPU
-            // would slow the next calls they time in microseconds.
-            cpp_pair!(Symptom::check_failed(NO_WAIT)).with_broken(|v| v.alone()),
-            Variant::records("destroy-only-cpp", cpp::destroy_only).one_change(
-                "fixed-cpp",
-                "whether the call waits for its stream before destroying it: \
-                 yes there, no here",
-                "return close_stream(r, true);",
-                "return close_stream(r, false);",
-            ),
-            Variant::broken(
-                "unmanaged-cpp",
-                Symptom::check_failed(EACH_CALL_READS_ITS_OWN_INPUT),
-                cpp::unmanaged,
-            ),
-            Variant::fixed("managed-cpp", cpp::managed).one_change(
-                "unmanaged-cpp",
-                "whether each call waits for its stream and destroys it \
-                 before it returns: no there, yes here",
-                "return model_calls(r, Manage::Nothing);",
-                "return model_calls(r, Manage::SyncAndDestroy);",
-            ),
-            Variant::records("destroyed-unsynced-cpp", cpp::destroyed_unsynced).one_change(
-                "managed-cpp",
-                "whether each call waits for its stream before destroying it: \
-                 yes there, no here",
-                "return model_calls(r, Manage::SyncAndDestroy);",
-                "return model_calls(r, Manage::DestroyOnly);",
-            ),
-            // Alone: they read the device's free memory.
-            Variant::broken(
+casebook_model::scenario!(Scenario {
+    title: "The next call is slow for no reason (a stream left open with its work still running)",
+    cause: "cudaMemcpy and every other call on the legacy default stream wait for all work in \
+            blocking streams (those made by cudaStreamCreate). A call that returns with work still \
+            queued on such a stream makes the next call wait for it; idle open streams cost nothing. \
+            Synchronise and destroy a call's stream before it returns, or create it non-blocking.",
+    fix: "Before a call returns, cudaStreamSynchronize its stream and cudaStreamDestroy it, so no \
+          unfinished work on a blocking stream delays the next call's cudaMemcpy.",
+    symptoms: &["slow calls, no error"],
+    requires: Requirement::GPU,
+    variants: variants![
+        // Alone, as are its controls: a neighbour's work on the GPU
+        // would slow the next calls they time in microseconds.
+        cpp_pair!(Symptom::check_failed(NO_WAIT)).with_broken(|v| v.alone()),
+        Variant::records("destroy-only-cpp", cpp::destroy_only).one_change(
+            "fixed-cpp",
+            "whether the call waits for its stream before destroying it: \
+             yes there, no here",
+            "return close_stream(r, true);",
+            "return close_stream(r, false);",
+        ),
+        Variant::broken(
+            "unmanaged-cpp",
+            Symptom::check_failed(EACH_CALL_READS_ITS_OWN_INPUT),
+            cpp::unmanaged,
+        ),
+        Variant::fixed("managed-cpp", cpp::managed).one_change(
+            "unmanaged-cpp",
+            "whether each call waits for its stream and destroys it \
+             before it returns: no there, yes here",
+            "return model_calls(r, Manage::Nothing);",
+            "return model_calls(r, Manage::SyncAndDestroy);",
+        ),
+        Variant::records("destroyed-unsynced-cpp", cpp::destroyed_unsynced).one_change(
+            "managed-cpp",
+            "whether each call waits for its stream before destroying it: \
+             yes there, no here",
+            "return model_calls(r, Manage::SyncAndDestroy);",
+            "return model_calls(r, Manage::DestroyOnly);",
+        ),
+        // Alone: they read the device's free memory.
+        Variant::broken(
+            "leak-streams-cpp",
+            Symptom::check_failed(DEVICE_MEMORY_STAYS_WHERE_IT_WAS),
+            cpp::leak_streams,
+        )
+        .alone(),
+        Variant::fixed("destroy-streams-cpp", cpp::destroy_streams)
+            .one_change(
                 "leak-streams-cpp",
-                Symptom::check_failed(DEVICE_MEMORY_STAYS_WHERE_IT_WAS),
-                cpp::leak_streams,
+                "whether each call destroys the stream it made: no there, yes \
+                 here",
+                "return stream_per_call(r, false);",
+                "return stream_per_call(r, true);",
             )
             .alone(),
-            Variant::fixed("destroy-streams-cpp", cpp::destroy_streams)
-                .one_change(
-                    "leak-streams-cpp",
-                    "whether each call destroys the stream it made: no there, yes \
-                     here",
-                    "return stream_per_call(r, false);",
-                    "return stream_per_call(r, true);",
-                )
-                .alone(),
-            Variant::records("no-work-cpp", cpp::no_work)
-                .one_change(
-                    "broken-cpp",
-                    "how long the kernel each first call leaves on its open \
-                     stream spins: 200 ms there, none here",
-                    "return leave_streams_open(r, kWorkNs);",
-                    "return leave_streams_open(r, 0);",
-                )
-                .alone(),
-        ],
-    }
-}
+        Variant::records("no-work-cpp", cpp::no_work)
+            .one_change(
+                "broken-cpp",
+                "how long the kernel each first call leaves on its open \
+                 stream spins: 200 ms there, none here",
+                "return leave_streams_open(r, kWorkNs);",
+                "return leave_streams_open(r, 0);",
+            )
+            .alone(),
+    ],
+});
 
 const CLAIMS: &[Claim] = &[
     Claim {

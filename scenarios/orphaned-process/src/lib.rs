@@ -22,7 +22,7 @@ mod broken;
 mod exit_and_kill;
 mod fixed;
 
-casebook_model::names_module!();
+casebook_model::case_modules!();
 
 /// What a holder allocates.
 pub const HELD: usize = 4 << 30;
@@ -35,87 +35,83 @@ const MODE_ENV: &str = "CASEBOOK_HOLDER_MODE";
 /// Set: the holder forks a child that sleeps before it ends.
 const FORK_ENV: &str = "CASEBOOK_HOLDER_FORKS";
 
-pub fn scenario() -> Scenario {
-    Scenario {
-        slug: "orphaned-process",
-        title: "CUDA out of memory though no process is running (a grandchild holds it)",
-        cause: "The driver frees a process's memory when the last process holding its context ends, \
-                however it ends. Memory held \"by nothing\" is held by a process still alive: a worker's \
-                child that outlived its parent, or a child forked after CUDA started, which makes no CUDA \
-                call but inherited the driver's descriptors and with them the dead parent's context \
-                (nvidia-smi --query-compute-apps does not list that child). Kill the worker's process \
-                group, and look for holders with fuser or lsof on /dev/nvidia*.",
-        fix: "Start data-loader workers in their own process group and kill the whole group (killpg, \
-              SIGKILL), not the worker's pid alone; start processes that outlive a CUDA program with \
-              spawn, not fork, or close /dev/nvidia* in them, or free the memory and destroy the \
-              context before exiting (the driver then takes it back while a forked child \
-              lives); find any surviving holder with \
-              nvidia-smi --query-compute-apps, and where it lists none, with fuser -v /dev/nvidia*.",
-        symptoms: &["out of memory", "out of memory though memory is free"],
-        requires: Requirement::GPU_ALONE,
-        reports: REPORTS,
-        claims: CLAIMS,
-        variants: variants![
-            Variant::records("exit-and-kill", cudarc!(exit_and_kill)),
-            Variant::records(
-                "forked-child",
-                cudarc!(exit_and_kill::forked_child, anchored)
-            )
-            .one_change(
-                "exit-and-kill",
-                "whether each holder forks a child that sleeps (no CUDA call) before it exits or \
-                 is killed: no there, yes here",
-                "arms(rec, false, Exit::Implicit)",
-                "arms(rec, true, Exit::Implicit)",
-            ),
-            Variant::records(
-                "forked-child-torn-down",
-                cudarc!(exit_and_kill::torn_down, anchored)
-            )
-            .one_change(
-                "forked-child",
-                "whether the holder that exits frees its memory and destroys its context first \
-                 (cuMemFree, then the primary context's last release): no there, yes here",
-                "arms(rec, true, Exit::Implicit)",
-                "arms(rec, true, Exit::TornDown)",
-            ),
-            Variant::records(
-                "forked-child-freed-only",
-                cudarc!(exit_and_kill::freed_only, anchored)
-            )
-            .one_change(
-                "forked-child-torn-down",
-                "whether the holder that exits destroys its context after freeing its memory: yes \
-                 there; no here, the context left to the driver while the forked child lives",
-                "arms(rec, true, Exit::TornDown)",
-                "arms(rec, true, Exit::FreedOnly)",
-            ),
-            Variant::records(
-                "forked-child-destroyed",
-                cudarc!(exit_and_kill::destroyed, anchored)
-            )
-            .one_change(
-                "forked-child-torn-down",
-                "whether the holder that exits frees its memory before it destroys its context: \
-                 yes there; no here, the context destroyed as the article says, its memory in it",
-                "arms(rec, true, Exit::TornDown)",
-                "arms(rec, true, Exit::Destroyed)",
-            ),
-            Variant::records(
-                "destroyed-no-fork",
-                cudarc!(exit_and_kill::destroyed_no_fork, anchored)
-            )
-            .one_change(
-                "forked-child-destroyed",
-                "whether each holder forks a child that sleeps (no CUDA call) before it exits or \
-                 is killed: yes there; no here",
-                "arms(rec, true, Exit::Destroyed)",
-                "arms(rec, false, Exit::Destroyed)",
-            ),
-            cudarc_pair!(Symptom::check_failed(RETURNS)),
-        ],
-    }
-}
+casebook_model::scenario!(Scenario {
+    title: "CUDA out of memory though no process is running (a grandchild holds it)",
+    cause: "The driver frees a process's memory when the last process holding its context ends, \
+            however it ends. Memory held \"by nothing\" is held by a process still alive: a worker's \
+            child that outlived its parent, or a child forked after CUDA started, which makes no CUDA \
+            call but inherited the driver's descriptors and with them the dead parent's context \
+            (nvidia-smi --query-compute-apps does not list that child). Kill the worker's process \
+            group, and look for holders with fuser or lsof on /dev/nvidia*.",
+    fix: "Start data-loader workers in their own process group and kill the whole group (killpg, \
+          SIGKILL), not the worker's pid alone; start processes that outlive a CUDA program with \
+          spawn, not fork, or close /dev/nvidia* in them, or free the memory and destroy the \
+          context before exiting (the driver then takes it back while a forked child \
+          lives); find any surviving holder with \
+          nvidia-smi --query-compute-apps, and where it lists none, with fuser -v /dev/nvidia*.",
+    symptoms: &["out of memory", "out of memory though memory is free"],
+    requires: Requirement::GPU_ALONE,
+    reports: REPORTS,
+    variants: variants![
+        Variant::records("exit-and-kill", cudarc!(exit_and_kill)),
+        Variant::records(
+            "forked-child",
+            cudarc!(exit_and_kill::forked_child, anchored)
+        )
+        .one_change(
+            "exit-and-kill",
+            "whether each holder forks a child that sleeps (no CUDA call) before it exits or \
+             is killed: no there, yes here",
+            "arms(rec, false, Exit::Implicit)",
+            "arms(rec, true, Exit::Implicit)",
+        ),
+        Variant::records(
+            "forked-child-torn-down",
+            cudarc!(exit_and_kill::torn_down, anchored)
+        )
+        .one_change(
+            "forked-child",
+            "whether the holder that exits frees its memory and destroys its context first \
+             (cuMemFree, then the primary context's last release): no there, yes here",
+            "arms(rec, true, Exit::Implicit)",
+            "arms(rec, true, Exit::TornDown)",
+        ),
+        Variant::records(
+            "forked-child-freed-only",
+            cudarc!(exit_and_kill::freed_only, anchored)
+        )
+        .one_change(
+            "forked-child-torn-down",
+            "whether the holder that exits destroys its context after freeing its memory: yes \
+             there; no here, the context left to the driver while the forked child lives",
+            "arms(rec, true, Exit::TornDown)",
+            "arms(rec, true, Exit::FreedOnly)",
+        ),
+        Variant::records(
+            "forked-child-destroyed",
+            cudarc!(exit_and_kill::destroyed, anchored)
+        )
+        .one_change(
+            "forked-child-torn-down",
+            "whether the holder that exits frees its memory before it destroys its context: \
+             yes there; no here, the context destroyed as the article says, its memory in it",
+            "arms(rec, true, Exit::TornDown)",
+            "arms(rec, true, Exit::Destroyed)",
+        ),
+        Variant::records(
+            "destroyed-no-fork",
+            cudarc!(exit_and_kill::destroyed_no_fork, anchored)
+        )
+        .one_change(
+            "forked-child-destroyed",
+            "whether each holder forks a child that sleeps (no CUDA call) before it exits or \
+             is killed: yes there; no here",
+            "arms(rec, true, Exit::Destroyed)",
+            "arms(rec, false, Exit::Destroyed)",
+        ),
+        cudarc_pair!(Symptom::check_failed(RETURNS)),
+    ],
+});
 
 /// Refuted when the memory came back both after an exit and after a kill.
 fn back_after_exit_and_kill(o: &Outcome) -> ClaimVerdict {

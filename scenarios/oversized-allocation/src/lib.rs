@@ -18,16 +18,7 @@ use cudarc::driver::{CudaContext, CudaFunction, CudaStream, result};
 mod broken;
 mod fixed;
 
-casebook_model::names_module!();
-
-casebook_model::cpp_variants! {
-    "cpp/oversized_allocation.cu" {
-        as_written,
-        room_for_it,
-        broken,
-        fixed,
-    }
-}
+casebook_model::case_modules!();
 
 pub const DATA_BYTES: usize = 2 << 30;
 pub const LEFT_FREE: usize = 1 << 30;
@@ -45,72 +36,67 @@ fn size_text(bytes: usize) -> String {
 }
 const PYTHON: &str = "python/one_batch.py";
 
-pub fn scenario() -> Scenario {
-    Scenario {
-        slug: "oversized-allocation",
-        title: "CUDA out of memory with batch size 1 (one allocation larger than the free memory)",
-        cause: "A single allocation larger than the free memory fails, however small the batch count; \
-                the failure is clean and the context stays usable. Ask cudaMemGetInfo and work in tiles.",
-        fix: "Query free memory (cudaMemGetInfo), allocate one tile that fits (half the free memory), \
-              and stream the batch through it tile by tile instead of allocating it whole. In a \
-              framework the same is a smaller batch, or the batch in chunks; a job whose one tensor \
-              is larger than the GPU needs a larger GPU or its work split across several.",
-        symptoms: &["out of memory", "out of memory with batch size 1"],
-        requires: Requirement::GPU_FILLED,
-        reports: &[],
-        claims: CLAIMS,
-        variants: variants![
-            cudarc_pair!(Symptom::cuda_error(driver::OUT_OF_MEMORY)),
-            Variant::as_written("as-written-cpp", cpp::as_written).also_differs(
-                "added to the article's program: its two calls' results kept \
-                 for the record (g_malloc =, g_free =); it runs twice, on the \
-                 whole GPU and beside a ballast that leaves 2 GiB free, and \
-                 there a 64 MiB allocation and memset stand for its \"further \
-                 operations\".",
-            ),
-            cpp_pair!(Symptom::cuda_error(runtime::MEMORY_ALLOCATION)),
-            Variant::as_written("room-for-it-cpp", cpp::room_for_it)
-                .also_differs(
-                    "added to the article's program, as in as-written-cpp: its \
-                     two calls' results kept for the record, and the further \
-                     operation beside the ballast.",
-                )
-                .one_change(
-                    "as-written-cpp",
-                    "the free memory the ballast leaves: 2 GiB there, less than \
-                     the article's 4 GiB request; 8 GiB here, room for it",
-                    "return as_written(r, size_t(2) << 30);",
-                    "return as_written(r, size_t(8) << 30);",
-                ),
-            Pair::pytorch(PYTHON, Symptom::cuda_error(pytorch::OUT_OF_MEMORY))
-                .then_shows(Symptom::check_failed(MATCHES))
-                .with_broken(|v| v.also_differs(
-                    "one tensor twice the GPU's total memory, with no ballast: \
-                     the request is larger than the \"total capacity\" the \
-                     message gives, as in the reports users paste.",
-                ))
-                .with_fixed(|v| v.small_when_reduced().also_differs(
-                    "the same data streamed through one tile of half the free \
-                     memory, counted on the GPU.",
-                )),
-            // Seed 003's large-scale image processing: one image, batch
-            // size 1, one training step of a segmentation network.
-            Variant::broken(
-                "large-image-py",
-                Symptom::cuda_error(pytorch::OUT_OF_MEMORY),
-                Program::pytorch(PYTHON, "large_image"),
+casebook_model::scenario!(Scenario {
+    title: "CUDA out of memory with batch size 1 (one allocation larger than the free memory)",
+    cause: "A single allocation larger than the free memory fails, however small the batch count; \
+            the failure is clean and the context stays usable. Ask cudaMemGetInfo and work in tiles.",
+    fix: "Query free memory (cudaMemGetInfo), allocate one tile that fits (half the free memory), \
+          and stream the batch through it tile by tile instead of allocating it whole. In a \
+          framework the same is a smaller batch, or the batch in chunks; a job whose one tensor \
+          is larger than the GPU needs a larger GPU or its work split across several.",
+    symptoms: &["out of memory", "out of memory with batch size 1"],
+    requires: Requirement::GPU_FILLED,
+    variants: variants![
+        cudarc_pair!(Symptom::cuda_error(driver::OUT_OF_MEMORY)),
+        Variant::as_written("as-written-cpp", cpp::as_written).also_differs(
+            "added to the article's program: its two calls' results kept \
+             for the record (g_malloc =, g_free =); it runs twice, on the \
+             whole GPU and beside a ballast that leaves 2 GiB free, and \
+             there a 64 MiB allocation and memset stand for its \"further \
+             operations\".",
+        ),
+        cpp_pair!(Symptom::cuda_error(runtime::MEMORY_ALLOCATION)),
+        Variant::as_written("room-for-it-cpp", cpp::room_for_it)
+            .also_differs(
+                "added to the article's program, as in as-written-cpp: its \
+                 two calls' results kept for the record, and the further \
+                 operation beside the ballast.",
             )
-            .then_shows(Symptom::check_failed(THE_STEP_RUNS)),
-            Variant::fixed("tiled-image-py", Program::pytorch(PYTHON, "tiled_image")).one_change(
-                "large-image-py",
-                "how much of the image each training step takes: all of it (8192 pixels a side) \
-                 there; here one 2048-pixel tile, a step for each of the 16, their gradients summed",
-                "_one_image(rec, tile=None)",
-                "_one_image(rec, tile=TILE_SIDE)",
+            .one_change(
+                "as-written-cpp",
+                "the free memory the ballast leaves: 2 GiB there, less than \
+                 the article's 4 GiB request; 8 GiB here, room for it",
+                "return as_written(r, size_t(2) << 30);",
+                "return as_written(r, size_t(8) << 30);",
             ),
-        ],
-    }
-}
+        Pair::pytorch(PYTHON, Symptom::cuda_error(pytorch::OUT_OF_MEMORY))
+            .then_shows(Symptom::check_failed(MATCHES))
+            .with_broken(|v| v.also_differs(
+                "one tensor twice the GPU's total memory, with no ballast: \
+                 the request is larger than the \"total capacity\" the \
+                 message gives, as in the reports users paste.",
+            ))
+            .with_fixed(|v| v.small_when_reduced().also_differs(
+                "the same data streamed through one tile of half the free \
+                 memory, counted on the GPU.",
+            )),
+        // Seed 003's large-scale image processing: one image, batch
+        // size 1, one training step of a segmentation network.
+        Variant::broken(
+            "large-image-py",
+            Symptom::cuda_error(pytorch::OUT_OF_MEMORY),
+            Program::pytorch(PYTHON, "large_image"),
+        )
+        .then_shows(Symptom::check_failed(THE_STEP_RUNS)),
+        Variant::fixed("tiled-image-py", Program::pytorch(PYTHON, "tiled_image")).one_change(
+            "large-image-py",
+            "how much of the image each training step takes: all of it (8192 pixels a side) \
+             there; here one 2048-pixel tile, a step for each of the 16, their gradients summed",
+            "_one_image(rec, tile=None)",
+            "_one_image(rec, tile=TILE_SIDE)",
+        ),
+    ],
+});
 
 pub(crate) struct Setup {
     pub weights: cudarc::driver::sys::CUdeviceptr,

@@ -11,71 +11,57 @@ use casebook_model::cuda_errors::runtime;
 use casebook_model::prelude::*;
 use casebook_model::pytorch;
 
-casebook_model::names_module!();
-
-casebook_model::cpp_variants! {
-    "cpp/oversized_shared_memory.cu" {
-        broken,
-        fixed,
-        fits,
-        varying_sizes,
-    }
-}
+casebook_model::case_modules!();
 
 const TRITON: &str = "python/triton_matmul.py";
 
-pub fn scenario() -> Scenario {
-    Scenario {
-        slug: "oversized-shared-memory",
-        title: "A launch asks for more shared memory than a block has: garbage output with no error \
-                (CUDA C++), or Triton's OutOfResources: out of resource: shared memory",
-        cause: "A launch whose dynamic shared memory exceeds the block's limit fails with \
-                cudaErrorInvalidValue and runs nothing; unchecked, the program goes on with stale output. \
-                Check every launch, opt in with cudaFuncSetAttribute, and tile to fit.",
-        fix: "Read cudaDevAttrMaxSharedMemoryPerBlockOptin, opt the kernel in with \
-              cudaFuncSetAttribute(cudaFuncAttributeMaxDynamicSharedMemorySize), tile the data so each \
-              block's shared buffer fits, and check every launch with cudaGetLastError; in Triton, \
-              size the tiles and num_stages from the device's max_shared_mem.",
-        symptoms: &["wrong results, no error", "out of resource: shared memory"],
-        requires: Requirement::GPU,
-        reports: &[],
-        claims: CLAIMS,
-        variants: variants![
-            cpp_pair!(Symptom::cuda_error(runtime::INVALID_VALUE))
-                .then_shows(Symptom::check_failed(OUTPUT_HOLDS_INPUT_2_1)),
-            Variant::contrast_clean("fits-cpp", cpp::fits).one_change(
-                "broken-cpp",
-                "the article's `size`: 1024 * 1024 floats there, a 4 MiB buffer no block can have; \
-                 8 * 1024 here, 32 KiB, within what a block has without opting in",
-                "int size = 1024 * 1024;",
-                "int size = 8 * 1024;",
-            ),
-            Variant::broken(
-                "triton-py",
-                Symptom::cuda_error(pytorch::TRITON_OUT_OF_RESOURCES),
-                Program::pytorch(TRITON, "broken"),
-            )
-            .then_shows(Symptom::check_failed(PRODUCT_IS_RIGHT))
-            .also_differs(
-                "a Triton matmul, not the article's kernel: Triton keeps each pipeline stage's \
-                 tiles in shared memory and checks the block's limit at the launch, which the \
-                 article's unchecked launch does not.",
-            ),
-            Variant::fixed("triton-fixed-py", Program::pytorch(TRITON, "fixed")),
-            Variant::contrast_clean("varying-sizes-cpp", cpp::varying_sizes)
-                .alone()
-                .states(
-                    "Launches with dynamic shared buffers of every size up to the \
-                     most a block may have leave device memory as it was.",
-                    |o| o.flag(FREE_MEMORY_IS_UNCHANGED_BY_THE_LAUNCHES),
-                    |o| Outcome::yes_no(
-                        "one block of nearly all free memory served after them",
-                        o.flag(ONE_BLOCK_OF_NEARLY_ALL_FREE_MEMORY_IS_SERVED_AFTER_THEM)
-                    ),
+casebook_model::scenario!(Scenario {
+    title: "A launch asks for more shared memory than a block has: garbage output with no error \
+            (CUDA C++), or Triton's OutOfResources: out of resource: shared memory",
+    cause: "A launch whose dynamic shared memory exceeds the block's limit fails with \
+            cudaErrorInvalidValue and runs nothing; unchecked, the program goes on with stale output. \
+            Check every launch, opt in with cudaFuncSetAttribute, and tile to fit.",
+    fix: "Read cudaDevAttrMaxSharedMemoryPerBlockOptin, opt the kernel in with \
+          cudaFuncSetAttribute(cudaFuncAttributeMaxDynamicSharedMemorySize), tile the data so each \
+          block's shared buffer fits, and check every launch with cudaGetLastError; in Triton, \
+          size the tiles and num_stages from the device's max_shared_mem.",
+    symptoms: &["wrong results, no error", "out of resource: shared memory"],
+    requires: Requirement::GPU,
+    variants: variants![
+        cpp_pair!(Symptom::cuda_error(runtime::INVALID_VALUE))
+            .then_shows(Symptom::check_failed(OUTPUT_HOLDS_INPUT_2_1)),
+        Variant::contrast_clean("fits-cpp", cpp::fits).one_change(
+            "broken-cpp",
+            "the article's `size`: 1024 * 1024 floats there, a 4 MiB buffer no block can have; \
+             8 * 1024 here, 32 KiB, within what a block has without opting in",
+            "int size = 1024 * 1024;",
+            "int size = 8 * 1024;",
+        ),
+        Variant::broken(
+            "triton-py",
+            Symptom::cuda_error(pytorch::TRITON_OUT_OF_RESOURCES),
+            Program::pytorch(TRITON, "broken"),
+        )
+        .then_shows(Symptom::check_failed(PRODUCT_IS_RIGHT))
+        .also_differs(
+            "a Triton matmul, not the article's kernel: Triton keeps each pipeline stage's \
+             tiles in shared memory and checks the block's limit at the launch, which the \
+             article's unchecked launch does not.",
+        ),
+        Variant::fixed("triton-fixed-py", Program::pytorch(TRITON, "fixed")),
+        Variant::contrast_clean("varying-sizes-cpp", cpp::varying_sizes)
+            .alone()
+            .states(
+                "Launches with dynamic shared buffers of every size up to the \
+                 most a block may have leave device memory as it was.",
+                |o| o.flag(FREE_MEMORY_IS_UNCHANGED_BY_THE_LAUNCHES),
+                |o| Outcome::yes_no(
+                    "one block of nearly all free memory served after them",
+                    o.flag(ONE_BLOCK_OF_NEARLY_ALL_FREE_MEMORY_IS_SERVED_AFTER_THEM)
                 ),
-        ],
-    }
-}
+            ),
+    ],
+});
 
 /// Why the claims that shared buffers fragment device memory have no
 /// control run.

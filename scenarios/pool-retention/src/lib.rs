@@ -22,23 +22,7 @@ mod fixed;
 mod instant;
 mod thresholds;
 
-casebook_model::names_module!();
-
-casebook_model::cpp_variants! {
-    "cpp/pool_retention.cu" {
-        as_written,
-        synced_before_reading,
-    }
-    "cpp/concurrent_streams.cu" {
-        concurrent_streams,
-        survivors,
-        page_survivors,
-        sparse_survivors,
-        survivors_all_freed,
-        busy_streams,
-        busy_one_stream,
-    }
-}
+casebook_model::case_modules!();
 
 /// The request the phase makes, and the neighbour after it: 60% of what is
 /// free, so that the two cannot both fit.
@@ -46,97 +30,92 @@ const SHARE: f64 = 0.6;
 /// Within this of the baseline counts as "all of it back".
 const TOLERANCE: usize = 64 << 20;
 
-pub fn scenario() -> Scenario {
-    Scenario {
-        slug: "pool-retention",
-        title: "CUDA out of memory in another process after cudaFreeAsync (the pool keeps the memory)",
-        cause: "The stream-ordered pool returns freed memory to the device at a synchronise, unless its \
-                release threshold is raised; then it keeps it for this process, and other processes are \
-                starved. Trim the pool (cudaMemPoolTrimTo) when a phase ends, or keep the threshold low.",
-        fix: "When a phase that raised the pool's release threshold ends, call cudaMemPoolTrimTo(pool, \
-              0) (cuMemPoolTrimTo) so its freed memory goes back to the device for other processes.",
-        symptoms: &["out of memory", "out of memory though memory is free"],
-        requires: Requirement::GPU_FILLED,
-        reports: &[],
-        claims: CLAIMS,
-        variants: variants![
-            Variant::as_written("as-written-cpp", cpp::as_written),
-            Variant::records("synced-before-reading-cpp", cpp::synced_before_reading).one_change(
-                "as-written-cpp",
-                "whether the device is synchronised before free memory is read after the article's \
-                 frees: no there, yes here",
-                "return observe(r, false);",
-                "return observe(r, true);",
-            ),
-            Variant::records("concurrent-streams-cpp", cpp::concurrent_streams),
-            Variant::records("survivors-cpp", cpp::survivors),
-            Variant::records("page-survivors-cpp", cpp::page_survivors).one_change(
-                "survivors-cpp",
-                "the size of the blocks the streams take in turn: 64 KiB there, below the \
-                     driver's 2 MiB page; 2 MiB here",
-                "return survivors<size_t(64) << 10, true>(r);",
-                "return survivors<size_t(2) << 20, true>(r);",
-            ),
-            Variant::records("sparse-survivors-cpp", cpp::sparse_survivors).one_change(
-                "survivors-cpp",
-                "how many blocks survive: every eighth (stream 0's) there; one in 1,024 (one \
-                 64 KiB block in each 64 MiB, still stream 0's) here",
-                "return survivors<size_t(64) << 10, true>(r);",
-                "return survivors<size_t(64) << 10, true, 1024>(r);",
-            ),
-            Variant::records("survivors-all-freed-cpp", cpp::survivors_all_freed).one_change(
-                "survivors-cpp",
-                "whether every eighth block survives the frees: yes there; no here, every block \
-                 freed",
-                "return survivors<size_t(64) << 10, true>(r);",
-                "return survivors<size_t(64) << 10, false>(r);",
-            ),
-            Variant::records("busy-streams-cpp", cpp::busy_streams),
-            Variant::records("busy-one-stream-cpp", cpp::busy_one_stream).one_change(
-                "busy-streams-cpp",
-                "which stream makes and frees each 512 MiB block, behind a kernel that keeps it \
-                 busy: its own of eight there; stream 0 for all eight here (so one stream spins, \
-                 and is the one read as still busy, where eight were)",
-                "return busy_streams<false>(r);",
-                "return busy_streams<true>(r);",
-            ),
-            Variant::records(
-                "free-async-at-once",
-                cudarc!(instant::free_async at "at_once")
-            ),
-            Variant::records("free-at-once", cudarc!(instant::free_plain at "at_once")).one_change(
-                "free-async-at-once",
-                "where the phase's memory comes from and goes back: the stream-ordered pool \
-                 (cuMemAllocAsync, cuMemFreeAsync) there; cuMemAlloc and cuMemFree here",
-                "at_once(rec, Allocator::Pool)",
-                "at_once(rec, Allocator::Plain)",
-            ),
-            cudarc_pair!(Symptom::check_failed(NEIGHBOUR)),
-            Variant::records(
-                "default-threshold",
-                cudarc!(thresholds::default_both, anchored)
-            )
-            .one_change(
-                "broken",
-                "the second phase's release threshold: raised there; the default here, as in the \
-                 first phase",
-                "crate::run(rec, [Threshold::Default, Threshold::Raised], |_, _| Ok(()))",
-                "crate::run(rec, [Threshold::Default, Threshold::Default], |_, _| Ok(()))",
-            ),
-            Variant::records(
-                "raised-threshold",
-                cudarc!(thresholds::raised_both, anchored)
-            )
-            .one_change(
-                "broken",
-                "the first phase's release threshold: the default there; raised here, as in the \
-                 second phase",
-                "crate::run(rec, [Threshold::Default, Threshold::Raised], |_, _| Ok(()))",
-                "crate::run(rec, [Threshold::Raised, Threshold::Raised], |_, _| Ok(()))",
-            ),
-        ],
-    }
-}
+casebook_model::scenario!(Scenario {
+    title: "CUDA out of memory in another process after cudaFreeAsync (the pool keeps the memory)",
+    cause: "The stream-ordered pool returns freed memory to the device at a synchronise, unless its \
+            release threshold is raised; then it keeps it for this process, and other processes are \
+            starved. Trim the pool (cudaMemPoolTrimTo) when a phase ends, or keep the threshold low.",
+    fix: "When a phase that raised the pool's release threshold ends, call cudaMemPoolTrimTo(pool, \
+          0) (cuMemPoolTrimTo) so its freed memory goes back to the device for other processes.",
+    symptoms: &["out of memory", "out of memory though memory is free"],
+    requires: Requirement::GPU_FILLED,
+    variants: variants![
+        Variant::as_written("as-written-cpp", cpp::as_written),
+        Variant::records("synced-before-reading-cpp", cpp::synced_before_reading).one_change(
+            "as-written-cpp",
+            "whether the device is synchronised before free memory is read after the article's \
+             frees: no there, yes here",
+            "return observe(r, false);",
+            "return observe(r, true);",
+        ),
+        Variant::records("concurrent-streams-cpp", cpp::concurrent_streams),
+        Variant::records("survivors-cpp", cpp::survivors),
+        Variant::records("page-survivors-cpp", cpp::page_survivors).one_change(
+            "survivors-cpp",
+            "the size of the blocks the streams take in turn: 64 KiB there, below the \
+                 driver's 2 MiB page; 2 MiB here",
+            "return survivors<size_t(64) << 10, true>(r);",
+            "return survivors<size_t(2) << 20, true>(r);",
+        ),
+        Variant::records("sparse-survivors-cpp", cpp::sparse_survivors).one_change(
+            "survivors-cpp",
+            "how many blocks survive: every eighth (stream 0's) there; one in 1,024 (one \
+             64 KiB block in each 64 MiB, still stream 0's) here",
+            "return survivors<size_t(64) << 10, true>(r);",
+            "return survivors<size_t(64) << 10, true, 1024>(r);",
+        ),
+        Variant::records("survivors-all-freed-cpp", cpp::survivors_all_freed).one_change(
+            "survivors-cpp",
+            "whether every eighth block survives the frees: yes there; no here, every block \
+             freed",
+            "return survivors<size_t(64) << 10, true>(r);",
+            "return survivors<size_t(64) << 10, false>(r);",
+        ),
+        Variant::records("busy-streams-cpp", cpp::busy_streams),
+        Variant::records("busy-one-stream-cpp", cpp::busy_one_stream).one_change(
+            "busy-streams-cpp",
+            "which stream makes and frees each 512 MiB block, behind a kernel that keeps it \
+             busy: its own of eight there; stream 0 for all eight here (so one stream spins, \
+             and is the one read as still busy, where eight were)",
+            "return busy_streams<false>(r);",
+            "return busy_streams<true>(r);",
+        ),
+        Variant::records(
+            "free-async-at-once",
+            cudarc!(instant::free_async at "at_once")
+        ),
+        Variant::records("free-at-once", cudarc!(instant::free_plain at "at_once")).one_change(
+            "free-async-at-once",
+            "where the phase's memory comes from and goes back: the stream-ordered pool \
+             (cuMemAllocAsync, cuMemFreeAsync) there; cuMemAlloc and cuMemFree here",
+            "at_once(rec, Allocator::Pool)",
+            "at_once(rec, Allocator::Plain)",
+        ),
+        cudarc_pair!(Symptom::check_failed(NEIGHBOUR)),
+        Variant::records(
+            "default-threshold",
+            cudarc!(thresholds::default_both, anchored)
+        )
+        .one_change(
+            "broken",
+            "the second phase's release threshold: raised there; the default here, as in the \
+             first phase",
+            "crate::run(rec, [Threshold::Default, Threshold::Raised], |_, _| Ok(()))",
+            "crate::run(rec, [Threshold::Default, Threshold::Default], |_, _| Ok(()))",
+        ),
+        Variant::records(
+            "raised-threshold",
+            cudarc!(thresholds::raised_both, anchored)
+        )
+        .one_change(
+            "broken",
+            "the first phase's release threshold: the default there; raised here, as in the \
+             second phase",
+            "crate::run(rec, [Threshold::Default, Threshold::Raised], |_, _| Ok(()))",
+            "crate::run(rec, [Threshold::Raised, Threshold::Raised], |_, _| Ok(()))",
+        ),
+    ],
+});
 
 /// The default pool of device 0.
 fn default_pool(rec: &mut Recorder, ctx: &CudaContext) -> anyhow::Result<CUmemoryPool> {

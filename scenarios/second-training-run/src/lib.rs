@@ -16,7 +16,7 @@ use std::time::Duration;
 use casebook_model::prelude::*;
 use casebook_model::pytorch;
 
-casebook_model::names_module!();
+casebook_model::case_modules!();
 
 const FILE: &str = "python/example1.py";
 
@@ -70,169 +70,164 @@ impl HeldToABudget for Variant {
     }
 }
 
-pub fn scenario() -> Scenario {
-    Scenario {
-        slug: "second-training-run",
-        title: "My CNN fails on the second run (cuDNN errors?), in the same PyTorch process",
-        cause: "Memory of the first run stays allocated while anything refers to it (a model, an \
-                optimizer, the last batch), and the second run needs room beside it: PyTorch's \
-                out of memory. empty_cache returns only unused cached blocks; drop the references.",
-        fix: "Before training again in the same process, drop every reference to the first run's model \
-              and optimizer (set them to None) and call gc.collect(), so their memory is freed.",
-        symptoms: &["out of memory", "an error on the second call"],
-        requires: Requirement::GPU_FILLED,
-        reports: &[],
-        claims: CLAIMS,
-        variants: vec![
-            Variant::as_written("as-written-py", Program::pytorch(FILE, "as_written")).also_differs(
-                "the article elides the model, the data and the training step: here a small CNN \
-                 (two convolutions, then linear layers) on random images, trained with SGD for \
-                 two epochs, and lines that record memory between the runs; the second run's `Net()` \
-                 and `.cuda()` are recorded as one step.",
-            )
-            .shares_gpu()
-            .sanitizer_sees_within(CUDNN_READS, CUDNN, CUDNN_WHY),
-            Variant::records("as-written-sized-py", Program::pytorch(FILE, "as_written_sized"))
-                .one_change(
-                    "as-written-py",
-                    "the model's size against the memory PyTorch may use: a small CNN on the whole \
-                     GPU there; here PyTorch held to 1 GiB (its per-process memory fraction), which \
-                     stands for a GPU of that size, and linear layers whose parameters take 40% of it, \
-                     so that one run fits and two side by side do not",
-                    "size = _cnn(256, 2)  # a small CNN",
-                    "size = _cnn(*_sized(0.4))  # layers taking 40% of 1 GiB, PyTorch held to 1 GiB",
-                )
-                .held_to_a_budget(),
-            Variant::records("as-written-resnet-py", Program::pytorch(FILE, "as_written_resnet"))
-                .one_change(
-                    "as-written-py",
-                    "the model: a small CNN there; here a ResNet-50, the model the article's author \
-                     debugged, on 128 x 128 images at the batch whose training step peaks at 85% of \
-                     what PyTorch may use (held to 8 GiB, its per-process memory fraction, which \
-                     stands for a GPU of that size), the batch measured on two small probe batches \
-                     first",
-                    "size = _cnn(256, 2)  # a small CNN",
-                    "size = _resnet50_filling(rec, RESNET_SHARE)  # a ResNet-50, its batch filling 85% of 8 GiB",
-                )
-                .held_to_a_budget(),
-            Variant::records(
-                "as-written-resnet-series-py",
-                Program::pytorch(FILE, "as_written_resnet_series"),
-            )
+casebook_model::scenario!(Scenario {
+    title: "My CNN fails on the second run (cuDNN errors?), in the same PyTorch process",
+    cause: "Memory of the first run stays allocated while anything refers to it (a model, an \
+            optimizer, the last batch), and the second run needs room beside it: PyTorch's \
+            out of memory. empty_cache returns only unused cached blocks; drop the references.",
+    fix: "Before training again in the same process, drop every reference to the first run's model \
+          and optimizer (set them to None) and call gc.collect(), so their memory is freed.",
+    symptoms: &["out of memory", "an error on the second call"],
+    requires: Requirement::GPU_FILLED,
+    variants: vec![
+        Variant::as_written("as-written-py", Program::pytorch(FILE, "as_written")).also_differs(
+            "the article elides the model, the data and the training step: here a small CNN \
+             (two convolutions, then linear layers) on random images, trained with SGD for \
+             two epochs, and lines that record memory between the runs; the second run's `Net()` \
+             and `.cuda()` are recorded as one step.",
+        )
+        .shares_gpu()
+        .sanitizer_sees_within(CUDNN_READS, CUDNN, CUDNN_WHY),
+        Variant::records("as-written-sized-py", Program::pytorch(FILE, "as_written_sized"))
             .one_change(
-                "as-written-resnet-py",
-                "the batch: one, filling 85% of the budget, there; here a series, from half of the \
-                 largest batch at which the first run fits (found by bisection) up to that batch, \
-                 the one a user who tunes the batch to the GPU ends with, the script run again at \
-                 each batch once nothing of the last is left (its tensors dropped, PyTorch's cache \
-                 emptied), as in a notebook re-run",
-                "size = _resnet50_filling(rec, RESNET_SHARE)",
-                "_series(rec, keep=False)",
-            )
-            .series(),
-            Variant::records("kept-resnet-series-py", Program::pytorch(FILE, "kept_resnet_series"))
-                .one_change(
-                    "as-written-resnet-series-py",
-                    "what the program keeps of the first run: nothing there, since the article's \
-                     code rebinds the model and makes a new optimizer before the second loop, so \
-                     its second run meets the first only at `.cuda()`; here the program keeps the \
-                     first run's model and optimizer under names of its own, as a script's globals \
-                     or a notebook's cells do, so the second run trains beside them",
-                    "_series(rec, keep=False)",
-                    "_series(rec, keep=True)",
-                )
-                .series(),
-            Variant::broken(
-                "broken-py",
-                Symptom::cuda_error(pytorch::OUT_OF_MEMORY),
-                Program::pytorch(FILE, "broken"),
-            )
-            .then_shows(Symptom::check_failed(SECOND_RUN_RAN))
-            .also_differs(
-                "the same program, with PyTorch held to a budget of 1 GiB (its per-process \
-                 memory fraction), which stands for a GPU of that size, and linear layers sized \
-                 so that their parameters take 40% of it: one run fits, two side by side do \
-                 not. Those layers are made and initialised straight on the GPU, and the second \
-                 run's `Net()` and `.cuda()` are one step.",
+                "as-written-py",
+                "the model's size against the memory PyTorch may use: a small CNN on the whole \
+                 GPU there; here PyTorch held to 1 GiB (its per-process memory fraction), which \
+                 stands for a GPU of that size, and linear layers whose parameters take 40% of it, \
+                 so that one run fits and two side by side do not",
+                "size = _cnn(256, 2)  # a small CNN",
+                "size = _cnn(*_sized(0.4))  # layers taking 40% of 1 GiB, PyTorch held to 1 GiB",
             )
             .held_to_a_budget(),
-            Variant::as_written("empty-cache-py", Program::pytorch(FILE, "empty_cache"))
-                .also_differs(
-                    "`broken` with the article's remedy in the line it marks as missing: \
-                     `torch.cuda.empty_cache()`, and nothing else.",
-                )
-                .held_to_a_budget(),
-            // Where the article's remedy can act: the first run's memory is
-            // only cached, and the second run, in a new thread, needs memory
-            // outside PyTorch's cache for its libraries' handles.
-            Variant::records("unused-cache-emptied-py", Program::pytorch(FILE, "unused_cache_emptied")),
-            Variant::records("unused-cache-kept-py", Program::pytorch(FILE, "unused_cache_kept"))
+        Variant::records("as-written-resnet-py", Program::pytorch(FILE, "as_written_resnet"))
             .one_change(
-                "unused-cache-emptied-py",
-                "whether torch.cuda.empty_cache() runs between the runs: yes there, no here",
-                "_unused_cache_then_second_run(rec, empty_cache=True)",
-                "_unused_cache_then_second_run(rec, empty_cache=False)",
-            ),
-            Variant::records("unused-cache-kept-same-thread-py", Program::pytorch(FILE, "unused_cache_kept_same_thread"))
+                "as-written-py",
+                "the model: a small CNN there; here a ResNet-50, the model the article's author \
+                 debugged, on 128 x 128 images at the batch whose training step peaks at 85% of \
+                 what PyTorch may use (held to 8 GiB, its per-process memory fraction, which \
+                 stands for a GPU of that size), the batch measured on two small probe batches \
+                 first",
+                "size = _cnn(256, 2)  # a small CNN",
+                "size = _resnet50_filling(rec, RESNET_SHARE)  # a ResNet-50, its batch filling 85% of 8 GiB",
+            )
+            .held_to_a_budget(),
+        Variant::records(
+            "as-written-resnet-series-py",
+            Program::pytorch(FILE, "as_written_resnet_series"),
+        )
+        .one_change(
+            "as-written-resnet-py",
+            "the batch: one, filling 85% of the budget, there; here a series, from half of the \
+             largest batch at which the first run fits (found by bisection) up to that batch, \
+             the one a user who tunes the batch to the GPU ends with, the script run again at \
+             each batch once nothing of the last is left (its tensors dropped, PyTorch's cache \
+             emptied), as in a notebook re-run",
+            "size = _resnet50_filling(rec, RESNET_SHARE)",
+            "_series(rec, keep=False)",
+        )
+        .series(),
+        Variant::records("kept-resnet-series-py", Program::pytorch(FILE, "kept_resnet_series"))
             .one_change(
-                "unused-cache-kept-py",
-                "where the second run trains: in a new thread there, which needs cuDNN and cuBLAS \
-                 handles of its own; in the first run's thread here, whose handles exist",
-                "_unused_cache_then_second_run(rec, empty_cache=False)",
-                "_unused_cache_then_second_run(rec, empty_cache=False, new_thread=False)",
+                "as-written-resnet-series-py",
+                "what the program keeps of the first run: nothing there, since the article's \
+                 code rebinds the model and makes a new optimizer before the second loop, so \
+                 its second run meets the first only at `.cuda()`; here the program keeps the \
+                 first run's model and optimizer under names of its own, as a script's globals \
+                 or a notebook's cells do, so the second run trains beside them",
+                "_series(rec, keep=False)",
+                "_series(rec, keep=True)",
+            )
+            .series(),
+        Variant::broken(
+            "broken-py",
+            Symptom::cuda_error(pytorch::OUT_OF_MEMORY),
+            Program::pytorch(FILE, "broken"),
+        )
+        .then_shows(Symptom::check_failed(SECOND_RUN_RAN))
+        .also_differs(
+            "the same program, with PyTorch held to a budget of 1 GiB (its per-process \
+             memory fraction), which stands for a GPU of that size, and linear layers sized \
+             so that their parameters take 40% of it: one run fits, two side by side do \
+             not. Those layers are made and initialised straight on the GPU, and the second \
+             run's `Net()` and `.cuda()` are one step.",
+        )
+        .held_to_a_budget(),
+        Variant::as_written("empty-cache-py", Program::pytorch(FILE, "empty_cache"))
+            .also_differs(
+                "`broken` with the article's remedy in the line it marks as missing: \
+                 `torch.cuda.empty_cache()`, and nothing else.",
+            )
+            .held_to_a_budget(),
+        // Where the article's remedy can act: the first run's memory is
+        // only cached, and the second run, in a new thread, needs memory
+        // outside PyTorch's cache for its libraries' handles.
+        Variant::records("unused-cache-emptied-py", Program::pytorch(FILE, "unused_cache_emptied")),
+        Variant::records("unused-cache-kept-py", Program::pytorch(FILE, "unused_cache_kept"))
+        .one_change(
+            "unused-cache-emptied-py",
+            "whether torch.cuda.empty_cache() runs between the runs: yes there, no here",
+            "_unused_cache_then_second_run(rec, empty_cache=True)",
+            "_unused_cache_then_second_run(rec, empty_cache=False)",
+        ),
+        Variant::records("unused-cache-kept-same-thread-py", Program::pytorch(FILE, "unused_cache_kept_same_thread"))
+        .one_change(
+            "unused-cache-kept-py",
+            "where the second run trains: in a new thread there, which needs cuDNN and cuBLAS \
+             handles of its own; in the first run's thread here, whose handles exist",
+            "_unused_cache_then_second_run(rec, empty_cache=False)",
+            "_unused_cache_then_second_run(rec, empty_cache=False, new_thread=False)",
+        ),
+        Variant::fixed("fixed-py", Program::pytorch(FILE, "fixed"))
+            .held_to_a_budget(),
+        Variant::as_written("first-run-py", Program::pytorch(FILE, "first_run"))
+            .also_differs(
+                "one training step of the article's first run, in a process that has not \
+                 touched the GPU, with nvidia-smi asked before and after.",
             ),
-            Variant::fixed("fixed-py", Program::pytorch(FILE, "fixed"))
-                .held_to_a_budget(),
-            Variant::as_written("first-run-py", Program::pytorch(FILE, "first_run"))
-                .also_differs(
-                    "one training step of the article's first run, in a process that has not \
-                     touched the GPU, with nvidia-smi asked before and after.",
-                ),
-            Variant::contrast_clean("first-run-on-cpu-py", Program::pytorch(FILE, "first_run_on_cpu"))
-            .one_change(
-                "first-run-py",
-                "the device the model and its data are put on: the GPU there, the CPU here",
-                "_first_run(rec, \"cuda\")",
-                "_first_run(rec, \"cpu\")",
+        Variant::contrast_clean("first-run-on-cpu-py", Program::pytorch(FILE, "first_run_on_cpu"))
+        .one_change(
+            "first-run-py",
+            "the device the model and its data are put on: the GPU there, the CPU here",
+            "_first_run(rec, \"cuda\")",
+            "_first_run(rec, \"cpu\")",
+        ),
+        Variant::records("cudnn-pressure-py", Program::pytorch(FILE, "cudnn_under_pressure"))
+        .small_when_reduced(),
+        Variant::records("cudnn-just-above-the-output-py", Program::pytorch(FILE, "cudnn_just_above_the_output"))
+        .small_when_reduced()
+        .one_change(
+            "cudnn-pressure-py",
+            "the memory left beside the ballast: 16 MiB to 1 GiB there; 65 to 128 MiB here, just \
+             above the 64 MiB the first convolution's output takes, so that cuDNN starts with the \
+             few MiB the output leaves",
+            "_under_pressure(rec, HEADROOMS_MIB)",
+            "_under_pressure(rec, HEADROOMS_MIB_JUST_ABOVE_THE_OUTPUT)",
+        ),
+        // The article's example 2, a caught error, in PyTorch.
+        Variant::records("caught-py", Program::pytorch(FILE, "caught"))
+            .also_differs(
+                "the article's example 2 is TensorFlow, which the GPU machines lack: the same \
+                 shape in PyTorch, its caught error torch.OutOfMemoryError, the first run's model \
+                 sized as in broken-py so that the second run does not fit beside it.",
             ),
-            Variant::records("cudnn-pressure-py", Program::pytorch(FILE, "cudnn_under_pressure"))
-            .small_when_reduced(),
-            Variant::records("cudnn-just-above-the-output-py", Program::pytorch(FILE, "cudnn_just_above_the_output"))
-            .small_when_reduced()
-            .one_change(
-                "cudnn-pressure-py",
-                "the memory left beside the ballast: 16 MiB to 1 GiB there; 65 to 128 MiB here, just \
-                 above the 64 MiB the first convolution's output takes, so that cuDNN starts with the \
-                 few MiB the output leaves",
-                "_under_pressure(rec, HEADROOMS_MIB)",
-                "_under_pressure(rec, HEADROOMS_MIB_JUST_ABOVE_THE_OUTPUT)",
-            ),
-            // The article's example 2, a caught error, in PyTorch.
-            Variant::records("caught-py", Program::pytorch(FILE, "caught"))
-                .also_differs(
-                    "the article's example 2 is TensorFlow, which the GPU machines lack: the same \
-                     shape in PyTorch, its caught error torch.OutOfMemoryError, the first run's model \
-                     sized as in broken-py so that the second run does not fit beside it.",
-                ),
-            Variant::records("caught-cleaned-up-py", Program::pytorch(FILE, "caught_cleaned_up"))
-            .one_change(
-                "caught-py",
-                "what the except clause does after printing the error: nothing there; here it \
-                 lets go of the first run's model, the cleanup the article says is missing",
-                "# *MISSING*: Proper resource cleanup",
-                "PROGRAM_STATE.clear()  # the cleanup: the program lets go of the first run's model",
-            ),
-            Variant::records("caught-nothing-kept-py", Program::pytorch(FILE, "caught_nothing_kept"))
-            .one_change(
-                "caught-py",
-                "what refers to the first run's model: the program's own state there; only the \
-                 scope of the call the error leaves here",
-                "_train_twice(rec, seen, keep=PROGRAM_STATE)",
-                "_train_twice(rec, seen, keep=[])",
-            ),
-        ],
-    }
-}
+        Variant::records("caught-cleaned-up-py", Program::pytorch(FILE, "caught_cleaned_up"))
+        .one_change(
+            "caught-py",
+            "what the except clause does after printing the error: nothing there; here it \
+             lets go of the first run's model, the cleanup the article says is missing",
+            "# *MISSING*: Proper resource cleanup",
+            "PROGRAM_STATE.clear()  # the cleanup: the program lets go of the first run's model",
+        ),
+        Variant::records("caught-nothing-kept-py", Program::pytorch(FILE, "caught_nothing_kept"))
+        .one_change(
+            "caught-py",
+            "what refers to the first run's model: the program's own state there; only the \
+             scope of the call the error leaves here",
+            "_train_twice(rec, seen, keep=PROGRAM_STATE)",
+            "_train_twice(rec, seen, keep=[])",
+        ),
+    ],
+});
 
 const CLAIMS: &[Claim] = &[
     Claim {

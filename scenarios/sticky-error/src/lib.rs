@@ -14,176 +14,159 @@ use cudarc::driver::{CudaContext, CudaFunction, DriverError, PushKernelArg};
 mod broken;
 mod fixed;
 
-casebook_model::names_module!();
-
-casebook_model::cpp_variants! {
-    "cpp/sticky_error.cu" {
-        as_written,
-        fixed,
-        reset_after_pool_leak,
-        reset_after_refused_launch,
-        reset_between_calls,
-        trap,
-    }
-}
+casebook_model::case_modules!();
 
 const PYTHON: &str = "python/device_assert.py";
 
-pub fn scenario() -> Scenario {
-    Scenario {
-        slug: "sticky-error",
-        title: "CUDA error on the second call: an illegal memory access was encountered",
-        cause: "A kernel fault (illegal address, misaligned access, trap) corrupts the context: \
-                every later call in the process returns the same error, and cudaDeviceReset \
-                does not recover it. Only a new process does.",
-        fix: "Run the call that may fault in a child process started before the parent touches CUDA, \
-              instead of cudaDeviceReset; after a kernel fault only a new process gets a working \
-              context.",
-        symptoms: &[
-            "an error on the second call",
-            "an illegal memory access was encountered",
-            "device-side assert triggered",
-            "unspecified launch failure",
-        ],
-        requires: Requirement::GPU,
-        reports: &[],
-        claims: CLAIMS,
-        variants: variants![
-            cudarc_pair!(Symptom::cuda_error(driver::ILLEGAL_ADDRESS))
-                .both(|v| v.faults_device())
-                .with_fixed(|v| v.also_differs(
-                    "the risky call runs in a child process started before the \
-                     parent touches CUDA, and `broken`'s attempt at recovery (the \
-                     device reset) is gone: the fix is the process boundary, so \
-                     the program is shaped around it.",
-                )),
-            Variant::records("refused-launch", cudarc!(broken::refused_launch, anchored))
-                .one_change(
-                    "broken",
-                    "how the first call fails: its kernel faults there; its launch is refused \
-                 here (2048 threads a block), leaving the context as it was",
-                    "after_the_first_call(rec, FirstCall::Faults)",
-                    "after_the_first_call(rec, FirstCall::LaunchRefused)",
-                ),
-            Variant::as_written("as-written-cpp", cpp::as_written).faults_device(),
-            Variant::broken(
-                "trap-cpp",
-                // What a kernel that traps gives.
-                Symptom::cuda_error(runtime::LAUNCH_FAILURE),
-                cpp::trap
-            )
+casebook_model::scenario!(Scenario {
+    title: "CUDA error on the second call: an illegal memory access was encountered",
+    cause: "A kernel fault (illegal address, misaligned access, trap) corrupts the context: \
+            every later call in the process returns the same error, and cudaDeviceReset \
+            does not recover it. Only a new process does.",
+    fix: "Run the call that may fault in a child process started before the parent touches CUDA, \
+          instead of cudaDeviceReset; after a kernel fault only a new process gets a working \
+          context.",
+    symptoms: &[
+        "an error on the second call",
+        "an illegal memory access was encountered",
+        "device-side assert triggered",
+        "unspecified launch failure",
+    ],
+    requires: Requirement::GPU,
+    variants: variants![
+        cudarc_pair!(Symptom::cuda_error(driver::ILLEGAL_ADDRESS))
+            .both(|v| v.faults_device())
+            .with_fixed(|v| v.also_differs(
+                "the risky call runs in a child process started before the \
+                 parent touches CUDA, and `broken`'s attempt at recovery (the \
+                 device reset) is gone: the fix is the process boundary, so \
+                 the program is shaped around it.",
+            )),
+        Variant::records("refused-launch", cudarc!(broken::refused_launch, anchored)).one_change(
+            "broken",
+            "how the first call fails: its kernel faults there; its launch is refused \
+             here (2048 threads a block), leaving the context as it was",
+            "after_the_first_call(rec, FirstCall::Faults)",
+            "after_the_first_call(rec, FirstCall::LaunchRefused)",
+        ),
+        Variant::as_written("as-written-cpp", cpp::as_written).faults_device(),
+        Variant::broken(
+            "trap-cpp",
+            // What a kernel that traps gives.
+            Symptom::cuda_error(runtime::LAUNCH_FAILURE),
+            cpp::trap
+        )
+        .faults_device()
+        .also_differs(
+            "the first model call's kernel traps (__trap(), as a \
+             device-side check that gives up without an assert's message) \
+             instead of writing through a null pointer; the driver calls \
+             that fault \"unspecified launch failure\".",
+        ),
+        Variant::fixed("fixed-cpp", cpp::fixed)
             .faults_device()
             .also_differs(
-                "the first model call's kernel traps (__trap(), as a \
-                 device-side check that gives up without an assert's message) \
-                 instead of writing through a null pointer; the driver calls \
-                 that fault \"unspecified launch failure\".",
+                "as in `fixed`: the first, faulting model call runs in a \
+             child process forked before the parent touches CUDA, and the \
+             article's cudaDeviceReset is gone.",
             ),
-            Variant::fixed("fixed-cpp", cpp::fixed)
-                .faults_device()
-                .also_differs(
-                    "as in `fixed`: the first, faulting model call runs in a \
-                 child process forked before the parent touches CUDA, and the \
-                 article's cudaDeviceReset is gone.",
-                ),
-            Variant::broken(
-                "device-assert-py",
-                Symptom::cuda_error(pytorch::DEVICE_ASSERT),
-                Program::pytorch(PYTHON, "broken"),
-            )
-            .then_shows(Symptom::cuda_error(pytorch::DEVICES_UNAVAILABLE))
-            .faults_device(),
-            // The control of 001-context-cleanup-beyond-empty-cache: the
-            // same bad id, refused by PyTorch on the host before any kernel
-            // runs, so the context is left usable.
-            Variant::records("ids-on-host-py", Program::pytorch(PYTHON, "ids_on_host"))
-                .one_change(
-                    "device-assert-py",
-                    "where the ids are made: on the GPU there, so the lookup's \
-                 kernel asserts; on the host here, so PyTorch refuses the \
-                 lookup before any kernel runs",
-                    "ids = torch.tensor([3, 7, VOCABULARY], device=\"cuda\")",
-                    "ids = torch.tensor([3, 7, VOCABULARY])",
-                )
-                // Its cudaDeviceReset, as in device-assert-py, runs under a
-                // live PyTorch: what PyTorch does with memory the reset took
-                // back is not declared.
-                .faults_device(),
-            Variant::fixed("validated-py", Program::pytorch(PYTHON, "fixed")).also_differs(
-                "no device reset at the end: under a healthy PyTorch a reset \
-                 frees memory its allocator still hands out.",
-            ),
-            // It fills the GPU.
-            Variant::records("cache-held-py", Program::pytorch(PYTHON, "cache_held"))
-                .also_differs(
-                    "the first call's fault: cuBLAS's first call refused for \
-                 memory PyTorch's cache keeps reserved (a fault empty_cache \
-                 clears) instead of a device-side assert; what is read after \
-                 it is the same: the failed call again, after empty_cache.",
-                )
-                .alone(),
-            Variant::as_written(
-                "cnn-after-fault-py",
-                Program::pytorch(PYTHON, "cnn_after_fault"),
-            )
-            .also_differs(
-                "not the article's model: a convolution stands for the CNN \
-                 (cuDNN runs it), run before and after device-assert-py's \
-                 lookup.",
-            )
-            .faults_device(),
-            Variant::contrast_clean("cnn-no-fault-py", Program::pytorch(PYTHON, "cnn_no_fault"))
-                .one_change(
-                    "cnn-after-fault-py",
-                    "the lookup's last id: one past the table's end there, so its \
-                 kernel asserts; the table's last entry here",
-                    "_cnn_runs(rec, last_id=VOCABULARY)",
-                    "_cnn_runs(rec, last_id=VOCABULARY - 1)",
-                ),
-            Variant::records("reset-between-calls-cpp", cpp::reset_between_calls)
-                .also_differs(
-                    "the article's example 2 with three model calls and a reset \
-                 after the first two: the first call raises the device-heap \
-                 limit (a setting the reset should clear) and leaves 1 GiB \
-                 allocated, as the article's example 1 leaves its buffer; the \
-                 second one's kernel faults as in as-written-cpp.",
-                )
-                // It reads the device's free memory: no other trial beside it.
-                .alone(),
-            Variant::records(
-                "reset-after-refused-launch-cpp",
-                cpp::reset_after_refused_launch
-            )
+        Variant::broken(
+            "device-assert-py",
+            Symptom::cuda_error(pytorch::DEVICE_ASSERT),
+            Program::pytorch(PYTHON, "broken"),
+        )
+        .then_shows(Symptom::cuda_error(pytorch::DEVICES_UNAVAILABLE))
+        .faults_device(),
+        // The control of 001-context-cleanup-beyond-empty-cache: the
+        // same bad id, refused by PyTorch on the host before any kernel
+        // runs, so the context is left usable.
+        Variant::records("ids-on-host-py", Program::pytorch(PYTHON, "ids_on_host"))
             .one_change(
-                "reset-between-calls-cpp",
-                "how the second call fails: its kernel faults there; its \
-                 launch is refused here (2048 threads per block), an error \
-                 that leaves the context usable",
-                "return resetBetweenCalls(r, SecondCall::Faults, FirstLeak::Malloc);",
-                "return resetBetweenCalls(r, SecondCall::LaunchRefused, FirstLeak::Malloc);",
+                "device-assert-py",
+                "where the ids are made: on the GPU there, so the lookup's \
+             kernel asserts; on the host here, so PyTorch refuses the \
+             lookup before any kernel runs",
+                "ids = torch.tensor([3, 7, VOCABULARY], device=\"cuda\")",
+                "ids = torch.tensor([3, 7, VOCABULARY])",
+            )
+            // Its cudaDeviceReset, as in device-assert-py, runs under a
+            // live PyTorch: what PyTorch does with memory the reset took
+            // back is not declared.
+            .faults_device(),
+        Variant::fixed("validated-py", Program::pytorch(PYTHON, "fixed")).also_differs(
+            "no device reset at the end: under a healthy PyTorch a reset \
+             frees memory its allocator still hands out.",
+        ),
+        // It fills the GPU.
+        Variant::records("cache-held-py", Program::pytorch(PYTHON, "cache_held"))
+            .also_differs(
+                "the first call's fault: cuBLAS's first call refused for \
+             memory PyTorch's cache keeps reserved (a fault empty_cache \
+             clears) instead of a device-side assert; what is read after \
+             it is the same: the failed call again, after empty_cache.",
+            )
+            .alone(),
+        Variant::as_written(
+            "cnn-after-fault-py",
+            Program::pytorch(PYTHON, "cnn_after_fault"),
+        )
+        .also_differs(
+            "not the article's model: a convolution stands for the CNN \
+             (cuDNN runs it), run before and after device-assert-py's \
+             lookup.",
+        )
+        .faults_device(),
+        Variant::contrast_clean("cnn-no-fault-py", Program::pytorch(PYTHON, "cnn_no_fault"))
+            .one_change(
+                "cnn-after-fault-py",
+                "the lookup's last id: one past the table's end there, so its \
+             kernel asserts; the table's last entry here",
+                "_cnn_runs(rec, last_id=VOCABULARY)",
+                "_cnn_runs(rec, last_id=VOCABULARY - 1)",
+            ),
+        Variant::records("reset-between-calls-cpp", cpp::reset_between_calls)
+            .also_differs(
+                "the article's example 2 with three model calls and a reset \
+             after the first two: the first call raises the device-heap \
+             limit (a setting the reset should clear) and leaves 1 GiB \
+             allocated, as the article's example 1 leaves its buffer; the \
+             second one's kernel faults as in as-written-cpp.",
             )
             // It reads the device's free memory: no other trial beside it.
             .alone(),
-            Variant::records("reset-after-pool-leak-cpp", cpp::reset_after_pool_leak)
-                .one_change(
-                    "reset-between-calls-cpp",
-                    "where the buffer the first call leaves allocated comes from: \
-                 cudaMalloc there; the stream-ordered pool (cudaMallocAsync) \
-                 here",
-                    "return resetBetweenCalls(r, SecondCall::Faults, FirstLeak::Malloc);",
-                    "return resetBetweenCalls(r, SecondCall::Faults, FirstLeak::MallocAsync);",
-                )
-                // It reads the device's free memory: no other trial beside it.
-                .alone(),
-            Variant::contrast(
-                "launch-blocking-py",
-                Expect::Fails(Symptom::cuda_error(pytorch::DEVICE_ASSERT)),
-                Program::pytorch(PYTHON, "launch_blocking"),
+        Variant::records(
+            "reset-after-refused-launch-cpp",
+            cpp::reset_after_refused_launch
+        )
+        .one_change(
+            "reset-between-calls-cpp",
+            "how the second call fails: its kernel faults there; its \
+             launch is refused here (2048 threads per block), an error \
+             that leaves the context usable",
+            "return resetBetweenCalls(r, SecondCall::Faults, FirstLeak::Malloc);",
+            "return resetBetweenCalls(r, SecondCall::LaunchRefused, FirstLeak::Malloc);",
+        )
+        // It reads the device's free memory: no other trial beside it.
+        .alone(),
+        Variant::records("reset-after-pool-leak-cpp", cpp::reset_after_pool_leak)
+            .one_change(
+                "reset-between-calls-cpp",
+                "where the buffer the first call leaves allocated comes from: \
+             cudaMalloc there; the stream-ordered pool (cudaMallocAsync) \
+             here",
+                "return resetBetweenCalls(r, SecondCall::Faults, FirstLeak::Malloc);",
+                "return resetBetweenCalls(r, SecondCall::Faults, FirstLeak::MallocAsync);",
             )
-            .faults_device(),
-        ],
-    }
-}
+            // It reads the device's free memory: no other trial beside it.
+            .alone(),
+        Variant::contrast(
+            "launch-blocking-py",
+            Expect::Fails(Symptom::cuda_error(pytorch::DEVICE_ASSERT)),
+            Program::pytorch(PYTHON, "launch_blocking"),
+        )
+        .faults_device(),
+    ],
+});
 
 pub(crate) fn name<T>(result: &Result<T, DriverError>) -> String {
     match result {
@@ -237,7 +220,16 @@ const CLAIMS: &[Claim] = &[
                 part: "after a first call that ran, leaving a raised setting and a buffer behind \
                        (from cudaMalloc, as the article's calls allocate), the reset leaves a clean \
                        context",
-                control: Control::Run("reset-after-pool-leak-cpp"),
+                control: Control::Impossible(
+                    "cudaDeviceReset destroys the primary context with everything in it: a \
+                     buffer from cudaMalloc is given back and a raised setting put back, whatever \
+                     the first call did, so no program leaves this context unclean across the \
+                     reset. What outlives a reset is outside the context: a block of the \
+                     stream-ordered pool, which belongs to no context (000-reset-completely-resets \
+                     reads it the same way). What shows that the reading can say \"not given \
+                     back\": reset-after-pool-leak-cpp, the same program with the first call's \
+                     buffer from the pool, whose 1 GiB the same reading finds still held",
+                ),
             },
             Part {
                 part: "after a call that failed, the reset leaves a context the next call can use",
@@ -248,9 +240,11 @@ const CLAIMS: &[Claim] = &[
         // that call raised back at its default and the buffer it left
         // allocated given back. The sentence speaks of its own example,
         // whose calls allocate with cudaMalloc: the deciding run's first
-        // call does too. Its control leaves a block of the stream-ordered
-        // pool instead (one change), which the reset leaves held: the
-        // reading can say "not clean". (000-reset-completely-resets, whose
+        // call does too; the part can have no control (its reason says
+        // why): reset-after-pool-leak-cpp leaves a block of the
+        // stream-ordered pool instead (one change), which the reset leaves
+        // held outside the context, and the reading says "not given back"
+        // there. (000-reset-completely-resets, whose
         // "completely" and "entire" reach every allocator, is decided on a
         // run that holds both.) The second follows a call that failed:
         // "clean" is a context the third call can use.

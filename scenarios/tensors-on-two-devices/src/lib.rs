@@ -11,65 +11,60 @@
 use casebook_model::prelude::*;
 use casebook_model::pytorch;
 
-casebook_model::names_module!();
+casebook_model::case_modules!();
 
 const FILE: &str = "python/mask.py";
 
-pub fn scenario() -> Scenario {
-    Scenario {
-        slug: "tensors-on-two-devices",
-        title: "Expected all tensors to be on the same device, but found at least two devices, \
-                cuda:1 and cuda:0! (a tensor made with device=\"cuda\" lands on the default GPU)",
-        cause: "`device=\"cuda\"` (and `.cuda()`, `.to(\"cuda\")`) means the current device, GPU 0 \
-                until torch.cuda.set_device selects another. A model placed on cuda:1, or spread \
-                over GPUs, that makes a tensor that way gets one on cuda:0, and PyTorch refuses \
-                an operation whose operands are on two devices; a tensor made with no device at \
-                all is on the CPU, and the same check refuses it.",
-        fix: "Make new tensors on their inputs' device (`device=x.device`, `torch.ones_like`, \
-              `x.new_ones`), or select the job's GPU first (`torch.cuda.set_device`, or \
-              CUDA_VISIBLE_DEVICES naming it alone) so that \"cuda\" means it; with a model \
-              spread over GPUs, move inputs to the device of the layer that takes them.",
-        symptoms: &["only with several GPUs", "tensors on different devices"],
-        requires: Requirement::GPU_PAIR,
-        reports: REPORTS,
-        claims: CLAIMS,
-        variants: vec![
-            Variant::broken(
-                "broken-py",
-                Symptom::cuda_error(pytorch::SAME_DEVICE),
-                Program::pytorch(FILE, "broken"),
-            )
-            .then_shows(Symptom::check_failed(FORWARD_RAN)),
-            Variant::broken(
-                "cpu-tensor-py",
-                Symptom::cuda_error(pytorch::SAME_DEVICE),
-                Program::pytorch(FILE, "cpu_tensor"),
-            )
-            .then_shows(Symptom::check_failed(FORWARD_RAN)),
-            Variant::fixed("fixed-py", Program::pytorch(FILE, "fixed")).one_change(
-                "broken-py",
-                "the mask's device",
-                "return torch.ones(x.shape[-1], device=\"cuda\")",
-                "return torch.ones(x.shape[-1], device=x.device)",
-            ),
-            Variant::fixed(
-                "set-device-first-py",
-                Program::pytorch(FILE, "set_device_first"),
-            )
-            .also_differs(
-                "it runs broken-py's code, the mask made with device=\"cuda\", after \
-                     torch.cuda.set_device(\"cuda:1\"): the other fix, which makes \"cuda\" mean \
-                     the job's GPU",
-            ),
-            Variant::records("peer-enabled-py", Program::pytorch(FILE, "peer_enabled"))
-            .also_differs(
-                "it runs broken-py's code after enabling cuda:1's peer-to-peer access to cuda:0 \
-                 (cudaDeviceEnablePeerAccess, through the CUDA runtime PyTorch loaded): the \
-                 condition the documentation's sentence names",
-            ),
-        ],
-    }
-}
+casebook_model::scenario!(Scenario {
+    title: "Expected all tensors to be on the same device, but found at least two devices, \
+            cuda:1 and cuda:0! (a tensor made with device=\"cuda\" lands on the default GPU)",
+    cause: "`device=\"cuda\"` (and `.cuda()`, `.to(\"cuda\")`) means the current device, GPU 0 \
+            until torch.cuda.set_device selects another. A model placed on cuda:1, or spread \
+            over GPUs, that makes a tensor that way gets one on cuda:0, and PyTorch refuses \
+            an operation whose operands are on two devices; a tensor made with no device at \
+            all is on the CPU, and the same check refuses it.",
+    fix: "Make new tensors on their inputs' device (`device=x.device`, `torch.ones_like`, \
+          `x.new_ones`), or select the job's GPU first (`torch.cuda.set_device`, or \
+          CUDA_VISIBLE_DEVICES naming it alone) so that \"cuda\" means it; with a model \
+          spread over GPUs, move inputs to the device of the layer that takes them.",
+    symptoms: &["only with several GPUs", "tensors on different devices"],
+    requires: Requirement::GPU_PAIR,
+    reports: REPORTS,
+    variants: vec![
+        Variant::broken(
+            "broken-py",
+            Symptom::cuda_error(pytorch::SAME_DEVICE),
+            Program::pytorch(FILE, "broken"),
+        )
+        .then_shows(Symptom::check_failed(FORWARD_RAN)),
+        Variant::broken(
+            "cpu-tensor-py",
+            Symptom::cuda_error(pytorch::SAME_DEVICE),
+            Program::pytorch(FILE, "cpu_tensor"),
+        )
+        .then_shows(Symptom::check_failed(FORWARD_RAN)),
+        Variant::fixed("fixed-py", Program::pytorch(FILE, "fixed")).one_change(
+            "broken-py",
+            "the mask's device",
+            "return torch.ones(x.shape[-1], device=\"cuda\")",
+            "return torch.ones(x.shape[-1], device=x.device)",
+        ),
+        Variant::fixed(
+            "set-device-first-py",
+            Program::pytorch(FILE, "set_device_first"),
+        )
+        .also_differs(
+            "it runs broken-py's code, the mask made with device=\"cuda\", after \
+                 torch.cuda.set_device(\"cuda:1\"): the other fix, which makes \"cuda\" mean \
+                 the job's GPU",
+        ),
+        Variant::records("peer-enabled-py", Program::pytorch(FILE, "peer_enabled")).also_differs(
+            "it runs broken-py's code after enabling cuda:1's peer-to-peer access to cuda:0 \
+             (cudaDeviceEnablePeerAccess, through the CUDA runtime PyTorch loaded): the \
+             condition the documentation's sentence names",
+        ),
+    ],
+});
 
 const REPORTS: &[Report] = &[
     Report {

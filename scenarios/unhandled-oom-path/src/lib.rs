@@ -14,33 +14,29 @@ use std::sync::Arc;
 mod broken;
 mod fixed;
 
-casebook_model::names_module!();
+casebook_model::case_modules!();
 
 pub const LAYERS: usize = 4;
 pub const FIRST_BATCH: usize = 64;
 pub const SMALLEST_BATCH: usize = 8;
 
-pub fn scenario() -> Scenario {
-    Scenario {
-        slug: "unhandled-oom-path",
-        title: "Out of memory on every retry after catching the first out-of-memory error",
-        cause: "Catching the error does not free what the failed attempt had already allocated; \
-                unless the error path releases it (RAII), every retry runs with less memory.",
-        fix: "Hold each attempt's allocations in RAII owners (cudarc's CudaSlice) so returning on out- \
-              of-memory frees the layers already allocated before retrying with a smaller batch.",
-        symptoms: &["out of memory", "out of memory with batch size 1"],
-        requires: Requirement::GPU_FILLED,
-        reports: &[],
-        claims: &[],
-        variants: variants![
-            cudarc_pair!(Symptom::check_failed(RETRY_OK)).with_fixed(|v| v.also_differs(
-                "each layer is a cudarc `CudaSlice`, allocated from the stream-ordered pool \
-                 (cuMemAllocAsync) where `broken` calls cuMemAlloc: dropping the slices on \
-                 the error path is the fix, and the safe layer is what provides it.",
-            )),
-        ],
-    }
-}
+casebook_model::scenario!(Scenario {
+    title: "Out of memory on every retry after catching the first out-of-memory error",
+    cause: "Catching the error does not free what the failed attempt had already allocated; \
+            unless the error path releases it (RAII), every retry runs with less memory.",
+    fix: "Hold each attempt's allocations in RAII owners (cudarc's CudaSlice) so returning on out- \
+          of-memory frees the layers already allocated before retrying with a smaller batch.",
+    symptoms: &["out of memory", "out of memory with batch size 1"],
+    requires: Requirement::GPU_FILLED,
+    claims: &[],
+    variants: variants![
+        cudarc_pair!(Symptom::check_failed(RETRY_OK)).with_fixed(|v| v.also_differs(
+            "each layer is a cudarc `CudaSlice`, allocated from the stream-ordered pool \
+             (cuMemAllocAsync) where `broken` calls cuMemAlloc: dropping the slices on \
+             the error path is the fix, and the safe layer is what provides it.",
+        )),
+    ],
+});
 
 pub(crate) struct Model {
     pub stream: Arc<CudaStream>,

@@ -19,18 +19,7 @@ mod fixed;
 mod pipeline;
 mod safe_api;
 
-casebook_model::names_module!();
-
-casebook_model::cpp_variants! {
-    "cpp/unsynced_stream.cu" {
-        broken,
-        fixed,
-        device_sync,
-        device_sync_after,
-        repeated,
-        repeated_synced,
-    }
-}
+casebook_model::case_modules!();
 
 /// How many times each variant runs the pipeline.
 pub const RUNS: usize = 10;
@@ -49,118 +38,113 @@ pub const PIPELINE_SPIN_NS: u64 = 50_000_000;
 /// both of a pair alike.
 pub const PIPELINE_PAIRS: usize = 5;
 
-pub fn scenario() -> Scenario {
-    Scenario {
-        slug: "unsynced-stream",
-        title: "Wrong or stale results, no CUDA error (host reads before the stream is synchronised)",
-        cause: "Kernels and cuMemcpyAsync return before the work is done; the host must wait for the \
-                stream (or an event) before it reads what they write.",
-        fix: "Call cudaStreamSynchronize on the stream after enqueuing the kernel and cudaMemcpyAsync, \
-              and only then read the pinned host buffer.",
-        symptoms: &["wrong results, no error"],
-        requires: Requirement::GPU,
-        reports: &[],
-        claims: CLAIMS,
-        variants: variants![
-            cudarc_pair!(Symptom::check_failed(FRESH)).with_broken(|v| v.states(
-                "Reading pinned memory after an asynchronous copy, before \
-                 synchronising, reads stale data.",
+casebook_model::scenario!(Scenario {
+    title: "Wrong or stale results, no CUDA error (host reads before the stream is synchronised)",
+    cause: "Kernels and cuMemcpyAsync return before the work is done; the host must wait for the \
+            stream (or an event) before it reads what they write.",
+    fix: "Call cudaStreamSynchronize on the stream after enqueuing the kernel and cudaMemcpyAsync, \
+          and only then read the pinned host buffer.",
+    symptoms: &["wrong results, no error"],
+    requires: Requirement::GPU,
+    variants: variants![
+        cudarc_pair!(Symptom::check_failed(FRESH)).with_broken(|v| v.states(
+            "Reading pinned memory after an asynchronous copy, before \
+             synchronising, reads stale data.",
+            |o| o.check(FRESH).map(|fresh| !fresh),
+            |o| o.measure_text(STALE_READS, " of 10"),
+        )),
+        Variant::contrast_clean("safe-api", cudarc!(safe_api)),
+        cpp_pair!(Symptom::check_failed(FRESH)),
+        Pair::new(
+            Symptom::check_failed(FRESH),
+            Program::cust("broken"),
+            Program::cust("fixed")
+        )
+        .with_broken(|v| v
+            .states(
+                "cust's asynchronous copy is unsafe; with it the same stale \
+                 read happens.",
                 |o| o.check(FRESH).map(|fresh| !fresh),
                 |o| o.measure_text(STALE_READS, " of 10"),
+            )
+            .states(
+                "Stream::new drops the NON_BLOCKING flag: the stream it \
+                 returns is blocking.",
+                |o| o
+                    .flag(THE_STREAM_CUST_MADE_IS_NON_BLOCKING_AS_ASKED)
+                    .map(|nb| !nb),
+                |o| {
+                    Outcome::yes_no(
+                        "non-blocking as asked",
+                        o.flag(THE_STREAM_CUST_MADE_IS_NON_BLOCKING_AS_ASKED),
+                    )
+                },
             )),
-            Variant::contrast_clean("safe-api", cudarc!(safe_api)),
-            cpp_pair!(Symptom::check_failed(FRESH)),
-            Pair::new(
-                Symptom::check_failed(FRESH),
-                Program::cust("broken"),
-                Program::cust("fixed")
-            )
-            .with_broken(|v| v
-                .states(
-                    "cust's asynchronous copy is unsafe; with it the same stale \
-                     read happens.",
-                    |o| o.check(FRESH).map(|fresh| !fresh),
-                    |o| o.measure_text(STALE_READS, " of 10"),
-                )
-                .states(
-                    "Stream::new drops the NON_BLOCKING flag: the stream it \
-                     returns is blocking.",
-                    |o| o
-                        .flag(THE_STREAM_CUST_MADE_IS_NON_BLOCKING_AS_ASKED)
-                        .map(|nb| !nb),
-                    |o| {
-                        Outcome::yes_no(
-                            "non-blocking as asked",
-                            o.flag(THE_STREAM_CUST_MADE_IS_NON_BLOCKING_AS_ASKED),
-                        )
-                    },
-                )),
-            // The pipelines time their kernels: a neighbour's kernels on the
-            // same GPU (time-sliced with theirs) blur the overlap, and on an
-            // H200 shared with seven other trials the blocking pipeline once
-            // seemed to overlap. They run alone.
-            Variant::broken(
-                "pipeline-cust",
-                Symptom::check_failed(OVERLAP),
-                Program::cust("pipeline")
-            )
+        // The pipelines time their kernels: a neighbour's kernels on the
+        // same GPU (time-sliced with theirs) blur the overlap, and on an
+        // H200 shared with seven other trials the blocking pipeline once
+        // seemed to overlap. They run alone.
+        Variant::broken(
+            "pipeline-cust",
+            Symptom::check_failed(OVERLAP),
+            Program::cust("pipeline")
+        )
+        .alone()
+        .states(
+            "Two cust streams with a synchronous copy_from between their \
+             kernels run one after the other.",
+            |o| o.check(OVERLAP).map(|overlap| !overlap),
+            |o| o.measure_text(OVERLAP_RATIO, ""),
+        ),
+        Variant::fixed("pipeline-async-cust", Program::cust("pipeline_async"))
             .alone()
             .states(
-                "Two cust streams with a synchronous copy_from between their \
-                 kernels run one after the other.",
-                |o| o.check(OVERLAP).map(|overlap| !overlap),
+                "With async_copy_from on the stream itself, cust's pipeline \
+                 overlaps again.",
+                |o| o.check(OVERLAP),
                 |o| o.measure_text(OVERLAP_RATIO, ""),
             ),
-            Variant::fixed("pipeline-async-cust", Program::cust("pipeline_async"))
-                .alone()
-                .states(
-                    "With async_copy_from on the stream itself, cust's pipeline \
-                     overlaps again.",
-                    |o| o.check(OVERLAP),
-                    |o| o.measure_text(OVERLAP_RATIO, ""),
-                ),
-            Variant::contrast_clean("pipeline", cudarc!(pipeline))
-                .alone()
-                .states(
-                    "The same pipeline on cudarc's non-blocking streams overlaps.",
-                    |o| o.check(OVERLAP),
-                    |o| o.measure_text(OVERLAP_RATIO, ""),
-                ),
-            Variant::records("pipeline-blocking", cudarc!(pipeline::blocking))
-                .alone()
-                .one_change(
-                    "pipeline",
-                    "the flag the two streams are made with: non-blocking there; the default flag \
-                     here, so that each waits for the legacy default stream the copy runs on, and \
-                     it for them",
-                    "pipeline(rec, CU_STREAM_NON_BLOCKING)",
-                    "pipeline(rec, CU_STREAM_DEFAULT)",
-                ),
-            Variant::contrast_clean("device-sync-cpp", cpp::device_sync),
-            Variant::records("device-sync-after-cpp", cpp::device_sync_after).one_change(
-                "device-sync-cpp",
-                "where cudaDeviceSynchronize stands: before the host reads \
-                 the results there, after them here",
-                "return device_sync_reads<true>(r);",
-                "return device_sync_reads<false>(r);",
+        Variant::contrast_clean("pipeline", cudarc!(pipeline))
+            .alone()
+            .states(
+                "The same pipeline on cudarc's non-blocking streams overlaps.",
+                |o| o.check(OVERLAP),
+                |o| o.measure_text(OVERLAP_RATIO, ""),
             ),
-            Variant::records("repeated-cpp", cpp::repeated).states(
-                "Repeated invocations that read before synchronising get \
-                 wrong results at some sizes and not others.",
-                |o| o.flag(WRONG_RESULTS_COME_AND_GO_AT_SOME_SIZE),
-                |o| o.measure_text(SIZES_WITH_INTERMITTENT_WRONG_RESULTS, " of 6 sizes"),
+        Variant::records("pipeline-blocking", cudarc!(pipeline::blocking))
+            .alone()
+            .one_change(
+                "pipeline",
+                "the flag the two streams are made with: non-blocking there; the default flag \
+                 here, so that each waits for the legacy default stream the copy runs on, and \
+                 it for them",
+                "pipeline(rec, CU_STREAM_NON_BLOCKING)",
+                "pipeline(rec, CU_STREAM_DEFAULT)",
             ),
-            Variant::records("repeated-synced-cpp", cpp::repeated_synced).one_change(
-                "repeated-cpp",
-                "whether each invocation waits for its stream before the host \
-                     reads the result: no there, yes here (the same 200 \
-                     invocations at each of the six sizes)",
-                "return invocations<false>(r);",
-                "return invocations<true>(r);",
-            ),
-        ],
-    }
-}
+        Variant::contrast_clean("device-sync-cpp", cpp::device_sync),
+        Variant::records("device-sync-after-cpp", cpp::device_sync_after).one_change(
+            "device-sync-cpp",
+            "where cudaDeviceSynchronize stands: before the host reads \
+             the results there, after them here",
+            "return device_sync_reads<true>(r);",
+            "return device_sync_reads<false>(r);",
+        ),
+        Variant::records("repeated-cpp", cpp::repeated).states(
+            "Repeated invocations that read before synchronising get \
+             wrong results at some sizes and not others.",
+            |o| o.flag(WRONG_RESULTS_COME_AND_GO_AT_SOME_SIZE),
+            |o| o.measure_text(SIZES_WITH_INTERMITTENT_WRONG_RESULTS, " of 6 sizes"),
+        ),
+        Variant::records("repeated-synced-cpp", cpp::repeated_synced).one_change(
+            "repeated-cpp",
+            "whether each invocation waits for its stream before the host \
+                 reads the result: no there, yes here (the same 200 \
+                 invocations at each of the six sizes)",
+            "return invocations<false>(r);",
+            "return invocations<true>(r);",
+        ),
+    ],
+});
 
 /// The pipeline: a kernel writes `out`, a copy brings it to pinned `host`.
 pub(crate) struct Pipeline {

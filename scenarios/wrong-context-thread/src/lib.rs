@@ -13,67 +13,54 @@ use cudarc::driver::{DriverError, result};
 mod broken;
 mod fixed;
 
-casebook_model::names_module!();
+casebook_model::case_modules!();
 
-casebook_model::cpp_variants! {
-    "cpp/wrong_context_thread.cu" {
-        broken,
-        fixed,
-        silent_primary,
-        own_current,
-    }
-}
-
-pub fn scenario() -> Scenario {
-    Scenario {
-        slug: "wrong-context-thread",
-        title: "CUDA error: invalid device context on a worker thread",
-        cause: "The driver API's current context belongs to one host thread. A new thread has \
-                none, and every driver call there that works in a context returns \
-                CUDA_ERROR_INVALID_CONTEXT until one is made current on it (cuCtxSetCurrent, \
-                cudarc's bind_to_thread). The runtime API instead takes the device's primary \
-                context on such a thread: no error, but where the process works in a context of \
-                its own, a second context and its device memory appear unasked.",
-        fix: "On each worker thread, make the context current with cuCtxSetCurrent (cudarc's \
-              bind_to_thread) before any driver call, or use cudarc's safe API, which binds it before \
-              every call.",
-        symptoms: &["an error in a worker thread", "invalid device context"],
-        requires: Requirement::GPU,
-        reports: REPORTS,
-        claims: CLAIMS,
-        variants: variants![
-            Pair::new(
-                Symptom::cuda_error(driver::INVALID_CONTEXT),
-                cudarc!(broken),
-                cudarc!(fixed::bind, anchored)
-            )
+casebook_model::scenario!(Scenario {
+    title: "CUDA error: invalid device context on a worker thread",
+    cause: "The driver API's current context belongs to one host thread. A new thread has \
+            none, and every driver call there that works in a context returns \
+            CUDA_ERROR_INVALID_CONTEXT until one is made current on it (cuCtxSetCurrent, \
+            cudarc's bind_to_thread). The runtime API instead takes the device's primary \
+            context on such a thread: no error, but where the process works in a context of \
+            its own, a second context and its device memory appear unasked.",
+    fix: "On each worker thread, make the context current with cuCtxSetCurrent (cudarc's \
+          bind_to_thread) before any driver call, or use cudarc's safe API, which binds it before \
+          every call.",
+    symptoms: &["an error in a worker thread", "invalid device context"],
+    requires: Requirement::GPU,
+    reports: REPORTS,
+    variants: variants![
+        Pair::new(
+            Symptom::cuda_error(driver::INVALID_CONTEXT),
+            cudarc!(broken),
+            cudarc!(fixed::bind, anchored)
+        )
+        .then_shows(Symptom::check_failed(THREAD_ALLOCATES)),
+        Variant::fixed("safe-api", cudarc!(fixed::safe_api, anchored)),
+        cpp_pair!(Symptom::cuda_error(driver::INVALID_CONTEXT))
             .then_shows(Symptom::check_failed(THREAD_ALLOCATES)),
-            Variant::fixed("safe-api", cudarc!(fixed::safe_api, anchored)),
-            cpp_pair!(Symptom::cuda_error(driver::INVALID_CONTEXT))
-                .then_shows(Symptom::check_failed(THREAD_ALLOCATES)),
-            // It reads free memory before and after the thread's call.
-            Variant::contrast(
-                "silent-primary-cpp",
-                casebook_model::Expect::Records,
-                cpp::silent_primary,
-            )
-            .alone(),
-            Variant::contrast(
-                "own-current-cpp",
-                casebook_model::Expect::Records,
-                cpp::own_current,
-            )
-            .one_change(
-                "silent-primary-cpp",
-                "whether the thread makes the process's own context current before its runtime \
-                 call: no there, yes here",
-                "return runtime_on_thread(r, false);",
-                "return runtime_on_thread(r, true);",
-            )
-            .alone(),
-        ],
-    }
-}
+        // It reads free memory before and after the thread's call.
+        Variant::contrast(
+            "silent-primary-cpp",
+            casebook_model::Expect::Records,
+            cpp::silent_primary,
+        )
+        .alone(),
+        Variant::contrast(
+            "own-current-cpp",
+            casebook_model::Expect::Records,
+            cpp::own_current,
+        )
+        .one_change(
+            "silent-primary-cpp",
+            "whether the thread makes the process's own context current before its runtime \
+             call: no there, yes here",
+            "return runtime_on_thread(r, false);",
+            "return runtime_on_thread(r, true);",
+        )
+        .alone(),
+    ],
+});
 
 const REPORTS: &[Report] = &[
     Report {

@@ -24,66 +24,49 @@ use cudarc::driver::{
 mod broken;
 mod fixed;
 
-pub mod fatbin {
-    include!(concat!(env!("OUT_DIR"), "/fatbins.rs"));
-}
-
-casebook_model::names_module!();
-
-casebook_model::cpp_variants! {
-    "cpp/wrong_current_device.cu" {
-        broken,
-        fixed,
-        peer,
-        peer_pool_access,
-    }
-}
+casebook_model::case_modules!();
 
 /// Floats of data.
 pub const N: usize = 1 << 20;
 
-pub fn scenario() -> Scenario {
-    Scenario {
-        slug: "wrong-current-device",
-        title: "CUDA error: an illegal memory access was encountered, only on cuda:1 (a kernel \
-                launched on device 0 with device 1's memory)",
-        cause: "A kernel runs on the current device, not on the device that holds its pointers. \
-                An op without a device guard, called while device 0 is current (the default, a \
-                new thread's, a framework's), launches on device 0 with memory of device 1; \
-                unless peer access from device 0 to device 1 was enabled, the kernel faults and \
-                device 0's context is lost.",
-        fix: "Guard the op with the device of its data before it allocates or launches \
-              (at::cuda::CUDAGuard guard(tensor.device()) in an extension, cudaSetDevice of \
-              cudaPointerGetAttributes' device in C++, the data's own stream in cudarc), or call \
-              torch.cuda.set_device(local_rank) at the start so the current device is the job's \
-              GPU.",
-        symptoms: &["only with several GPUs", "an illegal memory access"],
-        requires: Requirement::GPU_PAIR,
-        reports: REPORTS,
-        claims: CLAIMS,
-        variants: variants![
-            cpp_pair!(Symptom::cuda_error(runtime::ILLEGAL_ADDRESS))
-                .then_shows(Symptom::check_failed(MATCHES)),
-            Variant::records("peer-cpp", cpp::peer).one_change(
-                "broken-cpp",
-                "peer access from device 0 to device 1, enabled before the launch",
-                "cudaError_t launched = twice_unguarded(r, data, kN);",
-                "cudaError_t enabled = rec(r, \"cudaDeviceEnablePeerAccess (device 0 to device 1's \
-                 memory)\", cudaDeviceEnablePeerAccess(1, 0));\n\
-                 cudaError_t launched = twice_unguarded(r, data, kN);",
-            ),
-            Variant::records("peer-pool-access-cpp", cpp::peer_pool_access).one_change(
-                "peer-cpp",
-                "device 1's default stream-ordered pool gives device 0 read-write access \
-                 (cudaMemPoolSetAccess) before its block is asked for",
-                "return peer<false>(r);",
-                "return peer<true>(r);",
-            ),
-            cudarc_pair!(Symptom::cuda_error(driver::ILLEGAL_ADDRESS))
-                .then_shows(Symptom::check_failed(MATCHES)),
-        ],
-    }
-}
+casebook_model::scenario!(Scenario {
+    title: "CUDA error: an illegal memory access was encountered, only on cuda:1 (a kernel \
+            launched on device 0 with device 1's memory)",
+    cause: "A kernel runs on the current device, not on the device that holds its pointers. \
+            An op without a device guard, called while device 0 is current (the default, a \
+            new thread's, a framework's), launches on device 0 with memory of device 1; \
+            unless peer access from device 0 to device 1 was enabled, the kernel faults and \
+            device 0's context is lost.",
+    fix: "Guard the op with the device of its data before it allocates or launches \
+          (at::cuda::CUDAGuard guard(tensor.device()) in an extension, cudaSetDevice of \
+          cudaPointerGetAttributes' device in C++, the data's own stream in cudarc), or call \
+          torch.cuda.set_device(local_rank) at the start so the current device is the job's \
+          GPU.",
+    symptoms: &["only with several GPUs", "an illegal memory access"],
+    requires: Requirement::GPU_PAIR,
+    reports: REPORTS,
+    variants: variants![
+        cpp_pair!(Symptom::cuda_error(runtime::ILLEGAL_ADDRESS))
+            .then_shows(Symptom::check_failed(MATCHES)),
+        Variant::records("peer-cpp", cpp::peer).one_change(
+            "broken-cpp",
+            "peer access from device 0 to device 1, enabled before the launch",
+            "cudaError_t launched = twice_unguarded(r, data, kN);",
+            "cudaError_t enabled = rec(r, \"cudaDeviceEnablePeerAccess (device 0 to device 1's \
+             memory)\", cudaDeviceEnablePeerAccess(1, 0));\n\
+             cudaError_t launched = twice_unguarded(r, data, kN);",
+        ),
+        Variant::records("peer-pool-access-cpp", cpp::peer_pool_access).one_change(
+            "peer-cpp",
+            "device 1's default stream-ordered pool gives device 0 read-write access \
+             (cudaMemPoolSetAccess) before its block is asked for",
+            "return peer<false>(r);",
+            "return peer<true>(r);",
+        ),
+        cudarc_pair!(Symptom::cuda_error(driver::ILLEGAL_ADDRESS))
+            .then_shows(Symptom::check_failed(MATCHES)),
+    ],
+});
 
 const REPORTS: &[Report] = &[
     Report {
