@@ -1043,9 +1043,9 @@ pub const HISTORY: &[Change] = &[
     },
     Change {
         id: "004-mismatched-fragmented-request-fails",
-        commit: "RUNCOMMIT",
+        commit: "e43b06a",
         from: Standing::Confirmed,
         to: Standing::Partly,
-        why: "the twenty-ninth audit: the paragraph's \"CUDA's allocator\" is read as CUDA's stream-ordered pool by its sibling sentences (004-allocator-caches-blocks), and the run that refuses the request here is PyTorch's caching allocator, for which 004-fragmentation-root-cause is capped on the same run. Capped at partly with that reason: CUDA's own pool is not asked a request that matches no cached block beside blocks in pieces",
+        why: "the twenty-ninth audit: the paragraph's \"CUDA's allocator\" is read as CUDA's stream-ordered pool by its sibling sentences (004-allocator-caches-blocks), and the run that refuses the request here is PyTorch's caching allocator, for which 004-fragmentation-root-cause is capped on the same run. Capped at partly with that reason: CUDA's own pool is not asked a request that matches no cached block beside blocks in pieces (H100 run of e43b06a: the 1536 MiB request refused again with more than four times as much reserved and unused)",
     },
 ];
