@@ -434,9 +434,11 @@ const CLAIMS: &[Claim] = &[
             "the clause \"without forcing each function to load eagerly\" does not hold of \
              CUDA_MODULE_LOADING=EAGER: it loads every function of a library with the library \
              (footprint: a library of 1026 kernels adds 6,291,456 B of device memory under EAGER \
-             and none under LAZY, and the used kernel's first launch takes 37 µs against 5.1 ms; \
+             and none under LAZY, and the used kernel's first launch takes tens of microseconds \
+             against milliseconds under LAZY, as footprint's record gives them; \
              nvidia-eager-loads-kernels-at-start). The clause is the legacy \
-             CUDA_MODULE_DATA_LOADING=EAGER's, which is not run. (This run's own readings of the \
+             CUDA_MODULE_DATA_LOADING=EAGER's, under which the remedy is not run (only a probe of the \
+             loading state is). (This run's own readings of the \
              loading state cannot tell: under LAZY too every function handle a program can get \
              reads \"loaded\", asking for it loads it, and the kernel's own handle is refused.)",
         ),
